@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capplan/sim/hardware.hpp"
+#include "capplan/sim/result.hpp"
+#include "capplan/sim/workload.hpp"
+
+namespace capplan::data {
+
+struct GpuEntry {
+  sim::GpuSpec spec;  // measured efficiencies filled from "measured" where published, else 0
+  std::string vendor;
+  std::string arch;
+  int pcie_gen = 0;
+  double tdp_w = 0;
+  std::string confidence;
+  std::vector<std::string> sources;
+  std::string notes;
+};
+
+struct InstancePrice {
+  std::optional<double> usd_per_node_hour;
+  std::optional<double> usd_per_gpu_hour;
+  std::string type;    // "on-demand", ...
+  std::string region;  // empty = not given
+  std::string date;    // empty = not given
+  std::string currency;
+  std::vector<std::string> sources;
+  std::string confidence;
+  std::string notes;
+
+  // Per-GPU hourly price derived from whichever figure the source gives; empty when unknown.
+  std::optional<double> per_gpu_hour(int gpus_per_node) const;
+};
+
+struct InstanceEntry {
+  std::string id;  // "<provider>-<name>", lower case
+  std::string provider;
+  std::string name;
+  std::string gpu;  // GpuEntry id
+  int gpus_per_node = 0;
+  std::optional<double> network_gbps;  // per node, Gbit/s
+  std::string network;
+  std::optional<bool> rdma;
+  std::optional<int> vcpu;
+  std::optional<double> ram_gib;
+  InstancePrice price;
+  std::vector<std::string> sources;
+  std::string notes;
+};
+
+struct ModelEntry {
+  std::string id;
+  sim::ModelSpec spec;  // spec.name == display name
+  double params_b_published = 0;
+  std::vector<std::string> sources;
+  std::string notes;
+};
+
+struct Catalogs {
+  std::vector<GpuEntry> gpus;
+  std::vector<InstanceEntry> instances;
+  std::vector<ModelEntry> models;
+
+  const GpuEntry* find_gpu(std::string_view id) const;
+  const InstanceEntry* find_instance(std::string_view id) const;
+  const ModelEntry* find_model(std::string_view id) const;
+};
+
+// The folder with gpus.json, instances.json, models.json: $CAPPLAN_DATA_DIR if set, else the
+// source tree's data/ (compile-time), else <exe dir>/../share/capplan/data.
+std::filesystem::path default_data_dir();
+
+// Loads and validates all three catalogs; every problem is reported with its JSON pointer
+// ("gpus.json#/gpus/3/hbm_GiB: must be > 0; got -80"), cross-references included
+// (instance -> gpu id).
+Result<Catalogs> load_catalogs(const std::filesystem::path& dir);
+
+// "known: a, b, c" and the closest name ("did you mean 'h100-sxm-80gb'?") for error messages.
+std::string suggest(std::string_view got, const std::vector<std::string>& known);
+
+}  // namespace capplan::data

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "capplan/data/catalog.hpp"
+#include "capplan/sim/result.hpp"
+
+namespace capplan::data {
+
+// One row of a published-runs CSV (format of data/benchmarks/published_runs_dev.csv).
+struct PublishedRun {
+  std::string row_id;
+  std::string model_name;
+  std::string arch_type;  // dense / moe
+  std::string gpu_model;  // as written in the CSV
+  int num_gpus = 0;
+  // Measured throughput (tokens/s per GPU). From the row, or derived from its step time,
+  // or from its TFLOP/s using the source's own FLOP definition (Narayanan Eq. 3).
+  double measured_tokens_per_s_per_gpu = 0;
+  std::string measured_how;
+  // Scenario JSON built from the row (model dimensions, GPU, layout, batch, precision).
+  nlohmann::json scenario;
+  bool usable = false;
+  std::string skip_reason;  // why a row is not usable (full-run aggregate, unknown layout, ...)
+  std::vector<std::string> assumptions;  // fields we had to assume, stated
+};
+
+// Reads every row; rows that cannot become a scenario are returned with usable == false and
+// the reason. Errors only for an unreadable file or a malformed CSV (named by line).
+Result<std::vector<PublishedRun>> load_published_runs(const std::filesystem::path& csv,
+                                                      const Catalogs& catalogs);
+
+}  // namespace capplan::data

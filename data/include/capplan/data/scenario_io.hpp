@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "capplan/data/catalog.hpp"
+#include "capplan/sim/estimate.hpp"
+#include "capplan/sim/result.hpp"
+
+namespace capplan::data {
+
+// A scenario after parsing: the plain sim struct plus what output needs to echo.
+struct ParsedScenario {
+  sim::Scenario scenario;
+  std::string model_id;  // preset id or "custom"
+  bool strategy_all_auto = false;
+  std::vector<std::string> warnings;  // e.g. renamed keys
+};
+
+// Numbers or strings with SI suffixes: "2T" = 2e12, "4M" = 4e6, "1.5k", "3e9".
+// Returns nullopt for anything else (including NaN/Inf and negatives are allowed here:
+// range checks belong to the field).
+std::optional<double> parse_si(std::string_view text);
+
+// Parses and validates a scenario (CONTRACT.md). Unknown keys, wrong types, out-of-range and
+// unknown catalog ids are errors naming the field: "scenario#/cluster/gpus: must be a positive
+// integer; got -4". All errors are collected. `where` prefixes the JSON pointers.
+Result<ParsedScenario> parse_scenario(const nlohmann::json& j, const Catalogs& catalogs,
+                                      std::string_view where = "scenario");
+
+// Parses text first ("scenario: invalid JSON at line 3, column 5: ...").
+Result<ParsedScenario> parse_scenario_text(std::string_view text, const Catalogs& catalogs,
+                                           std::string_view where = "scenario");
+
+// The built-in example scenario used by the README's first command.
+nlohmann::json example_scenario();
+
+// Output per CONTRACT.md (plus extensions). Never contains NaN/Inf (they become null).
+nlohmann::json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s);
+
+// One header line and one value line with the scalar fields of estimate_to_json.
+std::string estimate_to_csv(const sim::Estimate& e, const ParsedScenario& s);
+
+// Human-readable table for terminals.
+std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s);
+
+}  // namespace capplan::data

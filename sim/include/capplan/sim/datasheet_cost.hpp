@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include "capplan/sim/hardware.hpp"
+#include "capplan/sim/op_cost.hpp"
+
+namespace capplan::sim {
+
+// Default efficiencies of the datasheet model, each with where it comes from
+// (figures in data/README.md and docs/model.md). A GPU's own measured value, where the catalog
+// has one, takes precedence over these.
+struct DatasheetAssumptions {
+  // Large-GEMM ceiling when the GPU has no published MAMF figure: the low end of the
+  // 0.75-0.80 x dense peak that ml-engineering's MAMF results show for Hopper/Blackwell.
+  double gemm_efficiency = 0.75;
+  // CUTLASS/cuBLAS-style output tile (rows x cols) used for tile and wave quantisation.
+  int tile_m = 128;
+  int tile_n = 256;
+  // K at which the main loop reaches half its asymptotic efficiency (prologue/epilogue and
+  // pipeline fill amortised over K); 128 reproduces the known drop of d_head = 64..128 attention.
+  double k_half = 128.0;
+  // Fixed kernel launch + tail cost per GEMM (CUDA launch latency is ~3-5 us).
+  double gemm_launch_us = 4.0;
+  // Memory-bound kernels when the GPU has no measured copy bandwidth: A100 copy is 75%,
+  // H800 copy is 84% of datasheet (ChipBenchmarker); element-wise framework kernels sit lower.
+  double hbm_efficiency = 0.75;
+  // Element-wise kernels in frameworks reach this fraction of a pure device copy.
+  double elementwise_vs_copy = 0.85;
+  double memory_launch_us = 3.0;
+  // NCCL ring busbw over NVLink when no measurement is catalogued: 8xA100 232-235 of 300 GB/s
+  // one-way (78%); 8xH100/H200 ring 368-370 of 450 (82%).
+  double nvlink_busbw_efficiency = 0.80;
+  // Inter-node busbw as a fraction of the NIC line rate per GPU: measured 76% (p6-b200),
+  // 91% (p5en), 96% (DGX A100 HDR); we take the middle.
+  double network_busbw_efficiency = 0.85;
+  // Per-collective latency: NCCL small-message all-reduce is ~10-20 us inside a node and
+  // grows with log2(ranks) across nodes (tree/NVLS). alpha = base + per_log2 * log2(size).
+  double nvlink_latency_us = 8.0;
+  double network_latency_us = 15.0;
+  double latency_per_log2_us = 3.0;
+};
+
+// Roofline with shape-dependent efficiency for GEMMs, a fraction of HBM bandwidth for
+// memory-bound ops, and alpha + bytes/busbw for collectives on the right link tier.
+class DatasheetCost final : public OpCostModel {
+ public:
+  explicit DatasheetCost(const Cluster& cluster, DatasheetAssumptions a = {});
+
+  units::Seconds gemm(const GemmOp& op) const override;
+  units::Seconds memory(const MemoryOp& op) const override;
+  units::Seconds collective(const CollectiveOp& op) const override;
+  std::string source() const override { return "datasheet"; }
+
+  // Shape efficiency in (0, 1]: tile quantisation x wave quantisation x K ramp, without the
+  // large-GEMM ceiling. Public so that tests and calibration can reason about it.
+  double shape_efficiency(const GemmOp& op) const;
+  double gemm_ceiling() const { return gemm_eff_; }
+  units::BytesPerSecond intra_busbw() const { return intra_busbw_; }
+  units::BytesPerSecond inter_busbw() const { return inter_busbw_; }
+  units::BytesPerSecond elementwise_bandwidth() const { return mem_bw_; }
+
+ private:
+  DatasheetAssumptions a_;
+  PeakRates peak_;
+  int sm_count_;
+  double gemm_eff_;
+  units::BytesPerSecond hbm_bw_;       // for the GEMM memory roof
+  units::BytesPerSecond mem_bw_;       // achieved by element-wise kernels
+  units::BytesPerSecond intra_busbw_;  // NCCL busbw inside a node
+  units::BytesPerSecond inter_busbw_;  // NCCL busbw per GPU across nodes
+};
+
+}  // namespace capplan::sim

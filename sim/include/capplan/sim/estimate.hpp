@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capplan/sim/hardware.hpp"
+#include "capplan/sim/memory.hpp"
+#include "capplan/sim/op_cost.hpp"
+#include "capplan/sim/result.hpp"
+#include "capplan/sim/strategy.hpp"
+#include "capplan/sim/workload.hpp"
+
+namespace capplan::sim {
+
+// Everything one estimate needs, as plain values (parsed and checked by capplan_data).
+struct Scenario {
+  ModelSpec model;
+  TrainingJob training;
+  Cluster cluster;
+  StrategyRequest strategy;
+};
+
+// Seconds per optimizer step by where they go. Contract: total() == step time.
+struct StepBreakdown {
+  units::Seconds compute;    // GEMMs and memory-bound kernels of the slowest stage, all micro-batches
+  units::Seconds recompute;  // the part of compute spent recomputing activations
+  units::Seconds tp_comm;    // exposed tensor-parallel collectives
+  units::Seconds pp_comm;    // exposed pipeline send/recv
+  units::Seconds dp_comm;    // exposed data-parallel gradient / parameter collectives
+  units::Seconds ep_comm;
+  units::Seconds cp_comm;
+  units::Seconds bubble;     // pipeline fill and drain
+  units::Seconds optimizer;  // optimizer step (memory-bound)
+  units::Seconds other;      // reserved for data loading, logging (0 in this model)
+
+  units::Seconds total() const {
+    return compute + tp_comm + pp_comm + dp_comm + ep_comm + cp_comm + bubble + optimizer + other;
+  }
+};
+
+struct StepFlops {
+  units::Flops model;     // model FLOPs of one step (no recomputation), whole cluster
+  units::Flops hardware;  // including recomputation
+};
+
+struct Estimate {
+  Parallelism strategy;
+  bool strategy_chosen_by_capplan = false;
+  long configurations_evaluated = 1;
+  int micro_batches = 1;  // per data-parallel rank per step (gradient accumulation steps)
+  units::Seconds step_time;
+  double tokens_per_s = 0;
+  units::FlopsPerSecond model_flops_per_gpu;
+  double mfu = 0;  // against the dense peak of the chosen precision
+  double hfu = 0;  // hardware FLOPs (with recomputation) against the same peak
+  StepFlops flops;
+  double steps = 0;
+  units::Seconds time_to_train;
+  double gpu_hours = 0;
+  std::optional<units::Usd> cost;
+  std::optional<units::UsdPerSecond> price_per_gpu;
+  MemoryBreakdown memory;
+  StepBreakdown breakdown;
+  std::string cost_model;  // OpCostModel::source()
+  std::vector<std::string> warnings;
+};
+
+// Checks a complete layout against the scenario. Errors name the strategy field
+// ("scenario#/strategy/tp: must divide heads (64); got 6").
+Diagnostics check_layout(const Scenario& s, const Parallelism& p);
+
+// Model FLOPs of one step for the whole cluster, from the explicit GEMM list.
+StepFlops step_flops(const ModelSpec& m, const TrainingJob& job, Recompute recompute);
+
+// The full estimate for one complete layout. Contract: `p` passed check_layout.
+Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& cost);
+
+// Fills every "auto" field of the request (best throughput that fits in memory; if nothing
+// fits, the layout with the least memory, flagged), then evaluates it.
+Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost);
+
+}  // namespace capplan::sim

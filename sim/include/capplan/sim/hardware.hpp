@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include <optional>
+#include <string>
+
+#include "capplan/sim/units.hpp"
+
+namespace capplan::sim {
+
+enum class Precision { fp32, tf32, fp16, bf16, fp8 };
+
+const char* to_string(Precision p);
+std::optional<Precision> precision_from_string(const std::string& s);
+
+// Dense (no structured sparsity) peak per precision; zero means "not supported by this GPU".
+struct PeakRates {
+  units::FlopsPerSecond fp32;
+  units::FlopsPerSecond tf32;
+  units::FlopsPerSecond fp16;
+  units::FlopsPerSecond bf16;
+  units::FlopsPerSecond fp8;
+
+  units::FlopsPerSecond for_precision(Precision p) const;
+};
+
+// A GPU as the datasheet (and, where published, measurements) describe it.
+// Contract: bandwidths are unidirectional per GPU; efficiencies are fractions in (0, 1];
+// an efficiency of 0 means "unknown: use the model's stated default".
+struct GpuSpec {
+  std::string id;
+  std::string name;
+  PeakRates peak;
+  units::Bytes hbm_capacity;
+  units::BytesPerSecond hbm_bandwidth;
+  units::BytesPerSecond nvlink_bandwidth;  // one direction, per GPU; 0 = no NVLink (PCIe only)
+  units::BytesPerSecond pcie_bandwidth;    // one direction, x16
+  int sm_count = 0;                        // streaming multiprocessors (or CUs); 0 = unknown
+  double gemm_efficiency = 0.0;            // best large-GEMM achieved / dense peak (MAMF)
+  double hbm_efficiency = 0.0;             // measured device copy / datasheet HBM bandwidth
+  units::BytesPerSecond nvlink_busbw;      // measured single-node NCCL all-reduce busbw; 0 = unknown
+};
+
+// What one training job runs on. Contract: gpus is a multiple of gpus_per_node unless
+// gpus < gpus_per_node (a partial node); inter-node bandwidth is per GPU, one direction.
+struct Cluster {
+  GpuSpec gpu;
+  int gpus = 0;
+  int gpus_per_node = 8;
+  units::BytesPerSecond intra_node_bandwidth;      // per GPU one direction (NVLink or PCIe)
+  units::BytesPerSecond inter_node_bandwidth;      // per GPU one direction (NIC share)
+  std::optional<units::UsdPerSecond> price_per_gpu;  // empty = unknown price
+  std::string instance_id;                           // empty when given by GPU + count
+  std::string price_source;                          // "catalog: ..." or "scenario override"
+
+  int nodes() const { return (gpus + gpus_per_node - 1) / gpus_per_node; }
+};
+
+}  // namespace capplan::sim

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include "capplan/sim/hardware.hpp"
+#include "capplan/sim/strategy.hpp"
+#include "capplan/sim/units.hpp"
+#include "capplan/sim/workload.hpp"
+
+namespace capplan::sim {
+
+// Peak memory on the most loaded GPU, by kind. Contract: total() is the sum of the parts.
+struct MemoryBreakdown {
+  units::Bytes weights;
+  units::Bytes gradients;
+  units::Bytes optimizer;
+  units::Bytes activations;
+  units::Bytes logits;  // output-layer logits and loss buffers (last stage)
+  units::Bytes reserve;  // CUDA context, library workspaces, allocator fragmentation
+  units::Bytes capacity;
+  int stage = 0;  // pipeline stage that holds the peak
+
+  units::Bytes total() const { return weights + gradients + optimizer + activations + logits + reserve; }
+  bool fits() const { return total() <= capacity; }
+};
+
+// Bytes per parameter of mixed-precision Adam (Rajbhandari et al. 2020, ZeRO, Sec. 3.1):
+// 2 (bf16/fp16 weights) + 2 (bf16 gradients) + 12 (fp32 master, momentum, variance) = 16.
+struct MemoryAssumptions {
+  double weight_bytes = 2.0;
+  double grad_bytes = 2.0;
+  double optimizer_bytes = 12.0;
+  // Fixed part of the reserve: CUDA context (~0.5 GiB) + cuBLAS/NCCL workspaces and buffers.
+  double reserve_fixed_gib = 2.0;
+  // Allocator fragmentation and transient buffers, as a fraction of the rest (PyTorch caching
+  // allocator typically shows 5-10% reserved-but-unallocated in large runs).
+  double reserve_fraction = 0.07;
+};
+
+// Activation bytes of one transformer layer for one micro-batch on one TP rank, following
+// Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",
+// Sec. 4), generalised to GQA, gated FFNs, optional dropout and fused (flash) attention.
+units::Bytes layer_activation_bytes(const ModelSpec& m, const Parallelism& p, Precision precision);
+
+// Layers held by each pipeline stage (uneven splits put the remainder on the middle stages
+// first, as Megatron's `--decoder-first/last-pipeline-num-layers` would; here the first stages
+// get one more). Returns the count on stage `stage`.
+int layers_on_stage(int layers, int pp, int stage);
+
+MemoryBreakdown memory_per_gpu(const ModelSpec& m, const TrainingJob& job, const Parallelism& p,
+                               const GpuSpec& gpu, int micro_batches, const MemoryAssumptions& a = {});
+
+}  // namespace capplan::sim

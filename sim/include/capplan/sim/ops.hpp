@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "capplan/sim/hardware.hpp"
+#include "capplan/sim/units.hpp"
+
+namespace capplan::sim {
+
+// C[m x n] = A[m x k] * B[k x n], `batch` times (batched GEMMs for attention).
+// Contract: FLOPs = 2*m*n*k*batch; operands and result in `dtype` (fp32 accumulate).
+struct GemmOp {
+  const char* name = "";
+  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t batch = 1;
+  Precision dtype = Precision::bf16;
+
+  units::Flops flops() const;
+  // Minimum HBM traffic: read A and B, write C once.
+  units::Bytes min_bytes() const;
+};
+
+// An element-wise or reduction kernel whose time is set by the bytes it moves.
+struct MemoryOp {
+  const char* name = "";
+  units::Bytes bytes;
+};
+
+enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
+const char* to_string(CollectiveKind k);
+
+// Where the ranks of a communicator sit. Contract: size == ranks_per_node * nodes.
+struct GroupPlacement {
+  int size = 1;
+  int ranks_per_node = 1;  // group members that share a node (talk over NVLink)
+  int nodes = 1;           // distinct nodes the group spans
+  bool spans_nodes() const { return nodes > 1; }
+};
+
+// Contract: `bytes` is the full buffer in nccl-tests' sense: for all-reduce the vector reduced on
+// every rank; for all-gather the gathered result (each rank contributes bytes/size); for
+// reduce-scatter the input (each rank keeps bytes/size); for all-to-all what each rank sends in
+// total; for send/recv the message.
+// Which parallel dimension a communicator belongs to (for the step-time breakdown).
+enum class Axis { tp, pp, dp, ep, cp };
+
+struct CollectiveOp {
+  const char* name = "";
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  units::Bytes bytes;
+  GroupPlacement group;
+  Axis axis = Axis::tp;
+};
+
+using Op = std::variant<GemmOp, MemoryOp, CollectiveOp>;
+
+// Which part of a step an op belongs to, so the schedule can place its time.
+enum class Phase { forward, backward, recompute, step };
+// layer: once per transformer layer per micro-batch; embedding: first stage, per micro-batch;
+// output: last stage (final norm, logits, loss), per micro-batch; pipeline: per stage boundary
+// per micro-batch per virtual chunk; data_parallel and optimizer: once per optimizer step.
+enum class Scope { layer, embedding, output, pipeline, data_parallel, optimizer };
+
+struct StepOp {
+  Op op;
+  Phase phase = Phase::forward;
+  Scope scope = Scope::layer;
+  double count = 1.0;  // repetitions within its scope (e.g. 2 all-reduces per layer forward)
+};
+
+}  // namespace capplan::sim

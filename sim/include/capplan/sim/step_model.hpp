@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include <vector>
+
+#include "capplan/sim/hardware.hpp"
+#include "capplan/sim/ops.hpp"
+#include "capplan/sim/strategy.hpp"
+#include "capplan/sim/workload.hpp"
+
+namespace capplan::sim {
+
+// The operations of one training step on one GPU, described once: the datasheet and calibrated
+// cost models price this list, and calibration measures exactly these shapes.
+// Contract: layer ops are for one layer and one micro-batch on one TP rank; data-parallel and
+// optimizer ops are for the parameters of the most loaded pipeline stage (`stage_params`).
+struct StepOps {
+  std::vector<StepOp> ops;
+  double stage_params = 0;  // parameters held by one GPU of the most loaded stage (before ZeRO)
+};
+
+// Communicator placement for a group of `size` ranks whose members are `stride` ranks apart, with
+// ranks laid out TP fastest, then DP, then PP (Megatron's order) on nodes of `gpus_per_node`.
+GroupPlacement place_group(int size, int stride, int gpus_per_node);
+
+StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const Cluster& c);
+
+// Parameters on one GPU of pipeline stage `stage` (before ZeRO sharding), TP-split.
+double stage_params_per_gpu(const ModelSpec& m, const Parallelism& p, int stage);
+
+}  // namespace capplan::sim

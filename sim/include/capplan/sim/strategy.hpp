@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include <optional>
+#include <string>
+
+namespace capplan::sim {
+
+enum class Recompute { none, selective, full };
+const char* to_string(Recompute r);
+std::optional<Recompute> recompute_from_string(const std::string& s);
+
+// A complete parallel layout. Contract: tp*pp*dp*cp*ep == GPUs once validated.
+struct Parallelism {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int cp = 1;
+  int ep = 1;
+  int micro_batch = 1;     // sequences per micro-batch per data-parallel rank
+  int virtual_stages = 1;  // interleaved 1F1B chunks per pipeline rank (1 = plain 1F1B)
+  int zero = 0;            // ZeRO stage 0..3 (3 = FSDP full sharding)
+  Recompute recompute = Recompute::selective;
+  bool sequence_parallel = false;
+  bool overlap_dp_comm = true;  // gradient reduction overlapped with backward (bucketed)
+
+  auto operator<=>(const Parallelism&) const = default;
+};
+
+// What the user asked for: each field either fixed or left to capplan ("auto").
+struct StrategyRequest {
+  std::optional<int> tp, pp, dp, cp, ep, micro_batch, virtual_stages, zero;
+  std::optional<Recompute> recompute;
+  std::optional<bool> sequence_parallel;
+  std::optional<bool> overlap_dp_comm;
+
+  bool fully_specified() const {
+    return tp && pp && dp && micro_batch && virtual_stages && zero && recompute && sequence_parallel;
+  }
+};
+
+}  // namespace capplan::sim

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "capplan/sim/hardware.hpp"
+
+#include "capplan/sim/strategy.hpp"
+
+namespace capplan::sim {
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::tf32: return "tf32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+    case Precision::fp8: return "fp8";
+  }
+  return "?";
+}
+
+std::optional<Precision> precision_from_string(const std::string& s) {
+  for (auto p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp8}) {
+    if (s == to_string(p)) return p;
+  }
+  return std::nullopt;
+}
+
+units::FlopsPerSecond PeakRates::for_precision(Precision p) const {
+  switch (p) {
+    case Precision::fp32: return fp32;
+    case Precision::tf32: return tf32;
+    case Precision::fp16: return fp16;
+    case Precision::bf16: return bf16;
+    case Precision::fp8: return fp8;
+  }
+  return {};
+}
+
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+std::optional<Recompute> recompute_from_string(const std::string& s) {
+  for (auto r : {Recompute::none, Recompute::selective, Recompute::full}) {
+    if (s == to_string(r)) return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace capplan::sim

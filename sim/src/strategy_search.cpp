@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+// Filling the "auto" fields of a strategy: enumerate the layouts the fixed fields allow, keep those
+// that pass check_layout, and choose the fastest that fits in memory.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "capplan/sim/estimate.hpp"
+#include "step_timing.hpp"
+
+namespace capplan::sim {
+
+namespace {
+
+std::vector<int> divisors(long long n, long long limit) {
+  std::vector<int> out;
+  for (long long d = 1; d <= n && d <= limit; ++d) {
+    if (n % d == 0) out.push_back(static_cast<int>(d));
+  }
+  return out;
+}
+
+template <class T>
+std::vector<T> fixed_or(const std::optional<T>& fixed, std::vector<T> all) {
+  if (fixed) return {*fixed};
+  return all;
+}
+
+// A complete layout built from the request, with defaults for what is unset: used to report
+// why nothing matched when the fixed fields themselves are inconsistent.
+Parallelism fill_defaults(const Scenario& s) {
+  const StrategyRequest& r = s.strategy;
+  Parallelism p;
+  p.tp = r.tp.value_or(1);
+  p.pp = r.pp.value_or(1);
+  p.cp = r.cp.value_or(1);
+  p.ep = r.ep.value_or(1);
+  const long long rest = 1LL * p.tp * p.pp * p.cp * p.ep;
+  p.dp = r.dp.value_or(rest > 0 && s.cluster.gpus % rest == 0 ? static_cast<int>(s.cluster.gpus / rest) : 1);
+  p.micro_batch = r.micro_batch.value_or(1);
+  p.virtual_stages = r.virtual_stages.value_or(1);
+  p.zero = r.zero.value_or(0);
+  p.recompute = r.recompute.value_or(Recompute::selective);
+  p.sequence_parallel = r.sequence_parallel.value_or(p.tp > 1);
+  p.overlap_dp_comm = r.overlap_dp_comm.value_or(true);
+  return p;
+}
+
+}  // namespace
+
+Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
+  const StrategyRequest& r = s.strategy;
+  const ModelSpec& m = s.model;
+  const int gpus = s.cluster.gpus;
+  const int gpn = s.cluster.gpus_per_node;
+
+  if (r.fully_specified() || (r.tp && r.pp && r.dp && r.micro_batch && r.virtual_stages && r.zero && r.recompute &&
+                              (r.sequence_parallel || *r.tp == 1))) {
+    const Parallelism p = fill_defaults(s);
+    if (Diagnostics d = check_layout(s, p); has_errors(d)) return std::unexpected(std::move(d));
+    return evaluate(s, p, cost);
+  }
+
+  // Candidate values per field. Automatic TP stays inside a node (NVLink); pipeline depth and
+  // micro-batch are bounded to what frameworks run in practice.
+  std::vector<int> tps;
+  for (int t : divisors(gpus, gpn)) {
+    if (m.heads % t == 0 && m.ffn_hidden % t == 0) tps.push_back(t);
+  }
+  tps = fixed_or(r.tp, tps);
+  const int cp = r.cp.value_or(1), ep = r.ep.value_or(1);
+
+  long evaluated = 0;
+  bool have_fit = false;
+  Parallelism best_fit, least_memory;
+  double best_time = std::numeric_limits<double>::infinity();
+  double best_fit_mem = 0;
+  double least_mem = std::numeric_limits<double>::infinity();
+  double least_mem_time = 0;
+
+  for (int tp : tps) {
+    if (tp < 1 || gpus % tp != 0) continue;
+    for (int pp : fixed_or(r.pp, divisors(gpus / tp, m.layers))) {
+      if (pp < 1 || 1LL * tp * pp * cp * ep > gpus || gpus % (1LL * tp * pp * cp * ep) != 0) continue;
+      const int dp = static_cast<int>(gpus / (1LL * tp * pp * cp * ep));
+      if (r.dp && *r.dp != dp) continue;
+      if (s.training.global_batch % dp != 0) continue;
+      const long long per_dp = s.training.global_batch / dp;
+      std::vector<int> mbs;
+      for (int mb : {1, 2, 4, 8, 16, 32}) {
+        if (per_dp % mb == 0) mbs.push_back(mb);
+      }
+      for (int mb : fixed_or(r.micro_batch, mbs)) {
+        const long long micro_batches = per_dp / std::max(1, mb);
+        std::vector<int> vs{1};
+        if (pp > 1 && micro_batches % pp == 0) {
+          for (int v = 2; v <= 8; ++v) {
+            if (m.layers % (pp * v) == 0) vs.push_back(v);
+          }
+        }
+        std::vector<int> zeros = dp == 1 ? std::vector<int>{0} : (pp > 1 ? std::vector<int>{0, 1}
+                                                                          : std::vector<int>{0, 1, 2, 3});
+        std::vector<bool> sps = tp > 1 ? std::vector<bool>{true, false} : std::vector<bool>{false};
+        for (int v : fixed_or(r.virtual_stages, vs)) {
+          for (int zero : fixed_or(r.zero, zeros)) {
+            for (Recompute rc : fixed_or(r.recompute, {Recompute::none, Recompute::selective, Recompute::full})) {
+              for (bool sp : fixed_or(r.sequence_parallel, sps)) {
+                Parallelism p{tp, pp, dp, cp, ep, mb, v, zero, rc, sp, r.overlap_dp_comm.value_or(true)};
+                if (has_errors(check_layout(s, p))) continue;
+                ++evaluated;
+                const MemoryBreakdown mem =
+                    memory_per_gpu(m, s.training, p, s.cluster.gpu, static_cast<int>(micro_batches));
+                const double bytes = mem.total().base();
+                const bool fits = mem.fits();
+                if (!fits && have_fit) continue;  // cannot beat a layout that fits
+                const double t = time_step(s, p, cost).breakdown.total().base();
+                if (fits) {
+                  if (!have_fit || t < best_time * (1 - 1e-9) || (t <= best_time * (1 + 1e-9) && bytes < best_fit_mem)) {
+                    best_fit = p;
+                    best_time = t;
+                    best_fit_mem = bytes;
+                  }
+                  have_fit = true;
+                } else if (bytes < least_mem || (bytes == least_mem && t < least_mem_time)) {
+                  least_memory = p;
+                  least_mem = bytes;
+                  least_mem_time = t;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  if (evaluated == 0) {
+    Diagnostics d = check_layout(s, fill_defaults(s));
+    d.insert(d.begin(), {Diagnostic::Severity::error, "scenario#/strategy",
+                         "no valid parallel layout exists for " + std::to_string(gpus) +
+                             " GPUs with the fixed strategy fields and this model/batch"});
+    return std::unexpected(std::move(d));
+  }
+  Estimate e = evaluate(s, have_fit ? best_fit : least_memory, cost);
+  e.strategy_chosen_by_capplan = true;
+  e.configurations_evaluated = evaluated;
+  if (!have_fit) {
+    e.warnings.insert(e.warnings.begin(), "no layout fits in memory: showing the one that needs the least (" +
+                                              std::to_string(evaluated) + " layouts evaluated)");
+  }
+  return e;
+}
+
+}  // namespace capplan::sim
