@@ -13,9 +13,11 @@ namespace capplan::sim {
 
 namespace {
 
+// Integers as integers, other values with one decimal (enough for GiB in messages).
 std::string num(double v) {
   if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
-  return std::to_string(v);
+  const long long tenths = std::llround(v * 10.0);
+  return std::to_string(tenths / 10) + "." + std::to_string(std::llabs(tenths % 10));
 }
 
 void error(Diagnostics& d, const std::string& field, std::string message) {
@@ -136,8 +138,8 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
          "): the pipeline never fills");
   }
   if (!e.memory.fits()) {
-    warn("does not fit in memory: needs " + num(std::round(units::to_gib(e.memory.total()) * 10) / 10) +
-         " GiB per GPU, the GPU has " + num(std::round(units::to_gib(e.memory.capacity) * 10) / 10) + " GiB");
+    warn("does not fit in memory: needs " + num(units::to_gib(e.memory.total())) + " GiB per GPU, the GPU has " +
+         num(units::to_gib(e.memory.capacity)) + " GiB");
   }
   if (!s.cluster.price_per_gpu) warn("no price known for this cluster: cost_usd is null (give pricing.usd_per_gpu_hour)");
   return e;

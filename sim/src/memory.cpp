@@ -49,12 +49,14 @@ units::Bytes layer_activation_bytes(const ModelSpec& m, const Parallelism& p, Pr
 
 namespace {
 
-// Micro-batches whose activations stage `stage` holds at the peak of a 1F1B schedule: pp - stage
-// (Narayanan et al. 2021), plus (pp - 1)/v for the interleaved schedule (Korthikanti et al. 2022,
-// Sec. 4.2.3: the first stage holds L * (1 + (pp-1)/(pp*v)) layers' worth), never more than exist.
+// Micro-batches' worth of a stage's activations held at the peak of a 1F1B schedule: pp - stage
+// (Narayanan et al. 2021). Interleaved: Megatron-LM warms up (pp-i-1)*2 + (v-1)*pp chunks plus
+// the one in flight, each of L/(pp*v) layers, i.e. ((pp-i-1)*2 + (v-1)*pp + 1)/v stage-worths;
+// for the first stage this is pp*(1 + (pp-1)/(pp*v)), Korthikanti et al. 2022 Sec. 4.2.3.
+// Never more than the micro-batches that exist.
 double in_flight(const Parallelism& p, int micro_batches, int stage) {
-  double held = p.pp - stage;
-  if (p.virtual_stages > 1) held += double(p.pp - 1) / p.virtual_stages;
+  const double v = p.virtual_stages;
+  const double held = v > 1 ? ((p.pp - stage - 1) * 2.0 + (v - 1) * p.pp + 1) / v : double(p.pp - stage);
   return std::min<double>(held, micro_batches);
 }
 
@@ -80,7 +82,7 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const TrainingJob& job, const
     // ZeRO (Rajbhandari et al. 2020): stage 1 shards optimizer states, 2 also gradients,
     // 3 also weights over the data-parallel group.
     double weights = params * a.weight_bytes;
-    if (p.zero >= 3) {
+    if (p.zero >= 3 && p.dp > 1) {
       // Shards plus the gathered working copy of the current and the prefetched layer.
       weights = weights / dp + 2.0 * m.layer_params() / p.tp * a.weight_bytes;
     }
@@ -90,7 +92,7 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const TrainingJob& job, const
     double act = act_layer.base() * layers * in_flight(p, micro_batches, stage);
     if (p.recompute == Recompute::full) act += act_full_layer.base();  // one layer rematerialised in backward
     if (stage == 0) {
-      // Embedding output kept for its backward (Korthikanti: 4*s*b*h/t with dropout mask).
+      // Embedding output (16-bit) kept as the first layer's input for the backward pass.
       act += 2.0 * m.seq_len / p.cp * p.micro_batch * m.hidden / (p.sequence_parallel ? p.tp : 1.0) *
              in_flight(p, micro_batches, stage);
     }

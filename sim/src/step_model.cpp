@@ -159,8 +159,11 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
   // --- pipeline point-to-point: activations forward, gradients backward, per stage boundary.
   // Megatron's scatter/gather optimisation sends 1/t of the tensor per TP rank (Narayanan 2021).
   if (p.pp > 1) {
-    const int stride = p.tp * p.dp * p.cp;
-    const GroupPlacement pair{2, stride >= c.gpus_per_node ? 1 : 2, stride >= c.gpus_per_node ? 2 : 1};
+    // Stage i occupies ranks [i*stride, (i+1)*stride). Once the pipeline spans more than one
+    // node some boundary crosses the network, and the slowest boundary sets the pace.
+    const long long stride = 1LL * p.tp * p.dp * p.cp;
+    const bool crosses = stride * p.pp > c.gpus_per_node;
+    const GroupPlacement pair{2, crosses ? 1 : 2, crosses ? 2 : 1};
     const units::Bytes msg = units::bytes(act * tokens * h / t);
     b.add(CollectiveOp{"pp_send_activations", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::forward, Scope::pipeline);
     b.add(CollectiveOp{"pp_send_gradients", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::backward, Scope::pipeline);

@@ -40,9 +40,8 @@ struct MemoryAssumptions {
 // Sec. 4), generalised to GQA, gated FFNs, optional dropout and fused (flash) attention.
 units::Bytes layer_activation_bytes(const ModelSpec& m, const Parallelism& p, Precision precision);
 
-// Layers held by each pipeline stage (uneven splits put the remainder on the middle stages
-// first, as Megatron's `--decoder-first/last-pipeline-num-layers` would; here the first stages
-// get one more). Returns the count on stage `stage`.
+// Layers held by pipeline stage `stage` when `layers` do not split evenly: the first
+// layers % pp stages take one layer more (the slowest stage then sets the pace).
 int layers_on_stage(int layers, int pp, int stage);
 
 MemoryBreakdown memory_per_gpu(const ModelSpec& m, const TrainingJob& job, const Parallelism& p,

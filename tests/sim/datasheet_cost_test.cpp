@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: Apache-2.0
+// The datasheet cost model: GEMM roofline with shape efficiency, memory-bound kernels, and
+// collectives against the nccl-tests bus-bandwidth formulas (docs/model.md Sec. 3).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "capplan/sim/datasheet_cost.hpp"
+#include "test_support.hpp"
+
+namespace capplan::sim {
+namespace {
+
+using test::cluster_of;
+
+// The cost model evaluates the same closed forms as these tests, but in a different order of
+// operations; 1e-12 relative is far above double round-off and far below a 1 ns difference on
+// any of these (microsecond-to-second) times.
+constexpr double kSumOrder = 1e-12;
+constexpr double kUs = 1e-6;
+
+// An H100 with 128 SMs, so that a 16384 x 16384 output (64 x 128 = 8192 tiles of 128 x 256, or
+// 16384 tiles of 128 x 128) fills whole waves: 8192 / 128 = 64 waves exactly.
+GpuSpec h100_with_128_sms() {
+  GpuSpec g = test::h100_sxm();
+  g.sm_count = 128;
+  return g;
+}
+
+GemmOp gemm(std::int64_t m, std::int64_t n, std::int64_t k, Precision dt = Precision::bf16, std::int64_t batch = 1) {
+  GemmOp op;
+  op.name = "test";
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.batch = batch;
+  op.dtype = dt;
+  return op;
+}
+
+// ---------------------------------------------------------------------------------------------
+// GEMMs
+// ---------------------------------------------------------------------------------------------
+
+TEST(DatasheetGemm, FlopsAreTwoMnkAndMinBytesReadAandBWriteC) {
+  const GemmOp op = gemm(4, 5, 6, Precision::bf16, 3);
+  EXPECT_EQ(op.flops().base(), 2.0 * 4 * 5 * 6 * 3);
+  EXPECT_EQ(op.min_bytes().base(), 3.0 * (4 * 6 + 6 * 5 + 4 * 5) * 2.0);
+  // FP8 inputs are one byte, the output is written in bf16 (Transformer Engine).
+  EXPECT_EQ(gemm(4, 5, 6, Precision::fp8).min_bytes().base(), (4 * 6 + 6 * 5) * 1.0 + 4 * 5 * 2.0);
+  EXPECT_EQ(gemm(4, 5, 6, Precision::fp32).min_bytes().base(), (4 * 6 + 6 * 5 + 4 * 5) * 4.0);
+}
+
+TEST(DatasheetGemm, LargeSquareGemmWithFullTilesAndWavesRunsAtTheCeiling) {
+  // m = n = k = 16384: 128 x 256 tiles divide the output exactly (tile utilisation 1), 8192 tiles
+  // fill 64 waves of 128 SMs (wave utilisation 1), and K = 16384 >= 4096 saturates the K ramp.
+  // So shape efficiency is exactly 1 and time = FLOPs / (ceiling * peak) + 4 us launch.
+  const DatasheetCost cost(cluster_of(h100_with_128_sms(), 8));
+  const GemmOp op = gemm(16384, 16384, 16384);
+  EXPECT_DOUBLE_EQ(cost.shape_efficiency(op), 1.0);
+  EXPECT_EQ(cost.gemm_ceiling(), 0.75);  // no measured MAMF: the stated default
+  const double flops = 2.0 * 16384.0 * 16384.0 * 16384.0;
+  const double roofline = flops / (0.75 * 989.4e12);
+  const double t = cost.gemm(op).base();
+  EXPECT_NEAR(t, roofline + 4.0 * kUs, kSumOrder * roofline);
+  // The brief's rule: within 1% of ceiling * peak (the launch cost is 0.03% of 11.9 ms).
+  EXPECT_NEAR(t, roofline, 0.01 * roofline);
+}
+
+TEST(DatasheetGemm, MeasuredGemmEfficiencyReplacesTheDefaultCeiling) {
+  const DatasheetCost cost(cluster_of(test::a100_80gb(), 8));
+  EXPECT_EQ(cost.gemm_ceiling(), 0.869);
+}
+
+TEST(DatasheetGemm, SkinnyGemmIsMemoryBound) {
+  // m = 1 (a GEMV): 2*n*k FLOPs over (k + k*n + n)*2 bytes, about 1 FLOP per byte, far below the
+  // H100's ridge of 989.4e12 * 0.75 / 3.35e12 = 221 FLOP/B at the GEMM ceiling.
+  // Time = minimum bytes / HBM + 4 us.
+  const DatasheetCost cost(cluster_of(test::h100_sxm(), 8));
+  const GemmOp op = gemm(1, 8192, 8192);
+  const double bytes = (1.0 * 8192 + 8192.0 * 8192.0) * 2.0 + 1.0 * 8192 * 2.0;
+  const double memory = bytes / 3350e9;
+  EXPECT_NEAR(cost.gemm(op).base(), memory + 4.0 * kUs, kSumOrder * memory);
+  // And the compute roof at this shape's efficiency is indeed below it.
+  const double compute = op.flops().base() / (989.4e12 * 0.75 * cost.shape_efficiency(op));
+  EXPECT_LT(compute, memory);
+}
+
+TEST(DatasheetGemm, ShapeEfficiencyDropsWhenNIsOnePastATile) {
+  // m = 16384, k = 8192, 128 SMs. n = 128 fits a 128 x 128 tile exactly: 128 tiles, one full
+  // wave, intrinsic 0.95. n = 129 needs two 128-wide tile columns (half empty) or one 256-wide
+  // column: best is 128 x 256 with 129/256 utilisation and 128 tiles in one full wave.
+  const DatasheetCost cost(cluster_of(h100_with_128_sms(), 8));
+  EXPECT_NEAR(cost.shape_efficiency(gemm(16384, 128, 8192)), 0.95, kSumOrder);
+  EXPECT_NEAR(cost.shape_efficiency(gemm(16384, 129, 8192)), 129.0 / 256.0, kSumOrder);
+  EXPECT_GT(cost.gemm(gemm(16384, 129, 8192)).base(), cost.gemm(gemm(16384, 128, 8192)).base());
+}
+
+TEST(DatasheetGemm, WavesThatDoNotFillTheGpuLowerEfficiency) {
+  // 16384 x 16384 on 132 SMs: 8192 tiles of 128 x 256 take ceil(8192/132) = 63 waves of which the
+  // last is partly empty: 8192 / (63*132) = 0.9851. 128 x 128: 16384 tiles, 125 waves,
+  // 0.95 * 16384 / (125*132) = 0.9433. So the 128 x 256 tile wins at 8192/8316.
+  const DatasheetCost cost(cluster_of(test::h100_sxm(), 8));
+  EXPECT_NEAR(cost.shape_efficiency(gemm(16384, 16384, 16384)), 8192.0 / (63.0 * 132.0), kSumOrder);
+}
+
+TEST(DatasheetGemm, ShortKIsSlowerPerFlopThanLongK) {
+  // K ramp K/(K + 128) normalised to K = 4096: K = 64 gives (64/192)/(4096/4224) = 0.34375,
+  // K = 8192 saturates at 1 (Sec. 3: prologue/epilogue amortised over K).
+  const DatasheetCost cost(cluster_of(h100_with_128_sms(), 8));
+  const GemmOp shallow = gemm(16384, 16384, 64), deep = gemm(16384, 16384, 8192);
+  EXPECT_NEAR(cost.shape_efficiency(shallow), (64.0 / 192.0) / (4096.0 / 4224.0), kSumOrder);
+  EXPECT_NEAR(cost.shape_efficiency(deep), 1.0, kSumOrder);
+  const double per_flop_shallow = cost.gemm(shallow).base() / shallow.flops().base();
+  const double per_flop_deep = cost.gemm(deep).base() / deep.flops().base();
+  // The ramp alone makes K = 64 1/0.34375 = 2.9x slower per FLOP; here it is even HBM-bound
+  // (541 MB in 161 us vs 134 us of compute), so it is at least 2x slower.
+  EXPECT_GT(per_flop_shallow, 2.0 * per_flop_deep);
+}
+
+TEST(DatasheetGemm, Fp8UsesTheFp8PeakAtSevenOhNineOverEightOhThreeOfTheCeiling) {
+  // MAMF on H100: 70.9% of FP8 peak vs 80.3% of BF16 peak; the model scales its ceiling by that.
+  const DatasheetCost cost(cluster_of(h100_with_128_sms(), 8));
+  const GemmOp op = gemm(16384, 16384, 16384, Precision::fp8);
+  const double roofline = op.flops().base() / (1978.9e12 * 0.75 * (0.709 / 0.803));
+  EXPECT_NEAR(cost.gemm(op).base(), roofline + 4.0 * kUs, kSumOrder * roofline);
+  // Faster than bf16, but less than the 2x of the peaks.
+  const double bf16 = cost.gemm(gemm(16384, 16384, 16384)).base();
+  EXPECT_LT(cost.gemm(op).base(), bf16);
+  EXPECT_GT(cost.gemm(op).base(), bf16 / 2.0);
+}
+
+TEST(DatasheetGemm, UnsupportedPrecisionFallsBackToFp32Peak) {
+  // A100 has no FP8: priced at its FP32 peak rather than dividing by zero.
+  const DatasheetCost cost(cluster_of(test::a100_80gb(), 8));
+  const double t = cost.gemm(gemm(8192, 8192, 8192, Precision::fp8)).base();
+  EXPECT_TRUE(std::isfinite(t));
+  EXPECT_GT(t, cost.gemm(gemm(8192, 8192, 8192, Precision::bf16)).base());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory-bound kernels
+// ---------------------------------------------------------------------------------------------
+
+TEST(DatasheetMemory, ElementwiseTimeIsBytesOverHbmTimesCopyEfficiencyTimes085PlusThreeUs) {
+  // A100 80GB: measured copy 1519.8 GB/s; element-wise kernels reach 0.85 of a copy.
+  const DatasheetCost a100(cluster_of(test::a100_80gb(), 8));
+  const double bytes = 1e9;
+  const double a100_expected = bytes / (2039e9 * (1519.8 / 2039.0) * 0.85) + 3.0 * kUs;
+  EXPECT_NEAR(a100.memory(MemoryOp{"x", units::bytes(bytes)}).base(), a100_expected, kSumOrder * a100_expected);
+  // H100 without a measurement: default copy efficiency 0.75.
+  const DatasheetCost h100(cluster_of(test::h100_sxm(), 8));
+  const double h100_expected = bytes / (3350e9 * 0.75 * 0.85) + 3.0 * kUs;
+  EXPECT_NEAR(h100.memory(MemoryOp{"x", units::bytes(bytes)}).base(), h100_expected, kSumOrder * h100_expected);
+  EXPECT_NEAR(h100.elementwise_bandwidth().base(), 3350e9 * 0.75 * 0.85, kSumOrder * 3350e9);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Collectives
+// ---------------------------------------------------------------------------------------------
+
+CollectiveOp coll(CollectiveKind kind, double bytes, int size, int ranks_per_node, int nodes) {
+  CollectiveOp c;
+  c.name = "test";
+  c.kind = kind;
+  c.bytes = units::bytes(bytes);
+  c.group = GroupPlacement{size, ranks_per_node, nodes};
+  return c;
+}
+
+// alpha = base + 3 us * log2(n), base 8 us inside a node, 15 us across nodes.
+double alpha(bool inter, int n) { return ((inter ? 15.0 : 8.0) + 3.0 * std::log2(double(n))) * kUs; }
+
+const double kGiB = 1073741824.0;
+const double kA100Busbw = 233e9;               // measured 8-GPU NCCL all-reduce busbw
+const double kNetBusbw = 200e9 / 8.0 * 0.85;   // 200 Gbit/s per GPU at 85% of line rate
+
+TEST(RingAllReduce, BusBandwidthFactorIsTwoNMinusOneOverN) {
+  const DatasheetCost cost(cluster_of(test::a100_80gb(), 8));
+  for (int n : {2, 4, 8}) {
+    const double S = kGiB;
+    const double expected = 2.0 * (n - 1) / n * S / kA100Busbw + alpha(false, n);
+    EXPECT_NEAR(cost.collective(coll(CollectiveKind::all_reduce, S, n, n, 1)).base(), expected, kSumOrder * expected)
+        << "n=" << n;
+  }
+}
+
+TEST(RingAllGather, BusBandwidthFactorIsNMinusOneOverN) {
+  const DatasheetCost cost(cluster_of(test::a100_80gb(), 8));
+  const double S = kGiB;
+  const double expected = 7.0 / 8.0 * S / kA100Busbw + alpha(false, 8);
+  EXPECT_NEAR(cost.collective(coll(CollectiveKind::all_gather, S, 8, 8, 1)).base(), expected, kSumOrder * expected);
+  EXPECT_NEAR(cost.collective(coll(CollectiveKind::reduce_scatter, S, 8, 8, 1)).base(), expected,
+              kSumOrder * expected);
+}
+
+TEST(HierarchicalAllReduce, IsIntraNodeRingPlusInterNodeRingOnAOneGthShard) {
+  // g = 8 ranks per node on N = 4 nodes (n = 32): reduce-scatter + all-gather inside the node,
+  // 2(g-1)/g*S over NVLink, and the inter-node all-reduce of S/g per GPU, 2(N-1)/N*(S/g), over the
+  // NICs in parallel. alpha = 15 us + 3 us * log2(32).
+  const DatasheetCost cost(cluster_of(test::a100_80gb(), 32));
+  const double S = kGiB, g = 8, N = 4;
+  const double expected =
+      2.0 * (g - 1) / g * S / kA100Busbw + 2.0 * (N - 1) / N * (S / g) / kNetBusbw + alpha(true, 32);
+  EXPECT_NEAR(cost.collective(coll(CollectiveKind::all_reduce, S, 32, 8, 4)).base(), expected, kSumOrder * expected);
+  // One rank per node: the whole buffer crosses the network.
+  const double one = 2.0 * 15.0 / 16.0 * S / kNetBusbw + alpha(true, 16);
+  EXPECT_NEAR(cost.collective(coll(CollectiveKind::all_reduce, S, 16, 1, 16)).base(), one, kSumOrder * one);
+}
+
+TEST(HierarchicalAllGather, IsIntraNodeNMinusOneOverNPlusInterNodeOnAOneGthShard) {
+  const DatasheetCost cost(cluster_of(test::a100_80gb(), 32));
+  const double S = kGiB, g = 4, N = 8;
+  const double expected = (g - 1) / g * S / kA100Busbw + (N - 1) / N * (S / g) / kNetBusbw + alpha(true, 32);
+  EXPECT_NEAR(cost.collective(coll(CollectiveKind::all_gather, S, 32, 4, 8)).base(), expected, kSumOrder * expected);
+}
+
+TEST(SendRecv, IsBytesOverLinkBusbwPlusAlpha) {
+  const DatasheetCost cost(cluster_of(test::a100_80gb(), 16));
+  const double S = 50e6;
+  const double intra = S / kA100Busbw + alpha(false, 2);
+  const double inter = S / kNetBusbw + alpha(true, 2);
+  EXPECT_NEAR(cost.collective(coll(CollectiveKind::send_recv, S, 2, 2, 1)).base(), intra, kSumOrder * intra);
+  EXPECT_NEAR(cost.collective(coll(CollectiveKind::send_recv, S, 2, 1, 2)).base(), inter, kSumOrder * inter);
+}
+
+TEST(AllToAll, InsideANodeMovesNMinusOneOverNOfTheBuffer) {
+  const DatasheetCost cost(cluster_of(test::a100_80gb(), 8));
+  const double S = kGiB;
+  const double expected = 7.0 / 8.0 * S / kA100Busbw + alpha(false, 8);
+  EXPECT_NEAR(cost.collective(coll(CollectiveKind::all_to_all, S, 8, 8, 1)).base(), expected, kSumOrder * expected);
+}
+
+TEST(DatasheetCollective, SingleRankOrEmptyBufferCostsNothing) {
+  const DatasheetCost cost(cluster_of(test::a100_80gb(), 8));
+  EXPECT_EQ(cost.collective(coll(CollectiveKind::all_reduce, kGiB, 1, 1, 1)).base(), 0.0);
+  for (CollectiveKind k : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
+                           CollectiveKind::all_to_all, CollectiveKind::send_recv}) {
+    EXPECT_EQ(cost.collective(coll(k, 0.0, 8, 8, 1)).base(), 0.0) << to_string(k);
+  }
+}
+
+TEST(DatasheetCollective, MeasuredNvlinkBusbwScalesWithAnIntraNodeBandwidthOverride) {
+  // 233 GB/s was measured with NVLink at 300 GB/s one way; at 150 GB/s it becomes 116.5 GB/s.
+  Cluster c = cluster_of(test::a100_80gb(), 8);
+  c.intra_node_bandwidth = units::gb_per_s(150);
+  const DatasheetCost cost(c);
+  EXPECT_NEAR(cost.intra_busbw().base(), 233e9 * 150.0 / 300.0, kSumOrder * 233e9);
+  const double S = kGiB;
+  const double expected = 2.0 * 7.0 / 8.0 * S / (233e9 * 0.5) + alpha(false, 8);
+  EXPECT_NEAR(cost.collective(coll(CollectiveKind::all_reduce, S, 8, 8, 1)).base(), expected, kSumOrder * expected);
+}
+
+TEST(DatasheetCollective, WithoutMeasurementsBusbwIsEightyPercentOfNvlinkAndEightyFivePercentOfTheNic) {
+  const DatasheetCost cost(cluster_of(test::h100_sxm(), 16, 8, units::gbit_per_s(400)));
+  EXPECT_NEAR(cost.intra_busbw().base(), 450e9 * 0.80, kSumOrder * 450e9);
+  EXPECT_NEAR(cost.inter_busbw().base(), 400e9 / 8.0 * 0.85, kSumOrder * 50e9);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contract: finite, non-negative, zero for zero-sized ops
+// ---------------------------------------------------------------------------------------------
+
+TEST(DatasheetCost, ZeroSizedOpsCostZero) {
+  const DatasheetCost cost(cluster_of(test::h100_sxm(), 8));
+  EXPECT_EQ(cost.gemm(gemm(0, 4096, 4096)).base(), 0.0);
+  EXPECT_EQ(cost.gemm(gemm(4096, 0, 4096)).base(), 0.0);
+  EXPECT_EQ(cost.gemm(gemm(4096, 4096, 0)).base(), 0.0);
+  EXPECT_EQ(cost.gemm(gemm(4096, 4096, 4096, Precision::bf16, 0)).base(), 0.0);
+  EXPECT_EQ(cost.memory(MemoryOp{"x", units::bytes(0)}).base(), 0.0);
+  EXPECT_EQ(cost.cost(Op{MemoryOp{"x", units::bytes(0)}}).base(), 0.0);
+  EXPECT_EQ(cost.shape_efficiency(gemm(0, 1, 1)), 1.0);
+}
+
+TEST(DatasheetCost, TimesAreFiniteAndPositiveAcrossShapes) {
+  const DatasheetCost cost(cluster_of(test::h100_sxm(), 64));
+  for (std::int64_t m : {1, 7, 128, 4097}) {
+    for (std::int64_t k : {1, 64, 8192}) {
+      const double t = cost.gemm(gemm(m, 3 * m + 1, k)).base();
+      EXPECT_TRUE(std::isfinite(t));
+      EXPECT_GT(t, 0.0);
+      const double e = cost.shape_efficiency(gemm(m, 3 * m + 1, k));
+      EXPECT_GT(e, 0.0);
+      EXPECT_LE(e, 1.0);
+    }
+  }
+  for (double b : {1.0, 1e3, 1e12}) {
+    for (CollectiveKind k : {CollectiveKind::all_reduce, CollectiveKind::all_to_all, CollectiveKind::send_recv}) {
+      const double t = cost.collective(coll(k, b, 64, 8, 8)).base();
+      EXPECT_TRUE(std::isfinite(t));
+      EXPECT_GT(t, 0.0);
+    }
+  }
+}
+
+TEST(DatasheetCost, DispatchesEachOpKindToItsPrice) {
+  const DatasheetCost cost(cluster_of(test::h100_sxm(), 8));
+  const GemmOp g = gemm(4096, 4096, 4096);
+  const MemoryOp mem{"x", units::gb(1)};
+  const CollectiveOp c = coll(CollectiveKind::all_reduce, kGiB, 8, 8, 1);
+  EXPECT_EQ(cost.cost(Op{g}), cost.gemm(g));
+  EXPECT_EQ(cost.cost(Op{mem}), cost.memory(mem));
+  EXPECT_EQ(cost.cost(Op{c}), cost.collective(c));
+  EXPECT_EQ(cost.source(), "datasheet");
+}
+
+}  // namespace
+}  // namespace capplan::sim
