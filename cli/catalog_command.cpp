@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+// `capplan catalog gpus|instances|models [--format table|json]`: what the catalogs hold.
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "capplan/data/catalog.hpp"
+#include "commands.hpp"
+
+namespace capplan::cli {
+namespace {
+
+using nlohmann::json;
+
+struct CatalogOptions {
+  std::string what;
+  std::string format = "table";
+  std::string out;
+};
+
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json positive_or_null(double v) { return std::isfinite(v) && v > 0 ? json(v) : json(nullptr); }
+json optional_number(const std::optional<double>& v) { return v ? number(*v) : json(nullptr); }
+json text_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+double tflops(units::FlopsPerSecond f) { return units::to_tflop_per_s(f); }
+double gb_per_s(units::BytesPerSecond b) { return b.base() / 1e9; }
+
+// "-" for a zero (unsupported / unknown) figure.
+std::string cell(double v, int decimals) { return std::isfinite(v) && v > 0 ? fixed(v, decimals) : "-"; }
+
+std::string gpus_table(const data::Catalogs& c) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& g : c.gpus) {
+    const auto& s = g.spec;
+    rows.push_back({s.id, s.name, cell(tflops(s.peak.bf16), 0), cell(tflops(s.peak.fp8), 0),
+                    cell(units::to_gib(s.hbm_capacity), 1), cell(gb_per_s(s.hbm_bandwidth), 0),
+                    s.nvlink_bandwidth.base() > 0 ? fixed(gb_per_s(s.nvlink_bandwidth), 0) : "PCIe"});
+  }
+  return render_table({"id", "name", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GiB", "HBM GB/s", "NVLink GB/s"}, rows,
+                      {false, false, true, true, true, true, true}) +
+         "\nDense peaks (no sparsity); NVLink is one direction per GPU.\n";
+}
+
+json gpus_json(const data::Catalogs& c) {
+  json out = json::array();
+  for (const auto& g : c.gpus) {
+    const auto& s = g.spec;
+    out.push_back({
+        {"id", s.id},
+        {"name", s.name},
+        {"vendor", g.vendor},
+        {"arch", g.arch},
+        {"fp32_TFLOPs", positive_or_null(tflops(s.peak.fp32))},
+        {"tf32_dense_TFLOPs", positive_or_null(tflops(s.peak.tf32))},
+        {"fp16_dense_TFLOPs", positive_or_null(tflops(s.peak.fp16))},
+        {"bf16_dense_TFLOPs", positive_or_null(tflops(s.peak.bf16))},
+        {"fp8_dense_TFLOPs", positive_or_null(tflops(s.peak.fp8))},
+        {"hbm_GiB", number(units::to_gib(s.hbm_capacity))},
+        {"hbm_GBps", number(gb_per_s(s.hbm_bandwidth))},
+        {"nvlink_GBps", positive_or_null(gb_per_s(s.nvlink_bandwidth))},
+        {"pcie_GBps", positive_or_null(gb_per_s(s.pcie_bandwidth))},
+        {"pcie_gen", g.pcie_gen > 0 ? json(g.pcie_gen) : json(nullptr)},
+        {"sm_count", s.sm_count > 0 ? json(s.sm_count) : json(nullptr)},
+        {"tdp_W", positive_or_null(g.tdp_w)},
+        {"gemm_efficiency", positive_or_null(s.gemm_efficiency)},
+        {"hbm_efficiency", positive_or_null(s.hbm_efficiency)},
+        {"nvlink_busbw_GBps", positive_or_null(gb_per_s(s.nvlink_busbw))},
+        {"confidence", text_or_null(g.confidence)},
+        {"sources", g.sources},
+        {"notes", text_or_null(g.notes)},
+    });
+  }
+  return out;
+}
+
+std::string instances_table(const data::Catalogs& c) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& i : c.instances) {
+    const auto price = i.price.per_gpu_hour(i.gpus_per_node);
+    rows.push_back({i.id, i.gpu, std::to_string(i.gpus_per_node),
+                    i.network_gbps ? fixed(*i.network_gbps, 0) : "unknown", price ? fixed(*price, 2) : "unknown",
+                    i.price.date.empty() ? "-" : i.price.date, i.price.region.empty() ? "-" : i.price.region});
+  }
+  return render_table({"id", "gpu", "GPUs", "network Gbps", "$/GPU-h", "price date", "region"}, rows,
+                      {false, false, true, true, true, false, false}) +
+         "\nNetwork is per node; prices are list prices as of the date shown.\n";
+}
+
+json instances_json(const data::Catalogs& c) {
+  json out = json::array();
+  for (const auto& i : c.instances) {
+    const auto& p = i.price;
+    out.push_back({
+        {"id", i.id},
+        {"provider", i.provider},
+        {"name", i.name},
+        {"gpu", i.gpu},
+        {"gpus_per_node", i.gpus_per_node},
+        {"network_Gbps", optional_number(i.network_gbps)},
+        {"network", text_or_null(i.network)},
+        {"rdma", i.rdma ? json(*i.rdma) : json(nullptr)},
+        {"vcpu", i.vcpu ? json(*i.vcpu) : json(nullptr)},
+        {"ram_GiB", optional_number(i.ram_gib)},
+        {"usd_per_gpu_hour", optional_number(p.per_gpu_hour(i.gpus_per_node))},
+        {"price",
+         {
+             {"usd_per_node_hour", optional_number(p.usd_per_node_hour)},
+             {"usd_per_gpu_hour", optional_number(p.usd_per_gpu_hour)},
+             {"type", text_or_null(p.type)},
+             {"region", text_or_null(p.region)},
+             {"date", text_or_null(p.date)},
+             {"currency", text_or_null(p.currency)},
+             {"confidence", text_or_null(p.confidence)},
+             {"sources", p.sources},
+             {"notes", text_or_null(p.notes)},
+         }},
+        {"sources", i.sources},
+        {"notes", text_or_null(i.notes)},
+    });
+  }
+  return out;
+}
+
+std::string models_table(const data::Catalogs& c) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& m : c.models) {
+    const auto& s = m.spec;
+    rows.push_back({m.id, s.name, fixed(s.total_params() / 1e9, 1), std::to_string(s.layers), std::to_string(s.hidden),
+                    std::to_string(s.heads) + "/" + std::to_string(s.kv_heads), std::to_string(s.seq_len)});
+  }
+  return render_table({"id", "name", "params B", "layers", "hidden", "heads/kv", "seq"}, rows,
+                      {false, false, true, true, true, true, true}) +
+         "\nParameters are computed from the shapes (capplan's own count).\n";
+}
+
+json models_json(const data::Catalogs& c) {
+  json out = json::array();
+  for (const auto& m : c.models) {
+    const auto& s = m.spec;
+    out.push_back({
+        {"id", m.id},
+        {"name", s.name},
+        {"params_b", number(s.total_params() / 1e9)},
+        {"params_b_published", positive_or_null(m.params_b_published)},
+        {"layers", s.layers},
+        {"hidden", s.hidden},
+        {"heads", s.heads},
+        {"kv_heads", s.kv_heads},
+        {"ffn_hidden", s.ffn_hidden},
+        {"vocab", s.vocab},
+        {"seq_len", s.seq_len},
+        {"gated_ffn", s.gated_ffn},
+        {"tied_embeddings", s.tied_embeddings},
+        {"sources", m.sources},
+        {"notes", text_or_null(m.notes)},
+    });
+  }
+  return out;
+}
+
+int run_catalog(const CatalogOptions& opt, const GlobalOptions& global) {
+  auto catalogs = load_catalogs_or_report(global);
+  if (!catalogs) return code(Exit::invalid_input);
+  std::string text;
+  if (opt.format == "json") {
+    json j = opt.what == "gpus"        ? gpus_json(*catalogs)
+             : opt.what == "instances" ? instances_json(*catalogs)
+                                       : models_json(*catalogs);
+    text = j.dump(2) + "\n";
+  } else {
+    text = opt.what == "gpus"        ? gpus_table(*catalogs)
+           : opt.what == "instances" ? instances_table(*catalogs)
+                                     : models_table(*catalogs);
+  }
+  return emit(opt.out, text) ? code(Exit::ok) : code(Exit::invalid_input);
+}
+
+}  // namespace
+
+Command add_catalog_command(CLI::App& app, const GlobalOptions& global) {
+  auto opt = std::make_shared<CatalogOptions>();
+  CLI::App* cmd = app.add_subcommand("catalog", "List the GPUs, instances or models capplan knows");
+  cmd->add_option("what", opt->what, "gpus, instances or models")
+      ->required()
+      ->check(CLI::IsMember({"gpus", "instances", "models"}));
+  cmd->add_option("--format", opt->format, "Output format (default: table)")->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout");
+  return Command{cmd, [opt, &global] { return run_catalog(*opt, global); }};
+}
+
+}  // namespace capplan::cli

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: Apache-2.0
+// `capplan estimate [SCENARIO_FILE|-] [flags]`: one scenario in, one estimate out.
+//
+// Flags never bypass validation: they become a JSON patch over the scenario file (or the built-in
+// example), and the patched document goes through data::parse_scenario like any file would.
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "capplan/data/scenario_io.hpp"
+#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/estimate.hpp"
+#include "commands.hpp"
+
+namespace capplan::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kWhere = "scenario";
+
+enum class FlagValue {
+  text,            // always a JSON string (ids, enum names)
+  number_or_text,  // a JSON number or bool when the text reads as one, else a string ("auto", "2T")
+};
+
+// One row per scenario field that has a flag (CONTRACT.md: "every scenario field also has a flag").
+struct ScenarioFlag {
+  const char* flag;
+  const char* pointer;  // where the value goes in the scenario document
+  FlagValue value;
+  const char* type;  // shown in --help
+  const char* help;
+};
+
+constexpr ScenarioFlag kScenarioFlags[] = {
+    {"--model", "/model/preset", FlagValue::text, "ID",
+     "Model preset id (capplan catalog models); replaces the file's model"},
+    {"--layers", "/model/layers", FlagValue::number_or_text, "INT", "Transformer layers"},
+    {"--hidden", "/model/hidden", FlagValue::number_or_text, "INT", "Hidden size"},
+    {"--heads", "/model/heads", FlagValue::number_or_text, "INT", "Attention heads"},
+    {"--kv-heads", "/model/kv_heads", FlagValue::number_or_text, "INT", "Key/value heads (GQA)"},
+    {"--ffn-hidden", "/model/ffn_hidden", FlagValue::number_or_text, "INT", "FFN hidden size"},
+    {"--vocab", "/model/vocab", FlagValue::number_or_text, "INT", "Vocabulary size"},
+    {"--seq-len", "/model/seq_len", FlagValue::number_or_text, "INT", "Sequence length in tokens"},
+    {"--tokens", "/training/tokens", FlagValue::number_or_text, "SI", "Total training tokens, e.g. 2T"},
+    {"--global-batch", "/training/global_batch", FlagValue::number_or_text, "INT", "Global batch in sequences"},
+    {"--global-batch-tokens", "/training/global_batch_tokens", FlagValue::number_or_text, "SI",
+     "Global batch in tokens, e.g. 4M"},
+    {"--precision", "/training/precision", FlagValue::text, "NAME", "bf16, fp16, fp8, tf32 or fp32"},
+    {"--instance", "/cluster/instance", FlagValue::text, "ID", "Instance id (capplan catalog instances)"},
+    {"--nodes", "/cluster/nodes", FlagValue::number_or_text, "INT", "Number of instances"},
+    {"--gpu", "/cluster/gpu", FlagValue::text, "ID", "GPU id (capplan catalog gpus)"},
+    {"--gpus", "/cluster/gpus", FlagValue::number_or_text, "INT", "Number of GPUs (with --gpu)"},
+    {"--gpus-per-node", "/cluster/gpus_per_node", FlagValue::number_or_text, "INT", "GPUs per node (with --gpu)"},
+    {"--intra-node-gbps", "/cluster/intra_node_gbps", FlagValue::number_or_text, "GBPS",
+     "Intra-node link bandwidth per GPU, one direction, Gbit/s"},
+    {"--inter-node-gbps-per-gpu", "/cluster/inter_node_gbps_per_gpu", FlagValue::number_or_text, "GBPS",
+     "Inter-node bandwidth per GPU, one direction, Gbit/s"},
+    {"--tp", "/strategy/tp", FlagValue::number_or_text, "INT|auto", "Tensor-parallel size, or auto"},
+    {"--pp", "/strategy/pp", FlagValue::number_or_text, "INT|auto", "Pipeline-parallel size, or auto"},
+    {"--dp", "/strategy/dp", FlagValue::number_or_text, "INT|auto", "Data-parallel size, or auto"},
+    {"--cp", "/strategy/cp", FlagValue::number_or_text, "INT|auto", "Context-parallel size, or auto"},
+    {"--ep", "/strategy/ep", FlagValue::number_or_text, "INT|auto", "Expert-parallel size, or auto"},
+    {"--micro-batch", "/strategy/micro_batch", FlagValue::number_or_text, "INT|auto",
+     "Sequences per micro-batch, or auto"},
+    {"--virtual-stages", "/strategy/virtual_stages", FlagValue::number_or_text, "INT|auto",
+     "Interleaved pipeline chunks per rank, or auto"},
+    {"--zero", "/strategy/zero", FlagValue::number_or_text, "INT|auto", "ZeRO stage 0-3, or auto"},
+    {"--recompute", "/strategy/recompute", FlagValue::text, "NAME|auto", "none, selective, full or auto"},
+    {"--sequence-parallel", "/strategy/sequence_parallel", FlagValue::number_or_text, "BOOL|auto",
+     "true, false or auto"},
+    {"--usd-per-gpu-hour", "/pricing/usd_per_gpu_hour", FlagValue::number_or_text, "USD",
+     "Price per GPU-hour (overrides the catalog)"},
+    {"--usd-per-node-hour", "/pricing/usd_per_node_hour", FlagValue::number_or_text, "USD",
+     "Price per node-hour (overrides the catalog)"},
+};
+constexpr size_t kFlagCount = std::size(kScenarioFlags);
+
+struct EstimateOptions {
+  std::string scenario_arg;  // positional
+  std::string scenario_opt;  // --scenario
+  std::array<std::string, kFlagCount> values;
+  std::array<CLI::Option*, kFlagCount> options{};
+  std::string strategy;  // --strategy auto
+  std::string format;    // empty = table on a terminal, else json (or from --out's extension)
+  std::string out;
+  std::string profile;
+  bool require_fit = false;
+  CLI::Option* profile_option = nullptr;
+};
+
+// Help groups follow the scenario file's sections.
+std::string flag_group(std::string_view pointer) {
+  const std::string_view section = pointer.substr(1, pointer.find('/', 1) - 1);
+  if (section == "model") return "Model (override the scenario file)";
+  if (section == "training") return "Training";
+  if (section == "cluster") return "Cluster";
+  if (section == "strategy") return "Strategy (a number or auto)";
+  return "Pricing";
+}
+
+bool given(const EstimateOptions& opt, std::string_view flag) {
+  for (size_t i = 0; i < kFlagCount; ++i) {
+    if (flag == kScenarioFlags[i].flag) return opt.options[i]->count() > 0;
+  }
+  return false;
+}
+
+// A flag's text as a JSON value; validation stays with data::parse_scenario.
+json flag_value(const ScenarioFlag& flag, const std::string& text) {
+  if (flag.value == FlagValue::number_or_text) {
+    json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_number() || parsed.is_boolean()) return parsed;
+  }
+  return text;
+}
+
+// Sets `value` at a JSON pointer, turning any non-object on the way into an object: the flag wins
+// over whatever the file had there.
+void set_at(json& root, std::string_view pointer, json value) {
+  json* node = &root;
+  size_t pos = 1;
+  while (true) {
+    const size_t slash = pointer.find('/', pos);
+    const std::string key(pointer.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos));
+    if (!node->is_object()) *node = json::object();
+    if (slash == std::string_view::npos) {
+      (*node)[key] = std::move(value);
+      return;
+    }
+    node = &(*node)[key];
+    pos = slash + 1;
+  }
+}
+
+void erase_at(json& root, std::string_view section, std::string_view key) {
+  auto it = root.find(section);
+  if (it != root.end() && it->is_object()) it->erase(std::string(key));
+}
+
+bool has_key(const json& root, std::string_view section, std::string_view key) {
+  auto it = root.find(section);
+  return it != root.end() && it->is_object() && it->contains(key);
+}
+
+// Applies every given flag to the scenario document (CONTRACT.md: a flag overrides the file).
+void apply_flags(json& doc, const EstimateOptions& opt) {
+  if (!doc.is_object()) return;                               // parse_scenario reports the wrong top-level type
+  if (given(opt, "--model")) doc["model"] = json::object();   // a preset replaces the file's model
+  if (!opt.strategy.empty()) doc["strategy"] = opt.strategy;  // "auto"
+  // Switching the kind of cluster drops the other kind's fields (instance+nodes vs gpu+gpus).
+  if ((given(opt, "--gpu") && has_key(doc, "cluster", "instance")) ||
+      (given(opt, "--instance") && has_key(doc, "cluster", "gpu"))) {
+    doc["cluster"] = json::object();
+  }
+  if (given(opt, "--global-batch")) erase_at(doc, "training", "global_batch_tokens");
+  if (given(opt, "--global-batch-tokens")) erase_at(doc, "training", "global_batch");
+  if (given(opt, "--usd-per-gpu-hour")) erase_at(doc, "pricing", "usd_per_node_hour");
+  if (given(opt, "--usd-per-node-hour")) erase_at(doc, "pricing", "usd_per_gpu_hour");
+  for (size_t i = 0; i < kFlagCount; ++i) {
+    if (opt.options[i]->count() == 0) continue;
+    // A field set on an "auto" strategy makes it an object with that field, the rest left auto.
+    set_at(doc, kScenarioFlags[i].pointer, flag_value(kScenarioFlags[i], opt.values[i]));
+  }
+}
+
+// "scenario#/strategy/tp: must divide heads (64); got 3 (set by --tp)".
+void annotate_flags(Diagnostics& diags, const EstimateOptions& opt) {
+  for (auto& d : diags) {
+    for (size_t i = 0; i < kFlagCount; ++i) {
+      if (opt.options[i]->count() == 0) continue;
+      const std::string prefix = std::string(kWhere) + "#" + kScenarioFlags[i].pointer;
+      if (d.where == prefix || d.where.starts_with(prefix + "/")) {
+        d.message += std::string(" (set by ") + kScenarioFlags[i].flag + ")";
+        break;
+      }
+    }
+  }
+}
+
+std::string describe(const data::ParsedScenario& s) {
+  const auto& sc = s.scenario;
+  std::string text = s.model_id + " on " + std::to_string(sc.cluster.gpus) + " x " + sc.cluster.gpu.id;
+  if (!sc.cluster.instance_id.empty()) {
+    text += " (" + std::to_string(sc.cluster.nodes()) + " x " + sc.cluster.instance_id + ")";
+  }
+  return text;
+}
+
+bool writes_file(const EstimateOptions& opt) { return !opt.out.empty() && opt.out != "-"; }
+
+std::string choose_format(const EstimateOptions& opt) {
+  if (!opt.format.empty()) return opt.format;
+  if (writes_file(opt)) {
+    const std::string ext = std::filesystem::path(opt.out).extension().string();
+    if (ext == ".csv") return "csv";
+    if (ext == ".txt") return "table";
+    return "json";
+  }
+  return stdout_is_terminal() ? "table" : "json";
+}
+
+int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
+  if (opt.profile_option->count() > 0) {
+    print_error("--profile: calibration profiles are not supported yet (planned)");
+    return code(Exit::invalid_input);
+  }
+  if (!opt.scenario_arg.empty() && !opt.scenario_opt.empty()) {
+    print_error("scenario file given twice ('" + opt.scenario_arg + "' and --scenario '" + opt.scenario_opt +
+                "'); give one");
+    return code(Exit::invalid_input);
+  }
+  const std::string format = choose_format(opt);
+  const std::string file = opt.scenario_arg.empty() ? opt.scenario_opt : opt.scenario_arg;
+
+  // Read the document before the catalogs so that a missing file is reported first.
+  std::string text;
+  if (!file.empty()) {
+    auto read = read_input(file);
+    if (!read) {
+      print_error((file == "-" ? std::string("scenario from standard input") : "scenario file '" + file + "'") + ": " +
+                  read.error());
+      return code(Exit::invalid_input);
+    }
+    text = std::move(*read);
+  }
+
+  auto catalogs = load_catalogs_or_report(global);
+  if (!catalogs) return code(Exit::invalid_input);
+
+  bool any_flag = !opt.strategy.empty();
+  for (const auto* o : opt.options) any_flag = any_flag || o->count() > 0;
+
+  std::string example_note;
+  Result<data::ParsedScenario> parsed;
+  if (!file.empty() && !any_flag) {
+    // The file as it is: data::parse_scenario_text also reports syntax errors by line and column
+    // and duplicate keys.
+    parsed = data::parse_scenario_text(text, *catalogs, kWhere);
+  } else {
+    json doc;
+    if (!file.empty()) {
+      doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (doc.is_discarded()) {
+        // data::parse_scenario_text words the syntax error (line, column) for us.
+        auto syntax = data::parse_scenario_text(text, *catalogs, kWhere);
+        print_diagnostics(syntax ? Diagnostics{{Diagnostic::Severity::error, std::string(kWhere), "invalid JSON"}}
+                                 : syntax.error());
+        return code(Exit::invalid_input);
+      }
+    } else {
+      doc = data::example_scenario();
+      if (given(opt, "--model")) {
+        // The example's strategy was chosen for its own model: let capplan choose for this one.
+        doc.erase("name");
+        doc["strategy"] = "auto";
+        example_note = "no scenario file given: using the built-in example's training and cluster";
+      } else {
+        example_note = "no scenario file given: using the built-in example scenario";
+      }
+    }
+    apply_flags(doc, opt);
+    parsed = data::parse_scenario(doc, *catalogs, kWhere);
+  }
+  if (!parsed) {
+    Diagnostics diags = std::move(parsed.error());
+    annotate_flags(diags, opt);
+    print_diagnostics(diags);
+    return code(Exit::invalid_input);
+  }
+  if (!example_note.empty() && format == "table") print_note(example_note + " (" + describe(*parsed) + ")");
+
+  const sim::DatasheetCost cost(parsed->scenario.cluster);
+  auto estimate = sim::estimate(parsed->scenario, cost);
+  if (!estimate) {
+    Diagnostics diags = std::move(estimate.error());
+    annotate_flags(diags, opt);
+    print_diagnostics(diags);
+    return code(Exit::invalid_input);
+  }
+
+  std::string rendered;
+  if (format == "json") {
+    rendered = data::estimate_to_json(*estimate, *parsed).dump(2) + "\n";
+  } else if (format == "csv") {
+    rendered = data::estimate_to_csv(*estimate, *parsed);
+  } else {
+    rendered = data::estimate_to_table(*estimate, *parsed);
+  }
+  if (!emit(opt.out, rendered)) return code(Exit::invalid_input);
+
+  // The table lists its warnings; when it went to a file, repeat them where the user looks.
+  if (format == "table" && writes_file(opt)) {
+    std::vector<std::string> warnings = parsed->warnings;
+    for (const auto& w : estimate->warnings) {
+      if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+    }
+    for (const auto& w : warnings) print_warning(w);
+  }
+
+  if (opt.require_fit && !estimate->memory.fits()) {
+    const auto& m = estimate->memory;
+    print_error("does not fit in memory (--require-fit): needs " + fixed(units::to_gib(m.total()), 1) +
+                " GiB on the most loaded GPU, has " + fixed(units::to_gib(m.capacity), 1) + " GiB");
+    return code(Exit::infeasible);
+  }
+  return code(Exit::ok);
+}
+
+}  // namespace
+
+Command add_estimate_command(CLI::App& app, const GlobalOptions& global) {
+  auto opt = std::make_shared<EstimateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "estimate", "Estimate step time, throughput, memory, time to train and cost of one training scenario");
+  cmd->footer(
+      "Without a scenario file the built-in example is used; flags override the file's fields.\n"
+      "Exit codes: 0 ok, 2 invalid input, 3 does not fit in memory (with --require-fit), 1 internal error.");
+
+  cmd->add_option("scenario", opt->scenario_arg, "Scenario JSON file, or - for standard input")->type_name("FILE");
+  cmd->add_option("--scenario", opt->scenario_opt, "Scenario JSON file, or - for standard input")->type_name("FILE");
+  cmd->add_option("--format", opt->format, "Output format (default: table on a terminal, else json)")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout")->type_name("FILE");
+  cmd->add_flag("--require-fit", opt->require_fit, "Exit with code 3 when the estimate does not fit in memory");
+  opt->profile_option =
+      cmd->add_option("--profile", opt->profile, "Calibration profile to price operations with (planned)")
+          ->type_name("FILE");
+  for (size_t i = 0; i < kFlagCount; ++i) {
+    const ScenarioFlag& f = kScenarioFlags[i];
+    opt->options[i] = cmd->add_option(f.flag, opt->values[i], f.help)->type_name(f.type)->group(flag_group(f.pointer));
+    if (std::string_view(f.flag) == "--tp") {
+      cmd->add_option("--strategy", opt->strategy, "auto: let capplan choose the whole strategy")
+          ->type_name("auto")
+          ->check(CLI::IsMember({"auto"}))
+          ->group(flag_group(f.pointer));
+    }
+  }
+  return Command{cmd, [opt, &global] { return run_estimate(*opt, global); }};
+}
+
+}  // namespace capplan::cli

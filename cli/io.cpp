@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "io.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <system_error>
+
+namespace capplan::cli {
+
+std::expected<std::string, std::string> read_input(const std::string& path) {
+  if (path == "-") {
+    std::ostringstream buffer;
+    buffer << std::cin.rdbuf();
+    if (std::cin.bad()) return std::unexpected(std::string("cannot read standard input"));
+    return buffer.str();
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return std::unexpected(std::strerror(EISDIR));
+  errno = 0;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return std::unexpected(std::strerror(errno != 0 ? errno : ENOENT));
+  std::string text;
+  char chunk[65536];
+  size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) text.append(chunk, n);
+  const bool failed = std::ferror(f) != 0;
+  const int err = errno;
+  std::fclose(f);
+  if (failed) return std::unexpected(std::strerror(err != 0 ? err : EIO));
+  return text;
+}
+
+std::expected<void, std::string> write_atomically(const std::filesystem::path& path, std::string_view text) {
+  namespace fs = std::filesystem;
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return std::unexpected("folder '" + dir.string() + "' does not exist");
+  if (fs::is_directory(path, ec)) return std::unexpected(std::string("is a directory"));
+  const fs::path tmp = dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return std::unexpected("cannot create '" + tmp.string() + "': " + std::strerror(errno));
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.flush();
+    if (!out) {
+      const std::string reason = std::strerror(errno);
+      out.close();
+      fs::remove(tmp, ec);
+      return std::unexpected("cannot write '" + tmp.string() + "': " + reason);
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    return std::unexpected("cannot rename the temporary file over it: " + ec.message());
+  }
+  return {};
+}
+
+bool emit(const std::string& out_path, std::string_view text) {
+  if (out_path.empty() || out_path == "-") {
+    std::cout << text;
+    std::cout.flush();
+    return true;
+  }
+  if (auto written = write_atomically(out_path, text); !written) {
+    print_error("--out '" + out_path + "': " + written.error());
+    return false;
+  }
+  return true;
+}
+
+bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
+
+void print_diagnostics(const Diagnostics& diags) {
+  for (const auto& d : diags) {
+    const char* kind = d.severity == Diagnostic::Severity::error ? "error" : "warning";
+    std::cerr << "capplan: " << kind << ": " << (d.where.empty() ? "" : d.where + ": ") << d.message << "\n";
+  }
+}
+
+void print_error(std::string_view message) { std::cerr << "capplan: error: " << message << "\n"; }
+void print_warning(std::string_view message) { std::cerr << "capplan: warning: " << message << "\n"; }
+void print_note(std::string_view message) { std::cerr << "capplan: " << message << "\n"; }
+
+std::filesystem::path data_dir(const GlobalOptions& global) {
+  return global.data_dir.empty() ? data::default_data_dir() : std::filesystem::path(global.data_dir);
+}
+
+std::optional<data::Catalogs> load_catalogs_or_report(const GlobalOptions& global) {
+  const auto dir = data_dir(global);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    print_error("data folder '" + dir.string() + "': not found (set --data-dir or CAPPLAN_DATA_DIR)");
+    return std::nullopt;
+  }
+  auto catalogs = data::load_catalogs(dir);
+  if (!catalogs) {
+    print_diagnostics(catalogs.error());
+    return std::nullopt;
+  }
+  return std::move(*catalogs);
+}
+
+std::string render_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                         const std::vector<bool>& right_aligned, std::string_view indent) {
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  auto format_row = [&](const std::vector<std::string>& row) {
+    std::string line(indent);
+    for (size_t c = 0; c < width.size(); ++c) {
+      const std::string cell = c < row.size() ? row[c] : "";
+      const size_t pad = width[c] - std::min(width[c], cell.size());
+      const bool right = c < right_aligned.size() && right_aligned[c];
+      if (c > 0) line += "  ";
+      if (right) line.append(pad, ' ');
+      line += cell;
+      if (!right && c + 1 < width.size()) line.append(pad, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    return line + "\n";
+  };
+  std::string out = format_row(header);
+  std::string rule(indent);
+  for (size_t c = 0; c < width.size(); ++c) rule += (c > 0 ? "  " : "") + std::string(width[c], '-');
+  out += rule + "\n";
+  for (const auto& row : rows) out += format_row(row);
+  return out;
+}
+
+std::string fixed(double v, int decimals) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+}  // namespace capplan::cli

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private helpers of the capplan executable: exit codes, reading inputs, atomic output,
+// printing diagnostics and aligned text tables. Only cli/ prints.
+#pragma once
+#include <expected>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "capplan/data/catalog.hpp"
+#include "capplan/sim/result.hpp"
+
+namespace capplan::cli {
+
+// CONTRACT.md: 0 success, 2 invalid input (flags included), 3 a valid scenario that cannot run
+// when asked to fail on that, 1 internal error.
+enum class Exit : int { ok = 0, internal = 1, invalid_input = 2, infeasible = 3 };
+
+constexpr int code(Exit e) { return static_cast<int>(e); }
+
+// Options every subcommand sees (declared on the top-level app, accepted after the subcommand).
+struct GlobalOptions {
+  std::string data_dir;  // empty = data::default_data_dir()
+};
+
+// The whole file, or standard input for "-". The error is the system's reason
+// ("No such file or directory").
+std::expected<std::string, std::string> read_input(const std::string& path);
+
+// Writes `text` to a temporary file in the same folder and renames it over `path`, so readers
+// never see a half-written file. The error is a sentence naming the failing step.
+std::expected<void, std::string> write_atomically(const std::filesystem::path& path, std::string_view text);
+
+// `text` to --out (atomically) when given, else (or for "-") to stdout. Returns false after printing an error.
+bool emit(const std::string& out_path, std::string_view text);
+
+bool stdout_is_terminal();
+
+// "capplan: error: <where>: <message>" (or "capplan: warning: ...") on stderr, one line each.
+void print_diagnostics(const Diagnostics& diags);
+void print_error(std::string_view message);
+void print_warning(std::string_view message);
+void print_note(std::string_view message);
+
+// Loads the catalogs from --data-dir or the default; prints the problems and returns nullopt
+// when they do not load.
+std::optional<data::Catalogs> load_catalogs_or_report(const GlobalOptions& global);
+std::filesystem::path data_dir(const GlobalOptions& global);
+
+// An aligned plain-text table: a header line, a rule, then the rows. Columns listed in
+// `right_aligned` are right-aligned (numbers).
+std::string render_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                         const std::vector<bool>& right_aligned, std::string_view indent = "");
+
+// Number formatting for tables: fixed decimals; "n/a" for NaN/Inf.
+std::string fixed(double v, int decimals);
+
+}  // namespace capplan::cli

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: Apache-2.0
+// `capplan validate-published [CSV] [--format table|json]`: how far the estimate is from published
+// training runs. A report: it exits 0 whatever the accuracy; 2 only when the CSV cannot be read.
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "capplan/data/published_runs.hpp"
+#include "capplan/data/scenario_io.hpp"
+#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/estimate.hpp"
+#include "commands.hpp"
+
+namespace capplan::cli {
+namespace {
+
+using nlohmann::json;
+
+struct ValidateOptions {
+  std::string csv;
+  std::string format = "table";
+  std::string out;
+};
+
+// One usable row after estimating it.
+struct RowResult {
+  const data::PublishedRun* run = nullptr;
+  bool predicted = false;
+  std::string error;  // why it could not be estimated
+  std::string gpu;    // catalog id once parsed, else the CSV's name
+  int gpus = 0;
+  sim::Parallelism layout;
+  int micro_batches = 1;
+  bool fits = true;
+  double measured = 0;    // tokens/s per GPU
+  double estimate = 0;    // tokens/s per GPU
+  double error_frac = 0;  // (estimate - measured) / measured
+};
+
+struct Accuracy {
+  int predicted = 0;
+  double mape = NAN;          // percent
+  double median_ape = NAN;    // percent
+  double within_10pct = NAN;  // fraction of rows with |error| <= 10%
+};
+
+Accuracy accuracy(std::vector<double> abs_errors) {
+  Accuracy a;
+  a.predicted = static_cast<int>(abs_errors.size());
+  if (abs_errors.empty()) return a;
+  std::sort(abs_errors.begin(), abs_errors.end());
+  double sum = 0;
+  int within = 0;
+  for (double e : abs_errors) {
+    sum += e;
+    within += e <= 0.10 ? 1 : 0;
+  }
+  const size_t n = abs_errors.size();
+  a.mape = 100.0 * sum / static_cast<double>(n);
+  a.median_ape = 100.0 * (n % 2 == 1 ? abs_errors[n / 2] : 0.5 * (abs_errors[n / 2 - 1] + abs_errors[n / 2]));
+  a.within_10pct = static_cast<double>(within) / static_cast<double>(n);
+  return a;
+}
+
+// Scale buckets of the summary (GPUs): one node, up to 512, beyond.
+constexpr const char* kScaleBuckets[] = {"<=8", "9-512", ">512"};
+
+std::string scale_bucket(int gpus) {
+  if (gpus <= 8) return kScaleBuckets[0];
+  if (gpus <= 512) return kScaleBuckets[1];
+  return kScaleBuckets[2];
+}
+
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json accuracy_json(const Accuracy& a) {
+  return {{"predicted", a.predicted},
+          {"mape", number(a.mape)},
+          {"median_ape", number(a.median_ape)},
+          {"within_10pct", number(a.within_10pct)}};
+}
+
+std::string one_line(const Diagnostics& diags) {
+  std::string text;
+  for (const auto& d : diags) {
+    if (d.severity != Diagnostic::Severity::error) continue;
+    text += (text.empty() ? "" : "; ") + (d.where.empty() ? "" : d.where + ": ") + d.message;
+  }
+  return text.empty() ? "unknown error" : text;
+}
+
+std::string layout_text(const RowResult& r) {
+  const auto& p = r.layout;
+  std::string text = "tp" + std::to_string(p.tp) + " pp" + std::to_string(p.pp) + " dp" + std::to_string(p.dp);
+  if (p.cp != 1) text += " cp" + std::to_string(p.cp);
+  if (p.ep != 1) text += " ep" + std::to_string(p.ep);
+  text += " mb" + std::to_string(p.micro_batch) + " v" + std::to_string(p.virtual_stages) + " " +
+          sim::to_string(p.recompute);
+  return text;
+}
+
+std::string shorten(const std::string& s, size_t width) {
+  return s.size() <= width ? s : s.substr(0, width - 3) + "...";
+}
+
+RowResult evaluate_row(const data::PublishedRun& run, const data::Catalogs& catalogs) {
+  RowResult r;
+  r.run = &run;
+  r.gpu = run.gpu_model;
+  r.gpus = run.num_gpus;
+  r.measured = run.measured_tokens_per_s_per_gpu;
+  auto parsed = data::parse_scenario(run.scenario, catalogs, run.row_id);
+  if (!parsed) {
+    r.error = one_line(parsed.error());
+    return r;
+  }
+  r.gpu = parsed->scenario.cluster.gpu.id;
+  r.gpus = parsed->scenario.cluster.gpus;
+  const sim::DatasheetCost cost(parsed->scenario.cluster);
+  auto e = sim::estimate(parsed->scenario, cost);
+  if (!e) {
+    r.error = one_line(e.error());
+    return r;
+  }
+  r.layout = e->strategy;
+  r.micro_batches = e->micro_batches;
+  r.fits = e->memory.fits();
+  r.estimate = r.gpus > 0 ? e->tokens_per_s / r.gpus : NAN;
+  if (!(r.measured > 0) || !std::isfinite(r.measured)) {
+    r.error = "no measured throughput to compare with";
+    return r;
+  }
+  if (!std::isfinite(r.estimate)) {
+    r.error = "the estimate is not a finite number";
+    return r;
+  }
+  r.error_frac = (r.estimate - r.measured) / r.measured;
+  r.predicted = true;
+  return r;
+}
+
+struct Report {
+  int rows = 0;
+  int usable = 0;
+  std::vector<RowResult> results;  // usable rows
+  std::vector<const data::PublishedRun*> skipped;
+  Accuracy overall;
+  std::map<std::string, Accuracy> by_gpu;
+  std::map<std::string, Accuracy> by_scale;
+};
+
+Report build_report(const std::vector<data::PublishedRun>& runs, const data::Catalogs& catalogs) {
+  Report rep;
+  rep.rows = static_cast<int>(runs.size());
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> gpu_errors;
+  std::map<std::string, std::vector<double>> scale_errors;
+  for (const auto& run : runs) {
+    if (!run.usable) {
+      rep.skipped.push_back(&run);
+      continue;
+    }
+    ++rep.usable;
+    RowResult r = evaluate_row(run, catalogs);
+    if (r.predicted) {
+      const double abs_err = std::fabs(r.error_frac);
+      all.push_back(abs_err);
+      gpu_errors[r.gpu].push_back(abs_err);
+      scale_errors[scale_bucket(r.gpus)].push_back(abs_err);
+    }
+    rep.results.push_back(std::move(r));
+  }
+  rep.overall = accuracy(all);
+  for (auto& [gpu, errors] : gpu_errors) rep.by_gpu[gpu] = accuracy(errors);
+  for (auto& [bucket, errors] : scale_errors) rep.by_scale[bucket] = accuracy(errors);
+  return rep;
+}
+
+double coverage(const Report& rep) {
+  return rep.usable > 0 ? static_cast<double>(rep.overall.predicted) / rep.usable : NAN;
+}
+
+json report_json(const Report& rep, const std::string& csv) {
+  json rows = json::array();
+  for (const auto& r : rep.results) {
+    json row = {
+        {"row_id", r.run->row_id},
+        {"model", r.run->model_name},
+        {"arch_type", r.run->arch_type},
+        {"gpu", r.gpu},
+        {"gpu_model", r.run->gpu_model},
+        {"gpus", r.gpus},
+        {"status", r.predicted ? "predicted" : "failed"},
+        {"measured_tokens_per_s_per_gpu", number(r.measured)},
+        {"measured_how", r.run->measured_how},
+        {"predicted_tokens_per_s_per_gpu", r.predicted ? number(r.estimate) : json(nullptr)},
+        {"error_pct", r.predicted ? number(100.0 * r.error_frac) : json(nullptr)},
+        {"error", r.error.empty() ? json(nullptr) : json(r.error)},
+        {"assumptions", r.run->assumptions},
+    };
+    if (r.predicted) {
+      const auto& p = r.layout;
+      row["layout"] = {{"tp", p.tp},
+                       {"pp", p.pp},
+                       {"dp", p.dp},
+                       {"cp", p.cp},
+                       {"ep", p.ep},
+                       {"micro_batch", p.micro_batch},
+                       {"virtual_stages", p.virtual_stages},
+                       {"zero", p.zero},
+                       {"recompute", sim::to_string(p.recompute)},
+                       {"sequence_parallel", p.sequence_parallel},
+                       {"grad_accumulation", r.micro_batches}};
+      row["fits_in_memory"] = r.fits;
+    } else {
+      row["layout"] = nullptr;
+      row["fits_in_memory"] = nullptr;
+    }
+    rows.push_back(std::move(row));
+  }
+  json skipped = json::array();
+  for (const auto* run : rep.skipped) {
+    skipped.push_back({{"row_id", run->row_id}, {"model", run->model_name}, {"reason", run->skip_reason}});
+  }
+  json by_gpu = json::object();
+  for (const auto& [gpu, a] : rep.by_gpu) by_gpu[gpu] = accuracy_json(a);
+  json by_scale = json::object();
+  for (const auto& [bucket, a] : rep.by_scale) by_scale[bucket] = accuracy_json(a);
+  return {
+      {"csv", csv},
+      {"cost_model", "datasheet"},
+      {"rows", rows},
+      {"skipped", skipped},
+      {"summary",
+       {{"rows", rep.rows},
+        {"usable", rep.usable},
+        {"predicted", rep.overall.predicted},
+        {"coverage", number(coverage(rep))},
+        {"mape", number(rep.overall.mape)},
+        {"median_ape", number(rep.overall.median_ape)},
+        {"within_10pct", number(rep.overall.within_10pct)},
+        {"by_gpu", by_gpu},
+        {"by_scale", by_scale}}},
+  };
+}
+
+std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + "%"; }
+
+std::string accuracy_table(const std::string& title, const std::map<std::string, Accuracy>& groups,
+                           const std::vector<std::string>& order = {}) {
+  std::vector<std::string> names = order;
+  for (const auto& [name, a] : groups) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& name : names) {
+    auto it = groups.find(name);
+    if (it == groups.end()) continue;
+    const Accuracy& a = it->second;
+    rows.push_back({name, std::to_string(a.predicted), fixed(a.mape, 1) + "%", fixed(a.median_ape, 1) + "%",
+                    percent(a.within_10pct)});
+  }
+  return render_table({title, "rows", "MAPE", "median |err|", "within 10%"}, rows, {false, true, true, true, true},
+                      "  ");
+}
+
+std::string report_table(const Report& rep, const std::string& csv) {
+  std::string out = "capplan validate-published: " + csv + " (datasheet cost model)\n\n";
+  std::vector<std::vector<std::string>> rows;
+  std::vector<const RowResult*> failed;
+  for (const auto& r : rep.results) {
+    if (!r.predicted) {
+      failed.push_back(&r);
+      continue;
+    }
+    std::string layout = layout_text(r);
+    if (!r.fits) layout += " (no fit)";
+    rows.push_back({r.run->row_id, shorten(r.run->model_name, 32), r.gpu, std::to_string(r.gpus), layout,
+                    fixed(r.measured, 0), fixed(r.estimate, 0),
+                    (r.error_frac >= 0 ? "+" : "") + fixed(100.0 * r.error_frac, 1) + "%"});
+  }
+  out += "Estimated rows (tokens/s per GPU; error = (predicted - measured) / measured)\n";
+  out += render_table({"row", "model", "gpu", "GPUs", "layout", "measured", "predicted", "error"}, rows,
+                      {false, false, false, true, false, true, true, true}, "  ");
+  if (!failed.empty()) {
+    out += "\nUsable rows that could not be estimated\n";
+    for (const auto* r : failed) out += "  " + r->run->row_id + ": " + r->error + "\n";
+  }
+  if (!rep.skipped.empty()) {
+    out += "\nSkipped rows (not usable as a benchmark)\n";
+    for (const auto* run : rep.skipped) out += "  " + run->row_id + ": " + run->skip_reason + "\n";
+  }
+  const Accuracy& a = rep.overall;
+  out += "\nSummary\n";
+  out += "  rows " + std::to_string(rep.rows) + ", usable " + std::to_string(rep.usable) + ", predicted " +
+         std::to_string(a.predicted) + " (coverage " + percent(coverage(rep)) + ")\n";
+  out += "  MAPE " + fixed(a.mape, 1) + "%, median |error| " + fixed(a.median_ape, 1) +
+         "%, within 10%: " + percent(a.within_10pct) + "\n\n";
+  out += accuracy_table("by GPU", rep.by_gpu) + "\n";
+  out += accuracy_table("by scale (GPUs)", rep.by_scale,
+                        std::vector<std::string>(std::begin(kScaleBuckets), std::end(kScaleBuckets)));
+  return out;
+}
+
+int run_validate_published(const ValidateOptions& opt, const GlobalOptions& global) {
+  auto catalogs = load_catalogs_or_report(global);
+  if (!catalogs) return code(Exit::invalid_input);
+  const std::filesystem::path csv =
+      opt.csv.empty() ? data_dir(global) / "benchmarks" / "published_runs_dev.csv" : std::filesystem::path(opt.csv);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(csv, ec)) {
+    print_error("published runs '" + csv.string() +
+                "': " + (std::filesystem::exists(csv, ec) ? "not a regular file" : "No such file or directory"));
+    return code(Exit::invalid_input);
+  }
+  auto runs = data::load_published_runs(csv, *catalogs);
+  if (!runs) {
+    print_diagnostics(runs.error());
+    return code(Exit::invalid_input);
+  }
+  const Report rep = build_report(*runs, *catalogs);
+  const std::string text =
+      opt.format == "json" ? report_json(rep, csv.string()).dump(2) + "\n" : report_table(rep, csv.string());
+  return emit(opt.out, text) ? code(Exit::ok) : code(Exit::invalid_input);
+}
+
+}  // namespace
+
+Command add_validate_published_command(CLI::App& app, const GlobalOptions& global) {
+  auto opt = std::make_shared<ValidateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate-published", "Compare estimates with published training runs (accuracy report: MAPE, coverage)");
+  cmd->add_option("csv", opt->csv, "Published-runs CSV (default: <data dir>/benchmarks/published_runs_dev.csv)");
+  cmd->add_option("--format", opt->format, "Output format (default: table)")->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--out", opt->out, "Write the report to this file (atomically) instead of stdout");
+  return Command{cmd, [opt, &global] { return run_validate_published(*opt, global); }};
+}
+
+}  // namespace capplan::cli

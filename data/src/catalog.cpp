@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loads gpus.json, instances.json and models.json (schema in data/README.md) into plain sim
+// structs. Two passes (STYLE.md 4.9): per record (required, type, range, unknown keys), then
+// across records (unique ids, instance -> gpu). Every finding is collected.
+#include "capplan/data/catalog.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <map>
+#include <regex>
+
+#include "json_reader.hpp"
+
+namespace capplan::data {
+
+namespace {
+
+using detail::Field;
+using detail::json;
+using detail::Kind;
+using detail::Need;
+using detail::Reader;
+using detail::kPositive;
+
+constexpr int kSchema = 1;
+
+std::string str(const json& v) { return v.get<std::string>(); }
+double num(const json& v) { return v.get<double>(); }
+int integer(const json& v) { return static_cast<int>(v.get<double>()); }
+std::vector<std::string> strings(const json& v) { return v.get<std::vector<std::string>>(); }
+
+// Ids are kebab-case: lower-case letters, digits, '-', '.', '_' ("aws-p5.48xlarge").
+void check_id(const json& v, Reader& r, const std::string& p) {
+  static const std::regex kId("[a-z0-9][a-z0-9._-]*");
+  if (!std::regex_match(str(v), kId)) {
+    r.error(p, "must be a lower-case id of letters, digits, '-', '.' or '_'; got " + detail::describe(v));
+  }
+}
+
+// PCIe x16, one direction, per generation [catalog_facts.md section 1, NVLink/PCIe note]:
+// Gen3 ~15.75, Gen4 ~31.5, Gen5 ~63 GB/s; each generation doubles the rate, so Gen6 ~126.
+double pcie_x16_gbps(int gen) {
+  switch (gen) {
+    case 3: return 15.75;
+    case 4: return 31.5;
+    case 5: return 63.0;
+    case 6: return 126.0;
+    default: return 0.0;
+  }
+}
+
+// --- GPUs ---------------------------------------------------------------------------------
+
+struct Measured {
+  double value = 0;
+  std::string source;
+};
+
+constexpr Field<Measured> kMeasuredFields[] = {
+    {"value", Kind::number, Need::required, false, kPositive, "the measured figure",
+     [](Measured& m, const json& v, Reader&, const std::string&) { m.value = num(v); }},
+    {"source", Kind::string, Need::required, false, {}, "where it was measured or published",
+     [](Measured& m, const json& v, Reader&, const std::string&) { m.source = str(v); }},
+    {"notes", Kind::string, Need::optional, false, {}, "caveats", nullptr},
+};
+
+struct GpuDraft {
+  GpuEntry entry;
+  double hbm_gbps = 0;
+  std::optional<double> hbm_copy_gbps;
+  std::string hbm_copy_path;
+};
+
+std::optional<Measured> read_measured(const json& v, Reader& r, const std::string& p) {
+  const auto before = r.count();
+  Measured m;
+  detail::read_fields<Measured>(v, p, kMeasuredFields, m, r);
+  if (r.count() != before) return std::nullopt;
+  return m;
+}
+
+constexpr Field<sim::PeakRates> kPeakFields[] = {
+    {"fp32", Kind::number, Need::optional, true, kPositive, "dense FP32 TFLOP/s, null = unsupported",
+     [](sim::PeakRates& p, const json& v, Reader&, const std::string&) { p.fp32 = units::tflop_per_s(num(v)); }},
+    {"tf32", Kind::number, Need::optional, true, kPositive, "dense TF32 tensor TFLOP/s, null = unsupported",
+     [](sim::PeakRates& p, const json& v, Reader&, const std::string&) { p.tf32 = units::tflop_per_s(num(v)); }},
+    {"fp16", Kind::number, Need::optional, true, kPositive, "dense FP16 tensor TFLOP/s, null = unsupported",
+     [](sim::PeakRates& p, const json& v, Reader&, const std::string&) { p.fp16 = units::tflop_per_s(num(v)); }},
+    {"bf16", Kind::number, Need::optional, true, kPositive, "dense BF16 tensor TFLOP/s, null = unsupported",
+     [](sim::PeakRates& p, const json& v, Reader&, const std::string&) { p.bf16 = units::tflop_per_s(num(v)); }},
+    {"fp8", Kind::number, Need::optional, true, kPositive, "dense FP8 tensor TFLOP/s, null = unsupported",
+     [](sim::PeakRates& p, const json& v, Reader&, const std::string&) { p.fp8 = units::tflop_per_s(num(v)); }},
+};
+
+constexpr Field<GpuDraft> kMeasuredSetFields[] = {
+    {"gemm_bf16_efficiency", Kind::object, Need::optional, true, {},
+     "best large BF16 GEMM / dense peak (MAMF): {value, source}",
+     [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
+       if (auto m = read_measured(v, r, p)) {
+         if (m->value > 1.0) {
+           r.error(detail::child(p, "value"), "must be in (0, 1] (a fraction of peak); got " + detail::fmt(m->value));
+         } else {
+           g.entry.spec.gemm_efficiency = m->value;
+         }
+       }
+     }},
+    {"hbm_copy_GBps", Kind::object, Need::optional, true, {}, "measured device-to-device copy GB/s: {value, source}",
+     [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
+       if (auto m = read_measured(v, r, p)) {
+         g.hbm_copy_gbps = m->value;
+         g.hbm_copy_path = detail::child(p, "value");
+       }
+     }},
+    {"nvlink_allreduce_busbw_GBps", Kind::object, Need::optional, true, {},
+     "measured single-node NCCL all-reduce busbw GB/s: {value, source}",
+     [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
+       if (auto m = read_measured(v, r, p)) g.entry.spec.nvlink_busbw = units::gb_per_s(m->value);
+     }},
+};
+
+constexpr Field<GpuDraft> kGpuFields[] = {
+    {"id", Kind::string, Need::required, false, {}, "kebab-case id",
+     [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
+       check_id(v, r, p);
+       g.entry.spec.id = str(v);
+     }},
+    {"name", Kind::string, Need::required, false, {}, "display name",
+     [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.spec.name = str(v); }},
+    {"vendor", Kind::string, Need::required, false, {}, "vendor",
+     [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.vendor = str(v); }},
+    {"arch", Kind::string, Need::required, false, {}, "architecture",
+     [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.arch = str(v); }},
+    {"dense_TFLOPs", Kind::object, Need::required, false, {}, "dense peak TFLOP/s per precision",
+     [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
+       detail::read_fields<sim::PeakRates>(v, p, kPeakFields, g.entry.spec.peak, r);
+     }},
+    {"hbm_GiB", Kind::number, Need::required, false, {0, 1e5, true}, "memory capacity per GPU, GiB",
+     [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.spec.hbm_capacity = units::gib(num(v)); }},
+    {"hbm_GBps", Kind::number, Need::required, false, {0, 1e6, true}, "memory bandwidth, datasheet GB/s",
+     [](GpuDraft& g, const json& v, Reader&, const std::string&) {
+       g.hbm_gbps = num(v);
+       g.entry.spec.hbm_bandwidth = units::gb_per_s(num(v));
+     }},
+    {"nvlink_GBps_bidir", Kind::number, Need::required, false, {0, 1e6, false},
+     "GPU-to-GPU link GB/s, both directions together; 0 = none",
+     // The catalog gives the datasheet's bidirectional figure; sim wants one direction.
+     [](GpuDraft& g, const json& v, Reader&, const std::string&) {
+       g.entry.spec.nvlink_bandwidth = units::gb_per_s(num(v) / 2.0);
+     }},
+    {"pcie_gen", Kind::integer, Need::required, false, {3, 6, false}, "PCIe generation of the host link (3..6)",
+     [](GpuDraft& g, const json& v, Reader&, const std::string&) {
+       g.entry.pcie_gen = integer(v);
+       g.entry.spec.pcie_bandwidth = units::gb_per_s(pcie_x16_gbps(integer(v)));
+     }},
+    {"sm_count", Kind::integer, Need::optional, true, {1, 1e5, false}, "streaming multiprocessors; null = unknown",
+     [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.spec.sm_count = integer(v); }},
+    {"tdp_W", Kind::number, Need::required, false, {0, 1e5, true}, "board power, W",
+     [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.tdp_w = num(v); }},
+    {"measured", Kind::object, Need::required, false, {}, "published measurements, each {value, source} or null",
+     [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
+       detail::read_fields<GpuDraft>(v, p, kMeasuredSetFields, g, r);
+     }},
+    {"confidence", Kind::string, Need::required, false, {}, "confidence in the figures",
+     [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.confidence = str(v); }},
+    {"source", Kind::string_list, Need::required, false, {}, "sources of the figures",
+     [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.sources = strings(v); }},
+    {"notes", Kind::string, Need::optional, false, {}, "caveats",
+     [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.notes = str(v); }},
+};
+
+GpuEntry finish_gpu(GpuDraft d, Reader& r) {
+  if (d.hbm_copy_gbps && d.hbm_gbps > 0) {
+    if (*d.hbm_copy_gbps > d.hbm_gbps) {
+      r.error(d.hbm_copy_path, "must not exceed hbm_GBps (" + detail::fmt(d.hbm_gbps) + "); got " +
+                                   detail::fmt(*d.hbm_copy_gbps));
+    } else {
+      d.entry.spec.hbm_efficiency = *d.hbm_copy_gbps / d.hbm_gbps;
+    }
+  }
+  return std::move(d.entry);
+}
+
+// --- Instances ----------------------------------------------------------------------------
+
+constexpr Field<InstancePrice> kPriceFields[] = {
+    {"usd_per_node_hour", Kind::number, Need::optional, true, {0, 1e6, false}, "price of the whole node per hour, USD",
+     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.usd_per_node_hour = num(v); }},
+    {"usd_per_gpu_hour", Kind::number, Need::optional, true, {0, 1e5, false}, "price per GPU-hour, USD",
+     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.usd_per_gpu_hour = num(v); }},
+    {"type", Kind::string, Need::required, false, {}, "on-demand, spot, reserved, ...",
+     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.type = str(v); }},
+    {"region", Kind::string, Need::optional, true, {}, "region the price applies to",
+     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.region = str(v); }},
+    {"date", Kind::string, Need::optional, true, {}, "date the price was read, YYYY-MM-DD",
+     [](InstancePrice& p, const json& v, Reader& r, const std::string& path) {
+       static const std::regex kDate("[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?");
+       if (!std::regex_match(str(v), kDate)) {
+         r.error(path, "must be a date YYYY-MM-DD (or YYYY-MM, YYYY); got " + detail::describe(v));
+       }
+       p.date = str(v);
+     }},
+    {"currency", Kind::string, Need::required, false, {}, "ISO currency code of the source price",
+     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.currency = str(v); }},
+    {"source", Kind::string_list_or_empty, Need::required, false, {}, "where the price was read; [] when no price",
+     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.sources = strings(v); }},
+    {"confidence", Kind::string, Need::required, false, {}, "confidence in the price",
+     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.confidence = str(v); }},
+    {"notes", Kind::string, Need::optional, false, {}, "caveats",
+     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.notes = str(v); }},
+};
+
+constexpr Field<InstanceEntry> kInstanceFields[] = {
+    {"id", Kind::string, Need::required, false, {}, "<provider>-<name>, lower case",
+     [](InstanceEntry& e, const json& v, Reader& r, const std::string& p) {
+       check_id(v, r, p);
+       e.id = str(v);
+     }},
+    {"provider", Kind::string, Need::required, false, {}, "cloud provider",
+     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.provider = str(v); }},
+    {"name", Kind::string, Need::required, false, {}, "the provider's instance name",
+     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.name = str(v); }},
+    {"gpu", Kind::string, Need::required, false, {}, "GPU id from gpus.json",
+     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.gpu = str(v); }},
+    {"gpus_per_node", Kind::integer, Need::required, false, {1, 1024, false}, "GPUs in one instance",
+     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.gpus_per_node = integer(v); }},
+    {"network_Gbps", Kind::number, Need::optional, true, {0, 1e6, true}, "inter-node network per node, Gbit/s",
+     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.network_gbps = num(v); }},
+    {"network", Kind::string, Need::required, false, {}, "network description",
+     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.network = str(v); }},
+    {"rdma", Kind::boolean, Need::optional, true, {}, "RDMA (GPUDirect, EFA, RoCE, IB)",
+     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.rdma = v.get<bool>(); }},
+    {"vcpu", Kind::integer, Need::optional, true, {1, 1e5, false}, "host vCPUs",
+     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.vcpu = integer(v); }},
+    {"ram_GiB", Kind::number, Need::optional, true, {0, 1e6, true}, "host memory, GiB",
+     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.ram_gib = num(v); }},
+    {"price", Kind::object, Need::required, false, {}, "price with type, region, date, currency and source",
+     [](InstanceEntry& e, const json& v, Reader& r, const std::string& p) {
+       detail::read_fields<InstancePrice>(v, p, kPriceFields, e.price, r);
+     }},
+    {"source", Kind::string_list, Need::required, false, {}, "sources of the instance specification",
+     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.sources = strings(v); }},
+    {"notes", Kind::string, Need::optional, false, {}, "caveats",
+     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.notes = str(v); }},
+};
+
+void check_instance(const InstanceEntry& e, Reader& r, const std::string& p) {
+  const auto& price = e.price;
+  if ((price.usd_per_node_hour || price.usd_per_gpu_hour) && price.sources.empty()) {
+    r.error(detail::child(detail::child(p, "price"), "source"), "must name where the price was read; got []");
+  }
+  if (price.usd_per_node_hour && price.usd_per_gpu_hour && e.gpus_per_node > 0 && *price.usd_per_node_hour > 0) {
+    const double implied = *price.usd_per_node_hour / e.gpus_per_node;
+    if (std::abs(implied - *price.usd_per_gpu_hour) > 0.02 * implied) {
+      r.error(detail::child(detail::child(p, "price"), "usd_per_gpu_hour"),
+              "disagrees with usd_per_node_hour / gpus_per_node (" + detail::fmt(implied) + "); got " +
+                  detail::fmt(*price.usd_per_gpu_hour));
+    }
+  }
+}
+
+// --- Models -------------------------------------------------------------------------------
+
+template <int sim::ModelSpec::*member>
+void set_dim(ModelEntry& m, const json& v, Reader&, const std::string&) {
+  m.spec.*member = integer(v);
+}
+template <bool sim::ModelSpec::*member>
+void set_flag(ModelEntry& m, const json& v, Reader&, const std::string&) {
+  m.spec.*member = v.get<bool>();
+}
+
+constexpr Field<ModelEntry> kModelFields[] = {
+    {"id", Kind::string, Need::required, false, {}, "kebab-case id",
+     [](ModelEntry& m, const json& v, Reader& r, const std::string& p) {
+       check_id(v, r, p);
+       m.id = str(v);
+     }},
+    {"name", Kind::string, Need::required, false, {}, "display name",
+     [](ModelEntry& m, const json& v, Reader&, const std::string&) { m.spec.name = str(v); }},
+    {"layers", Kind::integer, Need::required, false, {1, 1e4, false}, "transformer layers",
+     set_dim<&sim::ModelSpec::layers>},
+    {"hidden", Kind::integer, Need::required, false, {1, 1e6, false}, "hidden size", set_dim<&sim::ModelSpec::hidden>},
+    {"heads", Kind::integer, Need::required, false, {1, 1e5, false}, "attention heads",
+     set_dim<&sim::ModelSpec::heads>},
+    {"kv_heads", Kind::integer, Need::required, false, {1, 1e5, false}, "key/value heads (GQA)",
+     set_dim<&sim::ModelSpec::kv_heads>},
+    {"ffn_hidden", Kind::integer, Need::required, false, {1, 1e7, false}, "FFN inner size",
+     set_dim<&sim::ModelSpec::ffn_hidden>},
+    {"vocab", Kind::integer, Need::required, false, {1, 1e8, false}, "vocabulary size",
+     set_dim<&sim::ModelSpec::vocab>},
+    {"seq_len", Kind::integer, Need::required, false, {1, 1e8, false}, "training sequence length",
+     set_dim<&sim::ModelSpec::seq_len>},
+    {"gated_ffn", Kind::boolean, Need::required, false, {}, "SwiGLU-style gated FFN",
+     set_flag<&sim::ModelSpec::gated_ffn>},
+    {"tied_embeddings", Kind::boolean, Need::required, false, {}, "output layer shares the embedding",
+     set_flag<&sim::ModelSpec::tied_embeddings>},
+    {"dropout", Kind::boolean, Need::required, false, {}, "dropout during pre-training",
+     set_flag<&sim::ModelSpec::dropout>},
+    {"params_B_published", Kind::number, Need::required, true, {0, 1e6, true},
+     "parameter count as published, billions",
+     [](ModelEntry& m, const json& v, Reader&, const std::string&) { m.params_b_published = num(v); }},
+    {"source", Kind::string_list, Need::required, false, {}, "where the dimensions come from",
+     [](ModelEntry& m, const json& v, Reader&, const std::string&) { m.sources = strings(v); }},
+    {"notes", Kind::string, Need::optional, false, {}, "caveats",
+     [](ModelEntry& m, const json& v, Reader&, const std::string&) { m.notes = str(v); }},
+};
+
+void check_model(const ModelEntry& m, Reader& r, const std::string& p) {
+  const auto& s = m.spec;
+  if (s.hidden > 0 && s.heads > 0 && s.hidden % s.heads != 0) {
+    r.error(detail::child(p, "heads"), "must divide hidden (" + std::to_string(s.hidden) + "); got " +
+                                           std::to_string(s.heads));
+  }
+  if (s.heads > 0 && s.kv_heads > 0 && s.heads % s.kv_heads != 0) {
+    r.error(detail::child(p, "kv_heads"), "must divide heads (" + std::to_string(s.heads) + "); got " +
+                                              std::to_string(s.kv_heads));
+  }
+}
+
+// --- One catalog file ---------------------------------------------------------------------
+
+struct Loaded {
+  bool readable = false;  // the list itself could be read (records may still have errors)
+};
+
+// Reads {"schema": 1, "<list_key>": [records]}, parsing each record with `parse_record` and
+// checking that the ids (`id_of`) are unique.
+template <class Entry, class ParseRecord, class IdOf>
+Loaded load_list(const std::filesystem::path& dir, const std::string& file, const std::string& list_key,
+                 std::vector<Entry>& out, Diagnostics& diags, ParseRecord parse_record, IdOf id_of) {
+  auto text = detail::read_text_file(dir / file, file);
+  if (!text) {
+    diags.insert(diags.end(), text.error().begin(), text.error().end());
+    return {};
+  }
+  auto j = detail::parse_json_text(*text, file);
+  if (!j) {
+    diags.insert(diags.end(), j.error().begin(), j.error().end());
+    return {};
+  }
+  Reader r(file, diags);
+  if (!r.object(*j, "")) return {};
+  if (auto s = j->find("schema"); s == j->end()) {
+    r.error("/schema", "required (catalog schema version, 1) is missing");
+  } else if (auto v = r.integer(*s, "/schema", 1, 1e9); v && *v != kSchema) {
+    r.error("/schema", "unsupported schema version (this capplan reads " + std::to_string(kSchema) + "); got " +
+                           detail::describe(*s));
+  }
+  if (auto n = j->find("notes"); n != j->end()) r.string(*n, "/notes");
+  r.unknown_keys(*j, "", {"schema", list_key, "notes"});
+  auto list = j->find(list_key);
+  if (list == j->end()) {
+    r.error("/" + list_key, "required (the list of records) is missing");
+    return {};
+  }
+  if (!list->is_array()) {
+    r.error("/" + list_key, std::string("expected an array; got ") + list->type_name());
+    return {};
+  }
+  std::map<std::string, std::size_t> first_index;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const std::string p = detail::child("/" + list_key, i);
+    Entry e = parse_record((*list)[i], p, r);
+    if (const std::string& id = id_of(e); !id.empty()) {
+      auto [it, inserted] = first_index.emplace(id, i);
+      if (!inserted) {
+        r.error(detail::child(p, "id"), "duplicate id '" + id + "' (first at #/" + list_key + "/" +
+                                            std::to_string(it->second) + ")");
+      }
+    }
+    out.push_back(std::move(e));
+  }
+  return {true};
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+std::optional<double> InstancePrice::per_gpu_hour(int gpus_per_node) const {
+  if (usd_per_gpu_hour) return *usd_per_gpu_hour;
+  if (usd_per_node_hour && gpus_per_node > 0) return *usd_per_node_hour / gpus_per_node;
+  return std::nullopt;
+}
+
+const GpuEntry* Catalogs::find_gpu(std::string_view id) const {
+  auto it = std::find_if(gpus.begin(), gpus.end(), [&](const GpuEntry& g) { return g.spec.id == id; });
+  return it == gpus.end() ? nullptr : &*it;
+}
+const InstanceEntry* Catalogs::find_instance(std::string_view id) const {
+  auto it = std::find_if(instances.begin(), instances.end(), [&](const InstanceEntry& e) { return e.id == id; });
+  return it == instances.end() ? nullptr : &*it;
+}
+const ModelEntry* Catalogs::find_model(std::string_view id) const {
+  auto it = std::find_if(models.begin(), models.end(), [&](const ModelEntry& m) { return m.id == id; });
+  return it == models.end() ? nullptr : &*it;
+}
+
+std::filesystem::path default_data_dir() {
+  namespace fs = std::filesystem;
+  if (const char* env = std::getenv("CAPPLAN_DATA_DIR"); env != nullptr && *env != '\0') return fs::path(env);
+  std::error_code ec;
+#ifdef CAPPLAN_SOURCE_DATA_DIR
+  if (fs::path src(CAPPLAN_SOURCE_DATA_DIR); fs::is_regular_file(src / "gpus.json", ec)) return src;
+#endif
+  if (auto exe = fs::read_symlink("/proc/self/exe", ec); !ec) {
+    return exe.parent_path().parent_path() / "share" / "capplan" / "data";
+  }
+  return fs::path("share") / "capplan" / "data";
+}
+
+std::string suggest(std::string_view got, const std::vector<std::string>& known) {
+  const std::string g = lower(got);
+  std::string best;
+  std::size_t best_score = std::string::npos, best_prefix = 0;
+  for (const auto& k : known) {
+    const std::string kl = lower(k);
+    std::size_t score = edit_distance(g, kl);
+    // A typo in the leading part of a long id ("h1000-sxm" for "h100-sxm-80gb").
+    if (g.size() >= 4 && kl.size() > g.size()) score = std::min(score, edit_distance(g, kl.substr(0, g.size())) + 1);
+    // A known name that contains what was typed is a likely intent ("h100").
+    if (!g.empty() && kl.find(g) != std::string::npos) score = std::min<std::size_t>(score, 1);
+    // Ties go to the longer common prefix: "llama3-7b" is nearer "llama3-70b" than "llama2-7b".
+    std::size_t prefix = 0;
+    while (prefix < g.size() && prefix < kl.size() && g[prefix] == kl[prefix]) ++prefix;
+    if (score < best_score || (score == best_score && prefix > best_prefix)) {
+      best_score = score;
+      best_prefix = prefix;
+      best = k;
+    }
+  }
+  const std::size_t tolerance = std::max<std::size_t>(2, g.size() / 3);
+  std::string out;
+  if (!best.empty() && best_score <= tolerance) out = "did you mean '" + best + "'? ";
+  std::vector<std::string> unique;
+  for (const auto& k : known) {
+    if (std::find(unique.begin(), unique.end(), k) == unique.end()) unique.push_back(k);
+  }
+  out += "known: " + (unique.empty() ? std::string("(none)") : detail::join(unique));
+  return out;
+}
+
+Result<Catalogs> load_catalogs(const std::filesystem::path& dir) {
+  Diagnostics diags;
+  Catalogs c;
+
+  const Loaded gpus = load_list(
+      dir, "gpus.json", "gpus", c.gpus, diags,
+      [](const json& j, const std::string& p, Reader& r) {
+        GpuDraft d;
+        detail::read_fields<GpuDraft>(j, p, kGpuFields, d, r);
+        return finish_gpu(std::move(d), r);
+      },
+      [](const GpuEntry& g) -> const std::string& { return g.spec.id; });
+  load_list(
+      dir, "instances.json", "instances", c.instances, diags,
+      [](const json& j, const std::string& p, Reader& r) {
+        InstanceEntry e;
+        detail::read_fields<InstanceEntry>(j, p, kInstanceFields, e, r);
+        check_instance(e, r, p);
+        return e;
+      },
+      [](const InstanceEntry& e) -> const std::string& { return e.id; });
+  load_list(
+      dir, "models.json", "models", c.models, diags,
+      [](const json& j, const std::string& p, Reader& r) {
+        ModelEntry m;
+        detail::read_fields<ModelEntry>(j, p, kModelFields, m, r);
+        check_model(m, r, p);
+        return m;
+      },
+      [](const ModelEntry& m) -> const std::string& { return m.id; });
+
+  // Across records: every instance names a GPU that gpus.json defines.
+  if (gpus.readable) {
+    std::vector<std::string> gpu_ids;
+    for (const auto& g : c.gpus) gpu_ids.push_back(g.spec.id);
+    Reader r("instances.json", diags);
+    for (std::size_t i = 0; i < c.instances.size(); ++i) {
+      const auto& e = c.instances[i];
+      if (!e.gpu.empty() && c.find_gpu(e.gpu) == nullptr) {
+        r.error(detail::child(detail::child("/instances", i), "gpu"),
+                "unknown GPU '" + e.gpu + "' (not in gpus.json; " + suggest(e.gpu, gpu_ids) + ")");
+      }
+    }
+  }
+
+  if (!diags.empty()) return std::unexpected(std::move(diags));
+  return c;
+}
+
+}  // namespace capplan::data

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: Apache-2.0
+// Renderers of one estimate: JSON (CONTRACT.md keys plus extensions), CSV and a terminal table.
+// The JSON object is the single source: CSV flattens its scalar fields, so the two never drift.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "capplan/data/scenario_io.hpp"
+
+namespace capplan::data {
+namespace {
+
+using nlohmann::json;
+
+// Every double written by capplan passes through here: NaN and Inf become null.
+json number(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return v;
+}
+
+std::vector<std::string> all_warnings(const sim::Estimate& e, const ParsedScenario& s) {
+  std::vector<std::string> out = s.warnings;
+  for (const auto& w : e.warnings) {
+    if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+  }
+  return out;
+}
+
+// ---- text helpers (g++ 12 has no <format>) ----
+
+std::string fixed(double v, int decimals) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// Thousands separators for large counts: 12,345,678.
+std::string grouped(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f", std::fabs(v));
+  std::string digits = buf;
+  std::string out;
+  const int n = static_cast<int>(digits.size());
+  for (int i = 0; i < n; ++i) {
+    out += digits[static_cast<size_t>(i)];
+    if ((n - i - 1) % 3 == 0 && i != n - 1) out += ',';
+  }
+  return (v < 0 ? "-" : "") + out;
+}
+
+// About 3 significant digits with an SI suffix: 1.23M, 456k, 2T.
+std::string si(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  static constexpr std::pair<double, const char*> kPrefixes[] = {{1e18, "E"}, {1e15, "P"}, {1e12, "T"},
+                                                                 {1e9, "G"},  {1e6, "M"},  {1e3, "k"}};
+  auto digits = [](double x) {
+    std::string text = fixed(x, std::fabs(x) >= 100 ? 0 : (std::fabs(x) >= 10 ? 1 : 2));
+    if (text.find('.') != std::string::npos) {
+      while (text.back() == '0') text.pop_back();
+      if (text.back() == '.') text.pop_back();
+    }
+    return text;
+  };
+  for (const auto& [scale, prefix] : kPrefixes) {
+    if (std::fabs(v) >= scale) return digits(v / scale) + prefix;
+  }
+  return digits(v);
+}
+
+std::string usd(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  if (std::fabs(v) >= 1e6) return "$" + fixed(v / 1e6, 2) + "M";
+  if (std::fabs(v) >= 1e3) return "$" + grouped(v);
+  return "$" + fixed(v, 2);
+}
+
+std::string seconds_text(double s) {
+  if (!std::isfinite(s)) return "n/a";
+  if (s < 1e-3) return fixed(s * 1e6, 1) + " us";
+  if (s < 1.0) return fixed(s * 1e3, 1) + " ms";
+  if (s >= 1000.0) return grouped(s) + " s";
+  return fixed(s, 3) + " s";
+}
+
+std::string pad_right(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+std::string pad_left(std::string s, size_t width) {
+  if (s.size() < width) s.insert(0, width - s.size(), ' ');
+  return s;
+}
+
+std::string gib(units::Bytes b) { return fixed(units::to_gib(b), 1); }
+
+// ---- CSV ----
+
+std::string csv_field(const std::string& text) {
+  const bool needs_quotes = text.find_first_of(",\"\r\n") != std::string::npos ||
+                            (!text.empty() && (text.front() == ' ' || text.back() == ' '));
+  if (!needs_quotes) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string csv_value(const json& v) {
+  if (v.is_null()) return "";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  return v.dump();  // numbers: shortest round-trip text
+}
+
+}  // namespace
+
+json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
+  const sim::Scenario& sc = s.scenario;
+  const sim::Cluster& cl = sc.cluster;
+  const int gpus = cl.gpus;
+  json out = json::object();
+
+  out["step_time_s"] = number(e.step_time.base());
+  out["tokens_per_s"] = number(e.tokens_per_s);
+  out["tokens_per_s_per_gpu"] = gpus > 0 ? number(e.tokens_per_s / gpus) : json(nullptr);
+  out["model_tflops_per_gpu"] = number(units::to_tflop_per_s(e.model_flops_per_gpu));
+  out["mfu"] = number(e.mfu);
+  out["hfu"] = number(e.hfu);
+  out["time_to_train_days"] = number(units::to_days(e.time_to_train));
+  out["steps"] = number(e.steps);
+  out["gpu_hours"] = number(e.gpu_hours);
+  out["cost_usd"] = e.cost ? number(e.cost->base()) : json(nullptr);
+  out["usd_per_gpu_hour"] = e.price_per_gpu ? number(units::to_usd_per_hour(*e.price_per_gpu)) : json(nullptr);
+  out["price_source"] = cl.price_source.empty() ? json(nullptr) : json(cl.price_source);
+
+  const sim::MemoryBreakdown& m = e.memory;
+  out["memory_per_gpu_bytes"] = number(m.total().base());
+  out["memory_capacity_bytes"] = number(m.capacity.base());
+  out["memory_breakdown_bytes"] = {
+      {"weights", number(m.weights.base())},     {"gradients", number(m.gradients.base())},
+      {"optimizer", number(m.optimizer.base())}, {"activations", number(m.activations.base())},
+      {"logits", number(m.logits.base())},       {"reserve", number(m.reserve.base())},
+  };
+  out["memory_peak_stage"] = m.stage;
+  out["fits_in_memory"] = m.fits();
+
+  const sim::StepBreakdown& b = e.breakdown;
+  out["breakdown_s"] = {
+      {"compute", number(b.compute.base())},     {"recompute", number(b.recompute.base())},
+      {"tp_comm", number(b.tp_comm.base())},     {"pp_comm", number(b.pp_comm.base())},
+      {"dp_comm", number(b.dp_comm.base())},     {"ep_comm", number(b.ep_comm.base())},
+      {"cp_comm", number(b.cp_comm.base())},     {"bubble", number(b.bubble.base())},
+      {"optimizer", number(b.optimizer.base())}, {"other", number(b.other.base())},
+  };
+  out["flops_per_step"] = {{"model", number(e.flops.model.base())}, {"hardware", number(e.flops.hardware.base())}};
+
+  const sim::Parallelism& p = e.strategy;
+  out["strategy"] = {
+      {"tp", p.tp},
+      {"pp", p.pp},
+      {"dp", p.dp},
+      {"cp", p.cp},
+      {"ep", p.ep},
+      {"micro_batch", p.micro_batch},
+      {"virtual_stages", p.virtual_stages},
+      {"zero", p.zero},
+      {"recompute", sim::to_string(p.recompute)},
+      {"sequence_parallel", p.sequence_parallel},
+      {"overlap_dp_comm", p.overlap_dp_comm},
+      {"grad_accumulation", e.micro_batches},
+      {"chosen_by_capplan", e.strategy_chosen_by_capplan},
+      {"configurations_evaluated", e.configurations_evaluated},
+  };
+
+  out["scenario"] = {
+      {"model", s.model_id},
+      {"model_name", sc.model.name},
+      {"model_params_b", number(sc.model.total_params() / 1e9)},
+      {"gpu", cl.gpu.id},
+      {"instance", cl.instance_id.empty() ? json(nullptr) : json(cl.instance_id)},
+      {"gpus", gpus},
+      {"gpus_per_node", cl.gpus_per_node},
+      {"nodes", cl.nodes()},
+      {"precision", sim::to_string(sc.training.precision)},
+      {"tokens", number(sc.training.tokens)},
+      {"global_batch", sc.training.global_batch},
+      {"global_batch_tokens", number(static_cast<double>(sc.training.global_batch) * sc.model.seq_len)},
+      {"seq_len", sc.model.seq_len},
+  };
+  out["cost_model"] = e.cost_model.empty() ? std::string("datasheet") : e.cost_model;
+  out["warnings"] = all_warnings(e, s);
+  return out;
+}
+
+std::string estimate_to_csv(const sim::Estimate& e, const ParsedScenario& s) {
+  const json j = estimate_to_json(e, s);
+  std::vector<std::pair<std::string, json>> cols;
+  for (const char* key : {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu", "hfu",
+                          "time_to_train_days", "steps", "gpu_hours", "cost_usd", "usd_per_gpu_hour", "price_source",
+                          "memory_per_gpu_bytes", "memory_capacity_bytes", "fits_in_memory"}) {
+    cols.emplace_back(key, j.at(key));
+  }
+  for (const auto& [k, v] : j.at("memory_breakdown_bytes").items()) cols.emplace_back("memory_" + k + "_bytes", v);
+  for (const auto& [k, v] : j.at("breakdown_s").items()) cols.emplace_back("breakdown_" + k + "_s", v);
+  for (const auto& [k, v] : j.at("flops_per_step").items()) cols.emplace_back("flops_per_step_" + k, v);
+  for (const auto& [k, v] : j.at("strategy").items()) cols.emplace_back("strategy_" + k, v);
+  for (const auto& [k, v] : j.at("scenario").items()) cols.emplace_back("scenario_" + k, v);
+  cols.emplace_back("cost_model", j.at("cost_model"));
+  std::string warnings;
+  for (const auto& w : j.at("warnings")) warnings += (warnings.empty() ? "" : "; ") + w.get<std::string>();
+  cols.emplace_back("warnings", warnings);
+
+  std::string header;
+  std::string values;
+  for (size_t i = 0; i < cols.size(); ++i) {
+    header += (i ? "," : "") + csv_field(cols[i].first);
+    values += (i ? "," : "") + csv_field(csv_value(cols[i].second));
+  }
+  return header + "\n" + values + "\n";
+}
+
+std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
+  const sim::Scenario& sc = s.scenario;
+  const sim::Cluster& cl = sc.cluster;
+  const sim::Parallelism& p = e.strategy;
+  std::string out;
+  auto line = [&](const std::string& text) { out += text + "\n"; };
+  auto row = [&](const std::string& label, const std::string& value) { line("  " + pad_right(label, 22) + value); };
+
+  // What was estimated.
+  std::string model = sc.model.name.empty() ? s.model_id : sc.model.name;
+  if (!s.model_id.empty() && s.model_id != "custom" && s.model_id != model) model += " (" + s.model_id + ")";
+  line("capplan estimate: " + model + ", " + fixed(sc.model.total_params() / 1e9, 1) + "B parameters");
+  std::string where = std::to_string(cl.gpus) + " x " + (cl.gpu.name.empty() ? cl.gpu.id : cl.gpu.name);
+  if (!cl.instance_id.empty()) {
+    where += " (" + std::to_string(cl.nodes()) + " x " + cl.instance_id + ")";
+  } else {
+    where += " (" + std::to_string(cl.nodes()) + " node" + (cl.nodes() == 1 ? "" : "s") + " of " +
+             std::to_string(cl.gpus_per_node) + ")";
+  }
+  line("  " + where + ", " + sim::to_string(sc.training.precision) + ", " + si(sc.training.tokens) +
+       " tokens, global batch " + grouped(static_cast<double>(sc.training.global_batch)) + " x " +
+       std::to_string(sc.model.seq_len) + " tokens");
+  line("");
+
+  // Headline.
+  line("Result");
+  const double days = units::to_days(e.time_to_train);
+  row("time to train", (days >= 1000.0 ? grouped(days) : fixed(days, 1)) + " days (" + grouped(e.steps) + " steps)");
+  if (e.cost) {
+    row("cost", usd(e.cost->base()) + " (" + grouped(e.gpu_hours) + " GPU-hours)");
+  } else {
+    row("cost", "unknown: no price (" + grouped(e.gpu_hours) + " GPU-hours); give --usd-per-gpu-hour");
+  }
+  if (e.price_per_gpu) {
+    std::string price = "$" + fixed(units::to_usd_per_hour(*e.price_per_gpu), 2) + " per GPU-hour";
+    if (!cl.price_source.empty()) price += " (" + cl.price_source + ")";
+    row("price", price);
+  }
+  row("step time", seconds_text(e.step_time.base()));
+  row("throughput", si(e.tokens_per_s) + " tokens/s (" +
+                        (cl.gpus > 0 ? grouped(e.tokens_per_s / cl.gpus) : std::string("n/a")) + " per GPU)");
+  row("model TFLOP/s per GPU", fixed(units::to_tflop_per_s(e.model_flops_per_gpu), 1));
+  row("MFU / HFU", fixed(100.0 * e.mfu, 1) + "% / " + fixed(100.0 * e.hfu, 1) + "%");
+  line("");
+
+  // Memory.
+  const sim::MemoryBreakdown& m = e.memory;
+  line("Memory per GPU (peak, pipeline stage " + std::to_string(m.stage) + ")");
+  row("total", gib(m.total()) + " of " + gib(m.capacity) + " GiB" + (m.fits() ? "  fits" : "  DOES NOT FIT"));
+  const std::pair<const char*, units::Bytes> parts[] = {
+      {"weights", m.weights},         {"gradients", m.gradients}, {"optimizer state", m.optimizer},
+      {"activations", m.activations}, {"logits", m.logits},       {"reserve", m.reserve},
+  };
+  for (const auto& [name, bytes] : parts) row("  " + std::string(name), pad_left(gib(bytes), 8) + " GiB");
+  line("");
+
+  // Step breakdown.
+  const sim::StepBreakdown& b = e.breakdown;
+  const double total = e.step_time.base();
+  line("Step time breakdown");
+  const std::pair<const char*, units::Seconds> phases[] = {
+      {"compute", b.compute},           {"  of which recompute", b.recompute},
+      {"tp comm (exposed)", b.tp_comm}, {"pp comm (exposed)", b.pp_comm},
+      {"dp comm (exposed)", b.dp_comm}, {"ep comm (exposed)", b.ep_comm},
+      {"cp comm (exposed)", b.cp_comm}, {"pipeline bubble", b.bubble},
+      {"optimizer", b.optimizer},       {"other", b.other},
+  };
+  for (const auto& [name, t] : phases) {
+    const double v = t.base();
+    if (v == 0.0 && std::string(name) != "compute") continue;  // hide parts this layout does not have
+    const std::string share = total > 0 ? fixed(100.0 * v / total, 1) + "%" : "n/a";
+    row(name, pad_left(seconds_text(v), 10) + pad_left(share, 8));
+  }
+  line("");
+
+  // Strategy.
+  std::string strategy = "tp " + std::to_string(p.tp) + ", pp " + std::to_string(p.pp) + ", dp " + std::to_string(p.dp);
+  if (p.cp != 1) strategy += ", cp " + std::to_string(p.cp);
+  if (p.ep != 1) strategy += ", ep " + std::to_string(p.ep);
+  strategy += ", micro-batch " + std::to_string(p.micro_batch) + " x " + std::to_string(e.micro_batches) +
+              " accumulation steps";
+  if (p.virtual_stages != 1) strategy += ", " + std::to_string(p.virtual_stages) + " virtual stages";
+  strategy += ", ZeRO " + std::to_string(p.zero) + ", recompute " + sim::to_string(p.recompute);
+  strategy += p.sequence_parallel ? ", sequence parallel" : "";
+  line("Strategy" + std::string(e.strategy_chosen_by_capplan
+                                    ? " (chosen by capplan from " +
+                                          grouped(static_cast<double>(e.configurations_evaluated)) + " configurations)"
+                                    : ""));
+  line("  " + strategy);
+  line("  cost model: " + (e.cost_model.empty() ? std::string("datasheet") : e.cost_model));
+
+  const auto warnings = all_warnings(e, s);
+  if (!warnings.empty()) {
+    line("");
+    line("Warnings");
+    for (const auto& w : warnings) line("  - " + w);
+  }
+  return out;
+}
+
+}  // namespace capplan::data

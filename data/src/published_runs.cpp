@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: Apache-2.0
+// Published training runs (data/benchmarks/published_runs_dev.csv and its .md) -> scenarios with
+// a measured throughput, for validating capplan against reality. Rows that cannot become a
+// like-for-like scenario are kept, marked unusable, with the reason; every value we had to
+// assume is stated in PublishedRun::assumptions.
+#include "capplan/data/published_runs.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "capplan/data/scenario_io.hpp"
+#include "json_reader.hpp"
+
+namespace capplan::data {
+
+namespace {
+
+using detail::fmt;
+using nlohmann::json;
+
+// --- CSV (RFC 4180) -----------------------------------------------------------------------
+
+struct CsvRow {
+  std::vector<std::string> cells;
+  int line = 0;  // line where the record starts
+};
+
+Result<std::vector<CsvRow>> parse_csv(std::string_view text, const std::string& file) {
+  std::vector<CsvRow> rows;
+  CsvRow row;
+  std::string field;
+  bool in_quotes = false, quoted = false, after_quote = false;
+  int line = 1;
+  row.line = 1;
+  auto end_field = [&] {
+    row.cells.push_back(std::move(field));
+    field.clear();
+    quoted = after_quote = false;
+  };
+  auto end_row = [&] {
+    end_field();
+    const bool blank = row.cells.size() == 1 && row.cells[0].empty();
+    if (!blank) rows.push_back(std::move(row));
+    row = CsvRow{};
+    row.line = line + 1;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_quotes) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          in_quotes = false;
+          after_quote = true;
+        }
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == ',') {
+      end_field();
+    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+      continue;  // CRLF: the '\n' ends the record
+    } else if (c == '\n' || c == '\r') {
+      end_row();
+      ++line;
+    } else if (c == '"') {
+      if (!field.empty() || quoted) {
+        return fail(file + ":" + std::to_string(line),
+                    "malformed CSV: quote inside an unquoted field (RFC 4180: quote the whole field and double "
+                    "inner quotes)");
+      }
+      in_quotes = quoted = true;
+    } else {
+      if (after_quote) {
+        return fail(file + ":" + std::to_string(line), "malformed CSV: text after the closing quote of a field");
+      }
+      field += c;
+    }
+  }
+  if (in_quotes) return fail(file + ":" + std::to_string(row.line), "malformed CSV: unterminated quoted field");
+  if (!field.empty() || !row.cells.empty() || quoted) end_row();
+  return rows;
+}
+
+// --- Cell conventions (published_runs_dev.md) ---------------------------------------------
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+bool contains(const std::string& haystack, std::string_view needle) {
+  return lower(haystack).find(lower(std::string(needle))) != std::string::npos;
+}
+std::string trim(std::string s) {
+  auto sp = [](unsigned char c) { return std::isspace(c) != 0; };
+  while (!s.empty() && sp(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t b = 0;
+  while (b < s.size() && sp(static_cast<unsigned char>(s[b]))) ++b;
+  return s.substr(b);
+}
+// Removes parenthetical notes: "8 (assumed)" -> "8".
+std::string strip_notes(const std::string& s) {
+  std::string out;
+  int depth = 0;
+  for (char c : s) {
+    if (c == '(') {
+      ++depth;
+    } else if (c == ')' && depth > 0) {
+      --depth;
+    } else if (depth == 0) {
+      out += c;
+    }
+  }
+  return trim(out);
+}
+// The leading number of a cell ("8 (assumed)" -> 8, "50257 (padded 50432)" -> 50257); nullopt for
+// "unknown", "n/a", "up to 147", "yes (...)".
+std::optional<double> leading_number(const std::string& cell) {
+  static const std::regex kNumber(R"(^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?)");
+  const std::string s = strip_notes(cell);
+  std::smatch m;
+  if (!std::regex_search(s, m, kNumber)) return std::nullopt;
+  const std::size_t end = static_cast<std::size_t>(m.length(0));
+  if (end < s.size() && !std::isspace(static_cast<unsigned char>(s[end])) && s[end] != ',' && s[end] != ';') {
+    return std::nullopt;  // "8x200", "128K"
+  }
+  const double v = std::stod(m.str(0));
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+std::optional<int> leading_int(const std::string& cell) {
+  auto v = leading_number(cell);
+  if (!v || *v != std::floor(*v) || *v < 0 || *v > 2e9) return std::nullopt;
+  return static_cast<int>(*v);
+}
+// A cell the source marks as weaker than a primary read.
+bool weak(const std::string& cell) {
+  for (const char* w : {"assumed", "recalled", "verify", "likely", "third-party", "unverified", "inferred"}) {
+    if (contains(cell, w)) return true;
+  }
+  return false;
+}
+bool starts_with_word(const std::string& cell, std::string_view word) {
+  const std::string l = lower(trim(cell));
+  if (!l.starts_with(word)) return false;
+  return l.size() == word.size() || !std::isalnum(static_cast<unsigned char>(l[word.size()]));
+}
+
+// The CSV columns this reader uses; a file without them is malformed.
+constexpr const char* kColumns[] = {
+    "row_id", "group", "source", "source_url", "measurement_kind", "model_name", "arch_type", "num_layers",
+    "hidden_size", "num_attention_heads", "num_kv_heads", "ffn_hidden_size", "ffn_activation", "vocab_size",
+    "seq_len", "attention_notes", "global_batch_seqs", "global_batch_tokens", "micro_batch_size", "precision",
+    "gpu_model", "num_gpus", "gpus_per_node", "inter_node_network", "tp", "pp", "dp", "cp", "sequence_parallel",
+    "ep", "zero_or_fsdp", "virtual_pipeline_stages", "activation_recompute", "step_time_s", "tokens_per_s_total",
+    "tokens_per_s_per_gpu", "tflops_per_gpu", "tflops_definition", "derived_fields", "framework",
+};
+
+class RowReader {
+ public:
+  RowReader(const CsvRow& row, const std::map<std::string, std::size_t>& columns, PublishedRun& run)
+      : row_(row), columns_(columns), run_(run) {}
+
+  const std::string& cell(const std::string& column) const {
+    static const std::string kEmpty;
+    auto it = columns_.find(column);
+    return it == columns_.end() || it->second >= row_.cells.size() ? kEmpty : row_.cells[it->second];
+  }
+  // A number from a column; notes the assumption when the cell is marked as weak.
+  std::optional<double> number(const std::string& column) {
+    auto v = leading_number(cell(column));
+    if (v) note_weak(column);
+    return v;
+  }
+  std::optional<int> integer(const std::string& column) {
+    auto v = leading_int(cell(column));
+    if (v) note_weak(column);
+    return v;
+  }
+  void note_weak(const std::string& column) {
+    if (weak(cell(column))) assume(column + " = '" + cell(column) + "' (marked as weaker than a primary source)");
+  }
+  void assume(std::string text) {
+    if (std::find(run_.assumptions.begin(), run_.assumptions.end(), text) == run_.assumptions.end()) {
+      run_.assumptions.push_back(std::move(text));
+    }
+  }
+  void skip(std::string reason) { reasons_.push_back(std::move(reason)); }
+  const std::vector<std::string>& reasons() const { return reasons_; }
+
+ private:
+  const CsvRow& row_;
+  const std::map<std::string, std::size_t>& columns_;
+  PublishedRun& run_;
+  std::vector<std::string> reasons_;
+};
+
+// --- Interpretation of free-text columns --------------------------------------------------
+
+// GPU text -> catalog id. Candidates are tried in order; the first the catalog has wins.
+std::optional<std::string> map_gpu(const std::string& text, const Catalogs& cat, RowReader& rr) {
+  auto pick = [&](std::initializer_list<const char*> ids) -> std::optional<std::string> {
+    for (const char* id : ids) {
+      if (cat.find_gpu(id) != nullptr) return std::string(id);
+    }
+    return std::nullopt;
+  };
+  static const std::regex kMemory(R"((\d+)\s*GB)");
+  std::smatch m;
+  const bool has_mem = std::regex_search(text, m, kMemory);
+  const int mem = has_mem ? std::stoi(m.str(1)) : 0;
+  if (contains(text, "ampere")) {
+    rr.assume("gpu_model '" + text + "' read as A100 80GB SXM");
+    return pick({"a100-80gb-sxm"});
+  }
+  if (contains(text, "a100")) {
+    if (mem == 40) return pick({"a100-40gb-sxm"});
+    if (mem != 80) rr.assume("gpu_model '" + text + "': memory not stated, A100 80GB SXM assumed");
+    return pick({"a100-80gb-sxm"});
+  }
+  if (contains(text, "h100")) {
+    if (contains(text, "pcie")) return pick({"h100-pcie-80gb"});
+    if (mem != 80)
+      rr.assume("gpu_model '" + text + "' mapped to h100-sxm-80gb (same compute; memory and power differ)");
+    return pick({"h100-sxm-80gb"});
+  }
+  if (contains(text, "h800")) return pick({"h800-sxm-80gb"});
+  if (contains(text, "h200")) return pick({"h200-sxm-141gb"});
+  if (contains(text, "b200")) return pick({"b200", "b200-hgx"});
+  if (contains(text, "v100")) {
+    if (!contains(text, "sxm2") || mem != 32) rr.assume("gpu_model '" + text + "' mapped to v100-sxm2-32gb");
+    return pick({"v100-sxm2-32gb"});
+  }
+  return std::nullopt;
+}
+
+// Era default when the fabric is not published: HDR (200 Gbit/s per GPU) for A100, NDR (400)
+// for Hopper and Blackwell, EDR (100) for Volta.
+double default_network_gbps(const std::string& gpu_id) {
+  if (gpu_id.starts_with("v100")) return 100;
+  if (gpu_id.starts_with("a100") || gpu_id.starts_with("a800")) return 200;
+  return 400;
+}
+
+// inter_node_network text -> Gbit/s per GPU, one direction.
+double parse_network(const std::string& text, int gpus_per_node, const std::string& gpu_id, RowReader& rr) {
+  static const std::regex kCountTimesRate(R"((\d+)\s*x\s*(\d+(?:\.\d+)?)\s*(?:Gb/s|Gbps|Gbit/s|G\b))");
+  static const std::regex kCountTimesGen(R"((\d+)\s*x\s*[^,;()]*?\b(EDR|HDR|NDR|XDR)\b)");
+  static const std::regex kRate(R"((\d+(?:\.\d+)?)\s*(Gb/s|Gbps|Gbit/s|GB/s))");
+  std::smatch m;
+  const bool hedged = weak(text) || contains(text, "not restate") || contains(text, "standard");
+  auto per_gpu = [&](double node_total, const char* how) {
+    const double v = node_total / gpus_per_node;
+    if (hedged) rr.assume("inter_node_network '" + text + "' read as " + fmt(v) + " Gbit/s per GPU (" + how + ")");
+    return v;
+  };
+  if (std::regex_search(text, m, kCountTimesRate)) {
+    return per_gpu(std::stod(m.str(1)) * std::stod(m.str(2)), "NICs x rate per node / GPUs per node");
+  }
+  if (std::regex_search(text, m, kCountTimesGen)) {
+    const std::string gen = m.str(2);
+    const double rate = gen == "EDR" ? 100 : gen == "HDR" ? 200 : gen == "NDR" ? 400 : 800;
+    return per_gpu(std::stod(m.str(1)) * rate, "NICs x InfiniBand generation rate / GPUs per node");
+  }
+  if (std::regex_search(text, m, kRate)) {
+    double v = std::stod(m.str(1));
+    if (m.str(2) == "GB/s") v *= 8;
+    if (contains(text, "per gpu")) {
+      if (hedged) rr.assume("inter_node_network '" + text + "' read as " + fmt(v) + " Gbit/s per GPU");
+      return v;
+    }
+    if (contains(text, "per node") || contains(text, "per server") || contains(text, "node-to-node") ||
+        contains(text, "inter-node")) {
+      const double g = v / gpus_per_node;
+      rr.assume("inter_node_network '" + text + "' read as " + fmt(v) + " Gbit/s per node = " + fmt(g) +
+                " Gbit/s per GPU");
+      return g;
+    }
+    rr.assume("inter_node_network '" + text + "' read as " + fmt(v) + " Gbit/s per GPU (one NIC per GPU)");
+    return v;
+  }
+  if (contains(text, "efa")) {
+    static const std::regex kBare(R"((\d{3,5}))");
+    if (std::regex_search(text, m, kBare)) {
+      const double g = std::stod(m.str(1)) / gpus_per_node;
+      rr.assume("inter_node_network '" + text + "' read as " + m.str(1) + " Gbit/s EFA per node = " + fmt(g) +
+                " Gbit/s per GPU");
+      return g;
+    }
+  }
+  const double d = default_network_gbps(gpu_id);
+  rr.assume("inter_node_network '" + text + "' not published: " + fmt(d) + " Gbit/s per GPU assumed for " + gpu_id);
+  return d;
+}
+
+std::string map_precision(const std::string& text, RowReader& rr) {
+  rr.note_weak("precision");
+  const std::string l = lower(text);
+  if (l.find("fp8") != std::string::npos) return "fp8";
+  const bool bf = l.find("bf16") != std::string::npos, fp = l.find("fp16") != std::string::npos;
+  if (bf && fp) {
+    if (!l.starts_with("bf16") || l.find("unknown") != std::string::npos) {
+      rr.assume("precision '" + text + "' ambiguous: bf16 assumed (same dense peak as fp16 on A100/H100)");
+    }
+    return "bf16";
+  }
+  if (fp) return "fp16";
+  if (!bf) rr.assume("precision '" + text + "' not recognised: bf16 assumed");
+  return "bf16";
+}
+
+// ZeRO stage from zero_or_fsdp; nullopt = not published ("auto").
+std::optional<int> map_zero(const std::string& text, RowReader& rr) {
+  const std::string l = lower(text);
+  std::optional<int> z;
+  const bool dist_opt =
+      l.find("distributed optimizer") != std::string::npos || l.find("dist. optimizer") != std::string::npos;
+  if (starts_with_word(l, "none") || starts_with_word(l, "no")) {
+    z = dist_opt ? 1 : 0;  // "no FSDP (DDP; distributed optimizer assumed)" is ZeRO-1
+  } else if (l.find("zero-2") != std::string::npos) {
+    z = 2;
+  } else if (l.find("zero-3") != std::string::npos || l.find("full_shard") != std::string::npos ||
+             l.find("full shard") != std::string::npos || l.find("fsdp") != std::string::npos) {
+    z = 3;
+  } else if (l.find("zero-1") != std::string::npos || dist_opt) {
+    z = 1;
+  }
+  if (z) rr.note_weak("zero_or_fsdp");
+  return z;
+}
+
+// Publication year: the earliest of a year in `source` ("2019", "SC'21") and an arXiv id.
+std::optional<int> publication_year(const std::string& source, const std::string& url) {
+  std::optional<int> year;
+  auto take = [&](int y) { year = year ? std::min(*year, y) : y; };
+  static const std::regex kYear(R"(\b(19|20)(\d\d)\b)");
+  static const std::regex kShortYear(R"('(\d\d)\b)");
+  static const std::regex kArxiv(R"(arxiv\.org/(?:abs|pdf)/(\d\d)\d\d\.)");
+  std::smatch m;
+  if (std::regex_search(source, m, kYear)) take(std::stoi(m.str(1) + m.str(2)));
+  if (std::regex_search(source, m, kShortYear)) take(2000 + std::stoi(m.str(1)));
+  if (std::regex_search(url, m, kArxiv)) take(2000 + std::stoi(m.str(1)));
+  return year;
+}
+
+// Narayanan et al. SC'21 Eq. 3: FLOPs per iteration F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)),
+// which counts the recompute forward pass. Per token: F / (B s).
+double eq3_flops_per_token(double l, double h, double s, double V) {
+  return 96.0 * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+}
+
+PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t>& columns, const Catalogs& cat,
+                      const std::string& file) {
+  PublishedRun run;
+  RowReader rr(row, columns, run);
+  run.row_id = rr.cell("row_id");
+  run.model_name = rr.cell("model_name");
+  run.arch_type = rr.cell("arch_type");
+  run.gpu_model = rr.cell("gpu_model");
+
+  if (starts_with_word(run.arch_type, "moe")) rr.skip("MoE not modelled yet (issue 3)");
+  const std::string kind = lower(rr.cell("measurement_kind"));
+  if (kind.starts_with("full run") || kind.starts_with("cost rate")) {
+    rr.skip("whole-run aggregate: needs the goodput model");
+  }
+
+  auto gpus = rr.integer("num_gpus");
+  if (!gpus || *gpus < 1) rr.skip("GPU count not published");
+  run.num_gpus = gpus.value_or(0);
+
+  // Model dimensions.
+  struct Dim {
+    const char* column;
+    const char* key;
+  };
+  constexpr Dim kDims[] = {{"num_layers", "layers"},   {"hidden_size", "hidden"},   {"num_attention_heads", "heads"},
+                           {"num_kv_heads", "kv_heads"}, {"ffn_hidden_size", "ffn_hidden"}, {"vocab_size", "vocab"},
+                           {"seq_len", "seq_len"}};
+  json model{{"name", run.model_name}};
+  std::vector<std::string> missing;
+  for (const auto& d : kDims) {
+    if (auto v = rr.integer(d.column); v && *v > 0) {
+      model[d.key] = *v;
+    } else {
+      missing.push_back(std::string(d.column) + " = '" + rr.cell(d.column) + "'");
+    }
+  }
+  if (!missing.empty()) rr.skip("model dimensions not published (" + detail::join(missing) + ")");
+  const std::string act = rr.cell("ffn_activation");
+  model["gated_ffn"] = contains(act, "swiglu") || contains(act, "geglu") || contains(act, "gated");
+  model["tied_embeddings"] = false;
+  model["dropout"] = false;
+  const std::string attention_text = rr.cell("attention_notes") + " " + rr.cell("framework");
+  const auto year = publication_year(rr.cell("source"), rr.cell("source_url"));
+  if (year && *year <= 2022 && !contains(attention_text, "flash") && !contains(attention_text, "sdpa")) {
+    model["flash_attention"] = false;
+    rr.assume("published " + std::to_string(*year) +
+              ", before fused (flash) attention was in use: unfused attention assumed");
+  }
+  const int seq_len = model.contains("seq_len") ? model["seq_len"].get<int>() : 0;
+
+  // Batch and precision.
+  json training{{"tokens", 1e12}};  // irrelevant for throughput; a full run is not modelled
+  if (auto gb = rr.integer("global_batch_seqs"); gb && *gb > 0) {
+    training["global_batch"] = *gb;
+  } else if (auto gbt = rr.number("global_batch_tokens"); gbt && seq_len > 0 && std::fmod(*gbt, seq_len) == 0) {
+    training["global_batch"] = static_cast<std::int64_t>(*gbt / seq_len);
+    rr.assume("global batch = global_batch_tokens / seq_len = " + fmt(*gbt / seq_len) + " sequences");
+  } else {
+    rr.skip("global batch not published");
+  }
+  training["precision"] = map_precision(rr.cell("precision"), rr);
+
+  // Hardware.
+  json cluster;
+  auto gpu_id = map_gpu(run.gpu_model, cat, rr);
+  if (!gpu_id) rr.skip("GPU '" + run.gpu_model + "' not in the catalog");
+  int gpn = 8;
+  if (auto v = rr.integer("gpus_per_node"); v && *v > 0) {
+    gpn = *v;
+  } else {
+    rr.assume("gpus_per_node not published: 8 assumed");
+  }
+  if (gpu_id) cluster["gpu"] = *gpu_id;
+  if (gpus) cluster["gpus"] = *gpus;
+  cluster["gpus_per_node"] = gpn;
+  cluster["inter_node_gbps_per_gpu"] = parse_network(rr.cell("inter_node_network"), gpn, gpu_id.value_or(""), rr);
+
+  // Parallel layout.
+  json strategy = json::object();
+  std::vector<std::string> unpublished;
+  for (const char* col : {"tp", "pp", "dp"}) {
+    if (auto v = rr.integer(col); v && *v > 0) {
+      strategy[col] = *v;
+    } else {
+      unpublished.push_back(std::string(col) + " = '" + rr.cell(col) + "'");
+    }
+  }
+  if (!unpublished.empty()) rr.skip("parallel layout not published (" + detail::join(unpublished) + ")");
+  if (auto cp = rr.integer("cp")) {
+    if (*cp > 1) rr.skip("cp>1 not modelled yet");
+  } else {
+    rr.assume("cp = '" + rr.cell("cp") + "': 1 assumed");
+  }
+  if (auto ep = rr.integer("ep"); ep && *ep > 1) rr.skip("MoE not modelled yet (ep > 1)");
+  strategy["cp"] = 1;
+  if (auto v = rr.integer("micro_batch_size"); v && *v > 0) {
+    strategy["micro_batch"] = *v;
+  } else {
+    strategy["micro_batch"] = "auto";
+  }
+  if (auto v = rr.integer("virtual_pipeline_stages"); v && *v > 0) {
+    strategy["virtual_stages"] = *v;
+  } else {
+    strategy["virtual_stages"] = "auto";
+  }
+  const std::string sp = rr.cell("sequence_parallel");
+  if (starts_with_word(sp, "yes")) {
+    strategy["sequence_parallel"] = true;
+    rr.note_weak("sequence_parallel");
+  } else if (starts_with_word(sp, "no")) {
+    strategy["sequence_parallel"] = false;
+  } else {
+    strategy["sequence_parallel"] = "auto";
+  }
+  const std::string rc = rr.cell("activation_recompute");
+  strategy["recompute"] = "auto";
+  for (const char* word : {"none", "selective", "full"}) {
+    if (starts_with_word(rc, word)) {
+      strategy["recompute"] = word;
+      rr.note_weak("activation_recompute");
+    }
+  }
+  if (auto z = map_zero(rr.cell("zero_or_fsdp"), rr)) {
+    strategy["zero"] = *z;
+  } else {
+    strategy["zero"] = "auto";
+  }
+
+  // Measured throughput, tokens/s per GPU.
+  const bool derived_in_csv = contains(rr.cell("derived_fields"), "tokens_per_s_per_gpu");
+  const auto step = rr.number("step_time_s");
+  const auto tflops = rr.number("tflops_per_gpu");
+  if (auto v = rr.number("tokens_per_s_per_gpu"); v && *v > 0) {
+    run.measured_tokens_per_s_per_gpu = *v;
+    run.measured_how = "tokens_per_s_per_gpu column" + std::string(derived_in_csv ? " (derived in the CSV)" : "");
+  } else if (auto total = rr.number("tokens_per_s_total"); total && *total > 0 && gpus && *gpus > 0) {
+    run.measured_tokens_per_s_per_gpu = *total / *gpus;
+    run.measured_how = "tokens_per_s_total / num_gpus";
+  } else if (step && *step > 0 && training.contains("global_batch") && seq_len > 0 && gpus && *gpus > 0) {
+    run.measured_tokens_per_s_per_gpu =
+        training["global_batch"].get<double>() * seq_len / *step / static_cast<double>(*gpus);
+    run.measured_how = "global_batch_seqs x seq_len / step_time_s / num_gpus";
+  } else if (tflops && *tflops > 0 && contains(rr.cell("tflops_definition"), "eq.3") && missing.empty()) {
+    const double per_token = eq3_flops_per_token(model["layers"].get<double>(), model["hidden"].get<double>(),
+                                                 model["seq_len"].get<double>(), model["vocab"].get<double>());
+    run.measured_tokens_per_s_per_gpu = *tflops * 1e12 / per_token;
+    run.measured_how =
+        "tflops_per_gpu (" + fmt(*tflops) +
+        ") / Narayanan et al. SC'21 Eq. 3 FLOPs per token, 96 l h^2 (1 + s/6h + V/16lh) (counts the recompute "
+        "forward pass)";
+    rr.assume("throughput derived from TFLOP/s through the source's Eq. 3, which assumes full recomputation");
+  } else {
+    rr.skip("measured throughput not derivable (no tokens/s, no step time, and TFLOP/s without a FLOP definition "
+            "we can invert)");
+  }
+
+  run.scenario = json{{"name", run.row_id + " " + run.model_name},
+                      {"model", model},
+                      {"training", training},
+                      {"cluster", cluster},
+                      {"strategy", strategy}};
+
+  // A row is usable only if capplan accepts its scenario as it stands.
+  if (rr.reasons().empty()) {
+    auto parsed = parse_scenario(run.scenario, cat, file + "#" + run.row_id);
+    if (!parsed) {
+      const auto& d = parsed.error().front();
+      rr.skip("scenario rejected: " + d.where + ": " + d.message);
+    }
+  }
+  run.usable = rr.reasons().empty();
+  run.skip_reason = detail::join(rr.reasons(), "; ");
+  return run;
+}
+
+}  // namespace
+
+Result<std::vector<PublishedRun>> load_published_runs(const std::filesystem::path& csv, const Catalogs& catalogs) {
+  const std::string file = csv.filename().string();
+  auto text = detail::read_text_file(csv, file);
+  if (!text) return std::unexpected(std::move(text.error()));
+  auto rows = parse_csv(*text, file);
+  if (!rows) return std::unexpected(std::move(rows.error()));
+  if (rows->empty()) return fail(file, "malformed CSV: no header line");
+
+  const CsvRow& header = rows->front();
+  std::map<std::string, std::size_t> columns;
+  for (std::size_t i = 0; i < header.cells.size(); ++i) columns.emplace(trim(header.cells[i]), i);
+  Diagnostics diags;
+  for (const char* c : kColumns) {
+    if (!columns.contains(c))
+      diags.push_back({Diagnostic::Severity::error, file + ":1", "missing column '" + std::string(c) + "'"});
+  }
+  for (std::size_t i = 1; i < rows->size(); ++i) {
+    const auto& r = (*rows)[i];
+    if (r.cells.size() != header.cells.size()) {
+      diags.push_back({Diagnostic::Severity::error, file + ":" + std::to_string(r.line),
+                       "malformed CSV: expected " + std::to_string(header.cells.size()) +
+                           " fields (as the header); got " + std::to_string(r.cells.size())});
+    }
+  }
+  if (!diags.empty()) return std::unexpected(std::move(diags));
+
+  std::vector<PublishedRun> runs;
+  for (std::size_t i = 1; i < rows->size(); ++i) runs.push_back(read_row((*rows)[i], columns, catalogs, file));
+  return runs;
+}
+
+}  // namespace capplan::data

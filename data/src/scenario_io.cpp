@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scenario files (CONTRACT.md) -> sim::Scenario, with every problem named by its JSON pointer.
+// Layout divisibility (heads % tp, ...) is sim::check_layout's job; here: keys, types, ranges,
+// catalog ids, and the GPU-count identity tp*pp*dp*cp*ep == GPUs.
+#include "capplan/data/scenario_io.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "json_reader.hpp"
+
+namespace capplan::data {
+
+namespace {
+
+using detail::child;
+using detail::describe;
+using detail::fmt;
+using detail::json;
+using detail::Reader;
+
+// Absurd-size limits: far beyond any real run, low enough that products stay exact in doubles.
+constexpr double kMaxTokens = 1e16;
+constexpr double kMaxBatchTokens = 1e12;
+constexpr double kMaxBatchSequences = 1e9;
+constexpr double kMaxGpus = 1e6;
+constexpr double kMaxNodes = 1e5;
+constexpr double kMaxGpusPerNode = 1024;
+constexpr double kMaxLinkGbps = 1e6;
+constexpr double kMaxUsdPerGpuHour = 1e5;
+constexpr double kMaxParallel = 1e6;
+
+// DGX H100 reference design: one 400 Gbit/s NDR NIC per GPU (8 per node).
+constexpr double kDefaultInterNodeGbpsPerGpu = 400.0;
+
+struct ModelDim {
+  const char* key;
+  int sim::ModelSpec::*member;
+  double max;
+  const char* help;
+};
+constexpr ModelDim kModelDims[] = {
+    {"layers", &sim::ModelSpec::layers, 1e4, "transformer layers"},
+    {"hidden", &sim::ModelSpec::hidden, 1e6, "hidden size"},
+    {"heads", &sim::ModelSpec::heads, 1e5, "attention heads"},
+    {"kv_heads", &sim::ModelSpec::kv_heads, 1e5, "key/value heads; default = heads"},
+    {"ffn_hidden", &sim::ModelSpec::ffn_hidden, 1e7, "FFN inner size"},
+    {"vocab", &sim::ModelSpec::vocab, 1e8, "vocabulary size"},
+    {"seq_len", &sim::ModelSpec::seq_len, 1e8, "sequence length"},
+};
+
+struct ModelFlag {
+  const char* key;
+  bool sim::ModelSpec::*member;
+  const char* help;
+};
+constexpr ModelFlag kModelFlags[] = {
+    {"gated_ffn", &sim::ModelSpec::gated_ffn, "SwiGLU-style gated FFN (default false)"},
+    {"tied_embeddings", &sim::ModelSpec::tied_embeddings, "output layer shares the embedding (default false)"},
+    {"dropout", &sim::ModelSpec::dropout, "dropout masks kept for backward (default false)"},
+    {"flash_attention", &sim::ModelSpec::flash_attention, "fused attention (default true)"},
+};
+
+struct StrategyInt {
+  const char* key;
+  std::optional<int> sim::StrategyRequest::*member;
+  double lo;
+  double hi;
+};
+constexpr StrategyInt kStrategyInts[] = {
+    {"tp", &sim::StrategyRequest::tp, 1, kMaxParallel},
+    {"pp", &sim::StrategyRequest::pp, 1, kMaxParallel},
+    {"dp", &sim::StrategyRequest::dp, 1, kMaxParallel},
+    {"cp", &sim::StrategyRequest::cp, 1, kMaxParallel},
+    {"ep", &sim::StrategyRequest::ep, 1, kMaxParallel},
+    {"micro_batch", &sim::StrategyRequest::micro_batch, 1, kMaxBatchSequences},
+    {"virtual_stages", &sim::StrategyRequest::virtual_stages, 1, 1e4},
+    {"zero", &sim::StrategyRequest::zero, 0, 3},
+};
+
+struct StrategyFlag {
+  const char* key;
+  std::optional<bool> sim::StrategyRequest::*member;
+};
+constexpr StrategyFlag kStrategyFlags[] = {
+    {"sequence_parallel", &sim::StrategyRequest::sequence_parallel},
+    {"overlap_dp_comm", &sim::StrategyRequest::overlap_dp_comm},
+};
+
+constexpr sim::Precision kPrecisions[] = {sim::Precision::bf16, sim::Precision::fp16, sim::Precision::fp8,
+                                          sim::Precision::tf32, sim::Precision::fp32};
+
+std::vector<std::string> precision_names() {
+  std::vector<std::string> names;
+  for (auto p : kPrecisions) names.emplace_back(sim::to_string(p));
+  return names;
+}
+
+const json* find(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+bool is_auto(const json& v) { return v.is_string() && v.get<std::string>() == "auto"; }
+
+class ScenarioParser {
+ public:
+  ScenarioParser(const Catalogs& catalogs, std::string_view where)
+      : where_(where), r_(std::string(where), diags_), cat_(catalogs) {}
+
+  Result<ParsedScenario> run(const json& j) {
+    if (!r_.object(j, "")) return std::unexpected(std::move(diags_));
+    r_.unknown_keys(j, "", {"name", "description", "model", "training", "cluster", "strategy", "pricing"});
+    for (const char* key : {"name", "description"}) {
+      if (const json* v = find(j, key)) r_.string(*v, child("", key));
+    }
+    const json* model = required(j, "model", "the model: a preset or explicit dimensions");
+    const json* training = required(j, "training", "tokens, global batch and precision");
+    const json* cluster = required(j, "cluster", "instance + nodes, or gpu + gpus");
+
+    auto m = model ? parse_model(*model) : std::nullopt;
+    auto t = training ? parse_training(*training, m) : std::nullopt;
+    auto c = cluster ? parse_cluster(*cluster) : std::nullopt;
+    if (c && t) check_precision(*c, t->precision);
+    if (const json* pricing = find(j, "pricing")) {
+      parse_pricing(*pricing, c);
+    } else if (c) {
+      catalog_price(*c);
+    }
+    sim::StrategyRequest s;
+    if (const json* strategy = find(j, "strategy")) {
+      s = parse_strategy(*strategy, c);
+    } else {
+      out_.strategy_all_auto = true;  // no strategy given: search for the best, like "auto"
+    }
+    if (m && t && batch_tokens_) resolve_batch_tokens(*t, *m, s);
+    if (m && t && c && t->global_batch * static_cast<double>(m->seq_len) > t->tokens) {
+      warn("/training/tokens", "fewer tokens (" + fmt(t->tokens) + ") than one global batch (" +
+                                   fmt(t->global_batch * static_cast<double>(m->seq_len)) + "): less than one step");
+    }
+
+    if (has_errors(diags_) || !m || !t || !c) return std::unexpected(std::move(diags_));
+    out_.scenario.model = std::move(*m);
+    out_.scenario.training = *t;
+    out_.scenario.cluster = std::move(*c);
+    out_.scenario.strategy = s;
+    return std::move(out_);
+  }
+
+ private:
+  const json* required(const json& obj, const char* key, const char* help) {
+    const json* v = find(obj, key);
+    if (v == nullptr) r_.error(child("", key), std::string("required (") + help + ") is missing");
+    return v;
+  }
+  void warn(const std::string& pointer, const std::string& message) {
+    out_.warnings.push_back(r_.where(pointer) + ": " + message);
+  }
+
+  // A size given as a number or as a string with an SI suffix ("2T").
+  std::optional<double> si_number(const json& v, const std::string& p, double max) {
+    std::optional<double> x;
+    if (v.is_number()) {
+      x = v.get<double>();
+    } else if (v.is_string()) {
+      x = parse_si(v.get<std::string>());
+    }
+    if (!x) {
+      r_.error(p, "expected a number or a string with an SI suffix such as \"2T\" (k, M, G/B, T, P); got " +
+                      describe(v));
+      return std::nullopt;
+    }
+    if (!std::isfinite(*x)) {
+      r_.error(p, "must be a finite number; got " + describe(v));
+      return std::nullopt;
+    }
+    if (!(*x > 0)) {
+      r_.error(p, "must be > 0; got " + describe(v));
+      return std::nullopt;
+    }
+    if (*x > max) {
+      r_.error(p, "must be at most " + fmt(max) + "; got " + describe(v));
+      return std::nullopt;
+    }
+    return x;
+  }
+
+  // --- model ------------------------------------------------------------------------------
+  std::optional<sim::ModelSpec> parse_model(const json& j) {
+    const std::string p = "/model";
+    if (!r_.object(j, p)) return std::nullopt;
+    const auto before = r_.count();
+    std::vector<std::string> known{"preset", "name", "moe", "attention"};
+    for (const auto& d : kModelDims) known.emplace_back(d.key);
+    for (const auto& f : kModelFlags) known.emplace_back(f.key);
+    r_.unknown_keys(j, p, known);
+
+    sim::ModelSpec m;
+    const ModelEntry* preset = nullptr;
+    if (const json* v = find(j, "preset")) {
+      if (auto id = r_.string(*v, child(p, "preset"))) {
+        preset = cat_.find_model(*id);
+        if (preset == nullptr) {
+          std::vector<std::string> ids;
+          for (const auto& e : cat_.models) ids.push_back(e.id);
+          r_.error(child(p, "preset"), "unknown model preset '" + *id + "' (" + suggest(*id, ids) + ")");
+        } else {
+          m = preset->spec;
+          out_.model_id = preset->id;
+        }
+      }
+    }
+    if (preset == nullptr) out_.model_id = "custom";
+    const bool mha_preset = preset != nullptr && preset->spec.kv_heads == preset->spec.heads;
+
+    for (const auto& d : kModelDims) {
+      const json* v = find(j, d.key);
+      if (v == nullptr) {
+        const bool defaulted = std::string_view(d.key) == "kv_heads";
+        if (preset == nullptr && !defaulted && find(j, "preset") == nullptr) {
+          r_.error(child(p, d.key), std::string("required (") + d.help + ") is missing; or give a preset");
+        }
+        continue;
+      }
+      if (auto x = r_.integer(*v, child(p, d.key), 1, d.max)) m.*d.member = static_cast<int>(*x);
+    }
+    if (find(j, "kv_heads") == nullptr && (preset == nullptr || mha_preset)) m.kv_heads = m.heads;
+    for (const auto& f : kModelFlags) {
+      if (const json* v = find(j, f.key)) {
+        if (auto b = r_.boolean(*v, child(p, f.key))) m.*f.member = *b;
+      }
+    }
+    if (const json* v = find(j, "name")) {
+      if (auto s = r_.string(*v, child(p, "name"))) m.name = *s;
+    } else if (preset == nullptr) {
+      m.name = "custom";
+    }
+    if (find(j, "moe") != nullptr) r_.error(child(p, "moe"), "MoE models are not supported yet (planned)");
+
+    if (m.hidden > 0 && m.heads > 0 && m.hidden % m.heads != 0) {
+      r_.error(child(p, "heads"),
+               "must divide hidden (" + std::to_string(m.hidden) + "); got " + std::to_string(m.heads));
+    }
+    if (m.heads > 0 && m.kv_heads > 0 && (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)) {
+      r_.error(child(p, "kv_heads"), "must divide heads (" + std::to_string(m.heads) + "); got " +
+                                         std::to_string(m.kv_heads));
+    }
+    if (const json* v = find(j, "attention")) {
+      if (auto a = r_.string(*v, child(p, "attention"))) {
+        const std::string ap = child(p, "attention");
+        if (*a == "mla" || *a == "sliding_window") {
+          r_.error(ap, "'" + *a + "' attention is not supported yet (planned); supported: mha, gqa");
+        } else if (*a == "gqa") {
+          if (m.kv_heads >= m.heads) {
+            r_.error(ap, "'gqa' needs kv_heads < heads; got kv_heads " + std::to_string(m.kv_heads) + ", heads " +
+                             std::to_string(m.heads));
+          }
+        } else if (*a == "mha") {
+          if (m.kv_heads != m.heads) {
+            r_.error(ap, "'mha' needs kv_heads == heads; got kv_heads " + std::to_string(m.kv_heads) + ", heads " +
+                             std::to_string(m.heads) + " (use 'gqa' or leave attention out)");
+          }
+        } else {
+          r_.error(ap, "unknown attention '" + *a + "' (" + suggest(*a, {"mha", "gqa", "mla", "sliding_window"}) + ")");
+        }
+      }
+    }
+    if (r_.count() != before) return std::nullopt;
+    return m;
+  }
+
+  // --- training ---------------------------------------------------------------------------
+  std::optional<sim::TrainingJob> parse_training(const json& j, const std::optional<sim::ModelSpec>& model) {
+    const std::string p = "/training";
+    if (!r_.object(j, p)) return std::nullopt;
+    const auto before = r_.count();
+    r_.unknown_keys(j, p, {"tokens", "global_batch_tokens", "global_batch", "precision"});
+    sim::TrainingJob t;
+    if (const json* v = required_in(j, p, "tokens", "total training tokens, e.g. \"2T\"")) {
+      if (auto x = si_number(*v, child(p, "tokens"), kMaxTokens)) t.tokens = *x;
+    }
+    const json* gbt = find(j, "global_batch_tokens");
+    const json* gb = find(j, "global_batch");
+    if (gbt != nullptr && gb != nullptr) {
+      r_.error(p, "give either global_batch_tokens or global_batch (sequences), not both");
+    } else if (gbt == nullptr && gb == nullptr) {
+      r_.error(child(p, "global_batch_tokens"),
+               "required (the global batch: global_batch_tokens, or global_batch in sequences) is missing");
+    } else if (gb != nullptr) {
+      if (auto x = r_.integer(*gb, child(p, "global_batch"), 1, kMaxBatchSequences)) t.global_batch = *x;
+    } else if (auto x = si_number(*gbt, child(p, "global_batch_tokens"), kMaxBatchTokens); x && model) {
+      const double seq = model->seq_len;
+      const double sequences = *x / seq;
+      if (sequences != std::floor(sequences)) {
+        // "4M" tokens is how people write a batch of 1024 x 4096 (or 976.6 x 4096): round to whole
+        // sequences once the strategy is known (see resolve_batch_tokens), and say so.
+        batch_tokens_ = *x;
+        t.global_batch = std::max<std::int64_t>(1, std::llround(sequences));
+      } else {
+        t.global_batch = static_cast<std::int64_t>(sequences);
+      }
+    }
+    if (const json* v = find(j, "precision")) {
+      if (auto s = r_.string(*v, child(p, "precision"))) {
+        auto prec = sim::precision_from_string(*s);
+        if (!prec) {
+          r_.error(child(p, "precision"), "unknown precision '" + *s + "' (" + suggest(*s, precision_names()) + ")");
+        } else {
+          t.precision = *prec;
+        }
+      }
+    }
+    if (r_.count() != before || !model) return std::nullopt;
+    return t;
+  }
+
+  // global_batch_tokens that is not a whole number of sequences: the nearest whole number of
+  // sequences, and when the strategy fixes dp and micro_batch, the nearest multiple of their
+  // product (at least one), with a warning stating the batch actually used.
+  void resolve_batch_tokens(sim::TrainingJob& t, const sim::ModelSpec& m, const sim::StrategyRequest& s) {
+    const double seq = m.seq_len;
+    const double granule = (s.dp && s.micro_batch) ? static_cast<double>(*s.dp) * *s.micro_batch : 1.0;
+    const double sequences = std::max(1.0, std::round(*batch_tokens_ / seq / granule)) * granule;
+    t.global_batch = static_cast<std::int64_t>(sequences);
+    warn("/training/global_batch_tokens",
+         fmt(*batch_tokens_) + " tokens is not a multiple of seq_len (" + fmt(seq) + "): using " + fmt(sequences) +
+             " sequences = " + fmt(sequences * seq) + " tokens" +
+             (granule > 1 ? " (a multiple of micro_batch*dp = " + fmt(granule) + ")" : std::string()));
+  }
+
+  const json* required_in(const json& obj, const std::string& p, const char* key, const char* help) {
+    const json* v = find(obj, key);
+    if (v == nullptr) r_.error(child(p, key), std::string("required (") + help + ") is missing");
+    return v;
+  }
+
+  void check_precision(const sim::Cluster& c, sim::Precision prec) {
+    if (c.gpu.peak.for_precision(prec).base() > 0) return;
+    std::vector<std::string> supported;
+    for (auto q : kPrecisions) {
+      if (c.gpu.peak.for_precision(q).base() > 0) supported.emplace_back(sim::to_string(q));
+    }
+    r_.error("/training/precision", "GPU '" + c.gpu.id + "' has no dense " + sim::to_string(prec) +
+                                        " peak in gpus.json (supported: " + detail::join(supported) + "); got \"" +
+                                        sim::to_string(prec) + "\"");
+  }
+
+  // --- cluster ----------------------------------------------------------------------------
+  std::optional<sim::Cluster> parse_cluster(const json& j) {
+    const std::string p = "/cluster";
+    if (!r_.object(j, p)) return std::nullopt;
+    const auto before = r_.count();
+    r_.unknown_keys(j, p, {"instance", "nodes", "gpu", "gpus", "gpus_per_node", "intra_node_gbps",
+                           "inter_node_gbps_per_gpu"});
+    std::optional<double> intra, inter;
+    if (const json* v = find(j, "intra_node_gbps")) {
+      intra = r_.number(*v, child(p, "intra_node_gbps"), 0, kMaxLinkGbps, true);
+    }
+    if (const json* v = find(j, "inter_node_gbps_per_gpu")) {
+      inter = r_.number(*v, child(p, "inter_node_gbps_per_gpu"), 0, kMaxLinkGbps, true);
+    }
+    const json* instance = find(j, "instance");
+    const json* gpu = find(j, "gpu");
+    if (instance != nullptr && gpu != nullptr) {
+      r_.error(p, "give either instance (with nodes) or gpu (with gpus), not both");
+      return std::nullopt;
+    }
+    if (instance == nullptr && gpu == nullptr) {
+      r_.error(child(p, "instance"), "required (instance with nodes, or gpu with gpus) is missing");
+      return std::nullopt;
+    }
+
+    sim::Cluster c;
+    const InstanceEntry* inst = nullptr;
+    if (instance != nullptr) {
+      for (const char* key : {"gpus", "gpus_per_node"}) {
+        if (find(j, key) != nullptr) {
+          r_.error(child(p, key), "not used with instance (the instance fixes the GPUs per node); give nodes");
+        }
+      }
+      if (auto id = r_.string(*instance, child(p, "instance"))) {
+        inst = cat_.find_instance(*id);
+        if (inst == nullptr) {
+          std::vector<std::string> ids;
+          for (const auto& e : cat_.instances) ids.push_back(e.id);
+          r_.error(child(p, "instance"), "unknown instance '" + *id + "' (" + suggest(*id, ids) + ")");
+        }
+      }
+      std::optional<std::int64_t> nodes;
+      if (const json* v = required_in(j, p, "nodes", "number of instances")) {
+        nodes = r_.integer(*v, child(p, "nodes"), 1, kMaxNodes);
+      }
+      if (inst == nullptr || !nodes) return std::nullopt;
+      const GpuEntry* g = cat_.find_gpu(inst->gpu);
+      if (g == nullptr) {
+        r_.error(child(p, "instance"),
+                 "instance '" + inst->id + "' names GPU '" + inst->gpu + "', which gpus.json lacks");
+        return std::nullopt;
+      }
+      if (static_cast<double>(*nodes) * inst->gpus_per_node > kMaxGpus) {
+        r_.error(child(p, "nodes"), "nodes x gpus_per_node (" + std::to_string(inst->gpus_per_node) +
+                                        ") must be at most " + fmt(kMaxGpus) + " GPUs; got " +
+                                        describe(*find(j, "nodes")));
+        return std::nullopt;
+      }
+      c.gpu = g->spec;
+      c.gpus_per_node = inst->gpus_per_node;
+      c.gpus = static_cast<int>(*nodes) * inst->gpus_per_node;
+      c.instance_id = inst->id;
+      if (!inter) {
+        if (inst->network_gbps) {
+          inter = *inst->network_gbps / inst->gpus_per_node;
+        } else if (*nodes > 1) {
+          r_.error(child(p, "instance"), "network bandwidth of '" + inst->id +
+                                             "' is unknown in the catalog; give cluster.inter_node_gbps_per_gpu");
+          return std::nullopt;
+        } else {
+          inter = kDefaultInterNodeGbpsPerGpu;  // one node: never used
+        }
+      }
+    } else {
+      const GpuEntry* g = nullptr;
+      if (auto id = r_.string(*gpu, child(p, "gpu"))) {
+        g = cat_.find_gpu(*id);
+        if (g == nullptr) {
+          std::vector<std::string> ids;
+          for (const auto& e : cat_.gpus) ids.push_back(e.spec.id);
+          r_.error(child(p, "gpu"), "unknown GPU '" + *id + "' (" + suggest(*id, ids) + ")");
+        }
+      }
+      std::optional<std::int64_t> gpn = 8, gpus, nodes;
+      if (const json* v = find(j, "gpus_per_node")) gpn = r_.integer(*v, child(p, "gpus_per_node"), 1, kMaxGpusPerNode);
+      if (const json* v = find(j, "gpus")) gpus = r_.integer(*v, child(p, "gpus"), 1, kMaxGpus);
+      if (const json* v = find(j, "nodes")) nodes = r_.integer(*v, child(p, "nodes"), 1, kMaxNodes);
+      if (find(j, "gpus") == nullptr && find(j, "nodes") == nullptr) {
+        r_.error(child(p, "gpus"), "required (number of GPUs) is missing");
+      }
+      if (r_.count() != before || g == nullptr || !gpn) return std::nullopt;
+      if (nodes && gpus && *gpus != *nodes * *gpn) {
+        r_.error(child(p, "gpus"), "must equal nodes x gpus_per_node (" + std::to_string(*nodes * *gpn) + "); got " +
+                                       std::to_string(*gpus));
+        return std::nullopt;
+      }
+      if (!gpus) {
+        if (static_cast<double>(*nodes) * static_cast<double>(*gpn) > kMaxGpus) {
+          r_.error(child(p, "nodes"), "nodes x gpus_per_node must be at most " + fmt(kMaxGpus) + " GPUs; got " +
+                                          std::to_string(*nodes) + " x " + std::to_string(*gpn));
+          return std::nullopt;
+        }
+        gpus = *nodes * *gpn;
+      }
+      if (*gpus < *gpn) {
+        gpn = gpus;  // a partial node
+      } else if (*gpus % *gpn != 0) {
+        r_.error(child(p, "gpus"), "must be a multiple of gpus_per_node (" + std::to_string(*gpn) +
+                                       ") or fewer than one node; got " + std::to_string(*gpus));
+        return std::nullopt;
+      }
+      c.gpu = g->spec;
+      c.gpus = static_cast<int>(*gpus);
+      c.gpus_per_node = static_cast<int>(*gpn);
+      if (!inter) {
+        inter = kDefaultInterNodeGbpsPerGpu;
+        if (c.gpus > c.gpus_per_node) {
+          warn(child(p, "inter_node_gbps_per_gpu"),
+               "assumed 400 Gbit/s per GPU inter-node (DGX reference); set cluster.inter_node_gbps_per_gpu");
+        }
+      }
+    }
+    if (r_.count() != before || !inter) return std::nullopt;
+    c.inter_node_bandwidth = units::gbit_per_s(*inter);
+    if (intra) {
+      c.intra_node_bandwidth = units::gbit_per_s(*intra);
+    } else {
+      c.intra_node_bandwidth = c.gpu.nvlink_bandwidth.base() > 0 ? c.gpu.nvlink_bandwidth : c.gpu.pcie_bandwidth;
+    }
+    return c;
+  }
+
+  // --- pricing ----------------------------------------------------------------------------
+  void parse_pricing(const json& j, std::optional<sim::Cluster>& c) {
+    const std::string p = "/pricing";
+    if (!r_.object(j, p)) return;
+    r_.unknown_keys(j, p, {"usd_per_gpu_hour", "usd_per_node_hour"});
+    const json* gpu_hour = find(j, "usd_per_gpu_hour");
+    const json* node_hour = find(j, "usd_per_node_hour");
+    if (gpu_hour != nullptr && node_hour != nullptr) {
+      r_.error(p, "give either usd_per_gpu_hour or usd_per_node_hour, not both");
+      return;
+    }
+    if (gpu_hour == nullptr && node_hour == nullptr) {
+      r_.error(child(p, "usd_per_gpu_hour"), "required (usd_per_gpu_hour or usd_per_node_hour) is missing");
+      return;
+    }
+    std::optional<double> per_gpu;
+    if (gpu_hour != nullptr) {
+      per_gpu = r_.number(*gpu_hour, child(p, "usd_per_gpu_hour"), 0, kMaxUsdPerGpuHour, false);
+    } else if (auto node = r_.number(*node_hour, child(p, "usd_per_node_hour"), 0, kMaxUsdPerGpuHour * 1024, false);
+               node && c) {
+      per_gpu = *node / c->gpus_per_node;
+    }
+    if (per_gpu && c) {
+      c->price_per_gpu = units::usd_per_hour(*per_gpu);
+      c->price_source = "scenario pricing";
+    }
+  }
+
+  void catalog_price(sim::Cluster& c) {
+    const InstanceEntry* inst = c.instance_id.empty() ? nullptr : cat_.find_instance(c.instance_id);
+    if (inst == nullptr) return;
+    auto price = inst->price.per_gpu_hour(inst->gpus_per_node);
+    if (!price) return;
+    c.price_per_gpu = units::usd_per_hour(*price);
+    std::string source = "catalog: " + inst->id;
+    for (const auto* part : {&inst->price.type, &inst->price.region, &inst->price.date}) {
+      if (!part->empty()) source += " " + *part;
+    }
+    c.price_source = source;
+  }
+
+  // --- strategy ---------------------------------------------------------------------------
+  sim::StrategyRequest parse_strategy(const json& j, const std::optional<sim::Cluster>& c) {
+    const std::string p = "/strategy";
+    sim::StrategyRequest s;
+    if (is_auto(j)) {
+      out_.strategy_all_auto = true;
+      return s;
+    }
+    if (!j.is_object()) {
+      r_.error(p, "must be \"auto\" or an object of tp, pp, dp, ...; got " + describe(j));
+      return s;
+    }
+    std::vector<std::string> known;
+    for (const auto& f : kStrategyInts) known.emplace_back(f.key);
+    known.emplace_back("recompute");
+    for (const auto& f : kStrategyFlags) known.emplace_back(f.key);
+    r_.unknown_keys(j, p, known);
+
+    bool any = false;
+    for (const auto& f : kStrategyInts) {
+      const json* v = find(j, f.key);
+      if (v == nullptr || is_auto(*v)) continue;
+      if (auto x = r_.integer(*v, child(p, f.key), f.lo, f.hi)) {
+        s.*f.member = static_cast<int>(*x);
+        any = true;
+      }
+    }
+    if (s.cp && *s.cp > 1) {
+      r_.error(child(p, "cp"),
+               "context parallelism (cp > 1) is not supported yet; planned with the accuracy issue; got " +
+                   std::to_string(*s.cp));
+    }
+    if (s.ep && *s.ep > 1) {
+      r_.error(child(p, "ep"),
+               "expert parallelism (ep > 1) needs MoE models, which are not supported yet (planned); got " +
+                   std::to_string(*s.ep));
+    }
+    if (const json* v = find(j, "recompute"); v != nullptr && !is_auto(*v)) {
+      if (auto str = r_.string(*v, child(p, "recompute"))) {
+        if (auto rc = sim::recompute_from_string(*str)) {
+          s.recompute = *rc;
+          any = true;
+        } else {
+          r_.error(child(p, "recompute"), "unknown recompute '" + *str + "' (" +
+                                              suggest(*str, {"none", "selective", "full", "auto"}) + ")");
+        }
+      }
+    }
+    for (const auto& f : kStrategyFlags) {
+      const json* v = find(j, f.key);
+      if (v == nullptr || is_auto(*v)) continue;
+      if (!v->is_boolean()) {
+        r_.error(child(p, f.key),
+                 std::string("expected true, false or \"auto\"; got ") + v->type_name() + " " + describe(*v));
+        continue;
+      }
+      s.*f.member = v->get<bool>();
+      any = true;
+    }
+    out_.strategy_all_auto = !any;
+
+    // The GPU-count identity (layout divisibility is sim::check_layout's job).
+    if (c) {
+      const std::int64_t cp = s.cp.value_or(1), ep = s.ep.value_or(1);
+      if (s.tp && s.pp && s.dp) {
+        const std::int64_t product = std::int64_t{*s.tp} * *s.pp * *s.dp * cp * ep;
+        if (product != c->gpus) {
+          r_.error(p, "tp*pp*dp*cp*ep = " + std::to_string(*s.tp) + "*" + std::to_string(*s.pp) + "*" +
+                          std::to_string(*s.dp) + "*" + std::to_string(cp) + "*" + std::to_string(ep) + " = " +
+                          std::to_string(product) + " must equal the number of GPUs (" + std::to_string(c->gpus) + ")");
+        }
+      } else {
+        const std::int64_t product = std::int64_t{s.tp.value_or(1)} * s.pp.value_or(1) * s.dp.value_or(1) * cp * ep;
+        if (c->gpus % product != 0) {
+          r_.error(p, "the given parallel sizes multiply to " + std::to_string(product) +
+                          ", which does not divide the number of GPUs (" + std::to_string(c->gpus) + ")");
+        }
+      }
+    }
+    return s;
+  }
+
+  std::string where_;
+  Diagnostics diags_;
+  Reader r_;
+  const Catalogs& cat_;
+  ParsedScenario out_;
+  std::optional<double> batch_tokens_;  // global_batch_tokens when not a whole number of sequences
+};
+
+}  // namespace
+
+Result<ParsedScenario> parse_scenario(const nlohmann::json& j, const Catalogs& catalogs, std::string_view where) {
+  return ScenarioParser(catalogs, where).run(j);
+}
+
+Result<ParsedScenario> parse_scenario_text(std::string_view text, const Catalogs& catalogs, std::string_view where) {
+  auto j = detail::parse_json_text(text, std::string(where));
+  if (!j) return std::unexpected(std::move(j.error()));
+  return parse_scenario(*j, catalogs, where);
+}
+
+nlohmann::json example_scenario() {
+  // 4M tokens would not divide by Llama 3's 8192-token sequences: the batch is given in sequences
+  // (512 x 8192 = 4.2M tokens, Llama 3's first-stage batch).
+  return nlohmann::json{
+      {"name", "example: Llama 3 70B, 2T tokens on 64 x AWS p5.48xlarge (512 H100)"},
+      {"model", {{"preset", "llama3-70b"}}},
+      {"training", {{"tokens", "2T"}, {"global_batch", 512}, {"precision", "bf16"}}},
+      {"cluster", {{"instance", "aws-p5.48xlarge"}, {"nodes", 64}}},
+      {"strategy", "auto"},
+  };
+}
+
+}  // namespace capplan::data

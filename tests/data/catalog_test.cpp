@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "capplan/data/catalog.hpp"
+#include "capplan/data/scenario_io.hpp"
+#include "test_support.hpp"
+
+namespace capplan::data {
+namespace {
+
+using nlohmann::json;
+using test::catalogs_with;
+using test::fixtures;
+using test::has_diag;
+
+TEST(LoadCatalogs, GoodFixturesLoad) {
+  auto c = load_catalogs(fixtures() / "good");
+  ASSERT_TRUE(c) << to_string(c.error());
+  EXPECT_EQ(c->gpus.size(), 4u);
+  EXPECT_EQ(c->instances.size(), 3u);
+  EXPECT_EQ(c->models.size(), 3u);
+  EXPECT_NE(c->find_gpu("h100-sxm-80gb"), nullptr);
+  EXPECT_NE(c->find_instance("aws-p5.48xlarge"), nullptr);
+  EXPECT_NE(c->find_model("llama3-70b"), nullptr);
+  EXPECT_EQ(c->find_gpu("h100"), nullptr);
+}
+
+TEST(LoadCatalogs, GpuFieldsMapToSimUnits) {
+  const auto& g = *test::good_catalogs().find_gpu("h100-sxm-80gb");
+  EXPECT_EQ(g.spec.name, "NVIDIA H100 SXM5 80GB");
+  EXPECT_EQ(g.spec.peak.bf16, units::tflop_per_s(989));
+  EXPECT_EQ(g.spec.peak.fp8, units::tflop_per_s(1979));
+  EXPECT_EQ(g.spec.peak.tf32, units::tflop_per_s(494.5));
+  EXPECT_EQ(g.spec.hbm_capacity, units::gib(80));
+  EXPECT_EQ(g.spec.hbm_bandwidth, units::gb_per_s(3350));
+  // The catalog's NVLink figure is bidirectional; sim wants one direction.
+  EXPECT_EQ(g.spec.nvlink_bandwidth, units::gb_per_s(900.0 / 2));
+  EXPECT_EQ(g.spec.pcie_bandwidth, units::gb_per_s(63));  // Gen5 x16, one direction
+  EXPECT_EQ(g.spec.sm_count, 132);
+  EXPECT_DOUBLE_EQ(g.spec.gemm_efficiency, 0.803);
+  EXPECT_DOUBLE_EQ(g.spec.hbm_efficiency, 2814.0 / 3350.0);  // measured copy / datasheet
+  EXPECT_EQ(g.spec.nvlink_busbw, units::gb_per_s(370));
+  EXPECT_EQ(g.pcie_gen, 5);
+  EXPECT_EQ(g.tdp_w, 700);
+  EXPECT_EQ(g.vendor, "nvidia");
+  EXPECT_EQ(g.confidence, "high");
+  EXPECT_EQ(g.sources.size(), 1u);
+}
+
+TEST(LoadCatalogs, NullMeansUnsupportedOrUnknown) {
+  const auto& v100 = *test::good_catalogs().find_gpu("v100-sxm2-32gb");
+  EXPECT_EQ(v100.spec.peak.fp16, units::tflop_per_s(125));
+  EXPECT_EQ(v100.spec.peak.bf16.base(), 0.0);  // Volta: FP16 tensor cores only
+  EXPECT_EQ(v100.spec.peak.fp8.base(), 0.0);
+  EXPECT_EQ(v100.spec.pcie_bandwidth, units::gb_per_s(15.75));  // Gen3 x16
+  EXPECT_EQ(v100.spec.gemm_efficiency, 0.0);
+  EXPECT_EQ(v100.spec.hbm_efficiency, 0.0);
+  EXPECT_EQ(v100.spec.nvlink_busbw.base(), 0.0);
+
+  const auto& l4 = *test::good_catalogs().find_gpu("l4-24gb");
+  EXPECT_EQ(l4.spec.nvlink_bandwidth.base(), 0.0);
+  EXPECT_EQ(l4.spec.pcie_bandwidth, units::gb_per_s(31.5));  // Gen4 x16
+  EXPECT_EQ(l4.spec.sm_count, 0);
+}
+
+TEST(LoadCatalogs, InstanceFieldsAndPricePerGpu) {
+  const auto& c = test::good_catalogs();
+  const auto& p5 = *c.find_instance("aws-p5.48xlarge");
+  EXPECT_EQ(p5.gpu, "h100-sxm-80gb");
+  EXPECT_EQ(p5.gpus_per_node, 8);
+  EXPECT_EQ(p5.network_gbps, 3200.0);
+  EXPECT_EQ(p5.rdma, true);
+  EXPECT_EQ(p5.vcpu, 192);
+  EXPECT_EQ(p5.price.region, "us-east-1");
+  EXPECT_DOUBLE_EQ(*p5.price.per_gpu_hour(p5.gpus_per_node), 55.04 / 8);
+
+  const auto& lambda = *c.find_instance("lambda-8x-a100-80gb");
+  EXPECT_FALSE(lambda.network_gbps.has_value());
+  EXPECT_FALSE(lambda.rdma.has_value());
+  EXPECT_TRUE(lambda.price.region.empty());
+  EXPECT_EQ(lambda.price.date, "2026-09");
+  EXPECT_DOUBLE_EQ(*lambda.price.per_gpu_hour(8), 2.79);
+
+  EXPECT_FALSE(c.find_instance("tencent-gn10xp.20xlarge320")->price.per_gpu_hour(8).has_value());
+}
+
+TEST(LoadCatalogs, ModelFields) {
+  const auto& m = *test::good_catalogs().find_model("gpt3-175b");
+  EXPECT_EQ(m.spec.name, "GPT-3 175B");
+  EXPECT_EQ(m.spec.layers, 96);
+  EXPECT_EQ(m.spec.hidden, 12288);
+  EXPECT_EQ(m.spec.kv_heads, 96);
+  EXPECT_EQ(m.spec.vocab, 51200);
+  EXPECT_FALSE(m.spec.gated_ffn);
+  EXPECT_TRUE(m.spec.tied_embeddings);
+  EXPECT_TRUE(m.spec.dropout);
+  EXPECT_TRUE(m.spec.flash_attention);  // not in the catalog: the default
+  EXPECT_EQ(m.params_b_published, 175);
+}
+
+// The bad fixtures hold many problems; one load reports all of them, each at its JSON pointer.
+TEST(LoadCatalogs, BadFixturesReportEveryProblemInOnePass) {
+  auto c = load_catalogs(fixtures() / "bad");
+  ASSERT_FALSE(c);
+  const auto& d = c.error();
+  EXPECT_TRUE(has_diag(d, "gpus.json#/gpus/0/hbm_GiB", "must be > 0; got -80"));
+  EXPECT_TRUE(has_diag(d, "gpus.json#/gpus/0/hbm_GBps", "required (memory bandwidth, datasheet GB/s) is missing"));
+  EXPECT_TRUE(has_diag(d, "gpus.json#/gpus/0/dense_TFLOPs/bf16", "expected a number; got string \"989\""));
+  EXPECT_TRUE(has_diag(d, "gpus.json#/gpus/0/hbm_GBs", "unknown field (did you mean 'hbm_GBps'? known: id, name"));
+  EXPECT_TRUE(has_diag(d, "gpus.json#/gpus/1/id", "duplicate id 'h100-sxm-80gb' (first at #/gpus/0)"));
+  EXPECT_TRUE(has_diag(d, "gpus.json#/gpus/1/pcie_gen", "must be an integer >= 3; got 4.5"));
+  EXPECT_TRUE(has_diag(d, "gpus.json#/gpus/1/sm_count", "must be a positive integer; got -1"));
+  EXPECT_TRUE(has_diag(d, "gpus.json#/gpus/1/measured/gemm_bf16_efficiency/value", "must be in (0, 1]"));
+  EXPECT_TRUE(has_diag(d, "instances.json#/instances/0/gpu", "unknown GPU 'h100-sxm'"));
+  EXPECT_TRUE(has_diag(d, "instances.json#/instances/0/gpu", "did you mean 'h100-sxm-80gb'?"));
+  EXPECT_TRUE(has_diag(d, "instances.json#/instances/0/gpus_per_node", "must be a positive integer; got 0"));
+  EXPECT_TRUE(has_diag(d, "instances.json#/instances/0/price/date", "must be a date YYYY-MM-DD"));
+  EXPECT_TRUE(has_diag(d, "instances.json#/instances/1/rdma", "expected true or false; got string \"yes\""));
+  EXPECT_TRUE(has_diag(d, "instances.json#/instances/1/price/currency", "is missing"));
+  EXPECT_TRUE(has_diag(d, "models.json#/schema", "unsupported schema version (this capplan reads 1); got 2"));
+  EXPECT_TRUE(has_diag(d, "models.json#/models/0/layers", "must be a positive integer; got 0"));
+  EXPECT_TRUE(has_diag(d, "models.json#/models/0/heads", "must divide hidden (8192); got 60"));
+  EXPECT_TRUE(has_diag(d, "models.json#/models/0/kv_heads", "must divide heads (60); got 8"));
+  EXPECT_EQ(d.size(), 17u) << to_string(d);
+  for (const auto& x : d) EXPECT_EQ(x.severity, Diagnostic::Severity::error);
+}
+
+// One edit of a good fixture per row: the message names the exact field.
+enum class Op { set, erase };
+struct BadEdit {
+  const char* name;
+  const char* file;
+  Op op;
+  const char* pointer;  // JSON pointer of the edited value
+  json value;
+  const char* where;
+  const char* message;
+};
+
+class CatalogEdit : public testing::TestWithParam<BadEdit> {};
+
+TEST_P(CatalogEdit, NamesTheField) {
+  const auto& e = GetParam();
+  auto dir = catalogs_with(e.file, [&](json& j) {
+    json::json_pointer ptr(e.pointer);
+    if (e.op == Op::erase) {
+      j.at(ptr.parent_pointer()).erase(ptr.back());
+    } else {
+      j[ptr] = e.value;
+    }
+  });
+  auto c = load_catalogs(dir);
+  ASSERT_FALSE(c) << e.name;
+  EXPECT_TRUE(has_diag(c.error(), e.where, e.message));
+}
+
+const BadEdit kBadEdits[] = {
+    {"NegativeHbm", "gpus.json", Op::set, "/gpus/1/hbm_GiB", -80, "gpus.json#/gpus/1/hbm_GiB", "must be > 0; got -80"},
+    {"ZeroHbmBandwidth", "gpus.json", Op::set, "/gpus/1/hbm_GBps", 0, "gpus.json#/gpus/1/hbm_GBps",
+     "must be > 0; got 0"},
+    {"NegativeNvlink", "gpus.json", Op::set, "/gpus/1/nvlink_GBps_bidir", -1, "gpus.json#/gpus/1/nvlink_GBps_bidir",
+     "must be >= 0; got -1"},
+    {"PcieGen2", "gpus.json", Op::set, "/gpus/0/pcie_gen", 2, "gpus.json#/gpus/0/pcie_gen",
+     "must be an integer >= 3; got 2"},
+    {"PcieGen7", "gpus.json", Op::set, "/gpus/0/pcie_gen", 7, "gpus.json#/gpus/0/pcie_gen", "must be at most 6; got 7"},
+    {"TdpString", "gpus.json", Op::set, "/gpus/0/tdp_W", "700W", "gpus.json#/gpus/0/tdp_W",
+     "expected a number; got string"},
+    {"MissingName", "gpus.json", Op::erase, "/gpus/2/name", nullptr, "gpus.json#/gpus/2/name",
+     "required (display name) is missing"},
+    {"NullName", "gpus.json", Op::set, "/gpus/2/name", json::value_t::null, "gpus.json#/gpus/2/name",
+     "must not be null"},
+    {"UnknownPrecision", "gpus.json", Op::set, "/gpus/0/dense_TFLOPs/fp4", 9000, "gpus.json#/gpus/0/dense_TFLOPs/fp4",
+     "unknown field"},
+    {"PeakZero", "gpus.json", Op::set, "/gpus/0/dense_TFLOPs/fp8", 0, "gpus.json#/gpus/0/dense_TFLOPs/fp8",
+     "must be > 0; got 0"},
+    {"CopyAboveDatasheet", "gpus.json", Op::set, "/gpus/0/measured/hbm_copy_GBps/value", 4000,
+     "gpus.json#/gpus/0/measured/hbm_copy_GBps/value", "must not exceed hbm_GBps (3350); got 4000"},
+    {"MeasuredWithoutSource", "gpus.json", Op::erase, "/gpus/0/measured/nvlink_allreduce_busbw_GBps/source", nullptr,
+     "gpus.json#/gpus/0/measured/nvlink_allreduce_busbw_GBps/source", "is missing"},
+    {"EmptySourceList", "gpus.json", Op::set, "/gpus/0/source", json::array(), "gpus.json#/gpus/0/source",
+     "expected a non-empty list of strings"},
+    {"PriceWithoutSource", "instances.json", Op::set, "/instances/0/price/source", json::array(),
+     "instances.json#/instances/0/price/source", "must name where the price was read; got []"},
+    {"SourceNotString", "gpus.json", Op::set, "/gpus/0/source/0", 3, "gpus.json#/gpus/0/source/0",
+     "expected a non-empty string"},
+    {"UpperCaseId", "gpus.json", Op::set, "/gpus/0/id", "H100", "gpus.json#/gpus/0/id", "must be a lower-case id"},
+    {"GpusNotArray", "gpus.json", Op::set, "/gpus", json::object(), "gpus.json#/gpus", "expected an array; got object"},
+    {"SchemaMissing", "gpus.json", Op::erase, "/schema", nullptr, "gpus.json#/schema",
+     "required (catalog schema version, 1)"},
+    {"TopLevelTypo", "gpus.json", Op::set, "/gpu", json::array(), "gpus.json#/gpu",
+     "unknown field (did you mean 'gpus'?"},
+    {"InstanceUnknownGpu", "instances.json", Op::set, "/instances/0/gpu", "h100", "instances.json#/instances/0/gpu",
+     "unknown GPU 'h100' (not in gpus.json; did you mean 'h100-sxm-80gb'?"},
+    {"InstanceDuplicateId", "instances.json", Op::set, "/instances/2/id", "aws-p5.48xlarge",
+     "instances.json#/instances/2/id", "duplicate id 'aws-p5.48xlarge' (first at #/instances/0)"},
+    {"FractionalGpusPerNode", "instances.json", Op::set, "/instances/0/gpus_per_node", 8.5,
+     "instances.json#/instances/0/gpus_per_node", "must be a positive integer; got 8.5"},
+    {"NegativeNetwork", "instances.json", Op::set, "/instances/0/network_Gbps", -100,
+     "instances.json#/instances/0/network_Gbps", "must be > 0; got -100"},
+    {"NegativePrice", "instances.json", Op::set, "/instances/0/price/usd_per_node_hour", -1,
+     "instances.json#/instances/0/price/usd_per_node_hour", "must be >= 0; got -1"},
+    {"InconsistentPrices", "instances.json", Op::set, "/instances/0/price/usd_per_gpu_hour", 9.99,
+     "instances.json#/instances/0/price/usd_per_gpu_hour", "disagrees with usd_per_node_hour / gpus_per_node (6.88)"},
+    {"PriceTypo", "instances.json", Op::set, "/instances/0/price/usd_per_hour", 3,
+     "instances.json#/instances/0/price/usd_per_hour", "unknown field"},
+    {"VcpuFraction", "instances.json", Op::set, "/instances/0/vcpu", 1.5, "instances.json#/instances/0/vcpu",
+     "must be a positive integer; got 1.5"},
+    {"ModelKvHeads", "models.json", Op::set, "/models/0/kv_heads", 7, "models.json#/models/0/kv_heads",
+     "must divide heads (64); got 7"},
+    {"ModelAbsurdLayers", "models.json", Op::set, "/models/0/layers", 1e30, "models.json#/models/0/layers",
+     "must be at most 10000; got 1e+30"},
+    {"ModelDropoutString", "models.json", Op::set, "/models/1/dropout", "false", "models.json#/models/1/dropout",
+     "expected true or false; got string \"false\""},
+    {"ModelMissingVocab", "models.json", Op::erase, "/models/2/vocab", nullptr, "models.json#/models/2/vocab",
+     "required (vocabulary size) is missing"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Catalogs, CatalogEdit, testing::ValuesIn(kBadEdits),
+                         [](const testing::TestParamInfo<BadEdit>& i) { return std::string(i.param.name); });
+
+TEST(LoadCatalogs, InvalidJsonNamesFileLineAndColumn) {
+  auto dir = test::scratch_dir();
+  for (const char* f : {"instances.json", "models.json"}) {
+    test::write_file(dir / f, test::read_file(fixtures() / "good" / f));
+  }
+  test::write_file(dir / "gpus.json", "{\n  \"schema\": 1,\n  \"gpus\": [ oops ]\n}\n");
+  auto c = load_catalogs(dir);
+  ASSERT_FALSE(c);
+  EXPECT_TRUE(has_diag(c.error(), "gpus.json", "invalid JSON at line 3, column 13: syntax error"));
+  // The broken gpus.json hides no other file's problems, and instances are not cross-checked
+  // against a GPU list that could not be read.
+  EXPECT_EQ(c.error().size(), 1u) << to_string(c.error());
+}
+
+TEST(LoadCatalogs, DuplicateJsonKeysAreErrors) {
+  auto dir = catalogs_with("models.json", [](json&) {});
+  test::write_file(dir / "models.json", R"({"schema": 1, "schema": 1, "models": [{"id": "x", "id": "y"}]})");
+  auto c = load_catalogs(dir);
+  ASSERT_FALSE(c);
+  EXPECT_TRUE(has_diag(c.error(), "models.json#/schema", "duplicate key"));
+  EXPECT_TRUE(has_diag(c.error(), "models.json#/models/0/id", "duplicate key"));
+}
+
+TEST(LoadCatalogs, MissingFileIsAnError) {
+  auto dir = test::scratch_dir();
+  auto c = load_catalogs(dir);
+  ASSERT_FALSE(c);
+  EXPECT_TRUE(has_diag(c.error(), "gpus.json", "cannot read"));
+  EXPECT_TRUE(has_diag(c.error(), "instances.json", "cannot read"));
+  EXPECT_TRUE(has_diag(c.error(), "models.json", "cannot read"));
+}
+
+TEST(Suggest, NamesTheClosestKnownNameAndListsAll) {
+  const std::vector<std::string> known{"h100-sxm-80gb", "a100-80gb-sxm", "h200-sxm-141gb"};
+  EXPECT_EQ(suggest("h100", known),
+            "did you mean 'h100-sxm-80gb'? known: h100-sxm-80gb, a100-80gb-sxm, h200-sxm-141gb");
+  EXPECT_EQ(suggest("a100-80gb-sx", known).rfind("did you mean 'a100-80gb-sxm'?", 0), 0u);
+  EXPECT_EQ(suggest("H200-SXM-141GB", known).rfind("did you mean 'h200-sxm-141gb'?", 0), 0u);
+  EXPECT_EQ(suggest("mi300x", known), "known: h100-sxm-80gb, a100-80gb-sxm, h200-sxm-141gb");
+  EXPECT_EQ(suggest("x", {}), "known: (none)");
+  EXPECT_EQ(suggest("h1000-sxm", known).rfind("did you mean 'h100-sxm-80gb'?", 0), 0u);  // a typo in the prefix
+  // Equal edit distance: the longer common prefix wins.
+  EXPECT_EQ(suggest("llama3-7b", {"llama2-7b", "llama3-70b"}).rfind("did you mean 'llama3-70b'?", 0), 0u);
+}
+
+// The shipped catalogs (data/*.json) must load cleanly: ids unique, cross-references resolved.
+TEST(RealCatalogs, LoadWithoutErrors) {
+  auto c = load_catalogs(test::source_data_dir());
+  ASSERT_TRUE(c) << to_string(c.error());
+  EXPECT_GE(c->gpus.size(), 10u);
+  EXPECT_GE(c->instances.size(), 10u);
+  EXPECT_GE(c->models.size(), 10u);
+}
+
+TEST(RealCatalogs, IdsAreUniqueAndInstancesNameKnownGpus) {
+  const auto& c = test::real_catalogs();
+  std::set<std::string> ids;
+  for (const auto& g : c.gpus) EXPECT_TRUE(ids.insert("gpu:" + g.spec.id).second) << g.spec.id;
+  for (const auto& i : c.instances) {
+    EXPECT_TRUE(ids.insert("instance:" + i.id).second) << i.id;
+    EXPECT_NE(c.find_gpu(i.gpu), nullptr) << i.id << " -> " << i.gpu;
+  }
+  for (const auto& m : c.models) EXPECT_TRUE(ids.insert("model:" + m.id).second) << m.id;
+}
+
+TEST(RealCatalogs, EveryGpuHasAPeakHbmAndALink) {
+  for (const auto& g : test::real_catalogs().gpus) {
+    SCOPED_TRACE(g.spec.id);
+    EXPECT_GT(g.spec.hbm_capacity.base(), 0);
+    EXPECT_GT(g.spec.hbm_bandwidth.base(), 0);
+    EXPECT_GT(g.spec.pcie_bandwidth.base(), 0);
+    EXPECT_GT(std::max({g.spec.peak.bf16.base(), g.spec.peak.fp16.base(), g.spec.peak.fp32.base()}), 0);
+    EXPECT_LE(g.spec.gemm_efficiency, 1.0);
+    EXPECT_LE(g.spec.hbm_efficiency, 1.0);
+  }
+}
+
+// Model shapes agree with the published parameter counts (shapes from the catalog, counts from
+// sim's formula; small differences come from position embeddings, biases and rounding).
+TEST(RealCatalogs, ModelShapesReproducePublishedParameterCounts) {
+  for (const auto& m : test::real_catalogs().models) {
+    SCOPED_TRACE(m.id);
+    const double computed_b = m.spec.total_params() / 1e9;
+    EXPECT_NEAR(computed_b / m.params_b_published, 1.0, 0.06) << computed_b << " B computed";
+  }
+}
+
+TEST(RealCatalogs, DefaultDataDirIsTheSourceTreeUnlessOverridden) {
+  if (std::getenv("CAPPLAN_DATA_DIR") != nullptr) GTEST_SKIP() << "CAPPLAN_DATA_DIR is set";
+  EXPECT_EQ(std::filesystem::canonical(default_data_dir()), std::filesystem::canonical(test::source_data_dir()));
+}
+
+TEST(RealCatalogs, ExampleScenarioParses) {
+  auto s = parse_scenario(example_scenario(), test::real_catalogs());
+  ASSERT_TRUE(s) << to_string(s.error());
+  EXPECT_EQ(s->model_id, "llama3-70b");
+  EXPECT_EQ(s->scenario.cluster.gpus, 512);
+  EXPECT_TRUE(s->strategy_all_auto);
+  EXPECT_EQ(s->scenario.training.global_batch, 512);
+  EXPECT_EQ(s->scenario.training.tokens, 2e12);
+}
+
+}  // namespace
+}  // namespace capplan::data

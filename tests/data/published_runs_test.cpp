@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "capplan/data/published_runs.hpp"
+#include "capplan/data/scenario_io.hpp"
+#include "test_support.hpp"
+
+namespace capplan::data {
+namespace {
+
+using test::has_diag;
+
+std::filesystem::path dev_csv() { return test::source_data_dir() / "benchmarks" / "published_runs_dev.csv"; }
+
+const std::vector<PublishedRun>& dev_runs() {
+  static const std::vector<PublishedRun> runs = [] {
+    auto r = load_published_runs(dev_csv(), test::real_catalogs());
+    if (!r) {
+      ADD_FAILURE() << to_string(r.error());
+      return std::vector<PublishedRun>{};
+    }
+    return *r;
+  }();
+  return runs;
+}
+
+const PublishedRun& row(const std::string& id) {
+  const auto& runs = dev_runs();
+  auto it = std::find_if(runs.begin(), runs.end(), [&](const PublishedRun& r) { return r.row_id == id; });
+  if (it == runs.end()) throw std::runtime_error("row " + id + " not in the dev CSV");
+  return *it;
+}
+
+bool mentions(const std::vector<std::string>& texts, const std::string& needle) {
+  return std::any_of(texts.begin(), texts.end(),
+                     [&](const std::string& t) { return t.find(needle) != std::string::npos; });
+}
+
+std::string header_line() {
+  const std::string text = test::read_file(dev_csv());
+  return text.substr(0, text.find('\n'));
+}
+
+TEST(PublishedRunsCsv, QuotedFieldsKeepCommasQuotesAndNewlines) {
+  auto runs = load_published_runs(test::fixtures() / "runs_quoted.csv", test::real_catalogs());
+  ASSERT_TRUE(runs) << to_string(runs.error());
+  ASSERT_EQ(runs->size(), 2u);
+  const auto& q = (*runs)[0];
+  EXPECT_EQ(q.row_id, "Q001");
+  EXPECT_EQ(q.model_name, "GPT \"tiny\", test model");
+  EXPECT_EQ(q.gpu_model, "H100-SXM5-80GB (DGX-H100)");
+  EXPECT_TRUE(q.usable) << q.skip_reason;
+  EXPECT_EQ(q.num_gpus, 8);
+  // 8 sequences x 128 tokens per 0.5 s step, over 8 GPUs.
+  EXPECT_DOUBLE_EQ(q.measured_tokens_per_s_per_gpu, 8.0 * 128 / 0.5 / 8);
+  const auto& s = q.scenario;
+  EXPECT_EQ(s.at("model").at("vocab"), 1000);  // "1000 (padded 1024)": the leading number
+  EXPECT_EQ(s.at("model").at("gated_ffn"), true);
+  EXPECT_EQ(s.at("cluster").at("gpu"), "h100-sxm-80gb");
+  EXPECT_EQ(s.at("cluster").at("inter_node_gbps_per_gpu"), 400.0);  // 8 x 400 Gb/s per node / 8 GPUs
+  EXPECT_EQ(s.at("strategy").at("dp"), 4);
+  EXPECT_EQ(s.at("strategy").at("sequence_parallel"), true);
+  EXPECT_EQ(s.at("strategy").at("recompute"), "selective");
+  EXPECT_EQ(s.at("strategy").at("zero"), 1);  // distributed optimizer
+  EXPECT_EQ(s.at("training").at("precision"), "bf16");
+  EXPECT_TRUE(mentions(q.assumptions, "dp = '4 (assumed)'"));
+  EXPECT_TRUE(mentions(q.assumptions, "sequence_parallel = 'yes (assumed)'"));
+
+  const auto& moe = (*runs)[1];
+  EXPECT_FALSE(moe.usable);
+  EXPECT_NE(moe.skip_reason.find("MoE not modelled yet"), std::string::npos) << moe.skip_reason;
+}
+
+TEST(PublishedRunsCsv, MalformedCsvIsNamedByLine) {
+  const std::string header = header_line();
+  const auto fields = std::count(header.begin(), header.end(), ',') + 1;
+  const std::string full_row = "R1" + std::string(static_cast<std::size_t>(fields - 1), ',');
+  struct Case {
+    const char* name;
+    std::string text;
+    const char* where;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"unterminated", header + "\n" + full_row + "\nR2,\"never closed,\n", "bad.csv:3", "unterminated quoted field"},
+      {"short row", header + "\n" + full_row + "\n" + full_row + "\nR3,a,b\n", "bad.csv:4",
+       "expected " + std::to_string(fields) + " fields (as the header); got 3"},
+      {"stray quote", header + "\n" + "R1,ab\"c" + std::string(static_cast<std::size_t>(fields - 2), ',') + "\n",
+       "bad.csv:2", "quote inside an unquoted field"},
+      {"text after quote", header + "\n" + "R1,\"ab\"c" + std::string(static_cast<std::size_t>(fields - 2), ',') + "\n",
+       "bad.csv:2", "text after the closing quote"},
+      {"missing column", "row_id,group\nR1,x\n", "bad.csv:1", "missing column 'tp'"},
+      {"empty", "", "bad.csv", "no header line"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto file = test::scratch_dir() / "bad.csv";
+    test::write_file(file, c.text);
+    auto r = load_published_runs(file, test::real_catalogs());
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(has_diag(r.error(), c.where, c.message));
+  }
+}
+
+TEST(PublishedRunsCsv, CrlfLineEndingsAreAccepted) {
+  std::string text = test::read_file(test::fixtures() / "runs_quoted.csv");
+  std::string crlf;
+  bool in_quotes = false;
+  for (char c : text) {
+    if (c == '"') in_quotes = !in_quotes;
+    if (c == '\n' && !in_quotes) crlf += '\r';
+    crlf += c;
+  }
+  auto file = test::scratch_dir() / "crlf.csv";
+  test::write_file(file, crlf);
+  auto r = load_published_runs(file, test::real_catalogs());
+  ASSERT_TRUE(r) << to_string(r.error());
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].model_name, "GPT \"tiny\", test model");
+  EXPECT_TRUE((*r)[0].usable) << (*r)[0].skip_reason;
+}
+
+TEST(PublishedRunsCsv, MissingFileIsAnError) {
+  auto r = load_published_runs(test::scratch_dir() / "none.csv", test::real_catalogs());
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(has_diag(r.error(), "none.csv", "cannot read"));
+}
+
+TEST(PublishedRunsDev, LoadsEveryRowWithAtLeastFortyUsableDenseRuns) {
+  const auto& runs = dev_runs();
+  EXPECT_EQ(runs.size(), 70u);
+  int usable = 0;
+  for (const auto& r : runs) {
+    SCOPED_TRACE(r.row_id);
+    if (!r.usable) {
+      EXPECT_FALSE(r.skip_reason.empty());
+      continue;
+    }
+    ++usable;
+    EXPECT_EQ(r.arch_type, "dense");
+    EXPECT_TRUE(r.skip_reason.empty());
+    EXPECT_GT(r.measured_tokens_per_s_per_gpu, 0);
+    EXPECT_FALSE(r.measured_how.empty());
+    // A usable row is a scenario capplan accepts as it stands.
+    auto s = parse_scenario(r.scenario, test::real_catalogs(), r.row_id);
+    EXPECT_TRUE(s) << to_string(s.error());
+  }
+  EXPECT_GE(usable, 40);
+}
+
+TEST(PublishedRunsDev, R023ThroughputIsTheCsvValue) {
+  const auto& r = row("R023");
+  ASSERT_TRUE(r.usable) << r.skip_reason;
+  EXPECT_EQ(r.measured_tokens_per_s_per_gpu, 113.0);
+  EXPECT_NE(r.measured_how.find("tokens_per_s_per_gpu"), std::string::npos);
+  EXPECT_EQ(r.num_gpus, 64);
+  const auto& s = r.scenario;
+  EXPECT_EQ(s.at("training").at("global_batch"), 64);
+  EXPECT_EQ(s.at("strategy").at("tp"), 8);
+  EXPECT_EQ(s.at("strategy").at("pp"), 8);
+  EXPECT_EQ(s.at("strategy").at("dp"), 1);
+  EXPECT_EQ(s.at("strategy").at("micro_batch"), 1);
+  EXPECT_EQ(s.at("strategy").at("virtual_stages"), 3);
+  EXPECT_EQ(s.at("strategy").at("recompute"), "full");
+}
+
+// Narayanan et al. SC'21 give TFLOP/s from their Eq. 3, F = 96 B s l h^2 (1 + s/6h + V/16lh) per
+// iteration of B sequences of s tokens; tokens/s per GPU = TFLOP/s x 1e12 / (F / (B s)).
+TEST(PublishedRunsDev, R003ThroughputInvertsNarayananEq3) {
+  const auto& r = row("R003");
+  ASSERT_TRUE(r.usable) << r.skip_reason;
+  const double l = 36, h = 4096, s = 2048, V = 51200, tflops = 142;
+  const double flops_per_token = 96 * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+  EXPECT_NEAR(r.measured_tokens_per_s_per_gpu, tflops * 1e12 / flops_per_token, 1e-9 * r.measured_tokens_per_s_per_gpu);
+  EXPECT_NE(r.measured_how.find("Eq. 3"), std::string::npos);
+  EXPECT_TRUE(mentions(r.assumptions, "full recomputation"));
+
+  const auto& sc = r.scenario;
+  EXPECT_EQ(sc.at("model").at("layers"), 36);
+  EXPECT_EQ(sc.at("model").at("hidden"), 4096);
+  EXPECT_EQ(sc.at("model").at("gated_ffn"), false);  // GeLU
+  EXPECT_EQ(sc.at("model").at("flash_attention"), false);  // 2021: before fused attention
+  EXPECT_EQ(sc.at("training").at("precision"), "fp16");  // "mixed fp16"
+  EXPECT_EQ(sc.at("cluster").at("gpu"), "a100-80gb-sxm");
+  EXPECT_EQ(sc.at("cluster").at("gpus"), 128);
+  EXPECT_EQ(sc.at("cluster").at("inter_node_gbps_per_gpu"), 200.0);  // 8 x 200 Gb/s HDR per 8-GPU node
+  EXPECT_EQ(sc.at("strategy").at("tp"), 4);
+  EXPECT_EQ(sc.at("strategy").at("dp"), 32);
+  EXPECT_EQ(sc.at("strategy").at("zero"), 0);
+  EXPECT_EQ(sc.at("strategy").at("sequence_parallel"), false);  // "no (pre-SP)"
+  EXPECT_EQ(sc.at("strategy").at("micro_batch"), "auto");
+}
+
+// The CSV's own tokens/s agrees with its step time: 64 sequences x 2048 tokens / 18.13 s / 64 GPUs.
+TEST(PublishedRunsDev, R023ThroughputAgreesWithItsStepTime) {
+  EXPECT_NEAR(row("R023").measured_tokens_per_s_per_gpu, 64.0 * 2048 / 18.13 / 64, 0.05);
+}
+
+TEST(PublishedRunsDev, RowsThatCannotBeModelledSayWhy) {
+  const struct {
+    const char* row;
+    const char* reason;
+  } cases[] = {
+      {"R095", "MoE not modelled yet"},
+      {"R173", "MoE not modelled yet"},
+      {"R041", "whole-run aggregate: needs the goodput model"},
+      {"R056", "whole-run aggregate"},
+      {"R088", "cp>1 not modelled yet"},
+      {"R037", "parallel layout not published"},
+      {"R074", "measured throughput not derivable"},
+      {"R049", "measured throughput not derivable"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.row);
+    const auto& r = row(c.row);
+    EXPECT_FALSE(r.usable);
+    EXPECT_NE(r.skip_reason.find(c.reason), std::string::npos) << r.skip_reason;
+  }
+}
+
+TEST(PublishedRunsDev, AssumptionsAreStated) {
+  EXPECT_TRUE(mentions(row("R145").assumptions, "mapped to h100-sxm-80gb"));  // the 96 GB HBM2e SKU
+  EXPECT_TRUE(mentions(row("R058").assumptions, "read as A100 80GB SXM"));   // "NVIDIA Ampere"
+  EXPECT_TRUE(mentions(row("R127").assumptions, "not published"));          // no fabric given
+  EXPECT_TRUE(row("R023").assumptions.size() >= 1);                          // 2022: unfused attention
+  const auto& r082 = row("R082");
+  EXPECT_EQ(r082.scenario.at("training").at("precision"), "fp8");
+  EXPECT_TRUE(mentions(r082.assumptions, "zero_or_fsdp"));  // "distributed optimizer (assumed NeMo default)"
+}
+
+}  // namespace
+}  // namespace capplan::data

@@ -1,0 +1,694 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "capplan/data/scenario_io.hpp"
+#include "test_support.hpp"
+
+namespace capplan::data {
+namespace {
+
+using nlohmann::json;
+using test::good_catalogs;
+using test::has_diag;
+
+// Valid against the good fixtures: Llama 3 70B on 64 p5.48xlarge (512 H100), 4M-token batches.
+json base() {
+  return json::parse(R"({
+    "name": "test",
+    "description": "a valid scenario that the bad cases edit",
+    "model": {"preset": "llama3-70b"},
+    "training": {"tokens": "2T", "global_batch_tokens": 4194304, "precision": "bf16"},
+    "cluster": {"instance": "aws-p5.48xlarge", "nodes": 64},
+    "strategy": {"tp": 8, "pp": 4, "dp": 16, "micro_batch": 1, "virtual_stages": 1, "zero": 1,
+                 "recompute": "selective", "sequence_parallel": true, "overlap_dp_comm": true}
+  })");
+}
+
+// base() with an RFC 7386 merge patch applied (null removes a key).
+json patched(const json& patch) {
+  json j = base();
+  j.merge_patch(patch);
+  return j;
+}
+
+Result<ParsedScenario> parse(const json& j) { return parse_scenario(j, good_catalogs()); }
+
+TEST(ParseScenario, MapsEveryFieldOfAValidScenario) {
+  auto r = parse(base());
+  ASSERT_TRUE(r) << to_string(r.error());
+  const auto& s = r->scenario;
+  const auto& preset = good_catalogs().find_model("llama3-70b")->spec;
+  EXPECT_EQ(r->model_id, "llama3-70b");
+  EXPECT_EQ(s.model.name, "Llama 3 70B");
+  EXPECT_EQ(s.model.layers, preset.layers);
+  EXPECT_EQ(s.model.kv_heads, 8);
+  EXPECT_EQ(s.model.seq_len, 8192);
+  EXPECT_TRUE(s.model.gated_ffn);
+  EXPECT_TRUE(s.model.flash_attention);
+
+  EXPECT_EQ(s.training.tokens, 2e12);
+  EXPECT_EQ(s.training.global_batch, 4194304 / 8192);
+  EXPECT_EQ(s.training.precision, sim::Precision::bf16);
+
+  const auto& c = s.cluster;
+  EXPECT_EQ(c.gpu.id, "h100-sxm-80gb");
+  EXPECT_EQ(c.gpus, 64 * 8);
+  EXPECT_EQ(c.gpus_per_node, 8);
+  EXPECT_EQ(c.nodes(), 64);
+  EXPECT_EQ(c.instance_id, "aws-p5.48xlarge");
+  EXPECT_EQ(c.intra_node_bandwidth, units::gb_per_s(900.0 / 2));  // NVLink, one direction
+  EXPECT_EQ(c.inter_node_bandwidth, units::gbit_per_s(3200.0 / 8));  // the node's NICs shared by 8 GPUs
+  ASSERT_TRUE(c.price_per_gpu);
+  EXPECT_DOUBLE_EQ(c.price_per_gpu->base(), units::usd_per_hour(55.04 / 8).base());
+  EXPECT_EQ(c.price_source, "catalog: aws-p5.48xlarge on-demand us-east-1 2026-11-09");
+
+  const auto& st = s.strategy;
+  EXPECT_EQ(st.tp, 8);
+  EXPECT_EQ(st.pp, 4);
+  EXPECT_EQ(st.dp, 16);
+  EXPECT_FALSE(st.cp.has_value());
+  EXPECT_EQ(st.micro_batch, 1);
+  EXPECT_EQ(st.virtual_stages, 1);
+  EXPECT_EQ(st.zero, 1);
+  EXPECT_EQ(st.recompute, sim::Recompute::selective);
+  EXPECT_EQ(st.sequence_parallel, true);
+  EXPECT_EQ(st.overlap_dp_comm, true);
+  EXPECT_TRUE(st.fully_specified());
+  EXPECT_FALSE(r->strategy_all_auto);
+  EXPECT_TRUE(r->warnings.empty());
+}
+
+TEST(ParseScenario, PresetWithOverrides) {
+  auto r = parse(patched({{"model", {{"seq_len", 4096}, {"name", "Llama 3 70B, 4K context"}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.model.seq_len, 4096);
+  EXPECT_EQ(r->scenario.model.name, "Llama 3 70B, 4K context");
+  EXPECT_EQ(r->scenario.model.hidden, 8192);
+  EXPECT_EQ(r->model_id, "llama3-70b");
+  EXPECT_EQ(r->scenario.training.global_batch, 4194304 / 4096);  // the batch follows the new seq_len
+}
+
+TEST(ParseScenario, OverridingHeadsOfAnMhaPresetKeepsItMha) {
+  auto mha = parse(patched({{"model", {{"preset", "llama2-7b"}, {"heads", 64}}},
+                            {"training", {{"global_batch_tokens", 4096 * 512}}}}));
+  ASSERT_TRUE(mha) << to_string(mha.error());
+  EXPECT_EQ(mha->scenario.model.kv_heads, 64);
+  auto gqa = parse(patched({{"model", {{"heads", 32}}}}));
+  ASSERT_TRUE(gqa) << to_string(gqa.error());
+  EXPECT_EQ(gqa->scenario.model.kv_heads, 8);
+}
+
+TEST(ParseScenario, ExplicitModelWithDefaults) {
+  auto r = parse(patched({{"model",
+                           {{"preset", nullptr},
+                            {"layers", 24},
+                            {"hidden", 2048},
+                            {"heads", 16},
+                            {"ffn_hidden", 8192},
+                            {"vocab", 50304},
+                            {"seq_len", 2048},
+                            {"attention", "mha"}}},
+                          {"training", {{"global_batch_tokens", "1.048576M"}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  const auto& m = r->scenario.model;
+  EXPECT_EQ(r->model_id, "custom");
+  EXPECT_EQ(m.name, "custom");
+  EXPECT_EQ(m.kv_heads, 16);  // default = heads
+  EXPECT_FALSE(m.gated_ffn);
+  EXPECT_FALSE(m.tied_embeddings);
+  EXPECT_FALSE(m.dropout);
+  EXPECT_TRUE(m.flash_attention);
+  EXPECT_EQ(r->scenario.training.global_batch, 1048576 / 2048);
+}
+
+TEST(ParseScenario, GqaAttentionWithFewerKvHeads) {
+  auto r = parse(patched({{"model", {{"attention", "gqa"}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+}
+
+TEST(ParseScenario, IntegersMayBeWrittenWithAFractionOfZero) {
+  auto r = parse(patched({{"cluster", {{"nodes", 64.0}}}, {"strategy", {{"tp", 8.0}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.cluster.gpus, 512);
+  EXPECT_EQ(r->scenario.strategy.tp, 8);
+}
+
+TEST(ParseScenario, GlobalBatchInSequencesAndTokensAsNumber) {
+  auto r =
+      parse(patched({{"training", {{"tokens", 1.5e12}, {"global_batch_tokens", nullptr}, {"global_batch", 1024}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.training.tokens, 1.5e12);
+  EXPECT_EQ(r->scenario.training.global_batch, 1024);
+}
+
+TEST(ParseScenario, PrecisionDefaultsToBf16) {
+  auto r = parse(patched({{"training", {{"precision", nullptr}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.training.precision, sim::Precision::bf16);
+  auto fp8 = parse(patched({{"training", {{"precision", "fp8"}}}}));
+  ASSERT_TRUE(fp8) << to_string(fp8.error());
+  EXPECT_EQ(fp8->scenario.training.precision, sim::Precision::fp8);
+}
+
+TEST(ParseScenario, GpuAndCountAssumesTheDgxNetworkAndSaysSo) {
+  auto r =
+      parse(patched({{"cluster", {{"instance", nullptr}, {"nodes", nullptr}, {"gpu", "a100-80gb-sxm"}, {"gpus", 64}}},
+                     {"strategy", "auto"}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  const auto& c = r->scenario.cluster;
+  EXPECT_EQ(c.gpus, 64);
+  EXPECT_EQ(c.gpus_per_node, 8);
+  EXPECT_TRUE(c.instance_id.empty());
+  EXPECT_EQ(c.intra_node_bandwidth, units::gb_per_s(600.0 / 2));
+  EXPECT_EQ(c.inter_node_bandwidth, units::gbit_per_s(400));
+  EXPECT_FALSE(c.price_per_gpu.has_value());
+  EXPECT_TRUE(c.price_source.empty());
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_EQ(r->warnings[0],
+            "scenario#/cluster/inter_node_gbps_per_gpu: assumed 400 Gbit/s per GPU inter-node (DGX reference); set "
+            "cluster.inter_node_gbps_per_gpu");
+  EXPECT_TRUE(r->strategy_all_auto);
+}
+
+TEST(ParseScenario, GpuClusterOptions) {
+  auto r = parse(patched({{"cluster",
+                           {{"instance", nullptr},
+                            {"nodes", nullptr},
+                            {"gpu", "h100-sxm-80gb"},
+                            {"gpus", 32},
+                            {"gpus_per_node", 4},
+                            {"intra_node_gbps", 800},
+                            {"inter_node_gbps_per_gpu", 200}}},
+                          {"strategy", "auto"}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  const auto& c = r->scenario.cluster;
+  EXPECT_EQ(c.gpus_per_node, 4);
+  EXPECT_EQ(c.nodes(), 8);
+  EXPECT_EQ(c.intra_node_bandwidth, units::gbit_per_s(800));
+  EXPECT_EQ(c.inter_node_bandwidth, units::gbit_per_s(200));
+  EXPECT_TRUE(r->warnings.empty());
+}
+
+TEST(ParseScenario, FewerGpusThanANodeMakeAPartialNode) {
+  auto r =
+      parse(patched({{"cluster", {{"instance", nullptr}, {"nodes", nullptr}, {"gpu", "h100-sxm-80gb"}, {"gpus", 4}}},
+                     {"strategy", "auto"}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.cluster.gpus_per_node, 4);
+  EXPECT_EQ(r->scenario.cluster.nodes(), 1);
+  EXPECT_TRUE(r->warnings.empty());  // one node: the network is not used
+}
+
+TEST(ParseScenario, GpuWithNodesCountsWholeNodes) {
+  auto r = parse(patched({{"cluster", {{"instance", nullptr}, {"nodes", 4}, {"gpu", "h100-sxm-80gb"}}},
+                          {"strategy", "auto"}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.cluster.gpus, 32);
+}
+
+TEST(ParseScenario, PcieOnlyGpuTalksOverPcieInsideTheNode) {
+  auto r = parse(patched({{"cluster", {{"instance", nullptr}, {"nodes", nullptr}, {"gpu", "l4-24gb"}, {"gpus", 8}}},
+                          {"strategy", "auto"}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.cluster.intra_node_bandwidth, units::gb_per_s(31.5));
+}
+
+TEST(ParseScenario, InstanceNetworkCanBeOverridden) {
+  auto r = parse(patched({{"cluster", {{"inter_node_gbps_per_gpu", 100}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.cluster.inter_node_bandwidth, units::gbit_per_s(100));
+}
+
+TEST(ParseScenario, SingleInstanceWithUnknownNetworkIsFine) {
+  auto r = parse(patched({{"cluster", {{"instance", "lambda-8x-a100-80gb"}, {"nodes", 1}}}, {"strategy", "auto"}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_DOUBLE_EQ(r->scenario.cluster.price_per_gpu->base(), units::usd_per_hour(2.79).base());
+  EXPECT_EQ(r->scenario.cluster.price_source, "catalog: lambda-8x-a100-80gb on-demand 2026-09");
+}
+
+TEST(ParseScenario, ScenarioPricingOverridesTheCatalog) {
+  auto per_gpu = parse(patched({{"pricing", {{"usd_per_gpu_hour", 2.5}}}}));
+  ASSERT_TRUE(per_gpu) << to_string(per_gpu.error());
+  EXPECT_DOUBLE_EQ(per_gpu->scenario.cluster.price_per_gpu->base(), units::usd_per_hour(2.5).base());
+  EXPECT_EQ(per_gpu->scenario.cluster.price_source, "scenario pricing");
+
+  auto per_node = parse(patched({{"pricing", {{"usd_per_node_hour", 20}}}}));
+  ASSERT_TRUE(per_node) << to_string(per_node.error());
+  EXPECT_DOUBLE_EQ(per_node->scenario.cluster.price_per_gpu->base(), units::usd_per_hour(20.0 / 8).base());
+
+  auto free = parse(patched({{"pricing", {{"usd_per_gpu_hour", 0}}}}));
+  ASSERT_TRUE(free) << to_string(free.error());
+  EXPECT_EQ(free->scenario.cluster.price_per_gpu->base(), 0.0);
+}
+
+TEST(ParseScenario, InstanceWithoutCatalogPriceHasNoPrice) {
+  auto r = parse(patched({{"cluster", {{"instance", "tencent-gn10xp.20xlarge320"}, {"nodes", 2}}},
+                          {"training", {{"precision", "fp16"}}},
+                          {"strategy", "auto"}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_FALSE(r->scenario.cluster.price_per_gpu.has_value());
+  EXPECT_EQ(r->scenario.cluster.inter_node_bandwidth, units::gbit_per_s(100.0 / 8));
+}
+
+TEST(ParseScenario, StrategyAutoInEveryForm) {
+  for (const json& strategy : {json("auto"), json{{"tp", "auto"}, {"zero", "auto"}, {"recompute", "auto"},
+                                                  {"sequence_parallel", "auto"}},
+                               json::object()}) {
+    SCOPED_TRACE(strategy.dump());
+    json j = base();
+    j["strategy"] = strategy;
+    auto r = parse(j);
+    ASSERT_TRUE(r) << to_string(r.error());
+    EXPECT_TRUE(r->strategy_all_auto);
+    EXPECT_FALSE(r->scenario.strategy.tp.has_value());
+    EXPECT_FALSE(r->scenario.strategy.recompute.has_value());
+    EXPECT_FALSE(r->scenario.strategy.sequence_parallel.has_value());
+  }
+  json j = base();
+  j.erase("strategy");
+  auto r = parse(j);
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_TRUE(r->strategy_all_auto);
+}
+
+TEST(ParseScenario, PartialStrategyKeepsTheGivenFields) {
+  auto r = parse(patched({{"strategy", {{"dp", nullptr}, {"micro_batch", "auto"}, {"zero", 0}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.strategy.tp, 8);
+  EXPECT_FALSE(r->scenario.strategy.dp.has_value());
+  EXPECT_FALSE(r->scenario.strategy.micro_batch.has_value());
+  EXPECT_EQ(r->scenario.strategy.zero, 0);
+  EXPECT_FALSE(r->strategy_all_auto);
+}
+
+TEST(ParseScenario, CpAndEpOfOneAreAccepted) {
+  auto r = parse(patched({{"strategy", {{"cp", 1}, {"ep", 1}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.strategy.cp, 1);
+}
+
+// CONTRACT.md's own example writes "4M" tokens for a 4096-token model (976.6 sequences).
+TEST(ParseScenario, BatchTokensRoundToWholeSequencesWithAWarning) {
+  // seq_len 8192 here: 4e6 / 8192 = 488.28 -> 488 sequences.
+  json j = patched({{"training", {{"global_batch", nullptr}, {"global_batch_tokens", "4M"}}}});
+  j["strategy"] = "auto";  // no dp/micro_batch fixed: whole sequences only
+  auto r = parse(j);
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.training.global_batch, 488);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("using 488 sequences"), std::string::npos) << r->warnings[0];
+}
+
+TEST(ParseScenario, BatchTokensRoundToAMultipleOfMicroBatchTimesDp) {
+  // 4e6 / 8192 = 488.28 sequences; with dp = 16 and micro_batch = 1 the nearest multiple of 16
+  // is 31 * 16 = 496 (488.28 / 16 = 30.5 rounds to 31).
+  const double granule = 16.0;
+  const auto expected = static_cast<std::int64_t>(std::round(4e6 / 8192 / granule) * granule);
+  json patch = {{"training", {{"global_batch", nullptr}, {"global_batch_tokens", "4M"}}},
+                {"strategy", {{"dp", 16}, {"micro_batch", 1}}}};
+  auto r = parse(patched(patch));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.training.global_batch, expected);
+}
+
+TEST(ParseScenario, WarnsWhenTokensAreFewerThanOneBatch) {
+  auto r = parse(patched({{"training", {{"tokens", "1M"}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("scenario#/training/tokens: fewer tokens"), std::string::npos);
+}
+
+TEST(ParseScenario, WhereArgumentPrefixesEveryPointer) {
+  auto r = parse_scenario(patched({{"cluster", {{"nodes", -4}}}}), good_catalogs(), "runs/a.json");
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(has_diag(r.error(), "runs/a.json#/cluster/nodes", "must be a positive integer; got -4"));
+}
+
+// --- Bad input: each case names the exact field ---------------------------------------------
+
+struct BadScenario {
+  const char* name;
+  json patch;  // merge patch on base()
+  const char* where;
+  const char* message;
+};
+
+class BadScenarioTest : public testing::TestWithParam<BadScenario> {};
+
+TEST_P(BadScenarioTest, NamesTheField) {
+  const auto& c = GetParam();
+  auto r = parse(patched(c.patch));
+  ASSERT_FALSE(r) << c.name << " was accepted";
+  EXPECT_TRUE(has_diag(r.error(), c.where, c.message));
+  for (const auto& d : r.error()) EXPECT_EQ(d.severity, Diagnostic::Severity::error) << d.message;
+}
+
+json gpu_cluster(json fields) {
+  json c{{"instance", nullptr}, {"nodes", nullptr}, {"gpu", "h100-sxm-80gb"}, {"gpus", 512}};
+  c.merge_patch(fields);
+  return c;
+}
+
+const BadScenario kBad[] = {
+    // Unknown keys at every level, with the closest known key.
+    {"TopLevelTypo", {{"strategyy", "auto"}}, "scenario#/strategyy", "unknown field (did you mean 'strategy'?"},
+    {"ModelTypo", {{"model", {{"layer", 80}}}}, "scenario#/model/layer", "unknown field (did you mean 'layers'?"},
+    {"TrainingTypo",
+     {{"training", {{"token", "2T"}}}},
+     "scenario#/training/token",
+     "unknown field (did you mean 'tokens'?"},
+    {"ClusterTypo", {{"cluster", {{"node", 64}}}}, "scenario#/cluster/node", "unknown field (did you mean 'nodes'?"},
+    {"StrategyTypo", {{"strategy", {{"tensor_parallel", 8}}}}, "scenario#/strategy/tensor_parallel", "unknown field"},
+    {"PricingTypo", {{"pricing", {{"usd_per_hour", 3}}}}, "scenario#/pricing/usd_per_hour", "unknown field"},
+    {"PricingEmpty", {{"pricing", json::object()}}, "scenario#/pricing/usd_per_gpu_hour", "is missing"},
+    // Missing sections and wrong types.
+    {"ModelMissing", {{"model", nullptr}}, "scenario#/model", "required (the model"},
+    {"TrainingMissing", {{"training", nullptr}}, "scenario#/training", "required"},
+    {"ClusterMissing", {{"cluster", nullptr}}, "scenario#/cluster", "required"},
+    {"ModelNotObject", {{"model", "llama3-70b"}}, "scenario#/model", "expected an object; got string \"llama3-70b\""},
+    {"NameNotString", {{"name", 5}}, "scenario#/name", "expected a string; got number 5"},
+    {"StrategyWord", {{"strategy", "best"}}, "scenario#/strategy", "must be \"auto\" or an object"},
+    // Model.
+    {"UnknownPreset",
+     {{"model", {{"preset", "llama3-7b"}}}},
+     "scenario#/model/preset",
+     "unknown model preset 'llama3-7b' (did you mean 'llama3-70b'? known: llama3-70b, llama2-7b, gpt3-175b)"},
+    {"PresetNotString", {{"model", {{"preset", 70}}}}, "scenario#/model/preset", "expected a string"},
+    {"ExplicitModelMissingVocab",
+     {{"model",
+       {{"preset", nullptr}, {"layers", 2}, {"hidden", 256}, {"heads", 4}, {"ffn_hidden", 1024}, {"seq_len", 8192}}}},
+     "scenario#/model/vocab",
+     "required (vocabulary size) is missing; or give a preset"},
+    {"ZeroLayers", {{"model", {{"layers", 0}}}}, "scenario#/model/layers", "must be a positive integer; got 0"},
+    {"NegativeHidden",
+     {{"model", {{"hidden", -8192}}}},
+     "scenario#/model/hidden",
+     "must be a positive integer; got -8192"},
+    {"AbsurdLayers", {{"model", {{"layers", 20000}}}}, "scenario#/model/layers", "must be at most 10000; got 20000"},
+    {"AbsurdHidden", {{"model", {{"hidden", 1e30}}}}, "scenario#/model/hidden", "must be at most 1000000; got 1e+30"},
+    {"AbsurdVocab", {{"model", {{"vocab", 2e8}}}}, "scenario#/model/vocab", "must be at most 100000000"},
+    {"AbsurdSeqLen", {{"model", {{"seq_len", 1e9}}}}, "scenario#/model/seq_len", "must be at most 100000000"},
+    {"FractionalHeads",
+     {{"model", {{"heads", 64.5}}}},
+     "scenario#/model/heads",
+     "must be a positive integer; got 64.5"},
+    {"HeadsNotDividingHidden",
+     {{"model", {{"heads", 60}, {"kv_heads", 6}}}},
+     "scenario#/model/heads",
+     "must divide hidden (8192); got 60"},
+    {"KvHeadsNotDividingHeads",
+     {{"model", {{"kv_heads", 7}}}},
+     "scenario#/model/kv_heads",
+     "must divide heads (64); got 7"},
+    {"KvHeadsAboveHeads",
+     {{"model", {{"kv_heads", 128}}}},
+     "scenario#/model/kv_heads",
+     "must divide heads (64); got 128"},
+    {"GatedFfnString",
+     {{"model", {{"gated_ffn", "yes"}}}},
+     "scenario#/model/gated_ffn",
+     "expected true or false; got string \"yes\""},
+    {"DropoutNumber", {{"model", {{"dropout", 1}}}}, "scenario#/model/dropout", "expected true or false; got number 1"},
+    {"Moe",
+     {{"model", {{"moe", {{"experts", 8}, {"top_k", 2}}}}}},
+     "scenario#/model/moe",
+     "MoE models are not supported yet (planned)"},
+    {"MlaAttention", {{"model", {{"attention", "mla"}}}}, "scenario#/model/attention", "not supported yet"},
+    {"SlidingWindow", {{"model", {{"attention", "sliding_window"}}}}, "scenario#/model/attention", "not supported yet"},
+    {"GqaWithoutFewerKvHeads",
+     {{"model", {{"attention", "gqa"}, {"kv_heads", 64}}}},
+     "scenario#/model/attention",
+     "'gqa' needs kv_heads < heads"},
+    {"MhaWithFewerKvHeads",
+     {{"model", {{"attention", "mha"}}}},
+     "scenario#/model/attention",
+     "'mha' needs kv_heads == heads"},
+    {"UnknownAttention",
+     {{"model", {{"attention", "flash"}}}},
+     "scenario#/model/attention",
+     "unknown attention 'flash'"},
+    // Training.
+    {"TokensMissing", {{"training", {{"tokens", nullptr}}}}, "scenario#/training/tokens", "is missing"},
+    {"TokensNegative", {{"training", {{"tokens", "-2T"}}}}, "scenario#/training/tokens", "must be > 0; got \"-2T\""},
+    {"TokensZero", {{"training", {{"tokens", 0}}}}, "scenario#/training/tokens", "must be > 0; got 0"},
+    {"TokensWords",
+     {{"training", {{"tokens", "2 trillion"}}}},
+     "scenario#/training/tokens",
+     "expected a number or a string with an SI suffix such as \"2T\""},
+    {"TokensBool", {{"training", {{"tokens", true}}}}, "scenario#/training/tokens", "expected a number or a string"},
+    {"TokensAbsurd", {{"training", {{"tokens", "100P"}}}}, "scenario#/training/tokens", "must be at most 1e+16"},
+    {"BatchBothForms", {{"training", {{"global_batch", 512}}}}, "scenario#/training", "give either"},
+    {"BatchMissing",
+     {{"training", {{"global_batch_tokens", nullptr}}}},
+     "scenario#/training/global_batch_tokens",
+     "required (the global batch"},
+    {"BatchSequencesZero",
+     {{"training", {{"global_batch_tokens", nullptr}, {"global_batch", 0}}}},
+     "scenario#/training/global_batch",
+     "must be a positive integer; got 0"},
+    {"BatchSequencesFraction",
+     {{"training", {{"global_batch_tokens", nullptr}, {"global_batch", 1.5}}}},
+     "scenario#/training/global_batch",
+     "must be a positive integer; got 1.5"},
+    {"BatchTokensNegative",
+     {{"training", {{"global_batch_tokens", -8192}}}},
+     "scenario#/training/global_batch_tokens",
+     "must be > 0"},
+    {"PrecisionTypo",
+     {{"training", {{"precision", "bf17"}}}},
+     "scenario#/training/precision",
+     "unknown precision 'bf17' (did you mean 'bf16'?"},
+    {"PrecisionNumber", {{"training", {{"precision", 16}}}}, "scenario#/training/precision", "expected a string"},
+    {"PrecisionUnsupportedByGpu",
+     {{"cluster", gpu_cluster({{"gpu", "v100-sxm2-32gb"}, {"gpus", 16}})}, {"strategy", "auto"}},
+     "scenario#/training/precision",
+     "GPU 'v100-sxm2-32gb' has no dense bf16 peak in gpus.json (supported: fp16, fp32); got \"bf16\""},
+    // Cluster.
+    {"UnknownInstance",
+     {{"cluster", {{"instance", "aws-p5"}}}},
+     "scenario#/cluster/instance",
+     "unknown instance 'aws-p5' (did you mean 'aws-p5.48xlarge'?"},
+    {"UnknownGpu",
+     {{"cluster", gpu_cluster({{"gpu", "h100"}})}},
+     "scenario#/cluster/gpu",
+     "unknown GPU 'h100' (did you mean 'h100-sxm-80gb'?"},
+    {"BothInstanceAndGpu",
+     {{"cluster", {{"gpu", "h100-sxm-80gb"}}}},
+     "scenario#/cluster",
+     "give either instance (with nodes) or gpu (with gpus), not both"},
+    {"NeitherInstanceNorGpu",
+     {{"cluster", {{"instance", nullptr}, {"nodes", nullptr}}}},
+     "scenario#/cluster/instance",
+     "required (instance with nodes, or gpu with gpus) is missing"},
+    {"NegativeGpus",
+     {{"cluster", gpu_cluster({{"gpus", -4}})}},
+     "scenario#/cluster/gpus",
+     "must be a positive integer; got -4"},
+    {"ZeroGpus",
+     {{"cluster", gpu_cluster({{"gpus", 0}})}},
+     "scenario#/cluster/gpus",
+     "must be a positive integer; got 0"},
+    {"AbsurdGpus",
+     {{"cluster", gpu_cluster({{"gpus", 1e30}})}},
+     "scenario#/cluster/gpus",
+     "must be at most 1000000; got 1e+30"},
+    {"GpusAsString",
+     {{"cluster", gpu_cluster({{"gpus", "512"}})}},
+     "scenario#/cluster/gpus",
+     "must be a positive integer; got \"512\""},
+    {"FractionalGpus",
+     {{"cluster", gpu_cluster({{"gpus", 8.5}})}},
+     "scenario#/cluster/gpus",
+     "must be a positive integer; got 8.5"},
+    {"GpusNotWholeNodes",
+     {{"cluster", gpu_cluster({{"gpus", 12}})}},
+     "scenario#/cluster/gpus",
+     "must be a multiple of gpus_per_node (8) or fewer than one node; got 12"},
+    {"GpuCountMissing", {{"cluster", gpu_cluster({{"gpus", nullptr}})}}, "scenario#/cluster/gpus", "is missing"},
+    {"GpusDisagreeWithNodes",
+     {{"cluster", gpu_cluster({{"nodes", 2}})}},
+     "scenario#/cluster/gpus",
+     "must equal nodes x gpus_per_node (16); got 512"},
+    {"ZeroGpusPerNode",
+     {{"cluster", gpu_cluster({{"gpus_per_node", 0}})}},
+     "scenario#/cluster/gpus_per_node",
+     "must be a positive integer; got 0"},
+    {"GpusWithInstance", {{"cluster", {{"gpus", 512}}}}, "scenario#/cluster/gpus", "not used with instance"},
+    {"NodesZero", {{"cluster", {{"nodes", 0}}}}, "scenario#/cluster/nodes", "must be a positive integer; got 0"},
+    {"NodesAbsurd", {{"cluster", {{"nodes", 1e6}}}}, "scenario#/cluster/nodes", "must be at most 100000; got 1000000"},
+    {"NodesMissing", {{"cluster", {{"nodes", nullptr}}}}, "scenario#/cluster/nodes", "is missing"},
+    {"InterNodeZero",
+     {{"cluster", {{"inter_node_gbps_per_gpu", 0}}}},
+     "scenario#/cluster/inter_node_gbps_per_gpu",
+     "must be > 0; got 0"},
+    {"IntraNodeNegative",
+     {{"cluster", {{"intra_node_gbps", -1}}}},
+     "scenario#/cluster/intra_node_gbps",
+     "must be > 0; got -1"},
+    {"IntraNodeString",
+     {{"cluster", {{"intra_node_gbps", "fast"}}}},
+     "scenario#/cluster/intra_node_gbps",
+     "expected a number; got string \"fast\""},
+    {"UnknownNetworkAcrossNodes",
+     {{"cluster", {{"instance", "lambda-8x-a100-80gb"}, {"nodes", 2}}}},
+     "scenario#/cluster/instance",
+     "network bandwidth of 'lambda-8x-a100-80gb' is unknown in the catalog; give cluster.inter_node_gbps_per_gpu"},
+    // Pricing.
+    {"PriceNegative",
+     {{"pricing", {{"usd_per_gpu_hour", -1}}}},
+     "scenario#/pricing/usd_per_gpu_hour",
+     "must be >= 0; got -1"},
+    {"PriceBoth",
+     {{"pricing", {{"usd_per_gpu_hour", 2}, {"usd_per_node_hour", 16}}}},
+     "scenario#/pricing",
+     "give either usd_per_gpu_hour or usd_per_node_hour, not both"},
+    {"PriceString",
+     {{"pricing", {{"usd_per_node_hour", "$20"}}}},
+     "scenario#/pricing/usd_per_node_hour",
+     "expected a number"},
+    // Strategy.
+    {"ContextParallel",
+     {{"strategy", {{"cp", 2}, {"dp", 8}}}},
+     "scenario#/strategy/cp",
+     "context parallelism (cp > 1) is not supported yet; planned with the accuracy issue; got 2"},
+    {"ExpertParallel", {{"strategy", {{"ep", 2}, {"dp", 8}}}}, "scenario#/strategy/ep", "not supported yet"},
+    {"TpZero", {{"strategy", {{"tp", 0}}}}, "scenario#/strategy/tp", "must be a positive integer; got 0"},
+    {"TpNegative", {{"strategy", {{"tp", -8}}}}, "scenario#/strategy/tp", "must be a positive integer; got -8"},
+    {"TpString", {{"strategy", {{"tp", "8"}}}}, "scenario#/strategy/tp", "must be a positive integer; got \"8\""},
+    {"MicroBatchFraction",
+     {{"strategy", {{"micro_batch", 0.5}}}},
+     "scenario#/strategy/micro_batch",
+     "must be a positive integer; got 0.5"},
+    {"ZeroStageFour", {{"strategy", {{"zero", 4}}}}, "scenario#/strategy/zero", "must be at most 3; got 4"},
+    {"ZeroStageNegative",
+     {{"strategy", {{"zero", -1}}}},
+     "scenario#/strategy/zero",
+     "must be a non-negative integer; got -1"},
+    {"RecomputeTypo",
+     {{"strategy", {{"recompute", "selectve"}}}},
+     "scenario#/strategy/recompute",
+     "unknown recompute 'selectve' (did you mean 'selective'?"},
+    {"SequenceParallelString",
+     {{"strategy", {{"sequence_parallel", "yes"}}}},
+     "scenario#/strategy/sequence_parallel",
+     "expected true, false or \"auto\"; got string \"yes\""},
+    {"OverlapNumber",
+     {{"strategy", {{"overlap_dp_comm", 1}}}},
+     "scenario#/strategy/overlap_dp_comm",
+     "expected true, false or \"auto\"; got number 1"},
+    {"LayoutDoesNotCoverGpus",
+     {{"strategy", {{"dp", 8}}}},
+     "scenario#/strategy",
+     "tp*pp*dp*cp*ep = 8*4*8*1*1 = 256 must equal the number of GPUs (512)"},
+    {"PartialLayoutDoesNotDivideGpus",
+     {{"strategy", {{"pp", 3}, {"dp", nullptr}}}},
+     "scenario#/strategy",
+     "the given parallel sizes multiply to 24, which does not divide the number of GPUs (512)"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Scenario, BadScenarioTest, testing::ValuesIn(kBad),
+                         [](const testing::TestParamInfo<BadScenario>& i) { return std::string(i.param.name); });
+
+TEST(ParseScenario, RootMustBeAnObject) {
+  auto r = parse(json::array());
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(has_diag(r.error(), "scenario#", "expected an object; got array"));
+}
+
+TEST(ParseScenario, CollectsAllErrorsInOnePass) {
+  auto r = parse(patched({{"model", {{"layers", -1}}},
+                          {"training", {{"tokens", "lots"}, {"precision", "int4"}}},
+                          {"cluster", {{"nodes", 0}}},
+                          {"strategy", {{"tp", 0}, {"cp", 4}, {"zero", 9}}},
+                          {"extra", true}}));
+  ASSERT_FALSE(r);
+  const auto& d = r.error();
+  EXPECT_TRUE(has_diag(d, "scenario#/extra", "unknown field"));
+  EXPECT_TRUE(has_diag(d, "scenario#/model/layers", "must be a positive integer; got -1"));
+  EXPECT_TRUE(has_diag(d, "scenario#/training/tokens", "expected a number or a string"));
+  EXPECT_TRUE(has_diag(d, "scenario#/training/precision", "unknown precision 'int4'"));
+  EXPECT_TRUE(has_diag(d, "scenario#/cluster/nodes", "must be a positive integer; got 0"));
+  EXPECT_TRUE(has_diag(d, "scenario#/strategy/tp", "must be a positive integer; got 0"));
+  EXPECT_TRUE(has_diag(d, "scenario#/strategy/cp", "not supported yet"));
+  EXPECT_TRUE(has_diag(d, "scenario#/strategy/zero", "must be at most 3; got 9"));
+  EXPECT_EQ(d.size(), 8u) << to_string(d);
+}
+
+TEST(ParseScenario, NonFiniteNumbersAreRejected) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  struct Case {
+    json patch;
+    const char* where;
+    const char* message;
+  };
+  const Case cases[] = {
+      {{{"training", {{"tokens", inf}}}}, "scenario#/training/tokens", "must be a finite number; got inf"},
+      {{{"training", {{"tokens", nan}}}}, "scenario#/training/tokens", "must be a finite number; got nan"},
+      {{{"pricing", {{"usd_per_gpu_hour", inf}}}},
+       "scenario#/pricing/usd_per_gpu_hour",
+       "must be a finite number; got inf"},
+      {{{"cluster", {{"inter_node_gbps_per_gpu", -inf}}}},
+       "scenario#/cluster/inter_node_gbps_per_gpu",
+       "must be a finite number; got -inf"},
+      {{{"cluster", {{"nodes", inf}}}}, "scenario#/cluster/nodes", "must be a positive integer; got inf"},
+      {{{"strategy", {{"tp", nan}}}}, "scenario#/strategy/tp", "must be a positive integer; got nan"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.where);
+    auto r = parse(patched(c.patch));
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(has_diag(r.error(), c.where, c.message));
+  }
+}
+
+TEST(ParseScenarioText, ParsesValidText) {
+  auto r = parse_scenario_text(base().dump(2), good_catalogs());
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.cluster.gpus, 512);
+}
+
+TEST(ParseScenarioText, MalformedJsonNamesLineAndColumn) {
+  const char* text = "{\n  \"model\": {\n    \"preset\": llama3\n  }\n}\n";
+  auto r = parse_scenario_text(text, good_catalogs());
+  ASSERT_FALSE(r);
+  ASSERT_EQ(r.error().size(), 1u);
+  EXPECT_EQ(r.error()[0].where, "scenario");
+  EXPECT_EQ(r.error()[0].message.rfind("invalid JSON at line 3, column 15: syntax error", 0), 0u)
+      << r.error()[0].message;
+}
+
+TEST(ParseScenarioText, TruncatedAndEmptyTextAreErrors) {
+  for (const char* text : {"", "{", "{\"model\": ", "[1, 2", "nul"}) {
+    auto r = parse_scenario_text(text, good_catalogs(), "in.json");
+    ASSERT_FALSE(r) << text;
+    EXPECT_TRUE(has_diag(r.error(), "in.json", "invalid JSON at line 1")) << text;
+  }
+}
+
+TEST(ParseScenarioText, NumberOverflowIsAnError) {
+  std::string text = base().dump(2);
+  const std::string from = "\"tokens\": \"2T\"";
+  text.replace(text.find(from), from.size(), "\"tokens\": 1e400");
+  auto r = parse_scenario_text(text, good_catalogs());
+  ASSERT_FALSE(r);
+  ASSERT_EQ(r.error().size(), 1u);
+  EXPECT_NE(r.error()[0].message.find("number overflow parsing '1e400' (numbers must be finite)"), std::string::npos)
+      << r.error()[0].message;
+  EXPECT_NE(r.error()[0].message.find("invalid JSON at line"), std::string::npos) << r.error()[0].message;
+}
+
+TEST(ParseScenarioText, DuplicateKeysAreErrors) {
+  const char* text = R"({"model": {"preset": "llama3-70b", "preset": "gpt3-175b"}, "strategy": "auto",
+    "training": {"tokens": "2T", "global_batch": 8}, "cluster": {"instance": "aws-p5.48xlarge", "nodes": 1}})";
+  auto r = parse_scenario_text(text, good_catalogs());
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(has_diag(r.error(), "scenario#/model/preset", "duplicate key"));
+}
+
+}  // namespace
+}  // namespace capplan::data
