@@ -105,6 +105,17 @@ constexpr Field<GpuDraft> kMeasuredSetFields[] = {
          }
        }
      }},
+    {"flash_attention_efficiency", Kind::object, Need::optional, true, {},
+     "published fused (flash) attention fwd+bwd throughput / dense peak: {value, source}",
+     [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
+       if (auto m = read_measured(v, r, p)) {
+         if (m->value > 1.0) {
+           r.error(detail::child(p, "value"), "must be in (0, 1] (a fraction of peak); got " + detail::fmt(m->value));
+         } else {
+           g.entry.spec.attention_efficiency = m->value;
+         }
+       }
+     }},
     {"hbm_copy_GBps", Kind::object, Need::optional, true, {}, "measured device-to-device copy GB/s: {value, source}",
      [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
        if (auto m = read_measured(v, r, p)) {

@@ -406,6 +406,12 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
     model["flash_attention"] = false;
     rr.assume("published " + std::to_string(*year) +
               ", before fused (flash) attention was in use: unfused attention assumed");
+    if (contains(rr.cell("framework"), "megatron")) {
+      // Megatron-LM's defaults then: --hidden-dropout 0.1 --attention-dropout 0.1 (the masks
+      // Korthikanti et al. count in their activation memory).
+      model["dropout"] = true;
+      rr.assume("Megatron-LM of that time trains with dropout 0.1 (its default): dropout masks and kernels kept");
+    }
   }
   const int seq_len = model.contains("seq_len") ? model["seq_len"].get<int>() : 0;
 

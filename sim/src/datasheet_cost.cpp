@@ -21,6 +21,8 @@ DatasheetCost::DatasheetCost(const Cluster& cluster, DatasheetAssumptions a)
       peak_(cluster.gpu.peak),
       sm_count_(cluster.gpu.sm_count > 0 ? cluster.gpu.sm_count : 108),
       gemm_eff_(cluster.gpu.gemm_efficiency > 0 ? cluster.gpu.gemm_efficiency : a.gemm_efficiency),
+      attention_eff_(cluster.gpu.attention_efficiency > 0 ? cluster.gpu.attention_efficiency
+                                                          : a.attention_efficiency),
       hbm_bw_(cluster.gpu.hbm_bandwidth) {
   const double hbm_eff = cluster.gpu.hbm_efficiency > 0 ? cluster.gpu.hbm_efficiency : a.hbm_efficiency;
   mem_bw_ = cluster.gpu.hbm_bandwidth * (hbm_eff * a.elementwise_vs_copy);
@@ -68,6 +70,10 @@ units::Seconds DatasheetCost::gemm(const GemmOp& op) const {
   double ceiling = gemm_eff_;
   if (op.dtype == Precision::fp8) ceiling *= kFp8VsBf16Efficiency;
   if (peak.base() <= 0) peak = peak_.fp32.base() > 0 ? peak_.fp32 : units::tflop_per_s(1.0);
+  if (op.fused_attention) {
+    // One fused kernel: its throughput is the kernel's published rate, not a GEMM's.
+    return op.flops() / (peak * attention_eff_) + units::microseconds(a_.gemm_launch_us);
+  }
   const units::Seconds compute = op.flops() / (peak * (ceiling * shape_efficiency(op)));
   const units::Seconds memory = op.min_bytes() / hbm_bw_;
   return std::max(compute, memory) + units::microseconds(a_.gemm_launch_us);

@@ -46,6 +46,17 @@ class OpListBuilder {
     add(GemmOp{dgrad, tokens, k, n, 1, dt}, Phase::backward, scope);
     add(GemmOp{wgrad, k, n, tokens, 1, dt}, Phase::backward, scope);
     if (recompute) add(GemmOp{name, tokens, n, k, 1, dt}, Phase::recompute, scope);
+    if (dt == Precision::fp8) {
+      // Transformer Engine quantises each GEMM input to FP8 with a fused cast + transpose
+      // (read 16-bit, write the row- and column-major FP8 copies: 2 + 1 + 1 bytes per element):
+      // the activation in forward, the incoming gradient in backward. FP8 weights are cached
+      // across the micro-batches of a step, so their casts are left out.
+      const double x = static_cast<double>(tokens) * static_cast<double>(k);
+      const double dy = static_cast<double>(tokens) * static_cast<double>(n);
+      add(MemoryOp{"fp8_cast_transpose", units::bytes(4.0 * x)}, Phase::forward, scope);
+      add(MemoryOp{"fp8_cast_transpose", units::bytes(4.0 * dy)}, Phase::backward, scope);
+      if (recompute) add(MemoryOp{"fp8_cast_transpose", units::bytes(4.0 * x)}, Phase::recompute, scope);
+    }
   }
   // An element-wise kernel: forward moves `bytes`, backward about twice that (it reads the
   // saved input and the incoming gradient and writes the outgoing gradient).
@@ -92,8 +103,8 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
     // and recomputes S in its backward: 5 GEMMs there instead of 4 (Dao 2023).
     const std::int64_t batch = static_cast<std::int64_t>(p.micro_batch) * heads;
     const double causal = m.flash_attention ? 0.5 : 1.0;
-    const GemmOp score{"attn_score", s, s, dh, batch, attn_dt};
-    const GemmOp context{"attn_context", s, dh, s, batch, attn_dt};
+    const GemmOp score{"attn_score", s, s, dh, batch, attn_dt, m.flash_attention};
+    const GemmOp context{"attn_context", s, dh, s, batch, attn_dt, m.flash_attention};
     const bool rc = full_rc || (p.recompute == Recompute::selective && !m.flash_attention);
     b.add(score, Phase::forward, Scope::layer, causal);
     b.add(context, Phase::forward, Scope::layer, causal);

@@ -304,5 +304,21 @@ TEST(DatasheetCost, DispatchesEachOpKindToItsPrice) {
   EXPECT_EQ(cost.source(), "datasheet");
 }
 
+TEST(DatasheetCost, FusedAttentionRunsAtTheKernelsPublishedRateNotTheGemmModel) {
+  // A fused-attention op: time = FLOPs / (peak * attention_efficiency) + launch (4 us), with the
+  // GPU's own figure when it has one, else DatasheetAssumptions::attention_efficiency (0.35).
+  GpuSpec gpu = test::h100_sxm();
+  GemmOp attn{"attn_score", 8192, 8192, 128, 32, Precision::bf16, true};
+  const double flops = 2.0 * 8192 * 8192 * 128 * 32;
+  const double peak = gpu.peak.bf16.base();
+  gpu.attention_efficiency = 0.0;
+  EXPECT_NEAR(DatasheetCost(cluster_of(gpu, 8)).gemm(attn).base(), flops / (peak * 0.35) + 4e-6, 1e-12);
+  gpu.attention_efficiency = 0.72;
+  EXPECT_NEAR(DatasheetCost(cluster_of(gpu, 8)).gemm(attn).base(), flops / (peak * 0.72) + 4e-6, 1e-12);
+  // The same shape as a plain batched GEMM goes through the tile/wave/K model instead.
+  attn.fused_attention = false;
+  EXPECT_NE(DatasheetCost(cluster_of(gpu, 8)).gemm(attn).base(), flops / (peak * 0.72) + 4e-6);
+}
+
 }  // namespace
 }  // namespace capplan::sim

@@ -20,6 +20,10 @@ struct DatasheetAssumptions {
   double k_half = 128.0;
   // Fixed kernel launch + tail cost per GEMM (CUDA launch latency is ~3-5 us).
   double gemm_launch_us = 4.0;
+  // Fused (flash) attention when the GPU has no figure: FlashAttention-2 on H100 reaches about
+  // 35% of the dense peak (Shah et al. 2024, FlashAttention-3, Sec. 1); on A100 it reaches
+  // 225 TFLOP/s fwd+bwd, 72% (Dao 2023, FlashAttention-2, Sec. 4.1). The lower figure is the default.
+  double attention_efficiency = 0.35;
   // Memory-bound kernels when the GPU has no measured copy bandwidth: A100 copy is 75%,
   // H800 copy is 84% of datasheet (ChipBenchmarker); element-wise framework kernels sit lower.
   double hbm_efficiency = 0.75;
@@ -63,6 +67,7 @@ class DatasheetCost final : public OpCostModel {
   PeakRates peak_;
   int sm_count_;
   double gemm_eff_;
+  double attention_eff_;
   units::BytesPerSecond hbm_bw_;       // for the GEMM memory roof
   units::BytesPerSecond mem_bw_;       // achieved by element-wise kernels
   units::BytesPerSecond intra_busbw_;  // NCCL busbw inside a node

@@ -38,6 +38,7 @@ struct GpuSpec {
   double gemm_efficiency = 0.0;            // best large-GEMM achieved / dense peak (MAMF)
   double hbm_efficiency = 0.0;             // measured device copy / datasheet HBM bandwidth
   units::BytesPerSecond nvlink_busbw;      // measured single-node NCCL all-reduce busbw; 0 = unknown
+  double attention_efficiency = 0.0;       // fused (flash) attention, fwd+bwd, vs dense peak; 0 = unknown
 };
 
 // What one training job runs on. Contract: gpus is a multiple of gpus_per_node unless

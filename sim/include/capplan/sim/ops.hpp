@@ -16,6 +16,7 @@ struct GemmOp {
   std::int64_t m = 0, n = 0, k = 0;
   std::int64_t batch = 1;
   Precision dtype = Precision::bf16;
+  bool fused_attention = false;  // part of a fused (flash) attention kernel, not a cuBLAS GEMM
 
   units::Flops flops() const;
   // Minimum HBM traffic: read A and B, write C once.
