@@ -230,6 +230,13 @@ std::optional<std::string> map_gpu(const std::string& text, const Catalogs& cat,
   }
   if (contains(text, "h100")) {
     if (contains(text, "pcie")) return pick({"h100-pcie-80gb"});
+    if (has_mem && mem != 80) {
+      // e.g. Meta's Grand Teton H100 96 GB HBM2e capped at 500 W: a different memory size and a
+      // power cap whose sustained clocks (and so peak) its source says are unknown. Not in the
+      // catalog, so not predicted rather than predicted as an 80 GB / 700 W part.
+      rr.skip("GPU SKU '" + text + "' is not in the catalog (different memory and power cap; peak unknown)");
+      return std::nullopt;
+    }
     if (mem != 80)
       rr.assume("gpu_model '" + text + "' mapped to h100-sxm-80gb (same compute; memory and power differ)");
     return pick({"h100-sxm-80gb"});
