@@ -204,18 +204,7 @@ json report_json(const Report& rep, const std::string& csv) {
         {"assumptions", r.run->assumptions},
     };
     if (r.predicted) {
-      const auto& p = r.layout;
-      row["layout"] = {{"tp", p.tp},
-                       {"pp", p.pp},
-                       {"dp", p.dp},
-                       {"cp", p.cp},
-                       {"ep", p.ep},
-                       {"micro_batch", p.micro_batch},
-                       {"virtual_stages", p.virtual_stages},
-                       {"zero", p.zero},
-                       {"recompute", sim::to_string(p.recompute)},
-                       {"sequence_parallel", p.sequence_parallel},
-                       {"grad_accumulation", r.micro_batches}};
+      row["layout"] = data::parallelism_to_json(r.layout, r.micro_batches);
       row["fits_in_memory"] = r.fits;
     } else {
       row["layout"] = nullptr;

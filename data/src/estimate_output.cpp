@@ -122,6 +122,21 @@ std::string csv_value(const json& v) {
 
 }  // namespace
 
+json parallelism_to_json(const sim::Parallelism& p, int micro_batches) {
+  return {{"tp", p.tp},
+          {"pp", p.pp},
+          {"dp", p.dp},
+          {"cp", p.cp},
+          {"ep", p.ep},
+          {"micro_batch", p.micro_batch},
+          {"virtual_stages", p.virtual_stages},
+          {"zero", p.zero},
+          {"recompute", sim::to_string(p.recompute)},
+          {"sequence_parallel", p.sequence_parallel},
+          {"overlap_dp_comm", p.overlap_dp_comm},
+          {"grad_accumulation", micro_batches}};
+}
+
 json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   const sim::Scenario& sc = s.scenario;
   const sim::Cluster& cl = sc.cluster;
@@ -162,23 +177,9 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   };
   out["flops_per_step"] = {{"model", number(e.flops.model.base())}, {"hardware", number(e.flops.hardware.base())}};
 
-  const sim::Parallelism& p = e.strategy;
-  out["strategy"] = {
-      {"tp", p.tp},
-      {"pp", p.pp},
-      {"dp", p.dp},
-      {"cp", p.cp},
-      {"ep", p.ep},
-      {"micro_batch", p.micro_batch},
-      {"virtual_stages", p.virtual_stages},
-      {"zero", p.zero},
-      {"recompute", sim::to_string(p.recompute)},
-      {"sequence_parallel", p.sequence_parallel},
-      {"overlap_dp_comm", p.overlap_dp_comm},
-      {"grad_accumulation", e.micro_batches},
-      {"chosen_by_capplan", e.strategy_chosen_by_capplan},
-      {"configurations_evaluated", e.configurations_evaluated},
-  };
+  out["strategy"] = parallelism_to_json(e.strategy, e.micro_batches);
+  out["strategy"]["chosen_by_capplan"] = e.strategy_chosen_by_capplan;
+  out["strategy"]["configurations_evaluated"] = e.configurations_evaluated;
 
   out["scenario"] = {
       {"model", s.model_id},

@@ -41,6 +41,10 @@ nlohmann::json example_scenario();
 // Output per CONTRACT.md (plus extensions). Never contains NaN/Inf (they become null).
 nlohmann::json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s);
 
+// A layout as JSON (tp, pp, dp, cp, ep, micro_batch, virtual_stages, zero, recompute,
+// sequence_parallel, overlap_dp_comm, grad_accumulation): the "strategy" object of the output.
+nlohmann::json parallelism_to_json(const sim::Parallelism& p, int micro_batches);
+
 // One header line and one value line with the scalar fields of estimate_to_json.
 std::string estimate_to_csv(const sim::Estimate& e, const ParsedScenario& s);
 
