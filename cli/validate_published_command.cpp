@@ -25,6 +25,8 @@ struct ValidateOptions {
   std::string csv;
   std::string format = "table";
   std::string out;
+  double max_mape = -1;      // percent; < 0 = no gate
+  double min_coverage = -1;  // fraction; < 0 = no gate
 };
 
 // One usable row after estimating it.
@@ -202,6 +204,7 @@ json report_json(const Report& rep, const std::string& csv) {
         {"error_pct", r.predicted ? number(100.0 * r.error_frac) : json(nullptr)},
         {"error", r.error.empty() ? json(nullptr) : json(r.error)},
         {"assumptions", r.run->assumptions},
+        {"scenario", r.run->scenario},  // reproduce a row with `capplan estimate`
     };
     if (r.predicted) {
       row["layout"] = data::parallelism_to_json(r.layout, r.micro_batches);
@@ -315,7 +318,21 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
   const Report rep = build_report(*runs, *catalogs);
   const std::string text =
       opt.format == "json" ? report_json(rep, csv.string()).dump(2) + "\n" : report_table(rep, csv.string());
-  return emit(opt.out, text) ? code(Exit::ok) : code(Exit::invalid_input);
+  if (!emit(opt.out, text)) return code(Exit::invalid_input);
+  // Accuracy gates for scripts and CI: the report is printed either way; exit 3 says the model
+  // does not meet the requested accuracy on this set.
+  bool met = true;
+  if (opt.max_mape >= 0 && !(rep.overall.mape <= opt.max_mape)) {
+    print_error("accuracy gate: MAPE " + fixed(rep.overall.mape, 2) + "% exceeds --max-mape " +
+                fixed(opt.max_mape, 2) + "%");
+    met = false;
+  }
+  if (opt.min_coverage >= 0 && !(coverage(rep) >= opt.min_coverage)) {
+    print_error("accuracy gate: coverage " + fixed(coverage(rep), 3) + " is below --min-coverage " +
+                fixed(opt.min_coverage, 3));
+    met = false;
+  }
+  return met ? code(Exit::ok) : code(Exit::infeasible);
 }
 
 }  // namespace
@@ -327,6 +344,10 @@ Command add_validate_published_command(CLI::App& app, const GlobalOptions& globa
   cmd->add_option("csv", opt->csv, "Published-runs CSV (default: <data dir>/benchmarks/published_runs_dev.csv)");
   cmd->add_option("--format", opt->format, "Output format (default: table)")->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--out", opt->out, "Write the report to this file (atomically) instead of stdout");
+  cmd->add_option("--max-mape", opt->max_mape, "Exit 3 when the MAPE (percent) of predicted rows exceeds this")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--min-coverage", opt->min_coverage, "Exit 3 when predicted/usable rows fall below this (0-1)")
+      ->check(CLI::Range(0.0, 1.0));
   return Command{cmd, [opt, &global] { return run_validate_published(*opt, global); }};
 }
 

@@ -420,6 +420,21 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
       rr.assume("Megatron-LM of that time trains with dropout 0.1 (its default): dropout masks and kernels kept");
     }
   }
+  if (contains(rr.cell("source"), "megascale") && contains(rr.cell("model_name"), "[megatron-lm")) {
+    // MegaScale (Jiang et al., NSDI'24, Sec. 3.4) lists FlashAttention-2 and fused LayerNorm/GeLU
+    // among its own changes to Megatron-LM: its Megatron-LM baseline ran unfused attention.
+    model["flash_attention"] = false;
+    model["dropout"] = true;
+    rr.assume("MegaScale's Megatron-LM baseline: unfused attention (FlashAttention-2 is one of MegaScale's "
+              "own changes, Sec. 3.4) and Megatron-LM's default dropout 0.1");
+  }
+  // Norm and position embedding: from the attention notes where they say so, else the model
+  // family (Llama-family models use RMSNorm and RoPE).
+  const std::string name = rr.cell("model_name");
+  const bool llama_family = contains(name, "llama");
+  model["rmsnorm"] = llama_family || contains(attention_text, "rmsnorm");
+  model["rope"] = llama_family || contains(attention_text, "rope") || contains(attention_text, "rotary");
+  if (llama_family) rr.assume("Llama-family model: RMSNorm and RoPE");
   const int seq_len = model.contains("seq_len") ? model["seq_len"].get<int>() : 0;
 
   // Batch and precision.
@@ -433,6 +448,13 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
     rr.skip("global batch not published");
   }
   training["precision"] = map_precision(rr.cell("precision"), rr);
+  // Eager PyTorch frameworks run the element-wise ops as separate kernels.
+  const std::string framework = rr.cell("framework");
+  if (contains(framework, "fsdp") || contains(framework, "composer") || contains(framework, "torchtitan") ||
+      contains(framework, "metaseq")) {
+    training["framework"] = "pytorch";
+    rr.assume("framework '" + framework + "': eager PyTorch element-wise kernels");
+  }
 
   // Hardware.
   json cluster;
@@ -498,6 +520,20 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
     strategy["zero"] = *z;
   } else {
     strategy["zero"] = "auto";
+  }
+  {
+    // Megatron-LM (outside Megatron-Core recipes such as NeMo's) reduces gradients after the
+    // backward pass unless --overlap-grad-reduce is given (off by default); Megatron-DeepSpeed
+    // likewise (DeepSpeed's overlap_comm defaults to false for ZeRO stages 0-2).
+    const std::string fw = lower(rr.cell("framework"));
+    const bool megatron_lm = contains(fw, "megatron-lm") || contains(fw, "megatron-deepspeed");
+    const bool overlapping = contains(fw, "core") || contains(fw, "nemo") || contains(fw, "bridge") ||
+                             contains(fw, "megascale");
+    if (megatron_lm && !overlapping) {
+      strategy["overlap_dp_comm"] = false;
+      rr.assume("framework '" + rr.cell("framework") +
+                "': data-parallel gradient reduction not overlapped with backward (the framework's default)");
+    }
   }
 
   // Measured throughput, tokens/s per GPU.

@@ -60,6 +60,8 @@ constexpr ModelFlag kModelFlags[] = {
     {"tied_embeddings", &sim::ModelSpec::tied_embeddings, "output layer shares the embedding (default false)"},
     {"dropout", &sim::ModelSpec::dropout, "dropout masks kept for backward (default false)"},
     {"flash_attention", &sim::ModelSpec::flash_attention, "fused attention (default true)"},
+    {"rmsnorm", &sim::ModelSpec::rmsnorm, "RMSNorm instead of LayerNorm (default false)"},
+    {"rope", &sim::ModelSpec::rope, "rotary position embedding (default false)"},
 };
 
 struct StrategyInt {
@@ -275,7 +277,7 @@ class ScenarioParser {
     const std::string p = "/training";
     if (!r_.object(j, p)) return std::nullopt;
     const auto before = r_.count();
-    r_.unknown_keys(j, p, {"tokens", "global_batch_tokens", "global_batch", "precision"});
+    r_.unknown_keys(j, p, {"tokens", "global_batch_tokens", "global_batch", "precision", "framework"});
     sim::TrainingJob t;
     if (const json* v = required_in(j, p, "tokens", "total training tokens, e.g. \"2T\"")) {
       if (auto x = si_number(*v, child(p, "tokens"), kMaxTokens)) t.tokens = *x;
@@ -308,6 +310,15 @@ class ScenarioParser {
           r_.error(child(p, "precision"), "unknown precision '" + *s + "' (" + suggest(*s, precision_names()) + ")");
         } else {
           t.precision = *prec;
+        }
+      }
+    }
+    if (const json* v = find(j, "framework")) {
+      if (auto s = r_.string(*v, child(p, "framework"))) {
+        if (auto f = sim::framework_from_string(*s)) {
+          t.framework = *f;
+        } else {
+          r_.error(child(p, "framework"), "unknown framework '" + *s + "' (" + suggest(*s, {"megatron", "pytorch"}) + ")");
         }
       }
     }

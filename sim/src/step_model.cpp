@@ -89,12 +89,42 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
   const std::int64_t kv_heads = (m.kv_heads + t - 1) / t;  // replicated when tp > kv_heads
   const std::int64_t f = m.ffn_hidden;
   const bool full_rc = p.recompute == Recompute::full;
+  const bool eager = job.framework == Framework::pytorch;
+  // Selective checkpointing in PyTorch frameworks (torchtitan's op-level policy) keeps the GEMM
+  // and attention outputs and recomputes the element-wise ops; Megatron's selective recompute
+  // is the attention core (handled below).
+  const bool rc_elementwise = full_rc || (eager && p.recompute == Recompute::selective);
   const double act = 2.0;  // bytes per 16-bit activation element
+  const double qk_elems = static_cast<double>(tokens) * (heads + kv_heads) * dh;
 
   // --- one transformer layer, one micro-batch (Korthikanti et al. 2022, Fig. 4/5 op order) ---
-  b.elementwise("layernorm", 2.0 * act * tokens_sp * h, Scope::layer, full_rc, 2.0);
-  b.elementwise("residual_add", 3.0 * act * tokens_sp * h, Scope::layer, full_rc, 2.0);
-  if (m.dropout) b.elementwise("dropout", (2.0 * act + 1.0) * tokens_sp * h, Scope::layer, full_rc, 2.0);
+  // Norms. Fused: one kernel reads and writes the tensor. Eager RMSNorm (Llama reference
+  // implementation): x.float() (2+4 bytes/element), pow (4+4), mean (4), x*rsqrt (4+4),
+  // type_as (4+2), *weight (2+2). Eager LayerNorm is one fused ATen kernel.
+  if (eager && m.rmsnorm) {
+    for (double bytes_per_elem : {6.0, 8.0, 4.0, 8.0, 6.0, 4.0}) {
+      b.elementwise("rmsnorm_eager", bytes_per_elem * tokens_sp * h, Scope::layer, rc_elementwise, 2.0);
+    }
+  } else {
+    b.elementwise(m.rmsnorm ? "rmsnorm" : "layernorm", 2.0 * act * tokens_sp * h, Scope::layer, rc_elementwise, 2.0);
+  }
+  b.elementwise("residual_add", 3.0 * act * tokens_sp * h, Scope::layer, rc_elementwise, 2.0);
+  if (m.dropout) b.elementwise("dropout", (2.0 * act + 1.0) * tokens_sp * h, Scope::layer, rc_elementwise, 2.0);
+  if (m.rope) {
+    // Rotary embedding on Q and K. Fused: read and write once. Eager (torchtitan / Llama
+    // reference): .float() (2+4), complex multiply (4+4), view_as_real + type_as (4+2).
+    if (eager) {
+      for (double bytes_per_elem : {6.0, 8.0, 6.0}) {
+        b.elementwise("rope_eager", bytes_per_elem * qk_elems, Scope::layer, rc_elementwise);
+      }
+    } else {
+      b.elementwise("rope", 2.0 * act * qk_elems, Scope::layer, rc_elementwise);
+    }
+  }
+  if (eager) {
+    // The attention output (batch, heads, s, d) is made contiguous as (batch, s, heads*d).
+    b.elementwise("attn_out_transpose", 2.0 * act * tokens * heads * dh, Scope::layer, rc_elementwise);
+  }
 
   b.linear("qkv", "qkv_dgrad", "qkv_wgrad", tokens, (heads + 2 * kv_heads) * dh, h, dt, Scope::layer, full_rc);
   {
@@ -124,7 +154,13 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
   b.linear("attn_proj", "attn_proj_dgrad", "attn_proj_wgrad", tokens, h, heads * dh, dt, Scope::layer, full_rc);
   const std::int64_t up = (m.gated_ffn ? 2 : 1) * f / t;
   b.linear("ffn_up", "ffn_up_dgrad", "ffn_up_wgrad", tokens, up, h, dt, Scope::layer, full_rc);
-  b.elementwise(m.gated_ffn ? "swiglu" : "gelu", act * tokens * (up + f / t), Scope::layer, full_rc);
+  if (eager && m.gated_ffn) {
+    // silu(gate) (2+2 bytes per element), then * up (2+2+2).
+    b.elementwise("silu_eager", 2.0 * act * tokens * (f / t), Scope::layer, rc_elementwise);
+    b.elementwise("mul_eager", 3.0 * act * tokens * (f / t), Scope::layer, rc_elementwise);
+  } else {
+    b.elementwise(m.gated_ffn ? "swiglu" : "gelu", act * tokens * (up + f / t), Scope::layer, rc_elementwise);
+  }
   b.linear("ffn_down", "ffn_down_dgrad", "ffn_down_wgrad", tokens, h, f / t, dt, Scope::layer, full_rc);
 
   // Tensor-parallel collectives: 2 all-reduces per layer in forward and 2 in backward

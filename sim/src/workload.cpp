@@ -3,6 +3,14 @@
 
 namespace capplan::sim {
 
+const char* to_string(Framework f) { return f == Framework::pytorch ? "pytorch" : "megatron"; }
+
+std::optional<Framework> framework_from_string(const std::string& s) {
+  if (s == "megatron") return Framework::megatron;
+  if (s == "pytorch") return Framework::pytorch;
+  return std::nullopt;
+}
+
 // Weights only (no biases, as in Llama; GPT biases are < 0.1% of the total), plus the two
 // norm scales per layer.
 double ModelSpec::layer_params() const {

@@ -221,6 +221,21 @@ TEST(PublishedRunsDev, RowsThatCannotBeModelledSayWhy) {
   }
 }
 
+TEST(PublishedRunsDev, FrameworkDefaultsFollowTheSource) {
+  // torchtitan rows run eager PyTorch kernels on a Llama-family model (RMSNorm, RoPE).
+  const auto& r151 = row("R151");
+  EXPECT_EQ(r151.scenario.at("training").at("framework"), "pytorch");
+  EXPECT_EQ(r151.scenario.at("model").at("rmsnorm"), true);
+  EXPECT_EQ(r151.scenario.at("model").at("rope"), true);
+  // MegaScale's Megatron-LM baseline: unfused attention (FlashAttention-2 is MegaScale's change);
+  // MegaScale's own rows keep fused attention.
+  EXPECT_EQ(row("R058").scenario.at("model").at("flash_attention"), false);
+  EXPECT_FALSE(row("R063").scenario.at("model").contains("flash_attention"));
+  // Megatron-LM (not Core/NeMo): gradient reduction after backward, its default.
+  EXPECT_EQ(row("R003").scenario.at("strategy").at("overlap_dp_comm"), false);
+  EXPECT_FALSE(row("R117").scenario.at("strategy").contains("overlap_dp_comm"));  // NeMo
+}
+
 TEST(PublishedRunsDev, AssumptionsAreStated) {
   // The 96 GB HBM2e / 500 W H100 SKU is not in the catalog: skipped with the reason, not predicted.
   EXPECT_FALSE(row("R145").usable);

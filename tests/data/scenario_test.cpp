@@ -122,6 +122,9 @@ TEST(ParseScenario, ExplicitModelWithDefaults) {
   EXPECT_FALSE(m.tied_embeddings);
   EXPECT_FALSE(m.dropout);
   EXPECT_TRUE(m.flash_attention);
+  EXPECT_FALSE(m.rmsnorm);
+  EXPECT_FALSE(m.rope);
+  EXPECT_EQ(r->scenario.training.framework, sim::Framework::megatron);  // default: fused kernels
   EXPECT_EQ(r->scenario.training.global_batch, 1048576 / 2048);
 }
 
@@ -313,6 +316,16 @@ TEST(ParseScenario, BatchTokensRoundToAMultipleOfMicroBatchTimesDp) {
   auto r = parse(patched(patch));
   ASSERT_TRUE(r) << to_string(r.error());
   EXPECT_EQ(r->scenario.training.global_batch, expected);
+}
+
+TEST(ParseScenario, FrameworkSelectsTheKernelStyle) {
+  auto r = parse(patched({{"training", {{"framework", "pytorch"}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.training.framework, sim::Framework::pytorch);
+  auto bad = parse(patched({{"training", {{"framework", "pytorh"}}}}));
+  ASSERT_FALSE(bad);
+  EXPECT_TRUE(has_diag(bad.error(), "scenario#/training/framework", "unknown framework 'pytorh'"))
+      << to_string(bad.error());
 }
 
 TEST(ParseScenario, WarnsWhenTokensAreFewerThanOneBatch) {

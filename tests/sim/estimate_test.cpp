@@ -12,6 +12,7 @@
 
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
+#include "capplan/sim/step_model.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {
@@ -447,6 +448,42 @@ TEST(PublishedRuns, MtNlgFiveThirtyBOn280A100sIsWithinTenPercentOfFortyNinePoint
   const double measured = 49.05;
   EXPECT_NEAR(e.step_time.base(), measured, kPublishedRunBand * measured)
       << "predicted " << e.step_time.base() << " s, MFU " << e.mfu;
+}
+
+// Only the data-parallel all-reduce and the GEMMs cost time: 1 s per all-reduce, GEMMs as above.
+class GemmsAndOneSecondAllReduce final : public OpCostModel {
+ public:
+  units::Seconds gemm(const GemmOp& op) const override { return units::seconds(op.flops().base() * 1e-15); }
+  units::Seconds memory(const MemoryOp&) const override { return {}; }
+  units::Seconds collective(const CollectiveOp& op) const override {
+    return units::seconds(op.kind == CollectiveKind::all_reduce && op.axis == Axis::dp ? 1.0 : 0.0);
+  }
+  std::string source() const override { return "gemms-and-1s-allreduce"; }
+};
+
+TEST(StepTiming, OverlappedDataParallelReductionSlowsTheComputeItHidesBehind) {
+  // GPT 1.3B on 8 GPUs, dp = 8, ZeRO 0, one micro-batch. The all-reduce (1 s) overlaps the
+  // backward pass; Megatron's last 40M-parameter bucket stays exposed: fraction 40e6 / P.
+  // The overlapped part slows compute by 18.9% (Lee et al. 2025): exposed = 1 * lb + 0.189 * (1 - lb)
+  // as long as the backward is longer than the all-reduce. Without overlap: exactly 1 s.
+  ModelSpec m = test::gpt_1_3b();
+  m.flash_attention = false;  // every backward GEMM set is exactly twice its forward
+  Scenario s = scenario_of(m, job_of(8), cluster_of(test::h100_sxm(), 8));
+  Parallelism p;
+  p.dp = 8;
+  p.zero = 0;
+  p.recompute = Recompute::none;
+  const GemmsAndOneSecondAllReduce cost;
+  const double P = stage_params_per_gpu(m, p, 0);
+  const double lb = std::min(1.0, 40e6 / P);
+  const Estimate overlapped = evaluate(s, p, cost);
+  // The stub's backward (2/3 of the GEMM time) is far shorter than 1 s, so only `backward` of the
+  // all-reduce hides.
+  const double backward = overlapped.breakdown.compute.base() * 2.0 / 3.0;  // fwd : bwd = 1 : 2
+  const double hidden = std::min(1.0 - 1.0 * lb, backward);
+  EXPECT_NEAR(overlapped.breakdown.dp_comm.base(), 1.0 - hidden + 0.189 * hidden, 1e-9);
+  p.overlap_dp_comm = false;
+  EXPECT_DOUBLE_EQ(evaluate(s, p, cost).breakdown.dp_comm.base(), 1.0);
 }
 
 }  // namespace

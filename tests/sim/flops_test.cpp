@@ -483,5 +483,70 @@ TEST(PlaceGroup, SizeOneIsASingleRankOnOneNode) {
   EXPECT_EQ(g.nodes, 1);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Framework kernel styles
+// ---------------------------------------------------------------------------------------------
+
+TEST(StepOps, FusedRmsNormIsOneReadAndWriteEagerIsSixKernelsOfThirtySixBytes) {
+  // Per norm and token: fused 2 + 2 bytes per element; eager (Llama reference RMSNorm):
+  // .float() 2+4, pow 4+4, mean 4, *rsqrt 4+4, type_as 4+2, *weight 2+2 = 36 bytes per element.
+  ModelSpec m = test::llama2_70b();
+  m.rmsnorm = true;
+  const Parallelism p{};  // tp = 1, micro_batch = 1
+  const Cluster c = cluster_of(test::h100_sxm(), 8);
+  const double elems = static_cast<double>(m.seq_len) * m.hidden;
+  TrainingJob job = test::job_of(8);
+  const auto fused = sum_ops(build_step_ops(m, job, p, c), [](const StepOp& so) {
+    return so.phase == Phase::forward && named(so, "rmsnorm");
+  });
+  EXPECT_DOUBLE_EQ(fused.memory_bytes, 2.0 * 4.0 * elems);  // two norms per layer
+  job.framework = Framework::pytorch;
+  const auto eager = sum_ops(build_step_ops(m, job, p, c), [](const StepOp& so) {
+    return so.phase == Phase::forward && named(so, "rmsnorm_eager");
+  });
+  EXPECT_DOUBLE_EQ(eager.memory_bytes, 2.0 * 36.0 * elems);
+  EXPECT_DOUBLE_EQ(eager.op_count, 2.0 * 6.0);  // six kernels per norm, each with its launch
+}
+
+TEST(StepOps, RopeTouchesQueriesAndKeysFusedOnceEagerTwentyBytesPerElement) {
+  // Q and K elements per token on one TP rank: (heads + kv_heads) * d_head = (64 + 8) * 128.
+  ModelSpec m = test::llama2_70b();
+  m.rope = true;
+  const Parallelism p{};
+  const Cluster c = cluster_of(test::h100_sxm(), 8);
+  const double qk = static_cast<double>(m.seq_len) * (64 + 8) * 128;
+  TrainingJob job = test::job_of(8);
+  const auto fused = sum_ops(build_step_ops(m, job, p, c), [](const StepOp& so) {
+    return so.phase == Phase::forward && named(so, "rope");
+  });
+  EXPECT_DOUBLE_EQ(fused.memory_bytes, 4.0 * qk);
+  job.framework = Framework::pytorch;
+  const auto eager = sum_ops(build_step_ops(m, job, p, c), [](const StepOp& so) {
+    return so.phase == Phase::forward && named(so, "rope_eager");
+  });
+  EXPECT_DOUBLE_EQ(eager.memory_bytes, 20.0 * qk);  // 6 + 8 + 6
+}
+
+TEST(StepOps, PytorchSelectiveRecomputeRepeatsTheElementWiseOps) {
+  // torchtitan's op-level selective checkpointing keeps GEMM/attention outputs and recomputes
+  // the element-wise kernels; Megatron's selective recompute with fused attention repeats nothing.
+  ModelSpec m = test::llama2_70b();
+  m.rmsnorm = m.rope = true;
+  Parallelism p{};
+  p.recompute = Recompute::selective;
+  const Cluster c = cluster_of(test::h100_sxm(), 8);
+  TrainingJob job = test::job_of(8);
+  auto rc_ops = [](const StepOp& so) { return so.phase == Phase::recompute; };
+  EXPECT_EQ(sum_ops(build_step_ops(m, job, p, c), rc_ops).op_count, 0.0);
+  job.framework = Framework::pytorch;
+  const StepOps ops = build_step_ops(m, job, p, c);
+  const auto rc = sum_ops(ops, rc_ops);
+  const auto fwd_elementwise = sum_ops(ops, [](const StepOp& so) {
+    return so.phase == Phase::forward && so.scope == Scope::layer && std::holds_alternative<MemoryOp>(so.op);
+  });
+  EXPECT_EQ(rc.gemm_flops, 0.0);
+  EXPECT_DOUBLE_EQ(rc.memory_bytes, fwd_elementwise.memory_bytes);
+}
+
 }  // namespace
 }  // namespace capplan::sim

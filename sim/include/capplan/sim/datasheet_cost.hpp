@@ -20,9 +20,9 @@ struct DatasheetAssumptions {
   double k_half = 128.0;
   // Fixed kernel launch + tail cost per GEMM (CUDA launch latency is ~3-5 us).
   double gemm_launch_us = 4.0;
-  // Fused (flash) attention when the GPU has no figure: FlashAttention-2 on H100 reaches about
-  // 35% of the dense peak (Shah et al. 2024, FlashAttention-3, Sec. 1); on A100 it reaches
-  // 225 TFLOP/s fwd+bwd, 72% (Dao 2023, FlashAttention-2, Sec. 4.1). The lower figure is the default.
+  // Fused (flash) attention when the GPU has no figure: FlashAttention-2 reaches about 35% of
+  // the dense peak on H100 (Shah et al. 2024, FlashAttention-3, Sec. 1) and 50-73% on A100
+  // (Dao 2023, FlashAttention-2). The lowest of these is the default.
   double attention_efficiency = 0.35;
   // Memory-bound kernels when the GPU has no measured copy bandwidth: A100 copy is 75%,
   // H800 copy is 84% of datasheet (ChipBenchmarker); element-wise framework kernels sit lower.

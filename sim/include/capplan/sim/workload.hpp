@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "capplan/sim/hardware.hpp"
@@ -21,6 +22,8 @@ struct ModelSpec {
   bool tied_embeddings = false;  // output layer shares the input embedding matrix
   bool dropout = false;          // dropout masks kept for backward (GPT-3/Megatron style)
   bool flash_attention = true;   // fused attention: no s^2 activations kept or written to HBM
+  bool rmsnorm = false;          // RMSNorm instead of LayerNorm (Llama family)
+  bool rope = false;             // rotary position embedding applied to Q and K in every layer
 
   int head_dim() const { return hidden / heads; }
   int kv_dim() const { return kv_heads * head_dim(); }
@@ -31,10 +34,21 @@ struct ModelSpec {
   double total_params() const;
 };
 
+// How the framework runs the element-wise parts of a layer.
+// megatron: fused kernels (Megatron-LM / Megatron-Core / NeMo with Apex and Transformer Engine:
+//           one kernel per norm, RoPE, activation, bias-dropout-add);
+// pytorch:  eager PyTorch modules as in torchtitan, llm-foundry, fms-fsdp (each tensor operation
+//           its own kernel and HBM round trip: RMSNorm as six kernels in fp32, RoPE through complex
+//           views, SwiGLU as silu + mul, a copy for the attention output layout).
+enum class Framework { megatron, pytorch };
+const char* to_string(Framework f);
+std::optional<Framework> framework_from_string(const std::string& s);
+
 struct TrainingJob {
   double tokens = 0;             // total training tokens
   std::int64_t global_batch = 0;  // sequences per optimizer step
   Precision precision = Precision::bf16;
+  Framework framework = Framework::megatron;
 };
 
 }  // namespace capplan::sim
