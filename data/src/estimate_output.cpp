@@ -191,6 +191,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
       {"gpus_per_node", cl.gpus_per_node},
       {"nodes", cl.nodes()},
       {"precision", sim::to_string(sc.training.precision)},
+      {"framework", sim::to_string(sc.training.framework)},
       {"tokens", number(sc.training.tokens)},
       {"global_batch", sc.training.global_batch},
       {"global_batch_tokens", number(static_cast<double>(sc.training.global_batch) * sc.model.seq_len)},
