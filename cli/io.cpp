@@ -44,7 +44,12 @@ std::expected<void, std::string> write_atomically(const std::filesystem::path& p
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return std::unexpected("folder '" + dir.string() + "' does not exist");
   if (fs::is_directory(path, ec)) return std::unexpected(std::string("is a directory"));
-  const fs::path tmp = dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
+  // Hidden temp file beside the target, so the rename is atomic (same file system).
+  std::string tmp_name = ".";
+  tmp_name += path.filename().string();
+  tmp_name += ".tmp.";
+  tmp_name += std::to_string(::getpid());
+  const fs::path tmp = dir / tmp_name;
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return std::unexpected("cannot create '" + tmp.string() + "': " + std::strerror(errno));
