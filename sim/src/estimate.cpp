@@ -34,24 +34,42 @@ Diagnostics check_layout(const Scenario& s, const Parallelism& p) {
     return v >= 1;
   };
   bool ok = positive("tp", p.tp) & positive("pp", p.pp) & positive("dp", p.dp) & positive("cp", p.cp) &
-            positive("ep", p.ep) & positive("micro_batch", p.micro_batch) &
+            positive("ep", p.ep) & positive("etp", p.etp) & positive("micro_batch", p.micro_batch) &
             positive("virtual_stages", p.virtual_stages);
   if (p.zero < 0 || p.zero > 3) error(d, "zero", "must be 0, 1, 2 or 3; got " + num(p.zero));
   if (!ok) return d;
-  if (p.cp != 1) error(d, "cp", "context parallelism (cp > 1) is not supported yet; got " + num(p.cp));
-  if (p.ep != 1) error(d, "ep", "expert parallelism (ep > 1) needs an MoE model, not supported yet; got " + num(p.ep));
+  if (p.etp != 1) error(d, "etp", "expert tensor parallelism (etp > 1) is not supported yet; got " + num(p.etp));
+  if (p.ep > 1 && !m.is_moe()) error(d, "ep", "expert parallelism needs an MoE model; got " + num(p.ep));
+  if (m.is_moe()) {
+    const long long ranks = 1LL * p.tp * p.dp * p.cp;
+    if (m.moe.experts % p.ep != 0) {
+      error(d, "ep", "must divide the number of routed experts (" + num(m.moe.experts) + "); got " + num(p.ep));
+    }
+    if (ranks % (1LL * p.ep * p.etp) != 0) {
+      // Megatron-Core spreads the experts over the same ranks as tp*dp*cp.
+      error(d, "ep", "ep*etp must divide tp*dp*cp (" + num(static_cast<double>(ranks)) + "); got " + num(p.ep) +
+                         "*" + num(p.etp));
+    }
+    if (p.tp > 1 && !p.sequence_parallel) {
+      error(d, "sequence_parallel", "MoE with tp > 1 needs sequence parallelism (Megatron-Core); got false");
+    }
+  }
+  if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0) {
+    // Megatron-Core splits each sequence into 2*cp chunks to balance the causal work.
+    error(d, "cp", "seq_len (" + num(m.seq_len) + ") must be a multiple of 2*cp; got cp " + num(p.cp));
+  }
   if (m.heads % p.tp != 0) {
     error(d, "tp", "must divide the number of attention heads (" + num(m.heads) + "); got " + num(p.tp));
   }
   if (m.ffn_hidden % p.tp != 0) {
     error(d, "tp", "must divide ffn_hidden (" + num(m.ffn_hidden) + "); got " + num(p.tp));
   }
-  const long long product = 1LL * p.tp * p.pp * p.dp * p.cp * p.ep;
+  // Megatron-Core's layout: tp*pp*dp*cp ranks; experts are spread over the tp*dp*cp ranks.
+  const long long product = 1LL * p.tp * p.pp * p.dp * p.cp;
   if (product != s.cluster.gpus) {
     d.push_back({Diagnostic::Severity::error, "scenario#/strategy",
-                 "tp*pp*dp*cp*ep must equal the number of GPUs (" + num(s.cluster.gpus) + "); got " + num(p.tp) +
-                     "*" + num(p.pp) + "*" + num(p.dp) + "*" + num(p.cp) + "*" + num(p.ep) + " = " +
-                     num(static_cast<double>(product))});
+                 "tp*pp*dp*cp must equal the number of GPUs (" + num(s.cluster.gpus) + "); got " + num(p.tp) +
+                     "*" + num(p.pp) + "*" + num(p.dp) + "*" + num(p.cp) + " = " + num(static_cast<double>(product))});
   }
   if (p.pp > m.layers) {
     error(d, "pp", "more pipeline stages than layers (" + num(m.layers) + "); got " + num(p.pp));
@@ -74,20 +92,29 @@ Diagnostics check_layout(const Scenario& s, const Parallelism& p) {
 }
 
 StepFlops step_flops(const ModelSpec& m, const TrainingJob& job, Recompute recompute) {
-  // Per token, forward: 2 FLOPs per weight of every GEMM, plus the attention core 2*2*s*h
-  // (Q K^T and P V over the full s x s square, Megatron's convention; Narayanan et al. 2021
-  // Appendix / Korthikanti et al. 2022 Sec. 6). Backward is twice the forward.
-  const double h = m.hidden, s = m.seq_len, f = m.ffn_hidden;
-  const double layer_gemm = 2.0 * (h * (h + 2.0 * m.kv_dim()) + h * h + (m.gated_ffn ? 3.0 : 2.0) * h * f);
-  const double attention = 4.0 * s * h;
+  // Per token, forward: 2 FLOPs per weight of every GEMM the token passes through (for MoE the
+  // router, its top_k experts and the shared experts: active parameters), plus the attention core
+  // 2*s_k*heads*(d_qk + d_v) over the full s x s square (Megatron's convention; Narayanan et al.
+  // 2021 Appendix / Korthikanti et al. 2022 Sec. 6; 4*s*h for standard attention), with s_k the
+  // window for sliding-window attention. Backward is twice the forward.
+  const double h = m.hidden, s = m.seq_len;
+  const double norms = 2.0 * h;
+  const double attention_gemm = 2.0 * (m.attention_params() - norms);
+  const double d_qk = m.attention == Attention::mla ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : m.head_dim();
+  const double d_v = m.attention == Attention::mla ? m.mla.v_head_dim : m.head_dim();
+  const double keys = m.sliding_window > 0 && m.sliding_window < m.seq_len ? m.sliding_window : s;
+  const double attention_core = 2.0 * keys * m.heads * (d_qk + d_v);
+  const double moe_layers = m.moe_layer_count();
+  const double dense_layers = m.layers - moe_layers;
+  const double ffn = dense_layers * 2.0 * m.dense_ffn_params() + moe_layers * 2.0 * m.moe_active_ffn_params();
   const double logits = 2.0 * h * m.vocab;
   const double tokens = static_cast<double>(job.global_batch) * s;
-  const double forward = m.layers * (layer_gemm + attention) + logits;
+  const double layers_forward = m.layers * (attention_gemm + attention_core) + ffn;
   StepFlops out;
-  out.model = units::flops(3.0 * forward * tokens);
+  out.model = units::flops(3.0 * (layers_forward + logits) * tokens);
   double extra = 0;
-  if (recompute == Recompute::full) extra = m.layers * (layer_gemm + attention);
-  if (recompute == Recompute::selective && !m.flash_attention) extra = m.layers * attention;
+  if (recompute == Recompute::full) extra = layers_forward;
+  if (recompute == Recompute::selective && !m.flash_attention) extra = m.layers * attention_core;
   out.hardware = out.model + units::flops(extra * tokens);
   return out;
 }

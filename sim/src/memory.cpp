@@ -13,38 +13,72 @@ int layers_on_stage(int layers, int pp, int stage) {
   return base + (stage < extra ? 1 : 0);
 }
 
-units::Bytes layer_activation_bytes(const ModelSpec& m, const Parallelism& p, Precision /*precision*/) {
+LayerActivations layer_activations(const ModelSpec& m, const Parallelism& p, Precision /*precision*/) {
   // Korthikanti et al. 2022, Sec. 4.1: per layer s*b*h*(34 + 5*a*s/h) bytes with 16-bit
   // activations and 1-byte dropout masks, of which 10*s*b*h are replicated across TP ranks
   // (norm inputs, QKV and MLP inputs, dropout masks) unless sequence parallelism splits them.
-  // Generalised: K/V sized by kv_heads, FFN by ffn_hidden (gated FFNs keep both branch outputs),
-  // dropout masks only when the model uses dropout, and no s^2 terms with fused attention.
+  // Generalised: K/V sized by kv_heads (MLA: by its per-head dimensions, plus the latents), FFN
+  // by ffn_hidden (gated FFNs keep both branch outputs), dropout masks only when the model uses
+  // dropout, no s^2 terms with fused attention, s/cp tokens per rank with context parallelism.
   const double s = static_cast<double>(m.seq_len) / p.cp;
   const double b = p.micro_batch;
   const double h = m.hidden;
   const double t = p.tp;
   const double f = m.ffn_hidden;
-  const double kv = m.kv_dim();
   const double sb = s * b;
   const double mask = m.dropout ? 1.0 : 0.0;
+  const double heads = m.heads;
 
   const double replicated = (4.0 + 2.0 + 2.0 + 2.0 * mask) * sb * h;  // 2 norm inputs, QKV in, MLP in, masks
-  const double attention_split = (2.0 * h + 2.0 * kv + 2.0 * kv + 2.0 * h) * sb;  // Q, K, V, proj input
-  const double mlp_split = ((m.gated_ffn ? 4.0 : 2.0) * f + 2.0 * f) * sb;          // act input(s), fc2 input
-  const double heads = m.heads;
-  const double quadratic = m.flash_attention ? 4.0 * heads * sb          // fp32 log-sum-exp per row
-                                             : (2.0 + 3.0 * mask) * heads * s * sb;  // softmax (+ dropout)
+  double attention_split = 0;
+  double latents = 0;  // MLA latents: replicated across TP ranks
+  if (m.attention == Attention::mla) {
+    const double qk = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim, v = m.mla.v_head_dim;
+    attention_split = (2.0 * heads * qk + 2.0 * heads * qk + 2.0 * heads * v + 2.0 * heads * v) * sb;
+    latents = 2.0 * sb * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+  } else {
+    const double kv = m.kv_dim();
+    attention_split = (2.0 * h + 2.0 * kv + 2.0 * kv + 2.0 * h) * sb;  // Q, K, V, proj input
+  }
+  const double quadratic = m.flash_attention ? 4.0 * heads * sb                            // fp32 log-sum-exp
+                                             : (2.0 + 3.0 * mask) * heads * m.seq_len * sb;  // softmax (+ dropout)
+  const double mlp_split = ((m.gated_ffn ? 4.0 : 2.0) * f + 2.0 * f) * sb;  // act input(s), fc2 input
 
+  LayerActivations out;
   const double rep = p.sequence_parallel ? replicated / t : replicated;
   switch (p.recompute) {
     case Recompute::full:
-      return units::bytes(2.0 * sb * h / (p.sequence_parallel ? t : 1.0));  // layer input only
+      out.attention = units::bytes(2.0 * sb * h / (p.sequence_parallel ? t : 1.0));  // layer input only
+      return out;
     case Recompute::selective:
-      return units::bytes(rep + (attention_split + mlp_split) / t + (m.flash_attention ? quadratic / t : 0.0));
+      out.attention =
+          units::bytes(rep + latents + attention_split / t + (m.flash_attention ? quadratic / t : 0.0));
+      break;
     case Recompute::none:
+      out.attention = units::bytes(rep + latents + (attention_split + quadratic) / t);
       break;
   }
-  return units::bytes(rep + (attention_split + mlp_split + quadratic) / t);
+  out.dense_mlp = units::bytes(mlp_split / t);
+  if (m.is_moe()) {
+    // Routed experts: the busiest rank holds capacity_factor x (its T/tp tokens x top_k) expert
+    // inputs and activation inputs; the router keeps fp32 logits per token and expert; shared
+    // experts are a TP-split dense FFN.
+    const auto& e = m.moe;
+    const double moe_tokens = t > 1 ? sb / t : sb;
+    const double routed = moe_tokens * e.top_k * e.capacity_factor;
+    const double fe = static_cast<double>(e.expert_ffn_hidden) / p.etp;
+    const double experts = routed * (2.0 * h + (m.gated_ffn ? 4.0 : 2.0) * fe + 2.0 * fe);
+    const double router = moe_tokens * e.experts * 4.0;
+    const double fs = static_cast<double>(e.shared_experts) * e.expert_ffn_hidden;
+    const double shared = ((m.gated_ffn ? 4.0 : 2.0) * fs + 2.0 * fs) * sb / t;
+    out.moe_mlp = units::bytes(experts + router + shared);
+  }
+  return out;
+}
+
+units::Bytes layer_activation_bytes(const ModelSpec& m, const Parallelism& p, Precision precision) {
+  const LayerActivations a = layer_activations(m, p, precision);
+  return a.attention + a.dense_mlp;
 }
 
 namespace {
@@ -65,11 +99,14 @@ double in_flight(const Parallelism& p, int micro_batches, int stage) {
 MemoryBreakdown memory_per_gpu(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const GpuSpec& gpu,
                                int micro_batches, const MemoryAssumptions& a) {
   MemoryBreakdown best;
-  const double dp = p.dp;
-  const units::Bytes act_layer = layer_activation_bytes(m, p, job.precision);
+  // Dense parameters are replicated over dp*cp ranks, routed experts over the expert-data-
+  // parallel ranks; ZeRO shards each over its own replicas.
+  const double dense_dp = static_cast<double>(p.dp) * p.cp;
+  const double edp = expert_data_parallel(p);
+  const LayerActivations act_layer = layer_activations(m, p, job.precision);
   Parallelism no_rc = p;
   no_rc.recompute = Recompute::selective;
-  const units::Bytes act_full_layer = layer_activation_bytes(m, no_rc, job.precision);
+  const LayerActivations act_full = layer_activations(m, no_rc, job.precision);
 
   const int stages_to_check[] = {0, p.pp - 1};
   for (int i = 0; i < (p.pp > 1 ? 2 : 1); ++i) {
@@ -77,20 +114,29 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const TrainingJob& job, const
     MemoryBreakdown mb;
     mb.capacity = gpu.hbm_capacity;
     mb.stage = stage;
-    const double params = stage_params_per_gpu(m, p, stage);
-    const int layers = layers_on_stage(m.layers, p.pp, stage);
+    const StageParams params = stage_params(m, p, stage);
+    const StageLayers sl = stage_layers(m, p.pp, stage);
     // ZeRO (Rajbhandari et al. 2020): stage 1 shards optimizer states, 2 also gradients,
     // 3 also weights over the data-parallel group.
-    double weights = params * a.weight_bytes;
-    if (p.zero >= 3 && p.dp > 1) {
-      // Shards plus the gathered working copy of the current and the prefetched layer.
-      weights = weights / dp + 2.0 * m.layer_params() / p.tp * a.weight_bytes;
+    auto sharded = [&](double bytes_per_param, bool shard) {
+      return shard ? params.dense * bytes_per_param / dense_dp + params.expert * bytes_per_param / edp
+                   : params.total() * bytes_per_param;
+    };
+    double weights = sharded(a.weight_bytes, p.zero >= 3);
+    if (p.zero >= 3 && dense_dp > 1) {
+      // Plus the gathered working copy of the current and the prefetched layer.
+      weights += 2.0 * m.layer_params() / p.tp * a.weight_bytes;
     }
     mb.weights = units::bytes(weights);
-    mb.gradients = units::bytes(params * a.grad_bytes / (p.zero >= 2 ? dp : 1.0));
-    mb.optimizer = units::bytes(params * a.optimizer_bytes / (p.zero >= 1 ? dp : 1.0));
-    double act = act_layer.base() * layers * in_flight(p, micro_batches, stage);
-    if (p.recompute == Recompute::full) act += act_full_layer.base();  // one layer rematerialised in backward
+    mb.gradients = units::bytes(sharded(a.grad_bytes, p.zero >= 2));
+    mb.optimizer = units::bytes(sharded(a.optimizer_bytes, p.zero >= 1));
+    const double per_micro_batch = sl.layers * act_layer.attention.base() + sl.dense() * act_layer.dense_mlp.base() +
+                                   sl.moe * act_layer.moe_mlp.base();
+    double act = per_micro_batch * in_flight(p, micro_batches, stage);
+    if (p.recompute == Recompute::full) {
+      // One layer rematerialised in backward.
+      act += act_full.attention.base() + std::max(act_full.dense_mlp.base(), act_full.moe_mlp.base());
+    }
     if (stage == 0) {
       // Embedding output (16-bit) kept as the first layer's input for the backward pass.
       act += 2.0 * m.seq_len / p.cp * p.micro_batch * m.hidden / (p.sequence_parallel ? p.tp : 1.0) *

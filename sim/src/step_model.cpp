@@ -21,16 +21,44 @@ GroupPlacement place_group(int size, int stride, int gpus_per_node) {
   return g;
 }
 
-double stage_params_per_gpu(const ModelSpec& m, const Parallelism& p, int stage) {
-  double params = layers_on_stage(m.layers, p.pp, stage) * m.layer_params();
-  if (stage == 0) params += m.embedding_params();
+StageLayers stage_layers(const ModelSpec& m, int pp, int stage) {
+  StageLayers out;
+  int first = 0;
+  for (int i = 0; i < stage; ++i) first += layers_on_stage(m.layers, pp, i);
+  out.layers = layers_on_stage(m.layers, pp, stage);
+  for (int l = first; l < first + out.layers; ++l) out.moe += m.is_moe_layer(l) ? 1 : 0;
+  return out;
+}
+
+int expert_data_parallel(const Parallelism& p) {
+  const int ranks = p.tp * p.dp * p.cp;
+  const int ep = std::max(1, p.ep * p.etp);
+  return std::max(1, ranks / ep);
+}
+
+StageParams stage_params(const ModelSpec& m, const Parallelism& p, int stage) {
+  const StageLayers sl = stage_layers(m, p.pp, stage);
+  StageParams out;
+  double dense = sl.layers * m.attention_params() + sl.dense() * m.dense_ffn_params();
+  if (sl.moe > 0) {
+    // Router and shared experts are dense (TP-split like the dense FFN); routed experts are
+    // spread over the EP ranks (and split by ETP).
+    dense += sl.moe * (static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params());
+    out.expert = sl.moe * (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp;
+  }
+  if (stage == 0) dense += m.embedding_params();
   if (stage == p.pp - 1) {
     // With tied embeddings and pp > 1 the last stage keeps its own copy of the matrix
     // (Megatron synchronises the two copies' gradients).
-    params += m.tied_embeddings ? (p.pp > 1 ? m.embedding_params() : 0.0) : m.output_params();
-    params += m.hidden;
+    dense += m.tied_embeddings ? (p.pp > 1 ? m.embedding_params() : 0.0) : m.output_params();
+    dense += m.hidden;
   }
-  return params / p.tp;
+  out.dense = dense / p.tp;
+  return out;
+}
+
+double stage_params_per_gpu(const ModelSpec& m, const Parallelism& p, int stage) {
+  return stage_params(m, p, stage).total();
 }
 
 namespace {
@@ -39,20 +67,22 @@ class OpListBuilder {
  public:
   explicit OpListBuilder(std::vector<StepOp>& ops) : ops_(ops) {}
   void add(Op op, Phase phase, Scope scope, double count = 1.0) { ops_.push_back({op, phase, scope, count}); }
-  // A linear layer Y[T x n] = X[T x k] W[k x n]: forward, plus dgrad and wgrad in backward.
+  // A linear layer Y[T x n] = X[T x k] W[k x n] (`batch` independent ones, e.g. local experts):
+  // forward, plus dgrad and wgrad in backward.
   void linear(const char* name, const char* dgrad, const char* wgrad, std::int64_t tokens, std::int64_t n,
-              std::int64_t k, Precision dt, Scope scope, bool recompute) {
-    add(GemmOp{name, tokens, n, k, 1, dt}, Phase::forward, scope);
-    add(GemmOp{dgrad, tokens, k, n, 1, dt}, Phase::backward, scope);
-    add(GemmOp{wgrad, k, n, tokens, 1, dt}, Phase::backward, scope);
-    if (recompute) add(GemmOp{name, tokens, n, k, 1, dt}, Phase::recompute, scope);
+              std::int64_t k, Precision dt, Scope scope, bool recompute, std::int64_t batch = 1) {
+    if (tokens <= 0 || n <= 0 || k <= 0) return;
+    add(GemmOp{name, tokens, n, k, batch, dt}, Phase::forward, scope);
+    add(GemmOp{dgrad, tokens, k, n, batch, dt}, Phase::backward, scope);
+    add(GemmOp{wgrad, k, n, tokens, batch, dt}, Phase::backward, scope);
+    if (recompute) add(GemmOp{name, tokens, n, k, batch, dt}, Phase::recompute, scope);
     if (dt == Precision::fp8) {
       // Transformer Engine quantises each GEMM input to FP8 with a fused cast + transpose
       // (read 16-bit, write the row- and column-major FP8 copies: 2 + 1 + 1 bytes per element):
       // the activation in forward, the incoming gradient in backward. FP8 weights are cached
       // across the micro-batches of a step, so their casts are left out.
-      const double x = static_cast<double>(tokens) * static_cast<double>(k);
-      const double dy = static_cast<double>(tokens) * static_cast<double>(n);
+      const double x = static_cast<double>(tokens) * static_cast<double>(k) * static_cast<double>(batch);
+      const double dy = static_cast<double>(tokens) * static_cast<double>(n) * static_cast<double>(batch);
       add(MemoryOp{"fp8_cast_transpose", units::bytes(4.0 * x)}, Phase::forward, scope);
       add(MemoryOp{"fp8_cast_transpose", units::bytes(4.0 * dy)}, Phase::backward, scope);
       if (recompute) add(MemoryOp{"fp8_cast_transpose", units::bytes(4.0 * x)}, Phase::recompute, scope);
@@ -61,32 +91,55 @@ class OpListBuilder {
   // An element-wise kernel: forward moves `bytes`, backward about twice that (it reads the
   // saved input and the incoming gradient and writes the outgoing gradient).
   void elementwise(const char* name, double bytes, Scope scope, bool recompute, double count = 1.0) {
+    if (bytes <= 0) return;
     add(MemoryOp{name, units::bytes(bytes)}, Phase::forward, scope, count);
     add(MemoryOp{name, units::bytes(2.0 * bytes)}, Phase::backward, scope, count);
     if (recompute) add(MemoryOp{name, units::bytes(bytes)}, Phase::recompute, scope, count);
+  }
+  // One collective in forward and backward (and again when the forward is recomputed).
+  void collective(const CollectiveOp& op, Scope scope, bool recompute, double count = 1.0) {
+    add(op, Phase::forward, scope, count);
+    add(op, Phase::backward, scope, count);
+    if (recompute) add(op, Phase::recompute, scope, count);
   }
 
  private:
   std::vector<StepOp>& ops_;
 };
 
+// Share of the full s_q x s_kv score square a kernel computes. Unfused attention computes the
+// whole square and masks it; fused kernels skip masked blocks: half for a causal mask, about
+// w/s - w^2/(2 s^2) of it for a causal sliding window of w tokens.
+double attention_work_fraction(const ModelSpec& m) {
+  if (!m.flash_attention) return 1.0;
+  const double s = m.seq_len;
+  if (m.sliding_window > 0 && m.sliding_window < m.seq_len) {
+    const double w = m.sliding_window;
+    return std::min(0.5, w / s - w * w / (2.0 * s * s));
+  }
+  return 0.5;
+}
+
 }  // namespace
 
 StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const Cluster& c) {
   StepOps out;
-  out.ops.reserve(64);
+  out.ops.reserve(96);
   OpListBuilder b(out.ops);
   const Precision dt = job.precision;
   // Attention core stays in 16-bit under FP8 recipes (Transformer Engine keeps it in bf16).
   const Precision attn_dt = dt == Precision::fp8 ? Precision::bf16 : dt;
   const std::int64_t t = p.tp;
-  const std::int64_t s = m.seq_len / p.cp;
+  const std::int64_t s = m.seq_len / p.cp;  // tokens of a sequence on this rank (context parallel)
   const std::int64_t tokens = static_cast<std::int64_t>(p.micro_batch) * s;
   const std::int64_t tokens_sp = p.sequence_parallel ? tokens / t : tokens;
   const std::int64_t h = m.hidden;
-  const std::int64_t dh = m.head_dim();
   const std::int64_t heads = m.heads / t;
-  const std::int64_t kv_heads = (m.kv_heads + t - 1) / t;  // replicated when tp > kv_heads
+  const bool mla = m.attention == Attention::mla;
+  const std::int64_t dh = m.head_dim();
+  const std::int64_t kv_heads = mla ? heads : (m.kv_heads + t - 1) / t;  // replicated when tp > kv_heads
+  const std::int64_t d_qk = mla ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : dh;
+  const std::int64_t d_v = mla ? m.mla.v_head_dim : dh;
   const std::int64_t f = m.ffn_hidden;
   const bool full_rc = p.recompute == Recompute::full;
   const bool eager = job.framework == Framework::pytorch;
@@ -95,12 +148,27 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
   // is the attention core (handled below).
   const bool rc_elementwise = full_rc || (eager && p.recompute == Recompute::selective);
   const double act = 2.0;  // bytes per 16-bit activation element
-  const double qk_elems = static_cast<double>(tokens) * (heads + kv_heads) * dh;
+  const double qk_elems = static_cast<double>(tokens) * (heads + kv_heads) * d_qk;
+  const GroupPlacement tp_group = place_group(p.tp, 1, c.gpus_per_node);
 
-  // --- one transformer layer, one micro-batch (Korthikanti et al. 2022, Fig. 4/5 op order) ---
-  // Norms. Fused: one kernel reads and writes the tensor. Eager RMSNorm (Llama reference
-  // implementation): x.float() (2+4 bytes/element), pow (4+4), mean (4), x*rsqrt (4+4),
-  // type_as (4+2), *weight (2+2). Eager LayerNorm is one fused ATen kernel.
+  // Tensor-parallel collectives around a TP-split block: one all-reduce in forward and one in
+  // backward (Shoeybi et al. 2019, the f/g operators); with sequence parallelism an all-gather +
+  // reduce-scatter pair of the same total volume (Korthikanti et al. 2022, Sec. 4.2.2).
+  auto tp_block_comm = [&](Scope scope) {
+    if (t <= 1) return;
+    const units::Bytes msg = units::bytes(act * tokens * h);
+    if (p.sequence_parallel) {
+      b.collective(CollectiveOp{"tp_all_gather", CollectiveKind::all_gather, msg, tp_group}, scope, full_rc);
+      b.collective(CollectiveOp{"tp_reduce_scatter", CollectiveKind::reduce_scatter, msg, tp_group}, scope, full_rc);
+    } else {
+      b.collective(CollectiveOp{"tp_all_reduce", CollectiveKind::all_reduce, msg, tp_group}, scope, full_rc);
+    }
+  };
+
+  // ===== attention block of every layer, one micro-batch (Korthikanti et al. 2022, Fig. 4/5) =====
+  // Norms (the attention and the FFN norm). Fused: one kernel reads and writes the tensor. Eager
+  // RMSNorm (Llama reference implementation): x.float() (2+4 bytes/element), pow (4+4), mean (4),
+  // x*rsqrt (4+4), type_as (4+2), *weight (2+2). Eager LayerNorm is one fused ATen kernel.
   if (eager && m.rmsnorm) {
     for (double bytes_per_elem : {6.0, 8.0, 4.0, 8.0, 6.0, 4.0}) {
       b.elementwise("rmsnorm_eager", bytes_per_elem * tokens_sp * h, Scope::layer, rc_elementwise, 2.0);
@@ -123,87 +191,139 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
   }
   if (eager) {
     // The attention output (batch, heads, s, d) is made contiguous as (batch, s, heads*d).
-    b.elementwise("attn_out_transpose", 2.0 * act * tokens * heads * dh, Scope::layer, rc_elementwise);
+    b.elementwise("attn_out_transpose", 2.0 * act * tokens * heads * d_v, Scope::layer, rc_elementwise);
   }
 
-  b.linear("qkv", "qkv_dgrad", "qkv_wgrad", tokens, (heads + 2 * kv_heads) * dh, h, dt, Scope::layer, full_rc);
+  if (mla) {
+    // DeepSeek-V2 Sec. 2.1: down-projections to the latents are replicated across TP ranks
+    // (Megatron-Core), up-projections split by heads.
+    const auto& a = m.mla;
+    if (a.q_lora_rank > 0) {
+      b.linear("q_down", "q_down_dgrad", "q_down_wgrad", tokens, a.q_lora_rank, h, dt, Scope::layer, full_rc);
+      b.linear("q_up", "q_up_dgrad", "q_up_wgrad", tokens, heads * d_qk, a.q_lora_rank, dt, Scope::layer, full_rc);
+      b.elementwise("q_latent_norm", 2.0 * act * tokens * a.q_lora_rank, Scope::layer, rc_elementwise);
+    } else {
+      b.linear("q_proj", "q_proj_dgrad", "q_proj_wgrad", tokens, heads * d_qk, h, dt, Scope::layer, full_rc);
+    }
+    b.linear("kv_down", "kv_down_dgrad", "kv_down_wgrad", tokens, a.kv_lora_rank + a.qk_rope_head_dim, h, dt,
+             Scope::layer, full_rc);
+    b.elementwise("kv_latent_norm", 2.0 * act * tokens * a.kv_lora_rank, Scope::layer, rc_elementwise);
+    b.linear("kv_up", "kv_up_dgrad", "kv_up_wgrad", tokens, heads * (a.qk_nope_head_dim + a.v_head_dim),
+             a.kv_lora_rank, dt, Scope::layer, full_rc);
+  } else {
+    b.linear("qkv", "qkv_dgrad", "qkv_wgrad", tokens, (heads + 2 * kv_heads) * dh, h, dt, Scope::layer, full_rc);
+  }
   {
     // Attention core: S = Q K^T and O = P V per head (batched); backward has twice the GEMMs.
-    // Fused (flash) attention skips the masked upper triangle (half the work of a causal mask)
-    // and recomputes S in its backward: 5 GEMMs there instead of 4 (Dao 2023).
+    // Fused (flash) attention skips masked blocks and recomputes S in its backward: 5 GEMMs there
+    // instead of 4 (Dao 2023). With context parallelism each rank's s/cp queries meet all s keys
+    // (ring attention; Megatron-Core balances the causal work across ranks).
+    const std::int64_t s_kv = m.seq_len;
     const std::int64_t batch = static_cast<std::int64_t>(p.micro_batch) * heads;
-    const double causal = m.flash_attention ? 0.5 : 1.0;
-    const GemmOp score{"attn_score", s, s, dh, batch, attn_dt, m.flash_attention};
-    const GemmOp context{"attn_context", s, dh, s, batch, attn_dt, m.flash_attention};
+    const double work = attention_work_fraction(m);
+    const GemmOp score{"attn_score", s, s_kv, d_qk, batch, attn_dt, m.flash_attention};
+    const GemmOp context{"attn_context", s, d_v, s_kv, batch, attn_dt, m.flash_attention};
     const bool rc = full_rc || (p.recompute == Recompute::selective && !m.flash_attention);
-    b.add(score, Phase::forward, Scope::layer, causal);
-    b.add(context, Phase::forward, Scope::layer, causal);
-    b.add(score, Phase::backward, Scope::layer, (m.flash_attention ? 3.0 : 2.0) * causal);
-    b.add(context, Phase::backward, Scope::layer, 2.0 * causal);
+    b.add(score, Phase::forward, Scope::layer, work);
+    b.add(context, Phase::forward, Scope::layer, work);
+    b.add(score, Phase::backward, Scope::layer, (m.flash_attention ? 3.0 : 2.0) * work);
+    b.add(context, Phase::backward, Scope::layer, 2.0 * work);
     if (rc) {
-      b.add(score, Phase::recompute, Scope::layer, causal);
-      b.add(context, Phase::recompute, Scope::layer, causal);
+      b.add(score, Phase::recompute, Scope::layer, work);
+      b.add(context, Phase::recompute, Scope::layer, work);
     }
     if (!m.flash_attention) {
       // Unfused softmax (+ dropout): reads and writes the s x s scores of every head.
-      const double sq = static_cast<double>(batch) * s * s;
+      const double sq = static_cast<double>(batch) * s * s_kv;
       const double bytes = 2.0 * act * sq + (m.dropout ? (2.0 * act + 1.0) * sq : 0.0);
       b.elementwise("softmax", bytes, Scope::layer, rc);
     }
+    if (p.cp > 1) {
+      // Ring attention: cp-1 steps, each passing this rank's K and V chunk (s/cp tokens) to the
+      // next rank, overlapped with the attention of the chunk in hand; backward passes K, V and
+      // their gradients (twice the bytes). Megatron-Core orders ranks TP, CP, DP: stride tp.
+      const GroupPlacement cp_group = place_group(p.cp, p.tp, c.gpus_per_node);
+      const units::Bytes chunk =
+          units::bytes(act * static_cast<double>(tokens) * kv_heads * (d_qk + d_v));  // K and V
+      const CollectiveOp kv{"cp_kv_send_recv", CollectiveKind::send_recv, chunk, cp_group, Axis::cp};
+      b.add(kv, Phase::forward, Scope::layer, p.cp - 1.0);
+      b.add(kv, Phase::backward, Scope::layer, 2.0 * (p.cp - 1.0));
+      if (rc) b.add(kv, Phase::recompute, Scope::layer, p.cp - 1.0);
+    }
   }
-  b.linear("attn_proj", "attn_proj_dgrad", "attn_proj_wgrad", tokens, h, heads * dh, dt, Scope::layer, full_rc);
-  const std::int64_t up = (m.gated_ffn ? 2 : 1) * f / t;
-  b.linear("ffn_up", "ffn_up_dgrad", "ffn_up_wgrad", tokens, up, h, dt, Scope::layer, full_rc);
-  if (eager && m.gated_ffn) {
-    // silu(gate) (2+2 bytes per element), then * up (2+2+2).
-    b.elementwise("silu_eager", 2.0 * act * tokens * (f / t), Scope::layer, rc_elementwise);
-    b.elementwise("mul_eager", 3.0 * act * tokens * (f / t), Scope::layer, rc_elementwise);
-  } else {
-    b.elementwise(m.gated_ffn ? "swiglu" : "gelu", act * tokens * (up + f / t), Scope::layer, rc_elementwise);
-  }
-  b.linear("ffn_down", "ffn_down_dgrad", "ffn_down_wgrad", tokens, h, f / t, dt, Scope::layer, full_rc);
+  b.linear("attn_proj", "attn_proj_dgrad", "attn_proj_wgrad", tokens, h, heads * d_v, dt, Scope::layer, full_rc);
+  tp_block_comm(Scope::layer);
 
-  // Tensor-parallel collectives: 2 all-reduces per layer in forward and 2 in backward
-  // (Shoeybi et al. 2019, the f/g operators); with sequence parallelism each becomes an
-  // all-gather + reduce-scatter pair of the same total volume (Korthikanti et al. 2022, Sec. 4.2.2).
-  if (t > 1) {
-    const GroupPlacement tp_group = place_group(p.tp, 1, c.gpus_per_node);
-    const units::Bytes msg = units::bytes(act * tokens * h);
-    auto tp_comm = [&](Phase phase) {
-      if (p.sequence_parallel) {
-        b.add(CollectiveOp{"tp_all_gather", CollectiveKind::all_gather, msg, tp_group}, phase, Scope::layer, 2.0);
-        b.add(CollectiveOp{"tp_reduce_scatter", CollectiveKind::reduce_scatter, msg, tp_group}, phase, Scope::layer,
-              2.0);
-      } else {
-        b.add(CollectiveOp{"tp_all_reduce", CollectiveKind::all_reduce, msg, tp_group}, phase, Scope::layer, 2.0);
-      }
-    };
-    tp_comm(Phase::forward);
-    tp_comm(Phase::backward);
-    if (full_rc) tp_comm(Phase::recompute);
+  // ===== dense FFN =====
+  const auto ffn = [&](const char* up_name, const char* down_name, std::int64_t rows, std::int64_t inner,
+                       std::int64_t batch, Scope scope) {
+    const std::int64_t up = (m.gated_ffn ? 2 : 1) * inner;
+    b.linear(up_name, "ffn_up_dgrad", "ffn_up_wgrad", rows, up, h, dt, scope, full_rc, batch);
+    const double elems = static_cast<double>(rows) * static_cast<double>(batch) * inner;
+    if (eager && m.gated_ffn) {
+      // silu(gate) (2+2 bytes per element), then * up (2+2+2).
+      b.elementwise("silu_eager", 2.0 * act * elems, scope, rc_elementwise);
+      b.elementwise("mul_eager", 3.0 * act * elems, scope, rc_elementwise);
+    } else {
+      // Fused activation: reads the up (and gate) outputs, writes the product.
+      b.elementwise(m.gated_ffn ? "swiglu" : "gelu", act * elems * ((m.gated_ffn ? 2.0 : 1.0) + 1.0), scope,
+                    rc_elementwise);
+    }
+    b.linear(down_name, "ffn_down_dgrad", "ffn_down_wgrad", rows, h, inner, dt, scope, full_rc, batch);
+  };
+  ffn("ffn_up", "ffn_down", tokens, f / t, 1, Scope::dense_ffn);
+  tp_block_comm(Scope::dense_ffn);
+
+  // ===== MoE FFN (routed experts, top-k) =====
+  if (m.is_moe()) {
+    const auto& e = m.moe;
+    // Megatron-Core MoE with TP needs sequence parallelism: each TP rank routes its own T/tp tokens.
+    const std::int64_t moe_tokens = t > 1 ? tokens / t : tokens;
+    const double routed = static_cast<double>(moe_tokens) * e.top_k * e.capacity_factor;  // busiest rank
+    const std::int64_t local_experts = std::max<std::int64_t>(1, e.experts / p.ep);
+    const std::int64_t per_expert = std::max<std::int64_t>(1, static_cast<std::int64_t>(routed / local_experts));
+    b.linear("router", "router_dgrad", "router_wgrad", moe_tokens, e.experts, h, Precision::bf16, Scope::moe_ffn,
+             full_rc);
+    // Permute tokens into expert order and back (read + write the hidden vectors each way).
+    b.elementwise("moe_permute", 2.0 * act * routed * h, Scope::moe_ffn, rc_elementwise, 2.0);
+    if (p.ep > 1) {
+      // Token dispatch and combine: each rank sends its T*k hidden vectors; the busiest rank
+      // receives capacity_factor times the mean. Forward 2 all-to-alls, backward 2 more.
+      const GroupPlacement ep_group = place_group(p.ep, 1, c.gpus_per_node);
+      const units::Bytes msg = units::bytes(act * routed * h);
+      b.collective(CollectiveOp{"ep_dispatch_all_to_all", CollectiveKind::all_to_all, msg, ep_group, Axis::ep},
+                   Scope::moe_ffn, full_rc);
+      b.collective(CollectiveOp{"ep_combine_all_to_all", CollectiveKind::all_to_all, msg, ep_group, Axis::ep},
+                   Scope::moe_ffn, full_rc);
+    }
+    // Local experts as one grouped GEMM each way.
+    ffn("expert_up", "expert_down", per_expert, e.expert_ffn_hidden / p.etp, local_experts, Scope::moe_ffn);
+    if (e.shared_experts > 0) {
+      // Shared experts: a dense FFN of shared * expert size, TP-split with its own collectives.
+      ffn("shared_up", "shared_down", tokens, static_cast<std::int64_t>(e.shared_experts) * e.expert_ffn_hidden / t,
+          1, Scope::moe_ffn);
+      tp_block_comm(Scope::moe_ffn);
+    }
   }
 
-  // --- embedding (first stage) and output layer + loss (last stage) ---
+  // ===== embedding (first stage) and output layer + loss (last stage) =====
   b.elementwise("embedding", 2.0 * act * tokens_sp * h, Scope::embedding, false);
   b.elementwise("final_layernorm", 2.0 * act * tokens_sp * h, Scope::output, false);
   b.linear("logits", "logits_dgrad", "logits_wgrad", tokens, m.vocab / t, h, dt, Scope::output, false);
   // Vocabulary-parallel cross-entropy in fp32: read logits, write softmax, write gradient.
   b.elementwise("cross_entropy", (act + 4.0 + 4.0) * tokens * (m.vocab / t), Scope::output, false);
   if (t > 1) {
-    const GroupPlacement tp_group = place_group(p.tp, 1, c.gpus_per_node);
+    const units::Bytes msg = units::bytes(act * tokens * h);
     if (p.sequence_parallel) {
-      b.add(CollectiveOp{"tp_all_gather", CollectiveKind::all_gather, units::bytes(act * tokens * h), tp_group},
-            Phase::forward, Scope::output);
-      b.add(CollectiveOp{"tp_reduce_scatter", CollectiveKind::reduce_scatter, units::bytes(act * tokens * h),
-                         tp_group},
-            Phase::backward, Scope::output);
+      b.add(CollectiveOp{"tp_all_gather", CollectiveKind::all_gather, msg, tp_group}, Phase::forward, Scope::output);
+      b.add(CollectiveOp{"tp_reduce_scatter", CollectiveKind::reduce_scatter, msg, tp_group}, Phase::backward,
+            Scope::output);
     } else {
-      b.add(CollectiveOp{"tp_all_reduce", CollectiveKind::all_reduce, units::bytes(act * tokens * h), tp_group},
-            Phase::backward, Scope::output);
+      b.add(CollectiveOp{"tp_all_reduce", CollectiveKind::all_reduce, msg, tp_group}, Phase::backward, Scope::output);
     }
   }
 
-  // --- pipeline point-to-point: activations forward, gradients backward, per stage boundary.
+  // ===== pipeline point-to-point: activations forward, gradients backward, per stage boundary =====
   // Megatron's scatter/gather optimisation sends 1/t of the tensor per TP rank (Narayanan 2021).
   if (p.pp > 1) {
     // Stage i occupies ranks [i*stride, (i+1)*stride). Once the pipeline spans more than one
@@ -212,41 +332,70 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
     const bool crosses = stride * p.pp > c.gpus_per_node;
     const GroupPlacement pair{2, crosses ? 1 : 2, crosses ? 2 : 1};
     const units::Bytes msg = units::bytes(act * tokens * h / t);
-    b.add(CollectiveOp{"pp_send_activations", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::forward, Scope::pipeline);
-    b.add(CollectiveOp{"pp_send_gradients", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::backward, Scope::pipeline);
+    b.add(CollectiveOp{"pp_send_activations", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::forward,
+          Scope::pipeline);
+    b.add(CollectiveOp{"pp_send_gradients", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::backward,
+          Scope::pipeline);
   }
 
-  // --- data parallel and optimizer, once per step for the most loaded stage ---
-  double params = 0;
-  for (int stage : {0, p.pp - 1}) params = std::max(params, stage_params_per_gpu(m, p, stage));
-  out.stage_params = params;
-  if (p.dp > 1) {
-    const GroupPlacement dp_group = place_group(p.dp, p.tp * p.cp, c.gpus_per_node);
-    const units::Bytes grads = units::bytes(2.0 * params);  // bf16 gradients
+  // ===== data parallel and optimizer, once per step for the most loaded stage =====
+  StageParams params;
+  for (int stage : {0, p.pp - 1}) {
+    const StageParams sp = stage_params(m, p, stage);
+    if (sp.total() > params.total()) params = sp;
+  }
+  out.params = params;
+  out.stage_params = params.total();
+  // Dense parameters are replicated over dp*cp ranks (stride tp); routed experts over the
+  // expert-data-parallel ranks (stride ep*etp), as Megatron-Core lays them out.
+  const int dense_dp = p.dp * p.cp;
+  const int edp = expert_data_parallel(p);
+  struct Replicas {
+    const char* prefix;
+    double params;
+    int size;
+    int stride;
+  };
+  const Replicas groups[] = {{"dp", params.dense, dense_dp, p.tp}, {"edp", params.expert, edp, p.ep * p.etp}};
+  for (const auto& g : groups) {
+    if (g.size <= 1 || g.params <= 0) continue;
+    const GroupPlacement group = place_group(g.size, g.stride, c.gpus_per_node);
+    const units::Bytes grads = units::bytes(2.0 * g.params);  // bf16 gradients
     if (p.zero == 0) {
-      b.add(CollectiveOp{"dp_grad_all_reduce", CollectiveKind::all_reduce, grads, dp_group, Axis::dp}, Phase::step,
+      b.add(CollectiveOp{"dp_grad_all_reduce", CollectiveKind::all_reduce, grads, group, Axis::dp}, Phase::step,
             Scope::data_parallel);
     } else if (p.zero <= 2) {
-      b.add(CollectiveOp{"dp_grad_reduce_scatter", CollectiveKind::reduce_scatter, grads, dp_group, Axis::dp}, Phase::step,
+      b.add(CollectiveOp{"dp_grad_reduce_scatter", CollectiveKind::reduce_scatter, grads, group, Axis::dp},
+            Phase::step, Scope::data_parallel);
+      b.add(CollectiveOp{"dp_param_all_gather", CollectiveKind::all_gather, grads, group, Axis::dp}, Phase::step,
             Scope::data_parallel);
-      b.add(CollectiveOp{"dp_param_all_gather", CollectiveKind::all_gather, grads, dp_group, Axis::dp}, Phase::step,
-            Scope::data_parallel);
-    } else {
-      // ZeRO-3 / FSDP: parameters gathered before forward and again before backward, gradients
-      // reduce-scattered after backward, for every micro-batch (Scope::layer-like cadence,
-      // expressed per layer so the schedule can overlap it with that layer's compute).
-      const units::Bytes layer_bytes = units::bytes(2.0 * m.layer_params() / p.tp);
-      b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, layer_bytes, dp_group, Axis::dp},
-            Phase::forward, Scope::layer);
-      b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, layer_bytes, dp_group, Axis::dp},
-            Phase::backward, Scope::layer);
-      b.add(CollectiveOp{"fsdp_grad_reduce_scatter", CollectiveKind::reduce_scatter, layer_bytes, dp_group, Axis::dp},
-            Phase::backward, Scope::layer);
+    }
+  }
+  if (p.zero >= 3 && dense_dp > 1) {
+    // ZeRO-3 / FSDP: parameters gathered before forward and again before backward, gradients
+    // reduce-scattered after backward, for every micro-batch, per layer (so the schedule can
+    // overlap them with that layer's compute).
+    const GroupPlacement group = place_group(dense_dp, p.tp, c.gpus_per_node);
+    auto fsdp = [&](double layer_params, Scope scope) {
+      const units::Bytes bytes = units::bytes(2.0 * layer_params / p.tp);
+      b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, bytes, group, Axis::dp}, Phase::forward,
+            scope);
+      b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, bytes, group, Axis::dp},
+            Phase::backward, scope);
+      b.add(CollectiveOp{"fsdp_grad_reduce_scatter", CollectiveKind::reduce_scatter, bytes, group, Axis::dp},
+            Phase::backward, scope);
+    };
+    fsdp(m.attention_params(), Scope::layer);
+    fsdp(m.dense_ffn_params(), Scope::dense_ffn);
+    if (m.is_moe()) {
+      fsdp(static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params() +
+               p.tp * (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp,
+           Scope::moe_ffn);
     }
   }
   // Mixed-precision Adam on this rank's shard: read fp32 master, m, v and the gradient; write
   // master, m, v and the 16-bit weight: 4*3 + 2 + 4*3 + 2 = 28 bytes per parameter.
-  const double shard = p.zero >= 1 ? params / p.dp : params;
+  const double shard = p.zero >= 1 ? params.dense / dense_dp + params.expert / edp : params.total();
   b.add(MemoryOp{"adam_step", units::bytes(28.0 * shard)}, Phase::step, Scope::optimizer);
   return out;
 }

@@ -2,6 +2,7 @@
 #include "step_timing.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 #include "capplan/sim/memory.hpp"
 #include "capplan/sim/step_model.hpp"
@@ -18,6 +19,9 @@ struct Bucket {
   double tp = 0;         // tensor-parallel collectives (not overlapped)
   double pp = 0;         // pipeline send/recv
   double fsdp = 0;       // ZeRO-3 parameter/gradient collectives of the scope
+  double ep = 0;         // expert-parallel all-to-alls (not overlapped)
+  double cp = 0;         // context-parallel K/V exchange (overlaps the attention core)
+  double attention = 0;  // attention-core kernels (the window ring attention hides behind)
 };
 
 // Compute that runs while a collective is in flight is slower: NCCL kernels take SMs and HBM
@@ -39,13 +43,15 @@ StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel&
   out.micro_batches = static_cast<int>(s.training.global_batch / (static_cast<long long>(p.micro_batch) * p.dp));
   const double m = out.micro_batches;
 
-  Bucket layer, embedding, output, pipeline;
+  Bucket layer, dense_ffn, moe_ffn, embedding, output, pipeline;
   double dp_step = 0, dp_grad = 0, optimizer = 0;
   for (const StepOp& so : ops.ops) {
     const double t = cost.cost(so.op).base() * so.count;
     Bucket* bucket = nullptr;
     switch (so.scope) {
       case Scope::layer: bucket = &layer; break;
+      case Scope::dense_ffn: bucket = &dense_ffn; break;
+      case Scope::moe_ffn: bucket = &moe_ffn; break;
       case Scope::embedding: bucket = &embedding; break;
       case Scope::output: bucket = &output; break;
       case Scope::pipeline: bucket = &pipeline; break;
@@ -58,35 +64,51 @@ StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel&
       case Scope::optimizer: optimizer += t; continue;
     }
     if (const auto* c = std::get_if<CollectiveOp>(&so.op)) {
-      if (c->axis == Axis::dp) bucket->fsdp += t;
-      else if (c->axis == Axis::pp) bucket->pp += t;
-      else bucket->tp += t;
+      switch (c->axis) {
+        case Axis::dp: bucket->fsdp += t; break;
+        case Axis::pp: bucket->pp += t; break;
+        case Axis::ep: bucket->ep += t; break;
+        case Axis::cp: bucket->cp += t; break;
+        case Axis::tp: bucket->tp += t; break;
+      }
     } else {
       bucket->compute += t;
       if (so.phase == Phase::recompute) bucket->recompute += t;
       if (so.phase == Phase::backward || so.phase == Phase::recompute) bucket->backward += t;
+      if (const auto* g = std::get_if<GemmOp>(&so.op);
+          g != nullptr && (std::string_view(g->name) == "attn_score" || std::string_view(g->name) == "attn_context")) {
+        bucket->attention += t;
+      }
     }
   }
 
-  // Per-stage time for one micro-batch (all virtual chunks of the stage together).
-  // ZeRO-3 collectives of a layer overlap that layer's compute (prefetch); what does not fit
-  // is exposed, and the first layer's gather of each pass is never hidden.
-  const double fsdp_exposed_layer = std::max(0.0, layer.fsdp - layer.compute) +
-                                    kOverlapComputeSlowdown * std::min(layer.fsdp, layer.compute);
-  const double fsdp_head = layer.fsdp > 0 ? layer.fsdp / 3.0 * 2.0 : 0.0;  // first AG of fwd and bwd
+  // Overlapped communication: what does not fit behind the compute it overlaps is exposed, and
+  // the compute it does overlap runs kOverlapComputeSlowdown slower.
+  auto exposed = [](double comm, double window) {
+    return std::max(0.0, comm - window) + kOverlapComputeSlowdown * std::min(comm, window);
+  };
+  // ZeRO-3 collectives of a layer overlap that layer's compute (prefetch), and the first layer's
+  // gather of each pass is never hidden. Ring attention's K/V exchange overlaps the attention core.
+  const double fsdp_layer = exposed(layer.fsdp + dense_ffn.fsdp, layer.compute + dense_ffn.compute);
+  const double fsdp_moe_layer = exposed(layer.fsdp + moe_ffn.fsdp, layer.compute + moe_ffn.compute);
+  const double fsdp_head = layer.fsdp > 0 ? (layer.fsdp + dense_ffn.fsdp) / 3.0 * 2.0 : 0.0;
+  const double cp_layer = exposed(layer.cp, layer.attention);
   struct Stage {
-    double total = 0, compute = 0, recompute = 0, backward = 0, tp = 0, pp = 0, fsdp = 0;
+    double total = 0, compute = 0, recompute = 0, backward = 0, tp = 0, pp = 0, fsdp = 0, ep = 0, cp = 0;
   };
   Stage worst;
   double sum_total = 0;
   for (int i = 0; i < p.pp; ++i) {
-    const double L = layers_on_stage(s.model.layers, p.pp, i);
+    const StageLayers sl = stage_layers(s.model, p.pp, i);
+    const double L = sl.layers, D = sl.dense(), E = sl.moe;
     Stage st;
-    st.compute = L * layer.compute;
-    st.recompute = L * layer.recompute;
-    st.backward = L * layer.backward;
-    st.tp = L * layer.tp;
-    st.fsdp = L * fsdp_exposed_layer + fsdp_head;
+    st.compute = L * layer.compute + D * dense_ffn.compute + E * moe_ffn.compute;
+    st.recompute = L * layer.recompute + D * dense_ffn.recompute + E * moe_ffn.recompute;
+    st.backward = L * layer.backward + D * dense_ffn.backward + E * moe_ffn.backward;
+    st.tp = L * layer.tp + D * dense_ffn.tp + E * moe_ffn.tp;
+    st.ep = E * moe_ffn.ep;
+    st.cp = L * cp_layer;
+    st.fsdp = D * fsdp_layer + E * fsdp_moe_layer + fsdp_head;
     if (i == 0) {
       st.compute += embedding.compute;
       st.backward += embedding.backward;
@@ -97,7 +119,7 @@ StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel&
       st.tp += output.tp;
     }
     st.pp = p.pp > 1 ? pipeline.pp * p.virtual_stages : 0.0;
-    st.total = st.compute + st.tp + st.pp + st.fsdp;
+    st.total = st.compute + st.tp + st.pp + st.fsdp + st.ep + st.cp;
     sum_total += st.total;
     if (st.total > worst.total) worst = st;
   }
@@ -110,6 +132,8 @@ StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel&
   b.recompute = units::seconds(m * worst.recompute);
   b.tp_comm = units::seconds(m * worst.tp);
   b.pp_comm = units::seconds(m * worst.pp);
+  b.ep_comm = units::seconds(m * worst.ep);
+  b.cp_comm = units::seconds(m * worst.cp);
   b.bubble = units::seconds((sum_total - worst.total) / p.virtual_stages);
 
   // Data parallel: with overlap (Megatron/DDP buckets), the gradient reduction runs during the
@@ -118,7 +142,7 @@ StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel&
   double dp_exposed = 0;
   if (p.zero < 3) {
     const double dp_gather = dp_step - dp_grad;
-    if (p.overlap_dp_comm && p.dp > 1) {
+    if (p.overlap_dp_comm && dp_step > 0) {
       const double last_bucket = std::min(1.0, bucket_params(p.dp) / std::max(1.0, ops.stage_params));
       const double grad_exposed = std::max(dp_grad - worst.backward, dp_grad * last_bucket);
       const double forward = worst.compute - worst.backward;
@@ -129,7 +153,7 @@ StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel&
       dp_exposed = dp_step;
     }
   } else {
-    dp_exposed = m * worst.fsdp;
+    dp_exposed = m * worst.fsdp + dp_step;
   }
   b.dp_comm = units::seconds(dp_exposed);
   b.optimizer = units::seconds(optimizer);

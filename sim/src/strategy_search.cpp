@@ -20,6 +20,9 @@ std::vector<int> divisors(long long n, long long limit) {
   return out;
 }
 
+// Sequences from this length on are searched with context parallelism too.
+constexpr int kLongContext = 32768;
+
 template <class T>
 std::vector<T> fixed_or(const std::optional<T>& fixed, std::vector<T> all) {
   if (fixed) return {*fixed};
@@ -35,7 +38,8 @@ Parallelism fill_defaults(const Scenario& s) {
   p.pp = r.pp.value_or(1);
   p.cp = r.cp.value_or(1);
   p.ep = r.ep.value_or(1);
-  const long long rest = 1LL * p.tp * p.pp * p.cp * p.ep;
+  p.etp = r.etp.value_or(1);
+  const long long rest = 1LL * p.tp * p.pp * p.cp;
   p.dp = r.dp.value_or(rest > 0 && s.cluster.gpus % rest == 0 ? static_cast<int>(s.cluster.gpus / rest) : 1);
   p.micro_batch = r.micro_batch.value_or(1);
   p.virtual_stages = r.virtual_stages.value_or(1);
@@ -55,7 +59,8 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
   const int gpn = s.cluster.gpus_per_node;
 
   if (r.fully_specified() || (r.tp && r.pp && r.dp && r.micro_batch && r.virtual_stages && r.zero && r.recompute &&
-                              (r.sequence_parallel || *r.tp == 1))) {
+                              (r.sequence_parallel || *r.tp == 1) && (r.ep || !m.is_moe()) &&
+                              (r.cp || m.seq_len < kLongContext))) {
     const Parallelism p = fill_defaults(s);
     if (Diagnostics d = check_layout(s, p); has_errors(d)) return std::unexpected(std::move(d));
     return evaluate(s, p, cost);
@@ -68,7 +73,22 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
     if (m.heads % t == 0 && m.ffn_hidden % t == 0) tps.push_back(t);
   }
   tps = fixed_or(r.tp, tps);
-  const int cp = r.cp.value_or(1), ep = r.ep.value_or(1);
+  const int etp = r.etp.value_or(1);
+  // Context parallelism is searched for long sequences only; expert parallelism for MoE models.
+  std::vector<int> cps{1};
+  if (m.seq_len >= kLongContext) {
+    for (int c : {2, 4, 8, 16}) {
+      if (gpus % c == 0 && m.seq_len % (2 * c) == 0) cps.push_back(c);
+    }
+  }
+  cps = fixed_or(r.cp, cps);
+  std::vector<int> eps{1};
+  if (m.is_moe()) {
+    for (int e : {2, 4, 8, 16, 32, 64, 128, 256}) {
+      if (m.moe.experts % e == 0) eps.push_back(e);
+    }
+  }
+  eps = fixed_or(r.ep, eps);
 
   long evaluated = 0;
   bool have_fit = false;
@@ -78,11 +98,14 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
   double least_mem = std::numeric_limits<double>::infinity();
   double least_mem_time = 0;
 
+  for (int cp : cps)
+  for (int ep : eps)
   for (int tp : tps) {
     if (tp < 1 || gpus % tp != 0) continue;
     for (int pp : fixed_or(r.pp, divisors(gpus / tp, m.layers))) {
-      if (pp < 1 || 1LL * tp * pp * cp * ep > gpus || gpus % (1LL * tp * pp * cp * ep) != 0) continue;
-      const int dp = static_cast<int>(gpus / (1LL * tp * pp * cp * ep));
+      if (pp < 1 || 1LL * tp * pp * cp > gpus || gpus % (1LL * tp * pp * cp) != 0) continue;
+      const int dp = static_cast<int>(gpus / (1LL * tp * pp * cp));
+      if (m.is_moe() && (1LL * tp * dp * cp) % (1LL * ep * etp) != 0) continue;
       if (r.dp && *r.dp != dp) continue;
       if (s.training.global_batch % dp != 0) continue;
       const long long per_dp = s.training.global_batch / dp;
@@ -100,12 +123,13 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
         }
         std::vector<int> zeros = dp == 1 ? std::vector<int>{0} : (pp > 1 ? std::vector<int>{0, 1}
                                                                           : std::vector<int>{0, 1, 2, 3});
-        std::vector<bool> sps = tp > 1 ? std::vector<bool>{true, false} : std::vector<bool>{false};
+        std::vector<bool> sps = tp > 1 ? (m.is_moe() ? std::vector<bool>{true} : std::vector<bool>{true, false})
+                                       : std::vector<bool>{false};
         for (int v : fixed_or(r.virtual_stages, vs)) {
           for (int zero : fixed_or(r.zero, zeros)) {
             for (Recompute rc : fixed_or(r.recompute, {Recompute::none, Recompute::selective, Recompute::full})) {
               for (bool sp : fixed_or(r.sequence_parallel, sps)) {
-                Parallelism p{tp, pp, dp, cp, ep, mb, v, zero, rc, sp, r.overlap_dp_comm.value_or(true)};
+                Parallelism p{tp, pp, dp, cp, ep, etp, mb, v, zero, rc, sp, r.overlap_dp_comm.value_or(true)};
                 if (has_errors(check_layout(s, p))) continue;
                 ++evaluated;
                 const MemoryBreakdown mem =

@@ -11,13 +11,48 @@ std::optional<Framework> framework_from_string(const std::string& s) {
   return std::nullopt;
 }
 
+int ModelSpec::moe_layer_count() const {
+  int n = 0;
+  for (int l = 0; l < layers; ++l) n += is_moe_layer(l) ? 1 : 0;
+  return n;
+}
+
 // Weights only (no biases, as in Llama; GPT biases are < 0.1% of the total), plus the two
 // norm scales per layer.
-double ModelSpec::layer_params() const {
+double ModelSpec::attention_params() const {
   const double h = hidden;
-  const double attention = h * (h + 2.0 * kv_dim()) + h * h;  // QKV + output projection
-  const double ffn = (gated_ffn ? 3.0 : 2.0) * h * ffn_hidden;
-  return attention + ffn + 2.0 * h;
+  const double norms = 2.0 * h;
+  if (attention == Attention::mla) {
+    // DeepSeek-V2 Sec. 2.1: Q = W_UQ (norm(W_DQ h)); [c_KV, k_rope] = W_DKV h;
+    // [k_nope, v] = W_UKV norm(c_KV); output W_O over heads * v_head_dim.
+    const double qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+    const double q = mla.q_lora_rank > 0 ? h * mla.q_lora_rank + mla.q_lora_rank + mla.q_lora_rank * heads * qk
+                                         : h * heads * qk;
+    const double kv = h * (mla.kv_lora_rank + mla.qk_rope_head_dim) + mla.kv_lora_rank +
+                      static_cast<double>(mla.kv_lora_rank) * heads * (mla.qk_nope_head_dim + mla.v_head_dim);
+    const double out = static_cast<double>(heads) * mla.v_head_dim * h;
+    return q + kv + out + norms;
+  }
+  return h * (h + 2.0 * kv_dim()) + h * h + norms;  // QKV + output projection
+}
+
+double ModelSpec::dense_ffn_params() const { return (gated_ffn ? 3.0 : 2.0) * hidden * ffn_hidden; }
+
+double ModelSpec::expert_params() const { return (gated_ffn ? 3.0 : 2.0) * hidden * moe.expert_ffn_hidden; }
+
+double ModelSpec::moe_ffn_params() const {
+  return static_cast<double>(moe.experts) * hidden + (moe.experts + moe.shared_experts) * expert_params();
+}
+
+double ModelSpec::moe_active_ffn_params() const {
+  return static_cast<double>(moe.experts) * hidden + (moe.top_k + moe.shared_experts) * expert_params();
+}
+
+double ModelSpec::layer_params() const { return attention_params() + dense_ffn_params(); }
+
+double ModelSpec::layers_params() const {
+  const double moe_layers = moe_layer_count();
+  return layers * attention_params() + (layers - moe_layers) * dense_ffn_params() + moe_layers * moe_ffn_params();
 }
 
 double ModelSpec::embedding_params() const { return static_cast<double>(vocab) * hidden; }
@@ -25,7 +60,13 @@ double ModelSpec::embedding_params() const { return static_cast<double>(vocab) *
 double ModelSpec::output_params() const { return tied_embeddings ? 0.0 : static_cast<double>(vocab) * hidden; }
 
 double ModelSpec::total_params() const {
-  return layers * layer_params() + embedding_params() + output_params() + hidden;  // + final norm
+  return layers_params() + embedding_params() + output_params() + hidden;  // + final norm
+}
+
+double ModelSpec::active_params() const {
+  const double moe_layers = moe_layer_count();
+  return layers * attention_params() + (layers - moe_layers) * dense_ffn_params() +
+         moe_layers * moe_active_ffn_params() + embedding_params() + output_params() + hidden;
 }
 
 }  // namespace capplan::sim

@@ -137,11 +137,16 @@ TEST(CheckLayout, GlobalBatchNotAMultipleOfMicroBatchTimesDpNamesMicroBatch) {
   EXPECT_TRUE(any_where(d, "scenario#/strategy/micro_batch")) << to_string(d);
 }
 
-TEST(CheckLayout, ContextParallelismIsRejectedOnTheCpField) {
+TEST(CheckLayout, ContextParallelNeedsSeqLenAMultipleOfTwoCp) {
+  // Megatron-Core splits each sequence into 2*cp chunks (causal load balance).
   Parallelism p = layout(1, 1, 4);
   p.cp = 2;
-  const Diagnostics d = check_layout(small_scenario(), p);
-  EXPECT_TRUE(any_where(d, "scenario#/strategy/cp")) << to_string(d);
+  Scenario s = small_scenario();
+  s.cluster.gpus = 8;  // tp*pp*dp*cp = 1*1*4*2
+  s.model.seq_len = 2048;
+  EXPECT_FALSE(any_where(check_layout(s, p), "scenario#/strategy/cp")) << to_string(check_layout(s, p));
+  s.model.seq_len = 2050;  // not a multiple of 4
+  EXPECT_TRUE(any_where(check_layout(s, p), "scenario#/strategy/cp")) << to_string(check_layout(s, p));
 }
 
 TEST(CheckLayout, VirtualStagesWithoutPipelineNamesVirtualStages) {

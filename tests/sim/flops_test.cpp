@@ -162,18 +162,25 @@ bool named(const StepOp& so, const char* name) {
   return std::strcmp(std::get<CollectiveOp>(so.op).name, name) == 0;
 }
 
+// A dense model's layer is its attention block (Scope::layer) plus its dense FFN.
+bool layer_scope(Scope want, Scope got) {
+  return got == want || (want == Scope::layer && got == Scope::dense_ffn);
+}
+
 bool is_attention_core(const StepOp& so) { return named(so, "attn_score") || named(so, "attn_context"); }
 
 std::vector<StepOp> collectives(const StepOps& ops, Scope scope, Phase phase) {
   std::vector<StepOp> out;
   for (const StepOp& so : ops.ops) {
-    if (so.scope == scope && so.phase == phase && std::holds_alternative<CollectiveOp>(so.op)) out.push_back(so);
+    if (layer_scope(scope, so.scope) && so.phase == phase && std::holds_alternative<CollectiveOp>(so.op)) {
+      out.push_back(so);
+    }
   }
   return out;
 }
 
 auto in(Scope scope, Phase phase) {
-  return [=](const StepOp& so) { return so.scope == scope && so.phase == phase; };
+  return [=](const StepOp& so) { return layer_scope(scope, so.scope) && so.phase == phase; };
 }
 
 TEST(StepOps, ForwardGemmFlopsOfALayerAreTheModelsPerLayerFlopsOverTp) {
@@ -220,7 +227,7 @@ TEST(StepOps, BackwardOfEachLinearLayerIsTwiceItsForward) {
   const ModelSpec m = test::llama2_70b();
   const StepOps ops = build_step_ops(m, job_of(64), layout(4, 1, 2, 1), cluster_of(test::h100_sxm(), 8));
   auto linear = [](Phase ph) {
-    return [ph](const StepOp& so) { return so.scope == Scope::layer && so.phase == ph && !is_attention_core(so); };
+    return [ph](const StepOp& so) { return layer_scope(Scope::layer, so.scope) && so.phase == ph && !is_attention_core(so); };
   };
   const double fwd = sum_ops(ops, linear(Phase::forward)).gemm_flops;
   EXPECT_GT(fwd, 0.0);
@@ -239,7 +246,7 @@ TEST(StepOps, AttentionCoreBackwardIsTwiceForwardUnfusedAndTwoAndAHalfFused) {
     m.flash_attention = flash;
     const StepOps ops = build_step_ops(m, job_of(8), layout(8, 1, 1), cluster_of(test::a100_80gb(), 8));
     auto core = [](Phase ph) {
-      return [ph](const StepOp& so) { return so.scope == Scope::layer && so.phase == ph && is_attention_core(so); };
+      return [ph](const StepOp& so) { return layer_scope(Scope::layer, so.scope) && so.phase == ph && is_attention_core(so); };
     };
     const double fwd = sum_ops(ops, core(Phase::forward)).gemm_flops;
     EXPECT_NEAR(sum_ops(ops, core(Phase::backward)).gemm_flops, (flash ? 2.5 : 2.0) * fwd, kSumOrder * fwd)
@@ -293,15 +300,20 @@ TEST(StepOps, TensorParallelWithoutSpIsTwoAllReducesOfBshTwoBytesEachWay) {
   const int b = 2;
   const StepOps ops = build_step_ops(m, job_of(8), layout(8, 1, 1, b), cluster_of(test::a100_80gb(), 8));
   const double bytes = 2.0 * b * 2048.0 * 12288.0;
+  // One all-reduce after the attention block (Scope::layer) and one after the FFN (Scope::dense_ffn).
   for (Phase ph : {Phase::forward, Phase::backward}) {
     const auto cs = collectives(ops, Scope::layer, ph);
-    ASSERT_EQ(cs.size(), 1u);
-    const auto& c = std::get<CollectiveOp>(cs[0].op);
-    EXPECT_EQ(c.kind, CollectiveKind::all_reduce);
-    EXPECT_EQ(cs[0].count, 2.0);
-    EXPECT_EQ(c.bytes.base(), bytes);
-    EXPECT_EQ(c.group.size, 8);
-    EXPECT_EQ(c.axis, Axis::tp);
+    ASSERT_EQ(cs.size(), 2u);
+    double count = 0;
+    for (const StepOp& so : cs) {
+      const auto& c = std::get<CollectiveOp>(so.op);
+      EXPECT_EQ(c.kind, CollectiveKind::all_reduce);
+      EXPECT_EQ(c.bytes.base(), bytes);
+      EXPECT_EQ(c.group.size, 8);
+      EXPECT_EQ(c.axis, Axis::tp);
+      count += so.count;
+    }
+    EXPECT_EQ(count, 2.0);
   }
 }
 
@@ -314,17 +326,16 @@ TEST(StepOps, SequenceParallelTurnsEachAllReduceIntoAllGatherPlusReduceScatter) 
   const double bytes = 2.0 * b * 2048.0 * 12288.0;
   for (Phase ph : {Phase::forward, Phase::backward}) {
     const auto cs = collectives(ops, Scope::layer, ph);
-    ASSERT_EQ(cs.size(), 2u);
-    int ag = 0, rs = 0;
+    ASSERT_EQ(cs.size(), 4u);  // an all-gather + reduce-scatter pair around attention and around the FFN
+    double ag = 0, rs = 0;
     for (const StepOp& so : cs) {
       const auto& c = std::get<CollectiveOp>(so.op);
-      EXPECT_EQ(so.count, 2.0);
       EXPECT_EQ(c.bytes.base(), bytes);
-      ag += c.kind == CollectiveKind::all_gather;
-      rs += c.kind == CollectiveKind::reduce_scatter;
+      ag += c.kind == CollectiveKind::all_gather ? so.count : 0.0;
+      rs += c.kind == CollectiveKind::reduce_scatter ? so.count : 0.0;
     }
-    EXPECT_EQ(ag, 1);
-    EXPECT_EQ(rs, 1);
+    EXPECT_EQ(ag, 2.0);
+    EXPECT_EQ(rs, 2.0);
   }
 }
 
@@ -417,19 +428,18 @@ TEST(StepOps, DataParallelZeroThreeGathersEachLayerTwiceAndReduceScattersItOnce)
                                      cluster_of(test::h100_sxm(), 32));
   EXPECT_TRUE(collectives(ops, Scope::data_parallel, Phase::step).empty());
   const double layer_bytes = 2.0 * llama_layer_params() / 8.0;
-  auto dp_in = [&](Phase ph, CollectiveKind k) {
-    double n = 0;
+  // Gathered per block (attention in Scope::layer, FFN in Scope::dense_ffn): bytes add up to the layer.
+  auto dp_bytes = [&](Phase ph, CollectiveKind k) {
+    double total = 0;
     for (const StepOp& so : collectives(ops, Scope::layer, ph)) {
       const auto& c = std::get<CollectiveOp>(so.op);
-      if (c.axis != Axis::dp) continue;
-      EXPECT_EQ(c.bytes.base(), layer_bytes);
-      if (c.kind == k) n += so.count;
+      if (c.axis == Axis::dp && c.kind == k) total += c.bytes.base() * so.count;
     }
-    return n;
+    return total;
   };
-  EXPECT_EQ(dp_in(Phase::forward, CollectiveKind::all_gather), 1.0);
-  EXPECT_EQ(dp_in(Phase::backward, CollectiveKind::all_gather), 1.0);
-  EXPECT_EQ(dp_in(Phase::backward, CollectiveKind::reduce_scatter), 1.0);
+  EXPECT_DOUBLE_EQ(dp_bytes(Phase::forward, CollectiveKind::all_gather), layer_bytes);
+  EXPECT_DOUBLE_EQ(dp_bytes(Phase::backward, CollectiveKind::all_gather), layer_bytes);
+  EXPECT_DOUBLE_EQ(dp_bytes(Phase::backward, CollectiveKind::reduce_scatter), layer_bytes);
 }
 
 TEST(StepOps, AdamMovesTwentyEightBytesPerLocalParameter) {
@@ -542,7 +552,7 @@ TEST(StepOps, PytorchSelectiveRecomputeRepeatsTheElementWiseOps) {
   const StepOps ops = build_step_ops(m, job, p, c);
   const auto rc = sum_ops(ops, rc_ops);
   const auto fwd_elementwise = sum_ops(ops, [](const StepOp& so) {
-    return so.phase == Phase::forward && so.scope == Scope::layer && std::holds_alternative<MemoryOp>(so.op);
+    return so.phase == Phase::forward && layer_scope(Scope::layer, so.scope) && std::holds_alternative<MemoryOp>(so.op);
   });
   EXPECT_EQ(rc.gemm_flops, 0.0);
   EXPECT_DOUBLE_EQ(rc.memory_bytes, fwd_elementwise.memory_bytes);

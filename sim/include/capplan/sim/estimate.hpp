@@ -39,6 +39,22 @@ struct StepBreakdown {
   }
 };
 
+// An interval around a prediction: the value lies in [low, high] with the stated probability
+// (p10..p90 = 80%), from the model's validation residuals for the category and input uncertainty.
+struct Interval {
+  double low = 0;
+  double high = 0;
+};
+
+// Multiplicative error band of the throughput prediction: measured/predicted in
+// [ratio_p10, ratio_p90] for 80% of validated runs of this category.
+struct ErrorBand {
+  double ratio_p10 = 1.0;
+  double ratio_p90 = 1.0;
+  std::string category;  // e.g. "dense/megatron/h100-sxm-80gb"
+  std::string basis;     // how it was derived (rows, leave-one-out, widening for datasheet-only GPUs)
+};
+
 struct StepFlops {
   units::Flops model;     // model FLOPs of one step (no recomputation), whole cluster
   units::Flops hardware;  // including recomputation
@@ -64,6 +80,12 @@ struct Estimate {
   StepBreakdown breakdown;
   std::string cost_model;  // OpCostModel::source()
   std::vector<std::string> warnings;
+  // Filled by apply_error_band(): empty when no band is known.
+  std::optional<ErrorBand> band;
+  std::optional<Interval> step_time_s_p10_p90;
+  std::optional<Interval> tokens_per_s_p10_p90;
+  std::optional<Interval> time_to_train_days_p10_p90;
+  std::optional<Interval> cost_usd_p10_p90;
 };
 
 // Checks a complete layout against the scenario. Errors name the strategy field

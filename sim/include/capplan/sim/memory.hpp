@@ -40,6 +40,15 @@ struct MemoryAssumptions {
 // Sec. 4), generalised to GQA, gated FFNs, optional dropout and fused (flash) attention.
 units::Bytes layer_activation_bytes(const ModelSpec& m, const Parallelism& p, Precision precision);
 
+// The same split by part: the attention block (with norms, residual inputs and masks), a dense
+// FFN, and an MoE FFN (routed experts on the busiest rank, router, shared experts).
+struct LayerActivations {
+  units::Bytes attention;
+  units::Bytes dense_mlp;
+  units::Bytes moe_mlp;
+};
+LayerActivations layer_activations(const ModelSpec& m, const Parallelism& p, Precision precision);
+
 // Layers held by pipeline stage `stage` when `layers` do not split evenly: the first
 // layers % pp stages take one layer more (the slowest stage then sets the pace).
 int layers_on_stage(int layers, int pp, int stage);

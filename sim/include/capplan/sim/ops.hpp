@@ -59,10 +59,11 @@ using Op = std::variant<GemmOp, MemoryOp, CollectiveOp>;
 
 // Which part of a step an op belongs to, so the schedule can place its time.
 enum class Phase { forward, backward, recompute, step };
-// layer: once per transformer layer per micro-batch; embedding: first stage, per micro-batch;
-// output: last stage (final norm, logits, loss), per micro-batch; pipeline: per stage boundary
-// per micro-batch per virtual chunk; data_parallel and optimizer: once per optimizer step.
-enum class Scope { layer, embedding, output, pipeline, data_parallel, optimizer };
+// layer: once per transformer layer per micro-batch (attention block, norms, residuals);
+// dense_ffn / moe_ffn: once per layer of that FFN kind per micro-batch; embedding: first stage,
+// per micro-batch; output: last stage (final norm, logits, loss), per micro-batch; pipeline: per
+// stage boundary per micro-batch per virtual chunk; data_parallel and optimizer: once per step.
+enum class Scope { layer, dense_ffn, moe_ffn, embedding, output, pipeline, data_parallel, optimizer };
 
 struct StepOp {
   Op op;

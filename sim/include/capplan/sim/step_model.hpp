@@ -13,10 +13,33 @@ namespace capplan::sim {
 // cost models price this list, and calibration measures exactly these shapes.
 // Contract: layer ops are for one layer and one micro-batch on one TP rank; data-parallel and
 // optimizer ops are for the parameters of the most loaded pipeline stage (`stage_params`).
+// Parameters held by one GPU of a pipeline stage, before ZeRO sharding: dense ones (attention,
+// dense FFNs, shared experts, router, embeddings; TP-split, replicated over dp*cp ranks) and
+// routed-expert ones (E/ep experts per GPU, replicated over the expert-data-parallel ranks).
+struct StageParams {
+  double dense = 0;
+  double expert = 0;
+  double total() const { return dense + expert; }
+};
+
 struct StepOps {
   std::vector<StepOp> ops;
   double stage_params = 0;  // parameters held by one GPU of the most loaded stage (before ZeRO)
+  StageParams params;       // the same, split dense / expert
 };
+
+// Layers of each FFN kind on a pipeline stage (contiguous ranges, first stages take the remainder).
+struct StageLayers {
+  int layers = 0;
+  int moe = 0;
+  int dense() const { return layers - moe; }
+};
+StageLayers stage_layers(const ModelSpec& m, int pp, int stage);
+
+StageParams stage_params(const ModelSpec& m, const Parallelism& p, int stage);
+
+// Ranks that hold the same expert shard: tp*dp*cp / (ep*etp) (Megatron-Core's expert data parallel).
+int expert_data_parallel(const Parallelism& p);
 
 // Communicator placement for a group of `size` ranks whose members are `stride` ranks apart, with
 // ranks laid out TP fastest, then DP, then PP (Megatron's order) on nodes of `gpus_per_node`.

@@ -15,7 +15,8 @@ struct Parallelism {
   int pp = 1;
   int dp = 1;
   int cp = 1;
-  int ep = 1;
+  int ep = 1;   // expert parallel: carved out of the tp*dp*cp ranks (Megatron-Core), divides them
+  int etp = 1;  // expert tensor parallel (1 = experts whole on each EP rank)
   int micro_batch = 1;     // sequences per micro-batch per data-parallel rank
   int virtual_stages = 1;  // interleaved 1F1B chunks per pipeline rank (1 = plain 1F1B)
   int zero = 0;            // ZeRO stage 0..3 (3 = FSDP full sharding)
@@ -28,7 +29,7 @@ struct Parallelism {
 
 // What the user asked for: each field either fixed or left to capplan ("auto").
 struct StrategyRequest {
-  std::optional<int> tp, pp, dp, cp, ep, micro_batch, virtual_stages, zero;
+  std::optional<int> tp, pp, dp, cp, ep, etp, micro_batch, virtual_stages, zero;
   std::optional<Recompute> recompute;
   std::optional<bool> sequence_parallel;
   std::optional<bool> overlap_dp_comm;

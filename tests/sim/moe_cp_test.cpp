@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+// MoE, MLA and context-parallel formulas against hand derivations.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/estimate.hpp"
+#include "capplan/sim/memory.hpp"
+#include "capplan/sim/step_model.hpp"
+#include "test_support.hpp"
+
+namespace capplan::sim {
+namespace {
+
+using test::cluster_of;
+using test::job_of;
+using test::layout;
+
+// Mixtral 8x7B (Jiang et al. 2024; mistralai/Mixtral-8x7B-v0.1 config.json): 32 layers, hidden
+// 4096, 32 heads, 8 KV heads, 8 experts of 14336 (SwiGLU), top-2, vocab 32000, untied.
+ModelSpec mixtral_8x7b() {
+  ModelSpec m;
+  m.name = "mixtral-8x7b";
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn_hidden = 14336;
+  m.vocab = 32000;
+  m.seq_len = 4096;
+  m.gated_ffn = true;
+  m.rmsnorm = true;
+  m.rope = true;
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn_hidden = 14336;
+  return m;
+}
+
+double mixtral_attention() {
+  const double h = 4096, kv = 8 * 128;
+  return h * (h + 2 * kv) + h * h + 2 * h;  // QKV + output + 2 norms
+}
+double mixtral_expert() { return 3.0 * 4096 * 14336; }
+
+TEST(MoeParams, MixtralTotalAndActiveFollowTheShapes) {
+  const ModelSpec m = mixtral_8x7b();
+  const double router = 8.0 * 4096;
+  const double emb = 2.0 * 32000 * 4096;  // input + output
+  const double total = 32 * (mixtral_attention() + router + 8 * mixtral_expert()) + emb + 4096;
+  const double active = 32 * (mixtral_attention() + router + 2 * mixtral_expert()) + emb + 4096;
+  EXPECT_DOUBLE_EQ(m.total_params(), total);
+  EXPECT_DOUBLE_EQ(m.active_params(), active);
+  // Published: 46.7B total, 12.9B active (Mixtral paper); 1% covers the rounding.
+  EXPECT_NEAR(m.total_params(), 46.7e9, 0.01 * 46.7e9);
+  EXPECT_NEAR(m.active_params(), 12.9e9, 0.01 * 12.9e9);
+}
+
+TEST(MoeParams, DenseLeadingLayersAndEveryNthLayer) {
+  ModelSpec m = mixtral_8x7b();
+  m.moe.dense_layers = 3;     // layers 0..2 dense
+  m.moe.every_n_layers = 2;  // then 3, 5, 7, ... are MoE: (32 - 3 + 1) / 2 = 15
+  EXPECT_FALSE(m.is_moe_layer(2));
+  EXPECT_TRUE(m.is_moe_layer(3));
+  EXPECT_FALSE(m.is_moe_layer(4));
+  EXPECT_EQ(m.moe_layer_count(), 15);
+}
+
+TEST(MoeFlops, ModelFlopsCountRouterTopKAndSharedExperts) {
+  // Per token and layer, forward: 2*(attention weights) + 4*s*h + 2*(router + (k + shared) experts).
+  ModelSpec m = mixtral_8x7b();
+  m.moe.shared_experts = 1;
+  const double h = 4096, s = 4096;
+  const double per_layer = 2 * (mixtral_attention() - 2 * h) + 4 * s * h + 2 * (8 * h + 3 * mixtral_expert());
+  const double per_token = 3 * (32 * per_layer + 2 * h * 32000);
+  const StepFlops f = step_flops(m, job_of(16), Recompute::none);
+  EXPECT_NEAR(f.model.base(), per_token * 16 * s, 1e-12 * f.model.base());
+}
+
+double sum_bytes(const StepOps& ops, const char* name, Phase phase) {
+  double total = 0;
+  for (const StepOp& so : ops.ops) {
+    const auto* c = std::get_if<CollectiveOp>(&so.op);
+    if (c != nullptr && so.phase == phase && std::strcmp(c->name, name) == 0) total += c->bytes.base() * so.count;
+  }
+  return total;
+}
+
+TEST(MoeOps, AllToAllVolumeIsTokensTimesTopKTimesHiddenEachWay) {
+  // ep = 8, tp = 1, micro-batch 1 of 4096 tokens, top-2: each rank sends 4096*2 hidden vectors of
+  // 4096 bf16 values for dispatch and again for combine; backward repeats both.
+  const ModelSpec m = mixtral_8x7b();
+  Parallelism p = layout(1, 1, 8);
+  p.ep = 8;
+  const StepOps ops = build_step_ops(m, job_of(8), p, cluster_of(test::h100_sxm(), 8));
+  const double bytes = 2.0 * 4096 * 2 * 4096;
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "ep_dispatch_all_to_all", Phase::forward), bytes);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "ep_combine_all_to_all", Phase::forward), bytes);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "ep_dispatch_all_to_all", Phase::backward), bytes);
+  // Load imbalance scales the busiest rank's share.
+  ModelSpec skewed = m;
+  skewed.moe.capacity_factor = 1.25;
+  const StepOps ops2 = build_step_ops(skewed, job_of(8), p, cluster_of(test::h100_sxm(), 8));
+  EXPECT_DOUBLE_EQ(sum_bytes(ops2, "ep_dispatch_all_to_all", Phase::forward), 1.25 * bytes);
+}
+
+TEST(MoeOps, LocalExpertsRunAsOneGroupedGemmOfTheirTokens) {
+  // ep = 4: 8/4 = 2 local experts; 4096 tokens * top-2 = 8192 routed, 4096 per local expert.
+  const ModelSpec m = mixtral_8x7b();
+  Parallelism p = layout(1, 1, 8);
+  p.ep = 4;
+  const StepOps ops = build_step_ops(m, job_of(8), p, cluster_of(test::h100_sxm(), 8));
+  bool found = false;
+  for (const StepOp& so : ops.ops) {
+    const auto* g = std::get_if<GemmOp>(&so.op);
+    if (g == nullptr || so.phase != Phase::forward || std::strcmp(g->name, "expert_up") != 0) continue;
+    found = true;
+    EXPECT_EQ(g->batch, 2);
+    EXPECT_EQ(g->m, 4096);
+    EXPECT_EQ(g->n, 2 * 14336);  // gate + up
+    EXPECT_EQ(g->k, 4096);
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(MoeMemory, ExpertWeightsSplitByEpAndOptimizerByExpertDataParallel) {
+  // 8 GPUs, dp 8, ep 4: each GPU holds 2 experts per layer; expert replicas = tp*dp*cp/ep = 2.
+  const ModelSpec m = mixtral_8x7b();
+  Parallelism p = layout(1, 1, 8);
+  p.ep = 4;
+  p.zero = 1;
+  const StageParams sp = stage_params(m, p, 0);
+  EXPECT_DOUBLE_EQ(sp.expert, 32 * 2 * mixtral_expert());
+  EXPECT_EQ(expert_data_parallel(p), 2);
+  const MemoryBreakdown mem = memory_per_gpu(m, job_of(8), p, test::h100_sxm(), 1);
+  // Optimizer (12 bytes/param): dense part over dp*cp = 8, expert part over 2.
+  EXPECT_NEAR(mem.optimizer.base(), 12.0 * sp.dense / 8 + 12.0 * sp.expert / 2, 1.0);
+}
+
+TEST(MoeLayout, EpMustDivideExpertsAndTheTpDpCpRanks) {
+  Scenario s = test::scenario_of(mixtral_8x7b(), job_of(8), cluster_of(test::h100_sxm(), 8));
+  Parallelism p = layout(1, 1, 8);
+  p.ep = 16;  // does not divide 8 experts nor the 8 ranks
+  Diagnostics d = check_layout(s, p);
+  EXPECT_TRUE(std::any_of(d.begin(), d.end(), [](const Diagnostic& x) { return x.where == "scenario#/strategy/ep"; }));
+  Scenario dense = s;
+  dense.model.moe = {};
+  p.ep = 2;
+  d = check_layout(dense, p);
+  EXPECT_TRUE(std::any_of(d.begin(), d.end(), [](const Diagnostic& x) {
+    return x.where == "scenario#/strategy/ep" && x.message.find("MoE") != std::string::npos;
+  }));
+}
+
+TEST(ContextParallel, AttentionCoreSplitsQueriesAndKeepsAllKeys) {
+  // cp = 4 on a 32k sequence: each rank's 8192 queries meet all 32768 keys, i.e. 1/4 of the
+  // attention work of the whole sequence.
+  ModelSpec m = test::llama2_70b();
+  m.seq_len = 32768;
+  Parallelism p = layout(8, 1, 1);
+  p.cp = 4;
+  p.sequence_parallel = true;
+  const StepOps ops = build_step_ops(m, job_of(4), p, cluster_of(test::h100_sxm(), 32));
+  for (const StepOp& so : ops.ops) {
+    const auto* g = std::get_if<GemmOp>(&so.op);
+    if (g == nullptr || std::strcmp(g->name, "attn_score") != 0 || so.phase != Phase::forward) continue;
+    EXPECT_EQ(g->m, 8192);
+    EXPECT_EQ(g->n, 32768);
+    EXPECT_EQ(g->k, 128);
+    EXPECT_EQ(g->batch, 64 / 8);
+  }
+}
+
+TEST(ContextParallel, RingPassesKvChunksCpMinusOneTimesAndTwiceInBackward) {
+  // Per layer and TP rank: K and V of s/cp tokens for ceil(8/8) = 1 KV head of 128 each, 16-bit:
+  // 2 * 8192 * 1 * (128 + 128) bytes per step, cp - 1 = 3 steps forward, 6 backward (K, V, dK, dV).
+  ModelSpec m = test::llama2_70b();
+  m.seq_len = 32768;
+  Parallelism p = layout(8, 1, 1);
+  p.cp = 4;
+  p.sequence_parallel = true;
+  const StepOps ops = build_step_ops(m, job_of(4), p, cluster_of(test::h100_sxm(), 32));
+  const double chunk = 2.0 * 8192 * 1 * (128 + 128);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "cp_kv_send_recv", Phase::forward), 3 * chunk);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "cp_kv_send_recv", Phase::backward), 6 * chunk);
+}
+
+TEST(ContextParallel, ActivationsScaleWithTokensPerRank) {
+  // Korthikanti's per-layer activations are linear in s (fused attention: no s^2 term), so cp
+  // divides them exactly.
+  ModelSpec m = test::llama2_70b();
+  m.seq_len = 32768;
+  Parallelism p = layout(8, 1, 1, 1, Recompute::selective, true);
+  const double whole = layer_activation_bytes(m, p, Precision::bf16).base();
+  p.cp = 4;
+  EXPECT_NEAR(layer_activation_bytes(m, p, Precision::bf16).base(), whole / 4, 1e-9 * whole);
+}
+
+TEST(Mla, DeepSeekV3AttentionParamsFollowTheLatentShapes) {
+  // DeepSeek-V3 (arXiv:2412.19437): h 7168, 128 heads, q_lora 1536, kv_lora 512, nope 128,
+  // rope 64, v 128.
+  ModelSpec m = mixtral_8x7b();
+  m.hidden = 7168;
+  m.heads = 128;
+  m.kv_heads = 128;
+  m.attention = Attention::mla;
+  m.mla = {1536, 512, 128, 64, 128};
+  const double h = 7168;
+  const double q = h * 1536 + 1536 + 1536.0 * 128 * 192;
+  const double kv = h * (512 + 64) + 512 + 512.0 * 128 * (128 + 128);
+  const double out = 128.0 * 128 * h;
+  EXPECT_DOUBLE_EQ(m.attention_params(), q + kv + out + 2 * h);
+}
+
+}  // namespace
+}  // namespace capplan::sim
