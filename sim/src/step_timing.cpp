@@ -24,13 +24,6 @@ struct Bucket {
   double attention = 0;  // attention-core kernels (the window ring attention hides behind)
 };
 
-// Compute that runs while a collective is in flight is slower: NCCL kernels take SMs and HBM
-// bandwidth. Lee et al. 2025 ("Characterizing Compute-Communication Overlap in GPU-Accelerated
-// Distributed Deep Learning", arXiv:2507.03114) measure an average computational slowdown of
-// 18.9% (max 40%) on A100 and H100 when compute overlaps communication. Charged on the overlapped
-// part, to the communication that caused it.
-constexpr double kOverlapComputeSlowdown = 0.189;
-
 // Megatron-LM's DDP bucket: 40M parameters (or 1M x dp when larger); with overlap, the
 // reduction of all but the last bucket hides behind the backward pass.
 double bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
@@ -83,9 +76,18 @@ StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel&
   }
 
   // Overlapped communication: what does not fit behind the compute it overlaps is exposed, and
-  // the compute it does overlap runs kOverlapComputeSlowdown slower.
-  auto exposed = [](double comm, double window) {
-    return std::max(0.0, comm - window) + kOverlapComputeSlowdown * std::min(comm, window);
+  // the compute it does overlap runs slower (TrainingJob::overlap_compute_slowdown, Lee et al.
+  // 2025), charged to the communication that caused it.
+  const double slowdown = s.training.overlap_compute_slowdown;
+  auto exposed = [slowdown](double comm, double window) {
+    return std::max(0.0, comm - window) + slowdown * std::min(comm, window);
+  };
+  // Chunked TP overlap (userbuffers): the collective is split into tp chunks pipelined with the
+  // neighbouring GEMM; the first chunk cannot hide.
+  auto tp_exposed = [&](double comm, double gemm) {
+    if (!p.tp_comm_overlap || p.tp <= 1) return comm;
+    const double first = comm / p.tp;
+    return first + exposed(comm - first, gemm);
   };
   // ZeRO-3 collectives of a layer overlap that layer's compute (prefetch), and the first layer's
   // gather of each pass is never hidden. Ring attention's K/V exchange overlaps the attention core.
@@ -105,7 +107,8 @@ StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel&
     st.compute = L * layer.compute + D * dense_ffn.compute + E * moe_ffn.compute;
     st.recompute = L * layer.recompute + D * dense_ffn.recompute + E * moe_ffn.recompute;
     st.backward = L * layer.backward + D * dense_ffn.backward + E * moe_ffn.backward;
-    st.tp = L * layer.tp + D * dense_ffn.tp + E * moe_ffn.tp;
+    st.tp = L * tp_exposed(layer.tp, layer.compute - layer.attention) + D * tp_exposed(dense_ffn.tp, dense_ffn.compute) +
+            E * tp_exposed(moe_ffn.tp, moe_ffn.compute);
     st.ep = E * moe_ffn.ep;
     st.cp = L * cp_layer;
     st.fsdp = D * fsdp_layer + E * fsdp_moe_layer + fsdp_head;
@@ -119,6 +122,7 @@ StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel&
       st.tp += output.tp;
     }
     st.pp = p.pp > 1 ? pipeline.pp * p.virtual_stages : 0.0;
+    if (p.pp_comm_overlap) st.pp = exposed(st.pp, st.compute);
     st.total = st.compute + st.tp + st.pp + st.fsdp + st.ep + st.cp;
     sum_total += st.total;
     if (st.total > worst.total) worst = st;
@@ -148,7 +152,7 @@ StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel&
       const double forward = worst.compute - worst.backward;
       const double gather_exposed = std::max(dp_gather - forward, dp_gather * last_bucket);
       const double overlapped = (dp_grad - grad_exposed) + (dp_gather - gather_exposed);
-      dp_exposed = grad_exposed + gather_exposed + kOverlapComputeSlowdown * overlapped;
+      dp_exposed = grad_exposed + gather_exposed + slowdown * overlapped;
     } else {
       dp_exposed = dp_step;
     }

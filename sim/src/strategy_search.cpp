@@ -47,6 +47,8 @@ Parallelism fill_defaults(const Scenario& s) {
   p.recompute = r.recompute.value_or(Recompute::selective);
   p.sequence_parallel = r.sequence_parallel.value_or(p.tp > 1);
   p.overlap_dp_comm = r.overlap_dp_comm.value_or(true);
+  p.tp_comm_overlap = r.tp_comm_overlap.value_or(false);
+  p.pp_comm_overlap = r.pp_comm_overlap.value_or(false);
   return p;
 }
 
@@ -129,7 +131,8 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
           for (int zero : fixed_or(r.zero, zeros)) {
             for (Recompute rc : fixed_or(r.recompute, {Recompute::none, Recompute::selective, Recompute::full})) {
               for (bool sp : fixed_or(r.sequence_parallel, sps)) {
-                Parallelism p{tp, pp, dp, cp, ep, etp, mb, v, zero, rc, sp, r.overlap_dp_comm.value_or(true)};
+                Parallelism p{tp, pp, dp, cp, ep, etp, mb, v, zero, rc, sp, r.overlap_dp_comm.value_or(true),
+                              r.tp_comm_overlap.value_or(false), r.pp_comm_overlap.value_or(false)};
                 if (has_errors(check_layout(s, p))) continue;
                 ++evaluated;
                 const MemoryBreakdown mem =

@@ -23,6 +23,12 @@ struct Parallelism {
   Recompute recompute = Recompute::selective;
   bool sequence_parallel = false;
   bool overlap_dp_comm = true;  // gradient reduction overlapped with backward (bucketed)
+  // Tensor-parallel all-gather/reduce-scatter split into chunks and overlapped with the adjacent
+  // GEMMs (Megatron-Core/Transformer Engine userbuffers, NeMo's tp_comm_overlap). Off by default,
+  // as in Megatron-LM.
+  bool tp_comm_overlap = false;
+  // Pipeline send/recv overlapped with compute (Megatron's overlap_p2p_comm, interleaved schedule).
+  bool pp_comm_overlap = false;
 
   auto operator<=>(const Parallelism&) const = default;
 };
@@ -33,6 +39,8 @@ struct StrategyRequest {
   std::optional<Recompute> recompute;
   std::optional<bool> sequence_parallel;
   std::optional<bool> overlap_dp_comm;
+  std::optional<bool> tp_comm_overlap;
+  std::optional<bool> pp_comm_overlap;
 
   bool fully_specified() const {
     return tp && pp && dp && micro_batch && virtual_stages && zero && recompute && sequence_parallel;

@@ -93,6 +93,10 @@ struct TrainingJob {
   std::int64_t global_batch = 0;  // sequences per optimizer step
   Precision precision = Precision::bf16;
   Framework framework = Framework::megatron;
+  // Compute that overlaps communication runs this much slower (NCCL kernels take SMs and HBM
+  // bandwidth): Lee et al. 2025 (arXiv:2507.03114) measure 18.9% on average on A100 and H100
+  // (up to 40%). 0 would be ideal overlap.
+  double overlap_compute_slowdown = 0.189;
 };
 
 }  // namespace capplan::sim

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// Error bars of an estimate: how far measured throughput has been from predicted throughput on
+// validated runs of the same kind (a residual table), widened for inputs the model had to guess.
+//
+// Contract:
+//  * A residual is r = ln(measured / predicted) of tokens/s. A table entry holds the p10 and p90
+//    of r over the validated runs of one category, so exp(p10)..exp(p90) is the multiplicative
+//    band measured/predicted that held for 80% of them.
+//  * Categories are "<arch>/<framework>" (arch: dense | moe; framework: sim::Framework names),
+//    then "<arch>", then "all": a scenario takes the first of these the table has (fit_residuals
+//    leaves out categories with fewer than `min_samples` rows, so thin ones fall back).
+//  * apply_error_band never produces NaN or Inf, and every interval has low <= high. With an
+//    empty table it leaves the estimate unchanged (no band).
+#pragma once
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "capplan/sim/estimate.hpp"
+
+namespace capplan::sim {
+
+// p10/p90 of ln(measured/predicted) over the `n` validated runs of one category.
+struct ResidualQuantiles {
+  std::string category;  // "dense/megatron", "dense", "all", ...
+  int n = 0;
+  double log_ratio_p10 = 0;
+  double log_ratio_p90 = 0;
+};
+
+struct ResidualTable {
+  std::vector<ResidualQuantiles> categories;
+
+  const ResidualQuantiles* find(std::string_view category) const;
+  bool empty() const { return categories.empty(); }
+};
+
+// One validated run: its category (error_category of its scenario) and throughput measured and
+// predicted (any consistent unit, e.g. tokens/s per GPU).
+struct ResidualSample {
+  std::string category;
+  double measured = 0;
+  double predicted = 0;
+};
+
+inline constexpr int kMinResidualSamples = 5;
+inline constexpr const char* kAllCategory = "all";
+
+// "dense/megatron", "moe/pytorch", ...
+std::string error_category(const Scenario& s);
+
+// The lookup order for a category: "dense/megatron" -> {"dense/megatron", "dense", "all"}.
+std::vector<std::string> category_fallbacks(std::string_view category);
+
+// Quantile `p` (0..1) of ascending `sorted` values with the (n+1)p plotting position and linear
+// interpolation between order statistics (Hyndman & Fan 1996, definition 6), clamped to the
+// sample range. For exchangeable samples, a new value falls between the p and q quantiles so
+// defined with probability q - p on average: an honest prediction interval even at small n
+// (the more common definition 7 covers only 0.8 (n-1)/(n+1) of new values for p10..p90).
+// Contract: `sorted` is non-empty and ascending.
+double empirical_quantile(std::span<const double> sorted, double p);
+
+// p10/p90 of the log residuals for every exact category, every arch and "all" that has at least
+// `min_samples` usable samples (measured and predicted finite and > 0; others are ignored).
+ResidualTable fit_residuals(const std::vector<ResidualSample>& samples, int min_samples = kMinResidualSamples);
+
+// Input uncertainty: the spread of published efficiencies used when a GPU has none of its own
+// (the datasheet model then assumes DatasheetAssumptions' defaults, 0.75 GEMM and 0.35 attention).
+struct InputSpread {
+  // Published large-GEMM efficiencies (MAMF, BF16, best achieved / dense peak) in the GPU
+  // catalog range from 0.511 (MI300X, ROCm 6.3) to 0.869 (A100 SXM) (data/gpus.json,
+  // ml-engineering MAMF tables; the L20's 0.92 is a third-party FP16 HGEMM figure and is left out).
+  double gemm_low = 0.511;
+  double gemm_high = 0.869;
+  // Published fused-attention efficiencies: FlashAttention-2 about 0.35 of peak on Hopper
+  // (Shah et al. 2024) to 0.50 on A100 (Dao 2023). The default is the low end, so the band
+  // widens upwards only.
+  double attention_low = 0.35;
+  double attention_high = 0.50;
+};
+
+// Sets e.band from the table (category with fallback), widens it where the GPU has no published
+// GEMM or attention efficiency (by re-evaluating the estimate's layout with the spread's low and
+// high efficiencies), then fills the p10/p90 intervals of tokens/s, step time, time to train and
+// cost (cost only when known). Time and cost are inversely proportional to throughput, so their
+// low end comes from ratio_p90. Contract: `e` came from estimate()/evaluate() for `s`.
+void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, const InputSpread& spread = {});
+
+}  // namespace capplan::sim

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "capplan/sim/uncertainty.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <charconv>
+#include <map>
+#include <system_error>
+#include <utility>
+
+#include "capplan/sim/datasheet_cost.hpp"
+
+namespace capplan::sim {
+
+namespace {
+
+constexpr double kP10 = 0.10;
+constexpr double kP90 = 0.90;
+
+bool positive_finite(double v) { return std::isfinite(v) && v > 0; }
+bool non_negative_finite(double v) { return std::isfinite(v) && v >= 0; }
+
+std::string arch_of(std::string_view category) {
+  const auto slash = category.find('/');
+  return std::string(category.substr(0, slash));
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  return ec == std::errc() ? std::string(buf, end) : std::string("n/a");
+}
+
+// Throughput of the estimate's own layout with the GPU's unknown efficiencies set to `gemm` and
+// `attention` (0 = leave as the catalog has it). Same layout: the question is how wrong this
+// estimate may be, not which layout the other efficiency would pick.
+double throughput_with(const Scenario& s, const Parallelism& p, double gemm, double attention) {
+  Scenario t = s;
+  if (gemm > 0) t.cluster.gpu.gemm_efficiency = gemm;
+  if (attention > 0) t.cluster.gpu.attention_efficiency = attention;
+  const DatasheetCost cost(t.cluster);
+  return evaluate(t, p, cost).tokens_per_s;
+}
+
+// Interval of a quantity inversely proportional to throughput (time, money).
+Interval inverse(double value, double ratio_p10, double ratio_p90) {
+  return {value / ratio_p90, value / ratio_p10};
+}
+
+std::optional<Interval> finite(Interval i) {
+  if (!std::isfinite(i.low) || !std::isfinite(i.high)) return std::nullopt;
+  if (i.low > i.high) std::swap(i.low, i.high);
+  return i;
+}
+
+}  // namespace
+
+const ResidualQuantiles* ResidualTable::find(std::string_view category) const {
+  for (const auto& c : categories) {
+    if (c.category == category) return &c;
+  }
+  return nullptr;
+}
+
+std::string error_category(const Scenario& s) {
+  return std::string(s.model.is_moe() ? "moe" : "dense") + "/" + to_string(s.training.framework);
+}
+
+std::vector<std::string> category_fallbacks(std::string_view category) {
+  std::vector<std::string> chain;
+  if (category.empty()) return {kAllCategory};
+  chain.emplace_back(category);
+  const std::string arch = arch_of(category);
+  if (arch != category) chain.push_back(arch);
+  if (category != kAllCategory) chain.emplace_back(kAllCategory);
+  return chain;
+}
+
+double empirical_quantile(std::span<const double> sorted, double p) {
+  const double n = static_cast<double>(sorted.size());
+  const double h = (n + 1.0) * p;  // 1-based position
+  if (h <= 1.0) return sorted.front();
+  if (h >= n) return sorted.back();
+  const double lower = std::floor(h);
+  const size_t i = static_cast<size_t>(lower) - 1;  // 0-based index of the order statistic below
+  return sorted[i] + (h - lower) * (sorted[i + 1] - sorted[i]);
+}
+
+ResidualTable fit_residuals(const std::vector<ResidualSample>& samples, int min_samples) {
+  // Every sample counts in its exact category, its arch and "all".
+  std::map<std::string, std::vector<double>> groups;
+  for (const auto& sample : samples) {
+    if (!positive_finite(sample.measured) || !positive_finite(sample.predicted)) continue;
+    const double r = std::log(sample.measured / sample.predicted);
+    if (!std::isfinite(r)) continue;
+    for (const auto& key : category_fallbacks(sample.category)) groups[key].push_back(r);
+  }
+  ResidualTable table;
+  for (auto& [category, residuals] : groups) {
+    if (static_cast<int>(residuals.size()) < std::max(min_samples, 1)) continue;
+    std::sort(residuals.begin(), residuals.end());
+    table.categories.push_back({category, static_cast<int>(residuals.size()), empirical_quantile(residuals, kP10),
+                                empirical_quantile(residuals, kP90)});
+  }
+  return table;
+}
+
+void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, const InputSpread& spread) {
+  e.band.reset();
+  e.step_time_s_p10_p90.reset();
+  e.tokens_per_s_p10_p90.reset();
+  e.time_to_train_days_p10_p90.reset();
+  e.cost_usd_p10_p90.reset();
+
+  const std::string category = error_category(s);
+  const ResidualQuantiles* q = nullptr;
+  for (const auto& key : category_fallbacks(category)) {
+    if ((q = t.find(key)) != nullptr) break;
+  }
+  if (q == nullptr) return;
+
+  ErrorBand band;
+  band.category = q->category;
+  band.ratio_p10 = std::exp(std::min(q->log_ratio_p10, q->log_ratio_p90));
+  band.ratio_p90 = std::exp(std::max(q->log_ratio_p10, q->log_ratio_p90));
+  band.basis = "p10-p90 of measured/predicted throughput over " + std::to_string(q->n) + " validated " +
+               (q->category == kAllCategory ? std::string("runs") : "'" + q->category + "' runs");
+  if (q->category != category) band.basis += " (no table entry for '" + category + "')";
+
+  // Input uncertainty: a GPU without a published GEMM (or attention) efficiency is priced at the
+  // datasheet model's default; the published figures of other GPUs spread around it. The
+  // estimate's layout is re-evaluated at the low and the high end of that spread and the band
+  // stretched by the throughput ratios: fully correlated with the residuals (the ranges add in
+  // log space), so it errs wide.
+  const GpuSpec& gpu = s.cluster.gpu;
+  const bool gemm_unknown = !(gpu.gemm_efficiency > 0);
+  const bool attention_unknown = !(gpu.attention_efficiency > 0);
+  if ((gemm_unknown || attention_unknown) && positive_finite(e.tokens_per_s)) {
+    const double base = throughput_with(s, e.strategy, 0, 0);
+    const double low = throughput_with(s, e.strategy, gemm_unknown ? spread.gemm_low : 0,
+                                       attention_unknown ? spread.attention_low : 0);
+    const double high = throughput_with(s, e.strategy, gemm_unknown ? spread.gemm_high : 0,
+                                        attention_unknown ? spread.attention_high : 0);
+    if (positive_finite(base) && positive_finite(low) && positive_finite(high)) {
+      const double down = std::min(1.0, std::min(low, high) / base);
+      const double up = std::max(1.0, std::max(low, high) / base);
+      band.ratio_p10 *= down;
+      band.ratio_p90 *= up;
+      std::string what;
+      if (gemm_unknown) {
+        what = "GEMM efficiency " + fixed(spread.gemm_low, 2) + "-" + fixed(spread.gemm_high, 2);
+      }
+      if (attention_unknown) {
+        what += std::string(what.empty() ? "" : " and ") + "attention efficiency " + fixed(spread.attention_low, 2) +
+                "-" + fixed(spread.attention_high, 2);
+      }
+      band.basis += "; widened x" + fixed(down, 2) + "/x" + fixed(up, 2) + " because the GPU has no published " +
+                    (gemm_unknown && attention_unknown ? "GEMM or attention" : (gemm_unknown ? "GEMM" : "attention")) +
+                    " efficiency (published range: " + what + ")";
+    }
+  }
+  if (!positive_finite(band.ratio_p10) || !positive_finite(band.ratio_p90)) return;
+  e.band = band;
+
+  const double r10 = band.ratio_p10;
+  const double r90 = band.ratio_p90;
+  if (positive_finite(e.tokens_per_s)) {
+    e.tokens_per_s_p10_p90 = finite({e.tokens_per_s * r10, e.tokens_per_s * r90});
+  }
+  if (positive_finite(e.step_time.base())) {
+    e.step_time_s_p10_p90 = finite(inverse(e.step_time.base(), r10, r90));
+  }
+  if (non_negative_finite(e.time_to_train.base())) {
+    e.time_to_train_days_p10_p90 = finite(inverse(units::to_days(e.time_to_train), r10, r90));
+  }
+  if (e.cost && non_negative_finite(e.cost->base())) {
+    e.cost_usd_p10_p90 = finite(inverse(e.cost->base(), r10, r90));
+  }
+}
+
+}  // namespace capplan::sim

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// Communication overlap options against hand derivations with a stub cost model.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "capplan/sim/estimate.hpp"
+#include "test_support.hpp"
+
+namespace capplan::sim {
+namespace {
+
+// GEMMs at 1 PFLOP/s, element-wise kernels free, every tensor-parallel collective 1 us, every
+// pipeline send 2 us (both far shorter than a layer's GEMMs); everything else free.
+class Stub final : public OpCostModel {
+ public:
+  units::Seconds gemm(const GemmOp& op) const override { return units::seconds(op.flops().base() * 1e-15); }
+  units::Seconds memory(const MemoryOp&) const override { return {}; }
+  units::Seconds collective(const CollectiveOp& op) const override {
+    if (op.axis == Axis::tp) return units::seconds(1e-6);
+    if (op.axis == Axis::pp) return units::seconds(2e-6);
+    return {};
+  }
+  std::string source() const override { return "stub"; }
+};
+
+Scenario llama_on(int gpus) {
+  return test::scenario_of(test::llama2_70b(), test::job_of(8), test::cluster_of(test::h100_sxm(), gpus));
+}
+
+TEST(TpCommOverlap, FirstChunkStaysExposedAndTheRestSlowsTheGemms) {
+  // tp = 8 with SP: per layer and micro-batch an all-gather + reduce-scatter pair around the
+  // attention block and around the FFN, forward and backward (1 us each), all far shorter than
+  // the GEMMs they overlap. Exposed per block = comm/8 + 0.189 * (comm - comm/8).
+  Scenario s = llama_on(8);
+  Parallelism p = test::layout(8, 1, 1, 1, Recompute::none, true);
+  const Stub cost;
+  const double plain = evaluate(s, p, cost).breakdown.tp_comm.base();
+  p.tp_comm_overlap = true;
+  const double overlapped = evaluate(s, p, cost).breakdown.tp_comm.base();
+  const double factor = 1.0 / 8 + 0.189 * (1 - 1.0 / 8);
+  // The output layer's collectives (not overlapped) are the same in both: subtract them.
+  const double output = 2e-6;  // one all-gather forward + one reduce-scatter backward per micro-batch
+  const double m = 8;          // micro-batches: global batch 8 / (micro-batch 1 * dp 1)
+  EXPECT_NEAR(overlapped - m * output, factor * (plain - m * output), 1e-12);
+}
+
+TEST(PpCommOverlap, SendsHideBehindStageComputeAndSlowIt) {
+  // pp = 2: each stage sends 2 us forward and 2 us backward per micro-batch; with overlap they
+  // hide behind the stage's compute (much longer) and slow it by 18.9%.
+  Scenario s = llama_on(2);
+  Parallelism p = test::layout(1, 2, 1, 1, Recompute::none);
+  const Stub cost;
+  const double plain = evaluate(s, p, cost).breakdown.pp_comm.base();
+  p.pp_comm_overlap = true;
+  const double overlapped = evaluate(s, p, cost).breakdown.pp_comm.base();
+  EXPECT_NEAR(plain, 8 * 4e-6, 1e-15);  // 8 micro-batches x (2 + 2) us
+  EXPECT_NEAR(overlapped, 0.189 * plain, 1e-15);
+}
+
+TEST(OverlapSlowdown, IsAParameterAndZeroMeansIdealOverlap) {
+  Scenario s = llama_on(8);
+  s.training.overlap_compute_slowdown = 0.0;
+  Parallelism p = test::layout(8, 1, 1, 1, Recompute::none, true);
+  p.tp_comm_overlap = true;
+  const Stub cost;
+  const double with_overlap = evaluate(s, p, cost).breakdown.tp_comm.base();
+  p.tp_comm_overlap = false;
+  const double without = evaluate(s, p, cost).breakdown.tp_comm.base();
+  const double output = 8 * 2e-6;
+  EXPECT_NEAR(with_overlap - output, (without - output) / 8, 1e-12);  // only the first chunk stays
+}
+
+}  // namespace
+}  // namespace capplan::sim
