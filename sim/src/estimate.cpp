@@ -137,6 +137,9 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
   e.model_flops_per_gpu = e.flops.model / e.step_time / gpus;
   const units::FlopsPerSecond peak = s.cluster.gpu.peak.for_precision(s.training.precision);
   e.mfu = peak.base() > 0 ? e.model_flops_per_gpu / peak : 0.0;
+  const units::FlopsPerSecond bf16 =
+      s.cluster.gpu.peak.bf16.base() > 0 ? s.cluster.gpu.peak.bf16 : s.cluster.gpu.peak.fp16;
+  e.mfu_bf16_peak = bf16.base() > 0 ? e.model_flops_per_gpu / bf16 : 0.0;
   e.hfu = peak.base() > 0 ? (e.flops.hardware / e.step_time / gpus) / peak : 0.0;
   e.steps = s.training.tokens / tokens_per_step;
   e.time_to_train = e.step_time * e.steps;

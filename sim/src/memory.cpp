@@ -13,7 +13,7 @@ int layers_on_stage(int layers, int pp, int stage) {
   return base + (stage < extra ? 1 : 0);
 }
 
-LayerActivations layer_activations(const ModelSpec& m, const Parallelism& p, Precision /*precision*/) {
+LayerActivations layer_activations(const ModelSpec& m, const Parallelism& p, Precision precision) {
   // Korthikanti et al. 2022, Sec. 4.1: per layer s*b*h*(34 + 5*a*s/h) bytes with 16-bit
   // activations and 1-byte dropout masks, of which 10*s*b*h are replicated across TP ranks
   // (norm inputs, QKV and MLP inputs, dropout masks) unless sequence parallelism splits them.
@@ -29,20 +29,23 @@ LayerActivations layer_activations(const ModelSpec& m, const Parallelism& p, Pre
   const double mask = m.dropout ? 1.0 : 0.0;
   const double heads = m.heads;
 
-  const double replicated = (4.0 + 2.0 + 2.0 + 2.0 * mask) * sb * h;  // 2 norm inputs, QKV in, MLP in, masks
+  // FP8 training (Transformer Engine) saves the GEMM inputs it needs for wgrad as FP8: one byte
+  // instead of two for the QKV, projection, FC1 and FC2 inputs.
+  const double gemm_in = precision == Precision::fp8 ? 1.0 : 2.0;
+  const double replicated = (4.0 + gemm_in + gemm_in + 2.0 * mask) * sb * h;  // 2 norm inputs, QKV in, MLP in, masks
   double attention_split = 0;
   double latents = 0;  // MLA latents: replicated across TP ranks
   if (m.attention == Attention::mla) {
     const double qk = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim, v = m.mla.v_head_dim;
-    attention_split = (2.0 * heads * qk + 2.0 * heads * qk + 2.0 * heads * v + 2.0 * heads * v) * sb;
+    attention_split = (2.0 * heads * qk + 2.0 * heads * qk + 2.0 * heads * v + gemm_in * heads * v) * sb;
     latents = 2.0 * sb * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
   } else {
     const double kv = m.kv_dim();
-    attention_split = (2.0 * h + 2.0 * kv + 2.0 * kv + 2.0 * h) * sb;  // Q, K, V, proj input
+    attention_split = (2.0 * h + 2.0 * kv + 2.0 * kv + gemm_in * h) * sb;  // Q, K, V, proj input
   }
   const double quadratic = m.flash_attention ? 4.0 * heads * sb                            // fp32 log-sum-exp
                                              : (2.0 + 3.0 * mask) * heads * m.seq_len * sb;  // softmax (+ dropout)
-  const double mlp_split = ((m.gated_ffn ? 4.0 : 2.0) * f + 2.0 * f) * sb;  // act input(s), fc2 input
+  const double mlp_split = ((m.gated_ffn ? 4.0 : 2.0) * f + gemm_in * f) * sb;  // act input(s), fc2 input
 
   LayerActivations out;
   const double rep = p.sequence_parallel ? replicated / t : replicated;
@@ -67,10 +70,10 @@ LayerActivations layer_activations(const ModelSpec& m, const Parallelism& p, Pre
     const double moe_tokens = t > 1 ? sb / t : sb;
     const double routed = moe_tokens * e.top_k * e.capacity_factor;
     const double fe = static_cast<double>(e.expert_ffn_hidden) / p.etp;
-    const double experts = routed * (2.0 * h + (m.gated_ffn ? 4.0 : 2.0) * fe + 2.0 * fe);
+    const double experts = routed * (gemm_in * h + (m.gated_ffn ? 4.0 : 2.0) * fe + gemm_in * fe);
     const double router = moe_tokens * e.experts * 4.0;
     const double fs = static_cast<double>(e.shared_experts) * e.expert_ffn_hidden;
-    const double shared = ((m.gated_ffn ? 4.0 : 2.0) * fs + 2.0 * fs) * sb / t;
+    const double shared = ((m.gated_ffn ? 4.0 : 2.0) * fs + gemm_in * fs) * sb / t;
     out.moe_mlp = units::bytes(experts + router + shared);
   }
   return out;
@@ -122,7 +125,10 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const TrainingJob& job, const
       return shard ? params.dense * bytes_per_param / dense_dp + params.expert * bytes_per_param / edp
                    : params.total() * bytes_per_param;
     };
-    double weights = sharded(a.weight_bytes, p.zero >= 3);
+    // FP8 training keeps the 16-bit weights and, per GEMM weight, an FP8 copy and its transpose
+    // (Transformer Engine caches both across micro-batches): 2 more bytes per parameter.
+    const double weight_bytes = a.weight_bytes + (job.precision == Precision::fp8 ? 2.0 : 0.0);
+    double weights = sharded(weight_bytes, p.zero >= 3);
     if (p.zero >= 3 && dense_dp > 1) {
       // Plus the gathered working copy of the current and the prefetched layer.
       weights += 2.0 * m.layer_params() / p.tp * a.weight_bytes;

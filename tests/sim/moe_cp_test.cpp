@@ -213,5 +213,27 @@ TEST(Mla, DeepSeekV3AttentionParamsFollowTheLatentShapes) {
   EXPECT_DOUBLE_EQ(m.attention_params(), q + kv + out + 2 * h);
 }
 
+TEST(Fp8, GemmInputsAreSavedInOneByteAndWeightsGainAnFp8CopyAndItsTranspose) {
+  // Llama-2-70B layer, tp 1, no recompute, fused attention: the QKV, projection, FC1 and FC2
+  // inputs (s*b*(h + h + h + f) elements) drop from 2 bytes to 1.
+  const ModelSpec m = test::llama2_70b();
+  const Parallelism p = layout(1, 1, 1, 1, Recompute::none);
+  const double sb = 4096.0;
+  const double saved = sb * (3.0 * m.hidden + m.ffn_hidden);
+  EXPECT_NEAR(layer_activation_bytes(m, p, Precision::bf16).base() - layer_activation_bytes(m, p, Precision::fp8).base(),
+              saved, 1e-6 * saved);
+  const MemoryBreakdown bf16 = memory_per_gpu(m, job_of(8), p, test::h100_sxm(), 8);
+  const MemoryBreakdown fp8 = memory_per_gpu(m, job_of(8, 1e12, Precision::fp8), p, test::h100_sxm(), 8);
+  EXPECT_NEAR(fp8.weights.base(), bf16.weights.base() * 4.0 / 2.0, 1.0);  // 2 + 2 bytes vs 2
+}
+
+TEST(Fp8, MfuIsReportedAgainstBothPeaks) {
+  // FP8 run on H100: mfu uses the FP8 peak (1978.9), mfu_bf16_peak the BF16 one (989.4).
+  Scenario s = test::scenario_of(test::llama2_70b(), job_of(8, 1e12, Precision::fp8), cluster_of(test::h100_sxm(), 8));
+  const DatasheetCost cost(s.cluster);
+  const Estimate e = evaluate(s, layout(8, 1, 1, 1, Recompute::none, true), cost);
+  EXPECT_NEAR(e.mfu_bf16_peak / e.mfu, 1978.9 / 989.4, 1e-9);
+}
+
 }  // namespace
 }  // namespace capplan::sim

@@ -69,6 +69,7 @@ struct Estimate {
   double tokens_per_s = 0;
   units::FlopsPerSecond model_flops_per_gpu;
   double mfu = 0;  // against the dense peak of the chosen precision
+  double mfu_bf16_peak = 0;  // against the dense BF16 (or FP16) peak, whatever the precision
   double hfu = 0;  // hardware FLOPs (with recomputation) against the same peak
   StepFlops flops;
   double steps = 0;
