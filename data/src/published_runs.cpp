@@ -12,6 +12,7 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "capplan/data/scenario_io.hpp"
@@ -163,7 +164,8 @@ constexpr const char* kColumns[] = {
     "seq_len", "attention_notes", "global_batch_seqs", "global_batch_tokens", "micro_batch_size", "precision",
     "gpu_model", "num_gpus", "gpus_per_node", "inter_node_network", "tp", "pp", "dp", "cp", "sequence_parallel",
     "ep", "zero_or_fsdp", "virtual_pipeline_stages", "activation_recompute", "step_time_s", "tokens_per_s_total",
-    "tokens_per_s_per_gpu", "tflops_per_gpu", "tflops_definition", "derived_fields", "framework",
+    "tokens_per_s_per_gpu", "tflops_per_gpu", "tflops_definition", "derived_fields", "framework", "moe_num_experts",
+    "moe_top_k", "moe_expert_ffn_size", "moe_shared_experts", "moe_dense_layers", "etp",
 };
 
 class RowReader {
@@ -366,6 +368,105 @@ double eq3_flops_per_token(double l, double h, double s, double V) {
   return 96.0 * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
 }
 
+// MoE columns -> model.moe. Routing imbalance is not a CSV column: balanced routing
+// (capacity_factor 1.0) is assumed and said so, with the reason when the benchmark forces it.
+void read_moe(RowReader& rr, json& model) {
+  struct Col {
+    const char* column;
+    const char* key;
+    int lo;
+  };
+  constexpr Col kCols[] = {{"moe_num_experts", "experts", 1},
+                           {"moe_top_k", "top_k", 1},
+                           {"moe_expert_ffn_size", "expert_ffn_hidden", 1},
+                           {"moe_shared_experts", "shared_experts", 0},
+                           {"moe_dense_layers", "dense_layers", 0}};
+  json moe = json::object();
+  std::vector<std::string> missing;
+  for (const auto& c : kCols) {
+    if (auto v = rr.integer(c.column); v && *v >= c.lo) {
+      moe[c.key] = *v;
+    } else {
+      missing.push_back(std::string(c.column) + " = '" + rr.cell(c.column) + "'");
+    }
+  }
+  if (!missing.empty()) {
+    rr.skip("MoE dimensions not published (" + detail::join(missing) + ")");
+    return;
+  }
+  moe["capacity_factor"] = 1.0;
+  const std::string name = rr.cell("model_name");
+  if (contains(name, "token-drop") || contains(name, "force-balanced")) {
+    rr.assume("capacity_factor 1.0: token-drop / force-balanced benchmark routing: balanced");
+  } else {
+    rr.assume("capacity_factor 1.0 (balanced routing): the run's real routing imbalance is not published");
+  }
+  if (!model.contains("ffn_hidden")) {
+    if (moe["dense_layers"].get<int>() == 0) {
+      model["ffn_hidden"] = moe["expert_ffn_hidden"];
+      rr.assume("ffn_hidden_size = '" + rr.cell("ffn_hidden_size") +
+                "': set to the expert size (not used: every layer is MoE)");
+    } else {
+      rr.skip("ffn_hidden_size of the dense layers not published ('" + rr.cell("ffn_hidden_size") + "')");
+    }
+  }
+  model["moe"] = std::move(moe);
+}
+
+// MLA rows list no latent dimensions: they come from the model's preset, when capplan has one
+// of the same shape, and the row says so.
+void read_mla(RowReader& rr, const Catalogs& cat, json& model) {
+  const std::string name = rr.cell("model_name");
+  const char* preset_id = nullptr;
+  if (contains(name, "deepseek-v3") || contains(name, "deepseek v3")) preset_id = "deepseek-v3";
+  if (contains(name, "deepseek-v2") || contains(name, "deepseek v2")) preset_id = "deepseek-v2";
+  const ModelEntry* preset = preset_id != nullptr ? cat.find_model(preset_id) : nullptr;
+  if (preset == nullptr || preset->spec.attention != sim::Attention::mla) {
+    rr.skip("MLA latent dimensions not published and no MLA preset of this model in the catalog");
+    return;
+  }
+  const auto& s = preset->spec;
+  const bool same_shape = model.value("layers", 0) == s.layers && model.value("hidden", 0) == s.hidden &&
+                          model.value("heads", 0) == s.heads;
+  if (!same_shape) {
+    rr.skip("MLA latent dimensions not published, and the row's shape differs from the " + std::string(preset_id) +
+            " preset");
+    return;
+  }
+  const auto& m = s.mla;
+  model["attention"] = "mla";
+  model["mla"] = {{"q_lora_rank", m.q_lora_rank},
+                  {"kv_lora_rank", m.kv_lora_rank},
+                  {"qk_nope_head_dim", m.qk_nope_head_dim},
+                  {"qk_rope_head_dim", m.qk_rope_head_dim},
+                  {"v_head_dim", m.v_head_dim}};
+  rr.assume("num_kv_heads = '" + rr.cell("num_kv_heads") + "': multi-head latent attention with the " + preset_id +
+            " preset's latent dimensions (q_lora_rank " + std::to_string(m.q_lora_rank) + ", kv_lora_rank " +
+            std::to_string(m.kv_lora_rank) + ", qk_nope/rope/v head dims " + std::to_string(m.qk_nope_head_dim) + "/" +
+            std::to_string(m.qk_rope_head_dim) + "/" + std::to_string(m.v_head_dim) + "); the row does not list them");
+}
+
+// Models whose attention head size is not hidden/heads (the CSV has no head_dim column): set from
+// the model's config, stated as an assumption.
+void read_head_dim_caveat(RowReader& rr, json& model) {
+  const std::string name = rr.cell("model_name");
+  int head_dim = 0;
+  const char* source = "";
+  if (contains(name, "qwen3")) {
+    head_dim = 128;
+    source = "Qwen/Qwen3 config.json head_dim";
+  } else if (contains(name, "gpt-oss")) {
+    head_dim = 64;
+    source = "openai/gpt-oss config.json head_dim";
+  }
+  if (head_dim == 0 || !model.contains("hidden") || !model.contains("heads")) return;
+  const int derived = model["hidden"].get<int>() / model["heads"].get<int>();
+  if (derived == head_dim) return;
+  model["head_dim"] = head_dim;
+  rr.assume("attention head size " + std::to_string(head_dim) + " (" + source + "), not hidden/heads = " +
+            std::to_string(derived) + "; the row does not list it");
+}
+
 PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t>& columns, const Catalogs& cat,
                       const std::string& file) {
   PublishedRun run;
@@ -375,7 +476,9 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
   run.arch_type = rr.cell("arch_type");
   run.gpu_model = rr.cell("gpu_model");
 
-  if (starts_with_word(run.arch_type, "moe")) rr.skip("MoE not modelled yet (issue 3)");
+  const bool moe_row = starts_with_word(run.arch_type, "moe");
+  // DeepSeek rows write "MLA" (or "n/a (MLA)") where other rows give the KV head count.
+  const bool mla_row = contains(rr.cell("num_kv_heads"), "mla") || starts_with_word(rr.cell("attention_notes"), "mla");
   const std::string kind = lower(rr.cell("measurement_kind"));
   if (kind.starts_with("full run") || kind.starts_with("cost rate")) {
     rr.skip("whole-run aggregate: needs the goodput model");
@@ -396,15 +499,33 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
   json model{{"name", run.model_name}};
   std::vector<std::string> missing;
   for (const auto& d : kDims) {
+    const std::string key = d.key;
+    if (key == "kv_heads" && mla_row) continue;  // MLA: no separate key/value heads
     if (auto v = rr.integer(d.column); v && *v > 0) {
       model[d.key] = *v;
-    } else {
+    } else if (!(key == "ffn_hidden" && moe_row)) {  // all-MoE rows: from the expert size below
       missing.push_back(std::string(d.column) + " = '" + rr.cell(d.column) + "'");
     }
   }
   if (!missing.empty()) rr.skip("model dimensions not published (" + detail::join(missing) + ")");
   const std::string act = rr.cell("ffn_activation");
   model["gated_ffn"] = contains(act, "swiglu") || contains(act, "geglu") || contains(act, "gated");
+  const std::string name = rr.cell("model_name");
+  if (contains(name, "grok-1") && !model["gated_ffn"].get<bool>()) {
+    // xai-org/grok-1 model.py, MoELayer: gelu(linear(x)) * linear_v(x) -> linear_1, three matrices
+    // per expert of ffn_size(6144, 8) = 32768; only the gated count reproduces the published 314B.
+    model["gated_ffn"] = true;
+    rr.assume("ffn_activation '" + act + "' read as gated GeLU (GeGLU): Grok-1's experts multiply gelu(linear) by "
+              "linear_v (xai-org/grok-1 model.py), which is what reproduces its published 314B parameters");
+  }
+  if (moe_row) read_moe(rr, model);
+  if (mla_row) read_mla(rr, cat, model);
+  read_head_dim_caveat(rr, model);
+  if (contains(rr.cell("attention_notes"), "alternating") && contains(rr.cell("attention_notes"), "sliding window")) {
+    rr.assume("attention_notes '" + rr.cell("attention_notes") +
+              "': capplan has one window for all layers, so full causal attention is modelled in every layer "
+              "(overestimates the attention of the windowed half)");
+  }
   model["tied_embeddings"] = false;
   model["dropout"] = false;
   const std::string attention_text = rr.cell("attention_notes") + " " + rr.cell("framework");
@@ -430,11 +551,21 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
   }
   // Norm and position embedding: from the attention notes where they say so, else the model
   // family (Llama-family models use RMSNorm and RoPE).
-  const std::string name = rr.cell("model_name");
-  const bool llama_family = contains(name, "llama");
-  model["rmsnorm"] = llama_family || contains(attention_text, "rmsnorm");
-  model["rope"] = llama_family || contains(attention_text, "rope") || contains(attention_text, "rotary");
-  if (llama_family) rr.assume("Llama-family model: RMSNorm and RoPE");
+  // Families whose published configs use RMSNorm and rotary embeddings in every layer.
+  constexpr std::pair<const char*, const char*> kFamilies[] = {
+      {"llama", "Llama"}, {"mixtral", "Mixtral"}, {"mistral", "Mistral"}, {"qwen", "Qwen"},
+      {"deepseek", "DeepSeek"}, {"gpt-oss", "gpt-oss"}, {"grok", "Grok"}};
+  std::string family;
+  for (const auto& [key, label] : kFamilies) {
+    if (family.empty() && contains(name, key)) family = label;
+  }
+  model["rmsnorm"] = !family.empty() || contains(attention_text, "rmsnorm");
+  model["rope"] = !family.empty() || contains(attention_text, "rope") || contains(attention_text, "rotary");
+  if (family == "Llama") {
+    rr.assume("Llama-family model: RMSNorm and RoPE");
+  } else if (!family.empty()) {
+    rr.assume(family + "-family model: RMSNorm and RoPE (its published config)");
+  }
   const int seq_len = model.contains("seq_len") ? model["seq_len"].get<int>() : 0;
 
   // Batch and precision.
@@ -458,8 +589,9 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
 
   // Hardware.
   json cluster;
+  const std::size_t reasons_before = rr.reasons().size();
   auto gpu_id = map_gpu(run.gpu_model, cat, rr);
-  if (!gpu_id) rr.skip("GPU '" + run.gpu_model + "' not in the catalog");
+  if (!gpu_id && rr.reasons().size() == reasons_before) rr.skip("GPU '" + run.gpu_model + "' not in the catalog");
   int gpn = 8;
   if (auto v = rr.integer("gpus_per_node"); v && *v > 0) {
     gpn = *v;
@@ -482,13 +614,24 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
     }
   }
   if (!unpublished.empty()) rr.skip("parallel layout not published (" + detail::join(unpublished) + ")");
-  if (auto cp = rr.integer("cp")) {
-    if (*cp > 1) rr.skip("cp>1 not modelled yet");
+  // The CSV's sizes follow Megatron-Core: tp*pp*dp*cp = GPUs, ep within tp*dp*cp.
+  if (auto cp = rr.integer("cp"); cp && *cp > 0) {
+    strategy["cp"] = *cp;
   } else {
+    strategy["cp"] = 1;
     rr.assume("cp = '" + rr.cell("cp") + "': 1 assumed");
   }
-  if (auto ep = rr.integer("ep"); ep && *ep > 1) rr.skip("MoE not modelled yet (ep > 1)");
-  strategy["cp"] = 1;
+  if (auto ep = rr.integer("ep"); ep && *ep > 0) {
+    strategy["ep"] = *ep;
+  } else if (moe_row) {
+    rr.assume("ep = '" + rr.cell("ep") + "': expert-parallel size left to capplan");
+  }
+  if (auto etp = rr.integer("etp"); etp && *etp > 0) {
+    strategy["etp"] = *etp;
+  } else if (moe_row) {
+    strategy["etp"] = 1;
+    rr.assume("etp = '" + rr.cell("etp") + "': 1 assumed (experts not split by tensor parallelism)");
+  }
   if (auto v = rr.integer("micro_batch_size"); v && *v > 0) {
     strategy["micro_batch"] = *v;
   } else {

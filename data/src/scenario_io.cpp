@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Scenario files (CONTRACT.md) -> sim::Scenario, with every problem named by its JSON pointer.
 // Layout divisibility (heads % tp, ...) is sim::check_layout's job; here: keys, types, ranges,
-// catalog ids, and the GPU-count identity tp*pp*dp*cp*ep == GPUs.
+// catalog ids, and the GPU-count identity tp*pp*dp*cp == GPUs with ep inside tp*dp*cp (Megatron-Core;
+// see check_gpu_count for CONTRACT.md's tp*pp*dp*cp*ep spelling).
 #include "capplan/data/scenario_io.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -48,6 +51,7 @@ constexpr ModelDim kModelDims[] = {
     {"ffn_hidden", &sim::ModelSpec::ffn_hidden, 1e7, "FFN inner size"},
     {"vocab", &sim::ModelSpec::vocab, 1e8, "vocabulary size"},
     {"seq_len", &sim::ModelSpec::seq_len, 1e8, "sequence length"},
+    {"head_dim", &sim::ModelSpec::attention_head_dim, 1e5, "per-head dimension when not hidden/heads (optional)"},
 };
 
 struct ModelFlag {
@@ -64,6 +68,43 @@ constexpr ModelFlag kModelFlags[] = {
     {"rope", &sim::ModelSpec::rope, "rotary position embedding (default false)"},
 };
 
+// MoE keys of a scenario's model (CONTRACT.md). `required` ones are needed unless the preset is
+// an MoE model (then the object is merged over the preset's).
+struct MoeInt {
+  const char* key;
+  int sim::MoeSpec::*member;
+  double lo;
+  double hi;
+  bool required;
+  const char* help;
+};
+constexpr MoeInt kMoeInts[] = {
+    {"experts", &sim::MoeSpec::experts, 1, 1e5, true, "routed experts per MoE layer"},
+    {"top_k", &sim::MoeSpec::top_k, 1, 1e5, true, "routed experts each token uses"},
+    {"expert_ffn_hidden", &sim::MoeSpec::expert_ffn_hidden, 1, 1e7, true, "inner size of one expert"},
+    {"shared_experts", &sim::MoeSpec::shared_experts, 0, 1e5, false, "always-active experts (default 0)"},
+    {"dense_layers", &sim::MoeSpec::dense_layers, 0, 1e4, false, "leading dense layers (default 0)"},
+    {"every_n_layers", &sim::MoeSpec::every_n_layers, 1, 1e4, false, "every n-th layer is MoE (default 1)"},
+};
+// Busiest expert rank / mean: beyond 10 the layout, not the router, is the problem.
+constexpr double kMaxCapacityFactor = 10.0;
+
+struct MlaInt {
+  const char* key;
+  int sim::MlaSpec::*member;
+  double lo;
+  const char* help;
+};
+constexpr MlaInt kMlaInts[] = {
+    {"q_lora_rank", &sim::MlaSpec::q_lora_rank, 0, "query latent rank; 0 = queries projected directly"},
+    {"kv_lora_rank", &sim::MlaSpec::kv_lora_rank, 1, "key/value latent rank"},
+    {"qk_nope_head_dim", &sim::MlaSpec::qk_nope_head_dim, 1, "per-head query/key dimension without RoPE"},
+    {"qk_rope_head_dim", &sim::MlaSpec::qk_rope_head_dim, 1, "per-head decoupled RoPE dimension"},
+    {"v_head_dim", &sim::MlaSpec::v_head_dim, 1, "per-head value dimension"},
+};
+
+constexpr const char* kAttentionKinds[] = {"mha", "gqa", "mqa", "mla", "sliding_window"};
+
 struct StrategyInt {
   const char* key;
   std::optional<int> sim::StrategyRequest::*member;
@@ -76,6 +117,7 @@ constexpr StrategyInt kStrategyInts[] = {
     {"dp", &sim::StrategyRequest::dp, 1, kMaxParallel},
     {"cp", &sim::StrategyRequest::cp, 1, kMaxParallel},
     {"ep", &sim::StrategyRequest::ep, 1, kMaxParallel},
+    {"etp", &sim::StrategyRequest::etp, 1, kMaxParallel},
     {"micro_batch", &sim::StrategyRequest::micro_batch, 1, kMaxBatchSequences},
     {"virtual_stages", &sim::StrategyRequest::virtual_stages, 1, 1e4},
     {"zero", &sim::StrategyRequest::zero, 0, 3},
@@ -88,6 +130,8 @@ struct StrategyFlag {
 constexpr StrategyFlag kStrategyFlags[] = {
     {"sequence_parallel", &sim::StrategyRequest::sequence_parallel},
     {"overlap_dp_comm", &sim::StrategyRequest::overlap_dp_comm},
+    {"tp_comm_overlap", &sim::StrategyRequest::tp_comm_overlap},
+    {"pp_comm_overlap", &sim::StrategyRequest::pp_comm_overlap},
 };
 
 constexpr sim::Precision kPrecisions[] = {sim::Precision::bf16, sim::Precision::fp16, sim::Precision::fp8,
@@ -132,7 +176,7 @@ class ScenarioParser {
     }
     sim::StrategyRequest s;
     if (const json* strategy = find(j, "strategy")) {
-      s = parse_strategy(*strategy, c);
+      s = parse_strategy(*strategy, c, m);
     } else {
       out_.strategy_all_auto = true;  // no strategy given: search for the best, like "auto"
     }
@@ -193,7 +237,7 @@ class ScenarioParser {
     const std::string p = "/model";
     if (!r_.object(j, p)) return std::nullopt;
     const auto before = r_.count();
-    std::vector<std::string> known{"preset", "name", "moe", "attention"};
+    std::vector<std::string> known{"preset", "name", "moe", "attention", "mla", "sliding_window"};
     for (const auto& d : kModelDims) known.emplace_back(d.key);
     for (const auto& f : kModelFlags) known.emplace_back(f.key);
     r_.unknown_keys(j, p, known);
@@ -219,7 +263,9 @@ class ScenarioParser {
     for (const auto& d : kModelDims) {
       const json* v = find(j, d.key);
       if (v == nullptr) {
-        const bool defaulted = std::string_view(d.key) == "kv_heads";
+        // kv_heads defaults to heads; an all-MoE model needs no dense ffn_hidden (see parse_moe).
+        const bool defaulted = std::string_view(d.key) == "kv_heads" || std::string_view(d.key) == "head_dim" ||
+                               (std::string_view(d.key) == "ffn_hidden" && find(j, "moe") != nullptr);
         if (preset == nullptr && !defaulted && find(j, "preset") == nullptr) {
           r_.error(child(p, d.key), std::string("required (") + d.help + ") is missing; or give a preset");
         }
@@ -238,7 +284,12 @@ class ScenarioParser {
     } else if (preset == nullptr) {
       m.name = "custom";
     }
-    if (find(j, "moe") != nullptr) r_.error(child(p, "moe"), "MoE models are not supported yet (planned)");
+
+    if (const json* v = find(j, "moe")) {
+      // With a preset (even an unknown one, already reported) ffn_hidden is never asked for.
+      parse_moe(*v, preset, m, find(j, "ffn_hidden") != nullptr || find(j, "preset") != nullptr);
+    }
+    parse_attention(j, preset, m);
 
     if (m.hidden > 0 && m.heads > 0 && m.hidden % m.heads != 0) {
       r_.error(child(p, "heads"),
@@ -248,28 +299,174 @@ class ScenarioParser {
       r_.error(child(p, "kv_heads"), "must divide heads (" + std::to_string(m.heads) + "); got " +
                                          std::to_string(m.kv_heads));
     }
+    if (r_.count() != before) return std::nullopt;
+    return m;
+  }
+
+  // `moe`: merged over the preset's experts when the preset is an MoE model (so a scenario may
+  // change only capacity_factor); otherwise experts, top_k and expert_ffn_hidden are required.
+  void parse_moe(const json& j, const ModelEntry* preset, sim::ModelSpec& m, bool ffn_given) {
+    const std::string p = "/model/moe";
+    if (!r_.object(j, p)) return;
+    std::vector<std::string> known;
+    for (const auto& f : kMoeInts) known.emplace_back(f.key);
+    known.emplace_back("capacity_factor");
+    r_.unknown_keys(j, p, known);
+    const bool moe_preset = preset != nullptr && preset->spec.is_moe();
+    sim::MoeSpec moe = moe_preset ? preset->spec.moe : sim::MoeSpec{};
+    bool complete = true;
+    for (const auto& f : kMoeInts) {
+      const json* v = find(j, f.key);
+      if (v == nullptr) {
+        if (f.required && !moe_preset) {
+          r_.error(child(p, f.key), std::string("required (") + f.help + ") is missing");
+          complete = false;
+        }
+        continue;
+      }
+      if (auto x = r_.integer(*v, child(p, f.key), f.lo, f.hi)) {
+        moe.*f.member = static_cast<int>(*x);
+      } else {
+        complete = false;
+      }
+    }
+    if (const json* v = find(j, "capacity_factor")) {
+      if (auto x = r_.number(*v, child(p, "capacity_factor"), 1.0, kMaxCapacityFactor, false)) {
+        moe.capacity_factor = *x;
+      } else {
+        complete = false;
+      }
+    }
+    if (!complete) return;
+    if (moe.top_k > moe.experts) {
+      r_.error(child(p, "top_k"), "must be at most experts (" + std::to_string(moe.experts) + "); got " +
+                                      std::to_string(moe.top_k));
+    }
+    if (m.layers > 0 && moe.dense_layers >= m.layers) {
+      r_.error(child(p, "dense_layers"), "must be less than layers (" + std::to_string(m.layers) + "); got " +
+                                             std::to_string(moe.dense_layers));
+    }
+    m.moe = moe;
+    // Every layer MoE: the dense FFN size is never used; a custom model may leave it out.
+    const bool all_moe = moe.dense_layers == 0 && moe.every_n_layers == 1;
+    if (!ffn_given && preset == nullptr) {
+      if (all_moe) {
+        m.ffn_hidden = moe.expert_ffn_hidden;
+      } else {
+        r_.error("/model/ffn_hidden",
+                 "required (FFN inner size of the dense layers: dense_layers or every_n_layers > 1) is missing");
+      }
+    }
+  }
+
+  // `attention` names the kind: "mha"/"gqa"/"mqa" (through kv_heads), "mla" (with an `mla`
+  // object of latent dimensions) or "sliding_window" (with `sliding_window` tokens). Without it a
+  // preset keeps its own attention and window. A named kind replaces the preset's: "gqa" without
+  // `sliding_window` is full causal attention even when the preset had a window.
+  void parse_attention(const json& j, const ModelEntry* preset, sim::ModelSpec& m) {
+    const std::string p = "/model";
+    const std::string ap = child(p, "attention");
+    std::optional<std::string> kind;
     if (const json* v = find(j, "attention")) {
-      if (auto a = r_.string(*v, child(p, "attention"))) {
-        const std::string ap = child(p, "attention");
-        if (*a == "mla" || *a == "sliding_window") {
-          r_.error(ap, "'" + *a + "' attention is not supported yet (planned); supported: mha, gqa");
-        } else if (*a == "gqa") {
-          if (m.kv_heads >= m.heads) {
-            r_.error(ap, "'gqa' needs kv_heads < heads; got kv_heads " + std::to_string(m.kv_heads) + ", heads " +
-                             std::to_string(m.heads));
+      if (auto a = r_.string(*v, ap)) {
+        if (std::find(std::begin(kAttentionKinds), std::end(kAttentionKinds), *a) == std::end(kAttentionKinds)) {
+          std::vector<std::string> names(std::begin(kAttentionKinds), std::end(kAttentionKinds));
+          r_.error(ap, "unknown attention '" + *a + "' (" + suggest(*a, names) + ")");
+          return;
+        }
+        kind = *a;
+      } else {
+        return;
+      }
+    }
+    const bool mla_preset = preset != nullptr && preset->spec.attention == sim::Attention::mla;
+    const bool mla = kind ? *kind == "mla" : mla_preset;
+    const std::string heads = std::to_string(m.heads);
+    const std::string kv = std::to_string(m.kv_heads);
+    const bool kv_given = find(j, "kv_heads") != nullptr;
+
+    // Multi-head latent attention.
+    const json* mla_j = find(j, "mla");
+    if (mla_j != nullptr && !mla) {
+      r_.error(child(p, "mla"), "is only used with attention \"mla\"; got attention " +
+                                    (kind ? "\"" + *kind + "\"" : std::string("not given")));
+    }
+    if (mla) {
+      m.attention = sim::Attention::mla;
+      sim::MlaSpec dims = mla_preset ? preset->spec.mla : sim::MlaSpec{};
+      if (mla_j != nullptr) {
+        const std::string mp = child(p, "mla");
+        if (r_.object(*mla_j, mp)) {
+          std::vector<std::string> known;
+          for (const auto& f : kMlaInts) known.emplace_back(f.key);
+          r_.unknown_keys(*mla_j, mp, known);
+          for (const auto& f : kMlaInts) {
+            const json* v = find(*mla_j, f.key);
+            if (v == nullptr) {
+              if (!mla_preset) r_.error(child(mp, f.key), std::string("required (") + f.help + ") is missing");
+              continue;
+            }
+            if (auto x = r_.integer(*v, child(mp, f.key), f.lo, 1e6)) dims.*f.member = static_cast<int>(*x);
           }
-        } else if (*a == "mha") {
-          if (m.kv_heads != m.heads) {
-            r_.error(ap, "'mha' needs kv_heads == heads; got kv_heads " + std::to_string(m.kv_heads) + ", heads " +
-                             std::to_string(m.heads) + " (use 'gqa' or leave attention out)");
-          }
-        } else {
-          r_.error(ap, "unknown attention '" + *a + "' (" + suggest(*a, {"mha", "gqa", "mla", "sliding_window"}) + ")");
+        }
+      } else if (!mla_preset) {
+        r_.error(child(p, "mla"), "required with attention \"mla\" (q_lora_rank, kv_lora_rank, qk_nope_head_dim, "
+                                  "qk_rope_head_dim, v_head_dim) is missing");
+      }
+      m.mla = dims;
+      // MLA has no separate key/value heads: kv_heads is not used and is kept equal to heads.
+      if (kv_given && m.kv_heads != m.heads) {
+        warn(child(p, "kv_heads"), "not used with attention \"mla\" (keys and values come from the latent); "
+                                   "kv_heads = heads = " + heads);
+      }
+      m.kv_heads = m.heads;
+    } else {
+      m.attention = sim::Attention::standard;
+      m.mla = sim::MlaSpec{};
+      if (kind == "mha" && m.kv_heads != m.heads) {
+        r_.error(ap, "'mha' needs kv_heads == heads; got kv_heads " + kv + ", heads " + heads +
+                         " (use 'gqa' or leave attention out)");
+      } else if (kind == "gqa" && m.kv_heads >= m.heads) {
+        r_.error(ap, "'gqa' needs kv_heads < heads; got kv_heads " + kv + ", heads " + heads);
+      } else if (kind == "mqa") {
+        if (!kv_given) {
+          m.kv_heads = 1;  // "mqa" alone means one key/value head
+        } else if (m.kv_heads != 1) {
+          r_.error(ap, "'mqa' needs kv_heads == 1; got kv_heads " + kv);
         }
       }
     }
-    if (r_.count() != before) return std::nullopt;
-    return m;
+
+    // Sliding window.
+    const std::string wp = child(p, "sliding_window");
+    const json* w = find(j, "sliding_window");
+    int window = 0;
+    bool window_given = false;
+    if (w != nullptr) {
+      auto x = r_.integer(*w, wp, 1, 1e8);
+      if (!x) return;
+      window = static_cast<int>(*x);
+      window_given = true;
+    } else if (!kind && preset != nullptr) {
+      window = preset->spec.sliding_window;  // inherited with the preset's attention
+    }
+    if (kind == "sliding_window" && window == 0) {
+      r_.error(wp, "required with attention \"sliding_window\" (tokens each query attends to) is missing");
+    }
+    if (window > 0 && mla) {
+      r_.error(wp, "is not supported with attention \"mla\"; got " + std::to_string(window));
+      return;
+    }
+    if (window > 0 && m.seq_len > 0 && window > m.seq_len) {
+      if (window_given) {
+        r_.error(wp, "must be at most seq_len (" + std::to_string(m.seq_len) + "); got " + std::to_string(window));
+        return;
+      }
+      warn(wp, "the preset's window (" + std::to_string(window) + " tokens) covers the whole sequence (seq_len " +
+                   std::to_string(m.seq_len) + "): full causal attention");
+      window = 0;
+    }
+    m.sliding_window = window;
   }
 
   // --- training ---------------------------------------------------------------------------
@@ -277,7 +474,8 @@ class ScenarioParser {
     const std::string p = "/training";
     if (!r_.object(j, p)) return std::nullopt;
     const auto before = r_.count();
-    r_.unknown_keys(j, p, {"tokens", "global_batch_tokens", "global_batch", "precision", "framework"});
+    r_.unknown_keys(j, p,
+                    {"tokens", "global_batch_tokens", "global_batch", "precision", "framework", "overlap_compute_slowdown"});
     sim::TrainingJob t;
     if (const json* v = required_in(j, p, "tokens", "total training tokens, e.g. \"2T\"")) {
       if (auto x = si_number(*v, child(p, "tokens"), kMaxTokens)) t.tokens = *x;
@@ -320,6 +518,12 @@ class ScenarioParser {
         } else {
           r_.error(child(p, "framework"), "unknown framework '" + *s + "' (" + suggest(*s, {"megatron", "pytorch"}) + ")");
         }
+      }
+    }
+    if (const json* v = find(j, "overlap_compute_slowdown")) {
+      // Fraction by which compute slows while it overlaps communication (0 = ideal overlap).
+      if (auto x = r_.number(*v, child(p, "overlap_compute_slowdown"), 0.0, 1.0, false)) {
+        t.overlap_compute_slowdown = *x;
       }
     }
     if (r_.count() != before || !model) return std::nullopt;
@@ -531,7 +735,8 @@ class ScenarioParser {
   }
 
   // --- strategy ---------------------------------------------------------------------------
-  sim::StrategyRequest parse_strategy(const json& j, const std::optional<sim::Cluster>& c) {
+  sim::StrategyRequest parse_strategy(const json& j, const std::optional<sim::Cluster>& c,
+                                      const std::optional<sim::ModelSpec>& m) {
     const std::string p = "/strategy";
     sim::StrategyRequest s;
     if (is_auto(j)) {
@@ -557,15 +762,13 @@ class ScenarioParser {
         any = true;
       }
     }
-    if (s.cp && *s.cp > 1) {
-      r_.error(child(p, "cp"),
-               "context parallelism (cp > 1) is not supported yet; planned with the accuracy issue; got " +
-                   std::to_string(*s.cp));
+    if (s.ep && *s.ep > 1 && m && !m->is_moe()) {
+      r_.error(child(p, "ep"), "expert parallelism needs an MoE model (model.moe or an MoE preset); got " +
+                                   std::to_string(*s.ep));
     }
-    if (s.ep && *s.ep > 1) {
-      r_.error(child(p, "ep"),
-               "expert parallelism (ep > 1) needs MoE models, which are not supported yet (planned); got " +
-                   std::to_string(*s.ep));
+    if (s.etp && *s.etp > 1) {
+      r_.error(child(p, "etp"), "expert tensor parallelism (etp > 1) is not supported yet; got " +
+                                    std::to_string(*s.etp));
     }
     if (const json* v = find(j, "recompute"); v != nullptr && !is_auto(*v)) {
       if (auto str = r_.string(*v, child(p, "recompute"))) {
@@ -591,25 +794,60 @@ class ScenarioParser {
     }
     out_.strategy_all_auto = !any;
 
-    // The GPU-count identity (layout divisibility is sim::check_layout's job).
-    if (c) {
-      const std::int64_t cp = s.cp.value_or(1), ep = s.ep.value_or(1);
-      if (s.tp && s.pp && s.dp) {
-        const std::int64_t product = std::int64_t{*s.tp} * *s.pp * *s.dp * cp * ep;
-        if (product != c->gpus) {
-          r_.error(p, "tp*pp*dp*cp*ep = " + std::to_string(*s.tp) + "*" + std::to_string(*s.pp) + "*" +
-                          std::to_string(*s.dp) + "*" + std::to_string(cp) + "*" + std::to_string(ep) + " = " +
-                          std::to_string(product) + " must equal the number of GPUs (" + std::to_string(c->gpus) + ")");
-        }
-      } else {
-        const std::int64_t product = std::int64_t{s.tp.value_or(1)} * s.pp.value_or(1) * s.dp.value_or(1) * cp * ep;
-        if (c->gpus % product != 0) {
-          r_.error(p, "the given parallel sizes multiply to " + std::to_string(product) +
-                          ", which does not divide the number of GPUs (" + std::to_string(c->gpus) + ")");
+    if (c) check_gpu_count(s, c->gpus);
+    return s;
+  }
+
+  // The GPU-count identity (other layout divisibility is sim::check_layout's job).
+  //
+  // Layout convention (Megatron-Core): tp*pp*dp*cp == GPUs, where dp is the data-parallel size of
+  // the attention and dense layers; expert parallelism is carved out of the same tp*dp*cp ranks
+  // (each expert-parallel group spans ep of them), so ep divides tp*dp*cp and does not multiply the
+  // GPU count. CONTRACT.md's spelling "tp*pp*dp (times cp and ep where used) = GPUs" is kept
+  // working: when tp, pp, dp and ep are given (cp absent counts as 1, as everywhere here) and only
+  // tp*pp*dp*cp*ep matches the GPU count, dp was written as the expert-data-parallel size, and the
+  // attention's data-parallel size is dp*ep (with a warning). The Megatron-Core reading wins when
+  // both would match.
+  void check_gpu_count(sim::StrategyRequest& s, int gpus) {
+    const std::string p = "/strategy";
+    const double g = gpus;
+    const double cp = s.cp.value_or(1);
+    if (s.tp && s.pp && s.dp) {
+      const double product = static_cast<double>(*s.tp) * *s.pp * *s.dp * cp;
+      const std::string spelled = std::to_string(*s.tp) + "*" + std::to_string(*s.pp) + "*" + std::to_string(*s.dp) +
+                                  "*" + fmt(cp) + " = " + fmt(product);
+      if (product != g) {
+        const double ep = s.ep.value_or(1);
+        if (ep > 1 && product * ep == g) {
+          const int dp = *s.dp * *s.ep;
+          warn(child(p, "dp"), "tp*pp*dp*cp = " + spelled + " is not the number of GPUs (" + std::to_string(gpus) +
+                                   "); read with CONTRACT's tp*pp*dp*cp*ep = GPUs: data-parallel size for attention "
+                                   "is dp*ep = " + std::to_string(dp) +
+                                   " (capplan's layout is Megatron-Core's: tp*pp*dp*cp = GPUs, ep within tp*dp*cp)");
+          s.dp = dp;
+        } else {
+          r_.error(p, "tp*pp*dp*cp = " + spelled + " must equal the number of GPUs (" + std::to_string(gpus) + ")" +
+                          (ep > 1 ? std::string("; ep is carved out of the tp*dp*cp ranks (Megatron-Core) and does "
+                                                "not multiply the GPU count")
+                                  : std::string()));
+          return;
         }
       }
+      if (s.ep) {
+        const double ranks = static_cast<double>(*s.tp) * *s.dp * cp;
+        if (std::fmod(ranks, *s.ep) != 0) {
+          r_.error(child(p, "ep"), "must divide tp*dp*cp = " + fmt(ranks) +
+                                       " (experts are spread over the tensor-, data- and context-parallel ranks, as "
+                                       "in Megatron-Core); got " + std::to_string(*s.ep));
+        }
+      }
+    } else {
+      const double product = static_cast<double>(s.tp.value_or(1)) * s.pp.value_or(1) * s.dp.value_or(1) * cp;
+      if (product > g || std::fmod(g, product) != 0) {
+        r_.error(p, "the given parallel sizes multiply to " + fmt(product) +
+                        ", which does not divide the number of GPUs (" + std::to_string(gpus) + ")");
+      }
     }
-    return s;
   }
 
   std::string where_;

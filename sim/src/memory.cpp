@@ -41,7 +41,8 @@ LayerActivations layer_activations(const ModelSpec& m, const Parallelism& p, Pre
     latents = 2.0 * sb * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
   } else {
     const double kv = m.kv_dim();
-    attention_split = (2.0 * h + 2.0 * kv + 2.0 * kv + gemm_in * h) * sb;  // Q, K, V, proj input
+    const double q = heads * m.head_dim();
+    attention_split = (2.0 * q + 2.0 * kv + 2.0 * kv + gemm_in * q) * sb;  // Q, K, V, proj input
   }
   const double quadratic = m.flash_attention ? 4.0 * heads * sb                            // fp32 log-sum-exp
                                              : (2.0 + 3.0 * mask) * heads * m.seq_len * sb;  // softmax (+ dropout)

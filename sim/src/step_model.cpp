@@ -69,20 +69,22 @@ class OpListBuilder {
   void add(Op op, Phase phase, Scope scope, double count = 1.0) { ops_.push_back({op, phase, scope, count}); }
   // A linear layer Y[T x n] = X[T x k] W[k x n] (`batch` independent ones, e.g. local experts):
   // forward, plus dgrad and wgrad in backward.
+  // `kernels` > 1: that many separate GEMM kernels of this shape (experts run one after another).
   void linear(const char* name, const char* dgrad, const char* wgrad, std::int64_t tokens, std::int64_t n,
-              std::int64_t k, Precision dt, Scope scope, bool recompute, std::int64_t batch = 1) {
+              std::int64_t k, Precision dt, Scope scope, bool recompute, std::int64_t batch = 1,
+              double kernels = 1.0) {
     if (tokens <= 0 || n <= 0 || k <= 0) return;
-    add(GemmOp{name, tokens, n, k, batch, dt}, Phase::forward, scope);
-    add(GemmOp{dgrad, tokens, k, n, batch, dt}, Phase::backward, scope);
-    add(GemmOp{wgrad, k, n, tokens, batch, dt}, Phase::backward, scope);
-    if (recompute) add(GemmOp{name, tokens, n, k, batch, dt}, Phase::recompute, scope);
+    add(GemmOp{name, tokens, n, k, batch, dt}, Phase::forward, scope, kernels);
+    add(GemmOp{dgrad, tokens, k, n, batch, dt}, Phase::backward, scope, kernels);
+    add(GemmOp{wgrad, k, n, tokens, batch, dt}, Phase::backward, scope, kernels);
+    if (recompute) add(GemmOp{name, tokens, n, k, batch, dt}, Phase::recompute, scope, kernels);
     if (dt == Precision::fp8) {
       // Transformer Engine quantises each GEMM input to FP8 with a fused cast + transpose
       // (read 16-bit, write the row- and column-major FP8 copies: 2 + 1 + 1 bytes per element):
       // the activation in forward, the incoming gradient in backward. FP8 weights are cached
       // across the micro-batches of a step, so their casts are left out.
-      const double x = static_cast<double>(tokens) * static_cast<double>(k) * static_cast<double>(batch);
-      const double dy = static_cast<double>(tokens) * static_cast<double>(n) * static_cast<double>(batch);
+      const double x = static_cast<double>(tokens) * static_cast<double>(k) * static_cast<double>(batch) * kernels;
+      const double dy = static_cast<double>(tokens) * static_cast<double>(n) * static_cast<double>(batch) * kernels;
       add(MemoryOp{"fp8_cast_transpose", units::bytes(4.0 * x)}, Phase::forward, scope);
       add(MemoryOp{"fp8_cast_transpose", units::bytes(4.0 * dy)}, Phase::backward, scope);
       if (recompute) add(MemoryOp{"fp8_cast_transpose", units::bytes(4.0 * x)}, Phase::recompute, scope);
@@ -256,10 +258,10 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
 
   // ===== dense FFN =====
   const auto ffn = [&](const char* up_name, const char* down_name, std::int64_t rows, std::int64_t inner,
-                       std::int64_t batch, Scope scope) {
+                       double kernels, Scope scope) {
     const std::int64_t up = (m.gated_ffn ? 2 : 1) * inner;
-    b.linear(up_name, "ffn_up_dgrad", "ffn_up_wgrad", rows, up, h, dt, scope, full_rc, batch);
-    const double elems = static_cast<double>(rows) * static_cast<double>(batch) * inner;
+    b.linear(up_name, "ffn_up_dgrad", "ffn_up_wgrad", rows, up, h, dt, scope, full_rc, 1, kernels);
+    const double elems = static_cast<double>(rows) * kernels * inner;
     if (eager && m.gated_ffn) {
       // silu(gate) (2+2 bytes per element), then * up (2+2+2).
       b.elementwise("silu_eager", 2.0 * act * elems, scope, rc_elementwise);
@@ -269,9 +271,9 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
       b.elementwise(m.gated_ffn ? "swiglu" : "gelu", act * elems * ((m.gated_ffn ? 2.0 : 1.0) + 1.0), scope,
                     rc_elementwise);
     }
-    b.linear(down_name, "ffn_down_dgrad", "ffn_down_wgrad", rows, h, inner, dt, scope, full_rc, batch);
+    b.linear(down_name, "ffn_down_dgrad", "ffn_down_wgrad", rows, h, inner, dt, scope, full_rc, 1, kernels);
   };
-  ffn("ffn_up", "ffn_down", tokens, f / t, 1, Scope::dense_ffn);
+  ffn("ffn_up", "ffn_down", tokens, f / t, 1.0, Scope::dense_ffn);
   tp_block_comm(Scope::dense_ffn);
 
   // ===== MoE FFN (routed experts, top-k) =====
@@ -296,12 +298,15 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
       b.collective(CollectiveOp{"ep_combine_all_to_all", CollectiveKind::all_to_all, msg, ep_group, Axis::ep},
                    Scope::moe_ffn, full_rc);
     }
-    // Local experts as one grouped GEMM each way.
-    ffn("expert_up", "expert_down", per_expert, e.expert_ffn_hidden / p.etp, local_experts, Scope::moe_ffn);
+    // Local experts: one GEMM per expert and projection, as Transformer Engine's GroupedLinear and
+    // Megatron-Core's SequentialMLP launch them (separate cuBLAS calls, each with its own tile and
+    // wave quantisation on its per_expert rows).
+    ffn("expert_up", "expert_down", per_expert, e.expert_ffn_hidden / p.etp, static_cast<double>(local_experts),
+        Scope::moe_ffn);
     if (e.shared_experts > 0) {
       // Shared experts: a dense FFN of shared * expert size, TP-split with its own collectives.
       ffn("shared_up", "shared_down", tokens, static_cast<std::int64_t>(e.shared_experts) * e.expert_ffn_hidden / t,
-          1, Scope::moe_ffn);
+          1.0, Scope::moe_ffn);
       tp_block_comm(Scope::moe_ffn);
     }
   }
@@ -388,9 +393,20 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
     fsdp(m.attention_params(), Scope::layer);
     fsdp(m.dense_ffn_params(), Scope::dense_ffn);
     if (m.is_moe()) {
-      fsdp(static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params() +
-               p.tp * (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp,
-           Scope::moe_ffn);
+      // Router and shared experts over the dense replicas; routed experts over their own
+      // expert-data-parallel replicas (nothing to gather when each GPU owns its experts).
+      fsdp(static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params(), Scope::moe_ffn);
+      if (edp > 1) {
+        const GroupPlacement egroup = place_group(edp, p.ep * p.etp, c.gpus_per_node);
+        const units::Bytes bytes =
+            units::bytes(2.0 * (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp);
+        b.add(CollectiveOp{"fsdp_expert_all_gather", CollectiveKind::all_gather, bytes, egroup, Axis::dp},
+              Phase::forward, Scope::moe_ffn);
+        b.add(CollectiveOp{"fsdp_expert_all_gather", CollectiveKind::all_gather, bytes, egroup, Axis::dp},
+              Phase::backward, Scope::moe_ffn);
+        b.add(CollectiveOp{"fsdp_expert_reduce_scatter", CollectiveKind::reduce_scatter, bytes, egroup, Axis::dp},
+              Phase::backward, Scope::moe_ffn);
+      }
     }
   }
   // Mixed-precision Adam on this rank's shard: read fp32 master, m, v and the gradient; write

@@ -33,7 +33,8 @@ double ModelSpec::attention_params() const {
     const double out = static_cast<double>(heads) * mla.v_head_dim * h;
     return q + kv + out + norms;
   }
-  return h * (h + 2.0 * kv_dim()) + h * h + norms;  // QKV + output projection
+  const double q = static_cast<double>(heads) * head_dim();
+  return h * (q + 2.0 * kv_dim()) + q * h + norms;  // QKV + output projection
 }
 
 double ModelSpec::dense_ffn_params() const { return (gated_ffn ? 3.0 : 2.0) * hidden * ffn_hidden; }

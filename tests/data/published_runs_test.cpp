@@ -71,7 +71,8 @@ TEST(PublishedRunsCsv, QuotedFieldsKeepCommasQuotesAndNewlines) {
 
   const auto& moe = (*runs)[1];
   EXPECT_FALSE(moe.usable);
-  EXPECT_NE(moe.skip_reason.find("MoE not modelled yet"), std::string::npos) << moe.skip_reason;
+  EXPECT_NE(moe.skip_reason.find("MoE dimensions not published (moe_num_experts = 'unknown'"), std::string::npos)
+      << moe.skip_reason;
 }
 
 TEST(PublishedRunsCsv, MalformedCsvIsNamedByLine) {
@@ -129,10 +130,10 @@ TEST(PublishedRunsCsv, MissingFileIsAnError) {
   EXPECT_TRUE(has_diag(r.error(), "none.csv", "cannot read"));
 }
 
-TEST(PublishedRunsDev, LoadsEveryRowWithAtLeastFortyUsableDenseRuns) {
+TEST(PublishedRunsDev, LoadsEveryRowWithAtLeastFiftyUsableRuns) {
   const auto& runs = dev_runs();
   EXPECT_EQ(runs.size(), 70u);
-  int usable = 0;
+  int usable = 0, usable_moe = 0, usable_cp = 0;
   for (const auto& r : runs) {
     SCOPED_TRACE(r.row_id);
     if (!r.usable) {
@@ -140,7 +141,8 @@ TEST(PublishedRunsDev, LoadsEveryRowWithAtLeastFortyUsableDenseRuns) {
       continue;
     }
     ++usable;
-    EXPECT_EQ(r.arch_type, "dense");
+    if (r.arch_type == "moe") ++usable_moe;
+    if (r.scenario.at("strategy").value("cp", 1) > 1) ++usable_cp;
     EXPECT_TRUE(r.skip_reason.empty());
     EXPECT_GT(r.measured_tokens_per_s_per_gpu, 0);
     EXPECT_FALSE(r.measured_how.empty());
@@ -148,7 +150,106 @@ TEST(PublishedRunsDev, LoadsEveryRowWithAtLeastFortyUsableDenseRuns) {
     auto s = parse_scenario(r.scenario, test::real_catalogs(), r.row_id);
     EXPECT_TRUE(s) << to_string(s.error());
   }
-  EXPECT_GE(usable, 40);
+  EXPECT_GE(usable, 50);
+  EXPECT_GE(usable_moe, 5);
+  EXPECT_GE(usable_cp, 6);
+}
+
+// Issue 3: the MoE rows and the context-parallel rows of the dev set become scenarios.
+TEST(PublishedRunsDev, MoeAndContextParallelRowsAreUsable) {
+  for (const char* id : {"R095", "R097", "R101", "R123", "R173", "R088", "R103", "R106", "R109", "R174"}) {
+    SCOPED_TRACE(id);
+    const auto& r = row(id);
+    EXPECT_TRUE(r.usable) << r.skip_reason;
+    auto s = parse_scenario(r.scenario, test::real_catalogs(), r.row_id);
+    ASSERT_TRUE(s) << to_string(s.error());
+    const auto& st = s->scenario.strategy;
+    // The CSV's layout is Megatron-Core's: tp*pp*dp*cp = GPUs, ep inside tp*dp*cp; no dp*ep rewrite.
+    EXPECT_EQ(*st.tp * *st.pp * *st.dp * st.cp.value_or(1), r.num_gpus);
+    EXPECT_TRUE(s->warnings.empty()) << s->warnings.front();
+  }
+}
+
+TEST(PublishedRunsDev, MoeRowBuildsExpertsFromItsColumns) {
+  const auto& r = row("R095");  // Qwen3-235B-A22B (token-drop), 256 H100, tp 2 pp 8 dp 16 ep 32
+  const auto& m = r.scenario.at("model");
+  EXPECT_EQ(m.at("moe").at("experts"), 128);
+  EXPECT_EQ(m.at("moe").at("top_k"), 8);
+  EXPECT_EQ(m.at("moe").at("expert_ffn_hidden"), 1536);
+  EXPECT_EQ(m.at("moe").at("shared_experts"), 0);
+  EXPECT_EQ(m.at("moe").at("dense_layers"), 0);
+  EXPECT_EQ(m.at("moe").at("capacity_factor"), 1.0);
+  EXPECT_EQ(m.at("ffn_hidden"), 1536);  // "n/a (all MoE)": the expert size, unused
+  EXPECT_EQ(m.at("kv_heads"), 4);
+  EXPECT_EQ(r.scenario.at("strategy").at("ep"), 32);
+  EXPECT_EQ(r.scenario.at("strategy").at("etp"), 1);
+  EXPECT_EQ(r.scenario.at("strategy").at("dp"), 16);
+  EXPECT_TRUE(mentions(r.assumptions, "token-drop / force-balanced benchmark routing: balanced"));
+  EXPECT_TRUE(mentions(r.assumptions, "ffn_hidden_size = 'n/a (all MoE)'"));
+  EXPECT_TRUE(mentions(r.assumptions, "attention head size 128"));  // Qwen3's head_dim, from its config
+  EXPECT_EQ(m.at("head_dim"), 128);
+  EXPECT_TRUE(mentions(row("R097").assumptions, "attention head size 64"));  // gpt-oss
+  EXPECT_TRUE(mentions(row("R097").assumptions, "one window for all layers"));
+
+  const auto& grok = row("R123");  // Grok-1: gated GELU experts, etp unknown, cp 2
+  EXPECT_EQ(grok.scenario.at("model").at("gated_ffn"), true);
+  EXPECT_TRUE(mentions(grok.assumptions, "gated GeLU (GeGLU)"));
+  EXPECT_TRUE(mentions(grok.assumptions, "etp = 'unknown': 1 assumed"));
+  EXPECT_TRUE(mentions(grok.assumptions, "real routing imbalance is not published"));
+  EXPECT_EQ(grok.scenario.at("strategy").at("cp"), 2);
+  EXPECT_EQ(grok.scenario.at("strategy").at("ep"), 8);
+}
+
+TEST(PublishedRunsDev, DeepSeekV3RowUsesThePresetsLatentDimensions) {
+  const auto& r = row("R173");
+  ASSERT_TRUE(r.usable) << r.skip_reason;
+  const auto& m = r.scenario.at("model");
+  EXPECT_EQ(m.at("attention"), "mla");
+  EXPECT_FALSE(m.contains("kv_heads"));  // "MLA" in the CSV
+  EXPECT_EQ(m.at("mla").at("kv_lora_rank"), 512);
+  EXPECT_EQ(m.at("mla").at("q_lora_rank"), 1536);
+  EXPECT_EQ(m.at("ffn_hidden"), 18432);  // "18432 (3 dense layers)"
+  EXPECT_EQ(m.at("moe").at("dense_layers"), 3);
+  EXPECT_EQ(m.at("moe").at("shared_experts"), 1);
+  EXPECT_TRUE(mentions(r.assumptions, "deepseek-v3 preset's latent dimensions"));
+  auto s = parse_scenario(r.scenario, test::real_catalogs(), r.row_id);
+  ASSERT_TRUE(s) << to_string(s.error());
+  EXPECT_EQ(s->scenario.model.attention, sim::Attention::mla);
+  EXPECT_EQ(s->scenario.model.kv_heads, 128);
+  EXPECT_EQ(s->scenario.strategy.ep, 64);
+}
+
+// Without an MLA preset of the same model, the latent dimensions are unknown: the row is skipped.
+TEST(PublishedRunsDev, MlaRowWithoutAPresetIsSkipped) {
+  const std::string text = test::read_file(dev_csv());
+  const std::string header = text.substr(0, text.find('\n') + 1);
+  const auto at = text.find("\nR173,");
+  ASSERT_NE(at, std::string::npos);
+  const std::string line = text.substr(at + 1, text.find('\n', at + 1) - at);
+  auto dir = test::catalogs_with("models.json", [](nlohmann::json& j) {
+    auto& models = j.at("models");
+    for (std::size_t i = models.size(); i-- > 0;) {
+      if (models[i].at("id") == "deepseek-v3") models.erase(i);
+    }
+  });
+  const auto file = dir / "r173.csv";
+  test::write_file(file, header + line);
+  auto cat = load_catalogs(dir);
+  ASSERT_TRUE(cat) << to_string(cat.error());
+  auto runs = load_published_runs(file, *cat);
+  ASSERT_TRUE(runs) << to_string(runs.error());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_FALSE((*runs)[0].usable);
+  EXPECT_NE((*runs)[0].skip_reason.find("MLA latent dimensions not published"), std::string::npos)
+      << (*runs)[0].skip_reason;
+}
+
+TEST(PublishedRunsDev, ContextParallelRowKeepsItsCp) {
+  const auto& r = row("R088");  // Llama 3 70B on 64 H100: tp 4 pp 4 dp 2 cp 2
+  ASSERT_TRUE(r.usable) << r.skip_reason;
+  EXPECT_EQ(r.scenario.at("strategy").at("cp"), 2);
+  EXPECT_EQ(r.scenario.at("strategy").at("dp"), 2);
+  EXPECT_FALSE(r.scenario.at("strategy").contains("ep"));  // "n/a" for a dense model
 }
 
 TEST(PublishedRunsDev, R023ThroughputIsTheCsvValue) {
@@ -204,11 +305,10 @@ TEST(PublishedRunsDev, RowsThatCannotBeModelledSayWhy) {
     const char* row;
     const char* reason;
   } cases[] = {
-      {"R095", "MoE not modelled yet"},
-      {"R173", "MoE not modelled yet"},
       {"R041", "whole-run aggregate: needs the goodput model"},
       {"R056", "whole-run aggregate"},
-      {"R088", "cp>1 not modelled yet"},
+      {"R169", "measured throughput not derivable"},
+      {"R145", "is not in the catalog"},
       {"R037", "parallel layout not published"},
       {"R074", "measured throughput not derivable"},
       {"R049", "measured throughput not derivable"},

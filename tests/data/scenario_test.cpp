@@ -289,9 +289,239 @@ TEST(ParseScenario, PartialStrategyKeepsTheGivenFields) {
 }
 
 TEST(ParseScenario, CpAndEpOfOneAreAccepted) {
-  auto r = parse(patched({{"strategy", {{"cp", 1}, {"ep", 1}}}}));
+  auto r = parse(patched({{"strategy", {{"cp", 1}, {"ep", 1}, {"etp", 1}}}}));
   ASSERT_TRUE(r) << to_string(r.error());
   EXPECT_EQ(r->scenario.strategy.cp, 1);
+  EXPECT_EQ(r->scenario.strategy.ep, 1);
+  EXPECT_EQ(r->scenario.strategy.etp, 1);
+}
+
+// Megatron-Core layout: tp*pp*dp*cp = GPUs (8*4*8*2 = 512).
+TEST(ParseScenario, ContextParallelIsPartOfTheGpuCount) {
+  auto r = parse(patched({{"strategy", {{"dp", 8}, {"cp", 2}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.strategy.cp, 2);
+  EXPECT_EQ(r->scenario.strategy.dp, 8);
+  EXPECT_TRUE(r->warnings.empty());
+  auto partial = parse(patched({{"strategy", {{"dp", "auto"}, {"cp", 4}}}}));
+  ASSERT_TRUE(partial) << to_string(partial.error());
+  EXPECT_EQ(partial->scenario.strategy.cp, 4);
+}
+
+// Experts are spread over the tp*dp*cp ranks: ep = 8 divides 8*16*1 = 128 and leaves the GPU count
+// tp*pp*dp*cp = 512 as it is.
+TEST(ParseScenario, ExpertParallelWithinTheDataParallelRanks) {
+  auto r = parse(patched({{"model", {{"preset", "mixtral-8x7b"}}}, {"strategy", {{"ep", 8}, {"etp", "auto"}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.strategy.ep, 8);
+  EXPECT_EQ(r->scenario.strategy.dp, 16);
+  EXPECT_FALSE(r->scenario.strategy.etp.has_value());
+  EXPECT_TRUE(r->warnings.empty());
+}
+
+// CONTRACT.md writes "tp*pp*dp (times cp and ep where used) = GPUs": 8*4*2*1*8 = 512. dp = 2 is then
+// the expert-data-parallel size and the attention's data-parallel size is dp*ep = 16.
+TEST(ParseScenario, ContractStyleExpertParallelProductIsReadAsExpertDataParallel) {
+  auto r = parse(patched({{"model", {{"preset", "mixtral-8x7b"}}}, {"strategy", {{"dp", 2}, {"cp", 1}, {"ep", 8}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.strategy.dp, 16);
+  EXPECT_EQ(r->scenario.strategy.ep, 8);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_EQ(r->warnings[0],
+            "scenario#/strategy/dp: tp*pp*dp*cp = 8*4*2*1 = 64 is not the number of GPUs (512); read with CONTRACT's "
+            "tp*pp*dp*cp*ep = GPUs: data-parallel size for attention is dp*ep = 16 (capplan's layout is "
+            "Megatron-Core's: tp*pp*dp*cp = GPUs, ep within tp*dp*cp)");
+}
+
+TEST(ParseScenario, ContractStyleProductFixesTheBatchGranule) {
+  // 4e6 tokens / 32768 = 122.07 sequences: rounded to a multiple of micro_batch*dp = 1*16 after the
+  // dp*ep reading, not of the written dp = 2.
+  auto r = parse(patched({{"model", {{"preset", "mixtral-8x7b"}}},
+                          {"training", {{"global_batch_tokens", "4M"}}},
+                          {"strategy", {{"dp", 2}, {"ep", 8}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.training.global_batch, 128);
+}
+
+TEST(ParseScenario, MoePresetCarriesItsExperts) {
+  auto r = parse(patched({{"model", {{"preset", "mixtral-8x7b"}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  const auto& m = r->scenario.model;
+  EXPECT_TRUE(m.is_moe());
+  EXPECT_EQ(m.moe.experts, 8);
+  EXPECT_EQ(m.moe.top_k, 2);
+  EXPECT_EQ(m.moe.expert_ffn_hidden, 14336);
+  EXPECT_EQ(m.moe.shared_experts, 0);
+  EXPECT_EQ(m.moe.dense_layers, 0);
+  EXPECT_EQ(m.moe.every_n_layers, 1);
+  EXPECT_EQ(m.moe.capacity_factor, 1.0);
+  EXPECT_EQ(m.attention, sim::Attention::standard);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.sliding_window, 0);
+}
+
+TEST(ParseScenario, MoeOverridesMergeOverThePreset) {
+  auto r = parse(patched({{"model", {{"preset", "mixtral-8x7b"}, {"seq_len", 4096}, {"moe", {{"capacity_factor", 1.25},
+                                                                                            {"top_k", 1}}}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  const auto& m = r->scenario.model;
+  EXPECT_EQ(m.seq_len, 4096);
+  EXPECT_EQ(m.moe.experts, 8);  // from the preset
+  EXPECT_EQ(m.moe.expert_ffn_hidden, 14336);
+  EXPECT_EQ(m.moe.top_k, 1);
+  EXPECT_EQ(m.moe.capacity_factor, 1.25);
+  EXPECT_EQ(r->scenario.training.global_batch, 4194304 / 4096);
+}
+
+TEST(ParseScenario, CustomMoeModelWithDefaults) {
+  auto r = parse(patched({{"model",
+                           {{"preset", nullptr},
+                            {"layers", 28},
+                            {"hidden", 2048},
+                            {"heads", 16},
+                            {"ffn_hidden", 10944},
+                            {"vocab", 102400},
+                            {"seq_len", 4096},
+                            {"gated_ffn", true},
+                            {"moe",
+                             {{"experts", 64},
+                              {"top_k", 6},
+                              {"expert_ffn_hidden", 1408},
+                              {"shared_experts", 2},
+                              {"dense_layers", 1}}}}},
+                          {"strategy", "auto"}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  const auto& m = r->scenario.model;
+  EXPECT_EQ(m.ffn_hidden, 10944);
+  EXPECT_EQ(m.moe.experts, 64);
+  EXPECT_EQ(m.moe.shared_experts, 2);
+  EXPECT_EQ(m.moe.dense_layers, 1);
+  EXPECT_EQ(m.moe.every_n_layers, 1);
+  EXPECT_EQ(m.moe.capacity_factor, 1.0);
+  EXPECT_EQ(m.moe_layer_count(), 27);
+}
+
+TEST(ParseScenario, AllMoeCustomModelNeedsNoDenseFfnSize) {
+  auto r = parse(patched({{"model",
+                           {{"preset", nullptr},
+                            {"layers", 24},
+                            {"hidden", 2048},
+                            {"heads", 16},
+                            {"vocab", 50304},
+                            {"seq_len", 2048},
+                            {"moe", {{"experts", 16}, {"top_k", 2}, {"expert_ffn_hidden", 4096}}}}},
+                          {"training", {{"global_batch_tokens", 2048 * 512}}},
+                          {"strategy", "auto"}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.model.ffn_hidden, 4096);  // unused: every layer is MoE
+}
+
+TEST(ParseScenario, MlaPresetCarriesItsLatentDimensions) {
+  auto r = parse(patched({{"model", {{"preset", "deepseek-v3"}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  const auto& m = r->scenario.model;
+  EXPECT_EQ(m.attention, sim::Attention::mla);
+  EXPECT_EQ(m.mla.q_lora_rank, 1536);
+  EXPECT_EQ(m.mla.kv_lora_rank, 512);
+  EXPECT_EQ(m.mla.qk_nope_head_dim, 128);
+  EXPECT_EQ(m.mla.qk_rope_head_dim, 64);
+  EXPECT_EQ(m.mla.v_head_dim, 128);
+  EXPECT_EQ(m.kv_heads, m.heads);
+  EXPECT_EQ(m.moe.dense_layers, 3);
+  EXPECT_EQ(m.moe.shared_experts, 1);
+}
+
+TEST(ParseScenario, MlaOverrideMergesOverThePreset) {
+  auto r = parse(patched({{"model", {{"preset", "deepseek-v3"}, {"mla", {{"kv_lora_rank", 256}, {"q_lora_rank", 0}}}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.model.mla.kv_lora_rank, 256);
+  EXPECT_EQ(r->scenario.model.mla.q_lora_rank, 0);  // 0 = queries projected directly
+  EXPECT_EQ(r->scenario.model.mla.v_head_dim, 128);
+}
+
+TEST(ParseScenario, CustomMlaModelIgnoresKvHeadsWithAWarning) {
+  auto r = parse(patched({{"model",
+                           {{"attention", "mla"},
+                            {"mla",
+                             {{"q_lora_rank", 1536},
+                              {"kv_lora_rank", 512},
+                              {"qk_nope_head_dim", 128},
+                              {"qk_rope_head_dim", 64},
+                              {"v_head_dim", 128}}}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  const auto& m = r->scenario.model;
+  EXPECT_EQ(m.attention, sim::Attention::mla);
+  EXPECT_EQ(m.kv_heads, 64);  // llama3-70b's heads; its 8 KV heads are not used by MLA
+  EXPECT_TRUE(r->warnings.empty());  // kv_heads came from the preset, not from the scenario
+
+  auto explicit_kv = parse(patched({{"model",
+                                     {{"attention", "mla"},
+                                      {"kv_heads", 8},
+                                      {"mla",
+                                       {{"q_lora_rank", 0},
+                                        {"kv_lora_rank", 512},
+                                        {"qk_nope_head_dim", 128},
+                                        {"qk_rope_head_dim", 64},
+                                        {"v_head_dim", 128}}}}}}));
+  ASSERT_TRUE(explicit_kv) << to_string(explicit_kv.error());
+  EXPECT_EQ(explicit_kv->scenario.model.kv_heads, 64);
+  ASSERT_EQ(explicit_kv->warnings.size(), 1u);
+  EXPECT_NE(explicit_kv->warnings[0].find("scenario#/model/kv_heads: not used with attention \"mla\""),
+            std::string::npos)
+      << explicit_kv->warnings[0];
+}
+
+TEST(ParseScenario, NamingAStandardAttentionOnAnMlaPresetDropsTheLatent) {
+  auto r = parse(patched({{"model", {{"preset", "deepseek-v3"}, {"attention", "mha"}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.model.attention, sim::Attention::standard);
+  EXPECT_EQ(r->scenario.model.mla.kv_lora_rank, 0);
+}
+
+TEST(ParseScenario, SlidingWindowAttention) {
+  auto r = parse(patched({{"model", {{"attention", "sliding_window"}, {"sliding_window", 4096}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.model.sliding_window, 4096);
+  EXPECT_EQ(r->scenario.model.attention, sim::Attention::standard);
+  EXPECT_EQ(r->scenario.model.kv_heads, 8);
+  // A window alone, or with gqa, is accepted too; a window of seq_len is allowed.
+  auto gqa = parse(patched({{"model", {{"attention", "gqa"}, {"sliding_window", 8192}}}}));
+  ASSERT_TRUE(gqa) << to_string(gqa.error());
+  EXPECT_EQ(gqa->scenario.model.sliding_window, 8192);
+  auto alone = parse(patched({{"model", {{"sliding_window", 1024}}}}));
+  ASSERT_TRUE(alone) << to_string(alone.error());
+  EXPECT_EQ(alone->scenario.model.sliding_window, 1024);
+}
+
+TEST(ParseScenario, PresetWindowIsKeptUnlessTheAttentionIsNamed) {
+  auto kept = parse(patched({{"model", {{"preset", "mistral-7b"}}}}));
+  ASSERT_TRUE(kept) << to_string(kept.error());
+  EXPECT_EQ(kept->scenario.model.sliding_window, 4096);
+  auto full = parse(patched({{"model", {{"preset", "mistral-7b"}, {"attention", "gqa"}}}}));
+  ASSERT_TRUE(full) << to_string(full.error());
+  EXPECT_EQ(full->scenario.model.sliding_window, 0);
+  auto resized = parse(patched({{"model", {{"preset", "mistral-7b"}, {"sliding_window", 2048}}}}));
+  ASSERT_TRUE(resized) << to_string(resized.error());
+  EXPECT_EQ(resized->scenario.model.sliding_window, 2048);
+}
+
+TEST(ParseScenario, PresetWindowLongerThanAShorterSequenceBecomesFullAttention) {
+  auto r = parse(patched({{"model", {{"preset", "mistral-7b"}, {"seq_len", 2048}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.model.sliding_window, 0);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_EQ(r->warnings[0],
+            "scenario#/model/sliding_window: the preset's window (4096 tokens) covers the whole sequence (seq_len "
+            "2048): full causal attention");
+}
+
+TEST(ParseScenario, MqaMeansOneKvHead) {
+  auto r = parse(patched({{"model", {{"attention", "mqa"}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.model.kv_heads, 1);
+  auto explicit_one = parse(patched({{"model", {{"attention", "mqa"}, {"kv_heads", 1}}}}));
+  ASSERT_TRUE(explicit_one) << to_string(explicit_one.error());
+  EXPECT_EQ(explicit_one->scenario.model.kv_heads, 1);
 }
 
 // CONTRACT.md's own example writes "4M" tokens for a 4096-token model (976.6 sequences).
@@ -316,6 +546,22 @@ TEST(ParseScenario, BatchTokensRoundToAMultipleOfMicroBatchTimesDp) {
   auto r = parse(patched(patch));
   ASSERT_TRUE(r) << to_string(r.error());
   EXPECT_EQ(r->scenario.training.global_batch, expected);
+}
+
+TEST(ParseScenario, OverlapOptionsAndSlowdown) {
+  auto r = parse(patched({{"strategy", {{"tp_comm_overlap", true}, {"pp_comm_overlap", false}}},
+                          {"training", {{"overlap_compute_slowdown", 0.1}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.strategy.tp_comm_overlap, true);
+  EXPECT_EQ(r->scenario.strategy.pp_comm_overlap, false);
+  EXPECT_DOUBLE_EQ(r->scenario.training.overlap_compute_slowdown, 0.1);
+  auto bad = parse(patched({{"training", {{"overlap_compute_slowdown", -0.5}}}}));
+  ASSERT_FALSE(bad);
+  EXPECT_TRUE(has_diag(bad.error(), "scenario#/training/overlap_compute_slowdown", "must be >= 0"))
+      << to_string(bad.error());
+  auto wrong_type = parse(patched({{"strategy", {{"tp_comm_overlap", "yes"}}}}));
+  ASSERT_FALSE(wrong_type);
+  EXPECT_TRUE(has_diag(wrong_type.error(), "scenario#/strategy/tp_comm_overlap", "")) << to_string(wrong_type.error());
 }
 
 TEST(ParseScenario, FrameworkSelectsTheKernelStyle) {
@@ -389,7 +635,8 @@ const BadScenario kBad[] = {
     {"UnknownPreset",
      {{"model", {{"preset", "llama3-7b"}}}},
      "scenario#/model/preset",
-     "unknown model preset 'llama3-7b' (did you mean 'llama3-70b'? known: llama3-70b, llama2-7b, gpt3-175b)"},
+     "unknown model preset 'llama3-7b' (did you mean 'llama3-70b'? known: llama3-70b, llama2-7b, gpt3-175b, "
+     "mixtral-8x7b, deepseek-v3, mistral-7b)"},
     {"PresetNotString", {{"model", {{"preset", 70}}}}, "scenario#/model/preset", "expected a string"},
     {"ExplicitModelMissingVocab",
      {{"model",
@@ -426,12 +673,113 @@ const BadScenario kBad[] = {
      "scenario#/model/gated_ffn",
      "expected true or false; got string \"yes\""},
     {"DropoutNumber", {{"model", {{"dropout", 1}}}}, "scenario#/model/dropout", "expected true or false; got number 1"},
-    {"Moe",
+    // Mixture of experts.
+    {"MoeWithoutExpertSize",
      {{"model", {{"moe", {{"experts", 8}, {"top_k", 2}}}}}},
-     "scenario#/model/moe",
-     "MoE models are not supported yet (planned)"},
-    {"MlaAttention", {{"model", {{"attention", "mla"}}}}, "scenario#/model/attention", "not supported yet"},
-    {"SlidingWindow", {{"model", {{"attention", "sliding_window"}}}}, "scenario#/model/attention", "not supported yet"},
+     "scenario#/model/moe/expert_ffn_hidden",
+     "required (inner size of one expert) is missing"},
+    {"MoeWithoutExperts",
+     {{"model", {{"moe", {{"top_k", 2}, {"expert_ffn_hidden", 1024}}}}}},
+     "scenario#/model/moe/experts",
+     "required (routed experts per MoE layer) is missing"},
+    {"MoeTopKAboveExperts",
+     {{"model", {{"moe", {{"experts", 8}, {"top_k", 9}, {"expert_ffn_hidden", 1024}}}}}},
+     "scenario#/model/moe/top_k",
+     "must be at most experts (8); got 9"},
+    {"MoeZeroExperts",
+     {{"model", {{"moe", {{"experts", 0}, {"top_k", 1}, {"expert_ffn_hidden", 1024}}}}}},
+     "scenario#/model/moe/experts",
+     "must be a positive integer; got 0"},
+    {"MoeFractionalTopK",
+     {{"model", {{"moe", {{"experts", 8}, {"top_k", 1.5}, {"expert_ffn_hidden", 1024}}}}}},
+     "scenario#/model/moe/top_k",
+     "must be a positive integer; got 1.5"},
+    {"MoeNegativeSharedExperts",
+     {{"model", {{"moe", {{"experts", 8}, {"top_k", 2}, {"expert_ffn_hidden", 1024}, {"shared_experts", -1}}}}}},
+     "scenario#/model/moe/shared_experts",
+     "must be a non-negative integer; got -1"},
+    {"MoeAllLayersDense",
+     {{"model", {{"moe", {{"experts", 8}, {"top_k", 2}, {"expert_ffn_hidden", 1024}, {"dense_layers", 80}}}}}},
+     "scenario#/model/moe/dense_layers",
+     "must be less than layers (80); got 80"},
+    {"MoeEveryZeroLayers",
+     {{"model", {{"moe", {{"experts", 8}, {"top_k", 2}, {"expert_ffn_hidden", 1024}, {"every_n_layers", 0}}}}}},
+     "scenario#/model/moe/every_n_layers",
+     "must be a positive integer; got 0"},
+    {"MoeCapacityBelowOne",
+     {{"model", {{"preset", "mixtral-8x7b"}, {"moe", {{"capacity_factor", 0.9}}}}}},
+     "scenario#/model/moe/capacity_factor",
+     "must be >= 1; got 0.9"},
+    {"MoeCapacityAbsurd",
+     {{"model", {{"preset", "mixtral-8x7b"}, {"moe", {{"capacity_factor", 11}}}}}},
+     "scenario#/model/moe/capacity_factor",
+     "must be at most 10; got 11"},
+    {"MoeCapacityString",
+     {{"model", {{"preset", "mixtral-8x7b"}, {"moe", {{"capacity_factor", "1.2"}}}}}},
+     "scenario#/model/moe/capacity_factor",
+     "expected a number; got string \"1.2\""},
+    {"MoeTypo",
+     {{"model", {{"preset", "mixtral-8x7b"}, {"moe", {{"capacity", 1.2}}}}}},
+     "scenario#/model/moe/capacity",
+     "unknown field (did you mean 'capacity_factor'?"},
+    {"MoeNotAnObject", {{"model", {{"moe", 8}}}}, "scenario#/model/moe", "expected an object; got number 8"},
+    {"MoeWithDenseLayersNeedsFfnHidden",
+     {{"model",
+       {{"preset", nullptr}, {"layers", 24}, {"hidden", 2048}, {"heads", 16}, {"vocab", 50304}, {"seq_len", 2048},
+        {"moe", {{"experts", 64}, {"top_k", 6}, {"expert_ffn_hidden", 1408}, {"dense_layers", 1}}}}}},
+     "scenario#/model/ffn_hidden",
+     "required (FFN inner size of the dense layers"},
+    // Attention.
+    {"MlaWithoutDimensions",
+     {{"model", {{"attention", "mla"}}}},
+     "scenario#/model/mla",
+     "required with attention \"mla\" (q_lora_rank, kv_lora_rank"},
+    {"MlaObjectWithoutMlaAttention",
+     {{"model", {{"mla", {{"kv_lora_rank", 512}}}}}},
+     "scenario#/model/mla",
+     "is only used with attention \"mla\"; got attention not given"},
+    {"MlaObjectWithGqa",
+     {{"model", {{"preset", "deepseek-v3"}, {"attention", "gqa"}, {"kv_heads", 8}, {"mla", {{"kv_lora_rank", 512}}}}}},
+     "scenario#/model/mla",
+     "is only used with attention \"mla\"; got attention \"gqa\""},
+    {"MlaMissingDimension",
+     {{"model",
+       {{"attention", "mla"},
+        {"mla", {{"q_lora_rank", 1536}, {"kv_lora_rank", 512}, {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64}}}}}},
+     "scenario#/model/mla/v_head_dim",
+     "required (per-head value dimension) is missing"},
+    {"MlaNegativeQueryRank",
+     {{"model", {{"preset", "deepseek-v3"}, {"mla", {{"q_lora_rank", -1}}}}}},
+     "scenario#/model/mla/q_lora_rank",
+     "must be a non-negative integer; got -1"},
+    {"MlaZeroKvRank",
+     {{"model", {{"preset", "deepseek-v3"}, {"mla", {{"kv_lora_rank", 0}}}}}},
+     "scenario#/model/mla/kv_lora_rank",
+     "must be a positive integer; got 0"},
+    {"MlaTypo",
+     {{"model", {{"preset", "deepseek-v3"}, {"mla", {{"kv_lora_rnk", 256}}}}}},
+     "scenario#/model/mla/kv_lora_rnk",
+     "unknown field (did you mean 'kv_lora_rank'?"},
+    {"SlidingWindowWithoutSize",
+     {{"model", {{"attention", "sliding_window"}}}},
+     "scenario#/model/sliding_window",
+     "required with attention \"sliding_window\" (tokens each query attends to) is missing"},
+    {"SlidingWindowAboveSeqLen",
+     {{"model", {{"sliding_window", 10000}}}},
+     "scenario#/model/sliding_window",
+     "must be at most seq_len (8192); got 10000"},
+    {"SlidingWindowZero",
+     {{"model", {{"sliding_window", 0}}}},
+     "scenario#/model/sliding_window",
+     "must be a positive integer; got 0"},
+    {"SlidingWindowWithMla",
+     {{"model", {{"preset", "deepseek-v3"}, {"sliding_window", 1024}}}},
+     "scenario#/model/sliding_window",
+     "is not supported with attention \"mla\"; got 1024"},
+    {"MqaWithSeveralKvHeads",
+     {{"model", {{"attention", "mqa"}, {"kv_heads", 8}}}},
+     "scenario#/model/attention",
+     "'mqa' needs kv_heads == 1; got kv_heads 8"},
     {"GqaWithoutFewerKvHeads",
      {{"model", {{"attention", "gqa"}, {"kv_heads", 64}}}},
      "scenario#/model/attention",
@@ -564,11 +912,30 @@ const BadScenario kBad[] = {
      "scenario#/pricing/usd_per_node_hour",
      "expected a number"},
     // Strategy.
-    {"ContextParallel",
-     {{"strategy", {{"cp", 2}, {"dp", 8}}}},
-     "scenario#/strategy/cp",
-     "context parallelism (cp > 1) is not supported yet; planned with the accuracy issue; got 2"},
-    {"ExpertParallel", {{"strategy", {{"ep", 2}, {"dp", 8}}}}, "scenario#/strategy/ep", "not supported yet"},
+    {"ContextParallelCountsInTheProduct",
+     {{"strategy", {{"cp", 2}}}},
+     "scenario#/strategy",
+     "tp*pp*dp*cp = 8*4*16*2 = 1024 must equal the number of GPUs (512)"},
+    {"CpZero", {{"strategy", {{"cp", 0}}}}, "scenario#/strategy/cp", "must be a positive integer; got 0"},
+    {"CpFraction", {{"strategy", {{"cp", 1.5}}}}, "scenario#/strategy/cp", "must be a positive integer; got 1.5"},
+    {"ExpertParallelOnADenseModel",
+     {{"strategy", {{"ep", 2}}}},
+     "scenario#/strategy/ep",
+     "expert parallelism needs an MoE model (model.moe or an MoE preset); got 2"},
+    {"ExpertParallelNotDividingTpDpCp",
+     {{"model", {{"preset", "mixtral-8x7b"}}}, {"strategy", {{"ep", 3}}}},
+     "scenario#/strategy/ep",
+     "must divide tp*dp*cp = 128 (experts are spread over the tensor-, data- and context-parallel ranks, as in "
+     "Megatron-Core); got 3"},
+    {"ExpertParallelProductMatchesNeitherReading",
+     {{"model", {{"preset", "mixtral-8x7b"}}}, {"strategy", {{"dp", 8}, {"ep", 4}}}},
+     "scenario#/strategy",
+     "tp*pp*dp*cp = 8*4*8*1 = 256 must equal the number of GPUs (512); ep is carved out of the tp*dp*cp ranks"},
+    {"ExpertTensorParallel",
+     {{"model", {{"preset", "mixtral-8x7b"}}}, {"strategy", {{"etp", 2}}}},
+     "scenario#/strategy/etp",
+     "expert tensor parallelism (etp > 1) is not supported yet; got 2"},
+    {"EtpZero", {{"strategy", {{"etp", 0}}}}, "scenario#/strategy/etp", "must be a positive integer; got 0"},
     {"TpZero", {{"strategy", {{"tp", 0}}}}, "scenario#/strategy/tp", "must be a positive integer; got 0"},
     {"TpNegative", {{"strategy", {{"tp", -8}}}}, "scenario#/strategy/tp", "must be a positive integer; got -8"},
     {"TpString", {{"strategy", {{"tp", "8"}}}}, "scenario#/strategy/tp", "must be a positive integer; got \"8\""},
@@ -596,7 +963,7 @@ const BadScenario kBad[] = {
     {"LayoutDoesNotCoverGpus",
      {{"strategy", {{"dp", 8}}}},
      "scenario#/strategy",
-     "tp*pp*dp*cp*ep = 8*4*8*1*1 = 256 must equal the number of GPUs (512)"},
+     "tp*pp*dp*cp = 8*4*8*1 = 256 must equal the number of GPUs (512)"},
     {"PartialLayoutDoesNotDivideGpus",
      {{"strategy", {{"pp", 3}, {"dp", nullptr}}}},
      "scenario#/strategy",
@@ -616,7 +983,7 @@ TEST(ParseScenario, CollectsAllErrorsInOnePass) {
   auto r = parse(patched({{"model", {{"layers", -1}}},
                           {"training", {{"tokens", "lots"}, {"precision", "int4"}}},
                           {"cluster", {{"nodes", 0}}},
-                          {"strategy", {{"tp", 0}, {"cp", 4}, {"zero", 9}}},
+                          {"strategy", {{"tp", 0}, {"etp", 4}, {"zero", 9}}},
                           {"extra", true}}));
   ASSERT_FALSE(r);
   const auto& d = r.error();
@@ -626,7 +993,7 @@ TEST(ParseScenario, CollectsAllErrorsInOnePass) {
   EXPECT_TRUE(has_diag(d, "scenario#/training/precision", "unknown precision 'int4'"));
   EXPECT_TRUE(has_diag(d, "scenario#/cluster/nodes", "must be a positive integer; got 0"));
   EXPECT_TRUE(has_diag(d, "scenario#/strategy/tp", "must be a positive integer; got 0"));
-  EXPECT_TRUE(has_diag(d, "scenario#/strategy/cp", "not supported yet"));
+  EXPECT_TRUE(has_diag(d, "scenario#/strategy/etp", "not supported yet"));
   EXPECT_TRUE(has_diag(d, "scenario#/strategy/zero", "must be at most 3; got 9"));
   EXPECT_EQ(d.size(), 8u) << to_string(d);
 }

@@ -105,7 +105,7 @@ TEST(MoeOps, AllToAllVolumeIsTokensTimesTopKTimesHiddenEachWay) {
   EXPECT_DOUBLE_EQ(sum_bytes(ops2, "ep_dispatch_all_to_all", Phase::forward), 1.25 * bytes);
 }
 
-TEST(MoeOps, LocalExpertsRunAsOneGroupedGemmOfTheirTokens) {
+TEST(MoeOps, LocalExpertsRunAsOneGemmKernelEachOnTheirTokens) {
   // ep = 4: 8/4 = 2 local experts; 4096 tokens * top-2 = 8192 routed, 4096 per local expert.
   const ModelSpec m = mixtral_8x7b();
   Parallelism p = layout(1, 1, 8);
@@ -116,7 +116,8 @@ TEST(MoeOps, LocalExpertsRunAsOneGroupedGemmOfTheirTokens) {
     const auto* g = std::get_if<GemmOp>(&so.op);
     if (g == nullptr || so.phase != Phase::forward || std::strcmp(g->name, "expert_up") != 0) continue;
     found = true;
-    EXPECT_EQ(g->batch, 2);
+    EXPECT_EQ(so.count, 2.0);  // two local experts: two kernels
+    EXPECT_EQ(g->batch, 1);
     EXPECT_EQ(g->m, 4096);
     EXPECT_EQ(g->n, 2 * 14336);  // gate + up
     EXPECT_EQ(g->k, 4096);

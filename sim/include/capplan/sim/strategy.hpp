@@ -9,7 +9,8 @@ enum class Recompute { none, selective, full };
 const char* to_string(Recompute r);
 std::optional<Recompute> recompute_from_string(const std::string& s);
 
-// A complete parallel layout. Contract: tp*pp*dp*cp*ep == GPUs once validated.
+// A complete parallel layout. Contract (Megatron-Core): tp*pp*dp*cp == GPUs once validated, and
+// ep*etp divides tp*dp*cp (experts spread over the same ranks).
 struct Parallelism {
   int tp = 1;
   int pp = 1;

@@ -52,11 +52,12 @@ struct ModelSpec {
   bool rmsnorm = false;          // RMSNorm instead of LayerNorm (Llama family)
   bool rope = false;             // rotary position embedding applied to Q and K in every layer
   int sliding_window = 0;        // tokens each query attends to (0 = the whole causal prefix)
+  int attention_head_dim = 0;    // per-head dimension when it is not hidden/heads (Qwen3, gpt-oss); 0 = hidden/heads
   Attention attention = Attention::standard;
   MlaSpec mla;
   MoeSpec moe;
 
-  int head_dim() const { return hidden / heads; }
+  int head_dim() const { return attention_head_dim > 0 ? attention_head_dim : hidden / heads; }
   int kv_dim() const { return kv_heads * head_dim(); }
   bool is_moe() const { return moe.experts > 0; }
   // Layer index (0-based) -> whether its FFN is a mixture of experts.
