@@ -14,9 +14,11 @@
 #include <utility>
 #include <vector>
 
+#include "capplan/data/error_bands.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
+#include "capplan/sim/uncertainty.hpp"
 #include "commands.hpp"
 
 namespace capplan::cli {
@@ -65,6 +67,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--precision", "/training/precision", FlagValue::text, "NAME", "bf16, fp16, fp8, tf32 or fp32"},
     {"--framework", "/training/framework", FlagValue::text, "NAME",
      "megatron (fused kernels, default) or pytorch (eager kernels)"},
+    {"--overlap-compute-slowdown", "/training/overlap_compute_slowdown", FlagValue::number_or_text, "FRACTION",
+     "Compute slowdown while it overlaps communication (default 0.189)"},
     {"--instance", "/cluster/instance", FlagValue::text, "ID", "Instance id (capplan catalog instances)"},
     {"--nodes", "/cluster/nodes", FlagValue::number_or_text, "INT", "Number of instances"},
     {"--gpu", "/cluster/gpu", FlagValue::text, "ID", "GPU id (capplan catalog gpus)"},
@@ -79,6 +83,7 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--dp", "/strategy/dp", FlagValue::number_or_text, "INT|auto", "Data-parallel size, or auto"},
     {"--cp", "/strategy/cp", FlagValue::number_or_text, "INT|auto", "Context-parallel size, or auto"},
     {"--ep", "/strategy/ep", FlagValue::number_or_text, "INT|auto", "Expert-parallel size, or auto"},
+    {"--etp", "/strategy/etp", FlagValue::number_or_text, "INT|auto", "Expert tensor-parallel size (1), or auto"},
     {"--micro-batch", "/strategy/micro_batch", FlagValue::number_or_text, "INT|auto",
      "Sequences per micro-batch, or auto"},
     {"--virtual-stages", "/strategy/virtual_stages", FlagValue::number_or_text, "INT|auto",
@@ -89,6 +94,10 @@ constexpr ScenarioFlag kScenarioFlags[] = {
      "true, false or auto"},
     {"--overlap-dp-comm", "/strategy/overlap_dp_comm", FlagValue::number_or_text, "BOOL|auto",
      "Overlap the data-parallel gradient reduction with backward (default true)"},
+    {"--tp-comm-overlap", "/strategy/tp_comm_overlap", FlagValue::number_or_text, "BOOL|auto",
+     "Overlap tensor-parallel collectives with GEMMs, chunked (default false)"},
+    {"--pp-comm-overlap", "/strategy/pp_comm_overlap", FlagValue::number_or_text, "BOOL|auto",
+     "Overlap pipeline send/recv with compute (default false)"},
     {"--usd-per-gpu-hour", "/pricing/usd_per_gpu_hour", FlagValue::number_or_text, "USD",
      "Price per GPU-hour (overrides the catalog)"},
     {"--usd-per-node-hour", "/pricing/usd_per_node_hour", FlagValue::number_or_text, "USD",
@@ -247,6 +256,13 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
 
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
+  // The model's error bars (docs/accuracy.md, "Error bars"); a missing file means no interval.
+  const std::filesystem::path bands_file = data::error_bands_path(data_dir(global));
+  auto bands = data::load_error_bands(bands_file);
+  if (!bands) {
+    print_diagnostics(bands.error());
+    return code(Exit::invalid_input);
+  }
 
   bool any_flag = !opt.strategy.empty();
   for (const auto* o : opt.options) any_flag = any_flag || o->count() > 0;
@@ -297,6 +313,18 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
     annotate_flags(diags, opt);
     print_diagnostics(diags);
     return code(Exit::invalid_input);
+  }
+  if (*bands) {
+    sim::apply_error_band(*estimate, parsed->scenario, (*bands)->table);
+    if (!estimate->band) {
+      estimate->warnings.push_back("no error band: " + bands_file.string() + " has no entry for '" +
+                                   sim::error_category(parsed->scenario) +
+                                   "' (nor a fallback), so the estimate carries no p10-p90 interval");
+    }
+  } else {
+    estimate->warnings.push_back("no error band: " + bands_file.string() +
+                                 " not found, so the estimate carries no p10-p90 interval (capplan "
+                                 "validate-published --write-error-bands FILE makes one)");
   }
 
   std::string rendered;

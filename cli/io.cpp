@@ -44,6 +44,16 @@ std::expected<void, std::string> write_atomically(const std::filesystem::path& p
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return std::unexpected("folder '" + dir.string() + "' does not exist");
   if (fs::is_directory(path, ec)) return std::unexpected(std::string("is a directory"));
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
+    // A device, pipe or socket (/dev/null, /dev/stdout, a FIFO): write to it in place; renaming a
+    // file over it would replace the device.
+    std::ofstream out(path, std::ios::binary);
+    if (!out) return std::unexpected(std::string("cannot open: ") + std::strerror(errno));
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.flush();
+    if (!out) return std::unexpected(std::string("cannot write: ") + std::strerror(errno));
+    return {};
+  }
   // Hidden temp file beside the target, so the rename is atomic (same file system).
   std::string tmp_name = ".";
   tmp_name += path.filename().string();

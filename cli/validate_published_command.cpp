@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // `capplan validate-published [CSV] [--format table|json]`: how far the estimate is from published
 // training runs. A report: it exits 0 whatever the accuracy; 2 only when the CSV cannot be read.
+//
+// Error bars: each predicted row also gets the p10-p90 interval capplan estimate would give it,
+// from a residual table fitted on every OTHER predicted row (leave-one-out), and the report says
+// how often the measured value lies inside. --write-error-bands writes the table fitted on all
+// rows (data/error_bands.json is made this way).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iterator>
 #include <map>
@@ -10,10 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "capplan/data/error_bands.hpp"
 #include "capplan/data/published_runs.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
+#include "capplan/sim/uncertainty.hpp"
 #include "commands.hpp"
 
 namespace capplan::cli {
@@ -27,6 +35,8 @@ struct ValidateOptions {
   std::string out;
   double max_mape = -1;      // percent; < 0 = no gate
   double min_coverage = -1;  // fraction; < 0 = no gate
+  std::string gate_arch = "all";  // rows the gates apply to: all, dense or moe
+  std::string write_error_bands;  // FILE: the residual table fitted on every predicted row
 };
 
 // One usable row after estimating it.
@@ -42,6 +52,16 @@ struct RowResult {
   double measured = 0;    // tokens/s per GPU
   double estimate = 0;    // tokens/s per GPU
   double error_frac = 0;  // (estimate - measured) / measured
+  std::string category;   // sim::error_category of the scenario ("dense/megatron")
+  std::string arch;       // dense / moe (the category's first part)
+  sim::Scenario scenario;
+  sim::Estimate full;     // the whole estimate, for its error band
+  // Leave-one-out p10-p90 of tokens/s per GPU (the band fitted without this row).
+  bool has_interval = false;
+  double p10 = NAN;
+  double p90 = NAN;
+  std::string band_category;  // the table entry used ("dense", "all", ...)
+  bool inside = false;        // p10 <= measured <= p90
 };
 
 struct Accuracy {
@@ -49,10 +69,22 @@ struct Accuracy {
   double mape = NAN;          // percent
   double median_ape = NAN;    // percent
   double within_10pct = NAN;  // fraction of rows with |error| <= 10%
+  int with_interval = 0;               // rows that got a leave-one-out interval
+  double interval_coverage = NAN;      // fraction of those whose measured value is inside p10-p90
 };
 
-Accuracy accuracy(std::vector<double> abs_errors) {
+Accuracy accuracy(const std::vector<const RowResult*>& rows) {
   Accuracy a;
+  std::vector<double> abs_errors;
+  int inside = 0;
+  for (const auto* r : rows) {
+    abs_errors.push_back(std::fabs(r->error_frac));
+    if (r->has_interval) {
+      ++a.with_interval;
+      inside += r->inside ? 1 : 0;
+    }
+  }
+  if (a.with_interval > 0) a.interval_coverage = static_cast<double>(inside) / a.with_interval;
   a.predicted = static_cast<int>(abs_errors.size());
   if (abs_errors.empty()) return a;
   std::sort(abs_errors.begin(), abs_errors.end());
@@ -84,7 +116,9 @@ json accuracy_json(const Accuracy& a) {
   return {{"predicted", a.predicted},
           {"mape", number(a.mape)},
           {"median_ape", number(a.median_ape)},
-          {"within_10pct", number(a.within_10pct)}};
+          {"within_10pct", number(a.within_10pct)},
+          {"interval_coverage", number(a.interval_coverage)},
+          {"interval_rows", a.with_interval}};
 }
 
 std::string one_line(const Diagnostics& diags) {
@@ -123,6 +157,9 @@ RowResult evaluate_row(const data::PublishedRun& run, const data::Catalogs& cata
   }
   r.gpu = parsed->scenario.cluster.gpu.id;
   r.gpus = parsed->scenario.cluster.gpus;
+  r.category = sim::error_category(parsed->scenario);
+  r.arch = r.category.substr(0, r.category.find('/'));
+  r.scenario = parsed->scenario;
   const sim::DatasheetCost cost(parsed->scenario.cluster);
   auto e = sim::estimate(parsed->scenario, cost);
   if (!e) {
@@ -142,6 +179,7 @@ RowResult evaluate_row(const data::PublishedRun& run, const data::Catalogs& cata
     return r;
   }
   r.error_frac = (r.estimate - r.measured) / r.measured;
+  r.full = std::move(*e);
   r.predicted = true;
   return r;
 }
@@ -152,34 +190,64 @@ struct Report {
   std::vector<RowResult> results;  // usable rows
   std::vector<const data::PublishedRun*> skipped;
   Accuracy overall;
+  std::map<std::string, Accuracy> by_arch;
   std::map<std::string, Accuracy> by_gpu;
   std::map<std::string, Accuracy> by_scale;
+  sim::ResidualTable table;  // fitted on every predicted row (what --write-error-bands writes)
 };
+
+std::vector<sim::ResidualSample> residual_samples(const std::vector<RowResult>& results, const RowResult* except) {
+  std::vector<sim::ResidualSample> samples;
+  for (const auto& r : results) {
+    if (r.predicted && &r != except) samples.push_back({r.category, r.measured, r.estimate});
+  }
+  return samples;
+}
+
+// The row's interval as `capplan estimate` would report it with a table that never saw the row.
+void leave_one_out_interval(RowResult& r, const std::vector<RowResult>& results) {
+  const sim::ResidualTable table = sim::fit_residuals(residual_samples(results, &r));
+  sim::Estimate e = r.full;
+  sim::apply_error_band(e, r.scenario, table);
+  if (!e.band || !e.tokens_per_s_p10_p90 || r.gpus <= 0) return;
+  r.has_interval = true;
+  r.band_category = e.band->category;
+  r.p10 = e.tokens_per_s_p10_p90->low / r.gpus;
+  r.p90 = e.tokens_per_s_p10_p90->high / r.gpus;
+  r.inside = r.p10 <= r.measured && r.measured <= r.p90;
+}
 
 Report build_report(const std::vector<data::PublishedRun>& runs, const data::Catalogs& catalogs) {
   Report rep;
   rep.rows = static_cast<int>(runs.size());
-  std::vector<double> all;
-  std::map<std::string, std::vector<double>> gpu_errors;
-  std::map<std::string, std::vector<double>> scale_errors;
   for (const auto& run : runs) {
     if (!run.usable) {
       rep.skipped.push_back(&run);
       continue;
     }
     ++rep.usable;
-    RowResult r = evaluate_row(run, catalogs);
-    if (r.predicted) {
-      const double abs_err = std::fabs(r.error_frac);
-      all.push_back(abs_err);
-      gpu_errors[r.gpu].push_back(abs_err);
-      scale_errors[scale_bucket(r.gpus)].push_back(abs_err);
-    }
-    rep.results.push_back(std::move(r));
+    rep.results.push_back(evaluate_row(run, catalogs));
+  }
+  for (auto& r : rep.results) {
+    if (r.predicted) leave_one_out_interval(r, rep.results);
+  }
+  rep.table = sim::fit_residuals(residual_samples(rep.results, nullptr));
+
+  std::vector<const RowResult*> all;
+  std::map<std::string, std::vector<const RowResult*>> arch_rows;
+  std::map<std::string, std::vector<const RowResult*>> gpu_rows;
+  std::map<std::string, std::vector<const RowResult*>> scale_rows;
+  for (const auto& r : rep.results) {
+    if (!r.predicted) continue;
+    all.push_back(&r);
+    arch_rows[r.arch].push_back(&r);
+    gpu_rows[r.gpu].push_back(&r);
+    scale_rows[scale_bucket(r.gpus)].push_back(&r);
   }
   rep.overall = accuracy(all);
-  for (auto& [gpu, errors] : gpu_errors) rep.by_gpu[gpu] = accuracy(errors);
-  for (auto& [bucket, errors] : scale_errors) rep.by_scale[bucket] = accuracy(errors);
+  for (auto& [arch, rows] : arch_rows) rep.by_arch[arch] = accuracy(rows);
+  for (auto& [gpu, rows] : gpu_rows) rep.by_gpu[gpu] = accuracy(rows);
+  for (auto& [bucket, rows] : scale_rows) rep.by_scale[bucket] = accuracy(rows);
   return rep;
 }
 
@@ -203,6 +271,11 @@ json report_json(const Report& rep, const std::string& csv) {
         {"predicted_tokens_per_s_per_gpu", r.predicted ? number(r.estimate) : json(nullptr)},
         {"error_pct", r.predicted ? number(100.0 * r.error_frac) : json(nullptr)},
         {"error", r.error.empty() ? json(nullptr) : json(r.error)},
+        {"error_category", r.category.empty() ? json(nullptr) : json(r.category)},
+        {"p10_tokens_per_s_per_gpu", r.has_interval ? number(r.p10) : json(nullptr)},
+        {"p90_tokens_per_s_per_gpu", r.has_interval ? number(r.p90) : json(nullptr)},
+        {"inside_p10_p90", r.has_interval ? json(r.inside) : json(nullptr)},
+        {"error_band_category", r.has_interval ? json(r.band_category) : json(nullptr)},
         {"assumptions", r.run->assumptions},
         {"scenario", r.run->scenario},  // reproduce a row with `capplan estimate`
     };
@@ -219,6 +292,8 @@ json report_json(const Report& rep, const std::string& csv) {
   for (const auto* run : rep.skipped) {
     skipped.push_back({{"row_id", run->row_id}, {"model", run->model_name}, {"reason", run->skip_reason}});
   }
+  json by_arch = json::object();
+  for (const auto& [arch, a] : rep.by_arch) by_arch[arch] = accuracy_json(a);
   json by_gpu = json::object();
   for (const auto& [gpu, a] : rep.by_gpu) by_gpu[gpu] = accuracy_json(a);
   json by_scale = json::object();
@@ -236,6 +311,10 @@ json report_json(const Report& rep, const std::string& csv) {
         {"mape", number(rep.overall.mape)},
         {"median_ape", number(rep.overall.median_ape)},
         {"within_10pct", number(rep.overall.within_10pct)},
+        {"interval_coverage", number(rep.overall.interval_coverage)},
+        {"interval_rows", rep.overall.with_interval},
+        {"interval_method", "p10-p90 of each row from a residual table fitted without that row (leave-one-out)"},
+        {"by_arch", by_arch},
         {"by_gpu", by_gpu},
         {"by_scale", by_scale}}},
   };
@@ -255,10 +334,10 @@ std::string accuracy_table(const std::string& title, const std::map<std::string,
     if (it == groups.end()) continue;
     const Accuracy& a = it->second;
     rows.push_back({name, std::to_string(a.predicted), fixed(a.mape, 1) + "%", fixed(a.median_ape, 1) + "%",
-                    percent(a.within_10pct)});
+                    percent(a.within_10pct), a.with_interval > 0 ? percent(a.interval_coverage) : "n/a"});
   }
-  return render_table({title, "rows", "MAPE", "median |err|", "within 10%"}, rows, {false, true, true, true, true},
-                      "  ");
+  return render_table({title, "rows", "MAPE", "median |err|", "within 10%", "in p10-p90"}, rows,
+                      {false, true, true, true, true, true}, "  ");
 }
 
 std::string report_table(const Report& rep, const std::string& csv) {
@@ -274,11 +353,13 @@ std::string report_table(const Report& rep, const std::string& csv) {
     if (!r.fits) layout += " (no fit)";
     rows.push_back({r.run->row_id, shorten(r.run->model_name, 32), r.gpu, std::to_string(r.gpus), layout,
                     fixed(r.measured, 0), fixed(r.estimate, 0),
-                    (r.error_frac >= 0 ? "+" : "") + fixed(100.0 * r.error_frac, 1) + "%"});
+                    (r.error_frac >= 0 ? "+" : "") + fixed(100.0 * r.error_frac, 1) + "%",
+                    r.has_interval ? fixed(r.p10, 0) + "-" + fixed(r.p90, 0) : "n/a",
+                    r.has_interval ? (r.inside ? "yes" : "no") : ""});
   }
-  out += "Estimated rows (tokens/s per GPU; error = (predicted - measured) / measured)\n";
-  out += render_table({"row", "model", "gpu", "GPUs", "layout", "measured", "predicted", "error"}, rows,
-                      {false, false, false, true, false, true, true, true}, "  ");
+  out += "Estimated rows (tokens/s per GPU; error = (predicted - measured) / measured; p10-p90 from the other rows)\n";
+  out += render_table({"row", "model", "gpu", "GPUs", "layout", "measured", "predicted", "error", "p10-p90", "inside"},
+                      rows, {false, false, false, true, false, true, true, true, true, false}, "  ");
   if (!failed.empty()) {
     out += "\nUsable rows that could not be estimated\n";
     for (const auto* r : failed) out += "  " + r->run->row_id + ": " + r->error + "\n";
@@ -292,11 +373,54 @@ std::string report_table(const Report& rep, const std::string& csv) {
   out += "  rows " + std::to_string(rep.rows) + ", usable " + std::to_string(rep.usable) + ", predicted " +
          std::to_string(a.predicted) + " (coverage " + percent(coverage(rep)) + ")\n";
   out += "  MAPE " + fixed(a.mape, 1) + "%, median |error| " + fixed(a.median_ape, 1) +
-         "%, within 10%: " + percent(a.within_10pct) + "\n\n";
+         "%, within 10%: " + percent(a.within_10pct) + "\n";
+  out += "  measured inside the leave-one-out p10-p90 interval: " +
+         (a.with_interval > 0 ? percent(a.interval_coverage) + " of " + std::to_string(a.with_interval) + " rows"
+                              : std::string("n/a (too few rows for a residual table)")) +
+         "\n\n";
+  out += accuracy_table("by architecture", rep.by_arch, {"dense", "moe"}) + "\n";
   out += accuracy_table("by GPU", rep.by_gpu) + "\n";
   out += accuracy_table("by scale (GPUs)", rep.by_scale,
                         std::vector<std::string>(std::begin(kScaleBuckets), std::end(kScaleBuckets)));
   return out;
+}
+
+std::string today() {
+  const std::chrono::year_month_day d{std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
+  auto two = [](unsigned v) { return (v < 10 ? "0" : "") + std::to_string(v); };
+  return std::to_string(static_cast<int>(d.year())) + "-" + two(static_cast<unsigned>(d.month())) + "-" +
+         two(static_cast<unsigned>(d.day()));
+}
+
+data::ErrorBands error_bands_of(const Report& rep, const std::filesystem::path& csv) {
+  data::ErrorBands bands;
+  bands.table = rep.table;
+  bands.generated = today();
+  bands.source = std::string("capplan ") + CAPPLAN_VERSION + " validate-published --write-error-bands on " +
+                 csv.filename().string() + " (" + std::to_string(rep.overall.predicted) +
+                 " predicted rows, datasheet cost model)";
+  bands.method = "r = ln(measured / predicted) of tokens/s per GPU for every predicted row; per category "
+                 "(<arch>/<framework>, <arch>, all) with at least " +
+                 std::to_string(sim::kMinResidualSamples) +
+                 " rows, p10 and p90 of r at plotting position (n+1)p with linear interpolation (Hyndman-Fan "
+                 "definition 6, a distribution-free 80% prediction interval); leave_one_out_coverage is the share of "
+                 "rows whose measured value lies inside the interval fitted without them";
+  if (std::isfinite(rep.overall.interval_coverage)) bands.leave_one_out_coverage = rep.overall.interval_coverage;
+  return bands;
+}
+
+// True when the tables hold the same categories and counts, and quantiles equal to 1e-6 (far below
+// any change that matters, above what build flags may do to the last bits).
+bool same_table(const sim::ResidualTable& a, const sim::ResidualTable& b) {
+  if (a.categories.size() != b.categories.size()) return false;
+  for (const auto& q : a.categories) {
+    const auto* other = b.find(q.category);
+    if (other == nullptr || other->n != q.n || std::fabs(other->log_ratio_p10 - q.log_ratio_p10) > 1e-6 ||
+        std::fabs(other->log_ratio_p90 - q.log_ratio_p90) > 1e-6) {
+      return false;
+    }
+  }
+  return true;
 }
 
 int run_validate_published(const ValidateOptions& opt, const GlobalOptions& global) {
@@ -319,16 +443,53 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
   const std::string text =
       opt.format == "json" ? report_json(rep, csv.string()).dump(2) + "\n" : report_table(rep, csv.string());
   if (!emit(opt.out, text)) return code(Exit::invalid_input);
+  if (!opt.write_error_bands.empty()) {
+    std::error_code status_ec;
+    const auto status = std::filesystem::status(opt.write_error_bands, status_ec);
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+      // A rename over /dev/null or a FIFO would replace it with a plain file.
+      print_error("--write-error-bands '" + opt.write_error_bands + "': not a regular file");
+      return code(Exit::invalid_input);
+    }
+    const std::string doc = data::error_bands_to_json(error_bands_of(rep, csv)).dump(2) + "\n";
+    if (auto written = write_atomically(opt.write_error_bands, doc); !written) {
+      print_error("--write-error-bands '" + opt.write_error_bands + "': " + written.error());
+      return code(Exit::invalid_input);
+    }
+    if (rep.table.empty()) {
+      print_warning("--write-error-bands: fewer than " + std::to_string(sim::kMinResidualSamples) +
+                    " predicted rows, so the table is empty (estimates will carry no interval)");
+    }
+  } else if (opt.csv.empty()) {
+    // On the shipped development set: say when the shipped table no longer matches the model.
+    const auto shipped = data::error_bands_path(data_dir(global));
+    auto bands = data::load_error_bands(shipped);
+    if (!bands) {
+      for (const auto& d : bands.error()) print_warning((d.where.empty() ? "" : d.where + ": ") + d.message);
+    } else if (*bands && !same_table((*bands)->table, rep.table)) {
+      print_warning(shipped.string() + " differs from this model's residuals on the development set; regenerate "
+                    "it with: capplan validate-published --write-error-bands " + shipped.string());
+    }
+  }
   // Accuracy gates for scripts and CI: the report is printed either way; exit 3 says the model
   // does not meet the requested accuracy on this set.
   bool met = true;
-  if (opt.max_mape >= 0 && !(rep.overall.mape <= opt.max_mape)) {
-    print_error("accuracy gate: MAPE " + fixed(rep.overall.mape, 2) + "% exceeds --max-mape " +
+  const bool all = opt.gate_arch == "all";
+  const Accuracy gated = all ? rep.overall : (rep.by_arch.contains(opt.gate_arch) ? rep.by_arch.at(opt.gate_arch)
+                                                                                  : Accuracy{});
+  int usable = all ? rep.usable : 0;
+  if (!all) {
+    for (const auto& r : rep.results) usable += r.run->arch_type == opt.gate_arch ? 1 : 0;
+  }
+  const double gated_coverage = usable > 0 ? static_cast<double>(gated.predicted) / usable : NAN;
+  const std::string rows = all ? std::string() : " (" + opt.gate_arch + " rows)";
+  if (opt.max_mape >= 0 && !(gated.mape <= opt.max_mape)) {
+    print_error("accuracy gate: MAPE " + fixed(gated.mape, 2) + "%" + rows + " exceeds --max-mape " +
                 fixed(opt.max_mape, 2) + "%");
     met = false;
   }
-  if (opt.min_coverage >= 0 && !(coverage(rep) >= opt.min_coverage)) {
-    print_error("accuracy gate: coverage " + fixed(coverage(rep), 3) + " is below --min-coverage " +
+  if (opt.min_coverage >= 0 && !(gated_coverage >= opt.min_coverage)) {
+    print_error("accuracy gate: coverage " + fixed(gated_coverage, 3) + rows + " is below --min-coverage " +
                 fixed(opt.min_coverage, 3));
     met = false;
   }
@@ -346,6 +507,12 @@ Command add_validate_published_command(CLI::App& app, const GlobalOptions& globa
   cmd->add_option("--out", opt->out, "Write the report to this file (atomically) instead of stdout");
   cmd->add_option("--max-mape", opt->max_mape, "Exit 3 when the MAPE (percent) of predicted rows exceeds this")
       ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--write-error-bands", opt->write_error_bands,
+                  "Also write the residual table fitted on every predicted row to FILE (atomically): "
+                  "the error bars of capplan estimate (data/error_bands.json)")
+      ->type_name("FILE");
+  cmd->add_option("--gate-arch", opt->gate_arch, "Rows the --max-mape/--min-coverage gates apply to (default all)")
+      ->check(CLI::IsMember({"all", "dense", "moe"}));
   cmd->add_option("--min-coverage", opt->min_coverage, "Exit 3 when predicted/usable rows fall below this (0-1)")
       ->check(CLI::Range(0.0, 1.0));
   return Command{cmd, [opt, &global] { return run_validate_published(*opt, global); }};

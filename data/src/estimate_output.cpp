@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -97,6 +98,26 @@ std::string pad_left(std::string s, size_t width) {
   return s;
 }
 
+// Words into lines of at most `width` characters (a longer word gets a line of its own).
+std::vector<std::string> wrap(const std::string& text, size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t space = text.find(' ', pos);
+    const std::string word = text.substr(pos, space == std::string::npos ? std::string::npos : space - pos);
+    pos = space == std::string::npos ? text.size() : space + 1;
+    if (word.empty()) continue;
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
 std::string gib(units::Bytes b) { return fixed(units::to_gib(b), 1); }
 
 // ---- CSV ----
@@ -134,6 +155,9 @@ json parallelism_to_json(const sim::Parallelism& p, int micro_batches) {
           {"recompute", sim::to_string(p.recompute)},
           {"sequence_parallel", p.sequence_parallel},
           {"overlap_dp_comm", p.overlap_dp_comm},
+          {"etp", p.etp},
+          {"tp_comm_overlap", p.tp_comm_overlap},
+          {"pp_comm_overlap", p.pp_comm_overlap},
           {"grad_accumulation", micro_batches}};
 }
 
@@ -148,6 +172,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   out["tokens_per_s_per_gpu"] = gpus > 0 ? number(e.tokens_per_s / gpus) : json(nullptr);
   out["model_tflops_per_gpu"] = number(units::to_tflop_per_s(e.model_flops_per_gpu));
   out["mfu"] = number(e.mfu);
+  out["mfu_bf16_peak"] = number(e.mfu_bf16_peak);  // the same model FLOPs against the BF16 dense peak
   out["hfu"] = number(e.hfu);
   out["time_to_train_days"] = number(units::to_days(e.time_to_train));
   out["steps"] = number(e.steps);
@@ -155,6 +180,24 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   out["cost_usd"] = e.cost ? number(e.cost->base()) : json(nullptr);
   out["usd_per_gpu_hour"] = e.price_per_gpu ? number(units::to_usd_per_hour(*e.price_per_gpu)) : json(nullptr);
   out["price_source"] = cl.price_source.empty() ? json(nullptr) : json(cl.price_source);
+
+  // p10-p90 intervals (sim/uncertainty.hpp); null when no error band is known.
+  auto bounds = [&](const char* key, const std::optional<sim::Interval>& i) {
+    out[std::string(key) + "_p10"] = i ? number(i->low) : json(nullptr);
+    out[std::string(key) + "_p90"] = i ? number(i->high) : json(nullptr);
+  };
+  bounds("step_time_s", e.step_time_s_p10_p90);
+  bounds("tokens_per_s", e.tokens_per_s_p10_p90);
+  bounds("time_to_train_days", e.time_to_train_days_p10_p90);
+  bounds("cost_usd", e.cost_usd_p10_p90);
+  if (e.band) {
+    out["error_band"] = {{"category", e.band->category},
+                         {"ratio_p10", number(e.band->ratio_p10)},
+                         {"ratio_p90", number(e.band->ratio_p90)},
+                         {"basis", e.band->basis}};
+  } else {
+    out["error_band"] = nullptr;
+  }
 
   const sim::MemoryBreakdown& m = e.memory;
   out["memory_per_gpu_bytes"] = number(m.total().base());
@@ -205,10 +248,19 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
 std::string estimate_to_csv(const sim::Estimate& e, const ParsedScenario& s) {
   const json j = estimate_to_json(e, s);
   std::vector<std::pair<std::string, json>> cols;
-  for (const char* key : {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu", "hfu",
+  for (const char* key : {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu",
+                          "mfu_bf16_peak", "hfu",
                           "time_to_train_days", "steps", "gpu_hours", "cost_usd", "usd_per_gpu_hour", "price_source",
                           "memory_per_gpu_bytes", "memory_capacity_bytes", "fits_in_memory"}) {
     cols.emplace_back(key, j.at(key));
+  }
+  for (const char* key : {"step_time_s_p10", "step_time_s_p90", "tokens_per_s_p10", "tokens_per_s_p90",
+                          "time_to_train_days_p10", "time_to_train_days_p90", "cost_usd_p10", "cost_usd_p90"}) {
+    cols.emplace_back(key, j.at(key));
+  }
+  for (const char* key : {"category", "ratio_p10", "ratio_p90", "basis"}) {
+    const json& band = j.at("error_band");
+    cols.emplace_back(std::string("error_band_") + key, band.is_object() ? band.at(key) : json(nullptr));
   }
   for (const auto& [k, v] : j.at("memory_breakdown_bytes").items()) cols.emplace_back("memory_" + k + "_bytes", v);
   for (const auto& [k, v] : j.at("breakdown_s").items()) cols.emplace_back("breakdown_" + k + "_s", v);
@@ -256,9 +308,15 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
   // Headline.
   line("Result");
   const double days = units::to_days(e.time_to_train);
-  row("time to train", (days >= 1000.0 ? grouped(days) : fixed(days, 1)) + " days (" + grouped(e.steps) + " steps)");
+  auto day_text = [](double d) { return d >= 1000.0 ? grouped(d) : fixed(d, 1); };
+  // " (p10-p90: 31.0-44.2)" after a value when the estimate has an error band.
+  auto range = [](const std::optional<sim::Interval>& i, auto text) {
+    return i ? " (p10-p90: " + text(i->low) + "-" + text(i->high) + ")" : std::string();
+  };
+  row("time to train", day_text(days) + " days" + range(e.time_to_train_days_p10_p90, day_text) + " (" +
+                           grouped(e.steps) + " steps)");
   if (e.cost) {
-    row("cost", usd(e.cost->base()) + " (" + grouped(e.gpu_hours) + " GPU-hours)");
+    row("cost", usd(e.cost->base()) + range(e.cost_usd_p10_p90, usd) + " (" + grouped(e.gpu_hours) + " GPU-hours)");
   } else {
     row("cost", "unknown: no price (" + grouped(e.gpu_hours) + " GPU-hours); give --usd-per-gpu-hour");
   }
@@ -267,9 +325,14 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
     if (!cl.price_source.empty()) price += " (" + cl.price_source + ")";
     row("price", price);
   }
-  row("step time", seconds_text(e.step_time.base()));
-  row("throughput", si(e.tokens_per_s) + " tokens/s (" +
+  row("step time", seconds_text(e.step_time.base()) + range(e.step_time_s_p10_p90, seconds_text));
+  row("throughput", si(e.tokens_per_s) + " tokens/s" + range(e.tokens_per_s_p10_p90, si) + " (" +
                         (cl.gpus > 0 ? grouped(e.tokens_per_s / cl.gpus) : std::string("n/a")) + " per GPU)");
+  if (e.band) {
+    row("error band", "measured/predicted " + fixed(e.band->ratio_p10, 2) + "-" + fixed(e.band->ratio_p90, 2) +
+                          " (p10-p90, " + e.band->category + ")");
+    for (const auto& text : wrap(e.band->basis, 76)) row("", text);
+  }
   row("model TFLOP/s per GPU", fixed(units::to_tflop_per_s(e.model_flops_per_gpu), 1));
   row("MFU / HFU", fixed(100.0 * e.mfu, 1) + "% / " + fixed(100.0 * e.hfu, 1) + "%");
   line("");

@@ -43,9 +43,7 @@ double throughput_with(const Scenario& s, const Parallelism& p, double gemm, dou
 }
 
 // Interval of a quantity inversely proportional to throughput (time, money).
-Interval inverse(double value, double ratio_p10, double ratio_p90) {
-  return {value / ratio_p90, value / ratio_p10};
-}
+Interval inverse(double value, double ratio_p10, double ratio_p90) { return {value / ratio_p90, value / ratio_p10}; }
 
 std::optional<Interval> finite(Interval i) {
   if (!std::isfinite(i.low) || !std::isfinite(i.high)) return std::nullopt;
@@ -123,9 +121,9 @@ void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, co
   band.category = q->category;
   band.ratio_p10 = std::exp(std::min(q->log_ratio_p10, q->log_ratio_p90));
   band.ratio_p90 = std::exp(std::max(q->log_ratio_p10, q->log_ratio_p90));
-  band.basis = "p10-p90 of measured/predicted throughput over " + std::to_string(q->n) + " validated " +
-               (q->category == kAllCategory ? std::string("runs") : "'" + q->category + "' runs");
-  if (q->category != category) band.basis += " (no table entry for '" + category + "')";
+  band.basis = "p10-p90 of measured/predicted tokens/s over " + std::to_string(q->n) + " validated " +
+               (q->category == kAllCategory ? std::string("runs") : q->category + " runs");
+  if (q->category != category) band.basis += " (too few validated " + category + " runs for their own band)";
 
   // Input uncertainty: a GPU without a published GEMM (or attention) efficiency is priced at the
   // datasheet model's default; the published figures of other GPUs spread around it. The
@@ -147,16 +145,14 @@ void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, co
       band.ratio_p10 *= down;
       band.ratio_p90 *= up;
       std::string what;
-      if (gemm_unknown) {
-        what = "GEMM efficiency " + fixed(spread.gemm_low, 2) + "-" + fixed(spread.gemm_high, 2);
-      }
+      if (gemm_unknown) what = "GEMM " + fixed(spread.gemm_low, 2) + "-" + fixed(spread.gemm_high, 2);
       if (attention_unknown) {
-        what += std::string(what.empty() ? "" : " and ") + "attention efficiency " + fixed(spread.attention_low, 2) +
-                "-" + fixed(spread.attention_high, 2);
+        what += std::string(what.empty() ? "" : ", ") + "attention " + fixed(spread.attention_low, 2) + "-" +
+                fixed(spread.attention_high, 2);
       }
-      band.basis += "; widened x" + fixed(down, 2) + "/x" + fixed(up, 2) + " because the GPU has no published " +
+      band.basis += "; widened x" + fixed(down, 2) + " / x" + fixed(up, 2) + ": no published " +
                     (gemm_unknown && attention_unknown ? "GEMM or attention" : (gemm_unknown ? "GEMM" : "attention")) +
-                    " efficiency (published range: " + what + ")";
+                    " efficiency for this GPU (other GPUs' published range: " + what + " of peak)";
     }
   }
   if (!positive_finite(band.ratio_p10) || !positive_finite(band.ratio_p90)) return;

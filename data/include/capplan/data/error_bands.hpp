@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// data/error_bands.json: the residual table of the model on the published-runs development set
+// (sim/uncertainty.hpp), written by `capplan validate-published --write-error-bands` and read by
+// `capplan estimate` to put a p10-p90 interval on every estimate.
+//
+// Format (schema 1; unknown keys are errors):
+//   {"schema": 1, "generated": "YYYY-MM-DD", "source": "<command and data set>", "method": "<text>",
+//    "leave_one_out_coverage": 0.8 | null,
+//    "categories": [{"category": "dense/megatron", "n": 30, "log_ratio_p10": -0.2, "log_ratio_p90": 0.05}, ...]}
+// category is "all", "<arch>" or "<arch>/<framework>" (arch: dense | moe; framework: megatron | pytorch);
+// log ratios are ln(measured / predicted) of throughput, p10 <= p90.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "capplan/sim/result.hpp"
+#include "capplan/sim/uncertainty.hpp"
+
+namespace capplan::data {
+
+struct ErrorBands {
+  sim::ResidualTable table;
+  std::string generated;  // YYYY-MM-DD
+  std::string source;     // how it was produced (command, data set)
+  std::string method;     // how the quantiles were computed
+  std::optional<double> leave_one_out_coverage;  // share of rows inside their leave-one-out p10-p90
+};
+
+inline constexpr const char* kErrorBandsFile = "error_bands.json";
+
+// <data dir>/error_bands.json
+std::filesystem::path error_bands_path(const std::filesystem::path& data_dir);
+
+// Reads and validates a file. A missing file is not an error: the result is then empty (no band).
+// Every problem is reported with its JSON pointer ("error_bands.json#/categories/2/n: ...").
+Result<std::optional<ErrorBands>> load_error_bands(const std::filesystem::path& file);
+
+// Validates a parsed document / JSON text; `where` prefixes the diagnostics.
+Result<ErrorBands> error_bands_from_json(const nlohmann::json& doc, const std::string& where);
+Result<ErrorBands> parse_error_bands_text(std::string_view text, const std::string& where);
+
+// The document load_error_bands reads back to the same values (dump(2) + "\n" for the file),
+// keys in the order of the format above.
+nlohmann::ordered_json error_bands_to_json(const ErrorBands& bands);
+
+}  // namespace capplan::data

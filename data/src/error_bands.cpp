@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reads, validates and writes data/error_bands.json (format in capplan/data/error_bands.hpp).
+#include "capplan/data/error_bands.hpp"
+
+#include <cmath>
+#include <map>
+#include <regex>
+
+#include "json_reader.hpp"
+
+namespace capplan::data {
+
+namespace {
+
+using detail::Field;
+using detail::json;
+using detail::Kind;
+using detail::Need;
+using detail::Reader;
+
+constexpr int kSchema = 1;
+// |ln(measured/predicted)| beyond 5 (a factor of ~150) is a broken file, not a residual.
+constexpr detail::Range kLogRatio{-5, 5, false};
+
+const std::vector<std::string>& known_categories() {
+  static const std::vector<std::string> kKnown = {"all",           "dense",        "moe",        "dense/megatron",
+                                                  "dense/pytorch", "moe/megatron", "moe/pytorch"};
+  return kKnown;
+}
+
+bool valid_category(const std::string& c) {
+  if (c == sim::kAllCategory) return true;
+  const auto slash = c.find('/');
+  const std::string arch = c.substr(0, slash);
+  if (arch != "dense" && arch != "moe") return false;
+  if (slash == std::string::npos) return true;
+  return sim::framework_from_string(c.substr(slash + 1)).has_value();
+}
+
+constexpr Field<sim::ResidualQuantiles> kCategoryFields[] = {
+    {"category", Kind::string, Need::required, false, {}, "all, <arch> or <arch>/<framework>",
+     [](sim::ResidualQuantiles& q, const json& v, Reader& r, const std::string& p) {
+       q.category = v.get<std::string>();
+       if (!valid_category(q.category)) {
+         r.error(p, "unknown category '" + q.category + "' (" + suggest(q.category, known_categories()) + ")");
+       }
+     }},
+    {"n", Kind::integer, Need::required, false, {1, 1e9, false}, "validated runs in this category",
+     [](sim::ResidualQuantiles& q, const json& v, Reader&, const std::string&) {
+       q.n = static_cast<int>(v.get<double>());
+     }},
+    {"log_ratio_p10", Kind::number, Need::required, false, kLogRatio, "p10 of ln(measured/predicted)",
+     [](sim::ResidualQuantiles& q, const json& v, Reader&, const std::string&) { q.log_ratio_p10 = v.get<double>(); }},
+    {"log_ratio_p90", Kind::number, Need::required, false, kLogRatio, "p90 of ln(measured/predicted)",
+     [](sim::ResidualQuantiles& q, const json& v, Reader&, const std::string&) { q.log_ratio_p90 = v.get<double>(); }},
+};
+
+constexpr Field<ErrorBands> kTopFields[] = {
+    {"schema", Kind::integer, Need::required, false, {1, 1e9, false}, "file schema version, 1",
+     [](ErrorBands&, const json& v, Reader& r, const std::string& p) {
+       if (v.get<double>() != kSchema) {
+         r.error(p, "unsupported schema version (this capplan reads " + std::to_string(kSchema) + "); got " +
+                        detail::describe(v));
+       }
+     }},
+    {"generated", Kind::string, Need::required, false, {}, "date the table was generated, YYYY-MM-DD",
+     [](ErrorBands& b, const json& v, Reader& r, const std::string& p) {
+       static const std::regex kDate("[0-9]{4}-[0-9]{2}-[0-9]{2}");
+       b.generated = v.get<std::string>();
+       if (!std::regex_match(b.generated, kDate)) r.error(p, "must be a date YYYY-MM-DD; got " + detail::describe(v));
+     }},
+    {"source", Kind::string, Need::required, false, {}, "the command and data set that produced the table",
+     [](ErrorBands& b, const json& v, Reader&, const std::string&) { b.source = v.get<std::string>(); }},
+    {"method", Kind::string, Need::required, false, {}, "how the quantiles were computed",
+     [](ErrorBands& b, const json& v, Reader&, const std::string&) { b.method = v.get<std::string>(); }},
+    {"leave_one_out_coverage", Kind::number, Need::optional, true, {0, 1, false},
+     "share of validated rows inside their leave-one-out p10-p90 interval, 0-1",
+     [](ErrorBands& b, const json& v, Reader&, const std::string&) { b.leave_one_out_coverage = v.get<double>(); }},
+    {"categories", Kind::object, Need::required, false, {}, "list of {category, n, log_ratio_p10, log_ratio_p90}",
+     nullptr},  // an array: read below (the field row is here for the required and unknown-key checks)
+};
+
+}  // namespace
+
+std::filesystem::path error_bands_path(const std::filesystem::path& data_dir) { return data_dir / kErrorBandsFile; }
+
+Result<ErrorBands> error_bands_from_json(const json& doc, const std::string& where) {
+  Diagnostics diags;
+  Reader r(where, diags);
+  ErrorBands bands;
+  if (!r.object(doc, "")) return std::unexpected(std::move(diags));
+  // Every scalar field through the table; "categories" is an array, so it is checked here.
+  for (const auto& f : kTopFields) {
+    const std::string p = detail::child("", f.key);
+    auto it = doc.find(f.key);
+    if (it == doc.end()) {
+      if (f.need == Need::required) r.error(p, std::string("required (") + f.help + ") is missing");
+      continue;
+    }
+    if (it->is_null()) {
+      if (!f.nullable) r.error(p, std::string("must not be null (") + f.help + ")");
+      continue;
+    }
+    if (f.set == nullptr) continue;
+    if (detail::check_kind(f, *it, r, p)) f.set(bands, *it, r, p);
+  }
+  r.unknown_keys(doc, "", detail::field_keys<ErrorBands>(kTopFields));
+
+  if (auto list = doc.find("categories"); list != doc.end() && !list->is_null()) {
+    if (!list->is_array()) {
+      r.error("/categories", std::string("expected an array; got ") + list->type_name() + " " + detail::describe(*list));
+    } else {
+      std::map<std::string, std::size_t> first;
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        const std::string p = detail::child("/categories", i);
+        const auto before = r.count();
+        sim::ResidualQuantiles q;
+        detail::read_fields<sim::ResidualQuantiles>((*list)[i], p, kCategoryFields, q, r);
+        if (r.count() != before) continue;
+        if (q.log_ratio_p10 > q.log_ratio_p90) {
+          r.error(detail::child(p, "log_ratio_p90"),
+                  "must be >= log_ratio_p10 (" + detail::fmt(q.log_ratio_p10) + "); got " + detail::fmt(q.log_ratio_p90));
+          continue;
+        }
+        auto [it, inserted] = first.emplace(q.category, i);
+        if (!inserted) {
+          r.error(detail::child(p, "category"), "duplicate category '" + q.category + "' (first at #/categories/" +
+                                                    std::to_string(it->second) + ")");
+          continue;
+        }
+        bands.table.categories.push_back(std::move(q));
+      }
+    }
+  }
+  if (has_errors(diags)) return std::unexpected(std::move(diags));
+  return bands;
+}
+
+Result<ErrorBands> parse_error_bands_text(std::string_view text, const std::string& where) {
+  auto doc = detail::parse_json_text(text, where);
+  if (!doc) return std::unexpected(std::move(doc.error()));
+  return error_bands_from_json(*doc, where);
+}
+
+Result<std::optional<ErrorBands>> load_error_bands(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return std::optional<ErrorBands>{};
+  const std::string where = file.filename().string();
+  auto text = detail::read_text_file(file, where);
+  if (!text) return std::unexpected(std::move(text.error()));
+  auto bands = parse_error_bands_text(*text, where);
+  if (!bands) return std::unexpected(std::move(bands.error()));
+  return std::optional<ErrorBands>(std::move(*bands));
+}
+
+nlohmann::ordered_json error_bands_to_json(const ErrorBands& bands) {
+  using ojson = nlohmann::ordered_json;
+  ojson categories = ojson::array();
+  for (const auto& q : bands.table.categories) {
+    categories.push_back(
+        {{"category", q.category}, {"n", q.n}, {"log_ratio_p10", q.log_ratio_p10}, {"log_ratio_p90", q.log_ratio_p90}});
+  }
+  return {{"schema", kSchema},
+          {"generated", bands.generated},
+          {"source", bands.source},
+          {"method", bands.method},
+          {"leave_one_out_coverage",
+           bands.leave_one_out_coverage && std::isfinite(*bands.leave_one_out_coverage)
+               ? ojson(*bands.leave_one_out_coverage)
+               : ojson(nullptr)},
+          {"categories", categories}};
+}
+
+}  // namespace capplan::data
