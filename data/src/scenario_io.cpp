@@ -766,8 +766,8 @@ class ScenarioParser {
       r_.error(child(p, "ep"), "expert parallelism needs an MoE model (model.moe or an MoE preset); got " +
                                    std::to_string(*s.ep));
     }
-    if (s.etp && *s.etp > 1) {
-      r_.error(child(p, "etp"), "expert tensor parallelism (etp > 1) is not supported yet; got " +
+    if (s.etp && *s.etp > 1 && m && !m->is_moe()) {
+      r_.error(child(p, "etp"), "expert tensor parallelism needs an MoE model (model.moe or an MoE preset); got " +
                                     std::to_string(*s.etp));
     }
     if (const json* v = find(j, "recompute"); v != nullptr && !is_auto(*v)) {

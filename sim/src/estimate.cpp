@@ -38,7 +38,10 @@ Diagnostics check_layout(const Scenario& s, const Parallelism& p) {
             positive("virtual_stages", p.virtual_stages);
   if (p.zero < 0 || p.zero > 3) error(d, "zero", "must be 0, 1, 2 or 3; got " + num(p.zero));
   if (!ok) return d;
-  if (p.etp != 1) error(d, "etp", "expert tensor parallelism (etp > 1) is not supported yet; got " + num(p.etp));
+  if (p.etp > 1 && !m.is_moe()) error(d, "etp", "expert tensor parallelism needs an MoE model; got " + num(p.etp));
+  if (p.etp > 1 && m.is_moe() && m.moe.expert_ffn_hidden % p.etp != 0) {
+    error(d, "etp", "must divide expert_ffn_hidden (" + num(m.moe.expert_ffn_hidden) + "); got " + num(p.etp));
+  }
   if (p.ep > 1 && !m.is_moe()) error(d, "ep", "expert parallelism needs an MoE model; got " + num(p.ep));
   if (m.is_moe()) {
     const long long ranks = 1LL * p.tp * p.dp * p.cp;

@@ -71,7 +71,8 @@ LayerActivations layer_activations(const ModelSpec& m, const Parallelism& p, Pre
     const double moe_tokens = t > 1 ? sb / t : sb;
     const double routed = moe_tokens * e.top_k * e.capacity_factor;
     const double fe = static_cast<double>(e.expert_ffn_hidden) / p.etp;
-    const double experts = routed * (gemm_in * h + (m.gated_ffn ? 4.0 : 2.0) * fe + gemm_in * fe);
+    // With ETP a rank keeps the gathered tokens of its etp group for 1/etp of each expert.
+    const double experts = routed * p.etp * (gemm_in * h + (m.gated_ffn ? 4.0 : 2.0) * fe + gemm_in * fe);
     const double router = moe_tokens * e.experts * 4.0;
     const double fs = static_cast<double>(e.shared_experts) * e.expert_ffn_hidden;
     const double shared = ((m.gated_ffn ? 4.0 : 2.0) * fs + gemm_in * fs) * sb / t;

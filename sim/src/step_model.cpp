@@ -283,20 +283,36 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
     const std::int64_t moe_tokens = t > 1 ? tokens / t : tokens;
     const double routed = static_cast<double>(moe_tokens) * e.top_k * e.capacity_factor;  // busiest rank
     const std::int64_t local_experts = std::max<std::int64_t>(1, e.experts / p.ep);
-    const std::int64_t per_expert = std::max<std::int64_t>(1, static_cast<std::int64_t>(routed / local_experts));
+    // With expert tensor parallelism each rank works on the routed tokens of its whole ETP group
+    // (gathered) with 1/etp of every local expert.
+    const std::int64_t per_expert =
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(routed * p.etp / local_experts));
     b.linear("router", "router_dgrad", "router_wgrad", moe_tokens, e.experts, h, Precision::bf16, Scope::moe_ffn,
              full_rc);
     // Permute tokens into expert order and back (read + write the hidden vectors each way).
     b.elementwise("moe_permute", 2.0 * act * routed * h, Scope::moe_ffn, rc_elementwise, 2.0);
     if (p.ep > 1) {
       // Token dispatch and combine: each rank sends its T*k hidden vectors; the busiest rank
-      // receives capacity_factor times the mean. Forward 2 all-to-alls, backward 2 more.
-      const GroupPlacement ep_group = place_group(p.ep, 1, c.gpus_per_node);
+      // receives capacity_factor times the mean. Forward 2 all-to-alls, backward 2 more. The
+      // ETP ranks of an expert are contiguous, so EP peers are etp ranks apart.
+      const GroupPlacement ep_group = place_group(p.ep, p.etp, c.gpus_per_node);
       const units::Bytes msg = units::bytes(act * routed * h);
       b.collective(CollectiveOp{"ep_dispatch_all_to_all", CollectiveKind::all_to_all, msg, ep_group, Axis::ep},
                    Scope::moe_ffn, full_rc);
       b.collective(CollectiveOp{"ep_combine_all_to_all", CollectiveKind::all_to_all, msg, ep_group, Axis::ep},
                    Scope::moe_ffn, full_rc);
+    }
+    if (p.etp > 1) {
+      // Expert tensor parallelism (Megatron-Core): the etp ranks sharing an expert gather each
+      // other's routed tokens before the experts and reduce-scatter the partial outputs after,
+      // forward and backward (the TP pattern on the routed tokens).
+      const GroupPlacement etp_group = place_group(p.etp, 1, c.gpus_per_node);
+      const units::Bytes msg = units::bytes(act * routed * h * p.etp);
+      b.collective(CollectiveOp{"etp_all_gather", CollectiveKind::all_gather, msg, etp_group, Axis::ep}, Scope::moe_ffn,
+                   full_rc);
+      b.collective(CollectiveOp{"etp_reduce_scatter", CollectiveKind::reduce_scatter, msg, etp_group, Axis::ep},
+                   Scope::moe_ffn,
+                   full_rc);
     }
     // Local experts: one GEMM per expert and projection, as Transformer Engine's GroupedLinear and
     // Megatron-Core's SequentialMLP launch them (separate cuBLAS calls, each with its own tile and

@@ -931,10 +931,10 @@ const BadScenario kBad[] = {
      {{"model", {{"preset", "mixtral-8x7b"}}}, {"strategy", {{"dp", 8}, {"ep", 4}}}},
      "scenario#/strategy",
      "tp*pp*dp*cp = 8*4*8*1 = 256 must equal the number of GPUs (512); ep is carved out of the tp*dp*cp ranks"},
-    {"ExpertTensorParallel",
-     {{"model", {{"preset", "mixtral-8x7b"}}}, {"strategy", {{"etp", 2}}}},
+    {"ExpertTensorParallelOnADenseModel",
+     {{"strategy", {{"etp", 2}}}},
      "scenario#/strategy/etp",
-     "expert tensor parallelism (etp > 1) is not supported yet; got 2"},
+     "expert tensor parallelism needs an MoE model (model.moe or an MoE preset); got 2"},
     {"EtpZero", {{"strategy", {{"etp", 0}}}}, "scenario#/strategy/etp", "must be a positive integer; got 0"},
     {"TpZero", {{"strategy", {{"tp", 0}}}}, "scenario#/strategy/tp", "must be a positive integer; got 0"},
     {"TpNegative", {{"strategy", {{"tp", -8}}}}, "scenario#/strategy/tp", "must be a positive integer; got -8"},
@@ -983,7 +983,7 @@ TEST(ParseScenario, CollectsAllErrorsInOnePass) {
   auto r = parse(patched({{"model", {{"layers", -1}}},
                           {"training", {{"tokens", "lots"}, {"precision", "int4"}}},
                           {"cluster", {{"nodes", 0}}},
-                          {"strategy", {{"tp", 0}, {"etp", 4}, {"zero", 9}}},
+                          {"strategy", {{"tp", 0}, {"etp", 0}, {"zero", 9}}},
                           {"extra", true}}));
   ASSERT_FALSE(r);
   const auto& d = r.error();
@@ -993,7 +993,7 @@ TEST(ParseScenario, CollectsAllErrorsInOnePass) {
   EXPECT_TRUE(has_diag(d, "scenario#/training/precision", "unknown precision 'int4'"));
   EXPECT_TRUE(has_diag(d, "scenario#/cluster/nodes", "must be a positive integer; got 0"));
   EXPECT_TRUE(has_diag(d, "scenario#/strategy/tp", "must be a positive integer; got 0"));
-  EXPECT_TRUE(has_diag(d, "scenario#/strategy/etp", "not supported yet"));
+  EXPECT_TRUE(has_diag(d, "scenario#/strategy/etp", "must be a positive integer; got 0"));
   EXPECT_TRUE(has_diag(d, "scenario#/strategy/zero", "must be at most 3; got 9"));
   EXPECT_EQ(d.size(), 8u) << to_string(d);
 }

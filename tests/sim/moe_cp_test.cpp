@@ -294,3 +294,46 @@ TEST(Korthikanti2022Table5, MeanIterationTimeErrorIsAboutFivePercent) {
 
 }  // namespace
 }  // namespace capplan::sim
+
+namespace capplan::sim {
+namespace {
+
+TEST(ExpertTensorParallel, SplitsExpertsAndGathersTheGroupsTokens) {
+  // Mixtral on 8 GPUs, dp 8, ep 4, etp 2: each GPU holds 8/4 = 2 experts, half of each
+  // (3*h*f/2 parameters); it processes the routed tokens of both ETP ranks (2 * 4096 * 2 = 16384
+  // rows over 2 local experts = 8192 per expert) against a 14336/2 inner size; the ETP pair
+  // gathers and reduce-scatters 2 * 8192 * h bytes (both ranks' routed tokens) each way.
+  ModelSpec m;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn_hidden = 14336;
+  m.vocab = 32000;
+  m.seq_len = 4096;
+  m.gated_ffn = true;
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn_hidden = 14336;
+  Parallelism p = layout(1, 1, 8);
+  p.ep = 4;
+  p.etp = 2;
+  EXPECT_DOUBLE_EQ(stage_params(m, p, 0).expert, 32 * 2 * 3.0 * 4096 * 14336 / 2);
+  const StepOps ops = build_step_ops(m, job_of(8), p, cluster_of(test::h100_sxm(), 8));
+  bool found = false;
+  for (const StepOp& so : ops.ops) {
+    const auto* g = std::get_if<GemmOp>(&so.op);
+    if (g == nullptr || so.phase != Phase::forward || std::strcmp(g->name, "expert_up") != 0) continue;
+    found = true;
+    EXPECT_EQ(g->m, 8192);
+    EXPECT_EQ(g->n, 14336);  // 2 * 14336 / 2
+    EXPECT_EQ(so.count, 2.0);
+  }
+  EXPECT_TRUE(found);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "etp_all_gather", Phase::forward), 2.0 * 2 * 4096 * 2 * 4096);
+  Scenario s = test::scenario_of(m, job_of(8), cluster_of(test::h100_sxm(), 8));
+  EXPECT_FALSE(has_errors(check_layout(s, p))) << to_string(check_layout(s, p));
+}
+
+}  // namespace
+}  // namespace capplan::sim
