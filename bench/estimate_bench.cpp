@@ -14,7 +14,18 @@ using namespace capplan::units;
 // Llama-2-70B on 64 x H100 SXM (figures as in data/gpus.json).
 sim::Scenario llama70b_on_h100() {
   sim::Scenario s;
-  s.model = {"llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096, true, false, false, true};
+  sim::ModelSpec& m = s.model;
+  m.name = "llama2-70b";
+  m.layers = 80;
+  m.hidden = 8192;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.ffn_hidden = 28672;
+  m.vocab = 32000;
+  m.seq_len = 4096;
+  m.gated_ffn = true;
+  m.rmsnorm = true;
+  m.rope = true;
   s.training.tokens = 2e12;
   s.training.global_batch = 1024;
   s.training.precision = sim::Precision::bf16;
