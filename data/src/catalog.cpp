@@ -314,6 +314,9 @@ constexpr Field<sim::MoeSpec> kMoeFields[] = {
      "leading layers with a dense FFN of ffn_hidden (default 0)", set_moe<&sim::MoeSpec::dense_layers>},
     {"every_n_layers", Kind::integer, Need::optional, false, {1, 1e4, false},
      "after the dense layers every n-th layer is MoE (default 1)", set_moe<&sim::MoeSpec::every_n_layers>},
+    {"max_nodes_per_token", Kind::integer, Need::optional, false, {0, 1e5, false},
+     "node-limited routing: nodes a token's experts may span (default 0 = unlimited)",
+     set_moe<&sim::MoeSpec::max_nodes_per_token>},
 };
 
 constexpr Field<sim::MlaSpec> kMlaFields[] = {

@@ -440,6 +440,11 @@ void read_mla(RowReader& rr, const Catalogs& cat, json& model) {
                   {"qk_nope_head_dim", m.qk_nope_head_dim},
                   {"qk_rope_head_dim", m.qk_rope_head_dim},
                   {"v_head_dim", m.v_head_dim}};
+  if (s.moe.max_nodes_per_token > 0 && model.contains("moe")) {
+    model["moe"]["max_nodes_per_token"] = s.moe.max_nodes_per_token;
+    rr.assume("node-limited routing of the " + std::string(preset_id) + " preset (at most " +
+              std::to_string(s.moe.max_nodes_per_token) + " nodes per token)");
+  }
   rr.assume("num_kv_heads = '" + rr.cell("num_kv_heads") + "': multi-head latent attention with the " + preset_id +
             " preset's latent dimensions (q_lora_rank " + std::to_string(m.q_lora_rank) + ", kv_lora_rank " +
             std::to_string(m.kv_lora_rank) + ", qk_nope/rope/v head dims " + std::to_string(m.qk_nope_head_dim) + "/" +

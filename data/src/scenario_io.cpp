@@ -85,6 +85,8 @@ constexpr MoeInt kMoeInts[] = {
     {"shared_experts", &sim::MoeSpec::shared_experts, 0, 1e5, false, "always-active experts (default 0)"},
     {"dense_layers", &sim::MoeSpec::dense_layers, 0, 1e4, false, "leading dense layers (default 0)"},
     {"every_n_layers", &sim::MoeSpec::every_n_layers, 1, 1e4, false, "every n-th layer is MoE (default 1)"},
+    {"max_nodes_per_token", &sim::MoeSpec::max_nodes_per_token, 0, 1e5, false,
+     "node-limited routing: nodes a token's experts may span (default 0 = unlimited)"},
 };
 // Busiest expert rank / mean: beyond 10 the layout, not the router, is the problem.
 constexpr double kMaxCapacityFactor = 10.0;

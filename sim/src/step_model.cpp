@@ -297,10 +297,24 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
       // ETP ranks of an expert are contiguous, so EP peers are etp ranks apart.
       const GroupPlacement ep_group = place_group(p.ep, p.etp, c.gpus_per_node);
       const units::Bytes msg = units::bytes(act * routed * h);
-      b.collective(CollectiveOp{"ep_dispatch_all_to_all", CollectiveKind::all_to_all, msg, ep_group, Axis::ep},
-                   Scope::moe_ffn, full_rc);
-      b.collective(CollectiveOp{"ep_combine_all_to_all", CollectiveKind::all_to_all, msg, ep_group, Axis::ep},
-                   Scope::moe_ffn, full_rc);
+      const int limit = e.max_nodes_per_token;
+      if (limit > 0 && limit < e.top_k && ep_group.spans_nodes()) {
+        // Node-limited routing: a token crosses the network once per target node (at most
+        // `limit`), then is forwarded to its experts inside the node over NVLink.
+        const units::Bytes net =
+            units::bytes(act * static_cast<double>(moe_tokens) * e.capacity_factor * std::min(limit, ep_group.nodes) * h);
+        const GroupPlacement node{ep_group.ranks_per_node, ep_group.ranks_per_node, 1};
+        for (const char* name : {"ep_dispatch_all_to_all", "ep_combine_all_to_all"}) {
+          b.collective(CollectiveOp{name, CollectiveKind::all_to_all, net, ep_group, Axis::ep}, Scope::moe_ffn, full_rc);
+          b.collective(CollectiveOp{"ep_nvlink_forward", CollectiveKind::all_to_all, msg, node, Axis::ep},
+                       Scope::moe_ffn, full_rc);
+        }
+      } else {
+        b.collective(CollectiveOp{"ep_dispatch_all_to_all", CollectiveKind::all_to_all, msg, ep_group, Axis::ep},
+                     Scope::moe_ffn, full_rc);
+        b.collective(CollectiveOp{"ep_combine_all_to_all", CollectiveKind::all_to_all, msg, ep_group, Axis::ep},
+                     Scope::moe_ffn, full_rc);
+      }
     }
     if (p.etp > 1) {
       // Expert tensor parallelism (Megatron-Core): the etp ranks sharing an expert gather each

@@ -337,3 +337,37 @@ TEST(ExpertTensorParallel, SplitsExpertsAndGathersTheGroupsTokens) {
 
 }  // namespace
 }  // namespace capplan::sim
+
+namespace capplan::sim {
+namespace {
+
+TEST(NodeLimitedRouting, TokensCrossTheNetworkOncePerTargetNode) {
+  // DeepSeek-V3-style routing on 16 GPUs (2 nodes), ep 16, top-8, at most 4 nodes per token:
+  // a token crosses the network min(4, 2) = 2 times instead of 8, and is forwarded to its
+  // experts over NVLink inside the node (the full 8 copies).
+  ModelSpec m;
+  m.layers = 4;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn_hidden = 512;
+  m.vocab = 1000;
+  m.seq_len = 1024;
+  m.gated_ffn = true;
+  m.moe.experts = 64;
+  m.moe.top_k = 8;
+  m.moe.expert_ffn_hidden = 512;
+  m.moe.max_nodes_per_token = 4;
+  Parallelism p = layout(1, 1, 16);
+  p.ep = 16;
+  const StepOps ops = build_step_ops(m, job_of(16), p, cluster_of(test::h100_sxm(), 16));
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "ep_dispatch_all_to_all", Phase::forward), 2.0 * 1024 * 2 * 1024);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "ep_nvlink_forward", Phase::forward), 2 * (2.0 * 1024 * 8 * 1024));
+  m.moe.max_nodes_per_token = 0;  // unlimited: every routed copy goes through the all-to-all
+  const StepOps plain = build_step_ops(m, job_of(16), p, cluster_of(test::h100_sxm(), 16));
+  EXPECT_DOUBLE_EQ(sum_bytes(plain, "ep_dispatch_all_to_all", Phase::forward), 2.0 * 1024 * 8 * 1024);
+  EXPECT_DOUBLE_EQ(sum_bytes(plain, "ep_nvlink_forward", Phase::forward), 0.0);
+}
+
+}  // namespace
+}  // namespace capplan::sim

@@ -22,6 +22,10 @@ struct MoeSpec {
   // token dropping at capacity factor 1.0 or force-balanced benchmark routing; dropless routing
   // with an auxiliary balancing loss runs above 1 (set it when known).
   double capacity_factor = 1.0;
+  // Node-limited routing (DeepSeek-V3 Sec. 2.1.2: each token goes to experts on at most M = 4
+  // nodes; its tokens cross the network once per target node and are forwarded over NVLink).
+  // 0 = unlimited: every routed copy may cross the network.
+  int max_nodes_per_token = 0;
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3): Q and KV projected through low-rank latents.
