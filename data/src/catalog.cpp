@@ -384,6 +384,8 @@ constexpr Field<ModelDraft> kModelFields[] = {
      }},
     {"head_dim", Kind::integer, Need::optional, false, {1, 1e5, false},
      "per-head dimension when it is not hidden/heads (Qwen3, gpt-oss)", set_dim<&sim::ModelSpec::attention_head_dim>},
+    {"sliding_window_every", Kind::integer, Need::optional, false, {1, 1e4, false},
+     "one layer in this many uses the sliding window (default 1: all)", set_dim<&sim::ModelSpec::sliding_window_every>},
     {"sliding_window", Kind::integer, Need::optional, false, {1, 1e8, false},
      "tokens each query attends to (sliding-window attention)", set_dim<&sim::ModelSpec::sliding_window>},
     {"moe", Kind::object, Need::optional, false, {}, "mixture of experts: experts, top_k, expert_ffn_hidden, ...",

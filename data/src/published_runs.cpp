@@ -527,9 +527,16 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
   if (mla_row) read_mla(rr, cat, model);
   read_head_dim_caveat(rr, model);
   if (contains(rr.cell("attention_notes"), "alternating") && contains(rr.cell("attention_notes"), "sliding window")) {
-    rr.assume("attention_notes '" + rr.cell("attention_notes") +
-              "': capplan has one window for all layers, so full causal attention is modelled in every layer "
-              "(overestimates the attention of the windowed half)");
+    static const std::regex kWindow(R"((\d+)-token sliding window)");
+    std::smatch wm;
+    const std::string notes = rr.cell("attention_notes");
+    if (std::regex_search(notes, wm, kWindow)) {
+      model["attention"] = "sliding_window";
+      model["sliding_window"] = std::stoi(wm.str(1));
+      model["sliding_window_every"] = 2;
+      rr.assume("attention_notes '" + notes + "': every second layer attends within a " + wm.str(1) +
+                "-token window, the others to the whole sequence");
+    }
   }
   model["tied_embeddings"] = false;
   model["dropout"] = false;

@@ -239,7 +239,8 @@ class ScenarioParser {
     const std::string p = "/model";
     if (!r_.object(j, p)) return std::nullopt;
     const auto before = r_.count();
-    std::vector<std::string> known{"preset", "name", "moe", "attention", "mla", "sliding_window"};
+    std::vector<std::string> known{"preset", "name", "moe", "attention", "mla", "sliding_window",
+                                   "sliding_window_every"};
     for (const auto& d : kModelDims) known.emplace_back(d.key);
     for (const auto& f : kModelFlags) known.emplace_back(f.key);
     r_.unknown_keys(j, p, known);
@@ -469,6 +470,18 @@ class ScenarioParser {
       window = 0;
     }
     m.sliding_window = window;
+    if (const json* e = find(j, "sliding_window_every")) {
+      // One layer in N uses the window (gpt-oss alternates windowed and full layers: 2).
+      if (auto x = r_.integer(*e, child(p, "sliding_window_every"), 1, 1e4)) {
+        if (window == 0) {
+          r_.error(child(p, "sliding_window_every"), "needs a sliding_window; got " + std::to_string(*x));
+        } else {
+          m.sliding_window_every = static_cast<int>(*x);
+        }
+      }
+    } else if (window_given || kind) {
+      m.sliding_window_every = 1;  // a window given here applies to every layer unless said otherwise
+    }
   }
 
   // --- training ---------------------------------------------------------------------------

@@ -105,7 +105,9 @@ StepFlops step_flops(const ModelSpec& m, const TrainingJob& job, Recompute recom
   const double attention_gemm = 2.0 * (m.attention_params() - norms);
   const double d_qk = m.attention == Attention::mla ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : m.head_dim();
   const double d_v = m.attention == Attention::mla ? m.mla.v_head_dim : m.head_dim();
-  const double keys = m.sliding_window > 0 && m.sliding_window < m.seq_len ? m.sliding_window : s;
+  const double share = 1.0 / std::max(1, m.sliding_window_every);  // windowed layers
+  const double keys =
+      m.sliding_window > 0 && m.sliding_window < m.seq_len ? share * m.sliding_window + (1.0 - share) * s : s;
   const double attention_core = 2.0 * keys * m.heads * (d_qk + d_v);
   const double moe_layers = m.moe_layer_count();
   const double dense_layers = m.layers - moe_layers;

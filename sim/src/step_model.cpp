@@ -112,12 +112,16 @@ class OpListBuilder {
 // Share of the full s_q x s_kv score square a kernel computes. Unfused attention computes the
 // whole square and masks it; fused kernels skip masked blocks: half for a causal mask, about
 // w/s - w^2/(2 s^2) of it for a causal sliding window of w tokens.
+// With windowed layers only every n-th (gpt-oss alternates), the per-layer figure is the average
+// over the pattern: exact for the step's total, since the shapes are the same.
 double attention_work_fraction(const ModelSpec& m) {
   if (!m.flash_attention) return 1.0;
   const double s = m.seq_len;
   if (m.sliding_window > 0 && m.sliding_window < m.seq_len) {
     const double w = m.sliding_window;
-    return std::min(0.5, w / s - w * w / (2.0 * s * s));
+    const double windowed = std::min(0.5, w / s - w * w / (2.0 * s * s));
+    const double share = 1.0 / std::max(1, m.sliding_window_every);
+    return share * windowed + (1.0 - share) * 0.5;
   }
   return 0.5;
 }

@@ -189,7 +189,8 @@ TEST(PublishedRunsDev, MoeRowBuildsExpertsFromItsColumns) {
   EXPECT_TRUE(mentions(r.assumptions, "attention head size 128"));  // Qwen3's head_dim, from its config
   EXPECT_EQ(m.at("head_dim"), 128);
   EXPECT_TRUE(mentions(row("R097").assumptions, "attention head size 64"));  // gpt-oss
-  EXPECT_TRUE(mentions(row("R097").assumptions, "one window for all layers"));
+  EXPECT_TRUE(mentions(row("R097").assumptions, "every second layer attends within a 128-token window"));
+  EXPECT_EQ(row("R097").scenario.at("model").at("sliding_window_every"), 2);
 
   const auto& grok = row("R123");  // Grok-1: gated GELU experts, etp unknown, cp 2
   EXPECT_EQ(grok.scenario.at("model").at("gated_ffn"), true);

@@ -371,3 +371,34 @@ TEST(NodeLimitedRouting, TokensCrossTheNetworkOncePerTargetNode) {
 
 }  // namespace
 }  // namespace capplan::sim
+
+namespace capplan::sim {
+namespace {
+
+TEST(SlidingWindow, AlternatingLayersAverageTheAttentionWork) {
+  // s = 4096, w = 128: a windowed layer does w/s - w^2/(2 s^2) of the score square, a full
+  // causal layer 1/2; with every second layer windowed the per-layer average is their mean.
+  ModelSpec m = test::llama2_70b();
+  m.sliding_window = 128;
+  m.sliding_window_every = 2;
+  const double s = 4096, w = 128;
+  const double expected = 0.5 * (w / s - w * w / (2 * s * s)) + 0.5 * 0.5;
+  const StepOps ops = build_step_ops(m, job_of(8), layout(8, 1, 1), cluster_of(test::h100_sxm(), 8));
+  bool found = false;
+  for (const StepOp& so : ops.ops) {
+    const auto* g = std::get_if<GemmOp>(&so.op);
+    if (g == nullptr || so.phase != Phase::forward || std::strcmp(g->name, "attn_score") != 0) continue;
+    found = true;
+    EXPECT_DOUBLE_EQ(so.count, expected);
+  }
+  EXPECT_TRUE(found);
+  // Model FLOPs count w keys per query in windowed layers and s in the others.
+  const StepFlops f = step_flops(m, job_of(8), Recompute::none);
+  m.sliding_window = 0;
+  const StepFlops full = step_flops(m, job_of(8), Recompute::none);
+  const double per_token_diff = 3.0 * 80 * 2.0 * (0.5 * (s - w)) * 64 * (128 + 128);
+  EXPECT_NEAR(full.model.base() - f.model.base(), per_token_diff * 8 * s, 1e-9 * full.model.base());
+}
+
+}  // namespace
+}  // namespace capplan::sim

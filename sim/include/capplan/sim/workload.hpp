@@ -56,6 +56,7 @@ struct ModelSpec {
   bool rmsnorm = false;          // RMSNorm instead of LayerNorm (Llama family)
   bool rope = false;             // rotary position embedding applied to Q and K in every layer
   int sliding_window = 0;        // tokens each query attends to (0 = the whole causal prefix)
+  int sliding_window_every = 1;  // one layer in this many uses the window, the others full attention (gpt-oss: 2)
   int attention_head_dim = 0;    // per-head dimension when it is not hidden/heads (Qwen3, gpt-oss); 0 = hidden/heads
   Attention attention = Attention::standard;
   MlaSpec mla;
