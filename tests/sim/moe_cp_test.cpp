@@ -303,18 +303,7 @@ TEST(ExpertTensorParallel, SplitsExpertsAndGathersTheGroupsTokens) {
   // (3*h*f/2 parameters); it processes the routed tokens of both ETP ranks (2 * 4096 * 2 = 16384
   // rows over 2 local experts = 8192 per expert) against a 14336/2 inner size; the ETP pair
   // gathers and reduce-scatters 2 * 8192 * h bytes (both ranks' routed tokens) each way.
-  ModelSpec m;
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
-  m.vocab = 32000;
-  m.seq_len = 4096;
-  m.gated_ffn = true;
-  m.moe.experts = 8;
-  m.moe.top_k = 2;
-  m.moe.expert_ffn_hidden = 14336;
+  const ModelSpec m = mixtral_8x7b();
   Parallelism p = layout(1, 1, 8);
   p.ep = 4;
   p.etp = 2;
