@@ -334,7 +334,11 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
     for (const auto& text : wrap(e.band->basis, 76)) row("", text);
   }
   row("model TFLOP/s per GPU", fixed(units::to_tflop_per_s(e.model_flops_per_gpu), 1));
-  row("MFU / HFU", fixed(100.0 * e.mfu, 1) + "% / " + fixed(100.0 * e.hfu, 1) + "%");
+  row("MFU / HFU", fixed(100.0 * e.mfu, 1) + "% / " + fixed(100.0 * e.hfu, 1) + "%" +
+                       (sc.training.precision == sim::Precision::fp8 ? " of the FP8 peak" : ""));
+  if (sc.training.precision == sim::Precision::fp8) {
+    row("MFU vs BF16 peak", fixed(100.0 * e.mfu_bf16_peak, 1) + "%");
+  }
   line("");
 
   // Memory.
