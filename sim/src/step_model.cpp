@@ -23,9 +23,10 @@ GroupPlacement place_group(int size, int stride, int gpus_per_node) {
 
 StageLayers stage_layers(const ModelSpec& m, int pp, int stage) {
   StageLayers out;
-  int first = 0;
-  for (int i = 0; i < stage; ++i) first += layers_on_stage(m.layers, pp, i);
   out.layers = layers_on_stage(m.layers, pp, stage);
+  if (!m.is_moe()) return out;
+  // The first layers % pp stages hold one layer more (layers_on_stage), so stage i starts here.
+  const int first = stage * (m.layers / pp) + std::min(stage, m.layers % pp);
   for (int l = first; l < first + out.layers; ++l) out.moe += m.is_moe_layer(l) ? 1 : 0;
   return out;
 }

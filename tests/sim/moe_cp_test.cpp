@@ -154,15 +154,20 @@ TEST(MoeLayout, EpMustDivideExpertsAndTheTpDpCpRanks) {
   }));
 }
 
-TEST(ContextParallel, AttentionCoreSplitsQueriesAndKeepsAllKeys) {
-  // cp = 4 on a 32k sequence: each rank's 8192 queries meet all 32768 keys, i.e. 1/4 of the
-  // attention work of the whole sequence.
+// Llama-2-70B at 32k tokens on 32 GPUs: tp 8 with SP, cp 4.
+StepOps llama_32k_cp4_ops() {
   ModelSpec m = test::llama2_70b();
   m.seq_len = 32768;
   Parallelism p = layout(8, 1, 1);
   p.cp = 4;
   p.sequence_parallel = true;
-  const StepOps ops = build_step_ops(m, job_of(4), p, cluster_of(test::h100_sxm(), 32));
+  return build_step_ops(m, job_of(4), p, cluster_of(test::h100_sxm(), 32));
+}
+
+TEST(ContextParallel, AttentionCoreSplitsQueriesAndKeepsAllKeys) {
+  // cp = 4 on a 32k sequence: each rank's 8192 queries meet all 32768 keys, i.e. 1/4 of the
+  // attention work of the whole sequence.
+  const StepOps ops = llama_32k_cp4_ops();
   for (const StepOp& so : ops.ops) {
     const auto* g = std::get_if<GemmOp>(&so.op);
     if (g == nullptr || std::strcmp(g->name, "attn_score") != 0 || so.phase != Phase::forward) continue;
@@ -176,12 +181,7 @@ TEST(ContextParallel, AttentionCoreSplitsQueriesAndKeepsAllKeys) {
 TEST(ContextParallel, RingPassesKvChunksCpMinusOneTimesAndTwiceInBackward) {
   // Per layer and TP rank: K and V of s/cp tokens for ceil(8/8) = 1 KV head of 128 each, 16-bit:
   // 2 * 8192 * 1 * (128 + 128) bytes per step, cp - 1 = 3 steps forward, 6 backward (K, V, dK, dV).
-  ModelSpec m = test::llama2_70b();
-  m.seq_len = 32768;
-  Parallelism p = layout(8, 1, 1);
-  p.cp = 4;
-  p.sequence_parallel = true;
-  const StepOps ops = build_step_ops(m, job_of(4), p, cluster_of(test::h100_sxm(), 32));
+  const StepOps ops = llama_32k_cp4_ops();
   const double chunk = 2.0 * 8192 * 1 * (128 + 128);
   EXPECT_DOUBLE_EQ(sum_bytes(ops, "cp_kv_send_recv", Phase::forward), 3 * chunk);
   EXPECT_DOUBLE_EQ(sum_bytes(ops, "cp_kv_send_recv", Phase::backward), 6 * chunk);
