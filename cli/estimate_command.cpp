@@ -102,6 +102,62 @@ constexpr ScenarioFlag kScenarioFlags[] = {
      "Price per GPU-hour (overrides the catalog)"},
     {"--usd-per-node-hour", "/pricing/usd_per_node_hour", FlagValue::number_or_text, "USD",
      "Price per node-hour (overrides the catalog)"},
+    {"--purchase", "/pricing/purchase", FlagValue::text, "NAME", "on_demand (default), spot, reserved or on_prem"},
+    {"--spot-usd-per-gpu-hour", "/pricing/spot/usd_per_gpu_hour", FlagValue::number_or_text, "USD",
+     "Spot price per GPU-hour"},
+    {"--spot-preemptions-per-node-hour", "/pricing/spot/preemptions_per_node_hour", FlagValue::number_or_text,
+     "FRACTION", "Probability a spot node is preempted in an hour (0..1)"},
+    {"--reserved-usd-per-gpu-hour", "/pricing/reserved/usd_per_gpu_hour", FlagValue::number_or_text, "USD",
+     "Reserved (committed) price per GPU-hour"},
+    {"--reserved-term-months", "/pricing/reserved/term_months", FlagValue::number_or_text, "MONTHS",
+     "Commitment term, paid whether used or not"},
+    {"--reserved-committed-gpus", "/pricing/reserved/committed_gpus", FlagValue::number_or_text, "INT",
+     "GPUs committed (default: the cluster's)"},
+    {"--on-prem-usd-per-node", "/pricing/on_prem/usd_per_node", FlagValue::number_or_text, "USD",
+     "Purchase price of one node"},
+    {"--on-prem-amortisation-years", "/pricing/on_prem/amortisation_years", FlagValue::number_or_text, "YEARS",
+     "Years over which the purchase is written off"},
+    {"--on-prem-node-power-w", "/pricing/on_prem/node_power_w", FlagValue::number_or_text, "W",
+     "Power of one node under load (default GPU TDP x GPUs)"},
+    {"--on-prem-pue", "/pricing/on_prem/pue", FlagValue::number_or_text, "RATIO", "Power usage effectiveness (default 1.58)"},
+    {"--on-prem-usd-per-kwh", "/pricing/on_prem/usd_per_kwh", FlagValue::number_or_text, "USD", "Electricity price per kWh"},
+    {"--on-prem-ops-usd-per-year", "/pricing/on_prem/ops_usd_per_year", FlagValue::number_or_text, "USD",
+     "Operations staff and support per year"},
+    {"--on-prem-utilisation", "/pricing/on_prem/utilisation", FlagValue::number_or_text, "FRACTION",
+     "Share of the owned cluster's time doing useful work (default 1)"},
+    {"--failure-rate-per-gpu-hour", "/reliability/failure_rate_per_gpu_hour", FlagValue::number_or_text, "RATE",
+     "Job interruptions per GPU-hour (default: Llama 3 405B's 2.2e-5)"},
+    {"--restart-s", "/reliability/restart_s", FlagValue::number_or_text, "S",
+     "Relaunch + initialisation seconds before the checkpoint load (default 600, an assumption)"},
+    {"--node-replacement-s", "/reliability/node_replacement_s", FlagValue::number_or_text, "S",
+     "Seconds to get a replacement node when no hot spare is ready"},
+    {"--hot-spares", "/reliability/hot_spares", FlagValue::number_or_text, "NODES", "Spare nodes kept ready"},
+    {"--checkpoint-interval-s", "/reliability/checkpoint_interval_s", FlagValue::number_or_text, "S",
+     "Seconds of training between checkpoints (default: Daly optimum)"},
+    {"--checkpoint", "/reliability/checkpoint", FlagValue::text, "MODE", "sync (default) or async"},
+    {"--checkpoints-kept", "/reliability/checkpoints_kept", FlagValue::number_or_text, "INT",
+     "Checkpoints retained on storage (default 2)"},
+    {"--storage-tier", "/storage/tier", FlagValue::text, "ID", "Storage tier id (capplan catalog storage)"},
+    {"--storage-capacity-tib", "/storage/capacity_tib", FlagValue::number_or_text, "TIB",
+     "Provisioned capacity (tiers whose throughput scales with it)"},
+    {"--storage-write-gb-per-s", "/storage/write_gb_per_s", FlagValue::number_or_text, "GBPS",
+     "Aggregate storage write bandwidth, GB/s"},
+    {"--storage-read-gb-per-s", "/storage/read_gb_per_s", FlagValue::number_or_text, "GBPS",
+     "Aggregate storage read bandwidth, GB/s"},
+    {"--storage-write-gb-per-s-per-node", "/storage/write_gb_per_s_per_node", FlagValue::number_or_text, "GBPS",
+     "Storage write bandwidth of one node, GB/s"},
+    {"--storage-read-gb-per-s-per-node", "/storage/read_gb_per_s_per_node", FlagValue::number_or_text, "GBPS",
+     "Storage read bandwidth of one node, GB/s"},
+    {"--storage-local", "/storage/local", FlagValue::number_or_text, "BOOL", "Node-local storage (NVMe)"},
+    {"--storage-upload-tier", "/storage/upload_tier", FlagValue::text, "ID",
+     "Tier node-local checkpoints are uploaded to"},
+    {"--storage-usd-per-gb-month", "/storage/usd_per_gb_month", FlagValue::number_or_text, "USD",
+     "Storage price per GB-month"},
+    {"--bytes-per-token", "/data/bytes_per_token", FlagValue::number_or_text, "BYTES",
+     "Bytes read per training token (default 2 or 4: pre-tokenised)"},
+    {"--preprocessing-tokens-per-s-per-node", "/data/preprocessing_tokens_per_s_per_node", FlagValue::number_or_text,
+     "RATE", "Tokens one node's CPUs can load and preprocess per second"},
+    {"--dataset-bytes", "/data/dataset_bytes", FlagValue::number_or_text, "BYTES", "Stored dataset size"},
 };
 constexpr size_t kFlagCount = std::size(kScenarioFlags);
 
@@ -125,6 +181,9 @@ std::string flag_group(std::string_view pointer) {
   if (section == "training") return "Training";
   if (section == "cluster") return "Cluster";
   if (section == "strategy") return "Strategy (a number or auto)";
+  if (section == "reliability") return "Reliability (interruptions, restarts, checkpoints)";
+  if (section == "storage") return "Storage (checkpoints and data)";
+  if (section == "data") return "Data loading";
   return "Pricing";
 }
 
