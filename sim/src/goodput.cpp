@@ -154,9 +154,14 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<std
   const double gpus = c.gpus;
   const double spare_nodes = rel.hot_spare_nodes;
   const double spare_gpus = spare_nodes * c.gpus_per_node;
-  auto need = [&](const std::string& field, const std::string& why) {
+  // An input the user must supply: listed, and said once (the on-demand price is already said by
+  // the steady-state estimate). `excluded`: the total is still given, without this part.
+  auto need = [&](const std::string& field, const std::string& what, bool excluded = false) {
     out.missing.push_back(field);
-    warnings.push_back("total cost: " + why + " is unknown; give " + field);
+    if (field == "pricing.usd_per_gpu_hour") return;
+    warnings.push_back("total cost: " + what + " is unknown" +
+                       (excluded ? std::string(", so it is left out of the total") : std::string()) + "; give " +
+                       field);
   };
   bool essential_known = true;
   auto rent = [&](std::optional<double> rate) {
@@ -229,7 +234,7 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<std
       if (op.ops_usd_per_year) {
         out.operations = units::usd(*op.ops_usd_per_year * hours / kHoursPerYear / util);
       } else {
-        need("pricing.on_prem.ops_usd_per_year", "the operations (staff) cost; excluded from the total");
+        need("pricing.on_prem.ops_usd_per_year", "the operations (staff) cost", true);
       }
       break;
     }
@@ -243,7 +248,7 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<std
     const double data_bytes = in.data->dataset_bytes ? *in.data->dataset_bytes : in.training->tokens * g.data.bytes_per_token;
     out.data_storage = units::usd(data_bytes / 1e9 * *price * months);
   } else if (in.storage->given) {
-    need("storage.usd_per_gb_month", "the storage price for checkpoints and data; excluded from the total");
+    need("storage.usd_per_gb_month", "the storage price for checkpoints and data", true);
   } else {
     out.missing.push_back("storage.tier");  // said once, with the bandwidth fallback
   }
