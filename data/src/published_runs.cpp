@@ -500,11 +500,21 @@ void read_whole_run(RowReader& rr, PublishedRun& run, const Catalogs& cat, const
     const bool not_blocking = reason.starts_with("whole-run aggregate") || reason.starts_with("GPU count not") ||
                               reason.starts_with("parallel layout not") || reason.starts_with("measured throughput") ||
                               reason.starts_with("scenario rejected");
+    // A batch in tokens that is not whole sequences: the scenario's own rounding (with its warning).
+    const auto batch_tokens = leading_si(rr.cell("global_batch_tokens"));
+    if (reason == "global batch not published" && batch_tokens) continue;
     if (!not_blocking) reasons.push_back(reason);
   }
   json scenario = run.scenario;
   scenario["name"] = run.row_id + " " + run.model_name + " (whole run)";
   scenario["training"]["tokens"] = *tokens;
+  if (!scenario["training"].contains("global_batch")) {
+    if (const auto batch_tokens = leading_si(rr.cell("global_batch_tokens"))) {
+      scenario["training"]["global_batch_tokens"] = *batch_tokens;
+      run.whole_run_assumptions.push_back("global_batch_tokens = " + fmt(*batch_tokens) +
+                                          " is not whole sequences: rounded as capplan estimate does");
+    }
+  }
   if (!scenario["cluster"].contains("gpus")) {
     scenario["cluster"]["gpus"] = kAssumedWholeRunGpus;
     run.whole_run_assumptions.push_back("num_gpus = '" + rr.cell("num_gpus") + "': " +
