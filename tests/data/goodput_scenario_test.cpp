@@ -3,6 +3,7 @@
 // and the shipped storage catalog.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 
 #include "capplan/data/catalog.hpp"
@@ -106,6 +107,9 @@ struct BadInput {
   const char* where;
   const char* message;
 };
+
+// Test names and failure messages show the case's name, not the struct's bytes.
+void PrintTo(const BadInput& b, std::ostream* os) { *os << b.name; }
 
 class GoodputBadInput : public testing::TestWithParam<BadInput> {};
 
