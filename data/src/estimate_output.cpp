@@ -172,7 +172,8 @@ void goodput_to_json(json& out, const sim::Estimate& e) {
       {"mtbi_s", number(g.mtbi.base())},
       {"checkpoint_mode", sim::to_string(g.mode)},
       {"checkpoint_interval_s", number(g.checkpoint_interval.base())},
-      {"checkpoint_interval_source", g.interval_given ? "scenario" : "daly"},
+      {"checkpoint_interval_source",
+       g.interval_given ? "scenario" : (g.expected_interruptions == 0.0 ? "no_interruptions" : "daly")},
       {"young_interval_s", number(g.young_interval.base())},
       {"checkpoint_write_s", number(g.checkpoint_write.base())},
       {"checkpoint_stall_s", number(g.checkpoint_stall.base())},
@@ -443,16 +444,21 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
     line("Goodput (expected, with interruptions and checkpoints)");
     row("time to train", (g.finite ? day_text(units::to_days(g.wall)) + " days" : std::string("unbounded")) + " (" +
                              fixed(100.0 * g.fraction, 1) + "% goodput: useful / wall time)");
-    row("interruptions", fixed(g.expected_interruptions, 1) + " expected, one per " +
-                             fixed(g.mtbi.base() / 3600.0, 2) + " h (" + si(g.interruptions_per_gpu_hour * 1e6) +
-                             " per 1M GPU-hours" +
+    row("interruptions", (std::isfinite(g.mtbi.base())
+                              ? fixed(g.expected_interruptions, 1) + " expected, one per " +
+                                    fixed(g.mtbi.base() / 3600.0, 2) + " h"
+                              : std::string("none (rate 0)")) +
+                             " (" + si(g.interruptions_per_gpu_hour * 1e6) + " per 1M GPU-hours" +
                              (g.preemptions_per_node_hour > 0
                                   ? ", spot " + fixed(g.preemptions_per_node_hour, 4) + " per node-hour"
                                   : std::string()) + ")");
     row("checkpoint", si(g.checkpoint.total.base()) + "B total, " + si(g.checkpoint.per_rank_max.base()) +
                           "B per rank (" + grouped(static_cast<double>(g.checkpoint.writers)) + " writers), " +
                           sim::to_string(g.mode));
-    row("  every", seconds_text(g.checkpoint_interval.base()) + (g.interval_given ? " (given)" : " (Daly optimum)") +
+    row("  every", seconds_text(g.checkpoint_interval.base()) +
+                       (g.interval_given                        ? " (given)"
+                        : g.expected_interruptions == 0.0 ? " (no interruptions: once, at the end)"
+                                                                : " (Daly optimum)") +
                        "; Young " + seconds_text(g.young_interval.base()));
     row("  write / stall", seconds_text(g.checkpoint_write.base()) + " / " + seconds_text(g.checkpoint_stall.base()));
     row("restart", seconds_text(g.restart.base()) + " each (load " + seconds_text(g.checkpoint_read.base()) + ")");

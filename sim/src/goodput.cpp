@@ -387,7 +387,9 @@ Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Se
     g.expected_interruptions = kInf;
   } else {
     g.expected_interruptions = no_failures ? 0.0 : g.wall / g.mtbi;
-    const units::Seconds rest = std::max(units::seconds(0), g.wall - solve - g.checkpoint_overhead);
+    // Without interruptions nothing is restarted or lost (the difference is rounding only).
+    const units::Seconds rest =
+        no_failures ? units::seconds(0) : std::max(units::seconds(0), g.wall - solve - g.checkpoint_overhead);
     const double r = g.restart.base(), l = g.lost_per_interruption.base();
     g.restart_total = r + l > 0 ? rest * (r / (r + l)) : units::seconds(0);
     g.lost_work = rest - g.restart_total;
