@@ -111,6 +111,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
      "Reserved (committed) price per GPU-hour"},
     {"--reserved-term-months", "/pricing/reserved/term_months", FlagValue::number_or_text, "MONTHS",
      "Commitment term, paid whether used or not"},
+    {"--reserved-idle-usd-per-gpu-hour", "/pricing/reserved/idle_usd_per_gpu_hour", FlagValue::number_or_text, "USD",
+     "Rate for committed but unused GPU-hours (default: the reserved rate)"},
     {"--reserved-committed-gpus", "/pricing/reserved/committed_gpus", FlagValue::number_or_text, "INT",
      "GPUs committed (default: the cluster's)"},
     {"--on-prem-usd-per-node", "/pricing/on_prem/usd_per_node", FlagValue::number_or_text, "USD",

@@ -261,6 +261,9 @@ constexpr detail::Field<sim::ReservedTerms> kReservedFields[] = {
      [](sim::ReservedTerms& t, const json& v, Reader&, const std::string&) {
        t.term_hours = num_of(v) * 8760.0 / 12.0;
      }},
+    {"idle_usd_per_gpu_hour", detail::Kind::number, detail::Need::optional, true, {0, kMaxUsdPerGpuHour, false},
+     "rate for committed but unused GPU-hours, where billed differently (default: the reserved rate)",
+     [](sim::ReservedTerms& t, const json& v, Reader&, const std::string&) { t.idle_usd_per_gpu_hour = num_of(v); }},
     {"committed_gpus", detail::Kind::integer, detail::Need::optional, true, {1, kMaxGpus, false},
      "GPUs committed (default: the cluster's GPUs and hot spares)",
      [](sim::ReservedTerms& t, const json& v, Reader&, const std::string&) {

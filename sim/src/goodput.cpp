@@ -204,8 +204,11 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<std
           warnings.push_back("the run (" + text(hours / kHoursPerMonth) + " months) outlasts the reserved term (" +
                              text(term / kHoursPerMonth) + " months): hours beyond it priced at the reserved rate");
         }
-        const double paid = *out.usd_per_gpu_hour * std::max(committed, gpus + spare_gpus) * std::max(term, hours);
-        out.idle_commitment = units::usd(std::max(0.0, paid - out.compute->base() - out.spares->base()));
+        // Committed GPU-hours not used by this run, billed at the idle rate (default: the reserved rate).
+        const double idle_hours =
+            std::max(0.0, std::max(committed, gpus + spare_gpus) * std::max(term, hours) - (gpus + spare_gpus) * hours);
+        const double idle_rate = pr.reserved.idle_usd_per_gpu_hour.value_or(*out.usd_per_gpu_hour);
+        out.idle_commitment = units::usd(idle_rate * idle_hours);
       }
       break;
     }

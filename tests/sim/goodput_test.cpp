@@ -344,6 +344,20 @@ TEST(Cost, ReservedPaysTheWholeTermWhetherUsedOrNot) {
   EXPECT_NEAR(g.cost.idle_commitment->base(), 64000.0 - g.cost.compute->base(), 1e-6);
 }
 
+TEST(Cost, IdleCommittedHoursAtTheProvidersIdleRate) {
+  // Tencent-style idle pool: unused committed hours billed at 0.6 (0.3 x a 2.0 rate) instead of 2.0.
+  Rig s = no_failures();
+  s.pricing.model = PurchaseModel::reserved;
+  s.pricing.reserved.usd_per_gpu_hour = 2.0;
+  s.pricing.reserved.term_hours = 2000;
+  s.pricing.reserved.idle_usd_per_gpu_hour = 0.6;
+  std::vector<std::string> w;
+  const Goodput g = s.run(units::hours(1000), w);
+  const double h = units::to_hours(g.wall);
+  EXPECT_NEAR(g.cost.idle_commitment->base(), 0.6 * 16 * (2000.0 - h), 1e-6);  // ~9,600
+  EXPECT_NEAR(g.cost.total->base(), 2.0 * 16 * h + 0.6 * 16 * (2000.0 - h), 1e-6);
+}
+
 TEST(Cost, StorageIsRetainedCheckpointsAndDatasetPerMonth) {
   Rig s = no_failures();
   s.storage.tier.usd_per_gb_month = 0.02;

@@ -100,6 +100,10 @@ struct ReservedTerms {
   std::optional<double> usd_per_gpu_hour;
   std::optional<double> term_hours;     // commitment paid whether used or not
   std::optional<int> committed_gpus;    // default: the cluster's GPUs
+  // Rate at which committed but unused GPU-hours are billed, where the provider bills idle
+  // capacity differently (Tencent Cloud CVM billing doc 560/8025: an idle reserved pool at 0.3x
+  // on-demand). Default: the reserved rate (the whole commitment is paid).
+  std::optional<double> idle_usd_per_gpu_hour;
 };
 struct OnPremTerms {
   std::optional<double> usd_per_node;          // purchase price of one node
