@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `capplan catalog gpus|instances|models [--format table|json]`: what the catalogs hold.
+// `capplan catalog gpus|instances|models|storage [--format table|json]`: what the catalogs hold.
 #include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -161,6 +161,44 @@ json models_json(const data::Catalogs& c) {
   return out;
 }
 
+// Storage tiers (data/storage.json): bandwidths in GB/s, null = not published.
+std::string storage_table(const data::Catalogs& c) {
+  std::vector<std::vector<std::string>> rows;
+  auto gbs = [](const std::optional<double>& v) { return v ? fixed(*v, *v < 10 ? 3 : 1) : std::string("-"); };
+  for (const auto& t : c.storage) {
+    rows.push_back({t.id, t.kind, gbs(t.write_gb_per_s), gbs(t.read_gb_per_s), gbs(t.write_gb_per_s_per_node),
+                    gbs(t.gb_per_s_per_tib), t.usd_per_gb_month ? fixed(*t.usd_per_gb_month, 4) : std::string("-")});
+  }
+  return render_table({"id", "kind", "write GB/s", "read GB/s", "per node", "per TiB", "USD/GB-month"}, rows,
+                      {false, false, true, true, true, true, true}) +
+         "\n'-' = not published: give the figure in the scenario's storage section.\n";
+}
+
+json storage_json(const data::Catalogs& c) {
+  json out = json::array();
+  for (const auto& t : c.storage) {
+    out.push_back({
+        {"id", t.id},
+        {"provider", t.provider},
+        {"name", t.name},
+        {"kind", t.kind},
+        {"write_GBps", optional_number(t.write_gb_per_s)},
+        {"read_GBps", optional_number(t.read_gb_per_s)},
+        {"write_GBps_per_node", optional_number(t.write_gb_per_s_per_node)},
+        {"read_GBps_per_node", optional_number(t.read_gb_per_s_per_node)},
+        {"GBps_per_TiB", optional_number(t.gb_per_s_per_tib)},
+        {"usd_per_GB_month", optional_number(t.usd_per_gb_month)},
+        {"region", text_or_null(t.region)},
+        {"date", t.date},
+        {"currency", t.currency},
+        {"sources", t.sources},
+        {"confidence", t.confidence},
+        {"notes", text_or_null(t.notes)},
+    });
+  }
+  return out;
+}
+
 int run_catalog(const CatalogOptions& opt, const GlobalOptions& global) {
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
@@ -168,11 +206,13 @@ int run_catalog(const CatalogOptions& opt, const GlobalOptions& global) {
   if (opt.format == "json") {
     json j = opt.what == "gpus"        ? gpus_json(*catalogs)
              : opt.what == "instances" ? instances_json(*catalogs)
+             : opt.what == "storage"   ? storage_json(*catalogs)
                                        : models_json(*catalogs);
     text = j.dump(2) + "\n";
   } else {
     text = opt.what == "gpus"        ? gpus_table(*catalogs)
            : opt.what == "instances" ? instances_table(*catalogs)
+           : opt.what == "storage"   ? storage_table(*catalogs)
                                      : models_table(*catalogs);
   }
   return emit(opt.out, text) ? code(Exit::ok) : code(Exit::invalid_input);
@@ -182,10 +222,10 @@ int run_catalog(const CatalogOptions& opt, const GlobalOptions& global) {
 
 Command add_catalog_command(CLI::App& app, const GlobalOptions& global) {
   auto opt = std::make_shared<CatalogOptions>();
-  CLI::App* cmd = app.add_subcommand("catalog", "List the GPUs, instances or models capplan knows");
-  cmd->add_option("what", opt->what, "gpus, instances or models")
+  CLI::App* cmd = app.add_subcommand("catalog", "List the GPUs, instances, models or storage tiers capplan knows");
+  cmd->add_option("what", opt->what, "gpus, instances, models or storage")
       ->required()
-      ->check(CLI::IsMember({"gpus", "instances", "models"}));
+      ->check(CLI::IsMember({"gpus", "instances", "models", "storage"}));
   cmd->add_option("--format", opt->format, "Output format (default: table)")->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout");
   return Command{cmd, [opt, &global] { return run_catalog(*opt, global); }};

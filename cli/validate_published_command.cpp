@@ -37,6 +37,7 @@ struct ValidateOptions {
   double min_coverage = -1;  // fraction; < 0 = no gate
   std::string gate_arch = "all";  // rows the gates apply to: all, dense or moe
   std::string write_error_bands;  // FILE: the residual table fitted on every predicted row
+  bool whole_run = false;         // report the whole-run GPU-hour rows with the goodput model instead
 };
 
 // One usable row after estimating it.
@@ -423,6 +424,152 @@ bool same_table(const sim::ResidualTable& a, const sim::ResidualTable& b) {
   return true;
 }
 
+// --- whole-run rows (--whole-run): GPU-hours predicted with the goodput model ---------------
+
+struct WholeRunResult {
+  const data::PublishedRun* run = nullptr;
+  bool predicted = false;
+  std::string error;
+  int gpus = 0;
+  double tokens = 0;
+  double steady_gpu_hours = 0;   // step model only
+  double goodput_gpu_hours = 0;  // with interruptions, checkpoints, restarts
+  double steady_error = 0;       // (predicted - measured) / measured
+  double goodput_error = 0;
+  double fraction = 0;
+  double interruptions = 0;
+  std::string layout;
+};
+
+WholeRunResult evaluate_whole_run(const data::PublishedRun& run, const data::Catalogs& catalogs) {
+  WholeRunResult r;
+  r.run = &run;
+  auto parsed = data::parse_scenario(run.whole_run_scenario, catalogs, run.row_id);
+  if (!parsed) {
+    r.error = one_line(parsed.error());
+    return r;
+  }
+  r.gpus = parsed->scenario.cluster.gpus;
+  r.tokens = parsed->scenario.training.tokens;
+  const sim::DatasheetCost cost(parsed->scenario.cluster);
+  auto e = sim::estimate(parsed->scenario, cost);
+  if (!e) {
+    r.error = one_line(e.error());
+    return r;
+  }
+  RowResult tmp;
+  tmp.layout = e->strategy;
+  tmp.micro_batches = e->micro_batches;
+  r.layout = layout_text(tmp);
+  r.steady_gpu_hours = e->gpu_hours;
+  r.goodput_gpu_hours = r.gpus * units::to_hours(e->goodput.wall);
+  if (!std::isfinite(r.goodput_gpu_hours) || !(run.measured_gpu_hours > 0)) {
+    r.error = "no finite prediction";
+    return r;
+  }
+  r.steady_error = (r.steady_gpu_hours - run.measured_gpu_hours) / run.measured_gpu_hours;
+  r.goodput_error = (r.goodput_gpu_hours - run.measured_gpu_hours) / run.measured_gpu_hours;
+  r.fraction = e->goodput.fraction;
+  r.interruptions = e->goodput.expected_interruptions;
+  r.predicted = true;
+  return r;
+}
+
+std::string whole_run_report(const std::vector<data::PublishedRun>& runs, const data::Catalogs& catalogs,
+                             const std::string& csv, bool as_json) {
+  std::vector<WholeRunResult> results;
+  std::vector<const data::PublishedRun*> skipped;
+  for (const auto& run : runs) {
+    if (!run.whole_run) continue;
+    if (!run.whole_run_usable) {
+      skipped.push_back(&run);
+      continue;
+    }
+    results.push_back(evaluate_whole_run(run, catalogs));
+  }
+  double sum_steady = 0, sum_goodput = 0;
+  int n = 0;
+  for (const auto& r : results) {
+    if (!r.predicted) continue;
+    sum_steady += std::fabs(r.steady_error);
+    sum_goodput += std::fabs(r.goodput_error);
+    ++n;
+  }
+  const double mape_steady = n > 0 ? 100.0 * sum_steady / n : NAN;
+  const double mape_goodput = n > 0 ? 100.0 * sum_goodput / n : NAN;
+  if (as_json) {
+    json rows = json::array();
+    for (const auto& r : results) {
+      rows.push_back({{"row_id", r.run->row_id},
+                      {"model", r.run->model_name},
+                      {"status", r.predicted ? "predicted" : "failed"},
+                      {"error", r.error.empty() ? json(nullptr) : json(r.error)},
+                      {"gpus", r.gpus},
+                      {"tokens", number(r.tokens)},
+                      {"measured_gpu_hours", number(r.run->measured_gpu_hours)},
+                      {"steady_state_gpu_hours", r.predicted ? number(r.steady_gpu_hours) : json(nullptr)},
+                      {"goodput_gpu_hours", r.predicted ? number(r.goodput_gpu_hours) : json(nullptr)},
+                      {"steady_state_error_pct", r.predicted ? number(100.0 * r.steady_error) : json(nullptr)},
+                      {"goodput_error_pct", r.predicted ? number(100.0 * r.goodput_error) : json(nullptr)},
+                      {"goodput_fraction", r.predicted ? number(r.fraction) : json(nullptr)},
+                      {"expected_interruptions", r.predicted ? number(r.interruptions) : json(nullptr)},
+                      {"layout", r.layout},
+                      {"assumptions", r.run->whole_run_assumptions},
+                      {"step_assumptions", r.run->assumptions},
+                      {"scenario", r.run->whole_run_scenario}});
+    }
+    json skip = json::array();
+    for (const auto* run : skipped) {
+      skip.push_back({{"row_id", run->row_id}, {"model", run->model_name}, {"reason", run->whole_run_skip_reason}});
+    }
+    return json{{"csv", csv},
+                {"mode", "whole-run"},
+                {"cost_model", "datasheet + goodput defaults"},
+                {"rows", rows},
+                {"skipped", skip},
+                {"summary",
+                 {{"predicted", n},
+                  {"mape_steady_state", number(mape_steady)},
+                  {"mape_goodput", number(mape_goodput)}}}}
+               .dump(2) +
+           "\n";
+  }
+  std::string out = "capplan validate-published --whole-run: " + csv +
+                    " (GPU-hours of whole runs; datasheet step model + goodput model with default reliability)\n\n";
+  std::vector<std::vector<std::string>> table;
+  auto pct = [](double f) { return (f >= 0 ? "+" : "") + fixed(100.0 * f, 1) + "%"; };
+  std::vector<const WholeRunResult*> failed;
+  for (const auto& r : results) {
+    if (!r.predicted) {
+      failed.push_back(&r);
+      continue;
+    }
+    table.push_back({r.run->row_id, shorten(r.run->model_name, 28), std::to_string(r.gpus),
+                     fixed(r.tokens / 1e12, 2) + "T", fixed(r.run->measured_gpu_hours / 1e3, 0) + "k",
+                     fixed(r.steady_gpu_hours / 1e3, 0) + "k", pct(r.steady_error),
+                     fixed(r.goodput_gpu_hours / 1e3, 0) + "k", pct(r.goodput_error), fixed(100.0 * r.fraction, 1) + "%",
+                     fixed(r.interruptions, 0)});
+  }
+  out += render_table({"row", "model", "GPUs", "tokens", "measured", "steady", "error", "goodput", "error",
+                       "fraction", "interrupts"},
+                      table, {false, false, true, true, true, true, true, true, true, true, true}, "  ");
+  out += "\nAssumptions per row\n";
+  for (const auto& r : results) {
+    for (const auto& a : r.run->whole_run_assumptions) out += "  " + r.run->row_id + ": " + a + "\n";
+  }
+  if (!failed.empty()) {
+    out += "\nRows that could not be estimated\n";
+    for (const auto* r : failed) out += "  " + r->run->row_id + ": " + r->error + "\n";
+  }
+  if (!skipped.empty()) {
+    out += "\nWhole-run rows skipped\n";
+    for (const auto* run : skipped) out += "  " + run->row_id + ": " + run->whole_run_skip_reason + "\n";
+  }
+  out += "\nSummary: " + std::to_string(n) + " rows; MAPE steady-state " + fixed(mape_steady, 1) + "%, with goodput " +
+         fixed(mape_goodput, 1) + "% (docs/accuracy.md, \"Whole runs\", explains the gaps)\n";
+  return out;
+}
+
 int run_validate_published(const ValidateOptions& opt, const GlobalOptions& global) {
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
@@ -438,6 +585,14 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
   if (!runs) {
     print_diagnostics(runs.error());
     return code(Exit::invalid_input);
+  }
+  if (opt.whole_run) {
+    if (!opt.write_error_bands.empty() || opt.max_mape >= 0 || opt.min_coverage >= 0) {
+      print_error("--whole-run: --write-error-bands, --max-mape and --min-coverage apply to the per-step rows only");
+      return code(Exit::invalid_input);
+    }
+    const std::string text = whole_run_report(*runs, *catalogs, csv.string(), opt.format == "json");
+    return emit(opt.out, text) ? code(Exit::ok) : code(Exit::invalid_input);
   }
   const Report rep = build_report(*runs, *catalogs);
   const std::string text =
@@ -513,6 +668,9 @@ Command add_validate_published_command(CLI::App& app, const GlobalOptions& globa
       ->type_name("FILE");
   cmd->add_option("--gate-arch", opt->gate_arch, "Rows the --max-mape/--min-coverage gates apply to (default all)")
       ->check(CLI::IsMember({"all", "dense", "moe"}));
+  cmd->add_flag("--whole-run", opt->whole_run,
+                "Report the whole-run GPU-hour rows (BLOOM, Llama, DeepSeek, ...) predicted with the goodput model "
+                "(interruptions, checkpoints, restarts) instead of the per-step rows");
   cmd->add_option("--min-coverage", opt->min_coverage, "Exit 3 when predicted/usable rows fall below this (0-1)")
       ->check(CLI::Range(0.0, 1.0));
   return Command{cmd, [opt, &global] { return run_validate_published(*opt, global); }};

@@ -463,6 +463,59 @@ ModelEntry finish_model(ModelDraft d, Reader& r, const std::string& p) {
   return std::move(d.entry);
 }
 
+// --- storage.json ---------------------------------------------------------------------------
+
+constexpr const char* kStorageKinds[] = {"parallel_fs", "object", "local_nvme"};
+
+// Bandwidths in GB/s (decimal), null when not published; 1e5 GB/s = 100 TB/s is beyond any system.
+#define CAPPLAN_STORAGE_BW(key, member, help)                                                     \
+  {key, Kind::number, Need::optional, true, {0, 1e5, true}, help,                                 \
+   [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.member = num(v); }}
+constexpr Field<StorageEntry> kStorageFields[] = {
+    {"id", Kind::string, Need::required, false, {}, "<provider>-<name>, lower case",
+     [](StorageEntry& e, const json& v, Reader& r, const std::string& p) {
+       check_id(v, r, p);
+       e.id = str(v);
+     }},
+    {"provider", Kind::string, Need::required, false, {}, "provider or site",
+     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.provider = str(v); }},
+    {"name", Kind::string, Need::required, false, {}, "the offering's name",
+     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.name = str(v); }},
+    {"kind", Kind::string, Need::required, false, {}, "parallel_fs, object or local_nvme",
+     [](StorageEntry& e, const json& v, Reader& r, const std::string& p) {
+       e.kind = str(v);
+       bool ok = false;
+       for (const char* k : kStorageKinds) ok = ok || e.kind == k;
+       if (!ok) r.error(p, "unknown kind (known: parallel_fs, object, local_nvme); got " + detail::describe(v));
+     }},
+    CAPPLAN_STORAGE_BW("write_GBps", write_gb_per_s, "aggregate write bandwidth, GB/s"),
+    CAPPLAN_STORAGE_BW("read_GBps", read_gb_per_s, "aggregate read bandwidth, GB/s"),
+    CAPPLAN_STORAGE_BW("write_GBps_per_node", write_gb_per_s_per_node, "write bandwidth of one node, GB/s"),
+    CAPPLAN_STORAGE_BW("read_GBps_per_node", read_gb_per_s_per_node, "read bandwidth of one node, GB/s"),
+    CAPPLAN_STORAGE_BW("GBps_per_TiB", gb_per_s_per_tib, "throughput per TiB provisioned, GB/s"),
+    {"usd_per_GB_month", Kind::number, Need::optional, true, {0, 1e3, false}, "price per decimal GB-month, USD",
+     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.usd_per_gb_month = num(v); }},
+    {"region", Kind::string, Need::optional, true, {}, "region the price applies to",
+     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.region = str(v); }},
+    {"date", Kind::string, Need::required, false, {}, "date the figures were read, YYYY-MM-DD",
+     [](StorageEntry& e, const json& v, Reader& r, const std::string& path) {
+       static const std::regex kDate("[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?");
+       if (!std::regex_match(str(v), kDate)) {
+         r.error(path, "must be a date YYYY-MM-DD (or YYYY-MM, YYYY); got " + detail::describe(v));
+       }
+       e.date = str(v);
+     }},
+    {"currency", Kind::string, Need::required, false, {}, "ISO currency code of the price",
+     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.currency = str(v); }},
+    {"source", Kind::string_list, Need::required, false, {}, "where each figure was read",
+     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.sources = strings(v); }},
+    {"confidence", Kind::string, Need::required, false, {}, "confidence in the figures",
+     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.confidence = str(v); }},
+    {"notes", Kind::string, Need::optional, false, {}, "caveats",
+     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.notes = str(v); }},
+};
+#undef CAPPLAN_STORAGE_BW
+
 // --- One catalog file ---------------------------------------------------------------------
 
 struct Loaded {
@@ -554,6 +607,10 @@ const InstanceEntry* Catalogs::find_instance(std::string_view id) const {
   auto it = std::find_if(instances.begin(), instances.end(), [&](const InstanceEntry& e) { return e.id == id; });
   return it == instances.end() ? nullptr : &*it;
 }
+const StorageEntry* Catalogs::find_storage(std::string_view id) const {
+  auto it = std::find_if(storage.begin(), storage.end(), [&](const StorageEntry& e) { return e.id == id; });
+  return it == storage.end() ? nullptr : &*it;
+}
 const ModelEntry* Catalogs::find_model(std::string_view id) const {
   auto it = std::find_if(models.begin(), models.end(), [&](const ModelEntry& m) { return m.id == id; });
   return it == models.end() ? nullptr : &*it;
@@ -632,6 +689,21 @@ Result<Catalogs> load_catalogs(const std::filesystem::path& dir) {
         return finish_model(std::move(d), r, p);
       },
       [](const ModelEntry& m) -> const std::string& { return m.id; });
+
+  // Storage tiers (optional file: catalogs without it have no tiers to name).
+  if (std::error_code ec; std::filesystem::is_regular_file(dir / "storage.json", ec)) {
+    load_list(
+        dir, "storage.json", "tiers", c.storage, diags,
+        [](const json& j, const std::string& p, Reader& r) {
+          StorageEntry e;
+          detail::read_fields<StorageEntry>(j, p, kStorageFields, e, r);
+          if (e.gb_per_s_per_tib && (e.write_gb_per_s || e.read_gb_per_s)) {
+            r.error(detail::child(p, "GBps_per_TiB"), "give either GBps_per_TiB or write_GBps/read_GBps, not both");
+          }
+          return e;
+        },
+        [](const StorageEntry& e) -> const std::string& { return e.id; });
+  }
 
   // Across records: every instance names a GPU that gpus.json defines.
   if (gpus.readable) {

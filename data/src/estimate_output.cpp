@@ -120,6 +120,12 @@ std::vector<std::string> wrap(const std::string& text, size_t width) {
 
 std::string gib(units::Bytes b) { return fixed(units::to_gib(b), 1); }
 
+std::string detail_join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
 // ---- CSV ----
 
 std::string csv_field(const std::string& text) {
@@ -139,6 +145,74 @@ std::string csv_value(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
   return v.dump();  // numbers: shortest round-trip text
+}
+
+}  // namespace
+
+namespace {
+
+json optional_usd(const std::optional<units::Usd>& v) { return v ? number(v->base()) : json(nullptr); }
+
+// time_to_train_with_failures_days, total_cost_usd, and the goodput and cost_breakdown_usd objects.
+void goodput_to_json(json& out, const sim::Estimate& e) {
+  const sim::Goodput& g = e.goodput;
+  out["time_to_train_with_failures_days"] = g.modelled ? number(units::to_days(g.wall)) : json(nullptr);
+  out["total_cost_usd"] = g.modelled ? optional_usd(g.cost.total) : json(nullptr);
+  if (!g.modelled) {
+    out["goodput"] = nullptr;
+    out["cost_breakdown_usd"] = nullptr;
+    return;
+  }
+  const sim::DataLoadingCheck& d = g.data;
+  out["goodput"] = {
+      {"fraction", number(g.fraction)},
+      {"expected_interruptions", number(g.expected_interruptions)},
+      {"interruptions_per_gpu_hour", number(g.interruptions_per_gpu_hour)},
+      {"spot_preemptions_per_node_hour", number(g.preemptions_per_node_hour)},
+      {"mtbi_s", number(g.mtbi.base())},
+      {"checkpoint_mode", sim::to_string(g.mode)},
+      {"checkpoint_interval_s", number(g.checkpoint_interval.base())},
+      {"checkpoint_interval_source",
+       g.interval_given ? "scenario" : (g.expected_interruptions == 0.0 ? "no_interruptions" : "daly")},
+      {"young_interval_s", number(g.young_interval.base())},
+      {"checkpoint_write_s", number(g.checkpoint_write.base())},
+      {"checkpoint_stall_s", number(g.checkpoint_stall.base())},
+      {"checkpoint_read_s", number(g.checkpoint_read.base())},
+      {"checkpoints", number(g.checkpoints)},
+      {"restart_s", number(g.restart.base())},
+      {"lost_work_per_interruption_s", number(g.lost_per_interruption.base())},
+      {"steady_s", number(g.steady.base())},
+      {"data_stall_s", number(g.data_stall.base())},
+      {"checkpoint_overhead_s", number(g.checkpoint_overhead.base())},
+      {"restart_total_s", number(g.restart_total.base())},
+      {"lost_work_s", number(g.lost_work.base())},
+      {"wall_s", number(g.wall.base())},
+      {"checkpoint_bytes", number(g.checkpoint.total.base())},
+      {"checkpoint_bytes_per_rank", number(g.checkpoint.per_rank_max.base())},
+      {"checkpoint_bytes_per_node", number(g.checkpoint.per_node_max.base())},
+      {"checkpoint_writers", g.checkpoint.writers},
+      {"data_loading",
+       {{"bytes_per_token", number(d.bytes_per_token)},
+        {"required_bytes_per_s", number(d.required_bytes_per_s)},
+        {"storage_read_bytes_per_s", d.storage_read_bytes_per_s ? number(*d.storage_read_bytes_per_s) : json(nullptr)},
+        {"cpu_tokens_per_s", d.cpu_tokens_per_s ? number(*d.cpu_tokens_per_s) : json(nullptr)},
+        {"bound", d.bound},
+        {"slowdown", number(d.slowdown)}}},
+  };
+  const sim::CostBreakdown& c = g.cost;
+  out["cost_breakdown_usd"] = {
+      {"purchase", sim::to_string(c.model)},
+      {"usd_per_gpu_hour", c.usd_per_gpu_hour ? number(*c.usd_per_gpu_hour) : json(nullptr)},
+      {"compute", optional_usd(c.compute)},
+      {"spares", optional_usd(c.spares)},
+      {"idle_commitment", optional_usd(c.idle_commitment)},
+      {"energy", optional_usd(c.energy)},
+      {"operations", optional_usd(c.operations)},
+      {"checkpoint_storage", optional_usd(c.checkpoint_storage)},
+      {"data_storage", optional_usd(c.data_storage)},
+      {"total", optional_usd(c.total)},
+      {"missing_inputs", c.missing},
+  };
 }
 
 }  // namespace
@@ -198,6 +272,8 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   } else {
     out["error_band"] = nullptr;
   }
+
+  goodput_to_json(out, e);
 
   const sim::MemoryBreakdown& m = e.memory;
   out["memory_per_gpu_bytes"] = number(m.total().base());
@@ -261,6 +337,27 @@ std::string estimate_to_csv(const sim::Estimate& e, const ParsedScenario& s) {
   for (const char* key : {"category", "ratio_p10", "ratio_p90", "basis"}) {
     const json& band = j.at("error_band");
     cols.emplace_back(std::string("error_band_") + key, band.is_object() ? band.at(key) : json(nullptr));
+  }
+  for (const char* key : {"time_to_train_with_failures_days", "total_cost_usd"}) cols.emplace_back(key, j.at(key));
+  if (j.at("goodput").is_object()) {
+    for (const auto& [k, v] : j.at("goodput").items()) {
+      if (k == "data_loading") {
+        for (const auto& [dk, dv] : v.items()) cols.emplace_back("goodput_data_loading_" + dk, dv);
+      } else {
+        cols.emplace_back("goodput_" + k, v);
+      }
+    }
+    for (const auto& [k, v] : j.at("cost_breakdown_usd").items()) {
+      if (k == "missing_inputs") {
+        std::string list;
+        for (const auto& x : v) list += (list.empty() ? "" : "; ") + x.get<std::string>();
+        cols.emplace_back("cost_missing_inputs", list);
+      } else if (k == "purchase") {
+        cols.emplace_back("cost_purchase", v);
+      } else {
+        cols.emplace_back(k == "usd_per_gpu_hour" ? std::string("cost_usd_per_gpu_hour") : "cost_" + k + "_usd", v);
+      }
+    }
   }
   for (const auto& [k, v] : j.at("memory_breakdown_bytes").items()) cols.emplace_back("memory_" + k + "_bytes", v);
   for (const auto& [k, v] : j.at("breakdown_s").items()) cols.emplace_back("breakdown_" + k + "_s", v);
@@ -340,6 +437,63 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
     row("MFU vs BF16 peak", fixed(100.0 * e.mfu_bf16_peak, 1) + "%");
   }
   line("");
+
+  // Goodput: interruptions, checkpoints, data loading, and the cost beyond the sticker.
+  const sim::Goodput& g = e.goodput;
+  if (g.modelled) {
+    line("Goodput (expected, with interruptions and checkpoints)");
+    row("time to train", (g.finite ? day_text(units::to_days(g.wall)) + " days" : std::string("unbounded")) + " (" +
+                             fixed(100.0 * g.fraction, 1) + "% goodput: useful / wall time)");
+    row("interruptions", (std::isfinite(g.mtbi.base())
+                              ? fixed(g.expected_interruptions, 1) + " expected, one per " +
+                                    fixed(g.mtbi.base() / 3600.0, 2) + " h"
+                              : std::string("none (rate 0)")) +
+                             " (" + si(g.interruptions_per_gpu_hour * 1e6) + " per 1M GPU-hours" +
+                             (g.preemptions_per_node_hour > 0
+                                  ? ", spot " + fixed(g.preemptions_per_node_hour, 4) + " per node-hour"
+                                  : std::string()) + ")");
+    row("checkpoint", si(g.checkpoint.total.base()) + "B total, " + si(g.checkpoint.per_rank_max.base()) +
+                          "B per rank (" + grouped(static_cast<double>(g.checkpoint.writers)) + " writers), " +
+                          sim::to_string(g.mode));
+    row("  every", seconds_text(g.checkpoint_interval.base()) +
+                       (g.interval_given                        ? " (given)"
+                        : g.expected_interruptions == 0.0 ? " (no interruptions: once, at the end)"
+                                                                : " (Daly optimum)") +
+                       "; Young " + seconds_text(g.young_interval.base()));
+    row("  write / stall", seconds_text(g.checkpoint_write.base()) + " / " + seconds_text(g.checkpoint_stall.base()));
+    row("restart", seconds_text(g.restart.base()) + " each (load " + seconds_text(g.checkpoint_read.base()) + ")");
+    const double wall = g.wall.base();
+    const std::pair<const char*, units::Seconds> parts[] = {
+        {"steady state", g.steady},           {"data loading stall", g.data_stall},
+        {"checkpoint stalls", g.checkpoint_overhead}, {"restarts", g.restart_total},
+        {"lost work", g.lost_work},
+    };
+    for (const auto& [name, t] : parts) {
+      if (t.base() == 0.0 && std::string(name) == "data loading stall") continue;
+      row("  " + std::string(name), pad_left(fixed(units::to_days(t), 2) + " d", 10) +
+                                         pad_left(wall > 0 && std::isfinite(wall) ? fixed(100.0 * t.base() / wall, 1) + "%"
+                                                                                  : std::string("n/a"),
+                                                  8));
+    }
+    const sim::DataLoadingCheck& d = g.data;
+    std::string data = si(d.required_bytes_per_s) + "B/s needed (" + fixed(d.bytes_per_token, 0) + " B/token)";
+    if (d.storage_read_bytes_per_s) data += ", storage " + si(*d.storage_read_bytes_per_s) + "B/s";
+    if (d.cpu_tokens_per_s) data += ", CPU " + si(*d.cpu_tokens_per_s) + " tokens/s";
+    data += d.bound == "none" ? ": not a bottleneck" : ": BOUND by " + d.bound + " (x" + fixed(d.slowdown, 2) + ")";
+    row("data loading", data);
+    const sim::CostBreakdown& c = g.cost;
+    row("total cost", (c.total ? usd(c.total->base()) : std::string("unknown")) + " (" + sim::to_string(c.model) +
+                          (c.missing.empty() ? std::string() : "; missing: " + detail_join(c.missing)) + ")");
+    const std::pair<const char*, const std::optional<units::Usd>*> costs[] = {
+        {"compute", &c.compute},   {"hot spares", &c.spares},   {"idle commitment", &c.idle_commitment},
+        {"energy", &c.energy},     {"operations", &c.operations}, {"checkpoint storage", &c.checkpoint_storage},
+        {"data storage", &c.data_storage},
+    };
+    for (const auto& [name, v] : costs) {
+      if (*v && (*v)->base() != 0.0) row("  " + std::string(name), usd((*v)->base()));
+    }
+    line("");
+  }
 
   // Memory.
   const sim::MemoryBreakdown& m = e.memory;

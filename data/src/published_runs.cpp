@@ -472,6 +472,73 @@ void read_head_dim_caveat(RowReader& rr, json& model) {
             std::to_string(derived) + "; the row does not list it");
 }
 
+// A cell's leading number with an optional SI suffix ("30.84M (model card)" -> 30.84e6,
+// "15.6e12 (whole run)" -> 15.6e12); nullopt for "unknown" and text.
+std::optional<double> leading_si(const std::string& cell) {
+  std::string s = strip_notes(cell);
+  if (auto sp = s.find_first_of(" ,;'"); sp != std::string::npos) s = s.substr(0, sp);
+  auto v = parse_si(s);
+  if (!v || !std::isfinite(*v) || *v <= 0) return std::nullopt;
+  return v;
+}
+
+// GPU count used when a whole-run row does not publish it: LLaMA-1 65B's 2,048 A100 (Touvron et
+// al. 2023, Sec. 2.4), the only cluster size the Llama 1/2 papers state.
+constexpr int kAssumedWholeRunGpus = 2048;
+
+// Whole-run rows: total GPU-hours and the run's tokens. The step scenario (with its own
+// assumptions) gets the tokens; an unpublished GPU count is assumed and an unpublished layout is
+// left to capplan. Reasons that block the per-step benchmark but not the whole run are ignored.
+void read_whole_run(RowReader& rr, PublishedRun& run, const Catalogs& cat, const std::string& file) {
+  const auto gpu_hours = leading_si(rr.cell("total_gpu_hours"));
+  const auto tokens = leading_si(rr.cell("training_tokens"));
+  if (!gpu_hours || !tokens) return;
+  run.whole_run = true;
+  run.measured_gpu_hours = *gpu_hours;
+  std::vector<std::string> reasons;
+  for (const auto& reason : rr.reasons()) {
+    const bool not_blocking = reason.starts_with("whole-run aggregate") || reason.starts_with("GPU count not") ||
+                              reason.starts_with("parallel layout not") || reason.starts_with("measured throughput") ||
+                              reason.starts_with("scenario rejected");
+    // A batch in tokens that is not whole sequences: the scenario's own rounding (with its warning).
+    const auto batch_tokens = leading_si(rr.cell("global_batch_tokens"));
+    if (reason == "global batch not published" && batch_tokens) continue;
+    if (!not_blocking) reasons.push_back(reason);
+  }
+  json scenario = run.scenario;
+  scenario["name"] = run.row_id + " " + run.model_name + " (whole run)";
+  scenario["training"]["tokens"] = *tokens;
+  if (!scenario["training"].contains("global_batch")) {
+    if (const auto batch_tokens = leading_si(rr.cell("global_batch_tokens"))) {
+      scenario["training"]["global_batch_tokens"] = *batch_tokens;
+      run.whole_run_assumptions.push_back("global_batch_tokens = " + fmt(*batch_tokens) +
+                                          " is not whole sequences: rounded as capplan estimate does");
+    }
+  }
+  if (!scenario["cluster"].contains("gpus")) {
+    scenario["cluster"]["gpus"] = kAssumedWholeRunGpus;
+    run.whole_run_assumptions.push_back("num_gpus = '" + rr.cell("num_gpus") + "': " +
+                                        std::to_string(kAssumedWholeRunGpus) +
+                                        " assumed (LLaMA-1 65B's cluster, Touvron et al. 2023 Sec. 2.4)");
+  }
+  for (const char* col : {"tp", "pp", "dp"}) {
+    if (!scenario["strategy"].contains(col)) {
+      run.whole_run_assumptions.push_back("parallel layout not published: chosen by capplan");
+      break;
+    }
+  }
+  if (reasons.empty()) {
+    auto parsed = parse_scenario(scenario, cat, file + "#" + run.row_id);
+    if (!parsed) {
+      const auto& d = parsed.error().front();
+      reasons.push_back("scenario rejected: " + d.where + ": " + d.message);
+    }
+  }
+  run.whole_run_scenario = std::move(scenario);
+  run.whole_run_usable = reasons.empty();
+  run.whole_run_skip_reason = detail::join(reasons, "; ");
+}
+
 PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t>& columns, const Catalogs& cat,
                       const std::string& file) {
   PublishedRun run;
@@ -735,6 +802,7 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
   }
   run.usable = rr.reasons().empty();
   run.skip_reason = detail::join(rr.reasons(), "; ");
+  read_whole_run(rr, run, cat, file);
   return run;
 }
 

@@ -152,6 +152,149 @@ const json* find(const json& obj, const char* key) {
 
 bool is_auto(const json& v) { return v.is_string() && v.get<std::string>() == "auto"; }
 
+// --- goodput sections (sim/goodput.hpp): one field table per record --------------------------
+
+double num_of(const json& v) { return v.get<double>(); }
+
+constexpr detail::Field<sim::ReliabilitySpec> kReliabilityFields[] = {
+    {"failure_rate_per_gpu_hour", detail::Kind::number, detail::Need::optional, false, {0, 1, false},
+     "job interruptions per GPU-hour (default 466/(16384*54*24), Llama 3 405B)",
+     [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
+       r.interruptions_per_gpu_hour = num_of(v);
+       r.rate_source = "scenario";
+     }},
+    {"restart_s", detail::Kind::number, detail::Need::optional, false, {0, 1e7, false},
+     "seconds to relaunch and re-initialise before loading the checkpoint (default 600, an assumption)",
+     [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
+       r.restart_overhead = units::seconds(num_of(v));
+       r.restart_overhead_given = true;
+     }},
+    {"node_replacement_s", detail::Kind::number, detail::Need::optional, true, {0, 1e7, false},
+     "seconds to get a replacement node when no hot spare is ready (default 0: unknown)",
+     [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
+       r.node_replacement = units::seconds(num_of(v));
+     }},
+    {"hot_spares", detail::Kind::integer, detail::Need::optional, false, {0, 1e5, false},
+     "spare nodes kept ready (paid for the whole run)",
+     [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
+       r.hot_spare_nodes = static_cast<int>(num_of(v));
+     }},
+    {"checkpoint_interval_s", detail::Kind::number, detail::Need::optional, true, {0, 1e9, true},
+     "compute seconds between checkpoints (default: the Daly optimum)",
+     [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
+       r.checkpoint_interval = units::seconds(num_of(v));
+     }},
+    {"checkpoint", detail::Kind::string, detail::Need::optional, false, {}, "sync or async",
+     [](sim::ReliabilitySpec& r, const json& v, Reader& rd, const std::string& p) {
+       if (auto m = sim::checkpoint_mode_from_string(v.get<std::string>())) {
+         r.checkpoint_mode = *m;
+       } else {
+         rd.error(p, "unknown checkpoint mode (" + suggest(v.get<std::string>(), {"sync", "async"}) + "); got " +
+                         describe(v));
+       }
+     }},
+    {"checkpoints_kept", detail::Kind::integer, detail::Need::optional, false, {1, 1e4, false},
+     "checkpoints retained on storage (default 2)",
+     [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
+       r.checkpoints_kept = static_cast<int>(num_of(v));
+     }},
+};
+
+struct StorageDraft {
+  std::optional<std::string> tier, upload_tier;
+  std::optional<double> capacity_tib, write, read, write_node, read_node, usd_per_gb_month;
+  std::optional<bool> local;
+};
+#define CAPPLAN_BW_FIELD(key, member, help)                                                             \
+  {key, detail::Kind::number, detail::Need::optional, false, {0, 1e5, true}, help,                      \
+   [](StorageDraft& d, const json& v, Reader&, const std::string&) { d.member = num_of(v); }}
+constexpr detail::Field<StorageDraft> kStorageFields[] = {
+    {"tier", detail::Kind::string, detail::Need::optional, false, {}, "storage tier id (capplan catalog storage)",
+     [](StorageDraft& d, const json& v, Reader&, const std::string&) { d.tier = v.get<std::string>(); }},
+    {"capacity_tib", detail::Kind::number, detail::Need::optional, false, {0, 1e6, true},
+     "provisioned capacity, TiB (tiers whose throughput scales with capacity)",
+     [](StorageDraft& d, const json& v, Reader&, const std::string&) { d.capacity_tib = num_of(v); }},
+    CAPPLAN_BW_FIELD("write_gb_per_s", write, "aggregate write bandwidth, GB/s"),
+    CAPPLAN_BW_FIELD("read_gb_per_s", read, "aggregate read bandwidth, GB/s"),
+    CAPPLAN_BW_FIELD("write_gb_per_s_per_node", write_node, "write bandwidth of one node, GB/s"),
+    CAPPLAN_BW_FIELD("read_gb_per_s_per_node", read_node, "read bandwidth of one node, GB/s"),
+    {"local", detail::Kind::boolean, detail::Need::optional, false, {}, "node-local storage (NVMe)",
+     [](StorageDraft& d, const json& v, Reader&, const std::string&) { d.local = v.get<bool>(); }},
+    {"upload_tier", detail::Kind::string, detail::Need::optional, false, {},
+     "tier a node-local checkpoint is uploaded to (asynchronously)",
+     [](StorageDraft& d, const json& v, Reader&, const std::string&) { d.upload_tier = v.get<std::string>(); }},
+    {"usd_per_gb_month", detail::Kind::number, detail::Need::optional, false, {0, 1e3, false},
+     "storage price per decimal GB-month, USD",
+     [](StorageDraft& d, const json& v, Reader&, const std::string&) { d.usd_per_gb_month = num_of(v); }},
+};
+#undef CAPPLAN_BW_FIELD
+
+constexpr detail::Field<sim::DataLoadingSpec> kDataFields[] = {
+    {"bytes_per_token", detail::Kind::number, detail::Need::optional, false, {0, 1e6, true},
+     "bytes read per training token (default 2 or 4: Megatron's pre-tokenised uint16/int32)",
+     [](sim::DataLoadingSpec& d, const json& v, Reader&, const std::string&) { d.bytes_per_token = num_of(v); }},
+    {"preprocessing_tokens_per_s_per_node", detail::Kind::number, detail::Need::optional, true, {0, 1e12, true},
+     "tokens one node's CPUs can load and preprocess per second",
+     [](sim::DataLoadingSpec& d, const json& v, Reader&, const std::string&) {
+       d.cpu_tokens_per_s_per_node = num_of(v);
+     }},
+    {"dataset_bytes", detail::Kind::number, detail::Need::optional, true, {0, 1e18, true},
+     "stored dataset size in bytes (default tokens x bytes_per_token)",
+     [](sim::DataLoadingSpec& d, const json& v, Reader&, const std::string&) { d.dataset_bytes = num_of(v); }},
+};
+
+constexpr detail::Field<sim::SpotTerms> kSpotFields[] = {
+    {"usd_per_gpu_hour", detail::Kind::number, detail::Need::optional, true, {0, kMaxUsdPerGpuHour, false},
+     "spot price per GPU-hour, USD",
+     [](sim::SpotTerms& t, const json& v, Reader&, const std::string&) { t.usd_per_gpu_hour = num_of(v); }},
+    {"preemptions_per_node_hour", detail::Kind::number, detail::Need::optional, true, {0, 1, false},
+     "probability that a node is preempted in an hour (0..1)",
+     [](sim::SpotTerms& t, const json& v, Reader&, const std::string&) { t.preemptions_per_node_hour = num_of(v); }},
+};
+
+constexpr detail::Field<sim::ReservedTerms> kReservedFields[] = {
+    {"usd_per_gpu_hour", detail::Kind::number, detail::Need::optional, true, {0, kMaxUsdPerGpuHour, false},
+     "committed price per GPU-hour, USD",
+     [](sim::ReservedTerms& t, const json& v, Reader&, const std::string&) { t.usd_per_gpu_hour = num_of(v); }},
+    {"term_months", detail::Kind::number, detail::Need::optional, true, {0, 240, true},
+     "commitment term, months (paid whether used or not)",
+     [](sim::ReservedTerms& t, const json& v, Reader&, const std::string&) {
+       t.term_hours = num_of(v) * 8760.0 / 12.0;
+     }},
+    {"idle_usd_per_gpu_hour", detail::Kind::number, detail::Need::optional, true, {0, kMaxUsdPerGpuHour, false},
+     "rate for committed but unused GPU-hours, where billed differently (default: the reserved rate)",
+     [](sim::ReservedTerms& t, const json& v, Reader&, const std::string&) { t.idle_usd_per_gpu_hour = num_of(v); }},
+    {"committed_gpus", detail::Kind::integer, detail::Need::optional, true, {1, kMaxGpus, false},
+     "GPUs committed (default: the cluster's GPUs and hot spares)",
+     [](sim::ReservedTerms& t, const json& v, Reader&, const std::string&) {
+       t.committed_gpus = static_cast<int>(num_of(v));
+     }},
+};
+
+constexpr detail::Field<sim::OnPremTerms> kOnPremFields[] = {
+    {"usd_per_node", detail::Kind::number, detail::Need::optional, true, {0, 1e9, true},
+     "purchase price of one node, USD",
+     [](sim::OnPremTerms& t, const json& v, Reader&, const std::string&) { t.usd_per_node = num_of(v); }},
+    {"amortisation_years", detail::Kind::number, detail::Need::optional, true, {0, 50, true},
+     "years over which the purchase is written off",
+     [](sim::OnPremTerms& t, const json& v, Reader&, const std::string&) { t.amortisation_years = num_of(v); }},
+    {"node_power_w", detail::Kind::number, detail::Need::optional, true, {0, 1e6, true},
+     "power of one node under load, W (default: GPU TDP x GPUs per node)",
+     [](sim::OnPremTerms& t, const json& v, Reader&, const std::string&) { t.node_power_w = num_of(v); }},
+    {"pue", detail::Kind::number, detail::Need::optional, false, {1, 5, false},
+     "power usage effectiveness (default 1.58, Uptime Institute 2023 average)",
+     [](sim::OnPremTerms& t, const json& v, Reader&, const std::string&) { t.pue = num_of(v); }},
+    {"usd_per_kwh", detail::Kind::number, detail::Need::optional, true, {0, 100, false},
+     "electricity price, USD per kWh",
+     [](sim::OnPremTerms& t, const json& v, Reader&, const std::string&) { t.usd_per_kwh = num_of(v); }},
+    {"ops_usd_per_year", detail::Kind::number, detail::Need::optional, true, {0, 1e12, false},
+     "operations staff and support for the cluster, USD per year",
+     [](sim::OnPremTerms& t, const json& v, Reader&, const std::string&) { t.ops_usd_per_year = num_of(v); }},
+    {"utilisation", detail::Kind::number, detail::Need::optional, false, {0, 1, true},
+     "share of the owned cluster's time doing useful work (default 1)",
+     [](sim::OnPremTerms& t, const json& v, Reader&, const std::string&) { t.utilisation = num_of(v); }},
+};
+
 class ScenarioParser {
  public:
   ScenarioParser(const Catalogs& catalogs, std::string_view where)
@@ -159,7 +302,8 @@ class ScenarioParser {
 
   Result<ParsedScenario> run(const json& j) {
     if (!r_.object(j, "")) return std::unexpected(std::move(diags_));
-    r_.unknown_keys(j, "", {"name", "description", "model", "training", "cluster", "strategy", "pricing"});
+    r_.unknown_keys(j, "", {"name", "description", "model", "training", "cluster", "strategy", "pricing", "reliability",
+                           "storage", "data"});
     for (const char* key : {"name", "description"}) {
       if (const json* v = find(j, key)) r_.string(*v, child("", key));
     }
@@ -176,6 +320,14 @@ class ScenarioParser {
     } else if (c) {
       catalog_price(*c);
     }
+    if (const json* v = find(j, "reliability")) {
+      detail::read_fields<sim::ReliabilitySpec>(*v, "/reliability", kReliabilityFields, out_.scenario.reliability, r_);
+    }
+    if (const json* v = find(j, "storage")) parse_storage(*v);
+    if (const json* v = find(j, "data")) {
+      detail::read_fields<sim::DataLoadingSpec>(*v, "/data", kDataFields, out_.scenario.data, r_);
+    }
+    if (c) on_prem_power(*c);
     sim::StrategyRequest s;
     if (const json* strategy = find(j, "strategy")) {
       s = parse_strategy(*strategy, c, m);
@@ -712,7 +864,26 @@ class ScenarioParser {
   void parse_pricing(const json& j, std::optional<sim::Cluster>& c) {
     const std::string p = "/pricing";
     if (!r_.object(j, p)) return;
-    r_.unknown_keys(j, p, {"usd_per_gpu_hour", "usd_per_node_hour"});
+    r_.unknown_keys(j, p, {"usd_per_gpu_hour", "usd_per_node_hour", "purchase", "spot", "reserved", "on_prem"});
+    sim::PricingTerms& terms = out_.scenario.pricing;
+    const json* purchase = find(j, "purchase");
+    if (purchase != nullptr) {
+      if (auto name = r_.string(*purchase, child(p, "purchase"))) {
+        if (auto m = sim::purchase_model_from_string(*name)) {
+          terms.model = *m;
+        } else {
+          r_.error(child(p, "purchase"), "unknown purchase model '" + *name + "' (" +
+                                             suggest(*name, {"on_demand", "spot", "reserved", "on_prem"}) + ")");
+        }
+      }
+    }
+    if (const json* v = find(j, "spot")) detail::read_fields<sim::SpotTerms>(*v, child(p, "spot"), kSpotFields, terms.spot, r_);
+    if (const json* v = find(j, "reserved")) {
+      detail::read_fields<sim::ReservedTerms>(*v, child(p, "reserved"), kReservedFields, terms.reserved, r_);
+    }
+    if (const json* v = find(j, "on_prem")) {
+      detail::read_fields<sim::OnPremTerms>(*v, child(p, "on_prem"), kOnPremFields, terms.on_prem, r_);
+    }
     const json* gpu_hour = find(j, "usd_per_gpu_hour");
     const json* node_hour = find(j, "usd_per_node_hour");
     if (gpu_hour != nullptr && node_hour != nullptr) {
@@ -720,7 +891,12 @@ class ScenarioParser {
       return;
     }
     if (gpu_hour == nullptr && node_hour == nullptr) {
-      r_.error(child(p, "usd_per_gpu_hour"), "required (usd_per_gpu_hour or usd_per_node_hour) is missing");
+      const bool other = purchase != nullptr || find(j, "spot") || find(j, "reserved") || find(j, "on_prem");
+      if (!other) {
+        r_.error(child(p, "usd_per_gpu_hour"), "required (usd_per_gpu_hour or usd_per_node_hour) is missing");
+      } else if (c) {
+        catalog_price(*c);  // the on-demand reference price, when the catalog has one
+      }
       return;
     }
     std::optional<double> per_gpu;
@@ -733,6 +909,99 @@ class ScenarioParser {
     if (per_gpu && c) {
       c->price_per_gpu = units::usd_per_hour(*per_gpu);
       c->price_source = "scenario pricing";
+    }
+  }
+
+  // On-premises node power: the GPUs' TDP when not given (CPUs, NICs and fans not counted).
+  void on_prem_power(const sim::Cluster& c) {
+    sim::OnPremTerms& op = out_.scenario.pricing.on_prem;
+    if (out_.scenario.pricing.model != sim::PurchaseModel::on_prem || op.node_power_w) return;
+    const GpuEntry* g = cat_.find_gpu(c.gpu.id);
+    if (g != nullptr && g->tdp_w > 0) {
+      op.node_power_w = g->tdp_w * c.gpus_per_node;
+      op.node_power_from_tdp = true;
+      warn("/pricing/on_prem/node_power_w", "not given: GPU TDP " + fmt(g->tdp_w) + " W x " +
+                                                std::to_string(c.gpus_per_node) + " GPUs = " + fmt(*op.node_power_w) +
+                                                " W per node (GPUs only: CPUs, NICs, fans not counted)");
+    }
+  }
+
+  // --- storage ----------------------------------------------------------------------------
+  // A catalog tier (storage.json) and/or explicit bandwidths; explicit values override the tier's.
+  std::optional<sim::StorageTier> storage_tier(const std::string& id, const std::string& p,
+                                               const StorageDraft* d) {
+    const StorageEntry* e = cat_.find_storage(id);
+    if (e == nullptr) {
+      std::vector<std::string> ids;
+      for (const auto& t : cat_.storage) ids.push_back(t.id);
+      r_.error(p, "unknown storage tier '" + id + "' (" + (ids.empty() ? std::string("no storage.json loaded")
+                                                                        : suggest(id, ids)) + ")");
+      return std::nullopt;
+    }
+    sim::StorageTier t;
+    t.id = e->id;
+    t.local = e->kind == "local_nvme";
+    t.usd_per_gb_month = e->usd_per_gb_month;
+    auto set = [](units::BytesPerSecond& bw, std::optional<double> gbs) {
+      if (gbs) bw = units::gb_per_s(*gbs);
+    };
+    set(t.write.aggregate, e->write_gb_per_s);
+    set(t.read.aggregate, e->read_gb_per_s);
+    set(t.write.per_node, e->write_gb_per_s_per_node);
+    set(t.read.per_node, e->read_gb_per_s_per_node);
+    if (e->gb_per_s_per_tib) {
+      if (d != nullptr && d->capacity_tib) {
+        t.write.aggregate = units::gb_per_s(*e->gb_per_s_per_tib * *d->capacity_tib);
+        t.read.aggregate = t.write.aggregate;
+      } else if (d != nullptr && !(d->write && d->read)) {
+        r_.error("/storage/capacity_tib", "required with tier '" + id + "' (its throughput is " +
+                                              fmt(*e->gb_per_s_per_tib) + " GB/s per TiB provisioned) is missing");
+      }
+    }
+    return t;
+  }
+
+  void parse_storage(const json& j) {
+    const std::string p = "/storage";
+    StorageDraft d;
+    const auto before = r_.count();
+    detail::read_fields<StorageDraft>(j, p, kStorageFields, d, r_);
+    if (r_.count() != before) return;
+    sim::StorageSpec& spec = out_.scenario.storage;
+    spec.given = true;
+    if (d.tier) {
+      auto t = storage_tier(*d.tier, child(p, "tier"), &d);
+      if (!t) return;
+      spec.tier = *t;
+    } else {
+      spec.tier.id = "custom";
+      if (!d.write && !d.write_node) {
+        r_.error(child(p, "write_gb_per_s"),
+                 "required (a tier, or write_gb_per_s / write_gb_per_s_per_node) is missing");
+      }
+    }
+    if (d.write) spec.tier.write.aggregate = units::gb_per_s(*d.write);
+    if (d.read) spec.tier.read.aggregate = units::gb_per_s(*d.read);
+    if (d.write_node) spec.tier.write.per_node = units::gb_per_s(*d.write_node);
+    if (d.read_node) spec.tier.read.per_node = units::gb_per_s(*d.read_node);
+    if (d.local) spec.tier.local = *d.local;
+    if (d.usd_per_gb_month) spec.tier.usd_per_gb_month = d.usd_per_gb_month;
+    // Reads default to the write figures when only writes are known (and the other way round).
+    if (!spec.tier.read.known()) spec.tier.read = spec.tier.write;
+    if (!spec.tier.write.known()) spec.tier.write = spec.tier.read;
+    if (d.upload_tier) {
+      if (!spec.tier.local) {
+        r_.error(child(p, "upload_tier"), "only used with a node-local tier (local: true or a local_nvme tier); got " +
+                                              describe(*find(j, "upload_tier")));
+        return;
+      }
+      if (auto t = storage_tier(*d.upload_tier, child(p, "upload_tier"), nullptr)) {
+        if (!t->write.known()) {
+          r_.error(child(p, "upload_tier"), "tier '" + t->id + "' has no published bandwidth to upload at");
+        } else {
+          spec.upload = *t;
+        }
+      }
     }
   }
 

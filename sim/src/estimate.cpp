@@ -176,7 +176,11 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
     warn("does not fit in memory: needs " + num(units::to_gib(e.memory.total())) + " GiB per GPU, the GPU has " +
          num(units::to_gib(e.memory.capacity)) + " GiB");
   }
-  if (!s.cluster.price_per_gpu) warn("no price known for this cluster: cost_usd is null (give pricing.usd_per_gpu_hour)");
+  {
+    const GoodputInputs in{&s.model, &s.training, &s.cluster, &s.reliability, &s.storage, &s.data, &s.pricing};
+    e.goodput = compute_goodput(in, p, e.time_to_train, e.step_time, e.tokens_per_s, e.warnings);
+  }
+  if (!s.cluster.price_per_gpu && s.pricing.model == PurchaseModel::on_demand) warn("no price known for this cluster: cost_usd is null (give pricing.usd_per_gpu_hour)");
   return e;
 }
 

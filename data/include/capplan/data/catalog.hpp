@@ -61,21 +61,45 @@ struct ModelEntry {
   std::string notes;
 };
 
+// A storage offering (data/storage.json): bandwidths in decimal GB/s, each figure with its source;
+// null (empty) = not published / not found. `gb_per_s_per_tib`: throughput that scales with the
+// provisioned capacity (FSx for Lustre), aggregate = capacity_tib x this.
+struct StorageEntry {
+  std::string id;
+  std::string provider;
+  std::string name;
+  std::string kind;  // parallel_fs, object, local_nvme
+  std::optional<double> write_gb_per_s;           // cluster aggregate
+  std::optional<double> read_gb_per_s;
+  std::optional<double> write_gb_per_s_per_node;  // one node's cap
+  std::optional<double> read_gb_per_s_per_node;
+  std::optional<double> gb_per_s_per_tib;         // read and write per TiB provisioned
+  std::optional<double> usd_per_gb_month;
+  std::string region;
+  std::string date;
+  std::string currency;
+  std::vector<std::string> sources;
+  std::string confidence;
+  std::string notes;
+};
+
 struct Catalogs {
   std::vector<GpuEntry> gpus;
   std::vector<InstanceEntry> instances;
   std::vector<ModelEntry> models;
+  std::vector<StorageEntry> storage;  // storage.json; empty when the file is absent
 
   const GpuEntry* find_gpu(std::string_view id) const;
   const InstanceEntry* find_instance(std::string_view id) const;
   const ModelEntry* find_model(std::string_view id) const;
+  const StorageEntry* find_storage(std::string_view id) const;
 };
 
 // The folder with gpus.json, instances.json, models.json: $CAPPLAN_DATA_DIR if set, else the
 // source tree's data/ (compile-time), else <exe dir>/../share/capplan/data.
 std::filesystem::path default_data_dir();
 
-// Loads and validates all three catalogs; every problem is reported with its JSON pointer
+// Loads and validates all three catalogs (and storage.json when present); every problem is reported with its JSON pointer
 // ("gpus.json#/gpus/3/hbm_GiB: must be > 0; got -80"), cross-references included
 // (instance -> gpu id).
 Result<Catalogs> load_catalogs(const std::filesystem::path& dir);

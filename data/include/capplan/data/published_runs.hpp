@@ -27,6 +27,15 @@ struct PublishedRun {
   bool usable = false;
   std::string skip_reason;  // why a row is not usable (full-run aggregate, unknown layout, ...)
   std::vector<std::string> assumptions;  // fields we had to assume, stated
+
+  // Whole-run aggregate (total_gpu_hours with the run's token count), predicted with the goodput
+  // model by `capplan validate-published --whole-run`; separate from the per-step fields above.
+  bool whole_run = false;  // the row publishes whole-run GPU-hours and tokens
+  double measured_gpu_hours = 0;
+  nlohmann::json whole_run_scenario;  // the step scenario with the run's tokens (and stated assumptions)
+  bool whole_run_usable = false;
+  std::string whole_run_skip_reason;
+  std::vector<std::string> whole_run_assumptions;
 };
 
 // Reads every row; rows that cannot become a scenario are returned with usable == false and

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "capplan/sim/goodput.hpp"
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/memory.hpp"
 #include "capplan/sim/op_cost.hpp"
@@ -19,6 +20,12 @@ struct Scenario {
   TrainingJob training;
   Cluster cluster;
   StrategyRequest strategy;
+  // Goodput and cost beyond the sticker (sim/goodput.hpp); defaults model failures at the
+  // published Llama 3 rate, sync checkpoints at the Daly interval, on-demand pricing.
+  ReliabilitySpec reliability;
+  StorageSpec storage;
+  DataLoadingSpec data;
+  PricingTerms pricing;
 };
 
 // Seconds per optimizer step by where they go. Contract: total() == step time.
@@ -87,6 +94,10 @@ struct Estimate {
   std::optional<Interval> tokens_per_s_p10_p90;
   std::optional<Interval> time_to_train_days_p10_p90;
   std::optional<Interval> cost_usd_p10_p90;
+  // Expected time with interruptions, checkpoints and data loading, and the total cost
+  // (time_to_train and cost stay the steady-state, sticker-price figures). A planner ranks on
+  // goodput.wall and goodput.cost.total.
+  Goodput goodput;
 };
 
 // Checks a complete layout against the scenario. Errors name the strategy field

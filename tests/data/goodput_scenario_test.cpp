@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scenario sections of the goodput model: reliability, storage, data and the pricing extensions,
+// and the shipped storage catalog.
+#include <gtest/gtest.h>
+
+#include <ostream>
+#include <string>
+
+#include "capplan/data/catalog.hpp"
+#include "capplan/data/scenario_io.hpp"
+#include "test_support.hpp"
+
+namespace capplan::data {
+namespace {
+
+using nlohmann::json;
+
+const Catalogs& shipped() {
+  static const Catalogs c = [] {
+    auto r = load_catalogs(test::source_data_dir());
+    EXPECT_TRUE(r.has_value()) << (r ? "" : to_string(r.error()));
+    return r ? *r : Catalogs{};
+  }();
+  return c;
+}
+
+// The built-in example (Llama 3 70B on 64 x p5.48xlarge) with `patch` merged in.
+Result<ParsedScenario> parse_with(const json& patch) {
+  json j = example_scenario();
+  j.merge_patch(patch);
+  return parse_scenario(j, shipped());
+}
+
+// The first error's "where: message".
+std::string first_error(const Result<ParsedScenario>& r) {
+  if (r) return "(no error)";
+  return r.error().front().where + ": " + r.error().front().message;
+}
+
+TEST(StorageCatalog, ShippedTiersLoadWithSources) {
+  ASSERT_FALSE(shipped().storage.empty());
+  for (const auto& t : shipped().storage) {
+    EXPECT_FALSE(t.sources.empty()) << t.id;
+    EXPECT_FALSE(t.date.empty()) << t.id;
+    EXPECT_FALSE(t.currency.empty()) << t.id;
+  }
+  const StorageEntry* tectonic = shipped().find_storage("meta-tectonic-llama3");
+  ASSERT_NE(tectonic, nullptr);
+  EXPECT_EQ(tectonic->write_gb_per_s, 2000.0);  // Llama 3 paper Sec. 3.3.1: 2 TB/s sustained
+}
+
+TEST(StorageCatalog, RejectsZeroBandwidthAndUnknownKind) {
+  auto dir = test::catalogs_with("gpus.json", [](json&) {});
+  test::write_file(dir / "storage.json", json{{"schema", 1},
+                                              {"tiers",
+                                               {{{"id", "x-fs"},
+                                                 {"provider", "x"},
+                                                 {"name", "X"},
+                                                 {"kind", "tape"},
+                                                 {"write_GBps", 0},
+                                                 {"date", "2026-11-30"},
+                                                 {"currency", "USD"},
+                                                 {"source", {"test"}},
+                                                 {"confidence", "low"}}}}}
+                                                 .dump());
+  auto r = load_catalogs(dir);
+  ASSERT_FALSE(r.has_value());
+  const std::string all = to_string(r.error());
+  EXPECT_NE(all.find("storage.json#/tiers/0/kind: unknown kind"), std::string::npos) << all;
+  EXPECT_NE(all.find("storage.json#/tiers/0/write_GBps: must be > 0; got 0"), std::string::npos) << all;
+}
+
+TEST(ReliabilitySection, DefaultsAreTheLlama3RateAndSyncCheckpoints) {
+  auto r = parse_with(json::object());
+  ASSERT_TRUE(r) << first_error(r);
+  const auto& rel = r->scenario.reliability;
+  EXPECT_DOUBLE_EQ(rel.interruptions_per_gpu_hour, 466.0 / (16384.0 * 54 * 24));
+  EXPECT_EQ(rel.checkpoint_mode, sim::CheckpointMode::sync);
+  EXPECT_FALSE(rel.checkpoint_interval.has_value());
+  EXPECT_FALSE(r->scenario.storage.given);
+}
+
+TEST(ReliabilitySection, EveryFieldIsRead) {
+  auto r = parse_with({{"reliability",
+                        {{"failure_rate_per_gpu_hour", 3e-5},
+                         {"restart_s", 300},
+                         {"node_replacement_s", 1200},
+                         {"hot_spares", 2},
+                         {"checkpoint_interval_s", 1800},
+                         {"checkpoint", "async"},
+                         {"checkpoints_kept", 3}}}});
+  ASSERT_TRUE(r) << first_error(r);
+  const auto& rel = r->scenario.reliability;
+  EXPECT_DOUBLE_EQ(rel.interruptions_per_gpu_hour, 3e-5);
+  EXPECT_DOUBLE_EQ(rel.restart_overhead.base(), 300);
+  EXPECT_TRUE(rel.restart_overhead_given);
+  EXPECT_DOUBLE_EQ(rel.node_replacement->base(), 1200);
+  EXPECT_EQ(rel.hot_spare_nodes, 2);
+  EXPECT_DOUBLE_EQ(rel.checkpoint_interval->base(), 1800);
+  EXPECT_EQ(rel.checkpoint_mode, sim::CheckpointMode::async);
+  EXPECT_EQ(rel.checkpoints_kept, 3);
+}
+
+struct BadInput {
+  const char* name;
+  json patch;
+  const char* where;
+  const char* message;
+};
+
+// Test names and failure messages show the case's name, not the struct's bytes.
+void PrintTo(const BadInput& b, std::ostream* os) { *os << b.name; }
+
+class GoodputBadInput : public testing::TestWithParam<BadInput> {};
+
+TEST_P(GoodputBadInput, IsAnErrorNamingTheFieldAndValue) {
+  const BadInput& b = GetParam();
+  auto r = parse_with(b.patch);
+  ASSERT_FALSE(r.has_value()) << b.name;
+  const std::string e = first_error(r);
+  EXPECT_NE(e.find(b.where), std::string::npos) << e;
+  EXPECT_NE(e.find(b.message), std::string::npos) << e;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Scenario, GoodputBadInput,
+    testing::Values(
+        BadInput{"NegativeFailureRate", {{"reliability", {{"failure_rate_per_gpu_hour", -1e-5}}}},
+                 "scenario#/reliability/failure_rate_per_gpu_hour", "must be >= 0; got -1e-05"},
+        BadInput{"UnknownCheckpointMode", {{"reliability", {{"checkpoint", "lazy"}}}},
+                 "scenario#/reliability/checkpoint", "unknown checkpoint mode"},
+        BadInput{"ZeroInterval", {{"reliability", {{"checkpoint_interval_s", 0}}}},
+                 "scenario#/reliability/checkpoint_interval_s", "must be > 0; got 0"},
+        BadInput{"ReliabilityTypo", {{"reliability", {{"mtbf", 3}}}}, "scenario#/reliability/mtbf", "unknown field"},
+        BadInput{"ZeroStorageBandwidth", {{"storage", {{"write_gb_per_s", 0}}}}, "scenario#/storage/write_gb_per_s",
+                 "must be > 0; got 0"},
+        BadInput{"StorageWithoutBandwidth", {{"storage", {{"usd_per_gb_month", 0.02}}}},
+                 "scenario#/storage/write_gb_per_s", "is missing"},
+        BadInput{"UnknownTier", {{"storage", {{"tier", "aws-s4"}}}}, "scenario#/storage/tier", "unknown storage tier"},
+        BadInput{"PerTibTierNeedsCapacity", {{"storage", {{"tier", "aws-fsx-lustre-persistent2-250"}}}},
+                 "scenario#/storage/capacity_tib", "is missing"},
+        BadInput{"UploadTierNeedsALocalTier", {{"storage", {{"write_gb_per_s", 5}, {"upload_tier", "aws-s3-standard"}}}},
+                 "scenario#/storage/upload_tier", "only used with a node-local tier"},
+        BadInput{"SpotRateAboveOne", {{"pricing", {{"purchase", "spot"}, {"spot", {{"preemptions_per_node_hour", 1.5}}}}}},
+                 "scenario#/pricing/spot/preemptions_per_node_hour", "must be at most 1; got 1.5"},
+        BadInput{"UnknownPurchase", {{"pricing", {{"purchase", "lease"}}}}, "scenario#/pricing/purchase",
+                 "unknown purchase model 'lease'"},
+        BadInput{"PueBelowOne", {{"pricing", {{"purchase", "on_prem"}, {"on_prem", {{"pue", 0.9}}}}}},
+                 "scenario#/pricing/on_prem/pue", "must be >= 1; got 0.9"},
+        BadInput{"ZeroUtilisation", {{"pricing", {{"purchase", "on_prem"}, {"on_prem", {{"utilisation", 0}}}}}},
+                 "scenario#/pricing/on_prem/utilisation", "must be > 0; got 0"},
+        BadInput{"NegativeElectricity", {{"pricing", {{"purchase", "on_prem"}, {"on_prem", {{"usd_per_kwh", -0.1}}}}}},
+                 "scenario#/pricing/on_prem/usd_per_kwh", "must be >= 0; got -0.1"},
+        BadInput{"ZeroBytesPerToken", {{"data", {{"bytes_per_token", 0}}}}, "scenario#/data/bytes_per_token",
+                 "must be > 0; got 0"}),
+    [](const testing::TestParamInfo<BadInput>& i) { return i.param.name; });
+
+TEST(StorageSection, PerTibTierScalesWithCapacity) {
+  // 250 MB/s per TiB x 400 TiB = 100 GB/s, read and write.
+  auto r = parse_with({{"storage", {{"tier", "aws-fsx-lustre-persistent2-250"}, {"capacity_tib", 400}}}});
+  ASSERT_TRUE(r) << first_error(r);
+  const auto& t = r->scenario.storage.tier;
+  EXPECT_TRUE(r->scenario.storage.given);
+  EXPECT_NEAR(t.write.aggregate.base(), 100e9, 1e-3);
+  EXPECT_NEAR(t.read.aggregate.base(), 100e9, 1e-3);
+  EXPECT_FALSE(t.usd_per_gb_month.has_value());  // not in the catalog: the user must give it
+}
+
+TEST(StorageSection, ExplicitFiguresOverrideTheTierAndReadsDefaultToWrites) {
+  auto r = parse_with({{"storage",
+                        {{"tier", "aws-s3-standard"}, {"write_gb_per_s_per_node", 3}, {"usd_per_gb_month", 0.021}}}});
+  ASSERT_TRUE(r) << first_error(r);
+  const auto& t = r->scenario.storage.tier;
+  EXPECT_NEAR(t.write.per_node.base(), 3e9, 1e-3);
+  EXPECT_NEAR(t.read.per_node.base(), 3e9, 1e-3);
+  EXPECT_DOUBLE_EQ(*t.usd_per_gb_month, 0.021);
+}
+
+TEST(StorageSection, LocalTierWithUpload) {
+  auto r = parse_with({{"storage",
+                        {{"local", true}, {"write_gb_per_s_per_node", 10}, {"upload_tier", "meta-tectonic-llama3"}}}});
+  ASSERT_TRUE(r) << first_error(r);
+  EXPECT_TRUE(r->scenario.storage.tier.local);
+  ASSERT_TRUE(r->scenario.storage.upload.has_value());
+  EXPECT_EQ(r->scenario.storage.upload->id, "meta-tectonic-llama3");
+}
+
+TEST(PricingSection, PurchaseModelsAndTheirTerms) {
+  auto r = parse_with({{"pricing",
+                        {{"purchase", "reserved"},
+                         {"reserved", {{"usd_per_gpu_hour", 3.1}, {"term_months", 12}, {"committed_gpus", 1024}}}}}});
+  ASSERT_TRUE(r) << first_error(r);
+  const auto& p = r->scenario.pricing;
+  EXPECT_EQ(p.model, sim::PurchaseModel::reserved);
+  EXPECT_DOUBLE_EQ(*p.reserved.usd_per_gpu_hour, 3.1);
+  EXPECT_DOUBLE_EQ(*p.reserved.term_hours, 8760.0);
+  EXPECT_EQ(*p.reserved.committed_gpus, 1024);
+  // The catalog's on-demand price stays the steady-state reference.
+  EXPECT_TRUE(r->scenario.cluster.price_per_gpu.has_value());
+}
+
+TEST(PricingSection, OnPremNodePowerDefaultsToGpuTdpWithAWarning) {
+  auto r = parse_with({{"pricing", {{"purchase", "on_prem"}, {"on_prem", {{"usd_per_node", 250000}}}}}});
+  ASSERT_TRUE(r) << first_error(r);
+  const auto& op = r->scenario.pricing.on_prem;
+  ASSERT_TRUE(op.node_power_w.has_value());
+  EXPECT_DOUBLE_EQ(*op.node_power_w, 700.0 * 8);  // H100 SXM TDP 700 W x 8
+  EXPECT_DOUBLE_EQ(op.pue, 1.58);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings.front().find("node_power_w"), std::string::npos);
+}
+
+TEST(PricingSection, EmptyPricingIsStillAnError) {
+  auto r = parse_with({{"pricing", json::object()}});
+  EXPECT_NE(first_error(r).find("scenario#/pricing/usd_per_gpu_hour"), std::string::npos);
+}
+
+TEST(DataSection, FieldsAreRead) {
+  auto r = parse_with({{"data", {{"bytes_per_token", 3.5}, {"preprocessing_tokens_per_s_per_node", 2e6},
+                                 {"dataset_bytes", 6e13}}}});
+  ASSERT_TRUE(r) << first_error(r);
+  EXPECT_DOUBLE_EQ(r->scenario.data.bytes_per_token, 3.5);
+  EXPECT_DOUBLE_EQ(*r->scenario.data.cpu_tokens_per_s_per_node, 2e6);
+  EXPECT_DOUBLE_EQ(*r->scenario.data.dataset_bytes, 6e13);
+}
+
+TEST(EstimateOutput, GoodputKeysAreInTheJson) {
+  // Parsing is enough to exercise the renderer through a real estimate in tests/cli; here, the
+  // keys of CONTRACT.md's goodput extension on a default estimate.
+  auto r = parse_with(json::object());
+  ASSERT_TRUE(r) << first_error(r);
+  sim::Estimate e;
+  e.goodput.modelled = true;
+  e.goodput.wall = units::hours(48);
+  const json j = estimate_to_json(e, *r);
+  EXPECT_DOUBLE_EQ(j.at("time_to_train_with_failures_days").get<double>(), 2.0);
+  for (const char* key : {"expected_interruptions", "checkpoint_interval_s", "checkpoint_write_s", "lost_work_s",
+                          "restart_s", "fraction", "checkpoint_bytes_per_rank", "data_loading"}) {
+    EXPECT_TRUE(j.at("goodput").contains(key)) << key;
+  }
+  EXPECT_TRUE(j.at("cost_breakdown_usd").contains("total"));
+}
+
+}  // namespace
+}  // namespace capplan::data
