@@ -59,6 +59,9 @@ struct SearchRequest {
   // true: at most one plan per cluster shape (offering x nodes), its best layout (the default:
   // the top-K then shows K different things to rent); false: top-K over every layout.
   bool one_plan_per_shape = true;
+  // Skip layouts that a memory lower bound proves cannot fit (docs/planner.md). Off only to
+  // check that pruning never changes the answer.
+  bool prune = true;
   CostModelFactory cost_model;
 };
 
@@ -127,6 +130,13 @@ struct SearchProgress {
 // Returns true to continue, false to cancel. Contract: called only on the thread that called
 // search(), at least once at the start and once at the end, and about every 50 ms in between.
 using ProgressCallback = std::function<bool(const SearchProgress&)>;
+
+// The layouts searched for one scenario's cluster (the fixed strategy fields applied), in search
+// order, each passing check_layout: the same space estimate() searches for "auto".
+std::vector<Parallelism> candidate_layouts(const Scenario& s);
+
+// The scenario a plan was estimated for: the base with the plan's offering and node count.
+Scenario plan_scenario(const SearchRequest& request, const Plan& plan);
 
 // Validates the request (errors name the field: "search#/node_counts/2: must be >= 1; got 0"),
 // enumerates, prunes, times and ranks. Deterministic: the result (elapsed_s and stats.threads
