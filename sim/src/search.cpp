@@ -89,7 +89,11 @@ std::string usd_text(double v) {
 
 std::string days_text(double seconds) { return sig3(seconds / 86400.0) + " days"; }
 
-std::string percent(double fraction) { return fixed(fraction * 100.0, 0) + "%"; }
+// Whole percent, or one decimal below 10% (so a 0.4% change does not read as 0%).
+std::string percent(double fraction) {
+  const double p = fraction * 100.0;
+  return fixed(p, std::fabs(p) < 9.95 ? 1 : 0) + "%";
+}
 
 std::string layout_text(const Parallelism& p) {
   std::string s = "tp " + std::to_string(p.tp) + " pp " + std::to_string(p.pp) + " dp " + std::to_string(p.dp);
@@ -545,8 +549,8 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
       shapes.push_back(std::move(sh));
     }
     if (skipped_network) {
-      result.notes.push_back(name + ": multi-node shapes skipped, its network bandwidth is unknown (give it with "
-                                    "the inter-node bandwidth per GPU)");
+      result.notes.push_back(name + ": multi-node shapes skipped, its network bandwidth is unknown (give the "
+                                    "inter-node bandwidth per GPU)");
     }
     if (!o.node.price_per_gpu) {
       result.notes.push_back(name + ": price unknown; its plans are ranked on time only and never meet a budget "
@@ -569,7 +573,9 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
 
   // Workers pull items in order; every item is done by exactly one worker and results are merged
   // by total orders, so the answer does not depend on which worker did what.
-  const std::size_t keep = std::max<std::size_t>(2, req.one_plan_per_shape ? 2 : static_cast<std::size_t>(req.top_k));
+  // Per shape: its best layout, plus a few more for the "layout" runner-up (ties are common: with
+  // fused attention selective recompute costs nothing).
+  const std::size_t keep = req.one_plan_per_shape ? 6 : std::max<std::size_t>(6, static_cast<std::size_t>(req.top_k));
   int threads = req.threads > 0 ? req.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads = static_cast<int>(std::clamp<std::size_t>(static_cast<std::size_t>(threads), 1, std::max<std::size_t>(1, items.size())));
   std::vector<Worker> workers;
@@ -767,10 +773,10 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
       result.runner_ups.push_back(runner_up("offering", shape_text(p) + " instead of " + shape_text(chosen_plan),
                                             chosen_plan, p));
     }
-    // The next layout on the same shape.
+    // The next layout on the same shape that is not just as fast (layouts that tie add nothing).
     const auto& same = merged[static_cast<std::size_t>(chosen->shape)].best;
     for (const Timed& t : same) {
-      if (t.p == chosen->timed.p) continue;
+      if (t.p == chosen->timed.p || t.step_s == chosen->timed.step_s) continue;
       const Plan p = make_plan(shapes, req, score(shapes, chosen->shape, t, req));
       result.runner_ups.push_back(runner_up("layout", layout_diff(chosen->timed.p, t.p), chosen_plan, p));
       break;
