@@ -796,6 +796,12 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
     }
   }
 
+  // Each plan's estimate reports the search it came from (as estimate() does for "auto").
+  auto stamp = [&](Plan& p) { p.estimate.configurations_evaluated = result.configurations_evaluated; };
+  for (Plan& p : result.plans) stamp(p);
+  for (Plan& p : result.pareto) stamp(p);
+  for (RunnerUp& u : result.runner_ups) stamp(u.plan);
+  if (result.failure && result.failure->closest) stamp(*result.failure->closest);
   result.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
