@@ -40,13 +40,31 @@ std::optional<Objective> objective_from_string(const std::string& s) {
   return std::nullopt;
 }
 
-std::vector<Parallelism> candidate_layouts(const Scenario& s) {
+const char* to_string(LayoutSpace s) { return s == LayoutSpace::exhaustive ? "exhaustive" : "standard"; }
+
+std::optional<LayoutSpace> layout_space_from_string(const std::string& s) {
+  if (s == "standard") return LayoutSpace::standard;
+  if (s == "exhaustive") return LayoutSpace::exhaustive;
+  return std::nullopt;
+}
+
+namespace {
+LayoutSpaceKind kind_of(LayoutSpace s) {
+  return s == LayoutSpace::exhaustive ? LayoutSpaceKind::exhaustive : LayoutSpaceKind::standard;
+}
+}  // namespace
+
+std::vector<Parallelism> candidate_layouts(const Scenario& s, LayoutSpace space) {
   std::vector<Parallelism> out;
+  const LayoutSpaceKind kind = kind_of(space);
   for (const OuterLayout& o :
-       outer_layouts(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node)) {
-    for_each_inner_layout(s.model, s.strategy, o, [&](const Parallelism& p, long long) {
-      if (!has_errors(check_layout(s, p))) out.push_back(p);
-    });
+       outer_layouts(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node, kind)) {
+    for_each_inner_layout(
+        s.model, s.strategy, o,
+        [&](const Parallelism& p, long long) {
+          if (!has_errors(check_layout(s, p))) out.push_back(p);
+        },
+        kind);
   }
   return out;
 }
@@ -195,8 +213,8 @@ struct MicroKeyHash {
 // One thread's state: caches and results, merged after all work is done.
 class Worker {
  public:
-  Worker(const std::vector<Shape>& shapes, std::size_t keep, bool prune)
-      : shapes_(shapes), keep_(keep), prune_(prune), results_(shapes.size()) {}
+  Worker(const std::vector<Shape>& shapes, std::size_t keep, bool prune, LayoutSpaceKind kind)
+      : shapes_(shapes), keep_(keep), prune_(prune), kind_(kind), results_(shapes.size()) {}
 
   void run(const WorkItem& item);
   const std::vector<ShapeResult>& results() const { return results_; }
@@ -208,6 +226,7 @@ class Worker {
   const std::vector<Shape>& shapes_;
   std::size_t keep_;
   bool prune_;
+  LayoutSpaceKind kind_;
   std::vector<ShapeResult> results_;
   Counters counters_;
   StepOps scratch_;
@@ -304,7 +323,7 @@ void Worker::run(const WorkItem& item) {
     const StepTiming timing = schedule_step(s, p, b, stage_params);
     ++counters_.timed;
     keep_best(res.best, {timing.breakdown.total().base(), p}, keep_);
-  });
+  }, kind_);
 }
 
 // A plan's position on the two axes, computed exactly as evaluate() computes them.
@@ -566,7 +585,7 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const Scenario& s = shapes[i].scenario;
     for (const OuterLayout& o :
-         outer_layouts(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node)) {
+         outer_layouts(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node, kind_of(req.space))) {
       items.push_back({static_cast<int>(i), o});
     }
   }
@@ -580,7 +599,7 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
   threads = static_cast<int>(std::clamp<std::size_t>(static_cast<std::size_t>(threads), 1, std::max<std::size_t>(1, items.size())));
   std::vector<Worker> workers;
   workers.reserve(static_cast<std::size_t>(threads));
-  for (int t = 0; t < threads; ++t) workers.emplace_back(shapes, keep, req.prune);
+  for (int t = 0; t < threads; ++t) workers.emplace_back(shapes, keep, req.prune, kind_of(req.space));
   std::atomic<std::size_t> next{0};
   std::atomic<long> done{0};
   std::atomic<bool> cancel{false};
