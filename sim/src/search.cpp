@@ -763,13 +763,18 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
     const int offering = shapes[static_cast<std::size_t>(chosen->shape)].offering;
     const int nodes = shapes[static_cast<std::size_t>(chosen->shape)].nodes;
     const auto order = req.objective == Objective::fastest ? by_time : by_cost;
-    // Other node counts on the same offering: the nearest larger and the nearest smaller.
+    // Constraints met first, then the objective's order.
+    auto better = [&](const Scored& a, const Scored& b) {
+      if (a.feasible() != b.feasible()) return a.feasible();
+      return order(a, b);
+    };
+    // Other node counts on the same offering: the best plan with more nodes and the best with fewer.
     std::optional<Scored> more, fewer;
     for (const Scored& sc : best_per_shape) {
       const Shape& sh = shapes[static_cast<std::size_t>(sc.shape)];
       if (sh.offering != offering) continue;
-      if (sh.nodes > nodes && (!more || sh.nodes < shapes[static_cast<std::size_t>(more->shape)].nodes)) more = sc;
-      if (sh.nodes < nodes && (!fewer || sh.nodes > shapes[static_cast<std::size_t>(fewer->shape)].nodes)) fewer = sc;
+      if (sh.nodes > nodes && (!more || better(sc, *more))) more = sc;
+      if (sh.nodes < nodes && (!fewer || better(sc, *fewer))) fewer = sc;
     }
     for (const auto& o : {more, fewer}) {
       if (!o) continue;
@@ -779,10 +784,6 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
     }
     // The best plan on another offering (by the objective's order, constraints met first).
     std::optional<Scored> other;
-    auto better = [&](const Scored& a, const Scored& b) {
-      if (a.feasible() != b.feasible()) return a.feasible();
-      return order(a, b);
-    };
     for (const Scored& sc : best_per_shape) {
       if (shapes[static_cast<std::size_t>(sc.shape)].offering == offering) continue;
       if (!other || better(sc, *other)) other = sc;

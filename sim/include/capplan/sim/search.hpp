@@ -100,7 +100,11 @@ struct ConstraintFailure {
 
 // The best plan that differs from the chosen one along one dimension, and what that change does.
 struct RunnerUp {
-  std::string dimension;    // "nodes", "offering", "layout", "fastest", "cheapest"
+  // "more_nodes" / "fewer_nodes" (the best plan on the same offering with more / fewer nodes),
+  // "offering" (the best plan on another offering), "layout" (the next layout on the same shape
+  // that is not just as fast), "fastest", "cheapest" (overall, when not the chosen plan).
+  // "Best": meeting the constraints first, then by the objective.
+  std::string dimension;
   std::string explanation;  // "2x the nodes (16 -> 32): 41% faster, 12% dearer"
   Plan plan;
   double time_ratio = 1;  // runner-up time-to-train / chosen
