@@ -120,7 +120,8 @@ std::string layout_text(const Parallelism& p) {
   if (p.etp > 1) s += " etp " + std::to_string(p.etp);
   s += ", micro-batch " + std::to_string(p.micro_batch);
   if (p.virtual_stages > 1) s += ", " + std::to_string(p.virtual_stages) + " virtual stages";
-  s += ", ZeRO " + std::to_string(p.zero) + ", " + to_string(p.recompute) + " recompute";
+  s += ", ZeRO " + std::to_string(p.zero) + ", " +
+       (p.recompute == Recompute::none ? std::string("no") : std::string(to_string(p.recompute))) + " recompute";
   if (p.sequence_parallel) s += ", sequence parallel";
   return s;
 }
@@ -759,7 +760,17 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
   // Explain the chosen plan (or the closest) and its runner-ups along each dimension.
   if (chosen) {
     const Plan chosen_plan = make_plan(shapes, req, *chosen);
-    result.explanation = explain(chosen_plan);
+    std::string lead;
+    if (result.failure) {
+      lead = "Closest plan";
+    } else {
+      lead = req.objective == Objective::cheapest ? "Cheapest plan"
+             : req.objective == Objective::fastest ? "Fastest plan"
+                                                   : "Fastest plan on the Pareto front";
+      if (req.deadline) lead += " that meets the deadline of " + days_text(req.deadline->base());
+      if (req.budget) lead += std::string(req.deadline ? " and" : "") + " within the budget of " + usd_text(req.budget->base());
+    }
+    result.explanation = lead + ": " + explain(chosen_plan);
     const int offering = shapes[static_cast<std::size_t>(chosen->shape)].offering;
     const int nodes = shapes[static_cast<std::size_t>(chosen->shape)].nodes;
     const auto order = req.objective == Objective::fastest ? by_time : by_cost;
