@@ -66,8 +66,11 @@ namespace {
 
 class OpListBuilder {
  public:
-  explicit OpListBuilder(std::vector<StepOp>& ops) : ops_(ops) {}
-  void add(Op op, Phase phase, Scope scope, double count = 1.0) { ops_.push_back({op, phase, scope, count}); }
+  OpListBuilder(std::vector<StepOp>& ops, StepOpParts parts) : ops_(ops), parts_(static_cast<unsigned>(parts)) {}
+  void add(Op op, Phase phase, Scope scope, double count = 1.0) {
+    StepOp so{op, phase, scope, count};
+    if ((static_cast<unsigned>(part_of(so)) & parts_) != 0) ops_.push_back(so);
+  }
   // A linear layer Y[T x n] = X[T x k] W[k x n] (`batch` independent ones, e.g. local experts):
   // forward, plus dgrad and wgrad in backward.
   // `kernels` > 1: that many separate GEMM kernels of this shape (experts run one after another).
@@ -108,6 +111,7 @@ class OpListBuilder {
 
  private:
   std::vector<StepOp>& ops_;
+  unsigned parts_;
 };
 
 // Share of the full s_q x s_kv score square a kernel computes. Unfused attention computes the
@@ -129,10 +133,31 @@ double attention_work_fraction(const ModelSpec& m) {
 
 }  // namespace
 
+StepOpParts part_of(const StepOp& op) {
+  switch (op.scope) {
+    case Scope::pipeline: return StepOpParts::pipeline;
+    case Scope::data_parallel:
+    case Scope::optimizer: return StepOpParts::step;
+    default: break;
+  }
+  // ZeRO-3 parameter gathers and gradient reduce-scatters sit in the layer scopes but depend on dp.
+  if (const auto* c = std::get_if<CollectiveOp>(&op.op); c != nullptr && c->axis == Axis::dp) {
+    return StepOpParts::step;
+  }
+  return StepOpParts::micro_batch;
+}
+
 StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const Cluster& c) {
   StepOps out;
   out.ops.reserve(96);
-  OpListBuilder b(out.ops);
+  build_step_ops_into(out, m, job, p, c, StepOpParts::all);
+  return out;
+}
+
+void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& job, const Parallelism& p,
+                         const Cluster& c, StepOpParts parts) {
+  out.ops.clear();
+  OpListBuilder b(out.ops, parts);
   const Precision dt = job.precision;
   // Attention core stays in 16-bit under FP8 recipes (Transformer Engine keeps it in bf16).
   const Precision attn_dt = dt == Precision::fp8 ? Precision::bf16 : dt;
@@ -448,7 +473,6 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
   // master, m, v and the 16-bit weight: 4*3 + 2 + 4*3 + 2 = 28 bytes per parameter.
   const double shard = p.zero >= 1 ? params.dense / dense_dp + params.expert / edp : params.total();
   b.add(MemoryOp{"adam_step", units::bytes(28.0 * shard)}, Phase::step, Scope::optimizer);
-  return out;
 }
 
 }  // namespace capplan::sim

@@ -11,34 +11,23 @@ namespace capplan::sim {
 
 namespace {
 
-// Seconds per micro-batch spent by one scope, split the way the breakdown reports them.
-struct Bucket {
-  double compute = 0;    // GEMMs and memory-bound kernels (forward + backward + recompute)
-  double recompute = 0;  // part of compute spent recomputing
-  double backward = 0;   // backward compute only (the window DP reduction can hide behind)
-  double tp = 0;         // tensor-parallel collectives (not overlapped)
-  double pp = 0;         // pipeline send/recv
-  double fsdp = 0;       // ZeRO-3 parameter/gradient collectives of the scope
-  double ep = 0;         // expert-parallel all-to-alls (not overlapped)
-  double cp = 0;         // context-parallel K/V exchange (overlaps the attention core)
-  double attention = 0;  // attention-core kernels (the window ring attention hides behind)
-};
-
 // Megatron-LM's DDP bucket: 40M parameters (or 1M x dp when larger); with overlap, the
 // reduction of all but the last bucket hides behind the backward pass.
 double bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
 
 }  // namespace
 
-StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel& cost) {
-  StepTiming out;
-  const StepOps ops = build_step_ops(s.model, s.training, p, s.cluster);
-  out.micro_batches = static_cast<int>(s.training.global_batch / (static_cast<long long>(p.micro_batch) * p.dp));
-  const double m = out.micro_batches;
-
-  Bucket layer, dense_ffn, moe_ffn, embedding, output, pipeline;
-  double dp_step = 0, dp_grad = 0, optimizer = 0;
-  for (const StepOp& so : ops.ops) {
+void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostModel& cost) {
+  Bucket& layer = into.layer;
+  Bucket& dense_ffn = into.dense_ffn;
+  Bucket& moe_ffn = into.moe_ffn;
+  Bucket& embedding = into.embedding;
+  Bucket& output = into.output;
+  Bucket& pipeline = into.pipeline;
+  double& dp_step = into.dp_step;
+  double& dp_grad = into.dp_grad;
+  double& optimizer = into.optimizer;
+  for (const StepOp& so : ops) {
     const double t = cost.cost(so.op).base() * so.count;
     Bucket* bucket = nullptr;
     switch (so.scope) {
@@ -74,6 +63,26 @@ StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel&
       }
     }
   }
+}
+
+StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel& cost) {
+  const StepOps ops = build_step_ops(s.model, s.training, p, s.cluster);
+  OpBuckets buckets;
+  add_op_costs(buckets, ops.ops, cost);
+  return schedule_step(s, p, buckets, ops.stage_params);
+}
+
+StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBuckets& buckets, double stage_params) {
+  StepTiming out;
+  out.micro_batches = static_cast<int>(s.training.global_batch / (static_cast<long long>(p.micro_batch) * p.dp));
+  const double m = out.micro_batches;
+  const Bucket& layer = buckets.layer;
+  const Bucket& dense_ffn = buckets.dense_ffn;
+  const Bucket& moe_ffn = buckets.moe_ffn;
+  const Bucket& embedding = buckets.embedding;
+  const Bucket& output = buckets.output;
+  const Bucket& pipeline = buckets.pipeline;
+  const double dp_step = buckets.dp_step, dp_grad = buckets.dp_grad, optimizer = buckets.optimizer;
 
   // Overlapped communication: what does not fit behind the compute it overlaps is exposed, and
   // the compute it does overlap runs slower (TrainingJob::overlap_compute_slowdown, Lee et al.
@@ -147,7 +156,7 @@ StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel&
   if (p.zero < 3) {
     const double dp_gather = dp_step - dp_grad;
     if (p.overlap_dp_comm && dp_step > 0) {
-      const double last_bucket = std::min(1.0, bucket_params(p.dp) / std::max(1.0, ops.stage_params));
+      const double last_bucket = std::min(1.0, bucket_params(p.dp) / std::max(1.0, stage_params));
       const double grad_exposed = std::max(dp_grad - worst.backward, dp_grad * last_bucket);
       const double forward = worst.compute - worst.backward;
       const double gather_exposed = std::max(dp_gather - forward, dp_gather * last_bucket);

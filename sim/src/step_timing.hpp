@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
+#include <vector>
+
 #include "capplan/sim/estimate.hpp"
+#include "capplan/sim/step_model.hpp"
 
 namespace capplan::sim {
 
@@ -8,6 +11,33 @@ struct StepTiming {
   StepBreakdown breakdown;
   int micro_batches = 1;
 };
+
+// Seconds per micro-batch spent by one scope, split the way the breakdown reports them.
+struct Bucket {
+  double compute = 0;    // GEMMs and memory-bound kernels (forward + backward + recompute)
+  double recompute = 0;  // part of compute spent recomputing
+  double backward = 0;   // backward compute only (the window DP reduction can hide behind)
+  double tp = 0;         // tensor-parallel collectives (not overlapped)
+  double pp = 0;         // pipeline send/recv
+  double fsdp = 0;       // ZeRO-3 parameter/gradient collectives of the scope
+  double ep = 0;         // expert-parallel all-to-alls (not overlapped)
+  double cp = 0;         // context-parallel K/V exchange (overlaps the attention core)
+  double attention = 0;  // attention-core kernels (the window ring attention hides behind)
+};
+
+// The priced op list, summed by scope. Contract: each field is a sum over the ops of one
+// StepOpParts part only, in list order, so the parts can be priced separately (and the
+// micro-batch part cached) with bit-identical results.
+struct OpBuckets {
+  Bucket layer, dense_ffn, moe_ffn, embedding, output, pipeline;
+  double dp_step = 0, dp_grad = 0, optimizer = 0;  // once per step
+};
+
+// Adds the cost of `ops` to `into`.
+void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostModel& cost);
+
+// Places the priced ops on the pipeline schedule. `stage_params`: StepOps::stage_params.
+StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBuckets& buckets, double stage_params);
 
 // Prices the step's op list and places it on the pipeline schedule. Contract: `p` passed
 // check_layout for `s`.

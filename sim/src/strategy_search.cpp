@@ -6,28 +6,12 @@
 #include <vector>
 
 #include "capplan/sim/estimate.hpp"
+#include "layout_space.hpp"
 #include "step_timing.hpp"
 
 namespace capplan::sim {
 
 namespace {
-
-std::vector<int> divisors(long long n, long long limit) {
-  std::vector<int> out;
-  for (long long d = 1; d <= n && d <= limit; ++d) {
-    if (n % d == 0) out.push_back(static_cast<int>(d));
-  }
-  return out;
-}
-
-// Sequences from this length on are searched with context parallelism too.
-constexpr int kLongContext = 32768;
-
-template <class T>
-std::vector<T> fixed_or(const std::optional<T>& fixed, std::vector<T> all) {
-  if (fixed) return {*fixed};
-  return all;
-}
 
 // A complete layout built from the request, with defaults for what is unset: used to report
 // why nothing matched when the fixed fields themselves are inconsistent.
@@ -68,8 +52,74 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
     return evaluate(s, p, cost);
   }
 
-  // Candidate values per field. Automatic TP stays inside a node (NVLink); pipeline depth and
-  // micro-batch are bounded to what frameworks run in practice.
+  long evaluated = 0;
+  bool have_fit = false;
+  Parallelism best_fit, least_memory;
+  double best_time = std::numeric_limits<double>::infinity();
+  double best_fit_mem = 0;
+  double least_mem = std::numeric_limits<double>::infinity();
+  double least_mem_time = 0;
+
+  for (const OuterLayout& o : outer_layouts(m, s.training, r, gpus, gpn)) {
+    for_each_inner_layout(m, r, o, [&](const Parallelism& p, long long micro_batches) {
+      if (has_errors(check_layout(s, p))) return;
+      ++evaluated;
+      const MemoryBreakdown mem = memory_per_gpu(m, s.training, p, s.cluster.gpu, static_cast<int>(micro_batches));
+      const double bytes = mem.total().base();
+      const bool fits = mem.fits();
+      if (!fits && have_fit) return;  // cannot beat a layout that fits
+      const double t = time_step(s, p, cost).breakdown.total().base();
+      if (fits) {
+        if (!have_fit || t < best_time * (1 - 1e-9) || (t <= best_time * (1 + 1e-9) && bytes < best_fit_mem)) {
+          best_fit = p;
+          best_time = t;
+          best_fit_mem = bytes;
+        }
+        have_fit = true;
+      } else if (bytes < least_mem || (bytes == least_mem && t < least_mem_time)) {
+        least_memory = p;
+        least_mem = bytes;
+        least_mem_time = t;
+      }
+    });
+  }
+
+  if (evaluated == 0) {
+    Diagnostics d = check_layout(s, fill_defaults(s));
+    d.insert(d.begin(), {Diagnostic::Severity::error, "scenario#/strategy",
+                         "no valid parallel layout exists for " + std::to_string(gpus) +
+                             " GPUs with the fixed strategy fields and this model/batch"});
+    return std::unexpected(std::move(d));
+  }
+  Estimate e = evaluate(s, have_fit ? best_fit : least_memory, cost);
+  e.strategy_chosen_by_capplan = true;
+  e.configurations_evaluated = evaluated;
+  if (!have_fit) {
+    e.warnings.insert(e.warnings.begin(), "no layout fits in memory: showing the one that needs the least (" +
+                                              std::to_string(evaluated) + " layouts evaluated)");
+  }
+  return e;
+}
+
+}  // namespace capplan::sim
+
+namespace capplan::sim {
+
+namespace {
+
+std::vector<int> divisors(long long n, long long limit) {
+  std::vector<int> out;
+  for (long long d = 1; d <= n && d <= limit; ++d) {
+    if (n % d == 0) out.push_back(static_cast<int>(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<OuterLayout> outer_layouts(const ModelSpec& m, const TrainingJob& job, const StrategyRequest& r, int gpus,
+                                       int gpn) {
+  using detail::fixed_or;
   std::vector<int> tps;
   for (int t : divisors(gpus, gpn)) {
     if (m.heads % t == 0 && m.ffn_hidden % t == 0) tps.push_back(t);
@@ -92,14 +142,7 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
   }
   eps = fixed_or(r.ep, eps);
 
-  long evaluated = 0;
-  bool have_fit = false;
-  Parallelism best_fit, least_memory;
-  double best_time = std::numeric_limits<double>::infinity();
-  double best_fit_mem = 0;
-  double least_mem = std::numeric_limits<double>::infinity();
-  double least_mem_time = 0;
-
+  std::vector<OuterLayout> out;
   for (int cp : cps)
   for (int ep : eps)
   for (int tp : tps) {
@@ -109,73 +152,11 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
       const int dp = static_cast<int>(gpus / (1LL * tp * pp * cp));
       if (m.is_moe() && (1LL * tp * dp * cp) % (1LL * ep * etp) != 0) continue;
       if (r.dp && *r.dp != dp) continue;
-      if (s.training.global_batch % dp != 0) continue;
-      const long long per_dp = s.training.global_batch / dp;
-      std::vector<int> mbs;
-      for (int mb : {1, 2, 4, 8, 16, 32}) {
-        if (per_dp % mb == 0) mbs.push_back(mb);
-      }
-      for (int mb : fixed_or(r.micro_batch, mbs)) {
-        const long long micro_batches = per_dp / std::max(1, mb);
-        std::vector<int> vs{1};
-        if (pp > 1 && micro_batches % pp == 0) {
-          for (int v = 2; v <= 8; ++v) {
-            if (m.layers % (pp * v) == 0) vs.push_back(v);
-          }
-        }
-        std::vector<int> zeros = dp == 1 ? std::vector<int>{0} : (pp > 1 ? std::vector<int>{0, 1}
-                                                                          : std::vector<int>{0, 1, 2, 3});
-        std::vector<bool> sps = tp > 1 ? (m.is_moe() ? std::vector<bool>{true} : std::vector<bool>{true, false})
-                                       : std::vector<bool>{false};
-        for (int v : fixed_or(r.virtual_stages, vs)) {
-          for (int zero : fixed_or(r.zero, zeros)) {
-            for (Recompute rc : fixed_or(r.recompute, {Recompute::none, Recompute::selective, Recompute::full})) {
-              for (bool sp : fixed_or(r.sequence_parallel, sps)) {
-                Parallelism p{tp, pp, dp, cp, ep, etp, mb, v, zero, rc, sp, r.overlap_dp_comm.value_or(true),
-                              r.tp_comm_overlap.value_or(false), r.pp_comm_overlap.value_or(false)};
-                if (has_errors(check_layout(s, p))) continue;
-                ++evaluated;
-                const MemoryBreakdown mem =
-                    memory_per_gpu(m, s.training, p, s.cluster.gpu, static_cast<int>(micro_batches));
-                const double bytes = mem.total().base();
-                const bool fits = mem.fits();
-                if (!fits && have_fit) continue;  // cannot beat a layout that fits
-                const double t = time_step(s, p, cost).breakdown.total().base();
-                if (fits) {
-                  if (!have_fit || t < best_time * (1 - 1e-9) || (t <= best_time * (1 + 1e-9) && bytes < best_fit_mem)) {
-                    best_fit = p;
-                    best_time = t;
-                    best_fit_mem = bytes;
-                  }
-                  have_fit = true;
-                } else if (bytes < least_mem || (bytes == least_mem && t < least_mem_time)) {
-                  least_memory = p;
-                  least_mem = bytes;
-                  least_mem_time = t;
-                }
-              }
-            }
-          }
-        }
-      }
+      if (job.global_batch % dp != 0) continue;
+      out.push_back({tp, pp, dp, cp, ep, etp, job.global_batch / dp});
     }
   }
-
-  if (evaluated == 0) {
-    Diagnostics d = check_layout(s, fill_defaults(s));
-    d.insert(d.begin(), {Diagnostic::Severity::error, "scenario#/strategy",
-                         "no valid parallel layout exists for " + std::to_string(gpus) +
-                             " GPUs with the fixed strategy fields and this model/batch"});
-    return std::unexpected(std::move(d));
-  }
-  Estimate e = evaluate(s, have_fit ? best_fit : least_memory, cost);
-  e.strategy_chosen_by_capplan = true;
-  e.configurations_evaluated = evaluated;
-  if (!have_fit) {
-    e.warnings.insert(e.warnings.begin(), "no layout fits in memory: showing the one that needs the least (" +
-                                              std::to_string(evaluated) + " layouts evaluated)");
-  }
-  return e;
+  return out;
 }
 
 }  // namespace capplan::sim

@@ -47,6 +47,18 @@ GroupPlacement place_group(int size, int stride, int gpus_per_node);
 
 StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const Cluster& c);
 
+// The parts of the op list, so a search can price once what does not change between layouts.
+// micro_batch: the per-micro-batch ops of the layers, embedding and output (they depend on tp, cp,
+// ep, etp, micro_batch, sequence_parallel and recompute, not on pp, dp, zero or virtual_stages);
+// pipeline: the stage-boundary send/recv; step: data-parallel and ZeRO-3 collectives and the
+// optimizer. Contract: the three parts, built separately, hold exactly the ops of
+// build_step_ops, each part in the same order.
+enum class StepOpParts : unsigned { micro_batch = 1, pipeline = 2, step = 4, all = 7 };
+StepOpParts part_of(const StepOp& op);
+// Like build_step_ops, keeping only the ops of `parts`; reuses `out.ops`' storage.
+void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& job, const Parallelism& p,
+                         const Cluster& c, StepOpParts parts);
+
 // Parameters on one GPU of pipeline stage `stage` (before ZeRO sharding), TP-split.
 double stage_params_per_gpu(const ModelSpec& m, const Parallelism& p, int stage);
 

@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: Apache-2.0
+// `capplan search`: what to rent, how much of it, and how to lay the job out. Searches layouts x
+// node counts x offerings (catalog instances with their prices) for the cheapest plan that meets a
+// deadline, the fastest within a budget, or the (time, cost) Pareto front (docs/planner.md).
+//
+// Model, training and strategy flags patch the scenario document as `capplan estimate`'s do, and
+// the patched document goes through data::parse_scenario.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "capplan/data/error_bands.hpp"
+#include "capplan/data/scenario_io.hpp"
+#include "capplan/data/search_io.hpp"
+#include "capplan/sim/search.hpp"
+#include "capplan/sim/uncertainty.hpp"
+#include "commands.hpp"
+
+namespace capplan::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kWhere = "scenario";
+
+// Scenario fields that make sense to set from the command line of a search: the model, the
+// training job and the strategy fields to fix (the cluster is what the search chooses).
+struct ScenarioFlag {
+  const char* flag;
+  const char* pointer;
+  bool text;  // always a JSON string (else a number or bool when it reads as one)
+  const char* type;
+  const char* help;
+};
+
+constexpr ScenarioFlag kScenarioFlags[] = {
+    {"--model", "/model/preset", true, "ID", "Model preset id (capplan catalog models); replaces the file's model"},
+    {"--seq-len", "/model/seq_len", false, "INT", "Sequence length in tokens"},
+    {"--tokens", "/training/tokens", false, "SI", "Total training tokens, e.g. 2T"},
+    {"--global-batch", "/training/global_batch", false, "INT", "Global batch in sequences"},
+    {"--global-batch-tokens", "/training/global_batch_tokens", false, "SI", "Global batch in tokens, e.g. 4M"},
+    {"--precision", "/training/precision", true, "NAME", "bf16, fp16, fp8, tf32 or fp32"},
+    {"--framework", "/training/framework", true, "NAME", "megatron (fused kernels, default) or pytorch"},
+    {"--tp", "/strategy/tp", false, "INT", "Fix the tensor-parallel size (default: searched)"},
+    {"--pp", "/strategy/pp", false, "INT", "Fix the pipeline-parallel size"},
+    {"--dp", "/strategy/dp", false, "INT", "Fix the data-parallel size"},
+    {"--cp", "/strategy/cp", false, "INT", "Fix the context-parallel size"},
+    {"--ep", "/strategy/ep", false, "INT", "Fix the expert-parallel size"},
+    {"--micro-batch", "/strategy/micro_batch", false, "INT", "Fix the sequences per micro-batch"},
+    {"--virtual-stages", "/strategy/virtual_stages", false, "INT", "Fix the interleaved pipeline chunks per rank"},
+    {"--zero", "/strategy/zero", false, "INT", "Fix the ZeRO stage 0-3"},
+    {"--recompute", "/strategy/recompute", true, "NAME", "Fix recomputation: none, selective or full"},
+    {"--sequence-parallel", "/strategy/sequence_parallel", false, "BOOL", "Fix sequence parallelism: true or false"},
+};
+constexpr size_t kFlagCount = std::size(kScenarioFlags);
+
+struct SearchOptions {
+  std::string scenario_arg, scenario_opt;
+  std::array<std::string, kFlagCount> values;
+  std::array<CLI::Option*, kFlagCount> options{};
+  std::vector<std::string> instances, gpus, providers, regions, prices;
+  std::string nodes;
+  int max_gpus = 0;
+  std::string deadline_days, budget_usd;
+  std::string objective = "cheapest";
+  int top = 5;
+  int threads = 0;
+  std::string inter_node_gbps;
+  bool all_layouts = false;
+  std::string format, out;
+};
+
+bool given(const SearchOptions& opt, std::string_view flag) {
+  for (size_t i = 0; i < kFlagCount; ++i) {
+    if (flag == kScenarioFlags[i].flag) return opt.options[i]->count() > 0;
+  }
+  return false;
+}
+
+void set_at(json& root, std::string_view pointer, json value) {
+  json* node = &root;
+  size_t pos = 1;
+  while (true) {
+    const size_t slash = pointer.find('/', pos);
+    const std::string key(pointer.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos));
+    if (!node->is_object()) *node = json::object();
+    if (slash == std::string_view::npos) {
+      (*node)[key] = std::move(value);
+      return;
+    }
+    node = &(*node)[key];
+    pos = slash + 1;
+  }
+}
+
+void apply_flags(json& doc, const SearchOptions& opt) {
+  if (!doc.is_object()) return;
+  if (given(opt, "--model")) doc["model"] = json::object();
+  if (given(opt, "--global-batch") && doc.contains("training") && doc["training"].is_object()) {
+    doc["training"].erase("global_batch_tokens");
+  }
+  if (given(opt, "--global-batch-tokens") && doc.contains("training") && doc["training"].is_object()) {
+    doc["training"].erase("global_batch");
+  }
+  for (size_t i = 0; i < kFlagCount; ++i) {
+    if (opt.options[i]->count() == 0) continue;
+    json value = opt.values[i];
+    if (!kScenarioFlags[i].text) {
+      json parsed = json::parse(opt.values[i], nullptr, /*allow_exceptions=*/false);
+      if (parsed.is_number() || parsed.is_boolean()) value = parsed;
+    }
+    set_at(doc, kScenarioFlags[i].pointer, std::move(value));
+  }
+}
+
+void annotate_flags(Diagnostics& diags, const SearchOptions& opt) {
+  for (auto& d : diags) {
+    for (size_t i = 0; i < kFlagCount; ++i) {
+      if (opt.options[i]->count() == 0) continue;
+      const std::string prefix = std::string(kWhere) + "#" + kScenarioFlags[i].pointer;
+      if (d.where == prefix || d.where.starts_with(prefix + "/")) {
+        d.message += std::string(" (set by ") + kScenarioFlags[i].flag + ")";
+        break;
+      }
+    }
+  }
+}
+
+// "a,b" given once or the flag repeated: one flat list.
+std::vector<std::string> flatten(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) {
+    size_t pos = 0;
+    while (pos <= v.size()) {
+      const size_t comma = v.find(',', pos);
+      std::string item = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      if (!item.empty()) out.push_back(item);
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+  return out;
+}
+
+bool writes_file(const SearchOptions& opt) { return !opt.out.empty() && opt.out != "-"; }
+
+std::string choose_format(const SearchOptions& opt) {
+  if (!opt.format.empty()) return opt.format;
+  if (writes_file(opt)) {
+    const std::string ext = std::filesystem::path(opt.out).extension().string();
+    if (ext == ".csv") return "csv";
+    if (ext == ".txt") return "table";
+    return "json";
+  }
+  return stdout_is_terminal() ? "table" : "json";
+}
+
+// A positive number (SI suffixes allowed), or an error naming the flag and the text.
+std::optional<double> positive(const std::string& flag, const std::string& text) {
+  const auto v = data::parse_si(text);
+  if (!v || !std::isfinite(*v) || *v <= 0) {
+    print_error(flag + ": must be a positive number; got '" + text + "'");
+    return std::nullopt;
+  }
+  return v;
+}
+
+// Error bands as `capplan estimate` applies them, so each plan prints as estimate would.
+void apply_bands(sim::Plan& plan, const sim::SearchRequest& request, const std::optional<data::ErrorBands>& bands,
+                 const std::filesystem::path& file) {
+  const sim::Scenario s = sim::plan_scenario(request, plan);
+  if (!bands) {
+    plan.estimate.warnings.push_back("no error band: " + file.string() +
+                                     " not found, so the estimate carries no p10-p90 interval (capplan "
+                                     "validate-published --write-error-bands FILE makes one)");
+    return;
+  }
+  sim::apply_error_band(plan.estimate, s, bands->table);
+  if (!plan.estimate.band) {
+    plan.estimate.warnings.push_back("no error band: " + file.string() + " has no entry for '" +
+                                     sim::error_category(s) +
+                                     "' (nor a fallback), so the estimate carries no p10-p90 interval");
+  }
+}
+
+// A one-line bar on stderr for searches that run more than a second on a terminal.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool enabled) : enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+  bool operator()(const sim::SearchProgress& p) {
+    if (!enabled_) return true;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (elapsed < 1.0) return true;
+    const double f = p.total > 0 ? static_cast<double>(p.done) / static_cast<double>(p.total) : 1.0;
+    const int width = 30;
+    const int filled = static_cast<int>(f * width);
+    std::cerr << "\rsearching [" << std::string(static_cast<size_t>(filled), '#')
+              << std::string(static_cast<size_t>(width - filled), '.') << "] " << static_cast<int>(f * 100) << "% ("
+              << p.done << "/" << p.total << " layout groups, " << fixed(elapsed, 1) << " s)" << std::flush;
+    drawn_ = true;
+    return true;
+  }
+  void finish() const {
+    if (drawn_) std::cerr << "\r" << std::string(90, ' ') << "\r" << std::flush;
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+int run_search(const SearchOptions& opt, const GlobalOptions& global) {
+  if (!opt.scenario_arg.empty() && !opt.scenario_opt.empty()) {
+    print_error("scenario file given twice ('" + opt.scenario_arg + "' and --scenario '" + opt.scenario_opt +
+                "'); give one");
+    return code(Exit::invalid_input);
+  }
+  const std::string file = opt.scenario_arg.empty() ? opt.scenario_opt : opt.scenario_arg;
+  const std::string format = choose_format(opt);
+
+  // Flags of the search itself, checked before any file is read.
+  sim::SearchRequest request;
+  const auto objective = sim::objective_from_string(opt.objective);
+  if (!objective) {
+    print_error("--objective: must be cheapest, fastest or pareto; got '" + opt.objective + "'");
+    return code(Exit::invalid_input);
+  }
+  request.objective = *objective;
+  if (opt.top < 1) {
+    print_error("--top: must be at least 1; got " + std::to_string(opt.top));
+    return code(Exit::invalid_input);
+  }
+  request.top_k = opt.top;
+  if (opt.threads < 0) {
+    print_error("--threads: must be >= 0 (0 = all cores); got " + std::to_string(opt.threads));
+    return code(Exit::invalid_input);
+  }
+  request.threads = opt.threads;
+  if (opt.max_gpus < 0) {
+    print_error("--max-gpus: must be >= 0 (0 = no limit); got " + std::to_string(opt.max_gpus));
+    return code(Exit::invalid_input);
+  }
+  request.max_gpus = opt.max_gpus;
+  request.one_plan_per_shape = !opt.all_layouts;
+  if (!opt.deadline_days.empty()) {
+    auto d = positive("--deadline-days", opt.deadline_days);
+    if (!d) return code(Exit::invalid_input);
+    request.deadline = units::seconds(*d * 86400.0);
+  }
+  if (!opt.budget_usd.empty()) {
+    auto b = positive("--budget-usd", opt.budget_usd);
+    if (!b) return code(Exit::invalid_input);
+    request.budget = units::usd(*b);
+  }
+  if (!opt.nodes.empty()) {
+    auto n = data::parse_node_counts(opt.nodes, "--nodes");
+    if (!n) {
+      print_diagnostics(n.error());
+      return code(Exit::invalid_input);
+    }
+    request.node_counts = std::move(*n);
+  }
+  std::map<std::string, double> prices;
+  for (const auto& text : opt.prices) {
+    auto p = data::parse_price_override(text);
+    if (!p) {
+      print_diagnostics(p.error());
+      return code(Exit::invalid_input);
+    }
+    prices[p->first] = p->second;
+  }
+  std::optional<double> inter_node;
+  if (!opt.inter_node_gbps.empty()) {
+    inter_node = positive("--inter-node-gbps-per-gpu", opt.inter_node_gbps);
+    if (!inter_node) return code(Exit::invalid_input);
+  }
+
+  std::string text;
+  if (!file.empty()) {
+    auto read = read_input(file);
+    if (!read) {
+      print_error((file == "-" ? std::string("scenario from standard input") : "scenario file '" + file + "'") + ": " +
+                  read.error());
+      return code(Exit::invalid_input);
+    }
+    text = std::move(*read);
+  }
+  auto catalogs = load_catalogs_or_report(global);
+  if (!catalogs) return code(Exit::invalid_input);
+  const std::filesystem::path bands_file = data::error_bands_path(data_dir(global));
+  auto bands = data::load_error_bands(bands_file);
+  if (!bands) {
+    print_diagnostics(bands.error());
+    return code(Exit::invalid_input);
+  }
+
+  // Offerings: the catalog instances the filters select, or the scenario's own cluster.
+  data::OfferingFilter filter;
+  filter.instances = flatten(opt.instances);
+  filter.gpus = flatten(opt.gpus);
+  filter.providers = flatten(opt.providers);
+  filter.regions = flatten(opt.regions);
+  const bool from_catalog = !filter.instances.empty() || !filter.gpus.empty() || !filter.providers.empty() ||
+                            !filter.regions.empty() || !prices.empty();
+  std::vector<std::string> notes;
+  if (from_catalog) {
+    auto list = data::offerings_from_catalog(*catalogs, filter, prices, inter_node);
+    if (!list) {
+      print_diagnostics(list.error());
+      return code(Exit::invalid_input);
+    }
+    request.offerings = std::move(list->offerings);
+    notes = std::move(list->notes);
+  }
+
+  // The scenario: the file (or the built-in example) patched by the flags. Its cluster is only
+  // needed to parse it when the offerings come from the catalog.
+  json doc;
+  if (!file.empty()) {
+    doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) {
+      auto syntax = data::parse_scenario_text(text, *catalogs, kWhere);
+      print_diagnostics(syntax ? Diagnostics{{Diagnostic::Severity::error, std::string(kWhere), "invalid JSON"}}
+                               : syntax.error());
+      return code(Exit::invalid_input);
+    }
+  } else {
+    doc = data::example_scenario();
+    doc.erase("name");
+    if (given(opt, "--model")) doc["strategy"] = "auto";
+  }
+  if (doc.is_object()) {
+    if (!doc.contains("strategy")) doc["strategy"] = "auto";
+    if (!doc.contains("cluster") && !request.offerings.empty()) {
+      doc["cluster"] = {{"instance", request.offerings.front().instance_id}, {"nodes", 1}};
+    }
+    if (from_catalog && doc.contains("pricing")) {
+      doc.erase("pricing");
+      notes.push_back("the scenario's pricing applies to its own cluster and was not used (give --price ID=USD)");
+    }
+  }
+  apply_flags(doc, opt);
+  auto parsed = data::parse_scenario(doc, *catalogs, kWhere);
+  if (!parsed) {
+    Diagnostics diags = std::move(parsed.error());
+    annotate_flags(diags, opt);
+    print_diagnostics(diags);
+    return code(Exit::invalid_input);
+  }
+  request.base = parsed->scenario;
+  if (request.node_counts.empty()) request.node_counts.push_back(request.base.cluster.nodes());
+
+  ProgressBar bar(::isatty(2) != 0);
+  auto result = sim::search(request, [&bar](const sim::SearchProgress& p) { return bar(p); });
+  bar.finish();
+  if (!result) {
+    Diagnostics diags = std::move(result.error());
+    annotate_flags(diags, opt);
+    print_diagnostics(diags);
+    return code(Exit::invalid_input);
+  }
+  // The library's notes name what to give; here that is a flag.
+  for (auto& n : result->notes) {
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{"(give the inter-node bandwidth per GPU)",
+                                                                       "(give --inter-node-gbps-per-gpu)"},
+                                   {"(give a price)", "(give --price ID=USD_PER_GPU_HOUR)"}}) {
+      if (const size_t at = n.find(from); at != std::string::npos) n.replace(at, from.size(), to);
+    }
+  }
+  result->notes.insert(result->notes.begin(), notes.begin(), notes.end());
+  const std::optional<data::ErrorBands> table = *bands ? std::optional<data::ErrorBands>(**bands) : std::nullopt;
+  for (auto& p : result->plans) apply_bands(p, request, table, bands_file);
+  for (auto& p : result->pareto) apply_bands(p, request, table, bands_file);
+  for (auto& u : result->runner_ups) apply_bands(u.plan, request, table, bands_file);
+  if (result->failure && result->failure->closest) apply_bands(*result->failure->closest, request, table, bands_file);
+
+  std::string rendered;
+  if (format == "json") {
+    rendered = data::search_result_to_json(*result, request, *parsed).dump(2) + "\n";
+  } else if (format == "csv") {
+    rendered = data::search_result_to_csv(*result, request, *parsed);
+  } else {
+    rendered = data::search_result_to_table(*result, request, *parsed);
+  }
+  if (!emit(opt.out, rendered)) return code(Exit::invalid_input);
+
+  if (result->failure) {
+    print_error(result->failure->message);
+    return code(Exit::infeasible);
+  }
+  return code(Exit::ok);
+}
+
+}  // namespace
+
+Command add_search_command(CLI::App& app, const GlobalOptions& global) {
+  auto opt = std::make_shared<SearchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "search", "Plan: search layouts, node counts and instance types for the cheapest or fastest plan");
+  cmd->footer(
+      "Example: capplan search --scenario s.json --instances 'aws-*' --gpu h100-sxm-80gb,h200-sxm-141gb \\\n"
+      "           --nodes 8-64 --deadline-days 30 --objective cheapest\n"
+      "Without --instances/--gpu/--provider/--region/--price the scenario's own cluster is the only offering.\n"
+      "Exit codes: 0 ok, 2 invalid input, 3 nothing meets the deadline, budget or memory, 1 internal error.");
+  cmd->add_option("scenario", opt->scenario_arg, "Scenario JSON file, or - for standard input")->type_name("FILE");
+  cmd->add_option("--scenario", opt->scenario_opt, "Scenario JSON file, or - for standard input")->type_name("FILE");
+  const char* space = "Search space";
+  cmd->add_option("--instances", opt->instances, "Instance ids to offer, globs allowed: 'aws-*' (comma-separated)")
+      ->type_name("GLOB")
+      ->group(space);
+  cmd->add_option("--gpu", opt->gpus, "GPU ids to offer: h100-sxm-80gb,h200-sxm-141gb")->type_name("ID")->group(space);
+  cmd->add_option("--provider", opt->providers, "Providers to offer: aws,gcp")->type_name("NAME")->group(space);
+  cmd->add_option("--region", opt->regions, "Price regions to offer, globs allowed: 'us-*'")
+      ->type_name("GLOB")
+      ->group(space);
+  cmd->add_option("--nodes", opt->nodes, "Node counts: a range 8-64 or a list 8,16,32 (default: the scenario's)")
+      ->type_name("RANGE|LIST")
+      ->group(space);
+  cmd->add_option("--max-gpus", opt->max_gpus, "Skip cluster shapes with more GPUs (0 = no limit)")
+      ->type_name("INT")
+      ->group(space);
+  cmd->add_option("--price", opt->prices, "Price for an instance, USD per GPU-hour: tencent-hccpnv5=2.1 (repeatable)")
+      ->type_name("ID=USD")
+      ->group(space);
+  cmd->add_option("--inter-node-gbps-per-gpu", opt->inter_node_gbps,
+                  "Inter-node bandwidth per GPU, Gbit/s, for every offering (fills the catalog's unknowns)")
+      ->type_name("GBPS")
+      ->group(space);
+  const char* goal = "Goal";
+  cmd->add_option("--deadline-days", opt->deadline_days, "Time-to-train limit in days")->type_name("DAYS")->group(goal);
+  cmd->add_option("--budget-usd", opt->budget_usd, "Total cost limit in USD, e.g. 2.5M")->type_name("USD")->group(goal);
+  cmd->add_option("--objective", opt->objective, "cheapest (meeting the deadline), fastest (within the budget) or pareto")
+      ->type_name("NAME")
+      ->group(goal);
+  cmd->add_option("--top", opt->top, "Plans to list (default 5)")->type_name("K")->group(goal);
+  cmd->add_flag("--all-layouts", opt->all_layouts, "List the top layouts even on the same shape (default: one per shape)")
+      ->group(goal);
+  cmd->add_option("--threads", opt->threads, "Worker threads (0 = all cores)")->type_name("N");
+  cmd->add_option("--format", opt->format, "Output format (default: table on a terminal, else json)")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout")->type_name("FILE");
+  for (size_t i = 0; i < kFlagCount; ++i) {
+    const ScenarioFlag& f = kScenarioFlags[i];
+    const std::string_view pointer = f.pointer;
+    const char* group = pointer.starts_with("/strategy") ? "Strategy fields to fix (default: searched)"
+                                                         : "Model and training (override the scenario file)";
+    opt->options[i] = cmd->add_option(f.flag, opt->values[i], f.help)->type_name(f.type)->group(group);
+  }
+  return Command{cmd, [opt, &global] { return run_search(*opt, global); }};
+}
+
+}  // namespace capplan::cli

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: Apache-2.0
+// Offerings from the instance catalog and renderings of a planner result. Each plan's estimate is
+// rendered by estimate_to_json, so `capplan search` and `capplan estimate` never drift apart.
+#include "capplan/data/search_io.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+namespace capplan::data {
+namespace {
+
+using nlohmann::json;
+
+json number(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return v;
+}
+
+std::string fixed(double v, int decimals) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string usd(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  if (std::fabs(v) >= 1e6) return "$" + fixed(v / 1e6, 2) + "M";
+  if (std::fabs(v) >= 1e3) return "$" + fixed(v / 1e3, 1) + "k";
+  return "$" + fixed(v, 2);
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::vector<std::string> split(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (true) {
+    const size_t next = text.find(sep, pos);
+    out.emplace_back(text.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos));
+    if (next == std::string_view::npos) break;
+    pos = next + 1;
+  }
+  return out;
+}
+
+std::optional<long long> to_integer(std::string_view s) {
+  long long v = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+template <class Match>
+bool any_of(const std::vector<std::string>& list, Match&& match) {
+  return list.empty() || std::any_of(list.begin(), list.end(), match);
+}
+
+// The plan's scenario as parse_scenario would have produced it (for estimate_to_json).
+ParsedScenario parsed_for(const sim::SearchRequest& request, const sim::Plan& plan, const ParsedScenario& base) {
+  ParsedScenario out = base;
+  out.scenario = sim::plan_scenario(request, plan);
+  return out;
+}
+
+json plan_to_json(const sim::Plan& plan, const sim::SearchRequest& request, const ParsedScenario& base) {
+  json j = estimate_to_json(plan.estimate, parsed_for(request, plan, base));
+  j["instance"] = plan.instance_id.empty() ? json(nullptr) : json(plan.instance_id);
+  j["gpu"] = plan.gpu_id;
+  j["nodes"] = plan.nodes;
+  j["gpus"] = plan.gpus;
+  j["price_known"] = plan.price_known;
+  j["meets_deadline"] = plan.meets_deadline;
+  j["meets_budget"] = plan.meets_budget;
+  return j;
+}
+
+std::string layout_cell(const sim::Parallelism& p) {
+  std::string s = std::to_string(p.tp) + "/" + std::to_string(p.pp) + "/" + std::to_string(p.dp);
+  if (p.cp > 1) s += " cp" + std::to_string(p.cp);
+  if (p.ep > 1) s += " ep" + std::to_string(p.ep);
+  s += " mb" + std::to_string(p.micro_batch);
+  if (p.virtual_stages > 1) s += " v" + std::to_string(p.virtual_stages);
+  s += " z" + std::to_string(p.zero);
+  s += p.recompute == sim::Recompute::none ? " rc-none" : p.recompute == sim::Recompute::full ? " rc-full" : " rc-sel";
+  if (p.sequence_parallel) s += " sp";
+  return s;
+}
+
+std::string aligned(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                    const std::vector<bool>& right) {
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (const auto& r : rows) {
+    for (size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string s = "  ";
+    for (size_t c = 0; c < cells.size(); ++c) {
+      const std::string pad(width[c] - cells[c].size(), ' ');
+      s += (c ? "  " : "") + (right[c] ? pad + cells[c] : cells[c] + (c + 1 < cells.size() ? pad : ""));
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + "\n";
+  };
+  std::string out = line(header);
+  size_t total = 0;
+  for (size_t w : width) total += w;
+  out += "  " + std::string(total + 2 * (width.size() - 1), '-') + "\n";
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+std::string plan_rows(const std::vector<sim::Plan>& plans) {
+  std::vector<std::vector<std::string>> rows;
+  int rank = 0;
+  for (const auto& p : plans) {
+    const sim::Estimate& e = p.estimate;
+    std::string flags;
+    if (!p.price_known) flags += "price unknown";
+    if (!p.meets_deadline) flags += std::string(flags.empty() ? "" : "; ") + "misses deadline";
+    if (!p.meets_budget && p.price_known) flags += std::string(flags.empty() ? "" : "; ") + "over budget";
+    rows.push_back({std::to_string(++rank), p.instance_id.empty() ? "-" : p.instance_id, p.gpu_id,
+                    std::to_string(p.nodes), std::to_string(p.gpus), layout_cell(e.strategy),
+                    fixed(units::to_days(e.time_to_train), 1), e.cost ? usd(e.cost->base()) : "n/a",
+                    fixed(e.mfu * 100, 1) + "%", fixed(units::to_gib(e.memory.total()), 1), flags});
+  }
+  return aligned({"#", "instance", "gpu", "nodes", "gpus", "tp/pp/dp layout", "days", "cost", "MFU", "GiB/GPU", ""},
+                 rows, {true, false, false, true, true, false, true, true, true, true, false});
+}
+
+}  // namespace
+
+bool glob_match(std::string_view pattern, std::string_view text) {
+  // Iterative matcher with backtracking to the last '*'.
+  size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+Result<OfferingList> offerings_from_catalog(const Catalogs& catalogs, const OfferingFilter& filter,
+                                            const std::map<std::string, double>& prices,
+                                            std::optional<double> inter_node_gbps_per_gpu) {
+  Diagnostics errors;
+  auto error = [&](std::string where, std::string message) {
+    errors.push_back({Diagnostic::Severity::error, std::move(where), std::move(message)});
+  };
+  std::vector<std::string> gpu_ids, providers, instance_ids;
+  for (const auto& g : catalogs.gpus) gpu_ids.push_back(g.spec.id);
+  for (const auto& i : catalogs.instances) {
+    instance_ids.push_back(i.id);
+    if (std::find(providers.begin(), providers.end(), i.provider) == providers.end()) providers.push_back(i.provider);
+  }
+  for (const auto& g : filter.gpus) {
+    if (catalogs.find_gpu(g) == nullptr) error("--gpu", "unknown GPU '" + g + "' (" + suggest(g, gpu_ids) + ")");
+  }
+  for (const auto& p : filter.providers) {
+    if (std::find(providers.begin(), providers.end(), p) == providers.end()) {
+      error("--provider", "unknown provider '" + p + "' (" + suggest(p, providers) + ")");
+    }
+  }
+  for (const auto& [id, usd_per_gpu_hour] : prices) {
+    if (catalogs.find_instance(id) == nullptr) {
+      error("--price", "unknown instance '" + id + "' (" + suggest(id, instance_ids) + ")");
+    }
+    if (!(usd_per_gpu_hour >= 0) || !std::isfinite(usd_per_gpu_hour)) {
+      error("--price", "price of '" + id + "' must be a non-negative number of USD per GPU-hour");
+    }
+  }
+  if (inter_node_gbps_per_gpu && !(*inter_node_gbps_per_gpu > 0 && std::isfinite(*inter_node_gbps_per_gpu))) {
+    error("--inter-node-gbps-per-gpu", "must be a positive number of Gbit/s; got " + fixed(*inter_node_gbps_per_gpu, 3));
+  }
+  if (!errors.empty()) return std::unexpected(std::move(errors));
+
+  OfferingList out;
+  for (const auto& inst : catalogs.instances) {
+    if (!any_of(filter.instances, [&](const std::string& g) { return glob_match(g, inst.id); })) continue;
+    if (!any_of(filter.gpus, [&](const std::string& g) { return g == inst.gpu; })) continue;
+    if (!any_of(filter.providers, [&](const std::string& p) { return p == inst.provider; })) continue;
+    if (!any_of(filter.regions, [&](const std::string& g) { return glob_match(g, inst.price.region); })) continue;
+    const GpuEntry* gpu = catalogs.find_gpu(inst.gpu);
+    if (gpu == nullptr || inst.gpus_per_node < 1) continue;  // load_catalogs' cross-checks reject these
+    sim::Offering o;
+    o.instance_id = inst.id;
+    o.provider = inst.provider;
+    o.region = inst.price.region;
+    o.price_type = inst.price.type;
+    sim::Cluster& c = o.node;
+    c.gpu = gpu->spec;
+    c.gpus_per_node = inst.gpus_per_node;
+    c.gpus = inst.gpus_per_node;
+    c.instance_id = inst.id;
+    // As parse_scenario does for an instance: NVLink when the GPU has it, else PCIe; the network
+    // per node shared by its GPUs.
+    c.intra_node_bandwidth = c.gpu.nvlink_bandwidth.base() > 0 ? c.gpu.nvlink_bandwidth : c.gpu.pcie_bandwidth;
+    if (inter_node_gbps_per_gpu) {
+      c.inter_node_bandwidth = units::gbit_per_s(*inter_node_gbps_per_gpu);
+    } else if (inst.network_gbps) {
+      c.inter_node_bandwidth = units::gbit_per_s(*inst.network_gbps / inst.gpus_per_node);
+    }  // else: unknown (0); the search offers it for one node only and says so
+    if (auto it = prices.find(inst.id); it != prices.end()) {
+      c.price_per_gpu = units::usd_per_hour(it->second);
+      c.price_source = "user: --price " + inst.id;
+      o.price_type = "user";
+    } else if (auto price = inst.price.per_gpu_hour(inst.gpus_per_node)) {
+      c.price_per_gpu = units::usd_per_hour(*price);
+      std::string source = "catalog: " + inst.id;
+      for (const auto* part : {&inst.price.type, &inst.price.region, &inst.price.date}) {
+        if (!part->empty()) source += " " + *part;
+      }
+      c.price_source = source;
+    }
+    out.offerings.push_back(std::move(o));
+  }
+  if (out.offerings.empty()) {
+    std::string what;
+    auto list = [&](const char* name, const std::vector<std::string>& v) {
+      if (v.empty()) return;
+      std::string joined;
+      for (const auto& x : v) joined += (joined.empty() ? "" : ",") + x;
+      what += std::string(what.empty() ? "" : ", ") + name + " " + joined;
+    };
+    list("--instances", filter.instances);
+    list("--gpu", filter.gpus);
+    list("--provider", filter.providers);
+    list("--region", filter.regions);
+    return fail("--instances", "no catalog instance matches " + (what.empty() ? std::string("the filters") : what) +
+                                   " (capplan catalog instances lists them)");
+  }
+  return out;
+}
+
+Result<std::pair<std::string, double>> parse_price_override(std::string_view text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size()) {
+    return fail("--price", "expected INSTANCE=USD_PER_GPU_HOUR, e.g. tencent-hccpnv5=2.1; got '" + std::string(text) + "'");
+  }
+  const std::string id(text.substr(0, eq));
+  const auto value = parse_si(text.substr(eq + 1));
+  if (!value || !(*value >= 0) || !std::isfinite(*value)) {
+    return fail("--price", "price of '" + id + "' must be a non-negative number of USD per GPU-hour; got '" +
+                               std::string(text.substr(eq + 1)) + "'");
+  }
+  return std::pair<std::string, double>{id, *value};
+}
+
+Result<std::vector<int>> parse_node_counts(std::string_view text, std::string_view flag) {
+  std::set<int> counts;
+  constexpr long long kMaxNodes = 100000;
+  auto bad = [&](const std::string& why) {
+    return fail(std::string(flag), why + "; got '" + std::string(text) + "' (give a range 8-64 or a list 8,16,32)");
+  };
+  if (text.empty()) return bad("expected node counts");
+  for (const std::string& part : split(text, ',')) {
+    const size_t dash = part.find('-');
+    if (dash == std::string::npos) {
+      const auto n = to_integer(part);
+      if (!n || *n < 1 || *n > kMaxNodes) return bad("node counts must be integers from 1 to 100000");
+      counts.insert(static_cast<int>(*n));
+    } else {
+      const auto lo = to_integer(std::string_view(part).substr(0, dash));
+      const auto hi = to_integer(std::string_view(part).substr(dash + 1));
+      if (!lo || !hi || *lo < 1 || *hi > kMaxNodes) return bad("node counts must be integers from 1 to 100000");
+      if (*lo > *hi) return bad("a range must go from low to high");
+      for (long long n = *lo; n <= *hi; ++n) counts.insert(static_cast<int>(n));
+    }
+  }
+  return std::vector<int>(counts.begin(), counts.end());
+}
+
+nlohmann::json search_result_to_json(const sim::SearchResult& r, const sim::SearchRequest& request,
+                                     const ParsedScenario& base) {
+  json out = json::object();
+  out["configurations_evaluated"] = r.configurations_evaluated;
+  out["elapsed_s"] = number(r.elapsed_s);
+  out["stats"] = {{"configurations", r.stats.configurations}, {"timed", r.stats.timed},
+                  {"memory_rejected", r.stats.memory_rejected}, {"pruned_by_bound", r.stats.pruned_by_bound},
+                  {"shapes", r.stats.shapes}, {"threads", r.stats.threads}};
+  out["objective"] = sim::to_string(request.objective);
+  out["constraints"] = {
+      {"deadline_days", request.deadline ? number(units::to_days(*request.deadline)) : json(nullptr)},
+      {"budget_usd", request.budget ? number(request.budget->base()) : json(nullptr)},
+      {"max_gpus", request.max_gpus > 0 ? json(request.max_gpus) : json(nullptr)},
+  };
+  out["cancelled"] = r.cancelled;
+  json plans = json::array();
+  for (const auto& p : r.plans) plans.push_back(plan_to_json(p, request, base));
+  out["plans"] = std::move(plans);
+  json pareto = json::array();
+  for (const auto& p : r.pareto) pareto.push_back(plan_to_json(p, request, base));
+  out["pareto"] = std::move(pareto);
+  if (r.failure) {
+    out["failure"] = {{"constraint", r.failure->constraint},
+                      {"message", r.failure->message},
+                      {"closest", r.failure->closest ? plan_to_json(*r.failure->closest, request, base) : json(nullptr)}};
+  } else {
+    out["failure"] = nullptr;
+  }
+  out["explanation"] = r.explanation;
+  json runner_ups = json::array();
+  for (const auto& u : r.runner_ups) {
+    runner_ups.push_back({{"dimension", u.dimension},
+                          {"explanation", u.explanation},
+                          {"time_ratio", number(u.time_ratio)},
+                          {"cost_ratio", u.cost_ratio ? number(*u.cost_ratio) : json(nullptr)},
+                          {"plan", plan_to_json(u.plan, request, base)}});
+  }
+  out["runner_ups"] = std::move(runner_ups);
+  out["notes"] = r.notes;
+  return out;
+}
+
+std::string search_result_to_csv(const sim::SearchResult& r, const sim::SearchRequest& request,
+                                 const ParsedScenario& base) {
+  std::string out;
+  bool header_done = false;
+  auto rows = [&](const char* list, const std::vector<sim::Plan>& plans) {
+    int rank = 0;
+    for (const auto& p : plans) {
+      const std::string csv = estimate_to_csv(p.estimate, parsed_for(request, p, base));
+      const size_t nl = csv.find('\n');
+      if (!header_done) {
+        out += "list,rank,instance,gpu,nodes,gpus,price_known,meets_deadline,meets_budget," + csv.substr(0, nl) + "\n";
+        header_done = true;
+      }
+      out += std::string(list) + "," + std::to_string(++rank) + "," + csv_field(p.instance_id) + "," +
+             csv_field(p.gpu_id) + "," + std::to_string(p.nodes) + "," + std::to_string(p.gpus) + "," +
+             (p.price_known ? "true" : "false") + "," + (p.meets_deadline ? "true" : "false") + "," +
+             (p.meets_budget ? "true" : "false") + "," + csv.substr(nl + 1);
+    }
+  };
+  rows("plans", r.plans);
+  rows("pareto", r.pareto);
+  if (r.failure && r.failure->closest) rows("closest", {*r.failure->closest});
+  if (!header_done) out = "list,rank,instance,gpu,nodes,gpus,price_known,meets_deadline,meets_budget\n";
+  return out;
+}
+
+std::string search_result_to_table(const sim::SearchResult& r, const sim::SearchRequest& request,
+                                   const ParsedScenario& base) {
+  const sim::Scenario& sc = request.base;
+  std::ostringstream out;
+  std::string model = sc.model.name.empty() ? base.model_id : sc.model.name;
+  out << "capplan search: " << model << ", " << fixed(sc.model.total_params() / 1e9, 1) << "B parameters, "
+      << fixed(sc.training.tokens / 1e9, 0) << "B tokens; objective " << sim::to_string(request.objective);
+  if (request.deadline) out << ", deadline " << fixed(units::to_days(*request.deadline), 1) << " days";
+  if (request.budget) out << ", budget " << usd(request.budget->base());
+  if (request.max_gpus > 0) out << ", at most " << request.max_gpus << " GPUs";
+  out << "\n";
+  out << "  " << r.configurations_evaluated << " configurations (" << r.stats.timed << " timed, "
+      << r.stats.memory_rejected << " over memory, " << r.stats.pruned_by_bound << " pruned by a memory bound) on "
+      << r.stats.shapes << " cluster shapes in " << fixed(r.elapsed_s, 2) << " s with " << r.stats.threads
+      << (r.stats.threads == 1 ? " thread" : " threads") << "\n\n";
+  if (r.failure) {
+    out << "No plan meets the " << r.failure->constraint << ": " << r.failure->message << "\n";
+    if (r.failure->closest) out << "\nClosest plan:\n" << plan_rows({*r.failure->closest});
+  } else {
+    out << "Plans (best first):\n" << plan_rows(r.plans);
+  }
+  if (!r.pareto.empty() && request.objective != sim::Objective::pareto) {
+    out << "\nPareto front (time vs cost, fastest first):\n" << plan_rows(r.pareto);
+  }
+  if (!r.explanation.empty()) out << "\nWhy: " << r.explanation << "\n";
+  if (!r.runner_ups.empty()) {
+    out << "\nRunner-ups:\n";
+    for (const auto& u : r.runner_ups) out << "  " << u.dimension << ": " << u.explanation << "\n";
+  }
+  if (!r.notes.empty()) {
+    out << "\nNotes:\n";
+    for (const auto& n : r.notes) out << "  " << n << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace capplan::data

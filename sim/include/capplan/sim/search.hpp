@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// The planner: searches parallel layouts x cluster shapes (node counts) x offerings (instance
+// types with their prices) for the cheapest plan that meets a deadline, the fastest within a
+// budget, or the whole (time-to-train, cost) Pareto front.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capplan/sim/estimate.hpp"
+#include "capplan/sim/hardware.hpp"
+#include "capplan/sim/op_cost.hpp"
+#include "capplan/sim/result.hpp"
+#include "capplan/sim/units.hpp"
+
+namespace capplan::sim {
+
+// One thing that can be rented: an instance type (or a bare GPU model) with its price.
+// Contract: `node` is a per-node template: gpu, gpus_per_node, intra/inter-node bandwidth and
+// price_per_gpu are used, node.gpus is ignored (the search sets it to nodes x gpus_per_node).
+// An empty node.price_per_gpu means "price unknown": such plans are ranked on time only and
+// flagged (Plan::price_known == false); they never meet a budget.
+struct Offering {
+  std::string instance_id;  // catalog id ("aws-p5.48xlarge"); empty when given by GPU only
+  std::string provider;     // "aws"; may be empty
+  std::string region;       // region of the price; may be empty
+  std::string price_type;   // "on-demand", "spot", "reserved", "capacity-block", "user", ...
+  Cluster node;
+};
+
+enum class Objective {
+  cheapest,  // least cost among plans that meet the deadline (and budget); ties: faster first
+  fastest,   // least time-to-train among plans within the budget (and deadline); ties: cheaper first
+  pareto,    // the (time-to-train, cost) Pareto front, fastest first
+};
+const char* to_string(Objective o);
+std::optional<Objective> objective_from_string(const std::string& s);
+
+// Builds the cost model that prices one offering's operations. Default (empty): DatasheetCost.
+// Contract: called once per offering, from the calling thread; the model it returns is shared by
+// all worker threads (OpCostModel is immutable and thread-safe by contract).
+using CostModelFactory = std::function<std::shared_ptr<const OpCostModel>(const Cluster&)>;
+
+struct SearchRequest {
+  // Model, training job, and the strategy fields the user fixed (each unset field is searched).
+  // base.cluster is used as the only offering when `offerings` is empty.
+  Scenario base;
+  std::vector<Offering> offerings;
+  // Node counts to try per offering (each >= 1). Empty: base.cluster.nodes() only.
+  std::vector<int> node_counts;
+  int max_gpus = 0;  // 0 = no limit; shapes with more GPUs are skipped
+  std::optional<units::Seconds> deadline;  // time-to-train limit
+  std::optional<units::Usd> budget;        // total cost limit
+  Objective objective = Objective::cheapest;
+  int top_k = 5;        // plans returned (>= 1)
+  int threads = 0;      // worker threads; 0 = std::thread::hardware_concurrency()
+  // true: at most one plan per cluster shape (offering x nodes), its best layout (the default:
+  // the top-K then shows K different things to rent); false: top-K over every layout.
+  bool one_plan_per_shape = true;
+  // Skip layouts that a memory lower bound proves cannot fit (docs/planner.md). Off only to
+  // check that pruning never changes the answer.
+  bool prune = true;
+  CostModelFactory cost_model;
+};
+
+// One candidate answer: a fully specified layout on `nodes` instances of an offering, with its
+// full estimate (as `capplan estimate` would print it for that scenario).
+struct Plan {
+  Estimate estimate;
+  int offering = -1;  // index into SearchRequest::offerings (or 0 for base.cluster)
+  std::string instance_id;
+  std::string gpu_id;
+  int nodes = 0;
+  int gpus = 0;
+  bool price_known = false;
+  bool meets_deadline = true;  // true when no deadline was given
+  bool meets_budget = true;    // true when no budget was given; false when the price is unknown
+  std::string price_source;
+};
+
+// Why no plan met the constraints, and the plan that came closest.
+struct ConstraintFailure {
+  std::string constraint;  // "deadline", "budget", "deadline and budget", "memory"
+  std::string message;     // one sentence naming the constraint, its value and the closest plan's
+  std::optional<Plan> closest;
+};
+
+// The best plan that differs from the chosen one along one dimension, and what that change does.
+struct RunnerUp {
+  std::string dimension;    // "nodes", "offering", "layout", "fastest", "cheapest"
+  std::string explanation;  // "2x the nodes (16 -> 32): 41% faster, 12% dearer"
+  Plan plan;
+  double time_ratio = 1;  // runner-up time-to-train / chosen
+  std::optional<double> cost_ratio;  // runner-up cost / chosen (empty when a price is unknown)
+};
+
+// Counts that make the throughput figure honest. A "configuration" is one fully specified
+// layout on one shape (offering x node count) that passed the divisibility checks of
+// check_layout and was then decided: timed, rejected by its exact memory, or pruned by a bound
+// that covers it without timing it.
+struct SearchStats {
+  long configurations = 0;   // all decided configurations (= timed + memory_rejected + pruned_by_bound)
+  long timed = 0;            // step time computed
+  long memory_rejected = 0;  // exact memory computed: does not fit
+  long pruned_by_bound = 0;  // skipped by a lower bound (static memory) without being computed
+  long shapes = 0;           // offering x node-count pairs searched
+  int threads = 1;
+};
+
+struct SearchResult {
+  long configurations_evaluated = 0;  // == stats.configurations
+  double elapsed_s = 0;               // wall time of search() (steady clock)
+  SearchStats stats;
+  bool cancelled = false;           // the progress callback returned false; nothing else is filled
+  std::vector<Plan> plans;          // best first by the objective, at most top_k, all meet the constraints
+  std::vector<Plan> pareto;         // non-dominated (time, cost) plans with a known price, fastest first
+  std::optional<ConstraintFailure> failure;  // set when no plan meets deadline/budget/memory
+  std::string explanation;          // why plans[0] wins: its breakdown in one paragraph
+  std::vector<RunnerUp> runner_ups; // for plans[0] (or failure->closest), one per dimension found
+  std::vector<std::string> notes;   // unknown prices, offerings skipped and why
+};
+
+struct SearchProgress {
+  long done = 0;   // work items finished
+  long total = 0;  // work items in all
+};
+
+// Returns true to continue, false to cancel. Contract: called only on the thread that called
+// search(), at least once at the start and once at the end, and about every 50 ms in between.
+using ProgressCallback = std::function<bool(const SearchProgress&)>;
+
+// The layouts searched for one scenario's cluster (the fixed strategy fields applied), in search
+// order, each passing check_layout: the same space estimate() searches for "auto".
+std::vector<Parallelism> candidate_layouts(const Scenario& s);
+
+// The scenario a plan was estimated for: the base with the plan's offering and node count.
+Scenario plan_scenario(const SearchRequest& request, const Plan& plan);
+
+// Validates the request (errors name the field: "search#/node_counts/2: must be >= 1; got 0"),
+// enumerates, prunes, times and ranks. Deterministic: the result (elapsed_s and stats.threads
+// aside) is identical whatever the thread count.
+Result<SearchResult> search(const SearchRequest& request, const ProgressCallback& progress = {});
+
+}  // namespace capplan::sim

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// The space of parallel layouts searched for one cluster size: shared by estimate()'s "auto"
+// strategy and by the planner (search.cpp), so both search exactly the same layouts in the same
+// order.
+#pragma once
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "capplan/sim/strategy.hpp"
+#include "capplan/sim/workload.hpp"
+
+namespace capplan::sim {
+
+// Sequences from this length on are searched with context parallelism too.
+inline constexpr int kLongContext = 32768;
+
+// The fields that fix how many GPUs each dimension takes (plus the batch left per DP rank).
+struct OuterLayout {
+  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, etp = 1;
+  long long per_dp = 0;  // sequences per data-parallel rank per step
+};
+
+// Candidate (cp, ep, tp, pp) combinations for `gpus` GPUs on nodes of `gpus_per_node`, with the
+// fixed fields of `r` applied, in the order estimate() has always searched them. Automatic TP stays
+// inside a node (NVLink); pipeline depth is bounded by the layers.
+std::vector<OuterLayout> outer_layouts(const ModelSpec& m, const TrainingJob& job, const StrategyRequest& r, int gpus,
+                                       int gpus_per_node);
+
+namespace detail {
+template <class T>
+std::vector<T> fixed_or(const std::optional<T>& fixed, std::vector<T> all) {
+  if (fixed) return {*fixed};
+  return all;
+}
+}  // namespace detail
+
+// Calls visit(const Parallelism&, long long micro_batches) for every completion of `o`: micro-batch
+// (increasing), virtual stages, ZeRO stage, recompute, sequence parallelism. The layouts are not
+// yet checked with check_layout.
+template <class Visit>
+void for_each_inner_layout(const ModelSpec& m, const StrategyRequest& r, const OuterLayout& o, Visit&& visit) {
+  using detail::fixed_or;
+  std::vector<int> mbs;
+  for (int mb : {1, 2, 4, 8, 16, 32}) {
+    if (o.per_dp % mb == 0) mbs.push_back(mb);
+  }
+  const std::vector<int> zeros =
+      o.dp == 1 ? std::vector<int>{0} : (o.pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3});
+  const std::vector<bool> sps =
+      o.tp > 1 ? (m.is_moe() ? std::vector<bool>{true} : std::vector<bool>{true, false}) : std::vector<bool>{false};
+  const std::vector<Recompute> rcs =
+      fixed_or(r.recompute, {Recompute::none, Recompute::selective, Recompute::full});
+  for (int mb : fixed_or(r.micro_batch, mbs)) {
+    const long long micro_batches = o.per_dp / std::max(1, mb);
+    std::vector<int> vs{1};
+    if (o.pp > 1 && micro_batches % o.pp == 0) {
+      for (int v = 2; v <= 8; ++v) {
+        if (m.layers % (o.pp * v) == 0) vs.push_back(v);
+      }
+    }
+    for (int v : fixed_or(r.virtual_stages, vs)) {
+      for (int zero : fixed_or(r.zero, zeros)) {
+        for (Recompute rc : rcs) {
+          for (bool sp : fixed_or(r.sequence_parallel, sps)) {
+            const Parallelism p{o.tp, o.pp, o.dp, o.cp, o.ep, o.etp, mb, v, zero, rc, sp,
+                                r.overlap_dp_comm.value_or(true), r.tp_comm_overlap.value_or(false),
+                                r.pp_comm_overlap.value_or(false)};
+            visit(p, micro_batches);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace capplan::sim

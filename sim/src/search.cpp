@@ -1,0 +1,803 @@
+// SPDX-License-Identifier: Apache-2.0
+// The planner: layouts x cluster shapes x offerings, pruned by memory bounds, timed with cached
+// per-micro-batch op costs, ranked by the objective under deadline and budget (docs/planner.md).
+#include "capplan/sim/search.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/memory.hpp"
+#include "capplan/sim/step_model.hpp"
+#include "layout_space.hpp"
+#include "step_timing.hpp"
+
+namespace capplan::sim {
+
+const char* to_string(Objective o) {
+  switch (o) {
+    case Objective::cheapest: return "cheapest";
+    case Objective::fastest: return "fastest";
+    case Objective::pareto: return "pareto";
+  }
+  return "cheapest";
+}
+
+std::optional<Objective> objective_from_string(const std::string& s) {
+  if (s == "cheapest") return Objective::cheapest;
+  if (s == "fastest") return Objective::fastest;
+  if (s == "pareto") return Objective::pareto;
+  return std::nullopt;
+}
+
+std::vector<Parallelism> candidate_layouts(const Scenario& s) {
+  std::vector<Parallelism> out;
+  for (const OuterLayout& o :
+       outer_layouts(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node)) {
+    for_each_inner_layout(s.model, s.strategy, o, [&](const Parallelism& p, long long) {
+      if (!has_errors(check_layout(s, p))) out.push_back(p);
+    });
+  }
+  return out;
+}
+
+Scenario plan_scenario(const SearchRequest& request, const Plan& plan) {
+  Scenario s = request.base;
+  if (!request.offerings.empty() && plan.offering >= 0 &&
+      static_cast<std::size_t>(plan.offering) < request.offerings.size()) {
+    s.cluster = request.offerings[static_cast<std::size_t>(plan.offering)].node;
+  }
+  s.cluster.gpus = plan.gpus;
+  return s;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Formatting for messages (no <format> in g++ 12; to_chars is exact and locale-free).
+
+std::string fixed(double v, int digits) {
+  if (!std::isfinite(v)) return "?";
+  std::array<char, 64> buf{};
+  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::fixed, digits);
+  return std::string(buf.data(), r.ptr);
+}
+
+// Three significant figures for ordinary magnitudes.
+std::string sig3(double v) {
+  const double a = std::fabs(v);
+  return fixed(v, a >= 100 ? 0 : a >= 10 ? 1 : 2);
+}
+
+std::string usd_text(double v) {
+  const double a = std::fabs(v);
+  if (a >= 1e9) return "$" + sig3(v / 1e9) + "B";
+  if (a >= 1e6) return "$" + sig3(v / 1e6) + "M";
+  if (a >= 1e3) return "$" + sig3(v / 1e3) + "k";
+  return "$" + fixed(v, 2);
+}
+
+std::string days_text(double seconds) { return sig3(seconds / 86400.0) + " days"; }
+
+// Whole percent, or one decimal below 10% (so a 0.4% change does not read as 0%).
+std::string percent(double fraction) {
+  const double p = fraction * 100.0;
+  return fixed(p, std::fabs(p) < 9.95 ? 1 : 0) + "%";
+}
+
+std::string layout_text(const Parallelism& p) {
+  std::string s = "tp " + std::to_string(p.tp) + " pp " + std::to_string(p.pp) + " dp " + std::to_string(p.dp);
+  if (p.cp > 1) s += " cp " + std::to_string(p.cp);
+  if (p.ep > 1) s += " ep " + std::to_string(p.ep);
+  if (p.etp > 1) s += " etp " + std::to_string(p.etp);
+  s += ", micro-batch " + std::to_string(p.micro_batch);
+  if (p.virtual_stages > 1) s += ", " + std::to_string(p.virtual_stages) + " virtual stages";
+  s += ", ZeRO " + std::to_string(p.zero) + ", " + to_string(p.recompute) + " recompute";
+  if (p.sequence_parallel) s += ", sequence parallel";
+  return s;
+}
+
+std::string shape_text(const Plan& p) {
+  const std::string what = p.instance_id.empty() ? p.gpu_id : p.instance_id;
+  return what + " x " + std::to_string(p.nodes) + (p.nodes == 1 ? " node" : " nodes") + " (" +
+         std::to_string(p.gpus) + " GPUs)";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The search proper.
+
+struct Shape {
+  int offering = 0;
+  int nodes = 0;
+  Scenario scenario;  // base with this offering's cluster of nodes x gpus_per_node GPUs
+  const OpCostModel* cost = nullptr;
+};
+
+// A timed layout of one shape.
+struct Timed {
+  double step_s = 0;
+  Parallelism p;
+};
+bool faster(const Timed& a, const Timed& b) {
+  if (a.step_s != b.step_s) return a.step_s < b.step_s;
+  return a.p < b.p;
+}
+
+// A layout that does not fit, by its exact memory.
+struct Oversized {
+  double bytes = 0;
+  Parallelism p;
+};
+bool smaller(const Oversized& a, const Oversized& b) {
+  if (a.bytes != b.bytes) return a.bytes < b.bytes;
+  return a.p < b.p;
+}
+
+struct ShapeResult {
+  std::vector<Timed> best;  // fastest first, at most `keep`
+  std::optional<Oversized> least_memory;
+};
+
+void keep_best(std::vector<Timed>& v, const Timed& t, std::size_t keep) {
+  if (v.size() >= keep && !faster(t, v.back())) return;
+  v.insert(std::upper_bound(v.begin(), v.end(), t, faster), t);
+  if (v.size() > keep) v.pop_back();
+}
+
+void keep_least(std::optional<Oversized>& least, const Oversized& o) {
+  if (!least || smaller(o, *least)) least = o;
+}
+
+struct WorkItem {
+  int shape = 0;
+  OuterLayout outer;
+};
+
+struct Counters {
+  long configurations = 0, timed = 0, memory_rejected = 0, pruned = 0;
+  void add(const Counters& o) {
+    configurations += o.configurations;
+    timed += o.timed;
+    memory_rejected += o.memory_rejected;
+    pruned += o.pruned;
+  }
+};
+
+// What the per-micro-batch op costs depend on (StepOpParts::micro_batch).
+struct MicroKey {
+  int offering, tp, cp, ep, etp, micro_batch;
+  Recompute recompute;
+  bool sequence_parallel;
+  bool operator==(const MicroKey&) const = default;
+};
+struct MicroKeyHash {
+  std::size_t operator()(const MicroKey& k) const {
+    std::uint64_t h = 1469598103934665603ULL;
+    for (std::uint64_t v : {std::uint64_t(k.offering), std::uint64_t(k.tp), std::uint64_t(k.cp),
+                            std::uint64_t(k.ep), std::uint64_t(k.etp), std::uint64_t(k.micro_batch),
+                            std::uint64_t(k.recompute), std::uint64_t(k.sequence_parallel)}) {
+      h = (h ^ v) * 1099511628211ULL;
+    }
+    return static_cast<std::size_t>(h);
+  }
+};
+
+// One thread's state: caches and results, merged after all work is done.
+class Worker {
+ public:
+  Worker(const std::vector<Shape>& shapes, std::size_t keep, bool prune)
+      : shapes_(shapes), keep_(keep), prune_(prune), results_(shapes.size()) {}
+
+  void run(const WorkItem& item);
+  const std::vector<ShapeResult>& results() const { return results_; }
+  const Counters& counters() const { return counters_; }
+
+ private:
+  const OpBuckets& micro_costs(const Shape& sh, const Parallelism& p);
+
+  const std::vector<Shape>& shapes_;
+  std::size_t keep_;
+  bool prune_;
+  std::vector<ShapeResult> results_;
+  Counters counters_;
+  StepOps scratch_;
+  std::unordered_map<MicroKey, OpBuckets, MicroKeyHash> micro_;
+};
+
+const OpBuckets& Worker::micro_costs(const Shape& sh, const Parallelism& p) {
+  const MicroKey key{sh.offering, p.tp, p.cp, p.ep, p.etp, p.micro_batch, p.recompute, p.sequence_parallel};
+  auto it = micro_.find(key);
+  if (it != micro_.end()) return it->second;
+  const Scenario& s = sh.scenario;
+  build_step_ops_into(scratch_, s.model, s.training, p, s.cluster, StepOpParts::micro_batch);
+  OpBuckets b;
+  add_op_costs(b, scratch_.ops, *sh.cost);
+  return micro_.emplace(key, b).first->second;
+}
+
+// Index of the (virtual stages, ZeRO, recompute, sequence parallel) combination of a layout.
+int variant_of(const Parallelism& p) {
+  return ((std::min(p.virtual_stages, 1023) * 4 + p.zero) * 3 + static_cast<int>(p.recompute)) * 2 +
+         (p.sequence_parallel ? 1 : 0);
+}
+
+void Worker::run(const WorkItem& item) {
+  const Shape& sh = shapes_[static_cast<std::size_t>(item.shape)];
+  const Scenario& s = sh.scenario;
+  ShapeResult& res = results_[static_cast<std::size_t>(item.shape)];
+  const MemoryAssumptions assumptions;
+
+  // Step parts of this (shape, tp, pp, dp, cp, ep): the pipeline send/recv per micro-batch size,
+  // the data-parallel collectives and optimizer per ZeRO stage.
+  std::vector<std::pair<int, OpBuckets>> pipeline_by_mb;
+  std::array<std::optional<OpBuckets>, 4> step_by_zero;
+  double stage_params = -1;
+  // Bounds (docs/planner.md): static memory (weights, gradients, optimizer states and the reserve
+  // on them) per ZeRO stage; and memory never falls as the micro-batch grows, so a combination
+  // that did not fit at a smaller micro-batch is skipped at the larger ones.
+  std::array<bool, 4> static_too_big{};
+  std::vector<int> failed_variants;
+
+  for_each_inner_layout(s.model, s.strategy, item.outer, [&](const Parallelism& p, long long micro_batches) {
+    if (has_errors(check_layout(s, p))) return;
+    ++counters_.configurations;
+    const int variant = variant_of(p);
+    const std::size_t zi = static_cast<std::size_t>(std::clamp(p.zero, 0, 3));
+    if (prune_ && (static_too_big[zi] ||
+                   std::find(failed_variants.begin(), failed_variants.end(), variant) != failed_variants.end())) {
+      ++counters_.pruned;
+      return;
+    }
+    const MemoryBreakdown mem =
+        memory_per_gpu(s.model, s.training, p, s.cluster.gpu, static_cast<int>(micro_batches), assumptions);
+    if (!mem.fits()) {
+      ++counters_.memory_rejected;
+      keep_least(res.least_memory, {mem.total().base(), p});
+      if (prune_) {
+        failed_variants.push_back(variant);
+        const units::Bytes fixed_part = mem.weights + mem.gradients + mem.optimizer;
+        const units::Bytes bound =
+            fixed_part + fixed_part * assumptions.reserve_fraction + units::gib(assumptions.reserve_fixed_gib);
+        if (bound > mem.capacity) static_too_big[zi] = true;
+      }
+      return;
+    }
+
+    OpBuckets b = micro_costs(sh, p);
+    auto pipe = std::find_if(pipeline_by_mb.begin(), pipeline_by_mb.end(),
+                             [&](const auto& x) { return x.first == p.micro_batch; });
+    if (pipe == pipeline_by_mb.end()) {
+      build_step_ops_into(scratch_, s.model, s.training, p, s.cluster, StepOpParts::pipeline);
+      OpBuckets pb;
+      add_op_costs(pb, scratch_.ops, *sh.cost);
+      pipeline_by_mb.emplace_back(p.micro_batch, pb);
+      pipe = std::prev(pipeline_by_mb.end());
+      stage_params = scratch_.stage_params;
+    }
+    if (!step_by_zero[zi]) {
+      build_step_ops_into(scratch_, s.model, s.training, p, s.cluster, StepOpParts::step);
+      OpBuckets sb;
+      add_op_costs(sb, scratch_.ops, *sh.cost);
+      step_by_zero[zi] = sb;
+      stage_params = scratch_.stage_params;
+    }
+    // The parts are disjoint by field (OpBuckets' contract): assigning them reproduces the sums
+    // time_step() forms over the whole list, bit for bit.
+    const OpBuckets& st = *step_by_zero[zi];
+    b.pipeline = pipe->second.pipeline;
+    b.layer.fsdp = st.layer.fsdp;
+    b.dense_ffn.fsdp = st.dense_ffn.fsdp;
+    b.moe_ffn.fsdp = st.moe_ffn.fsdp;
+    b.dp_step = st.dp_step;
+    b.dp_grad = st.dp_grad;
+    b.optimizer = st.optimizer;
+    const StepTiming timing = schedule_step(s, p, b, stage_params);
+    ++counters_.timed;
+    keep_best(res.best, {timing.breakdown.total().base(), p}, keep_);
+  });
+}
+
+// A plan's position on the two axes, computed exactly as evaluate() computes them.
+struct Scored {
+  int shape = 0;
+  Timed timed;
+  double time_s = 0;  // time to train
+  std::optional<double> cost;
+  bool meets_deadline = true;
+  bool meets_budget = true;
+  bool feasible() const { return meets_deadline && meets_budget; }
+};
+
+double steps_of(const Scenario& s) {
+  const double tokens_per_step = static_cast<double>(s.training.global_batch) * s.model.seq_len;
+  return s.training.tokens / tokens_per_step;
+}
+
+Scored score(const std::vector<Shape>& shapes, int shape, const Timed& t, const SearchRequest& req) {
+  const Scenario& s = shapes[static_cast<std::size_t>(shape)].scenario;
+  Scored out;
+  out.shape = shape;
+  out.timed = t;
+  const units::Seconds time_to_train = units::seconds(t.step_s) * steps_of(s);
+  out.time_s = time_to_train.base();
+  if (s.cluster.price_per_gpu) {
+    out.cost = (*s.cluster.price_per_gpu * time_to_train * static_cast<double>(s.cluster.gpus)).base();
+  }
+  out.meets_deadline = !req.deadline || out.time_s <= req.deadline->base();
+  out.meets_budget = !req.budget || (out.cost && *out.cost <= req.budget->base());
+  return out;
+}
+
+// Total orders: the objective first, then the other axis, then a stable key (shape, layout).
+bool stable_less(const Scored& a, const Scored& b) {
+  if (a.shape != b.shape) return a.shape < b.shape;
+  return a.timed.p < b.timed.p;
+}
+bool by_time(const Scored& a, const Scored& b) {
+  if (a.time_s != b.time_s) return a.time_s < b.time_s;
+  if (a.cost.has_value() != b.cost.has_value()) return a.cost.has_value();
+  if (a.cost && *a.cost != *b.cost) return *a.cost < *b.cost;
+  return stable_less(a, b);
+}
+bool by_cost(const Scored& a, const Scored& b) {
+  if (a.cost.has_value() != b.cost.has_value()) return a.cost.has_value();  // known prices first
+  if (a.cost && *a.cost != *b.cost) return *a.cost < *b.cost;
+  if (a.time_s != b.time_s) return a.time_s < b.time_s;
+  return stable_less(a, b);
+}
+
+// Non-dominated points with a known cost, fastest first. a dominates b when it is no worse on both
+// axes and better on one; equal points do not dominate each other.
+std::vector<Scored> pareto_front(std::vector<Scored> all) {
+  std::erase_if(all, [](const Scored& x) { return !x.cost; });
+  std::sort(all.begin(), all.end(), by_time);
+  std::vector<Scored> front;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (const Scored& x : all) {
+    if (*x.cost < best_cost) {
+      front.push_back(x);
+      best_cost = *x.cost;
+    } else if (*x.cost == best_cost && !front.empty() && front.back().time_s == x.time_s) {
+      front.push_back(x);  // the same point as the last one kept
+    }
+  }
+  return front;
+}
+
+Plan make_plan(const std::vector<Shape>& shapes, const SearchRequest& req, const Scored& sc) {
+  const Shape& sh = shapes[static_cast<std::size_t>(sc.shape)];
+  Plan plan;
+  plan.estimate = evaluate(sh.scenario, sc.timed.p, *sh.cost);
+  plan.estimate.strategy_chosen_by_capplan = !req.base.strategy.fully_specified();
+  plan.offering = sh.offering;
+  plan.instance_id = sh.scenario.cluster.instance_id;
+  plan.gpu_id = sh.scenario.cluster.gpu.id;
+  plan.nodes = sh.nodes;
+  plan.gpus = sh.scenario.cluster.gpus;
+  plan.price_known = sh.scenario.cluster.price_per_gpu.has_value();
+  plan.price_source = sh.scenario.cluster.price_source;
+  plan.meets_deadline = sc.meets_deadline;
+  plan.meets_budget = sc.meets_budget;
+  return plan;
+}
+
+std::string explain(const Plan& plan) {
+  const Estimate& e = plan.estimate;
+  const StepBreakdown& b = e.breakdown;
+  const double total = e.step_time.base();
+  std::string s = shape_text(plan) + ", " + layout_text(e.strategy) + ": " + days_text(e.time_to_train.base());
+  if (e.cost) s += ", " + usd_text(e.cost->base());
+  s += ". Step " + sig3(total) + " s: compute " + percent(b.compute.base() / total);
+  if (b.recompute.base() > 0) s += " (recompute " + percent(b.recompute.base() / total) + ")";
+  const std::pair<const char*, double> parts[] = {
+      {"pipeline bubble", b.bubble.base()}, {"tp comm", b.tp_comm.base()}, {"pp comm", b.pp_comm.base()},
+      {"dp comm", b.dp_comm.base()},        {"ep comm", b.ep_comm.base()}, {"cp comm", b.cp_comm.base()},
+      {"optimizer", b.optimizer.base()}};
+  for (const auto& [name, v] : parts) {
+    if (v / total >= 0.005) s += ", " + std::string(name) + " " + percent(v / total);
+  }
+  s += "; MFU " + percent(e.mfu) + "; memory " + fixed(units::to_gib(e.memory.total()), 1) + " of " +
+       fixed(units::to_gib(e.memory.capacity), 0) + " GiB per GPU.";
+  return s;
+}
+
+// "41% faster, 12% dearer" (time: fraction of the chosen time saved or added; cost likewise).
+std::string change_text(double time_ratio, std::optional<double> cost_ratio) {
+  std::string s = time_ratio <= 1 ? percent(1 - time_ratio) + " faster" : percent(time_ratio - 1) + " slower";
+  if (cost_ratio) {
+    s += ", " + (*cost_ratio <= 1 ? percent(1 - *cost_ratio) + " cheaper" : percent(*cost_ratio - 1) + " dearer");
+  } else {
+    s += ", cost not comparable (price unknown)";
+  }
+  return s;
+}
+
+std::string nodes_text(int from, int to) {
+  if (to % from == 0) return std::to_string(to / from) + "x the nodes (" + std::to_string(from) + " -> " +
+                             std::to_string(to) + ")";
+  if (from % to == 0) return "1/" + std::to_string(from / to) + " the nodes (" + std::to_string(from) + " -> " +
+                             std::to_string(to) + ")";
+  return std::to_string(to) + " nodes instead of " + std::to_string(from);
+}
+
+std::string layout_diff(const Parallelism& a, const Parallelism& b) {
+  std::string s;
+  auto field = [&](const char* name, int x, int y) {
+    if (x != y) s += (s.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(y) + " instead of " +
+                     std::to_string(x);
+  };
+  field("tp", a.tp, b.tp);
+  field("pp", a.pp, b.pp);
+  field("dp", a.dp, b.dp);
+  field("cp", a.cp, b.cp);
+  field("ep", a.ep, b.ep);
+  field("micro-batch", a.micro_batch, b.micro_batch);
+  field("virtual stages", a.virtual_stages, b.virtual_stages);
+  field("ZeRO", a.zero, b.zero);
+  if (a.recompute != b.recompute) {
+    s += (s.empty() ? "" : ", ") + std::string(to_string(b.recompute)) + " recompute instead of " +
+         to_string(a.recompute);
+  }
+  if (a.sequence_parallel != b.sequence_parallel) {
+    s += (s.empty() ? "" : ", ") + std::string(b.sequence_parallel ? "with" : "without") + " sequence parallelism";
+  }
+  return s.empty() ? "another layout" : s;
+}
+
+RunnerUp runner_up(const std::string& dimension, const std::string& what, const Plan& chosen, Plan other) {
+  RunnerUp r;
+  r.dimension = dimension;
+  r.time_ratio = other.estimate.time_to_train.base() / chosen.estimate.time_to_train.base();
+  if (chosen.estimate.cost && other.estimate.cost && chosen.estimate.cost->base() > 0) {
+    r.cost_ratio = other.estimate.cost->base() / chosen.estimate.cost->base();
+  }
+  r.explanation = what + ": " + change_text(r.time_ratio, r.cost_ratio);
+  if (!other.meets_deadline) r.explanation += " (misses the deadline)";
+  if (!other.meets_budget) r.explanation += other.price_known ? " (over the budget)" : " (price unknown)";
+  r.plan = std::move(other);
+  return r;
+}
+
+Diagnostics validate(const SearchRequest& r) {
+  Diagnostics d;
+  auto err = [&](std::string where, std::string msg) {
+    d.push_back({Diagnostic::Severity::error, "search#/" + std::move(where), std::move(msg)});
+  };
+  if (r.top_k < 1) err("top_k", "must be at least 1; got " + std::to_string(r.top_k));
+  if (r.threads < 0) err("threads", "must be >= 0 (0 = all cores); got " + std::to_string(r.threads));
+  if (r.max_gpus < 0) err("max_gpus", "must be >= 0 (0 = no limit); got " + std::to_string(r.max_gpus));
+  for (std::size_t i = 0; i < r.node_counts.size(); ++i) {
+    if (r.node_counts[i] < 1) {
+      err("node_counts/" + std::to_string(i), "must be at least 1; got " + std::to_string(r.node_counts[i]));
+    }
+  }
+  if (r.deadline && !(r.deadline->base() > 0 && std::isfinite(r.deadline->base()))) {
+    err("deadline", "must be a positive time; got " + fixed(r.deadline->base() / 86400.0, 3) + " days");
+  }
+  if (r.budget && !(r.budget->base() > 0 && std::isfinite(r.budget->base()))) {
+    err("budget", "must be a positive amount; got " + fixed(r.budget->base(), 2) + " USD");
+  }
+  for (std::size_t i = 0; i < r.offerings.size(); ++i) {
+    const Cluster& c = r.offerings[i].node;
+    const std::string where = "offerings/" + std::to_string(i);
+    if (c.gpus_per_node < 1) err(where + "/gpus_per_node", "must be at least 1; got " + std::to_string(c.gpus_per_node));
+    if (!(c.gpu.hbm_capacity.base() > 0)) err(where + "/gpu", "GPU '" + c.gpu.id + "' has no memory capacity");
+    if (c.price_per_gpu && !(c.price_per_gpu->base() >= 0 && std::isfinite(c.price_per_gpu->base()))) {
+      err(where + "/price", "must be a non-negative price");
+    }
+  }
+  if (r.base.training.global_batch < 1) err("base/training/global_batch", "must be at least 1 sequence");
+  return d;
+}
+
+}  // namespace
+
+Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  if (Diagnostics d = validate(req); has_errors(d)) return std::unexpected(std::move(d));
+
+  SearchResult result;
+  // Offerings (the base cluster when none are given) and their cost models.
+  std::vector<Offering> offerings = req.offerings;
+  if (offerings.empty()) {
+    Offering o;
+    o.instance_id = req.base.cluster.instance_id;
+    o.node = req.base.cluster;
+    offerings.push_back(o);
+  }
+  std::vector<std::shared_ptr<const OpCostModel>> costs;
+  for (const Offering& o : offerings) {
+    Cluster c = o.node;
+    c.gpus = c.gpus_per_node;
+    costs.push_back(req.cost_model ? req.cost_model(c) : std::make_shared<DatasheetCost>(c));
+  }
+  std::vector<int> node_counts = req.node_counts;
+  if (node_counts.empty()) node_counts.push_back(std::max(1, req.base.cluster.nodes()));
+  std::sort(node_counts.begin(), node_counts.end());
+  node_counts.erase(std::unique(node_counts.begin(), node_counts.end()), node_counts.end());
+
+  std::vector<Shape> shapes;
+  for (std::size_t i = 0; i < offerings.size(); ++i) {
+    const Offering& o = offerings[i];
+    const std::string name = o.instance_id.empty() ? o.node.gpu.id : o.instance_id;
+    bool skipped_network = false;
+    for (int n : node_counts) {
+      const long long gpus = 1LL * n * o.node.gpus_per_node;
+      if (req.max_gpus > 0 && gpus > req.max_gpus) continue;
+      if (gpus > std::numeric_limits<int>::max() / 2) continue;
+      if (n > 1 && !(o.node.inter_node_bandwidth.base() > 0)) {
+        skipped_network = true;
+        continue;
+      }
+      Shape sh;
+      sh.offering = static_cast<int>(i);
+      sh.nodes = n;
+      sh.scenario = req.base;
+      sh.scenario.cluster = o.node;
+      sh.scenario.cluster.gpus = static_cast<int>(gpus);
+      sh.cost = costs[i].get();
+      shapes.push_back(std::move(sh));
+    }
+    if (skipped_network) {
+      result.notes.push_back(name + ": multi-node shapes skipped, its network bandwidth is unknown (give the "
+                                    "inter-node bandwidth per GPU)");
+    }
+    if (!o.node.price_per_gpu) {
+      result.notes.push_back(name + ": price unknown; its plans are ranked on time only and never meet a budget "
+                                    "(give a price)");
+    }
+  }
+  if (shapes.empty()) {
+    return fail("search#/max_gpus", "no cluster shape is left to search: every offering x node count exceeds max_gpus (" +
+                                        std::to_string(req.max_gpus) + ") or lacks a network bandwidth for several nodes");
+  }
+
+  std::vector<WorkItem> items;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const Scenario& s = shapes[i].scenario;
+    for (const OuterLayout& o :
+         outer_layouts(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node)) {
+      items.push_back({static_cast<int>(i), o});
+    }
+  }
+
+  // Workers pull items in order; every item is done by exactly one worker and results are merged
+  // by total orders, so the answer does not depend on which worker did what.
+  // Per shape: its best layout, plus a few more for the "layout" runner-up (ties are common: with
+  // fused attention selective recompute costs nothing).
+  const std::size_t keep = req.one_plan_per_shape ? 6 : std::max<std::size_t>(6, static_cast<std::size_t>(req.top_k));
+  int threads = req.threads > 0 ? req.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = static_cast<int>(std::clamp<std::size_t>(static_cast<std::size_t>(threads), 1, std::max<std::size_t>(1, items.size())));
+  std::vector<Worker> workers;
+  workers.reserve(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t) workers.emplace_back(shapes, keep, req.prune);
+  std::atomic<std::size_t> next{0};
+  std::atomic<long> done{0};
+  std::atomic<bool> cancel{false};
+  std::atomic<int> running{threads};
+  std::mutex mutex;
+  std::condition_variable finished;
+  const long total = static_cast<long>(items.size());
+  if (progress && !progress({0, total})) cancel = true;
+  {
+    std::vector<std::jthread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        Worker& w = workers[static_cast<std::size_t>(t)];
+        for (std::size_t i = next++; i < items.size() && !cancel.load(std::memory_order_relaxed); i = next++) {
+          w.run(items[i]);
+          done.fetch_add(1, std::memory_order_relaxed);
+        }
+        if (--running == 0) {
+          std::lock_guard lock(mutex);
+          finished.notify_all();
+        }
+      });
+    }
+    std::unique_lock lock(mutex);
+    while (running.load() > 0) {
+      finished.wait_for(lock, std::chrono::milliseconds(50));
+      if (progress && !cancel && running.load() > 0 && !progress({done.load(), total})) cancel = true;
+    }
+  }
+  if (progress && !cancel && !progress({total, total})) cancel = true;
+  result.stats.threads = threads;
+  result.stats.shapes = static_cast<long>(shapes.size());
+  if (cancel) {
+    result.cancelled = true;
+    result.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  }
+
+  // Merge.
+  Counters counters;
+  std::vector<ShapeResult> merged(shapes.size());
+  for (const Worker& w : workers) {
+    counters.add(w.counters());
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      for (const Timed& t : w.results()[i].best) keep_best(merged[i].best, t, keep);
+      if (w.results()[i].least_memory) keep_least(merged[i].least_memory, *w.results()[i].least_memory);
+    }
+  }
+  result.stats.configurations = counters.configurations;
+  result.stats.timed = counters.timed;
+  result.stats.memory_rejected = counters.memory_rejected;
+  result.stats.pruned_by_bound = counters.pruned;
+  result.configurations_evaluated = counters.configurations;
+
+  // Score: each shape's best layout (or its top-K when every layout may be listed).
+  std::vector<Scored> best_per_shape, candidates;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const auto& best = merged[i].best;
+    for (std::size_t k = 0; k < best.size(); ++k) {
+      const Scored sc = score(shapes, static_cast<int>(i), best[k], req);
+      if (k == 0) best_per_shape.push_back(sc);
+      if (k == 0 || !req.one_plan_per_shape) candidates.push_back(sc);
+    }
+  }
+
+  const std::vector<Scored> front = pareto_front(candidates);
+  for (const Scored& sc : front) result.pareto.push_back(make_plan(shapes, req, sc));
+
+  std::vector<Scored> feasible;
+  for (const Scored& sc : candidates) {
+    if (sc.feasible()) feasible.push_back(sc);
+  }
+  std::vector<Scored> ranked;
+  if (req.objective == Objective::pareto) {
+    for (const Scored& sc : front) {
+      if (sc.feasible()) ranked.push_back(sc);
+    }
+  } else {
+    ranked = feasible;
+    std::sort(ranked.begin(), ranked.end(), req.objective == Objective::cheapest ? by_cost : by_time);
+  }
+  if (ranked.size() > static_cast<std::size_t>(req.top_k)) ranked.resize(static_cast<std::size_t>(req.top_k));
+  for (const Scored& sc : ranked) result.plans.push_back(make_plan(shapes, req, sc));
+
+  // Nothing meets the constraints: say which, and show the closest plan.
+  std::optional<Scored> chosen;
+  if (!ranked.empty()) chosen = ranked.front();
+  if (ranked.empty()) {
+    ConstraintFailure f;
+    if (counters.configurations == 0) {
+      f.constraint = "layout";
+      f.message = "no valid parallel layout exists for any cluster shape searched with this model, batch and the "
+                  "fixed strategy fields";
+    } else if (candidates.empty()) {
+      f.constraint = "memory";
+      std::optional<std::pair<int, Oversized>> least;
+      for (std::size_t i = 0; i < shapes.size(); ++i) {
+        if (merged[i].least_memory && (!least || smaller(*merged[i].least_memory, least->second))) {
+          least = std::pair<int, Oversized>{static_cast<int>(i), *merged[i].least_memory};
+        }
+      }
+      f.message = "no layout fits in GPU memory on any cluster shape searched";
+      if (least) {
+        Scored sc;
+        sc.shape = least->first;
+        sc.timed.p = least->second.p;
+        f.closest = make_plan(shapes, req, sc);
+        const Plan& c = *f.closest;
+        f.message += "; the closest, " + shape_text(c) + " with " + layout_text(c.estimate.strategy) + ", needs " +
+                     fixed(units::to_gib(c.estimate.memory.total()), 1) + " GiB per GPU of " +
+                     fixed(units::to_gib(c.estimate.memory.capacity), 0);
+      }
+    } else {
+      const bool any_deadline = std::any_of(candidates.begin(), candidates.end(), [](auto& x) { return x.meets_deadline; });
+      const bool any_budget = std::any_of(candidates.begin(), candidates.end(), [](auto& x) { return x.meets_budget; });
+      const std::string deadline_text = req.deadline ? days_text(req.deadline->base()) : "";
+      const std::string budget_text = req.budget ? usd_text(req.budget->base()) : "";
+      Scored closest;
+      if (req.deadline && !any_deadline) {
+        closest = *std::min_element(candidates.begin(), candidates.end(), by_time);
+        f.constraint = req.budget && !any_budget ? "deadline and budget" : "deadline";
+        f.message = "no plan meets the deadline of " + deadline_text;
+        if (f.constraint == "deadline and budget") f.message += " (nor the budget of " + budget_text + ")";
+        f.message += ": the fastest takes " + days_text(closest.time_s);
+      } else if (req.budget && !any_budget) {
+        f.constraint = "budget";
+        const bool priced = std::any_of(candidates.begin(), candidates.end(), [](auto& x) { return x.cost.has_value(); });
+        closest = *std::min_element(candidates.begin(), candidates.end(), by_cost);
+        f.message = "no plan meets the budget of " + budget_text;
+        f.message += priced ? ": the cheapest costs " + usd_text(*closest.cost)
+                            : ": no offering searched has a known price (give one)";
+      } else {
+        // Each constraint alone is met by some plan, never both at once: the plan that misses by
+        // the least (the larger of time/deadline and cost/budget is smallest).
+        f.constraint = "deadline and budget";
+        auto excess = [&](const Scored& x) {
+          const double t = x.time_s / req.deadline->base();
+          const double c = x.cost ? *x.cost / req.budget->base() : std::numeric_limits<double>::infinity();
+          return std::max(t, c);
+        };
+        closest = *std::min_element(candidates.begin(), candidates.end(), [&](const Scored& a, const Scored& b) {
+          const double ea = excess(a), eb = excess(b);
+          if (ea != eb) return ea < eb;
+          return by_cost(a, b);
+        });
+        f.message = "no plan meets both the deadline of " + deadline_text + " and the budget of " + budget_text +
+                    ": the closest takes " + days_text(closest.time_s) +
+                    (closest.cost ? " and costs " + usd_text(*closest.cost) : std::string(" at an unknown price"));
+      }
+      f.closest = make_plan(shapes, req, closest);
+      f.message += " (" + shape_text(*f.closest) + ", " + layout_text(f.closest->estimate.strategy) + ")";
+      chosen = closest;
+    }
+    result.failure = std::move(f);
+  }
+
+  // Explain the chosen plan (or the closest) and its runner-ups along each dimension.
+  if (chosen) {
+    const Plan chosen_plan = make_plan(shapes, req, *chosen);
+    result.explanation = explain(chosen_plan);
+    const int offering = shapes[static_cast<std::size_t>(chosen->shape)].offering;
+    const int nodes = shapes[static_cast<std::size_t>(chosen->shape)].nodes;
+    const auto order = req.objective == Objective::fastest ? by_time : by_cost;
+    // Other node counts on the same offering: the nearest larger and the nearest smaller.
+    std::optional<Scored> more, fewer;
+    for (const Scored& sc : best_per_shape) {
+      const Shape& sh = shapes[static_cast<std::size_t>(sc.shape)];
+      if (sh.offering != offering) continue;
+      if (sh.nodes > nodes && (!more || sh.nodes < shapes[static_cast<std::size_t>(more->shape)].nodes)) more = sc;
+      if (sh.nodes < nodes && (!fewer || sh.nodes > shapes[static_cast<std::size_t>(fewer->shape)].nodes)) fewer = sc;
+    }
+    for (const auto& o : {more, fewer}) {
+      if (!o) continue;
+      const int n = shapes[static_cast<std::size_t>(o->shape)].nodes;
+      result.runner_ups.push_back(runner_up(n > nodes ? "more_nodes" : "fewer_nodes", nodes_text(nodes, n), chosen_plan,
+                                            make_plan(shapes, req, *o)));
+    }
+    // The best plan on another offering (by the objective's order, constraints met first).
+    std::optional<Scored> other;
+    auto better = [&](const Scored& a, const Scored& b) {
+      if (a.feasible() != b.feasible()) return a.feasible();
+      return order(a, b);
+    };
+    for (const Scored& sc : best_per_shape) {
+      if (shapes[static_cast<std::size_t>(sc.shape)].offering == offering) continue;
+      if (!other || better(sc, *other)) other = sc;
+    }
+    if (other) {
+      const Plan p = make_plan(shapes, req, *other);
+      result.runner_ups.push_back(runner_up("offering", shape_text(p) + " instead of " + shape_text(chosen_plan),
+                                            chosen_plan, p));
+    }
+    // The next layout on the same shape that is not just as fast (layouts that tie add nothing).
+    const auto& same = merged[static_cast<std::size_t>(chosen->shape)].best;
+    for (const Timed& t : same) {
+      if (t.p == chosen->timed.p || t.step_s == chosen->timed.step_s) continue;
+      const Plan p = make_plan(shapes, req, score(shapes, chosen->shape, t, req));
+      result.runner_ups.push_back(runner_up("layout", layout_diff(chosen->timed.p, t.p), chosen_plan, p));
+      break;
+    }
+    // The extremes, when they are not the chosen plan.
+    if (!best_per_shape.empty()) {
+      const Scored fastest = *std::min_element(best_per_shape.begin(), best_per_shape.end(), by_time);
+      if (fastest.shape != chosen->shape) {
+        const Plan p = make_plan(shapes, req, fastest);
+        result.runner_ups.push_back(runner_up("fastest", "the fastest plan, " + shape_text(p), chosen_plan, p));
+      }
+      const Scored cheapest = *std::min_element(best_per_shape.begin(), best_per_shape.end(), by_cost);
+      if (cheapest.cost && cheapest.shape != chosen->shape) {
+        const Plan p = make_plan(shapes, req, cheapest);
+        result.runner_ups.push_back(runner_up("cheapest", "the cheapest plan, " + shape_text(p), chosen_plan, p));
+      }
+    }
+  }
+
+  result.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace capplan::sim

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: Apache-2.0
+// The planner against brute force: on small spaces search() must give exactly what evaluating
+// every candidate layout of every shape with evaluate() gives.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/search.hpp"
+
+namespace capplan::sim {
+namespace {
+
+using namespace units;
+
+GpuSpec gpu(const char* id, double hbm_gib, double tflops, double hbm_gbps) {
+  GpuSpec g;
+  g.id = id;
+  g.peak.bf16 = tflop_per_s(tflops);
+  g.peak.fp16 = tflop_per_s(tflops);
+  g.hbm_capacity = gib(hbm_gib);
+  g.hbm_bandwidth = gb_per_s(hbm_gbps);
+  g.nvlink_bandwidth = gb_per_s(300);
+  g.pcie_bandwidth = gb_per_s(32);
+  g.sm_count = 108;
+  return g;
+}
+
+Offering offering(const char* id, GpuSpec g, std::optional<double> usd_per_gpu_hour) {
+  Offering o;
+  o.instance_id = id;
+  o.node.gpu = std::move(g);
+  o.node.gpus_per_node = 4;
+  o.node.intra_node_bandwidth = o.node.gpu.nvlink_bandwidth;
+  o.node.inter_node_bandwidth = gbit_per_s(100);
+  o.node.instance_id = id;
+  if (usd_per_gpu_hour) o.node.price_per_gpu = usd_per_hour(*usd_per_gpu_hour);
+  return o;
+}
+
+// A 1.3B-class GPT: small enough that the whole space is a few thousand layouts, big enough that
+// memory rejects some of them on the 16 GiB GPU.
+SearchRequest small_request() {
+  SearchRequest r;
+  ModelSpec& m = r.base.model;
+  m.name = "test-1.3b";
+  m.layers = 24;
+  m.hidden = 2048;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn_hidden = 8192;
+  m.vocab = 50304;
+  m.seq_len = 2048;
+  r.base.training.tokens = 20e9;
+  r.base.training.global_batch = 64;
+  r.offerings = {offering("fast-a", gpu("gpu-a", 40, 312, 1555), 2.0),
+                 offering("slow-b", gpu("gpu-b", 16, 125, 900), 0.6)};
+  r.node_counts = {1, 2, 4};
+  r.top_k = 50;
+  r.threads = 1;
+  return r;
+}
+
+struct Point {
+  int offering = 0;
+  int nodes = 0;
+  Parallelism p;
+  double step = 0, time = 0;
+  std::optional<double> cost;
+};
+
+// Every fitting layout of every shape, evaluated one by one.
+std::vector<Point> brute_force(const SearchRequest& r) {
+  std::vector<Point> out;
+  for (std::size_t i = 0; i < r.offerings.size(); ++i) {
+    for (int n : r.node_counts) {
+      Scenario s = r.base;
+      s.cluster = r.offerings[i].node;
+      s.cluster.gpus = n * s.cluster.gpus_per_node;
+      if (r.max_gpus > 0 && s.cluster.gpus > r.max_gpus) continue;
+      const DatasheetCost cost(s.cluster);
+      for (const Parallelism& p : candidate_layouts(s)) {
+        const Estimate e = evaluate(s, p, cost);
+        if (!e.memory.fits()) continue;
+        Point pt{static_cast<int>(i), n, p, e.step_time.base(), e.time_to_train.base(), std::nullopt};
+        if (e.cost) pt.cost = e.cost->base();
+        out.push_back(pt);
+      }
+    }
+  }
+  return out;
+}
+
+// The fastest layout of each shape (ties: the smaller layout), as the planner keeps them.
+std::vector<Point> best_per_shape(const std::vector<Point>& all) {
+  std::vector<Point> best;
+  for (const Point& pt : all) {
+    auto it = std::find_if(best.begin(), best.end(),
+                           [&](const Point& b) { return b.offering == pt.offering && b.nodes == pt.nodes; });
+    if (it == best.end()) {
+      best.push_back(pt);
+    } else if (std::tie(pt.step, pt.p) < std::tie(it->step, it->p)) {
+      *it = pt;
+    }
+  }
+  return best;
+}
+
+bool meets(const SearchRequest& r, const Point& pt) {
+  if (r.deadline && pt.time > r.deadline->base()) return false;
+  if (r.budget && (!pt.cost || *pt.cost > r.budget->base())) return false;
+  return true;
+}
+
+void expect_same_plan(const Plan& plan, const Point& pt) {
+  EXPECT_EQ(plan.offering, pt.offering);
+  EXPECT_EQ(plan.nodes, pt.nodes);
+  EXPECT_EQ(plan.estimate.strategy, pt.p);
+  EXPECT_EQ(plan.estimate.step_time.base(), pt.step);  // bit for bit: the same arithmetic
+}
+
+TEST(Search, CheapestEqualsBruteForceOverTheSameSpace) {
+  SearchRequest r = small_request();
+  r.objective = Objective::cheapest;
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  std::vector<Point> ranked = best_per_shape(brute_force(r));
+  std::sort(ranked.begin(), ranked.end(), [](const Point& a, const Point& b) {
+    return std::tie(*a.cost, a.time, a.offering, a.nodes, a.p) < std::tie(*b.cost, b.time, b.offering, b.nodes, b.p);
+  });
+  ASSERT_EQ(result->plans.size(), ranked.size());
+  for (std::size_t i = 0; i < ranked.size(); ++i) expect_same_plan(result->plans[i], ranked[i]);
+}
+
+TEST(Search, FastestWithinBudgetEqualsBruteForce) {
+  SearchRequest r = small_request();
+  r.objective = Objective::fastest;
+  std::vector<Point> all = best_per_shape(brute_force(r));
+  // A budget between the cheapest and the dearest plan, so it binds.
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const Point& pt : all) {
+    lo = std::min(lo, *pt.cost);
+    hi = std::max(hi, *pt.cost);
+  }
+  r.budget = usd((lo + hi) / 2);
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  std::vector<Point> ranked;
+  for (const Point& pt : all) {
+    if (meets(r, pt)) ranked.push_back(pt);
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const Point& a, const Point& b) {
+    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.p) < std::tie(b.time, *b.cost, b.offering, b.nodes, b.p);
+  });
+  ASSERT_FALSE(ranked.empty());
+  ASSERT_LT(ranked.size(), all.size());
+  ASSERT_EQ(result->plans.size(), ranked.size());
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    expect_same_plan(result->plans[i], ranked[i]);
+    EXPECT_LE(result->plans[i].estimate.cost->base(), r.budget->base());
+  }
+}
+
+TEST(Search, AllLayoutsModeListsTheTopLayoutsOfEveryShape) {
+  SearchRequest r = small_request();
+  r.one_plan_per_shape = false;
+  r.top_k = 7;
+  r.objective = Objective::fastest;
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  std::vector<Point> all = brute_force(r);
+  std::sort(all.begin(), all.end(), [](const Point& a, const Point& b) {
+    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.p) < std::tie(b.time, *b.cost, b.offering, b.nodes, b.p);
+  });
+  ASSERT_EQ(result->plans.size(), 7u);
+  for (std::size_t i = 0; i < 7; ++i) expect_same_plan(result->plans[i], all[i]);
+}
+
+TEST(Search, ParetoFrontHasNoDominatedPointAndMissesNoNonDominatedOne) {
+  SearchRequest r = small_request();
+  r.objective = Objective::pareto;
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  const std::vector<Point> all = brute_force(r);  // every layout, not only each shape's best
+  auto dominates = [](double ta, double ca, double tb, double cb) {
+    return ta <= tb && ca <= cb && (ta < tb || ca < cb);
+  };
+  ASSERT_FALSE(result->pareto.empty());
+  for (const Plan& f : result->pareto) {
+    for (const Point& pt : all) {
+      EXPECT_FALSE(dominates(pt.time, *pt.cost, f.estimate.time_to_train.base(), f.estimate.cost->base()))
+          << "front point dominated";
+    }
+  }
+  for (const Point& pt : all) {
+    const bool dominated = std::any_of(all.begin(), all.end(), [&](const Point& o) {
+      return dominates(o.time, *o.cost, pt.time, *pt.cost);
+    });
+    if (dominated) continue;
+    const bool on_front = std::any_of(result->pareto.begin(), result->pareto.end(), [&](const Plan& f) {
+      return f.estimate.time_to_train.base() == pt.time && f.estimate.cost->base() == *pt.cost;
+    });
+    EXPECT_TRUE(on_front) << "non-dominated point missing from the front";
+  }
+  for (std::size_t i = 1; i < result->pareto.size(); ++i) {
+    EXPECT_LT(result->pareto[i - 1].estimate.time_to_train, result->pareto[i].estimate.time_to_train);
+    EXPECT_GT(result->pareto[i - 1].estimate.cost->base(), result->pareto[i].estimate.cost->base());
+  }
+}
+
+// Everything but the wall time and the thread count, compared field by field.
+void expect_same_result(const SearchResult& a, const SearchResult& b) {
+  EXPECT_EQ(a.configurations_evaluated, b.configurations_evaluated);
+  EXPECT_EQ(a.stats.timed, b.stats.timed);
+  EXPECT_EQ(a.stats.memory_rejected, b.stats.memory_rejected);
+  EXPECT_EQ(a.stats.pruned_by_bound, b.stats.pruned_by_bound);
+  auto same_plans = [](const std::vector<Plan>& x, const std::vector<Plan>& y) {
+    ASSERT_EQ(x.size(), y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      EXPECT_EQ(x[i].offering, y[i].offering);
+      EXPECT_EQ(x[i].nodes, y[i].nodes);
+      EXPECT_EQ(x[i].estimate.strategy, y[i].estimate.strategy);
+      EXPECT_EQ(x[i].estimate.step_time.base(), y[i].estimate.step_time.base());
+    }
+  };
+  same_plans(a.plans, b.plans);
+  same_plans(a.pareto, b.pareto);
+  EXPECT_EQ(a.explanation, b.explanation);
+  ASSERT_EQ(a.runner_ups.size(), b.runner_ups.size());
+  for (std::size_t i = 0; i < a.runner_ups.size(); ++i) EXPECT_EQ(a.runner_ups[i].explanation, b.runner_ups[i].explanation);
+}
+
+TEST(Search, ThreadCountDoesNotChangeTheResult) {
+  SearchRequest r = small_request();
+  r.node_counts = {1, 2, 3, 4, 6, 8};
+  r.top_k = 5;
+  r.threads = 1;
+  auto one = search(r);
+  r.threads = 2;
+  auto two = search(r);
+  r.threads = 4;
+  auto four = search(r);
+  ASSERT_TRUE(one && two && four);
+  EXPECT_EQ(four->stats.threads, 4);
+  expect_same_result(*one, *two);
+  expect_same_result(*one, *four);
+}
+
+TEST(Search, PruningNeverRemovesAFeasibleOptimum) {
+  SearchRequest r = small_request();
+  r.top_k = 50;
+  r.prune = true;
+  auto pruned = search(r);
+  r.prune = false;
+  auto full = search(r);
+  ASSERT_TRUE(pruned && full);
+  EXPECT_GT(pruned->stats.pruned_by_bound, 0) << "the space should exercise the bounds";
+  EXPECT_EQ(full->stats.pruned_by_bound, 0);
+  EXPECT_EQ(pruned->configurations_evaluated, full->configurations_evaluated);
+  EXPECT_EQ(pruned->stats.timed, full->stats.timed);  // pruning only skips layouts that do not fit
+  auto same = [](const std::vector<Plan>& x, const std::vector<Plan>& y) {
+    ASSERT_EQ(x.size(), y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x[i].estimate.strategy, y[i].estimate.strategy);
+  };
+  same(pruned->plans, full->plans);
+  same(pruned->pareto, full->pareto);
+}
+
+TEST(Search, ConfigurationsAreTimedOrRejectedOrPruned) {
+  auto result = search(small_request());
+  ASSERT_TRUE(result.has_value());
+  const SearchStats& s = result->stats;
+  EXPECT_EQ(s.configurations, s.timed + s.memory_rejected + s.pruned_by_bound);
+  long layouts = 0;
+  const SearchRequest r = small_request();
+  for (const Offering& o : r.offerings) {
+    for (int n : r.node_counts) {
+      Scenario sc = r.base;
+      sc.cluster = o.node;
+      sc.cluster.gpus = n * o.node.gpus_per_node;
+      layouts += static_cast<long>(candidate_layouts(sc).size());
+    }
+  }
+  EXPECT_EQ(s.configurations, layouts);
+}
+
+TEST(Search, DeadlineNobodyMeetsNamesTheDeadlineAndTheFastestPlan) {
+  SearchRequest r = small_request();
+  r.deadline = seconds(3600);  // one hour for 20B tokens: impossible here
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_TRUE(result->plans.empty());
+  ASSERT_TRUE(result->failure.has_value());
+  EXPECT_EQ(result->failure->constraint, "deadline");
+  EXPECT_NE(result->failure->message.find("deadline"), std::string::npos);
+  ASSERT_TRUE(result->failure->closest.has_value());
+  std::vector<Point> all = best_per_shape(brute_force(r));
+  const Point fastest = *std::min_element(all.begin(), all.end(), [](const Point& a, const Point& b) {
+    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.p) < std::tie(b.time, *b.cost, b.offering, b.nodes, b.p);
+  });
+  expect_same_plan(*result->failure->closest, fastest);
+  EXPECT_FALSE(result->failure->closest->meets_deadline);
+}
+
+TEST(Search, BudgetNobodyMeetsNamesTheBudgetAndTheCheapestPlan) {
+  SearchRequest r = small_request();
+  r.budget = usd(1.0);
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  ASSERT_TRUE(result->failure.has_value());
+  EXPECT_EQ(result->failure->constraint, "budget");
+  EXPECT_NE(result->failure->message.find("budget of $1.00"), std::string::npos) << result->failure->message;
+  ASSERT_TRUE(result->failure->closest.has_value());
+  std::vector<Point> all = best_per_shape(brute_force(r));
+  const Point cheapest = *std::min_element(all.begin(), all.end(), [](const Point& a, const Point& b) {
+    return std::tie(*a.cost, a.time, a.offering, a.nodes, a.p) < std::tie(*b.cost, b.time, b.offering, b.nodes, b.p);
+  });
+  expect_same_plan(*result->failure->closest, cheapest);
+}
+
+TEST(Search, NothingFitsInMemoryNamesMemory) {
+  SearchRequest r = small_request();
+  for (Offering& o : r.offerings) o.node.gpu.hbm_capacity = gib(2);
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  ASSERT_TRUE(result->failure.has_value());
+  EXPECT_EQ(result->failure->constraint, "memory");
+  ASSERT_TRUE(result->failure->closest.has_value());
+  EXPECT_FALSE(result->failure->closest->estimate.memory.fits());
+}
+
+TEST(Search, UnknownPriceIsRankedOnTimeFlaggedAndNeverMeetsABudget) {
+  SearchRequest r = small_request();
+  r.offerings[0].node.price_per_gpu.reset();
+  r.objective = Objective::fastest;
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  ASSERT_FALSE(result->plans.empty());
+  EXPECT_EQ(result->plans.front().offering, 0);  // the faster GPU still wins on time
+  EXPECT_FALSE(result->plans.front().price_known);
+  EXPECT_FALSE(result->plans.front().estimate.cost.has_value());
+  for (const Plan& p : result->pareto) EXPECT_TRUE(p.price_known);
+  r.budget = usd(1e12);
+  auto budgeted = search(r);
+  ASSERT_TRUE(budgeted.has_value());
+  for (const Plan& p : budgeted->plans) EXPECT_EQ(p.offering, 1);
+}
+
+TEST(Search, ExplainsTheChosenPlanAndItsRunnerUps) {
+  SearchRequest r = small_request();
+  r.objective = Objective::cheapest;
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_NE(result->explanation.find("compute"), std::string::npos);
+  EXPECT_NE(result->explanation.find("MFU"), std::string::npos);
+  ASSERT_FALSE(result->runner_ups.empty());
+  bool nodes = false, layout = false;
+  for (const RunnerUp& u : result->runner_ups) {
+    nodes = nodes || u.dimension == "more_nodes" || u.dimension == "fewer_nodes";
+    layout = layout || u.dimension == "layout";
+    // "2x the nodes (1 -> 2): 41% faster, 12% dearer": the ratio agrees with the two estimates.
+    EXPECT_DOUBLE_EQ(u.time_ratio, u.plan.estimate.time_to_train.base() /
+                                       result->plans.front().estimate.time_to_train.base());
+    EXPECT_NE(u.explanation.find("%"), std::string::npos) << u.explanation;
+  }
+  EXPECT_TRUE(nodes);
+  EXPECT_TRUE(layout);
+}
+
+TEST(Search, PlansCarryTheFullEstimateOfTheirScenario) {
+  const SearchRequest r = small_request();
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  const Plan& p = result->plans.front();
+  const Scenario s = plan_scenario(r, p);
+  EXPECT_EQ(s.cluster.gpus, p.gpus);
+  const Estimate e = evaluate(s, p.estimate.strategy, DatasheetCost(s.cluster));
+  EXPECT_EQ(e.time_to_train.base(), p.estimate.time_to_train.base());
+  EXPECT_EQ(e.cost->base(), p.estimate.cost->base());
+  EXPECT_EQ(e.memory.total().base(), p.estimate.memory.total().base());
+}
+
+TEST(Search, FixedStrategyFieldsAreRespected) {
+  SearchRequest r = small_request();
+  r.base.strategy.tp = 2;
+  r.base.strategy.recompute = Recompute::full;
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  ASSERT_FALSE(result->plans.empty());
+  for (const Plan& p : result->plans) {
+    EXPECT_EQ(p.estimate.strategy.tp, 2);
+    EXPECT_EQ(p.estimate.strategy.recompute, Recompute::full);
+  }
+}
+
+TEST(Search, ProgressReportsAndCancels) {
+  SearchRequest r = small_request();
+  long calls = 0, last_total = 0;
+  auto done = search(r, [&](const SearchProgress& p) {
+    ++calls;
+    last_total = p.total;
+    EXPECT_LE(p.done, p.total);
+    return true;
+  });
+  ASSERT_TRUE(done.has_value());
+  EXPECT_GE(calls, 2);
+  EXPECT_GT(last_total, 0);
+  auto cancelled = search(r, [](const SearchProgress&) { return false; });
+  ASSERT_TRUE(cancelled.has_value());
+  EXPECT_TRUE(cancelled->cancelled);
+  EXPECT_TRUE(cancelled->plans.empty());
+}
+
+TEST(Search, InvalidRequestNamesTheField) {
+  SearchRequest r = small_request();
+  r.top_k = 0;
+  r.node_counts = {2, 0};
+  auto result = search(r);
+  ASSERT_FALSE(result.has_value());
+  const std::string text = to_string(result.error());
+  EXPECT_NE(text.find("search#/top_k"), std::string::npos) << text;
+  EXPECT_NE(text.find("search#/node_counts/1"), std::string::npos) << text;
+}
+
+TEST(Search, MaxGpusSkipsLargerShapes) {
+  SearchRequest r = small_request();
+  r.max_gpus = 8;
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  for (const Plan& p : result->plans) EXPECT_LE(p.gpus, 8);
+  EXPECT_EQ(result->stats.shapes, 4);  // 2 offerings x {1, 2} nodes of 4 GPUs
+}
+
+}  // namespace
+}  // namespace capplan::sim
