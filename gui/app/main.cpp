@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
     window.show_tab(gui::MainWindow::kPlanTab);
     bool done = false;
     QObject::connect(window.plan(), &gui::PlanView::finished, &window, [&] { done = true; });
+    // A richer picture than the scenario's own GPU: H100 and H200 offerings of the catalog.
+    window.plan()->set_filters(QString(), QStringLiteral("h100-sxm-80gb,h200-sxm-141gb"),
+                               QStringLiteral("16,32,48,64,96,128"));
     window.plan()->start();
     if (!wait_until([&] { return done; }, kTimeoutMs)) {
       print_error(QStringLiteral("timed out waiting for the planner"));

@@ -13,7 +13,9 @@
 #include "capplan/data/error_bands.hpp"
 #include "capplan/gui/catalog_models.hpp"
 #include "capplan/gui/compare_model.hpp"
+#include "capplan/data/search_io.hpp"
 #include "capplan/gui/estimate_runner.hpp"
+#include "capplan/gui/plan_runner.hpp"
 #include "capplan/gui/result_models.hpp"
 #include "capplan/gui/scenario_document.hpp"
 
@@ -276,6 +278,68 @@ class GuiModelsTest : public QObject {
     QVERIFY2(doc.valid(), qPrintable(doc.all_messages().join('\n')));
     QCOMPARE(doc.last_good()->scenario.cluster.gpus, 32);
     QCOMPARE(*doc.last_good()->scenario.strategy.dp, 16);
+  }
+
+  void the_planner_runs_in_the_background_and_its_plans_pass_the_item_model_tester() {
+    ScenarioDocument doc(catalogs());
+    sim::SearchRequest request;
+    request.base = doc.last_good()->scenario;
+    request.node_counts = {16, 32, 64};
+    request.top_k = 50;
+    data::OfferingFilter filter;
+    filter.instances = {"aws-*"};
+    filter.gpus = {"h100-sxm-80gb"};
+    auto offerings = data::offerings_from_catalog(*catalogs(), filter);
+    QVERIFY(offerings.has_value());
+    request.offerings = offerings->offerings;
+    PlanRunner runner;
+    PlansModel plans;
+    QAbstractItemModelTester tester(&plans, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy progress(&runner, &PlanRunner::progress);
+    QSignalSpy finished(&runner, &PlanRunner::finished);
+    runner.start(*doc.last_good(), request);
+    QVERIFY(runner.busy());
+    QVERIFY(finished.wait(120000));
+    const auto snap = finished.at(0).at(0).value<std::shared_ptr<const PlanSnapshot>>();
+    QVERIFY(snap->errors.isEmpty());
+    QVERIFY(!snap->cancelled);
+    QVERIFY(snap->result && !snap->result->plans.empty());
+    QVERIFY(progress.count() >= 1);  // at least the start and the end
+    plans.set_snapshot(snap);
+    QCOMPARE(plans.rowCount(), static_cast<int>(snap->result->plans.size()));
+    // Best first, and the raw cost on kSortRole is the plan's.
+    const sim::Plan& best = snap->result->plans.front();
+    QCOMPARE(plans.index(0, PlansModel::kCost).data(kSortRole).toDouble(), best.estimate.cost->base());
+    QCOMPARE(plans.index(0, PlansModel::kOffering).data().toString(), QString::fromStdString(best.instance_id));
+    // Every plan of the Pareto front is marked as such.
+    int marked = 0;
+    for (int r = 0; r < plans.rowCount(); ++r) marked += plans.index(r, PlansModel::kPareto).data(kSortRole).toInt();
+    QVERIFY(marked >= 1);
+    // A plan loads into the editor as a scenario that parses.
+    doc.apply_plan(best.instance_id, best.gpu_id, best.nodes, best.estimate.strategy);
+    QVERIFY2(doc.valid(), qPrintable(doc.all_messages().join(QLatin1Char(10))));
+    QCOMPARE(doc.last_good()->scenario.cluster.gpus, best.gpus);
+    plans.set_snapshot(nullptr);
+    QCOMPARE(plans.rowCount(), 0);
+  }
+
+  void the_planner_can_be_cancelled() {
+    ScenarioDocument doc(catalogs());
+    sim::SearchRequest request;
+    request.base = doc.last_good()->scenario;
+    // A large space (every node count from 1 to 256 on every offering with a known network).
+    for (int n = 1; n <= 256; ++n) request.node_counts.push_back(n);
+    auto offerings = data::offerings_from_catalog(*catalogs(), data::OfferingFilter{});
+    QVERIFY(offerings.has_value());
+    request.offerings = offerings->offerings;
+    PlanRunner runner;
+    QSignalSpy finished(&runner, &PlanRunner::finished);
+    runner.start(*doc.last_good(), request);
+    runner.cancel();
+    QVERIFY(finished.wait(120000));
+    const auto snap = finished.at(0).at(0).value<std::shared_ptr<const PlanSnapshot>>();
+    QVERIFY(snap->cancelled);
+    QVERIFY(!runner.busy());
   }
 };
 
