@@ -108,10 +108,12 @@ int main(int argc, char** argv) {
   const int w = wh.size() == 2 ? wh[0].toInt() : 1500;
   const int h = wh.size() == 2 ? wh[1].toInt() : 960;
   window.resize(w > 0 ? w : 1500, h > 0 ? h : 960);
+  bool refused = false;  // sim::estimate refused the scenario: the window shows its message
+  QObject::connect(window.runner(), &gui::EstimateRunner::failed, &window, [&] { refused = true; });
   const QString which = parser.value(tab).toLower();
   window.show();
   constexpr int kTimeoutMs = 120000;
-  if (!wait_until([&] { return window.results()->snapshot().has_value() || !window.document()->valid(); },
+  if (!wait_until([&] { return window.results()->snapshot().has_value() || !window.document()->valid() || refused; },
                   kTimeoutMs)) {
     print_error(QStringLiteral("timed out waiting for the estimate"));
     return 1;

@@ -74,6 +74,7 @@ MainWindow::MainWindow(std::shared_ptr<const data::Catalogs> catalogs, std::shar
   connect(runner_, &EstimateRunner::finished, this, &MainWindow::on_result);
   connect(runner_, &EstimateRunner::failed, this, [this](const QStringList& messages, quint64) {
     results_->show_problem(messages);
+    editor_->show_estimate_errors(messages);
   });
   connect(runner_, &EstimateRunner::busy_changed, results_, &ResultsView::show_computing);
   connect(plan_, &PlanView::plan_chosen, this, [this] { show_tab(kEstimateTab); });

@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QSortFilterProxyModel>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "capplan/gui/format.hpp"
 #include "charts.hpp"
@@ -78,12 +79,12 @@ ResultsView::ResultsView(QWidget* parent) : QWidget(parent) {
   memory_view_->setMinimumHeight(250);
   charts->addWidget(breakdown_view_, 0, 0);
   charts->addWidget(memory_view_, 0, 1);
-  auto* breakdown_table = make_table(&breakdown_model_, this);
-  auto* memory_table = make_table(&memory_model_, this);
-  charts->addWidget(breakdown_table, 1, 0);
-  charts->addWidget(memory_table, 1, 1);
-  charts->setRowStretch(0, 3);
-  charts->setRowStretch(1, 2);
+  breakdown_table_ = make_table(&breakdown_model_, this);
+  memory_table_ = make_table(&memory_model_, this);
+  charts->addWidget(breakdown_table_, 1, 0, Qt::AlignTop);
+  charts->addWidget(memory_table_, 1, 1, Qt::AlignTop);
+  charts->setRowStretch(0, 1);
+  charts->setRowStretch(1, 0);
   layout->addLayout(charts, 1);
 
   auto* warn_title = new QLabel(tr("<b>Warnings</b>"), this);
@@ -217,6 +218,11 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
   QStringList warnings = snapshot_warnings(snapshot);
   if (warnings.isEmpty()) warnings << tr("No warnings.");
   warnings_model_.set_messages(warnings);
+  // Tables as tall as their rows; the charts take the rest.
+  for (QTableView* t : {breakdown_table_, memory_table_}) {
+    const int rows = std::max(breakdown_model_.rowCount(), memory_model_.rowCount());
+    t->setFixedHeight(t->horizontalHeader()->height() + rows * t->verticalHeader()->defaultSectionSize() + 2 * t->frameWidth());
+  }
   fill_breakdown_chart(breakdown_view_->chart(), breakdown_model_);
   fill_memory_chart(memory_view_->chart(), memory_model_);
   breakdown_view_->chart()->setTitle(tr("Where one step's time goes (step %1)").arg(seconds_text(e.step_time.base())));

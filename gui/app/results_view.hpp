@@ -46,6 +46,8 @@ class ResultsView final : public QWidget {
   QChartView* breakdown_view_ = nullptr;
   QChartView* memory_view_ = nullptr;
   QListView* warnings_ = nullptr;
+  QTableView* breakdown_table_ = nullptr;
+  QTableView* memory_table_ = nullptr;
 };
 
 }  // namespace capplan::gui

@@ -183,7 +183,8 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   add_field(gb, 1, tr("GPUs"), "/cluster/gpus", tr("GPUs"), tr("Number of GPUs"));
   add_field(gb, 2, tr("GPUs per node"), "/cluster/gpus_per_node", tr("GPUs"), tr("Default 8"));
   add_field(gb, 3, tr("Inter-node"), "/cluster/inter_node_gbps_per_gpu", tr("Gbit/s per GPU"),
-            tr("Inter-node bandwidth per GPU, one direction (default 400 Gbit/s, DGX reference)"));
+            tr("Inter-node bandwidth per GPU, one direction (default 400 Gbit/s, DGX reference)"))
+      ->setPlaceholderText(tr("default: 400 (DGX reference)"));
   cl->addWidget(gpu_box_);
   connect(by_instance_, &QRadioButton::clicked, this, [this] {
     if (doc_->has("/cluster/instance")) return;
@@ -300,7 +301,10 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   layout->addWidget(cal_box);
   layout->addStretch(1);
 
-  connect(doc_, &ScenarioDocument::changed, this, &ScenarioEditor::refresh);
+  connect(doc_, &ScenarioDocument::changed, this, [this] {
+    estimate_errors_.clear();  // refusals belong to the document they came from
+    refresh();
+  });
   refresh();
 }
 
@@ -352,6 +356,12 @@ void ScenarioEditor::choose_profile() {
 
 void ScenarioEditor::show_result(const EstimateSnapshot& snapshot) {
   last_result_ = snapshot;
+  estimate_errors_.clear();
+  refresh();
+}
+
+void ScenarioEditor::show_estimate_errors(const QStringList& messages) {
+  estimate_errors_ = messages;
   refresh();
 }
 
@@ -479,8 +489,16 @@ void ScenarioEditor::refresh() {
 
   // Messages, beside the group they belong to.
   QStringList general;
+  auto under = [](const QString& msg, const std::string& pointer) {
+    const QString prefix = QString::fromLatin1(ScenarioDocument::kWhere.data(), ScenarioDocument::kWhere.size()) +
+                           QLatin1Char('#') + QString::fromStdString(pointer);
+    return msg.startsWith(prefix + QLatin1Char(':')) || msg.startsWith(prefix + QLatin1Char('/'));
+  };
   for (const char* g : kGroups) {
-    const QStringList msgs = doc_->messages_for(g);
+    QStringList msgs = doc_->messages_for(g);
+    for (const auto& m : estimate_errors_) {
+      if (under(m, g)) msgs << m;
+    }
     QLabel* label = errors_[g];
     label->setText(msgs.join(QLatin1Char('\n')));
     label->setVisible(!msgs.isEmpty());
@@ -498,7 +516,8 @@ void ScenarioEditor::refresh() {
   general_errors_->setVisible(!general.isEmpty());
   // Fields with an error get a red frame.
   for (auto& [pointer, edit] : fields_) {
-    const bool bad = !doc_->messages_for(pointer).isEmpty();
+    bool bad = !doc_->messages_for(pointer).isEmpty();
+    for (const auto& m : estimate_errors_) bad = bad || under(m, pointer);
     edit->setStyleSheet(bad ? QStringLiteral("QLineEdit { border: 2px solid #c62828; }") : QString());
   }
   refreshing_ = false;

@@ -28,6 +28,8 @@ class ScenarioEditor final : public QWidget {
 
   // Shows what capplan chose for "auto" fields (as placeholders) from the latest result.
   void show_result(const EstimateSnapshot& snapshot);
+  // sim::estimate refused the (parsed) scenario: its messages, shown beside the fields they name.
+  void show_estimate_errors(const QStringList& messages);
   QLineEdit* field(const std::string& pointer) const;  // for tests and shortcuts
   QString calibration_profile() const { return profile_path_; }
 
@@ -73,6 +75,7 @@ class ScenarioEditor final : public QWidget {
   std::map<std::string, QLabel*> errors_;  // group pointer -> label
   QLabel* general_errors_ = nullptr;
   std::optional<EstimateSnapshot> last_result_;
+  QStringList estimate_errors_;
 };
 
 }  // namespace capplan::gui

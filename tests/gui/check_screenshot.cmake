@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs capplan-gui --screenshot and checks that it wrote a non-empty PNG.
 file(REMOVE "${OUT}")
-execute_process(COMMAND "${EXE}" --screenshot "${OUT}" --tab "${TAB}" RESULT_VARIABLE rc
+execute_process(COMMAND "${EXE}" --screenshot "${OUT}" --tab "${TAB}" ${SCENARIO} RESULT_VARIABLE rc
                 OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "capplan-gui --screenshot exited with ${rc}\n${out}\n${err}")
