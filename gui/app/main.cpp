@@ -69,6 +69,15 @@ int main(int argc, char** argv) {
                           QStringLiteral("WxH"), QStringLiteral("1500x960"));
   QCommandLineOption data_dir(QStringLiteral("data-dir"), QStringLiteral("Folder with the catalogs"),
                               QStringLiteral("DIR"));
+  QCommandLineOption export_results(QStringLiteral("export-results"),
+                                    QStringLiteral("With --screenshot: also write the estimate as JSON or CSV (by extension)"),
+                                    QStringLiteral("FILE"));
+  QCommandLineOption export_charts(QStringLiteral("export-charts"),
+                                   QStringLiteral("With --screenshot: also write the two charts as FILE-breakdown.EXT and "
+                                                  "FILE-memory.EXT (png or svg)"),
+                                   QStringLiteral("FILE"));
+  parser.addOption(export_results);
+  parser.addOption(export_charts);
   parser.addOption(screenshot);
   parser.addOption(tab);
   parser.addOption(size);
@@ -145,6 +154,18 @@ int main(int argc, char** argv) {
   // Let the layout and the charts settle.
   QTimer::singleShot(300, &app, &QApplication::quit);
   app.exec();
+  if (parser.isSet(export_results)) {
+    if (const QString err = window.export_results(parser.value(export_results)); !err.isEmpty()) {
+      print_error(err);
+      return 1;
+    }
+  }
+  if (parser.isSet(export_charts)) {
+    if (const QString err = window.export_charts(parser.value(export_charts)); !err.isEmpty()) {
+      print_error(err);
+      return 1;
+    }
+  }
   const QString file = parser.value(screenshot);
   if (!window.grab().save(file, "PNG")) {
     print_error(QStringLiteral("cannot write ") + file);
