@@ -182,7 +182,7 @@ QString export_chart(QChartView* view, const QString& file) {
     svg.setTitle(view->chart()->title());
     QPainter painter;
     if (!painter.begin(&svg)) return QObject::tr("cannot write %1").arg(file);
-    view->render(&painter);
+    view->render(&painter, QRectF(QPointF(0, 0), QSizeF(view->size())), view->viewport()->rect());
     painter.end();
     return {};
 #else
@@ -195,7 +195,8 @@ QString export_chart(QChartView* view, const QString& file) {
   pixmap.fill(Qt::white);
   QPainter painter(&pixmap);
   painter.setRenderHint(QPainter::Antialiasing);
-  view->render(&painter);
+  // Target in logical pixels: the painter scales by the pixmap's device pixel ratio.
+  view->render(&painter, QRectF(QPointF(0, 0), QSizeF(view->size())), view->viewport()->rect());
   painter.end();
   if (!pixmap.save(file, "PNG")) return QObject::tr("cannot write %1").arg(file);
   return {};
