@@ -168,13 +168,29 @@ void run(benchmark::State& state, const sim::SearchRequest& r) {
                          benchmark::Counter::kIsRate);
 }
 
-void BM_Search22bOn64H100(benchmark::State& state) { run(state, gpt22b_on_64_h100(static_cast<int>(state.range(0)))); }
-BENCHMARK(BM_Search22bOn64H100)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+// Arguments: threads, layout space (0 standard, 1 exhaustive).
+void BM_Search22bOn64H100(benchmark::State& state) {
+  sim::SearchRequest r = gpt22b_on_64_h100(static_cast<int>(state.range(0)));
+  r.space = state.range(1) == 0 ? sim::LayoutSpace::standard : sim::LayoutSpace::exhaustive;
+  run(state, r);
+}
+BENCHMARK(BM_Search22bOn64H100)
+    ->ArgsProduct({{1, 2}, {0, 1}})
+    ->ArgNames({"threads", "exhaustive"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_Search70bOn256To2048(benchmark::State& state) {
-  run(state, llama70b_on_256_to_2048(static_cast<int>(state.range(0))));
+  sim::SearchRequest r = llama70b_on_256_to_2048(static_cast<int>(state.range(0)));
+  r.space = state.range(1) == 0 ? sim::LayoutSpace::standard : sim::LayoutSpace::exhaustive;
+  run(state, r);
 }
-BENCHMARK(BM_Search70bOn256To2048)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_Search70bOn256To2048)
+    ->ArgsProduct({{1, 2}, {0}})
+    ->ArgNames({"threads", "exhaustive"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 }  // namespace
 

@@ -76,6 +76,7 @@ struct SearchOptions {
   int threads = 0;
   std::string inter_node_gbps;
   bool all_layouts = false;
+  std::string space = "standard";
   std::string format, out;
 };
 
@@ -252,6 +253,12 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   }
   request.max_gpus = opt.max_gpus;
   request.one_plan_per_shape = !opt.all_layouts;
+  const auto space = sim::layout_space_from_string(opt.space);
+  if (!space) {
+    print_error("--space: must be standard or exhaustive; got '" + opt.space + "'");
+    return code(Exit::invalid_input);
+  }
+  request.space = *space;
   if (!opt.deadline_days.empty()) {
     auto d = positive("--deadline-days", opt.deadline_days);
     if (!d) return code(Exit::invalid_input);
@@ -425,6 +432,11 @@ Command add_search_command(CLI::App& app, const GlobalOptions& global) {
       ->group(space);
   cmd->add_option("--nodes", opt->nodes, "Node counts: a range 8-64 or a list 8,16,32 (default: the scenario's)")
       ->type_name("RANGE|LIST")
+      ->group(space);
+  cmd->add_option("--space", opt->space,
+                  "Layouts per shape: standard (as estimate's auto) or exhaustive (TP across nodes, every "
+                  "micro-batch, ZeRO 2/3 with PP, overlap switches)")
+      ->type_name("NAME")
       ->group(space);
   cmd->add_option("--max-gpus", opt->max_gpus, "Skip cluster shapes with more GPUs (0 = no limit)")
       ->type_name("INT")

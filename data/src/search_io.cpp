@@ -300,6 +300,7 @@ nlohmann::json search_result_to_json(const sim::SearchResult& r, const sim::Sear
                   {"memory_rejected", r.stats.memory_rejected}, {"pruned_by_bound", r.stats.pruned_by_bound},
                   {"shapes", r.stats.shapes}, {"threads", r.stats.threads}};
   out["objective"] = sim::to_string(request.objective);
+  out["space"] = sim::to_string(request.space);
   out["constraints"] = {
       {"deadline_days", request.deadline ? number(units::to_days(*request.deadline)) : json(nullptr)},
       {"budget_usd", request.budget ? number(request.budget->base()) : json(nullptr)},
@@ -370,7 +371,7 @@ std::string search_result_to_table(const sim::SearchResult& r, const sim::Search
   if (request.budget) out << ", budget " << usd(request.budget->base());
   if (request.max_gpus > 0) out << ", at most " << request.max_gpus << " GPUs";
   out << "\n";
-  out << "  " << r.configurations_evaluated << " configurations (" << r.stats.timed << " timed, "
+  out << "  " << r.configurations_evaluated << " configurations (" << sim::to_string(request.space) << " layout space; " << r.stats.timed << " timed, "
       << r.stats.memory_rejected << " over memory, " << r.stats.pruned_by_bound << " pruned by a memory bound) on "
       << r.stats.shapes << " cluster shapes in " << fixed(r.elapsed_s, 2) << " s with " << r.stats.threads
       << (r.stats.threads == 1 ? " thread" : " threads") << "\n\n";

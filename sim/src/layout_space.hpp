@@ -21,11 +21,17 @@ struct OuterLayout {
   long long per_dp = 0;  // sequences per data-parallel rank per step
 };
 
+// standard: the space estimate() searches for "auto" (TP inside a node, micro-batches 1..32 in
+// powers of two, ZeRO 0/1 with pipelining, the default overlap switches). exhaustive (the planner
+// only): TP across nodes too, every micro-batch that divides the batch per DP rank, ZeRO 0-3 with
+// any pipeline, and the TP / PP communication overlap switches both ways.
+enum class LayoutSpaceKind { standard, exhaustive };
+
 // Candidate (cp, ep, tp, pp) combinations for `gpus` GPUs on nodes of `gpus_per_node`, with the
 // fixed fields of `r` applied, in the order estimate() has always searched them. Automatic TP stays
 // inside a node (NVLink); pipeline depth is bounded by the layers.
 std::vector<OuterLayout> outer_layouts(const ModelSpec& m, const TrainingJob& job, const StrategyRequest& r, int gpus,
-                                       int gpus_per_node);
+                                       int gpus_per_node, LayoutSpaceKind kind = LayoutSpaceKind::standard);
 
 namespace detail {
 template <class T>
@@ -39,14 +45,28 @@ std::vector<T> fixed_or(const std::optional<T>& fixed, std::vector<T> all) {
 // (increasing), virtual stages, ZeRO stage, recompute, sequence parallelism. The layouts are not
 // yet checked with check_layout.
 template <class Visit>
-void for_each_inner_layout(const ModelSpec& m, const StrategyRequest& r, const OuterLayout& o, Visit&& visit) {
+void for_each_inner_layout(const ModelSpec& m, const StrategyRequest& r, const OuterLayout& o, Visit&& visit,
+                           LayoutSpaceKind kind = LayoutSpaceKind::standard) {
   using detail::fixed_or;
+  const bool wide = kind == LayoutSpaceKind::exhaustive;
   std::vector<int> mbs;
-  for (int mb : {1, 2, 4, 8, 16, 32}) {
-    if (o.per_dp % mb == 0) mbs.push_back(mb);
+  if (wide) {
+    for (long long mb = 1; mb <= o.per_dp && mb <= 1024; ++mb) {
+      if (o.per_dp % mb == 0) mbs.push_back(static_cast<int>(mb));
+    }
+  } else {
+    for (int mb : {1, 2, 4, 8, 16, 32}) {
+      if (o.per_dp % mb == 0) mbs.push_back(mb);
+    }
   }
-  const std::vector<int> zeros =
-      o.dp == 1 ? std::vector<int>{0} : (o.pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3});
+  const std::vector<int> zeros = o.dp == 1 ? std::vector<int>{0}
+                                 : (o.pp > 1 && !wide) ? std::vector<int>{0, 1}
+                                                       : std::vector<int>{0, 1, 2, 3};
+  const bool dp_overlap = r.overlap_dp_comm.value_or(true);
+  const std::vector<bool> tp_overlaps =
+      fixed_or(r.tp_comm_overlap, wide && o.tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false});
+  const std::vector<bool> pp_overlaps =
+      fixed_or(r.pp_comm_overlap, wide && o.pp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false});
   const std::vector<bool> sps =
       o.tp > 1 ? (m.is_moe() ? std::vector<bool>{true} : std::vector<bool>{true, false}) : std::vector<bool>{false};
   const std::vector<Recompute> rcs =
@@ -63,10 +83,12 @@ void for_each_inner_layout(const ModelSpec& m, const StrategyRequest& r, const O
       for (int zero : fixed_or(r.zero, zeros)) {
         for (Recompute rc : rcs) {
           for (bool sp : fixed_or(r.sequence_parallel, sps)) {
-            const Parallelism p{o.tp, o.pp, o.dp, o.cp, o.ep, o.etp, mb, v, zero, rc, sp,
-                                r.overlap_dp_comm.value_or(true), r.tp_comm_overlap.value_or(false),
-                                r.pp_comm_overlap.value_or(false)};
-            visit(p, micro_batches);
+            for (bool tpo : tp_overlaps) {
+              for (bool ppo : pp_overlaps) {
+                const Parallelism p{o.tp, o.pp, o.dp, o.cp, o.ep, o.etp, mb, v, zero, rc, sp, dp_overlap, tpo, ppo};
+                visit(p, micro_batches);
+              }
+            }
           }
         }
       }

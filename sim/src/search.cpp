@@ -40,13 +40,31 @@ std::optional<Objective> objective_from_string(const std::string& s) {
   return std::nullopt;
 }
 
-std::vector<Parallelism> candidate_layouts(const Scenario& s) {
+const char* to_string(LayoutSpace s) { return s == LayoutSpace::exhaustive ? "exhaustive" : "standard"; }
+
+std::optional<LayoutSpace> layout_space_from_string(const std::string& s) {
+  if (s == "standard") return LayoutSpace::standard;
+  if (s == "exhaustive") return LayoutSpace::exhaustive;
+  return std::nullopt;
+}
+
+namespace {
+LayoutSpaceKind kind_of(LayoutSpace s) {
+  return s == LayoutSpace::exhaustive ? LayoutSpaceKind::exhaustive : LayoutSpaceKind::standard;
+}
+}  // namespace
+
+std::vector<Parallelism> candidate_layouts(const Scenario& s, LayoutSpace space) {
   std::vector<Parallelism> out;
+  const LayoutSpaceKind kind = kind_of(space);
   for (const OuterLayout& o :
-       outer_layouts(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node)) {
-    for_each_inner_layout(s.model, s.strategy, o, [&](const Parallelism& p, long long) {
-      if (!has_errors(check_layout(s, p))) out.push_back(p);
-    });
+       outer_layouts(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node, kind)) {
+    for_each_inner_layout(
+        s.model, s.strategy, o,
+        [&](const Parallelism& p, long long) {
+          if (!has_errors(check_layout(s, p))) out.push_back(p);
+        },
+        kind);
   }
   return out;
 }
@@ -102,7 +120,8 @@ std::string layout_text(const Parallelism& p) {
   if (p.etp > 1) s += " etp " + std::to_string(p.etp);
   s += ", micro-batch " + std::to_string(p.micro_batch);
   if (p.virtual_stages > 1) s += ", " + std::to_string(p.virtual_stages) + " virtual stages";
-  s += ", ZeRO " + std::to_string(p.zero) + ", " + to_string(p.recompute) + " recompute";
+  s += ", ZeRO " + std::to_string(p.zero) + ", " +
+       (p.recompute == Recompute::none ? std::string("no") : std::string(to_string(p.recompute))) + " recompute";
   if (p.sequence_parallel) s += ", sequence parallel";
   return s;
 }
@@ -195,8 +214,8 @@ struct MicroKeyHash {
 // One thread's state: caches and results, merged after all work is done.
 class Worker {
  public:
-  Worker(const std::vector<Shape>& shapes, std::size_t keep, bool prune)
-      : shapes_(shapes), keep_(keep), prune_(prune), results_(shapes.size()) {}
+  Worker(const std::vector<Shape>& shapes, std::size_t keep, bool prune, LayoutSpaceKind kind)
+      : shapes_(shapes), keep_(keep), prune_(prune), kind_(kind), results_(shapes.size()) {}
 
   void run(const WorkItem& item);
   const std::vector<ShapeResult>& results() const { return results_; }
@@ -208,6 +227,7 @@ class Worker {
   const std::vector<Shape>& shapes_;
   std::size_t keep_;
   bool prune_;
+  LayoutSpaceKind kind_;
   std::vector<ShapeResult> results_;
   Counters counters_;
   StepOps scratch_;
@@ -304,7 +324,7 @@ void Worker::run(const WorkItem& item) {
     const StepTiming timing = schedule_step(s, p, b, stage_params);
     ++counters_.timed;
     keep_best(res.best, {timing.breakdown.total().base(), p}, keep_);
-  });
+  }, kind_);
 }
 
 // A plan's position on the two axes, computed exactly as evaluate() computes them.
@@ -566,7 +586,7 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const Scenario& s = shapes[i].scenario;
     for (const OuterLayout& o :
-         outer_layouts(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node)) {
+         outer_layouts(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node, kind_of(req.space))) {
       items.push_back({static_cast<int>(i), o});
     }
   }
@@ -580,7 +600,7 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
   threads = static_cast<int>(std::clamp<std::size_t>(static_cast<std::size_t>(threads), 1, std::max<std::size_t>(1, items.size())));
   std::vector<Worker> workers;
   workers.reserve(static_cast<std::size_t>(threads));
-  for (int t = 0; t < threads; ++t) workers.emplace_back(shapes, keep, req.prune);
+  for (int t = 0; t < threads; ++t) workers.emplace_back(shapes, keep, req.prune, kind_of(req.space));
   std::atomic<std::size_t> next{0};
   std::atomic<long> done{0};
   std::atomic<bool> cancel{false};
@@ -740,17 +760,32 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
   // Explain the chosen plan (or the closest) and its runner-ups along each dimension.
   if (chosen) {
     const Plan chosen_plan = make_plan(shapes, req, *chosen);
-    result.explanation = explain(chosen_plan);
+    std::string lead;
+    if (result.failure) {
+      lead = "Closest plan";
+    } else {
+      lead = req.objective == Objective::cheapest ? "Cheapest plan"
+             : req.objective == Objective::fastest ? "Fastest plan"
+                                                   : "Fastest plan on the Pareto front";
+      if (req.deadline) lead += " that meets the deadline of " + days_text(req.deadline->base());
+      if (req.budget) lead += std::string(req.deadline ? " and" : "") + " within the budget of " + usd_text(req.budget->base());
+    }
+    result.explanation = lead + ": " + explain(chosen_plan);
     const int offering = shapes[static_cast<std::size_t>(chosen->shape)].offering;
     const int nodes = shapes[static_cast<std::size_t>(chosen->shape)].nodes;
     const auto order = req.objective == Objective::fastest ? by_time : by_cost;
-    // Other node counts on the same offering: the nearest larger and the nearest smaller.
+    // Constraints met first, then the objective's order.
+    auto better = [&](const Scored& a, const Scored& b) {
+      if (a.feasible() != b.feasible()) return a.feasible();
+      return order(a, b);
+    };
+    // Other node counts on the same offering: the best plan with more nodes and the best with fewer.
     std::optional<Scored> more, fewer;
     for (const Scored& sc : best_per_shape) {
       const Shape& sh = shapes[static_cast<std::size_t>(sc.shape)];
       if (sh.offering != offering) continue;
-      if (sh.nodes > nodes && (!more || sh.nodes < shapes[static_cast<std::size_t>(more->shape)].nodes)) more = sc;
-      if (sh.nodes < nodes && (!fewer || sh.nodes > shapes[static_cast<std::size_t>(fewer->shape)].nodes)) fewer = sc;
+      if (sh.nodes > nodes && (!more || better(sc, *more))) more = sc;
+      if (sh.nodes < nodes && (!fewer || better(sc, *fewer))) fewer = sc;
     }
     for (const auto& o : {more, fewer}) {
       if (!o) continue;
@@ -760,10 +795,6 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
     }
     // The best plan on another offering (by the objective's order, constraints met first).
     std::optional<Scored> other;
-    auto better = [&](const Scored& a, const Scored& b) {
-      if (a.feasible() != b.feasible()) return a.feasible();
-      return order(a, b);
-    };
     for (const Scored& sc : best_per_shape) {
       if (shapes[static_cast<std::size_t>(sc.shape)].offering == offering) continue;
       if (!other || better(sc, *other)) other = sc;
@@ -796,6 +827,12 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
     }
   }
 
+  // Each plan's estimate reports the search it came from (as estimate() does for "auto").
+  auto stamp = [&](Plan& p) { p.estimate.configurations_evaluated = result.configurations_evaluated; };
+  for (Plan& p : result.plans) stamp(p);
+  for (Plan& p : result.pareto) stamp(p);
+  for (RunnerUp& u : result.runner_ups) stamp(u.plan);
+  if (result.failure && result.failure->closest) stamp(*result.failure->closest);
   result.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

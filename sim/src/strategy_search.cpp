@@ -118,10 +118,10 @@ std::vector<int> divisors(long long n, long long limit) {
 }  // namespace
 
 std::vector<OuterLayout> outer_layouts(const ModelSpec& m, const TrainingJob& job, const StrategyRequest& r, int gpus,
-                                       int gpn) {
+                                       int gpn, LayoutSpaceKind kind) {
   using detail::fixed_or;
   std::vector<int> tps;
-  for (int t : divisors(gpus, gpn)) {
+  for (int t : divisors(gpus, kind == LayoutSpaceKind::exhaustive ? gpus : gpn)) {
     if (m.heads % t == 0 && m.ffn_hidden % t == 0) tps.push_back(t);
   }
   tps = fixed_or(r.tp, tps);

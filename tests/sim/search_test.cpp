@@ -83,7 +83,7 @@ std::vector<Point> brute_force(const SearchRequest& r) {
       s.cluster.gpus = n * s.cluster.gpus_per_node;
       if (r.max_gpus > 0 && s.cluster.gpus > r.max_gpus) continue;
       const DatasheetCost cost(s.cluster);
-      for (const Parallelism& p : candidate_layouts(s)) {
+      for (const Parallelism& p : candidate_layouts(s, r.space)) {
         const Estimate e = evaluate(s, p, cost);
         if (!e.memory.fits()) continue;
         Point pt{static_cast<int>(i), n, p, e.step_time.base(), e.time_to_train.base(), std::nullopt};
@@ -165,6 +165,63 @@ TEST(Search, FastestWithinBudgetEqualsBruteForce) {
   }
 }
 
+TEST(Search, ExhaustiveSpaceEqualsBruteForceAndContainsTheStandardOne) {
+  SearchRequest r = small_request();
+  r.space = LayoutSpace::exhaustive;
+  r.objective = Objective::fastest;
+  r.threads = 2;
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  std::vector<Point> ranked = best_per_shape(brute_force(r));
+  std::sort(ranked.begin(), ranked.end(), [](const Point& a, const Point& b) {
+    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.p) < std::tie(b.time, *b.cost, b.offering, b.nodes, b.p);
+  });
+  ASSERT_EQ(result->plans.size(), ranked.size());
+  for (std::size_t i = 0; i < ranked.size(); ++i) expect_same_plan(result->plans[i], ranked[i]);
+  // A wider space never does worse, and it is wider.
+  SearchRequest standard = r;
+  standard.space = LayoutSpace::standard;
+  auto narrow = search(standard);
+  ASSERT_TRUE(narrow.has_value());
+  EXPECT_GT(result->configurations_evaluated, narrow->configurations_evaluated);
+  EXPECT_LE(result->plans.front().estimate.time_to_train, narrow->plans.front().estimate.time_to_train);
+}
+
+// MoE with long sequences: expert and context parallelism, ZeRO-3 collectives and the per-part
+// op-cost cache all take part; the ranking must still equal brute force bit for bit.
+TEST(Search, MoeLongContextEqualsBruteForce) {
+  SearchRequest r = small_request();
+  ModelSpec& m = r.base.model;
+  m.layers = 8;
+  m.hidden = 1024;
+  m.heads = 8;
+  m.kv_heads = 4;
+  m.ffn_hidden = 4096;
+  m.seq_len = 32768;
+  m.gated_ffn = true;
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn_hidden = 1024;
+  r.base.training.global_batch = 16;
+  r.base.training.precision = Precision::fp8;
+  for (Offering& o : r.offerings) o.node.gpu.peak.fp8 = o.node.gpu.peak.bf16 * 2.0;
+  r.node_counts = {1, 2};
+  r.objective = Objective::fastest;
+  r.threads = 2;
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  std::vector<Point> ranked = best_per_shape(brute_force(r));
+  std::sort(ranked.begin(), ranked.end(), [](const Point& a, const Point& b) {
+    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.p) < std::tie(b.time, *b.cost, b.offering, b.nodes, b.p);
+  });
+  ASSERT_EQ(ranked.size(), 4u);  // every shape has a layout that fits
+  ASSERT_EQ(result->plans.size(), ranked.size());
+  for (std::size_t i = 0; i < ranked.size(); ++i) expect_same_plan(result->plans[i], ranked[i]);
+  bool used_cp_or_ep = false;
+  for (const Point& pt : brute_force(r)) used_cp_or_ep = used_cp_or_ep || pt.p.cp > 1 || pt.p.ep > 1;
+  EXPECT_TRUE(used_cp_or_ep);
+}
+
 TEST(Search, AllLayoutsModeListsTheTopLayoutsOfEveryShape) {
   SearchRequest r = small_request();
   r.one_plan_per_shape = false;
@@ -236,6 +293,7 @@ void expect_same_result(const SearchResult& a, const SearchResult& b) {
 
 TEST(Search, ThreadCountDoesNotChangeTheResult) {
   SearchRequest r = small_request();
+  r.space = LayoutSpace::exhaustive;
   r.node_counts = {1, 2, 3, 4, 6, 8};
   r.top_k = 5;
   r.threads = 1;

@@ -38,6 +38,16 @@ enum class Objective {
 const char* to_string(Objective o);
 std::optional<Objective> objective_from_string(const std::string& s);
 
+// Which layouts are searched per cluster shape (docs/planner.md "Search space").
+// standard: what estimate() searches for "auto": TP inside a node, micro-batches 1-32 in powers of
+//   two, ZeRO 0/1 with pipelining (0-3 without), recompute none/selective/full, sequence parallelism
+//   on/off, virtual stages that divide the layers, CP for long sequences, EP for MoE models.
+// exhaustive: also TP across nodes, every micro-batch dividing the batch per DP rank (to 1024),
+//   ZeRO 2/3 with pipelining, and the TP and PP communication-overlap switches both ways.
+enum class LayoutSpace { standard, exhaustive };
+const char* to_string(LayoutSpace s);
+std::optional<LayoutSpace> layout_space_from_string(const std::string& s);
+
 // Builds the cost model that prices one offering's operations. Default (empty): DatasheetCost.
 // Contract: called once per offering, from the calling thread; the model it returns is shared by
 // all worker threads (OpCostModel is immutable and thread-safe by contract).
@@ -59,6 +69,7 @@ struct SearchRequest {
   // true: at most one plan per cluster shape (offering x nodes), its best layout (the default:
   // the top-K then shows K different things to rent); false: top-K over every layout.
   bool one_plan_per_shape = true;
+  LayoutSpace space = LayoutSpace::standard;
   // Skip layouts that a memory lower bound proves cannot fit (docs/planner.md). Off only to
   // check that pruning never changes the answer.
   bool prune = true;
@@ -89,7 +100,11 @@ struct ConstraintFailure {
 
 // The best plan that differs from the chosen one along one dimension, and what that change does.
 struct RunnerUp {
-  std::string dimension;    // "nodes", "offering", "layout", "fastest", "cheapest"
+  // "more_nodes" / "fewer_nodes" (the best plan on the same offering with more / fewer nodes),
+  // "offering" (the best plan on another offering), "layout" (the next layout on the same shape
+  // that is not just as fast), "fastest", "cheapest" (overall, when not the chosen plan).
+  // "Best": meeting the constraints first, then by the objective.
+  std::string dimension;
   std::string explanation;  // "2x the nodes (16 -> 32): 41% faster, 12% dearer"
   Plan plan;
   double time_ratio = 1;  // runner-up time-to-train / chosen
@@ -133,7 +148,7 @@ using ProgressCallback = std::function<bool(const SearchProgress&)>;
 
 // The layouts searched for one scenario's cluster (the fixed strategy fields applied), in search
 // order, each passing check_layout: the same space estimate() searches for "auto".
-std::vector<Parallelism> candidate_layouts(const Scenario& s);
+std::vector<Parallelism> candidate_layouts(const Scenario& s, LayoutSpace space = LayoutSpace::standard);
 
 // The scenario a plan was estimated for: the base with the plan's offering and node count.
 Scenario plan_scenario(const SearchRequest& request, const Plan& plan);
