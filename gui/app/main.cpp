@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!shot) {
+    window.restore_settings();
     window.show();
     return app.exec();
   }

@@ -80,17 +80,18 @@ MainWindow::MainWindow(std::shared_ptr<const data::Catalogs> catalogs, std::shar
   connect(plan_, &PlanView::plan_chosen, this, [this] { show_tab(kEstimateTab); });
 
   build_menus();
-  QSettings settings;
-  if (settings.contains(QStringLiteral("window/geometry"))) {
-    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-    splitter_->restoreState(settings.value(QStringLiteral("window/splitter")).toByteArray());
-    tabs_->setCurrentIndex(settings.value(QStringLiteral("window/tab"), 0).toInt());
-  } else {
-    resize(1500, 960);
-  }
+  resize(1500, 960);
   rebuild_recent_menu();
   on_document_changed();
+}
+
+void MainWindow::restore_settings() {
+  QSettings settings;
+  if (!settings.contains(QStringLiteral("window/geometry"))) return;
+  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  splitter_->restoreState(settings.value(QStringLiteral("window/splitter")).toByteArray());
+  tabs_->setCurrentIndex(settings.value(QStringLiteral("window/tab"), 0).toInt());
 }
 
 void MainWindow::build_menus() {

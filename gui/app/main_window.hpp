@@ -42,6 +42,8 @@ class MainWindow final : public QMainWindow {
   QString export_charts(const QString& path);
   // Fills the Compare tab with the built-in example on three offerings (for --screenshot).
   void load_compare_example();
+  // Window geometry, splitter and tab from the last session (QSettings).
+  void restore_settings();
   // Settings are not written (screenshots, tests).
   void set_ephemeral(bool on) { ephemeral_ = on; }
 

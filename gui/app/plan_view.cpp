@@ -92,8 +92,14 @@ PlanView::PlanView(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), do
   progress_->setValue(0);
   progress_->setFormat(tr("%p %"));
   status_ = new QLabel(this);
+  space_ = new QComboBox(this);
+  space_->addItem(tr("standard layouts"), QStringLiteral("standard"));
+  space_->addItem(tr("exhaustive layouts"), QStringLiteral("exhaustive"));
+  space_->setToolTip(tr("standard: what estimate's \"auto\" searches; exhaustive: also TP across nodes, every "
+                        "micro-batch, ZeRO 2/3 with pipelining, overlap switches (docs/planner.md)"));
   bar->addWidget(run_);
   bar->addWidget(cancel_);
+  bar->addWidget(space_);
   bar->addWidget(progress_, 1);
   bar->addWidget(status_, 2);
   layout->addLayout(bar);
@@ -181,6 +187,7 @@ void PlanView::start() {
   sim::SearchRequest request;
   request.base = base.scenario;
   request.objective = *sim::objective_from_string(objective_->currentData().toString().toStdString());
+  request.space = *sim::layout_space_from_string(space_->currentData().toString().toStdString());
   request.top_k = 200;  // every shape's best layout: the points of the scatter
   request.one_plan_per_shape = true;
   if (auto n = data::parse_node_counts(nodes_->text().trimmed().toStdString(), "Nodes"); !n) {

@@ -52,6 +52,7 @@ class PlanView final : public QWidget {
   QLineEdit* deadline_ = nullptr;
   QLineEdit* budget_ = nullptr;
   QComboBox* objective_ = nullptr;
+  QComboBox* space_ = nullptr;
   QPushButton* run_ = nullptr;
   QPushButton* cancel_ = nullptr;
   QProgressBar* progress_ = nullptr;
