@@ -228,6 +228,7 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
     const std::string pointer = std::string("/strategy/") + key;
     QLineEdit* edit = add_field(sg, row, QString::fromLatin1(key), pointer, QString(), QString::fromLatin1(help));
     auto* box = new QCheckBox(tr("auto"), strategy_fields_);
+    box->setObjectName(QString::fromStdString(pointer) + QStringLiteral("#auto"));
     sg->addWidget(box, row, 3);
     auto_boxes_[pointer] = box;
     connect(box, &QCheckBox::clicked, this, [this, pointer, edit](bool on) {
@@ -273,6 +274,7 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   price_->setPlaceholderText(tr("e.g. 2.50"));
   pg->addWidget(price_, 1, 1);
   pg->addWidget(new QLabel(tr("USD per GPU-hour"), price_box), 1, 2);
+  price_->setObjectName(QStringLiteral("/pricing/usd_per_gpu_hour"));
   fields_["/pricing/usd_per_gpu_hour"] = price_;
   connect(price_override_, &QCheckBox::clicked, this, [this](bool on) {
     if (!on) {

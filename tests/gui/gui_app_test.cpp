@@ -2,6 +2,7 @@
 // The real window, driven offscreen: typing in the editor updates the results, an invalid field
 // shows the CLI's message over the last good result, a plan loads into the editor, files round-trip.
 #include <QApplication>
+#include <QCheckBox>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
@@ -70,6 +71,50 @@ class GuiAppTest : public QObject {
     QVERIFY(shown);
     QTest::qWait(200);
     QCOMPARE(w.results()->snapshot()->scenario.scenario.cluster.gpus, 256);
+  }
+
+  void price_override_and_per_field_strategy_edits_reach_the_results() {
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    const double catalog_cost = w.results()->snapshot()->estimate.cost->base();
+    // Price: tick Override (starts from the catalog price), then type a lower one.
+    QCheckBox* override_box = nullptr;
+    for (auto* b : w.findChildren<QCheckBox*>()) {
+      if (b->text() == QStringLiteral("Override")) override_box = b;
+    }
+    QVERIFY(override_box != nullptr);
+    override_box->click();
+    QVERIFY(w.document()->has("/pricing/usd_per_gpu_hour"));
+    auto* price = w.findChild<QLineEdit*>(QStringLiteral("/pricing/usd_per_gpu_hour"));
+    QVERIFY(price != nullptr);
+    type_into(price, QStringLiteral("3.44"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->estimate.cost->base() < 0.6 * catalog_cost, 60000);
+    QCOMPARE(w.results()->snapshot()->scenario.scenario.cluster.price_source, std::string("scenario pricing"));
+
+    // Strategy: untick "auto" for the whole strategy, then fix tp to what capplan chose.
+    QCheckBox* all_auto = nullptr;
+    for (auto* b : w.findChildren<QCheckBox*>()) {
+      if (b->text().startsWith(QStringLiteral("Let capplan choose"))) all_auto = b;
+    }
+    QVERIFY(all_auto != nullptr && all_auto->isChecked());
+    const int chosen_tp = w.results()->snapshot()->estimate.strategy.tp;
+    all_auto->click();
+    QVERIFY(w.document()->document()["strategy"].is_object());
+    auto* tp = w.findChild<QLineEdit*>(QStringLiteral("/strategy/tp"));
+    QVERIFY(tp != nullptr);
+    QTRY_VERIFY_WITH_TIMEOUT(!tp->placeholderText().isEmpty(), 60000);
+    // Untick tp's "auto": it starts from what capplan chose, so the result does not move.
+    auto* tp_auto = w.findChild<QCheckBox*>(QStringLiteral("/strategy/tp#auto"));
+    QVERIFY(tp_auto != nullptr && tp_auto->isChecked() && !tp->isEnabled());
+    tp_auto->click();
+    QCOMPARE(w.document()->text("/strategy/tp"), QString::number(chosen_tp));
+    QVERIFY(tp->isEnabled());
+    QVERIFY(w.document()->valid());
+    QTRY_VERIFY_WITH_TIMEOUT(!w.results()->snapshot()->estimate.strategy_chosen_by_capplan ||
+                                 w.results()->snapshot()->scenario.scenario.strategy.tp.has_value(), 60000);
+    QCOMPARE(w.results()->snapshot()->estimate.strategy.tp, chosen_tp);
   }
 
   void a_plan_from_the_planner_loads_into_the_editor() {
