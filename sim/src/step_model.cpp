@@ -62,14 +62,28 @@ double stage_params_per_gpu(const ModelSpec& m, const Parallelism& p, int stage)
   return stage_params(m, p, stage).total();
 }
 
+StepOpParts part_of(const Op& op, Scope scope) {
+  switch (scope) {
+    case Scope::pipeline: return StepOpParts::pipeline;
+    case Scope::data_parallel:
+    case Scope::optimizer: return StepOpParts::step;
+    default: break;
+  }
+  // ZeRO-3 parameter gathers and gradient reduce-scatters sit in the layer scopes but depend on dp.
+  if (const auto* c = std::get_if<CollectiveOp>(&op); c != nullptr && c->axis == Axis::dp) return StepOpParts::step;
+  return StepOpParts::micro_batch;
+}
+
 namespace {
 
 class OpListBuilder {
  public:
   OpListBuilder(std::vector<StepOp>& ops, StepOpParts parts) : ops_(ops), parts_(static_cast<unsigned>(parts)) {}
   void add(Op op, Phase phase, Scope scope, double count = 1.0) {
-    StepOp so{op, phase, scope, count};
-    if ((static_cast<unsigned>(part_of(so)) & parts_) != 0) ops_.push_back(so);
+    if (parts_ != static_cast<unsigned>(StepOpParts::all) && (static_cast<unsigned>(part_of(op, scope)) & parts_) == 0) {
+      return;
+    }
+    ops_.push_back({op, phase, scope, count});
   }
   // A linear layer Y[T x n] = X[T x k] W[k x n] (`batch` independent ones, e.g. local experts):
   // forward, plus dgrad and wgrad in backward.
@@ -133,19 +147,7 @@ double attention_work_fraction(const ModelSpec& m) {
 
 }  // namespace
 
-StepOpParts part_of(const StepOp& op) {
-  switch (op.scope) {
-    case Scope::pipeline: return StepOpParts::pipeline;
-    case Scope::data_parallel:
-    case Scope::optimizer: return StepOpParts::step;
-    default: break;
-  }
-  // ZeRO-3 parameter gathers and gradient reduce-scatters sit in the layer scopes but depend on dp.
-  if (const auto* c = std::get_if<CollectiveOp>(&op.op); c != nullptr && c->axis == Axis::dp) {
-    return StepOpParts::step;
-  }
-  return StepOpParts::micro_batch;
-}
+StepOpParts part_of(const StepOp& op) { return part_of(op.op, op.scope); }
 
 StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const Cluster& c) {
   StepOps out;

@@ -54,6 +54,7 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
 // optimizer. Contract: the three parts, built separately, hold exactly the ops of
 // build_step_ops, each part in the same order.
 enum class StepOpParts : unsigned { micro_batch = 1, pipeline = 2, step = 4, all = 7 };
+StepOpParts part_of(const Op& op, Scope scope);
 StepOpParts part_of(const StepOp& op);
 // Like build_step_ops, keeping only the ops of `parts`; reuses `out.ops`' storage.
 void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& job, const Parallelism& p,
