@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// Charts of one estimate, drawn from the read-only models (no numbers computed here).
+#pragma once
+#include <QColor>
+#include <QString>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QValueAxis>
+
+namespace capplan::gui {
+
+class BreakdownModel;
+class MemoryModel;
+
+// A colour per row key ("compute", "tp_comm", "weights", ...), the same in every chart.
+QColor color_for(const QString& key);
+
+// A chart view set up for screenshots and export: antialiased, no animation, readable fonts.
+QChartView* make_chart_view(const QString& title, QWidget* parent);
+
+// One horizontal stacked bar: the step time split by where it goes (ms or s per step).
+void fill_breakdown_chart(QChart* chart, const BreakdownModel& model);
+// Two horizontal bars: memory needed per GPU by kind, and the GPU's HBM capacity (GiB).
+void fill_memory_chart(QChart* chart, const MemoryModel& model);
+
+// Sets a value axis to 0..a round maximum at or above `max`, with ticks on round numbers.
+void nice_axis(QValueAxis* axis, double max);
+
+// Writes the chart view as PNG (any other extension) or SVG (".svg", when built with QtSvg).
+// Returns an empty string on success, else the reason.
+QString export_chart(QChartView* view, const QString& file);
+bool svg_export_available();
+
+}  // namespace capplan::gui

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "main_window.hpp"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QKeySequence>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSaveFile>
+#include <QSettings>
+#include <QStatusBar>
+
+#include "capplan/data/scenario_io.hpp"
+#include "charts.hpp"
+#include "compare_view.hpp"
+#include "plan_view.hpp"
+#include "results_view.hpp"
+#include "scenario_editor.hpp"
+
+namespace capplan::gui {
+
+namespace {
+
+constexpr int kMaxRecent = 8;
+
+QString write_atomically(const QString& path, const QByteArray& bytes) {
+  QSaveFile f(path);  // temporary file renamed over the target: readers never see half a file
+  if (!f.open(QIODevice::WriteOnly)) return QObject::tr("cannot write %1: %2").arg(path, f.errorString());
+  f.write(bytes);
+  if (!f.commit()) return QObject::tr("cannot write %1: %2").arg(path, f.errorString());
+  return {};
+}
+
+QString diagnostics_text(const Diagnostics& diags) {
+  QStringList lines;
+  for (const auto& d : diags) lines << QString::fromStdString(d.where + ": " + d.message);
+  return lines.join(QLatin1Char('\n'));
+}
+
+}  // namespace
+
+MainWindow::MainWindow(std::shared_ptr<const data::Catalogs> catalogs, std::shared_ptr<const sim::ResidualTable> bands,
+                       QWidget* parent)
+    : QMainWindow(parent), bands_(std::move(bands)) {
+  doc_ = new ScenarioDocument(std::move(catalogs), this);
+  runner_ = new EstimateRunner(bands_, this);
+
+  tabs_ = new QTabWidget(this);
+  splitter_ = new QSplitter(Qt::Horizontal, tabs_);
+  editor_ = new ScenarioEditor(doc_, splitter_);
+  results_ = new ResultsView(splitter_);
+  splitter_->addWidget(editor_);
+  splitter_->addWidget(results_);
+  splitter_->setStretchFactor(0, 0);
+  splitter_->setStretchFactor(1, 1);
+  splitter_->setSizes({540, 960});
+  tabs_->addTab(splitter_, tr("&Estimate"));
+  plan_ = new PlanView(doc_, tabs_);
+  tabs_->addTab(plan_, tr("&Plan"));
+  compare_ = new CompareView(doc_, bands_, tabs_);
+  tabs_->addTab(compare_, tr("&Compare"));
+  setCentralWidget(tabs_);
+
+  status_source_ = new QLabel(this);
+  status_timing_ = new QLabel(this);
+  statusBar()->addPermanentWidget(status_timing_);
+  statusBar()->addPermanentWidget(status_source_);
+
+  connect(doc_, &ScenarioDocument::changed, this, &MainWindow::on_document_changed);
+  connect(runner_, &EstimateRunner::finished, this, &MainWindow::on_result);
+  connect(runner_, &EstimateRunner::failed, this, [this](const QStringList& messages, quint64) {
+    results_->show_problem(messages);
+    editor_->show_estimate_errors(messages);
+  });
+  connect(runner_, &EstimateRunner::busy_changed, results_, &ResultsView::show_computing);
+  connect(plan_, &PlanView::plan_chosen, this, [this] { show_tab(kEstimateTab); });
+
+  build_menus();
+  resize(1500, 960);
+  rebuild_recent_menu();
+  on_document_changed();
+}
+
+void MainWindow::restore_settings() {
+  QSettings settings;
+  if (!settings.contains(QStringLiteral("window/geometry"))) return;
+  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  splitter_->restoreState(settings.value(QStringLiteral("window/splitter")).toByteArray());
+  tabs_->setCurrentIndex(settings.value(QStringLiteral("window/tab"), 0).toInt());
+}
+
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  auto* act_new = file->addAction(tr("&New (built-in example)"), this, [this] {
+    if (confirm_discard()) doc_->load_example();
+    update_title();
+  });
+  act_new->setShortcut(QKeySequence::New);
+  file->addAction(tr("&Open scenario…"), this, &MainWindow::open_dialog)->setShortcut(QKeySequence::Open);
+  recent_menu_ = file->addMenu(tr("Open &recent"));
+  file->addAction(tr("&Save"), this, [this] { save_dialog(false); })->setShortcut(QKeySequence::Save);
+  file->addAction(tr("Save &as…"), this, [this] { save_dialog(true); })->setShortcut(QKeySequence::SaveAs);
+  file->addSeparator();
+  file->addAction(tr("&Export results (JSON/CSV)…"), this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export results"), QStringLiteral("estimate.json"),
+                                                      tr("JSON (*.json);;CSV (*.csv)"));
+    if (path.isEmpty()) return;
+    if (const QString err = export_results(path); !err.isEmpty()) QMessageBox::warning(this, tr("Export"), err);
+  })->setShortcut(QKeySequence(QStringLiteral("Ctrl+E")));
+  const QString chart_filter = svg_export_available() ? tr("PNG image (*.png);;SVG drawing (*.svg)")
+                                                      : tr("PNG image (*.png)");
+  file->addAction(tr("Export &charts (PNG/SVG)…"), this, [this, chart_filter] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export charts"), QStringLiteral("capplan.png"),
+                                                      chart_filter);
+    if (path.isEmpty()) return;
+    if (const QString err = export_charts(path); !err.isEmpty()) QMessageBox::warning(this, tr("Export"), err);
+  })->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+E")));
+  file->addSeparator();
+  file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(tr("&Estimate"), this, [this] { show_tab(kEstimateTab); })->setShortcut(QKeySequence(QStringLiteral("Ctrl+1")));
+  view->addAction(tr("&Plan"), this, [this] { show_tab(kPlanTab); })->setShortcut(QKeySequence(QStringLiteral("Ctrl+2")));
+  view->addAction(tr("&Compare"), this, [this] { show_tab(kCompareTab); })->setShortcut(QKeySequence(QStringLiteral("Ctrl+3")));
+
+  QMenu* plan = menuBar()->addMenu(tr("&Plan"));
+  plan->addAction(tr("&Run planner"), this, [this] {
+    show_tab(kPlanTab);
+    plan_->start();
+  })->setShortcut(QKeySequence(QStringLiteral("Ctrl+R")));
+  plan->addAction(tr("&Cancel planner"), this, [this] { plan_->cancel(); })->setShortcut(QKeySequence(QStringLiteral("Ctrl+.")));
+  plan->addAction(tr("Add current scenario to &Compare"), this, [this] {
+    compare_->add_current();
+    show_tab(kCompareTab);
+  })->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+A")));
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About capplan"), this, [this] {
+    QMessageBox::about(this, tr("About capplan"),
+                       tr("<b>capplan-gui %1</b><br>Cost and capacity planner for LLM training on GPU clusters.<br>"
+                          "Every number comes from the capplan libraries (sim/, data/); the desktop app only "
+                          "edits scenarios and draws results.<br>Shortcuts: Ctrl+1/2/3 tabs, Ctrl+R run planner, "
+                          "Ctrl+O open, Ctrl+S save, Ctrl+E export results.")
+                           .arg(QStringLiteral(CAPPLAN_VERSION)));
+  });
+}
+
+void MainWindow::show_tab(Tab tab) { tabs_->setCurrentIndex(static_cast<int>(tab)); }
+
+void MainWindow::on_document_changed() {
+  update_title();
+  if (doc_->valid()) {
+    runner_->request(*doc_->last_good());
+  } else {
+    results_->show_problem(doc_->all_messages());
+  }
+}
+
+void MainWindow::on_result(const EstimateSnapshot& snapshot) {
+  if (doc_->valid()) results_->show_snapshot(snapshot);
+  editor_->show_result(snapshot);
+  status_source_->setText(tr("cost model: %1").arg(snapshot.cost_model_label()));
+  status_timing_->setText(tr("estimated in %1 ms").arg(snapshot.elapsed_ms, 0, 'f', 1));
+}
+
+void MainWindow::update_title() {
+  const QString name = doc_->file_path().isEmpty() ? tr("untitled (built-in example)")
+                                                   : QFileInfo(doc_->file_path()).fileName();
+  setWindowTitle(QStringLiteral("%1%2 — capplan").arg(name, doc_->modified() ? QStringLiteral("*") : QString()));
+}
+
+QString MainWindow::open_file(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return tr("scenario file '%1': %2").arg(path, f.errorString());
+  const QByteArray bytes = f.readAll();
+  auto loaded = doc_->load_text(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
+  if (!loaded) return diagnostics_text(loaded.error());
+  doc_->set_file_path(path);
+  doc_->set_modified(false);
+  add_recent(path);
+  update_title();
+  return {};
+}
+
+QString MainWindow::save_file(const QString& path) {
+  const std::string text = doc_->to_text();
+  if (QString err = write_atomically(path, QByteArray::fromStdString(text)); !err.isEmpty()) return err;
+  doc_->set_file_path(path);
+  doc_->set_modified(false);
+  add_recent(path);
+  update_title();
+  return {};
+}
+
+QString MainWindow::export_results(const QString& path) {
+  const auto& snap = results_->snapshot();
+  if (!snap) return tr("no result to export yet");
+  const bool csv = QFileInfo(path).suffix().compare(QLatin1String("csv"), Qt::CaseInsensitive) == 0;
+  const std::string text = csv ? data::estimate_to_csv(snap->estimate, snap->scenario)
+                               : data::estimate_to_json(snap->estimate, snap->scenario).dump(2) + "\n";
+  return write_atomically(path, QByteArray::fromStdString(text));
+}
+
+QString MainWindow::export_charts(const QString& path) {
+  const QFileInfo info(path);
+  const QString ext = info.suffix().isEmpty() ? QStringLiteral("png") : info.suffix();
+  const QString base = info.dir().filePath(info.completeBaseName());
+  if (QString err = export_chart(results_->breakdown_view(), base + QStringLiteral("-breakdown.") + ext); !err.isEmpty()) {
+    return err;
+  }
+  return export_chart(results_->memory_view(), base + QStringLiteral("-memory.") + ext);
+}
+
+void MainWindow::load_compare_example() {
+  compare_->clear();
+  nlohmann::json base = data::example_scenario();
+  base.erase("name");
+  const std::pair<const char*, const char*> offerings[] = {
+      {"aws-p5.48xlarge", "AWS p5 (H100)"},
+      {"tencent-hccpnv5", "Tencent HCC PNV5 (H800)"},
+      {"aws-p5en.48xlarge", "AWS p5en (H200)"},
+      {"gcp-a3-megagpu-8g", "GCP a3-mega (H100)"},
+  };
+  for (const auto& [id, label] : offerings) {
+    nlohmann::json doc = base;
+    doc["cluster"] = {{"instance", id}, {"nodes", 64}};
+    compare_->add(QString::fromLatin1(label), doc);
+  }
+}
+
+void MainWindow::add_recent(const QString& path) {
+  if (ephemeral_) return;
+  QSettings settings;
+  QStringList recent = settings.value(QStringLiteral("recent_files")).toStringList();
+  const QString abs = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(abs);
+  recent.prepend(abs);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  settings.setValue(QStringLiteral("recent_files"), recent);
+  rebuild_recent_menu();
+}
+
+void MainWindow::rebuild_recent_menu() {
+  recent_menu_->clear();
+  const QStringList recent = QSettings().value(QStringLiteral("recent_files")).toStringList();
+  int i = 1;
+  for (const auto& path : recent) {
+    auto* a = recent_menu_->addAction(QStringLiteral("&%1 %2").arg(i).arg(path), this, [this, path] {
+      if (!confirm_discard()) return;
+      if (QString err = open_file(path); !err.isEmpty()) QMessageBox::warning(this, tr("Open"), err);
+    });
+    if (i <= 9) a->setShortcut(QKeySequence(QStringLiteral("Alt+Shift+%1").arg(i)));
+    ++i;
+  }
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+bool MainWindow::confirm_discard() {
+  if (!doc_->modified() || ephemeral_) return true;
+  const auto answer = QMessageBox::question(this, tr("Unsaved changes"), tr("Save the changes to this scenario?"),
+                                            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+  if (answer == QMessageBox::Cancel) return false;
+  if (answer == QMessageBox::Save) return save_dialog(false);
+  return true;
+}
+
+void MainWindow::open_dialog() {
+  if (!confirm_discard()) return;
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open scenario"), QString(),
+                                                    tr("Scenario files (*.json);;All files (*)"));
+  if (path.isEmpty()) return;
+  if (QString err = open_file(path); !err.isEmpty()) QMessageBox::warning(this, tr("Open"), err);
+}
+
+bool MainWindow::save_dialog(bool save_as) {
+  QString path = doc_->file_path();
+  if (save_as || path.isEmpty()) {
+    path = QFileDialog::getSaveFileName(this, tr("Save scenario"), path.isEmpty() ? QStringLiteral("scenario.json") : path,
+                                        tr("Scenario files (*.json)"));
+    if (path.isEmpty()) return false;
+  }
+  if (QString err = save_file(path); !err.isEmpty()) {
+    QMessageBox::warning(this, tr("Save"), err);
+    return false;
+  }
+  return true;
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!confirm_discard()) {
+    event->ignore();
+    return;
+  }
+  plan_->cancel();
+  if (!ephemeral_) {
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/splitter"), splitter_->saveState());
+    settings.setValue(QStringLiteral("window/tab"), tabs_->currentIndex());
+  }
+  event->accept();
+}
+
+}  // namespace capplan::gui

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// The capplan-gui main window: Estimate, Plan and Compare tabs over one ScenarioDocument.
+#pragma once
+#include <QLabel>
+#include <QMainWindow>
+#include <QMenu>
+#include <QSplitter>
+#include <QTabWidget>
+#include <memory>
+
+#include "capplan/gui/estimate_runner.hpp"
+#include "capplan/gui/scenario_document.hpp"
+
+namespace capplan::gui {
+
+class ScenarioEditor;
+class ResultsView;
+class CompareView;
+class PlanView;
+
+class MainWindow final : public QMainWindow {
+  Q_OBJECT
+ public:
+  enum Tab { kEstimateTab = 0, kPlanTab = 1, kCompareTab = 2 };
+
+  MainWindow(std::shared_ptr<const data::Catalogs> catalogs, std::shared_ptr<const sim::ResidualTable> bands,
+             QWidget* parent = nullptr);
+
+  ScenarioDocument* document() const { return doc_; }
+  EstimateRunner* runner() const { return runner_; }
+  ResultsView* results() const { return results_; }
+  CompareView* compare() const { return compare_; }
+  PlanView* plan() const { return plan_; }
+  void show_tab(Tab tab);
+
+  // Opens a scenario file; the error text (CLI wording) when it cannot be read or parsed.
+  QString open_file(const QString& path);
+  QString save_file(const QString& path);
+  // Results of the latest estimate as the CLI writes them (JSON or CSV by extension).
+  QString export_results(const QString& path);
+  // The step-time and memory charts as <base>-breakdown.<ext> and <base>-memory.<ext>.
+  QString export_charts(const QString& path);
+  // Fills the Compare tab with the built-in example on three offerings (for --screenshot).
+  void load_compare_example();
+  // Window geometry, splitter and tab from the last session (QSettings).
+  void restore_settings();
+  // Settings are not written (screenshots, tests).
+  void set_ephemeral(bool on) { ephemeral_ = on; }
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void build_menus();
+  void on_document_changed();
+  void on_result(const EstimateSnapshot& snapshot);
+  void update_title();
+  void add_recent(const QString& path);
+  void rebuild_recent_menu();
+  bool confirm_discard();
+  void open_dialog();
+  bool save_dialog(bool save_as);
+
+  ScenarioDocument* doc_ = nullptr;
+  EstimateRunner* runner_ = nullptr;
+  std::shared_ptr<const sim::ResidualTable> bands_;
+  QTabWidget* tabs_ = nullptr;
+  QSplitter* splitter_ = nullptr;
+  ScenarioEditor* editor_ = nullptr;
+  ResultsView* results_ = nullptr;
+  CompareView* compare_ = nullptr;
+  PlanView* plan_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+  QLabel* status_source_ = nullptr;
+  QLabel* status_timing_ = nullptr;
+  bool ephemeral_ = false;
+};
+
+}  // namespace capplan::gui

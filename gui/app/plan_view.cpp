@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "plan_view.hpp"
+
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QRegularExpression>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <QtCharts/QLegendMarker>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QScatterSeries>
+#include <QtCharts/QValueAxis>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "capplan/data/search_io.hpp"
+#include "capplan/gui/format.hpp"
+#include "capplan/gui/result_models.hpp"
+#include "charts.hpp"
+
+namespace capplan::gui {
+
+namespace {
+
+std::vector<std::string> split_list(const QString& text) {
+  std::vector<std::string> out;
+  for (const auto& part : text.split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts)) {
+    out.push_back(part.toStdString());
+  }
+  return out;
+}
+
+// Distinct colours for up to 10 offerings (Okabe-Ito, then Tableau), repeated beyond.
+QColor offering_color(int i) {
+  static constexpr QRgb kColors[] = {0x0072B2, 0xE69F00, 0x009E73, 0xCC79A7, 0x56B4E9,
+                                     0xD55E00, 0x999933, 0x882255, 0x44AA99, 0x661100};
+  return QColor::fromRgb(kColors[static_cast<size_t>(i) % std::size(kColors)]);
+}
+
+}  // namespace
+
+PlanView::PlanView(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
+  auto* layout = new QVBoxLayout(this);
+
+  // Search settings.
+  auto* form = new QGridLayout();
+  instances_ = new QLineEdit(this);
+  instances_->setPlaceholderText(tr("any (globs: aws-*, gcp-a3-*)"));
+  instances_->setToolTip(tr("Catalog instances to consider, as globs on their ids"));
+  gpus_ = new QLineEdit(this);
+  gpus_->setToolTip(tr("GPU ids to consider (comma-separated); empty with no instance filter: the scenario's own "
+                       "cluster only"));
+  nodes_ = new QLineEdit(QStringLiteral("8,16,32,64,128"), this);
+  nodes_->setToolTip(tr("Node counts to try: a list and/or ranges, e.g. 8,16-32"));
+  deadline_ = new QLineEdit(this);
+  deadline_->setPlaceholderText(tr("none"));
+  budget_ = new QLineEdit(this);
+  budget_->setPlaceholderText(tr("none"));
+  objective_ = new QComboBox(this);
+  objective_->addItem(tr("cheapest that meets the deadline"), QStringLiteral("cheapest"));
+  objective_->addItem(tr("fastest within the budget"), QStringLiteral("fastest"));
+  objective_->addItem(tr("Pareto front only"), QStringLiteral("pareto"));
+  form->addWidget(new QLabel(tr("Instances"), this), 0, 0);
+  form->addWidget(instances_, 0, 1);
+  form->addWidget(new QLabel(tr("GPUs"), this), 0, 2);
+  form->addWidget(gpus_, 0, 3);
+  form->addWidget(new QLabel(tr("Nodes"), this), 0, 4);
+  form->addWidget(nodes_, 0, 5);
+  form->addWidget(new QLabel(tr("Deadline (days)"), this), 1, 0);
+  form->addWidget(deadline_, 1, 1);
+  form->addWidget(new QLabel(tr("Budget (USD)"), this), 1, 2);
+  form->addWidget(budget_, 1, 3);
+  form->addWidget(new QLabel(tr("Objective"), this), 1, 4);
+  form->addWidget(objective_, 1, 5);
+  form->setColumnStretch(1, 1);
+  form->setColumnStretch(3, 1);
+  form->setColumnStretch(5, 1);
+  layout->addLayout(form);
+  connect(gpus_, &QLineEdit::textEdited, this, [this] { gpus_set_by_user_ = true; });
+
+  auto* bar = new QHBoxLayout();
+  run_ = new QPushButton(tr("Run planner (Ctrl+R)"), this);
+  cancel_ = new QPushButton(tr("Cancel"), this);
+  cancel_->setEnabled(false);
+  progress_ = new QProgressBar(this);
+  progress_->setRange(0, 1000);
+  progress_->setValue(0);
+  progress_->setFormat(tr("%p %"));
+  status_ = new QLabel(this);
+  space_ = new QComboBox(this);
+  space_->addItem(tr("standard layouts"), QStringLiteral("standard"));
+  space_->addItem(tr("exhaustive layouts"), QStringLiteral("exhaustive"));
+  space_->setToolTip(tr("standard: what estimate's \"auto\" searches; exhaustive: also TP across nodes, every "
+                        "micro-batch, ZeRO 2/3 with pipelining, overlap switches (docs/planner.md)"));
+  bar->addWidget(run_);
+  bar->addWidget(cancel_);
+  bar->addWidget(space_);
+  bar->addWidget(progress_, 1);
+  bar->addWidget(status_, 2);
+  layout->addLayout(bar);
+  connect(run_, &QPushButton::clicked, this, &PlanView::start);
+  connect(cancel_, &QPushButton::clicked, this, &PlanView::cancel);
+
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  chart_view_ = make_chart_view(tr("Cost vs time to train"), split);
+  chart_view_->chart()->legend()->setAlignment(Qt::AlignRight);
+  chart_view_->setToolTip(tr("Each point is the best layout of one offering and node count. Click one to load it "
+                             "into the editor."));
+  auto* right = new QWidget(split);
+  auto* rl = new QVBoxLayout(right);
+  rl->setContentsMargins(0, 0, 0, 0);
+  auto* proxy = new QSortFilterProxyModel(this);
+  proxy->setSourceModel(&model_);
+  proxy->setSortRole(kSortRole);
+  table_ = new QTableView(right);
+  table_->setModel(proxy);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(PlansModel::kRank, Qt::AscendingOrder);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->verticalHeader()->hide();
+  table_->verticalHeader()->setDefaultSectionSize(21);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setAlternatingRowColors(true);
+  table_->setToolTip(tr("Double-click a plan to load it into the editor"));
+  connect(table_, &QTableView::doubleClicked, this,
+          [this, proxy](const QModelIndex& i) { load_plan(proxy->mapToSource(i).row()); });
+  explanation_ = new QLabel(right);
+  explanation_->setWordWrap(true);
+  explanation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  explanation_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  rl->addWidget(table_, 3);
+  rl->addWidget(explanation_, 1);
+  split->addWidget(chart_view_);
+  split->addWidget(right);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
+  split->setSizes({720, 780});
+  chart_view_->setMinimumWidth(520);
+  table_->setMinimumWidth(400);
+  layout->addWidget(split, 1);
+
+  connect(&runner_, &PlanRunner::progress, this, [this](qint64 done, qint64 total) {
+    progress_->setValue(total > 0 ? static_cast<int>(1000.0 * static_cast<double>(done) / static_cast<double>(total)) : 0);
+  });
+  connect(&runner_, &PlanRunner::finished, this, &PlanView::on_finished);
+  // The GPU filter follows the editor's GPU until the user types one.
+  connect(doc_, &ScenarioDocument::changed, this, [this] {
+    if (!gpus_set_by_user_ && doc_->last_good()) gpus_->setText(QString::fromStdString(doc_->last_good()->scenario.cluster.gpu.id));
+  });
+  if (doc_->last_good()) gpus_->setText(QString::fromStdString(doc_->last_good()->scenario.cluster.gpu.id));
+  status_->setText(tr("Searches layouts x node counts x offerings for the editor's model and training job."));
+}
+
+void PlanView::set_filters(const QString& instances, const QString& gpus, const QString& nodes) {
+  instances_->setText(instances);
+  gpus_->setText(gpus);
+  gpus_set_by_user_ = true;
+  nodes_->setText(nodes);
+}
+
+void PlanView::set_running(bool running) {
+  run_->setEnabled(!running);
+  cancel_->setEnabled(running);
+  if (running) progress_->setValue(0);
+}
+
+void PlanView::start() {
+  if (!doc_->last_good()) {
+    status_->setText(tr("<span style='color:#c62828'>Fix the scenario first.</span>"));
+    emit finished();
+    return;
+  }
+  auto fail = [this](const Diagnostics& diags) {
+    QStringList lines;
+    for (const auto& d : diags) lines << QString::fromStdString(d.where + ": " + d.message).toHtmlEscaped();
+    status_->setText(QStringLiteral("<span style='color:#c62828'>%1</span>").arg(lines.join(QStringLiteral("<br>"))));
+    emit finished();
+  };
+  const data::ParsedScenario base = *doc_->last_good();
+  sim::SearchRequest request;
+  request.base = base.scenario;
+  request.objective = *sim::objective_from_string(objective_->currentData().toString().toStdString());
+  request.space = *sim::layout_space_from_string(space_->currentData().toString().toStdString());
+  request.top_k = 200;  // every shape's best layout: the points of the scatter
+  request.one_plan_per_shape = true;
+  if (auto n = data::parse_node_counts(nodes_->text().trimmed().toStdString(), "Nodes"); !n) {
+    return fail(n.error());
+  } else {
+    request.node_counts = std::move(*n);
+  }
+  bool ok = true;
+  if (!deadline_->text().trimmed().isEmpty()) {
+    const double d = deadline_->text().toDouble(&ok);
+    if (!ok || !(d > 0)) return fail({{Diagnostic::Severity::error, "Deadline", "must be a number of days > 0; got \"" + deadline_->text().toStdString() + "\""}});
+    request.deadline = units::seconds(d * 86400.0);
+  }
+  if (!budget_->text().trimmed().isEmpty()) {
+    auto b = data::parse_si(budget_->text().trimmed().toStdString());
+    if (!b || !(*b > 0)) return fail({{Diagnostic::Severity::error, "Budget", "must be a number of USD > 0 (e.g. 2.5M); got \"" + budget_->text().toStdString() + "\""}});
+    request.budget = units::usd(*b);
+  }
+  data::OfferingFilter filter;
+  filter.instances = split_list(instances_->text());
+  filter.gpus = split_list(gpus_->text());
+  from_catalog_ = !filter.instances.empty() || !filter.gpus.empty();
+  offering_notes_.clear();
+  if (from_catalog_) {
+    auto list = data::offerings_from_catalog(doc_->catalogs(), filter);
+    if (!list) return fail(list.error());
+    request.offerings = std::move(list->offerings);
+    for (const auto& n : list->notes) offering_notes_ << QString::fromStdString(n);
+  }
+  set_running(true);
+  status_->setText(tr("Searching…"));
+  runner_.start(base, std::move(request));
+}
+
+void PlanView::cancel() { runner_.cancel(); }
+
+void PlanView::on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot) {
+  set_running(false);
+  if (!snapshot->errors.isEmpty()) {
+    QStringList lines;
+    for (const auto& e : snapshot->errors) lines << e.toHtmlEscaped();
+    status_->setText(QStringLiteral("<span style='color:#c62828'>%1</span>").arg(lines.join(QStringLiteral("<br>"))));
+    emit finished();
+    return;
+  }
+  if (snapshot->cancelled) {
+    status_->setText(tr("Cancelled."));
+    progress_->setValue(0);
+    emit finished();
+    return;
+  }
+  progress_->setValue(1000);
+  const sim::SearchResult& r = *snapshot->result;
+  status_->setText(tr("%1 configurations on %2 shapes in %3 s (%4 threads). Click a point or double-click a "
+                       "plan to load it into the editor.")
+                       .arg(count_text(static_cast<double>(r.configurations_evaluated)))
+                       .arg(r.stats.shapes)
+                       .arg(r.elapsed_s, 0, 'f', 2)
+                       .arg(r.stats.threads));
+  model_.set_snapshot(snapshot);
+  table_->resizeColumnsToContents();
+  QString text;
+  if (r.failure) text += QStringLiteral("<b style='color:#c62828'>%1</b><br>").arg(QString::fromStdString(r.failure->message).toHtmlEscaped());
+  if (!r.explanation.empty()) text += QStringLiteral("<b>Why #1:</b> ") + QString::fromStdString(r.explanation).toHtmlEscaped();
+  for (const auto& u : r.runner_ups) text += QStringLiteral("<br>• ") + QString::fromStdString(u.explanation).toHtmlEscaped();
+  for (const auto& n : offering_notes_) text += QStringLiteral("<br><i>note: ") + n.toHtmlEscaped() + "</i>";
+  for (const auto& n : r.notes) text += QStringLiteral("<br><i>note: ") + QString::fromStdString(n).toHtmlEscaped() + "</i>";
+  explanation_->setText(text);
+  fill_chart();
+  emit finished();
+}
+
+void PlanView::fill_chart() {
+  QChart* chart = chart_view_->chart();
+  chart->removeAllSeries();
+  for (auto* axis : chart->axes()) {
+    chart->removeAxis(axis);
+    delete axis;
+  }
+  const PlanSnapshot* snap = model_.snapshot();
+  if (snap == nullptr || !snap->result) return;
+  const auto& r = *snap->result;
+  double max_cost = 0;
+  double max_days = 0;
+  int unpriced = 0;
+  for (const auto& p : r.plans) {
+    if (p.price_known && p.estimate.cost) max_cost = std::max(max_cost, p.estimate.cost->base());
+    max_days = std::max(max_days, units::to_days(p.estimate.time_to_train));
+    if (!p.price_known) ++unpriced;
+  }
+  const bool millions = max_cost >= 1e6;
+  const double scale = millions ? 1e6 : 1e3;
+
+  auto* x = new QValueAxis();
+  x->setTitleText(tr("time to train (days)"));
+  nice_axis(x, max_days > 0 ? max_days * 1.05 : 1.0);
+  x->setLabelFormat(QStringLiteral("%.0f"));
+  auto* y = new QValueAxis();
+  y->setTitleText(millions ? tr("total cost (million USD)") : tr("total cost (thousand USD)"));
+  nice_axis(y, max_cost > 0 ? max_cost / scale * 1.05 : 1.0);
+  y->setLabelFormat(millions ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+
+  // One scatter series per offering, in the order offerings first appear among the plans.
+  std::map<std::string, QScatterSeries*> by_offering;
+  int color = 0;
+  for (const auto& p : r.plans) {
+    if (!p.price_known || !p.estimate.cost) continue;
+    const std::string key = offering_text(p).toStdString();
+    auto& s = by_offering[key];
+    if (s == nullptr) {
+      s = new QScatterSeries();
+      s->setName(QString::fromStdString(key));
+      s->setMarkerSize(9);
+      s->setColor(offering_color(color++));
+      s->setBorderColor(Qt::white);
+      chart->addSeries(s);
+      s->attachAxis(x);
+      s->attachAxis(y);
+      const double x_span = std::max(max_days, 1e-9);
+      const double y_span = std::max(max_cost / scale, 1e-9);
+      connect(s, &QScatterSeries::clicked, this, [this, key, scale, x_span, y_span](const QPointF& pt) {
+        // The plan of this offering nearest to the clicked point (distances relative to the axes).
+        const PlanSnapshot* ps = model_.snapshot();
+        if (ps == nullptr || !ps->result) return;
+        int best = -1;
+        double best_d = std::numeric_limits<double>::max();
+        const auto& plans = ps->result->plans;
+        for (size_t i = 0; i < plans.size(); ++i) {
+          const auto& q = plans[i];
+          if (offering_text(q).toStdString() != key || !q.price_known || !q.estimate.cost) continue;
+          const double dx = (units::to_days(q.estimate.time_to_train) - pt.x()) / x_span;
+          const double dy = (q.estimate.cost->base() / scale - pt.y()) / y_span;
+          const double d = dx * dx + dy * dy;
+          if (d < best_d) {
+            best_d = d;
+            best = static_cast<int>(i);
+          }
+        }
+        if (best >= 0) load_plan(best);
+      });
+    }
+    s->append(units::to_days(p.estimate.time_to_train), p.estimate.cost->base() / scale);
+  }
+  // The Pareto front: a line through its points, fastest first, and ringed markers.
+  if (!r.pareto.empty()) {
+    auto* line = new QLineSeries();
+    line->setName(tr("Pareto front"));
+    QPen pen(QColor(0x222222));
+    pen.setWidthF(2.0);
+    pen.setStyle(Qt::DashLine);
+    line->setPen(pen);
+    auto* ring = new QScatterSeries();
+    ring->setMarkerSize(16);
+    ring->setColor(Qt::transparent);
+    ring->setBorderColor(QColor(0x222222));
+    QPen ring_pen(QColor(0x222222));
+    ring_pen.setWidthF(2.0);
+    ring->setPen(ring_pen);
+    for (const auto& p : r.pareto) {
+      if (!p.estimate.cost) continue;
+      line->append(units::to_days(p.estimate.time_to_train), p.estimate.cost->base() / scale);
+      ring->append(units::to_days(p.estimate.time_to_train), p.estimate.cost->base() / scale);
+    }
+    chart->addSeries(line);
+    line->attachAxis(x);
+    line->attachAxis(y);
+    chart->addSeries(ring);
+    ring->attachAxis(x);
+    ring->attachAxis(y);
+    for (auto* marker : chart->legend()->markers(ring)) marker->setVisible(false);
+  }
+  chart->setTitle(tr("Cost vs time to train (%1 plans%2)")
+                      .arg(r.plans.size())
+                      .arg(unpriced > 0 ? tr("; %1 without a price not drawn").arg(unpriced) : QString()));
+}
+
+void PlanView::load_plan(int row) {
+  const sim::Plan* p = model_.plan(row);
+  if (p == nullptr) return;
+  const int count = p->instance_id.empty() ? p->gpus : p->nodes;
+  doc_->apply_plan(p->instance_id, p->gpu_id, count, p->estimate.strategy);
+  // Catalog offerings were priced from the catalog: a per-scenario price override no longer applies.
+  if (from_catalog_ && doc_->has("/pricing")) doc_->set_price_override(std::nullopt);
+  emit plan_chosen();
+}
+
+}  // namespace capplan::gui

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Plan tab: runs the planner (sim::search) for the editor's scenario over catalog offerings and
+// node counts, off the GUI thread with progress and cancel; shows every returned plan as cost vs
+// time-to-train coloured by offering with the Pareto front highlighted, and a sortable table.
+// Clicking a point (or double-clicking a row) loads that plan into the editor.
+#pragma once
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTableView>
+#include <QWidget>
+#include <QtCharts/QChartView>
+#include <memory>
+
+#include "capplan/gui/plan_runner.hpp"
+#include "capplan/gui/scenario_document.hpp"
+
+namespace capplan::gui {
+
+class PlanView final : public QWidget {
+  Q_OBJECT
+ public:
+  explicit PlanView(ScenarioDocument* doc, QWidget* parent = nullptr);
+
+  void start();
+  void cancel();
+  bool busy() const { return runner_.busy(); }
+  // Offering filters and node counts as typed in the tab (globs, GPU ids, "8,16-32").
+  void set_filters(const QString& instances, const QString& gpus, const QString& nodes);
+  const PlansModel& plans() const { return model_; }
+  QChartView* chart_view() const { return chart_view_; }
+  // Loads plan `row` of the table's model into the editor.
+  void load_plan(int row);
+
+ signals:
+  void plan_chosen();
+  void finished();
+
+ private:
+  void on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot);
+  void fill_chart();
+  void set_running(bool running);
+
+  ScenarioDocument* doc_;
+  PlanRunner runner_;
+  PlansModel model_;
+  QLineEdit* instances_ = nullptr;
+  QLineEdit* gpus_ = nullptr;
+  QLineEdit* nodes_ = nullptr;
+  QLineEdit* deadline_ = nullptr;
+  QLineEdit* budget_ = nullptr;
+  QComboBox* objective_ = nullptr;
+  QComboBox* space_ = nullptr;
+  QPushButton* run_ = nullptr;
+  QPushButton* cancel_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QLabel* status_ = nullptr;
+  QLabel* explanation_ = nullptr;
+  QChartView* chart_view_ = nullptr;
+  QTableView* table_ = nullptr;
+  QStringList offering_notes_;
+  bool from_catalog_ = false;
+  bool gpus_set_by_user_ = false;
+};
+
+}  // namespace capplan::gui

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "results_view.hpp"
+
+#include <QFrame>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QSortFilterProxyModel>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "capplan/gui/format.hpp"
+#include "charts.hpp"
+
+namespace capplan::gui {
+
+namespace {
+
+QTableView* make_table(QAbstractItemModel* model, QWidget* parent) {
+  auto* proxy = new QSortFilterProxyModel(parent);
+  proxy->setSourceModel(model);
+  proxy->setSortRole(kSortRole);
+  auto* view = new QTableView(parent);
+  view->setModel(proxy);
+  view->setSortingEnabled(true);
+  view->sortByColumn(-1, Qt::AscendingOrder);
+  view->verticalHeader()->hide();
+  view->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  view->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+  view->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+  view->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  view->setAlternatingRowColors(true);
+  view->verticalHeader()->setDefaultSectionSize(22);
+  return view;
+}
+
+}  // namespace
+
+ResultsView::ResultsView(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(6, 6, 6, 6);
+
+  banner_ = new QLabel(this);
+  banner_->setWordWrap(true);
+  banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  banner_->setStyleSheet(QStringLiteral(
+      "QLabel { background: #fff4e5; border: 1px solid #e0a040; border-radius: 4px; padding: 6px; color: #6b3d00; }"));
+  banner_->hide();
+  layout->addWidget(banner_);
+
+  auto* head = new QHBoxLayout();
+  summary_ = new QLabel(this);
+  summary_->setWordWrap(true);
+  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  source_ = new QLabel(this);
+  source_->setToolTip(tr("Which cost model priced the operations: the datasheet model (roofline with published or "
+                         "default efficiencies), or a calibrated profile measured on the hardware."));
+  head->addWidget(summary_, 1);
+  head->addWidget(source_, 0, Qt::AlignRight | Qt::AlignTop);
+  layout->addLayout(head);
+
+  auto* cards = new QHBoxLayout();
+  cards->setSpacing(8);
+  time_ = make_card(tr("Time to train"), tr("Wall-clock time for all training tokens (p10-p90 from the error band)"));
+  cost_ = make_card(tr("Total cost"), tr("GPU-hours x price per GPU-hour"));
+  per_token_ = make_card(tr("Cost per billion tokens"), tr("Total cost / training tokens x 1e9"));
+  mfu_ = make_card(tr("MFU"), tr("Model FLOPs utilisation against the dense peak of the chosen precision"));
+  memory_ = make_card(tr("Memory fit"), tr("Peak memory on the most loaded GPU against its HBM capacity"));
+  for (const Card* c : {&time_, &cost_, &per_token_, &mfu_, &memory_}) {
+    cards->addWidget(c->title->parentWidget(), 1);
+  }
+  layout->addLayout(cards);
+
+  auto* charts = new QGridLayout();
+  breakdown_view_ = make_chart_view(tr("Where one step's time goes"), this);
+  memory_view_ = make_chart_view(tr("Memory per GPU vs HBM capacity"), this);
+  breakdown_view_->setMinimumHeight(250);
+  memory_view_->setMinimumHeight(250);
+  charts->addWidget(breakdown_view_, 0, 0);
+  charts->addWidget(memory_view_, 0, 1);
+  breakdown_table_ = make_table(&breakdown_model_, this);
+  memory_table_ = make_table(&memory_model_, this);
+  charts->addWidget(breakdown_table_, 1, 0, Qt::AlignTop);
+  charts->addWidget(memory_table_, 1, 1, Qt::AlignTop);
+  charts->setRowStretch(0, 1);
+  charts->setRowStretch(1, 0);
+  layout->addLayout(charts, 1);
+
+  auto* warn_title = new QLabel(tr("<b>Warnings</b>"), this);
+  layout->addWidget(warn_title);
+  warnings_ = new QListView(this);
+  warnings_->setModel(&warnings_model_);
+  warnings_->setWordWrap(true);
+  warnings_->setMaximumHeight(80);
+  warnings_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  layout->addWidget(warnings_);
+}
+
+ResultsView::Card ResultsView::make_card(const QString& title, const QString& tooltip) {
+  auto* frame = new QFrame(this);
+  frame->setObjectName(QStringLiteral("card"));
+  frame->setStyleSheet(QStringLiteral(
+      "QFrame#card { background: #f7f9fc; border: 1px solid #d5dbe5; border-radius: 6px; }"));
+  frame->setToolTip(tooltip);
+  auto* v = new QVBoxLayout(frame);
+  v->setContentsMargins(10, 8, 10, 8);
+  v->setSpacing(2);
+  Card c;
+  c.title = new QLabel(title, frame);
+  c.title->setStyleSheet(QStringLiteral("color: #4a5568;"));
+  c.value = new QLabel(QStringLiteral("–"), frame);
+  QFont f = c.value->font();
+  f.setPointSizeF(f.pointSizeF() * 1.7);
+  f.setBold(true);
+  c.value->setFont(f);
+  c.detail = new QLabel(frame);
+  c.detail->setWordWrap(true);
+  c.detail->setStyleSheet(QStringLiteral("color: #4a5568;"));
+  QFont small = c.detail->font();
+  small.setPointSizeF(small.pointSizeF() * 0.9);
+  c.detail->setFont(small);
+  v->addWidget(c.title);
+  v->addWidget(c.value);
+  v->addWidget(c.detail);
+  v->addStretch(1);
+  return c;
+}
+
+void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
+  snapshot_ = snapshot;
+  banner_->hide();
+  const sim::Estimate& e = snapshot.estimate;
+  const auto& sc = snapshot.scenario.scenario;
+  const auto& cl = sc.cluster;
+
+  // What was estimated, and with which layout.
+  const auto& p = e.strategy;
+  QString model = QString::fromStdString(sc.model.name.empty() ? snapshot.scenario.model_id : sc.model.name);
+  QString where = QStringLiteral("%1 x %2").arg(cl.gpus).arg(QString::fromStdString(cl.gpu.name.empty() ? cl.gpu.id
+                                                                                                        : cl.gpu.name));
+  if (!cl.instance_id.empty()) {
+    where += QStringLiteral(" (%1 x %2)").arg(cl.nodes()).arg(QString::fromStdString(cl.instance_id));
+  }
+  QString layout = QStringLiteral("TP %1 · PP %2 · DP %3").arg(p.tp).arg(p.pp).arg(p.dp);
+  if (p.cp != 1) layout += QStringLiteral(" · CP %1").arg(p.cp);
+  if (p.ep != 1) layout += QStringLiteral(" · EP %1").arg(p.ep);
+  layout += QStringLiteral(" · micro-batch %1 x %2 accumulation · ZeRO %3 · recompute %4%5")
+                .arg(p.micro_batch)
+                .arg(e.micro_batches)
+                .arg(p.zero)
+                .arg(QString::fromLatin1(sim::to_string(p.recompute)))
+                .arg(p.sequence_parallel ? QStringLiteral(" · sequence parallel") : QString());
+  if (p.virtual_stages != 1) layout += QStringLiteral(" · %1 virtual stages").arg(p.virtual_stages);
+  summary_->setText(QStringLiteral("<b>%1</b> (%2B parameters), %3 tokens, %4 on %5<br>%6%7")
+                        .arg(model.toHtmlEscaped())
+                        .arg(sc.model.total_params() / 1e9, 0, 'f', 1)
+                        .arg(si_text(sc.training.tokens))
+                        .arg(QString::fromLatin1(sim::to_string(sc.training.precision)))
+                        .arg(where.toHtmlEscaped())
+                        .arg(layout)
+                        .arg(e.strategy_chosen_by_capplan
+                                 ? tr(" <i>(chosen by capplan from %1 layouts)</i>")
+                                       .arg(count_text(static_cast<double>(e.configurations_evaluated)))
+                                 : QString()));
+  const QString source = snapshot.cost_model_label();
+  const bool calibrated = source.startsWith(QLatin1String("calibrated"));
+  source_->setText(calibrated ? tr("<span style='color:#1a7f37'>● %1 (measured)</span>").arg(source.toHtmlEscaped())
+                              : tr("<span style='color:#555'>○ %1 (not calibrated)</span>").arg(source));
+
+  // Cards.
+  auto range = [](const std::optional<sim::Interval>& i, auto text) {
+    return i ? QStringLiteral("%1–%2").arg(text(i->low), text(i->high)) : tr("no error band");
+  };
+  time_.value->setText(days_text(units::to_days(e.time_to_train)));
+  time_.detail->setText(range(e.time_to_train_days_p10_p90,
+                              [](double d) { return days_text(d).replace(QStringLiteral(" days"), QString()); }) +
+                        (e.time_to_train_days_p10_p90 ? tr(" days (p10–p90)") : QString()) +
+                        QStringLiteral("\n%1 steps of %2").arg(count_text(e.steps), seconds_text(e.step_time.base())));
+  if (e.cost) {
+    cost_.value->setText(usd_text(e.cost->base()));
+    QString price = e.price_per_gpu ? usd_text(units::to_usd_per_hour(*e.price_per_gpu)) + tr(" per GPU-hour")
+                                    : QString();
+    const QString price_source = QString::fromStdString(cl.price_source);
+    price += price_source.startsWith(QLatin1String("catalog")) ? tr(" (catalog)") : tr(" (your override)");
+    cost_.detail->setText(range(e.cost_usd_p10_p90, [](double d) { return usd_text(d); }) +
+                          (e.cost_usd_p10_p90 ? tr(" (p10–p90)") : QString()) + QStringLiteral("\n") + price);
+    cost_.detail->setToolTip(tr("Price source: %1").arg(price_source));
+  } else {
+    cost_.value->setText(tr("unknown"));
+    cost_.detail->setText(tr("no price for this offering in the catalog: set a price override (%1 GPU-hours)")
+                              .arg(count_text(e.gpu_hours)));
+  }
+  if (auto per = snapshot.usd_per_billion_tokens()) {
+    per_token_.value->setText(usd_text(*per));
+  } else {
+    per_token_.value->setText(tr("unknown"));
+  }
+  per_token_.detail->setText(tr("%1 GPU-hours\n%2 tokens/s (%3 per GPU)")
+                                 .arg(count_text(e.gpu_hours), si_text(e.tokens_per_s),
+                                      count_text(cl.gpus > 0 ? e.tokens_per_s / cl.gpus : 0)));
+  mfu_.value->setText(percent_text(e.mfu));
+  QString mfu_detail = tr("%1 TFLOP/s per GPU (model)\nHFU %2")
+                           .arg(units::to_tflop_per_s(e.model_flops_per_gpu), 0, 'f', 0)
+                           .arg(percent_text(e.hfu));
+  if (sc.training.precision == sim::Precision::fp8) {
+    mfu_detail += tr(" · of the FP8 peak; %1 of BF16").arg(percent_text(e.mfu_bf16_peak));
+  }
+  mfu_.detail->setText(mfu_detail);
+  const auto& m = e.memory;
+  memory_.value->setText(QStringLiteral("%1 / %2").arg(gib_text(m.total().base()), gib_text(m.capacity.base())));
+  memory_.value->setStyleSheet(m.fits() ? QStringLiteral("color: #1a7f37;") : QStringLiteral("color: #c62828;"));
+  memory_.detail->setText(m.fits() ? tr("fits (peak on pipeline stage %1)").arg(m.stage)
+                                   : tr("DOES NOT FIT: over by %1").arg(gib_text((m.total() - m.capacity).base())));
+
+  breakdown_model_.set_snapshot(snapshot);
+  memory_model_.set_snapshot(snapshot);
+  QStringList warnings = snapshot_warnings(snapshot);
+  if (warnings.isEmpty()) warnings << tr("No warnings.");
+  warnings_model_.set_messages(warnings);
+  // Tables as tall as their rows; the charts take the rest.
+  for (QTableView* t : {breakdown_table_, memory_table_}) {
+    const int rows = std::max(breakdown_model_.rowCount(), memory_model_.rowCount());
+    t->setFixedHeight(t->horizontalHeader()->height() + rows * t->verticalHeader()->defaultSectionSize() + 2 * t->frameWidth());
+  }
+  fill_breakdown_chart(breakdown_view_->chart(), breakdown_model_);
+  fill_memory_chart(memory_view_->chart(), memory_model_);
+  breakdown_view_->chart()->setTitle(tr("Where one step's time goes (step %1)").arg(seconds_text(e.step_time.base())));
+}
+
+void ResultsView::show_problem(const QStringList& messages) {
+  QString text = tr("<b>Input needs fixing</b>%1:<br>")
+                     .arg(snapshot_ ? tr(" (the results below are the last valid ones)") : QString());
+  QStringList escaped;
+  for (const auto& m : messages) escaped << m.toHtmlEscaped();
+  banner_->setText(text + escaped.join(QStringLiteral("<br>")));
+  banner_->show();
+}
+
+void ResultsView::show_computing(bool busy) { setCursor(busy ? Qt::BusyCursor : Qt::ArrowCursor); }
+
+}  // namespace capplan::gui

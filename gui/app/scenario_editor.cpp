@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "scenario_editor.hpp"
+
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include "capplan/gui/format.hpp"
+#include "capplan/gui/result_models.hpp"
+
+namespace capplan::gui {
+
+namespace {
+
+const char* const kGroups[] = {"/model", "/training", "/cluster", "/strategy", "/pricing"};
+
+void set_combo_data(QComboBox* combo, const QString& value) {
+  const int i = combo->findData(value);
+  if (i >= 0 && combo->currentIndex() != i) combo->setCurrentIndex(i);
+}
+
+}  // namespace
+
+ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* body = new QWidget(scroll);
+  auto* layout = new QVBoxLayout(body);
+  layout->setContentsMargins(6, 6, 6, 6);
+  scroll->setWidget(body);
+  outer->addWidget(scroll);
+
+  general_errors_ = new QLabel(body);
+  general_errors_->setWordWrap(true);
+  general_errors_->setStyleSheet(QStringLiteral("color: #c62828;"));
+  general_errors_->hide();
+  layout->addWidget(general_errors_);
+
+  // ---- Model ----
+  auto* model_box = new QGroupBox(tr("Model"), body);
+  auto* mg = new QGridLayout(model_box);
+  preset_ = new QComboBox(model_box);
+  for (const auto& m : doc_->catalogs().models) {
+    preset_->addItem(QStringLiteral("%1  (%2B)").arg(QString::fromStdString(m.id)).arg(m.spec.total_params() / 1e9, 0,
+                                                                                      'f', 1),
+                     QString::fromStdString(m.id));
+  }
+  preset_->addItem(tr("custom dimensions"), QStringLiteral("custom"));
+  preset_->setToolTip(tr("A model from data/models.json, or your own dimensions. With a preset, a dimension typed "
+                         "below overrides the preset's."));
+  mg->addWidget(new QLabel(tr("Preset"), model_box), 0, 0);
+  mg->addWidget(preset_, 0, 1, 1, 2);
+  connect(preset_, &QComboBox::activated, this, [this](int i) {
+    const QString id = preset_->itemData(i).toString();
+    if (id == QLatin1String("custom")) {
+      doc_->use_custom_model();
+    } else {
+      doc_->use_preset(id.toStdString());
+    }
+  });
+  const std::pair<const char*, const char*> dims[] = {
+      {"layers", "transformer layers"}, {"hidden", "hidden size"}, {"heads", "attention heads"},
+      {"kv_heads", "key/value heads (GQA)"}, {"ffn_hidden", "FFN inner size"}, {"vocab", "vocabulary size"},
+      {"seq_len", "sequence length, tokens"}};
+  int row = 1;
+  for (const auto& [key, help] : dims) {
+    add_field(mg, row++, QString::fromLatin1(key), std::string("/model/") + key,
+              QString::fromLatin1(std::string_view(key) == "seq_len" ? "tokens" : ""), QString::fromLatin1(help));
+  }
+  errors_["/model"] = add_error_label(model_box);
+  layout->addWidget(model_box);
+
+  // ---- Training ----
+  auto* train_box = new QGroupBox(tr("Training"), body);
+  auto* tg = new QGridLayout(train_box);
+  add_field(tg, 0, tr("Tokens"), "/training/tokens", tr("tokens"),
+            tr("Total training tokens; SI suffixes allowed: 2T = 2e12, 300B = 3e11"));
+  tg->addWidget(new QLabel(tr("Global batch"), train_box), 1, 0);
+  batch_ = new QLineEdit(train_box);
+  batch_unit_ = new QComboBox(train_box);
+  batch_unit_->addItem(tr("sequences"), QStringLiteral("global_batch"));
+  batch_unit_->addItem(tr("tokens"), QStringLiteral("global_batch_tokens"));
+  tg->addWidget(batch_, 1, 1);
+  tg->addWidget(batch_unit_, 1, 2);
+  auto batch_edit = [this] {
+    if (refreshing_) return;
+    const std::string key = batch_unit_->currentData().toString().toStdString();
+    const std::string other = key == "global_batch" ? "global_batch_tokens" : "global_batch";
+    if (doc_->has("/training/" + other)) {
+      // Switching the unit: one of the two keys, never both (the parser refuses both).
+      nlohmann::json training = doc_->document().value("training", nlohmann::json::object());
+      training.erase(other);
+      training.erase(key);
+      doc_->set_value("/training", training);
+    }
+    doc_->set_text("/training/" + key, batch_->text());
+  };
+  connect(batch_, &QLineEdit::textEdited, this, batch_edit);
+  connect(batch_unit_, &QComboBox::activated, this, batch_edit);
+  tg->addWidget(new QLabel(tr("Precision"), train_box), 2, 0);
+  precision_ = new QComboBox(train_box);
+  for (const char* p : {"bf16", "fp16", "fp8", "tf32", "fp32"}) precision_->addItem(QString::fromLatin1(p), QString::fromLatin1(p));
+  tg->addWidget(precision_, 2, 1);
+  connect(precision_, &QComboBox::activated, this,
+          [this](int) { doc_->set_value("/training/precision", precision_->currentData().toString().toStdString()); });
+  tg->addWidget(new QLabel(tr("Framework"), train_box), 3, 0);
+  framework_ = new QComboBox(train_box);
+  framework_->addItem(tr("megatron (fused kernels)"), QStringLiteral("megatron"));
+  framework_->addItem(tr("pytorch (eager kernels)"), QStringLiteral("pytorch"));
+  tg->addWidget(framework_, 3, 1, 1, 2);
+  connect(framework_, &QComboBox::activated, this,
+          [this](int) { doc_->set_value("/training/framework", framework_->currentData().toString().toStdString()); });
+  errors_["/training"] = add_error_label(train_box);
+  layout->addWidget(train_box);
+
+  // ---- Cluster ----
+  auto* cluster_box = new QGroupBox(tr("Cluster"), body);
+  auto* cl = new QVBoxLayout(cluster_box);
+  auto* radios = new QHBoxLayout();
+  by_instance_ = new QRadioButton(tr("Cloud instance"), cluster_box);
+  by_gpu_ = new QRadioButton(tr("GPU + count (on-prem / custom)"), cluster_box);
+  radios->addWidget(by_instance_);
+  radios->addWidget(by_gpu_);
+  radios->addStretch(1);
+  cl->addLayout(radios);
+
+  instance_box_ = new QWidget(cluster_box);
+  auto* ib = new QGridLayout(instance_box_);
+  ib->setContentsMargins(0, 0, 0, 0);
+  instance_search_ = new QLineEdit(instance_box_);
+  instance_search_->setPlaceholderText(tr("Search instances: provider, GPU, name (e.g. \"h100 aws\")"));
+  instance_search_->setClearButtonEnabled(true);
+  ib->addWidget(instance_search_, 0, 0, 1, 3);
+  instance_model_ = new InstanceCatalogModel(doc_->catalogs_ptr(), this);
+  instance_filter_ = new InstanceFilterModel(this);
+  instance_filter_->setSourceModel(instance_model_);
+  instances_ = new QTableView(instance_box_);
+  instances_->setModel(instance_filter_);
+  instances_->setSortingEnabled(true);
+  instances_->sortByColumn(-1, Qt::AscendingOrder);
+  instances_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  instances_->setSelectionMode(QAbstractItemView::SingleSelection);
+  instances_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  instances_->verticalHeader()->hide();
+  instances_->verticalHeader()->setDefaultSectionSize(20);
+  instances_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  instances_->horizontalHeader()->setStretchLastSection(true);
+  instances_->hideColumn(InstanceCatalogModel::kPriceDate);  // in the tooltip
+  instances_->setMinimumHeight(140);
+  instances_->setMaximumHeight(170);
+  ib->addWidget(instances_, 1, 0, 1, 3);
+  instance_label_ = new QLabel(instance_box_);
+  instance_label_->setWordWrap(true);
+  ib->addWidget(instance_label_, 2, 0, 1, 3);
+  add_field(ib, 3, tr("Nodes"), "/cluster/nodes", tr("instances"), tr("Number of instances (nodes)"));
+  connect(instance_search_, &QLineEdit::textChanged, instance_filter_, &InstanceFilterModel::set_query);
+  connect(instances_, &QTableView::clicked, this, [this](const QModelIndex& i) {
+    const QString id = i.siblingAtColumn(InstanceCatalogModel::kId).data(kKeyRole).toString();
+    if (!id.isEmpty() && doc_->text("/cluster/instance") != id) doc_->use_instance(id.toStdString());
+  });
+  cl->addWidget(instance_box_);
+
+  gpu_box_ = new QWidget(cluster_box);
+  auto* gb = new QGridLayout(gpu_box_);
+  gb->setContentsMargins(0, 0, 0, 0);
+  gb->addWidget(new QLabel(tr("GPU"), gpu_box_), 0, 0);
+  gpu_ = new QComboBox(gpu_box_);
+  for (const auto& g : doc_->catalogs().gpus) {
+    gpu_->addItem(QStringLiteral("%1  (%2 GiB)").arg(QString::fromStdString(g.spec.id))
+                      .arg(units::to_gib(g.spec.hbm_capacity), 0, 'f', 0),
+                  QString::fromStdString(g.spec.id));
+  }
+  gb->addWidget(gpu_, 0, 1, 1, 2);
+  connect(gpu_, &QComboBox::activated, this, [this](int) { doc_->use_gpu(gpu_->currentData().toString().toStdString()); });
+  add_field(gb, 1, tr("GPUs"), "/cluster/gpus", tr("GPUs"), tr("Number of GPUs"));
+  add_field(gb, 2, tr("GPUs per node"), "/cluster/gpus_per_node", tr("GPUs"), tr("Default 8"));
+  add_field(gb, 3, tr("Inter-node"), "/cluster/inter_node_gbps_per_gpu", tr("Gbit/s per GPU"),
+            tr("Inter-node bandwidth per GPU, one direction (default 400 Gbit/s, DGX reference)"))
+      ->setPlaceholderText(tr("default: 400 (DGX reference)"));
+  cl->addWidget(gpu_box_);
+  connect(by_instance_, &QRadioButton::clicked, this, [this] {
+    if (doc_->has("/cluster/instance")) return;
+    const auto& cat = doc_->catalogs();
+    std::string id = cat.instances.empty() ? std::string() : cat.instances.front().id;
+    // Prefer an instance with the GPU already chosen.
+    if (doc_->last_good()) {
+      for (const auto& e : cat.instances) {
+        if (e.gpu == doc_->last_good()->scenario.cluster.gpu.id) {
+          id = e.id;
+          break;
+        }
+      }
+    }
+    doc_->use_instance(id);
+  });
+  connect(by_gpu_, &QRadioButton::clicked, this, [this] {
+    if (doc_->has("/cluster/gpu")) return;
+    const std::string gpu = doc_->last_good() ? doc_->last_good()->scenario.cluster.gpu.id : std::string("h100-sxm-80gb");
+    doc_->use_gpu(gpu);
+  });
+  errors_["/cluster"] = add_error_label(cluster_box);
+  layout->addWidget(cluster_box);
+
+  // ---- Strategy ----
+  auto* strategy_box = new QGroupBox(tr("Parallel strategy"), body);
+  auto* sl = new QVBoxLayout(strategy_box);
+  strategy_auto_ = new QCheckBox(tr("Let capplan choose the whole strategy (auto)"), strategy_box);
+  strategy_auto_->setToolTip(tr("Best throughput that fits in memory; untick to fix fields one by one"));
+  sl->addWidget(strategy_auto_);
+  connect(strategy_auto_, &QCheckBox::clicked, this, [this](bool on) { doc_->set_strategy_auto(on); });
+  strategy_fields_ = new QWidget(strategy_box);
+  auto* sg = new QGridLayout(strategy_fields_);
+  sg->setContentsMargins(0, 0, 0, 0);
+  const std::pair<const char*, const char*> sfields[] = {
+      {"tp", "tensor parallel"}, {"pp", "pipeline parallel"}, {"dp", "data parallel"},
+      {"cp", "context parallel"}, {"ep", "expert parallel (MoE)"}, {"micro_batch", "sequences per micro-batch"},
+      {"virtual_stages", "interleaved chunks per pipeline rank"}, {"zero", "ZeRO stage 0-3"}};
+  row = 0;
+  for (const auto& [key, help] : sfields) {
+    const std::string pointer = std::string("/strategy/") + key;
+    QLineEdit* edit = add_field(sg, row, QString::fromLatin1(key), pointer, QString(), QString::fromLatin1(help));
+    auto* box = new QCheckBox(tr("auto"), strategy_fields_);
+    box->setObjectName(QString::fromStdString(pointer) + QStringLiteral("#auto"));
+    sg->addWidget(box, row, 3);
+    auto_boxes_[pointer] = box;
+    connect(box, &QCheckBox::clicked, this, [this, pointer, edit](bool on) {
+      if (on) {
+        doc_->set_value(pointer, "auto");
+      } else {
+        // Start from what capplan chose, so unticking keeps the current result.
+        QString chosen = edit->placeholderText().section(QLatin1Char(' '), -1);
+        bool ok = false;
+        chosen.toInt(&ok);
+        doc_->set_text(pointer, ok ? chosen : QStringLiteral("1"));
+      }
+    });
+    ++row;
+  }
+  sg->addWidget(new QLabel(tr("recompute"), strategy_fields_), row, 0);
+  recompute_ = new QComboBox(strategy_fields_);
+  for (const char* r : {"auto", "none", "selective", "full"}) recompute_->addItem(QString::fromLatin1(r), QString::fromLatin1(r));
+  sg->addWidget(recompute_, row++, 1, 1, 3);
+  connect(recompute_, &QComboBox::activated, this,
+          [this](int) { doc_->set_value("/strategy/recompute", recompute_->currentData().toString().toStdString()); });
+  sg->addWidget(new QLabel(tr("sequence parallel"), strategy_fields_), row, 0);
+  seq_parallel_ = new QComboBox(strategy_fields_);
+  seq_parallel_->addItem(QStringLiteral("auto"), QStringLiteral("auto"));
+  seq_parallel_->addItem(QStringLiteral("true"), QStringLiteral("true"));
+  seq_parallel_->addItem(QStringLiteral("false"), QStringLiteral("false"));
+  sg->addWidget(seq_parallel_, row++, 1, 1, 3);
+  connect(seq_parallel_, &QComboBox::activated, this,
+          [this](int) { doc_->set_text("/strategy/sequence_parallel", seq_parallel_->currentData().toString()); });
+  sl->addWidget(strategy_fields_);
+  errors_["/strategy"] = add_error_label(strategy_box);
+  layout->addWidget(strategy_box);
+
+  // ---- Pricing ----
+  auto* price_box = new QGroupBox(tr("Price"), body);
+  auto* pg = new QGridLayout(price_box);
+  price_label_ = new QLabel(price_box);
+  price_label_->setWordWrap(true);
+  pg->addWidget(price_label_, 0, 0, 1, 3);
+  price_override_ = new QCheckBox(tr("Override"), price_box);
+  pg->addWidget(price_override_, 1, 0);
+  price_ = new QLineEdit(price_box);
+  price_->setPlaceholderText(tr("e.g. 2.50"));
+  pg->addWidget(price_, 1, 1);
+  pg->addWidget(new QLabel(tr("USD per GPU-hour"), price_box), 1, 2);
+  price_->setObjectName(QStringLiteral("/pricing/usd_per_gpu_hour"));
+  fields_["/pricing/usd_per_gpu_hour"] = price_;
+  connect(price_override_, &QCheckBox::clicked, this, [this](bool on) {
+    if (!on) {
+      doc_->set_price_override(std::nullopt);
+    } else if (doc_->last_good() && doc_->last_good()->scenario.cluster.price_per_gpu) {
+      doc_->set_price_override(units::to_usd_per_hour(*doc_->last_good()->scenario.cluster.price_per_gpu));
+    } else {
+      doc_->set_text("/pricing/usd_per_gpu_hour", price_->text().isEmpty() ? QStringLiteral("1") : price_->text());
+    }
+  });
+  connect(price_, &QLineEdit::textEdited, this, [this](const QString& t) {
+    if (!refreshing_) doc_->set_text("/pricing/usd_per_gpu_hour", t);
+  });
+  errors_["/pricing"] = add_error_label(price_box);
+  layout->addWidget(price_box);
+
+  // ---- Calibration ----
+  auto* cal_box = new QGroupBox(tr("Cost model"), body);
+  auto* cg = new QHBoxLayout(cal_box);
+  profile_label_ = new QLabel(cal_box);
+  profile_label_->setWordWrap(true);
+  auto* choose = new QPushButton(tr("Calibration profile…"), cal_box);
+  connect(choose, &QPushButton::clicked, this, &ScenarioEditor::choose_profile);
+  cg->addWidget(profile_label_, 1);
+  cg->addWidget(choose);
+  layout->addWidget(cal_box);
+  layout->addStretch(1);
+
+  connect(doc_, &ScenarioDocument::changed, this, [this] {
+    estimate_errors_.clear();  // refusals belong to the document they came from
+    refresh();
+  });
+  refresh();
+}
+
+QLineEdit* ScenarioEditor::add_field(QGridLayout* grid, int row, const QString& label, const std::string& pointer,
+                                     const QString& unit, const QString& tip) {
+  auto* parent = grid->parentWidget();
+  auto* l = new QLabel(label, parent);
+  l->setToolTip(tip);
+  auto* edit = new QLineEdit(parent);
+  edit->setToolTip(tip + QStringLiteral(" (") + QString::fromStdString(pointer) + QStringLiteral(")"));
+  edit->setObjectName(QString::fromStdString(pointer));
+  grid->addWidget(l, row, 0);
+  grid->addWidget(edit, row, 1);
+  if (!unit.isEmpty()) grid->addWidget(new QLabel(unit, parent), row, 2);
+  fields_[pointer] = edit;
+  connect(edit, &QLineEdit::textEdited, this, [this, pointer](const QString& text) {
+    if (!refreshing_) doc_->set_text(pointer, text);
+  });
+  return edit;
+}
+
+QLabel* ScenarioEditor::add_error_label(QGroupBox* box) {
+  auto* label = new QLabel(box);
+  label->setWordWrap(true);
+  label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  label->setStyleSheet(QStringLiteral("color: #c62828;"));
+  label->hide();
+  if (auto* grid = qobject_cast<QGridLayout*>(box->layout())) {
+    grid->addWidget(label, grid->rowCount(), 0, 1, 4);
+  } else if (auto* v = qobject_cast<QBoxLayout*>(box->layout())) {
+    v->addWidget(label);
+  }
+  return label;
+}
+
+QLineEdit* ScenarioEditor::field(const std::string& pointer) const {
+  auto it = fields_.find(pointer);
+  return it == fields_.end() ? nullptr : it->second;
+}
+
+void ScenarioEditor::choose_profile() {
+  const QString file = QFileDialog::getOpenFileName(this, tr("Calibration profile"), QString(),
+                                                    tr("Calibration profiles (*.json);;All files (*)"));
+  if (file.isEmpty()) return;
+  profile_path_ = file;
+  emit calibration_profile_chosen(file);
+  refresh();
+}
+
+void ScenarioEditor::show_result(const EstimateSnapshot& snapshot) {
+  last_result_ = snapshot;
+  estimate_errors_.clear();
+  refresh();
+}
+
+void ScenarioEditor::show_estimate_errors(const QStringList& messages) {
+  estimate_errors_ = messages;
+  refresh();
+}
+
+void ScenarioEditor::refresh() {
+  refreshing_ = true;
+  const auto& good = doc_->last_good();
+  const nlohmann::json& d = doc_->document();
+
+  // Texts of the fields as the document holds them; a field being typed in is left alone.
+  for (auto& [pointer, edit] : fields_) {
+    if (edit->hasFocus()) continue;
+    const QString t = doc_->text(pointer);
+    if (edit->text() != t) edit->setText(t);
+  }
+  // Placeholders: the value in effect (a preset's dimension, capplan's choice for "auto").
+  if (good) {
+    const auto& m = good->scenario.model;
+    const std::pair<const char*, int> dims[] = {{"layers", m.layers}, {"hidden", m.hidden},
+                                                {"heads", m.heads},   {"kv_heads", m.kv_heads},
+                                                {"ffn_hidden", m.ffn_hidden}, {"vocab", m.vocab},
+                                                {"seq_len", m.seq_len}};
+    for (const auto& [key, v] : dims) {
+      fields_[std::string("/model/") + key]->setPlaceholderText(tr("preset: %1").arg(v));
+    }
+    fields_["/cluster/gpus_per_node"]->setPlaceholderText(QString::number(good->scenario.cluster.gpus_per_node));
+  }
+  if (last_result_) {
+    const auto& p = last_result_->estimate.strategy;
+    const std::pair<const char*, int> chosen[] = {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp},
+                                                  {"ep", p.ep}, {"micro_batch", p.micro_batch},
+                                                  {"virtual_stages", p.virtual_stages}, {"zero", p.zero}};
+    for (const auto& [key, v] : chosen) {
+      fields_[std::string("/strategy/") + key]->setPlaceholderText(tr("auto: %1").arg(v));
+    }
+  }
+
+  // Model preset.
+  const QString preset = doc_->text("/model/preset");
+  set_combo_data(preset_, preset.isEmpty() ? QStringLiteral("custom") : preset);
+
+  // Training.
+  const bool tokens_unit = doc_->has("/training/global_batch_tokens");
+  set_combo_data(batch_unit_, tokens_unit ? QStringLiteral("global_batch_tokens") : QStringLiteral("global_batch"));
+  if (!batch_->hasFocus()) {
+    batch_->setText(doc_->text(tokens_unit ? "/training/global_batch_tokens" : "/training/global_batch"));
+  }
+  const QString prec = doc_->text("/training/precision");
+  set_combo_data(precision_, prec.isEmpty() ? QStringLiteral("bf16") : prec);
+  const QString fw = doc_->text("/training/framework");
+  set_combo_data(framework_, fw.isEmpty() ? QStringLiteral("megatron") : fw);
+
+  // Cluster.
+  const bool instance = !doc_->has("/cluster/gpu");
+  by_instance_->setChecked(instance);
+  by_gpu_->setChecked(!instance);
+  instance_box_->setVisible(instance);
+  gpu_box_->setVisible(!instance);
+  if (instance) {
+    const QString id = doc_->text("/cluster/instance");
+    const int src = instance_model_->row_of(id);
+    if (src >= 0) {
+      const QModelIndex pi = instance_filter_->mapFromSource(instance_model_->index(src, 0));
+      if (pi.isValid() && instances_->currentIndex().row() != pi.row()) {
+        instances_->setCurrentIndex(pi);
+        instances_->scrollTo(pi);
+      }
+    }
+    if (const auto* e = doc_->catalogs().find_instance(id.toStdString())) {
+      instance_label_->setText(tr("<b>%1</b>: %2 x %3 per node · network %4 · %5")
+                                   .arg(id.toHtmlEscaped())
+                                   .arg(e->gpus_per_node)
+                                   .arg(QString::fromStdString(e->gpu))
+                                   .arg(e->network_gbps ? QString::number(*e->network_gbps, 'f', 0) + " Gbit/s"
+                                                        : tr("unknown"))
+                                   .arg(QString::fromStdString(e->network).toHtmlEscaped()));
+    } else {
+      instance_label_->setText(id.isEmpty() ? tr("Pick an instance above") : tr("unknown instance '%1'").arg(id));
+    }
+  } else {
+    set_combo_data(gpu_, doc_->text("/cluster/gpu"));
+  }
+
+  // Strategy.
+  const bool all_auto = d.contains("strategy") && d["strategy"].is_string();
+  const bool no_strategy = !d.contains("strategy");
+  strategy_auto_->setChecked(all_auto || no_strategy);
+  strategy_fields_->setEnabled(!(all_auto || no_strategy));
+  for (auto& [pointer, box] : auto_boxes_) {
+    const QString t = doc_->text(pointer);
+    const bool is_auto = all_auto || no_strategy || t.isEmpty() || t == QLatin1String("auto");
+    box->setChecked(is_auto);
+    fields_[pointer]->setEnabled(!is_auto);
+    if (is_auto && !fields_[pointer]->hasFocus()) fields_[pointer]->clear();
+  }
+  const QString rc = doc_->text("/strategy/recompute");
+  set_combo_data(recompute_, rc.isEmpty() || all_auto ? QStringLiteral("auto") : rc);
+  const QString sp = doc_->text("/strategy/sequence_parallel");
+  set_combo_data(seq_parallel_, sp.isEmpty() || all_auto ? QStringLiteral("auto") : sp);
+
+  // Price.
+  const bool overridden = doc_->has("/pricing");
+  price_override_->setChecked(overridden);
+  price_->setEnabled(overridden);
+  if (good) {
+    const auto& c = good->scenario.cluster;
+    if (c.price_per_gpu) {
+      price_label_->setText(tr("%1 per GPU-hour — %2")
+                                .arg(usd_text(units::to_usd_per_hour(*c.price_per_gpu)))
+                                .arg(QString::fromStdString(c.price_source)));
+    } else {
+      price_label_->setText(tr("No price in the catalog for this offering: tick Override and give one "
+                               "(the cost stays unknown otherwise)."));
+    }
+  }
+
+  // Calibration.
+  if (profile_path_.isEmpty()) {
+    profile_label_->setText(tr("<b>datasheet model</b> (roofline with published or default efficiencies). "
+                               "<i>calibration profiles: coming with issue 4</i>"));
+  } else {
+    profile_label_->setText(tr("Profile <b>%1</b> chosen, but calibration profiles: coming with issue 4 — the "
+                               "<b>datasheet model</b> still prices every operation.")
+                                .arg(QFileInfo(profile_path_).fileName().toHtmlEscaped()));
+  }
+
+  // Messages, beside the group they belong to.
+  QStringList general;
+  auto under = [](const QString& msg, const std::string& pointer) {
+    const QString prefix = QString::fromLatin1(ScenarioDocument::kWhere.data(), ScenarioDocument::kWhere.size()) +
+                           QLatin1Char('#') + QString::fromStdString(pointer);
+    return msg.startsWith(prefix + QLatin1Char(':')) || msg.startsWith(prefix + QLatin1Char('/'));
+  };
+  for (const char* g : kGroups) {
+    QStringList msgs = doc_->messages_for(g);
+    for (const auto& m : estimate_errors_) {
+      if (under(m, g)) msgs << m;
+    }
+    QLabel* label = errors_[g];
+    label->setText(msgs.join(QLatin1Char('\n')));
+    label->setVisible(!msgs.isEmpty());
+  }
+  for (const auto& diag : doc_->diagnostics()) {
+    if (diag.severity != Diagnostic::Severity::error) continue;
+    bool grouped = false;
+    for (const char* g : kGroups) {
+      const std::string prefix = std::string(ScenarioDocument::kWhere) + "#" + g;
+      grouped = grouped || diag.where == prefix || diag.where.starts_with(prefix + "/");
+    }
+    if (!grouped) general << QString::fromStdString(diag.where + ": " + diag.message);
+  }
+  general_errors_->setText(general.join(QLatin1Char('\n')));
+  general_errors_->setVisible(!general.isEmpty());
+  // Fields with an error get a red frame.
+  for (auto& [pointer, edit] : fields_) {
+    bool bad = !doc_->messages_for(pointer).isEmpty();
+    for (const auto& m : estimate_errors_) bad = bad || under(m, pointer);
+    edit->setStyleSheet(bad ? QStringLiteral("QLineEdit { border: 2px solid #c62828; }") : QString());
+  }
+  refreshing_ = false;
+}
+
+}  // namespace capplan::gui

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Estimate tab's left side: a form over the ScenarioDocument. Every edit goes to the document,
+// which validates it with the CLI's parser; the form shows the messages beside the fields.
+#pragma once
+#include <QCheckBox>
+#include <QComboBox>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QRadioButton>
+#include <QTableView>
+#include <QWidget>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "capplan/gui/catalog_models.hpp"
+#include "capplan/gui/estimate_runner.hpp"
+#include "capplan/gui/scenario_document.hpp"
+
+namespace capplan::gui {
+
+class ScenarioEditor final : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ScenarioEditor(ScenarioDocument* doc, QWidget* parent = nullptr);
+
+  // Shows what capplan chose for "auto" fields (as placeholders) from the latest result.
+  void show_result(const EstimateSnapshot& snapshot);
+  // sim::estimate refused the (parsed) scenario: its messages, shown beside the fields they name.
+  void show_estimate_errors(const QStringList& messages);
+  QLineEdit* field(const std::string& pointer) const;  // for tests and shortcuts
+  QString calibration_profile() const { return profile_path_; }
+
+ signals:
+  void calibration_profile_chosen(const QString& path);
+
+ private:
+  void refresh();
+  QLineEdit* add_field(QGridLayout* grid, int row, const QString& label, const std::string& pointer,
+                       const QString& unit, const QString& tip);
+  QLabel* add_error_label(QGroupBox* box);
+  void choose_profile();
+
+  ScenarioDocument* doc_;
+  bool refreshing_ = false;
+  std::map<std::string, QLineEdit*> fields_;
+
+  QComboBox* preset_ = nullptr;
+  QComboBox* batch_unit_ = nullptr;
+  QLineEdit* batch_ = nullptr;
+  QComboBox* precision_ = nullptr;
+  QComboBox* framework_ = nullptr;
+  QRadioButton* by_instance_ = nullptr;
+  QRadioButton* by_gpu_ = nullptr;
+  QWidget* instance_box_ = nullptr;
+  QWidget* gpu_box_ = nullptr;
+  QLineEdit* instance_search_ = nullptr;
+  QTableView* instances_ = nullptr;
+  InstanceCatalogModel* instance_model_ = nullptr;
+  InstanceFilterModel* instance_filter_ = nullptr;
+  QLabel* instance_label_ = nullptr;
+  QComboBox* gpu_ = nullptr;
+  QCheckBox* strategy_auto_ = nullptr;
+  QWidget* strategy_fields_ = nullptr;
+  std::map<std::string, QCheckBox*> auto_boxes_;
+  QComboBox* recompute_ = nullptr;
+  QComboBox* seq_parallel_ = nullptr;
+  QCheckBox* price_override_ = nullptr;
+  QLineEdit* price_ = nullptr;
+  QLabel* price_label_ = nullptr;
+  QLabel* profile_label_ = nullptr;
+  QString profile_path_;
+  std::map<std::string, QLabel*> errors_;  // group pointer -> label
+  QLabel* general_errors_ = nullptr;
+  std::optional<EstimateSnapshot> last_result_;
+  QStringList estimate_errors_;
+};
+
+}  // namespace capplan::gui

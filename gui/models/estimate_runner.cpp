@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "capplan/gui/estimate_runner.hpp"
+
+#include <QElapsedTimer>
+#include <QtConcurrent/QtConcurrentRun>
+#include <utility>
+
+#include "capplan/sim/datasheet_cost.hpp"
+
+namespace capplan::gui {
+
+QString EstimateSnapshot::cost_model_label() const {
+  const std::string& source = estimate.cost_model;
+  if (source.empty() || source == "datasheet") return QStringLiteral("datasheet model");
+  return QString::fromStdString(source);  // "calibrated: <profile>"
+}
+
+std::optional<double> EstimateSnapshot::usd_per_billion_tokens() const {
+  const double tokens = scenario.scenario.training.tokens;
+  if (!estimate.cost || !(tokens > 0)) return std::nullopt;
+  return estimate.cost->base() / (tokens / 1e9);
+}
+
+EstimateRunner::EstimateRunner(std::shared_ptr<const sim::ResidualTable> bands, QObject* parent)
+    : QObject(parent), bands_(std::move(bands)) {
+  qRegisterMetaType<capplan::gui::EstimateSnapshot>();
+  connect(&watcher_, &QFutureWatcher<EstimateOutcome>::finished, this, &EstimateRunner::on_done);
+}
+
+EstimateRunner::~EstimateRunner() { watcher_.waitForFinished(); }
+
+EstimateOutcome EstimateRunner::compute(const data::ParsedScenario& scenario, const sim::ResidualTable* bands) {
+  QElapsedTimer timer;
+  timer.start();
+  const sim::DatasheetCost cost(scenario.scenario.cluster);
+  auto estimate = sim::estimate(scenario.scenario, cost);
+  if (!estimate) return std::unexpected(std::move(estimate.error()));
+  if (bands != nullptr && !bands->empty()) {
+    sim::apply_error_band(*estimate, scenario.scenario, *bands);
+    if (!estimate->band) {
+      estimate->warnings.push_back("no error band: error_bands.json has no entry for '" +
+                                   sim::error_category(scenario.scenario) +
+                                   "' (nor a fallback), so the estimate carries no p10-p90 interval");
+    }
+  } else {
+    estimate->warnings.push_back("no error band: error_bands.json not loaded, so the estimate carries no p10-p90 "
+                                 "interval");
+  }
+  EstimateSnapshot snap;
+  snap.scenario = scenario;
+  snap.estimate = std::move(*estimate);
+  snap.elapsed_ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+  return snap;
+}
+
+quint64 EstimateRunner::request(data::ParsedScenario scenario) {
+  const quint64 generation = ++generation_;
+  if (running_) {
+    pending_.emplace(std::move(scenario), generation);  // replaces an older pending request
+  } else {
+    start(std::move(scenario), generation);
+  }
+  return generation;
+}
+
+void EstimateRunner::start(data::ParsedScenario scenario, quint64 generation) {
+  running_ = true;
+  running_generation_ = generation;
+  auto bands = bands_;  // keeps the table alive for the worker
+  watcher_.setFuture(QtConcurrent::run([s = std::move(scenario), bands, generation]() -> EstimateOutcome {
+    auto out = compute(s, bands.get());
+    if (out) out->generation = generation;
+    return out;
+  }));
+  emit busy_changed(true);
+}
+
+void EstimateRunner::on_done() {
+  EstimateOutcome outcome = watcher_.result();
+  const quint64 generation = running_generation_;
+  running_ = false;
+  if (pending_) {
+    auto next = std::move(*pending_);
+    pending_.reset();
+    start(std::move(next.first), next.second);  // the finished result is stale: dropped
+    return;
+  }
+  emit busy_changed(false);
+  if (generation != generation_) return;
+  if (outcome) {
+    emit finished(*outcome);
+  } else {
+    QStringList messages;
+    for (const auto& d : outcome.error()) messages << QString::fromStdString(d.where + ": " + d.message);
+    emit failed(messages, generation);
+  }
+}
+
+}  // namespace capplan::gui

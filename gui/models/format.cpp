@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "capplan/gui/format.hpp"
+
+#include <QLocale>
+#include <cmath>
+
+namespace capplan::gui {
+
+namespace {
+QString grouped(double v) { return QLocale(QLocale::English).toString(std::round(v), 'f', 0); }
+}  // namespace
+
+QString days_text(double days) {
+  if (!std::isfinite(days)) return QStringLiteral("n/a");
+  if (days >= 1000) return grouped(days) + QStringLiteral(" days");
+  if (days < 1.0) return QString::number(days * 24.0, 'f', 1) + QStringLiteral(" hours");
+  return QString::number(days, 'f', 1) + QStringLiteral(" days");
+}
+
+QString usd_text(double usd) {
+  if (!std::isfinite(usd)) return QStringLiteral("n/a");
+  if (std::fabs(usd) >= 1e9) return QStringLiteral("$") + QString::number(usd / 1e9, 'f', 2) + QStringLiteral("B");
+  if (std::fabs(usd) >= 1e6) return QStringLiteral("$") + QString::number(usd / 1e6, 'f', 2) + QStringLiteral("M");
+  if (std::fabs(usd) >= 1e3) return QStringLiteral("$") + grouped(usd);
+  return QStringLiteral("$") + QString::number(usd, 'f', 2);
+}
+
+QString usd_text(const std::optional<double>& usd) { return usd ? usd_text(*usd) : QStringLiteral("unknown"); }
+
+QString seconds_text(double s) {
+  if (!std::isfinite(s)) return QStringLiteral("n/a");
+  if (s == 0) return QStringLiteral("0 s");
+  if (s < 1e-3) return QString::number(s * 1e6, 'f', 1) + QStringLiteral(" us");
+  if (s < 1.0) return QString::number(s * 1e3, 'f', 1) + QStringLiteral(" ms");
+  if (s >= 1000.0) return grouped(s) + QStringLiteral(" s");
+  return QString::number(s, 'f', 2) + QStringLiteral(" s");
+}
+
+QString gib_text(double bytes) {
+  if (!std::isfinite(bytes)) return QStringLiteral("n/a");
+  return QString::number(bytes / 1073741824.0, 'f', 1) + QStringLiteral(" GiB");
+}
+
+QString percent_text(double fraction, int decimals) {
+  if (!std::isfinite(fraction)) return QStringLiteral("n/a");
+  return QString::number(100.0 * fraction, 'f', decimals) + QStringLiteral(" %");
+}
+
+QString count_text(double v) {
+  if (!std::isfinite(v)) return QStringLiteral("n/a");
+  return grouped(v);
+}
+
+QString si_text(double v) {
+  if (!std::isfinite(v)) return QStringLiteral("n/a");
+  struct Prefix {
+    double scale;
+    const char* name;
+  };
+  static constexpr Prefix kPrefixes[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  for (const auto& p : kPrefixes) {
+    if (std::fabs(v) >= p.scale) {
+      const double x = v / p.scale;
+      return QString::number(x, 'f', std::fabs(x) >= 100 ? 0 : (std::fabs(x) >= 10 ? 1 : 2)) +
+             QString::fromLatin1(p.name);
+    }
+  }
+  return QString::number(v, 'g', 3);
+}
+
+QString delta_text(double value, double base) {
+  if (!std::isfinite(value) || !std::isfinite(base) || base == 0) return {};
+  const double d = 100.0 * (value - base) / base;
+  return (d >= 0 ? QStringLiteral("+") : QString()) + QString::number(d, 'f', 1) + QStringLiteral(" %");
+}
+
+}  // namespace capplan::gui

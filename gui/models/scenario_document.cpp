@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "capplan/gui/scenario_document.hpp"
+
+#include <utility>
+
+namespace capplan::gui {
+
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> split_pointer(std::string_view pointer) {
+  std::vector<std::string> keys;
+  size_t pos = 1;
+  while (pos <= pointer.size()) {
+    const size_t slash = pointer.find('/', pos);
+    keys.emplace_back(pointer.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos));
+    if (slash == std::string_view::npos) break;
+    pos = slash + 1;
+  }
+  return keys;
+}
+
+const json* find_at(const json& root, std::string_view pointer) {
+  const json* node = &root;
+  for (const auto& key : split_pointer(pointer)) {
+    if (!node->is_object()) return nullptr;
+    auto it = node->find(key);
+    if (it == node->end()) return nullptr;
+    node = &*it;
+  }
+  return node;
+}
+
+// A typed text as the CLI's flags read it (cli/estimate_command.cpp flag_value).
+json value_of(const QString& text) {
+  const std::string s = text.trimmed().toStdString();
+  json parsed = json::parse(s, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_number() || parsed.is_boolean()) return parsed;
+  return s;
+}
+
+}  // namespace
+
+void set_at(json& root, std::string_view pointer, json value) {
+  json* node = &root;
+  const auto keys = split_pointer(pointer);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!node->is_object()) *node = json::object();
+    if (i + 1 == keys.size()) {
+      (*node)[keys[i]] = std::move(value);
+      return;
+    }
+    node = &(*node)[keys[i]];
+  }
+}
+
+ScenarioDocument::ScenarioDocument(std::shared_ptr<const data::Catalogs> catalogs, QObject* parent)
+    : QObject(parent), catalogs_(std::move(catalogs)) {
+  doc_ = data::example_scenario();
+  revalidate();
+}
+
+void ScenarioDocument::load_json(json doc) {
+  doc_ = std::move(doc);
+  modified_ = false;
+  revalidate();
+}
+
+Result<void> ScenarioDocument::load_text(std::string_view text) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    // data::parse_scenario_text words the syntax error (line, column) as the CLI prints it.
+    auto syntax = data::parse_scenario_text(text, *catalogs_, kWhere);
+    if (!syntax) return std::unexpected(std::move(syntax.error()));
+    return fail(std::string(kWhere), "invalid JSON");
+  }
+  load_json(std::move(doc));
+  return {};
+}
+
+std::string ScenarioDocument::to_text() const { return doc_.dump(2) + "\n"; }
+
+void ScenarioDocument::load_example() {
+  file_path_.clear();
+  load_json(data::example_scenario());
+}
+
+void ScenarioDocument::set_text(std::string_view pointer, const QString& text) {
+  if (text.trimmed().isEmpty()) {
+    erase(pointer);
+    return;
+  }
+  set_value(pointer, value_of(text));
+}
+
+void ScenarioDocument::set_value(std::string_view pointer, json value) {
+  if (const json* old = find_at(doc_, pointer); old != nullptr && *old == value) return;
+  set_at(doc_, pointer, std::move(value));
+  modified_ = true;
+  revalidate();
+}
+
+void ScenarioDocument::erase(std::string_view pointer) {
+  const auto keys = split_pointer(pointer);
+  json* node = &doc_;
+  for (size_t i = 0; i + 1 < keys.size(); ++i) {
+    if (!node->is_object() || !node->contains(keys[i])) return;
+    node = &(*node)[keys[i]];
+  }
+  if (!node->is_object() || !node->contains(keys.back())) return;
+  node->erase(keys.back());
+  modified_ = true;
+  revalidate();
+}
+
+bool ScenarioDocument::has(std::string_view pointer) const { return find_at(doc_, pointer) != nullptr; }
+
+QString ScenarioDocument::text(std::string_view pointer) const {
+  const json* v = find_at(doc_, pointer);
+  if (v == nullptr || v->is_null()) return {};
+  if (v->is_string()) return QString::fromStdString(v->get<std::string>());
+  return QString::fromStdString(v->dump());
+}
+
+void ScenarioDocument::use_preset(const std::string& model_id) {
+  json model = json::object();
+  model["preset"] = model_id;
+  doc_["model"] = std::move(model);
+  modified_ = true;
+  revalidate();
+}
+
+void ScenarioDocument::use_custom_model() {
+  if (!last_good_) return;
+  const sim::ModelSpec& m = last_good_->scenario.model;
+  json model = json::object();
+  model["name"] = m.name.empty() ? std::string("custom") : m.name + " (custom)";
+  model["layers"] = m.layers;
+  model["hidden"] = m.hidden;
+  model["heads"] = m.heads;
+  model["kv_heads"] = m.kv_heads;
+  model["ffn_hidden"] = m.ffn_hidden;
+  model["vocab"] = m.vocab;
+  model["seq_len"] = m.seq_len;
+  model["gated_ffn"] = m.gated_ffn;
+  model["tied_embeddings"] = m.tied_embeddings;
+  model["rmsnorm"] = m.rmsnorm;
+  model["rope"] = m.rope;
+  if (m.attention_head_dim > 0) model["head_dim"] = m.attention_head_dim;
+  if (m.is_moe()) {
+    model["moe"] = {{"experts", m.moe.experts},
+                    {"top_k", m.moe.top_k},
+                    {"expert_ffn_hidden", m.moe.expert_ffn_hidden},
+                    {"shared_experts", m.moe.shared_experts},
+                    {"dense_layers", m.moe.dense_layers},
+                    {"every_n_layers", m.moe.every_n_layers}};
+  }
+  if (m.attention == sim::Attention::mla) {
+    model["attention"] = "mla";
+    model["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
+                    {"kv_lora_rank", m.mla.kv_lora_rank},
+                    {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
+                    {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
+                    {"v_head_dim", m.mla.v_head_dim}};
+  } else if (m.sliding_window > 0) {
+    model["sliding_window"] = m.sliding_window;
+    if (m.sliding_window_every != 1) model["sliding_window_every"] = m.sliding_window_every;
+  }
+  doc_["model"] = std::move(model);
+  modified_ = true;
+  revalidate();
+}
+
+void ScenarioDocument::use_instance(const std::string& instance_id) {
+  json cluster = json::object();
+  const json* nodes = find_at(doc_, "/cluster/nodes");
+  cluster["instance"] = instance_id;
+  cluster["nodes"] = nodes != nullptr ? *nodes : json(1);
+  for (const char* key : {"intra_node_gbps", "inter_node_gbps_per_gpu"}) {
+    if (const json* v = find_at(doc_, std::string("/cluster/") + key)) cluster[key] = *v;
+  }
+  doc_["cluster"] = std::move(cluster);
+  modified_ = true;
+  revalidate();
+}
+
+void ScenarioDocument::use_gpu(const std::string& gpu_id) {
+  json cluster = json::object();
+  cluster["gpu"] = gpu_id;
+  if (const json* gpus = find_at(doc_, "/cluster/gpus")) {
+    cluster["gpus"] = *gpus;
+  } else if (last_good_) {
+    cluster["gpus"] = last_good_->scenario.cluster.gpus;
+  } else {
+    cluster["gpus"] = 8;
+  }
+  for (const char* key : {"gpus_per_node", "intra_node_gbps", "inter_node_gbps_per_gpu"}) {
+    if (const json* v = find_at(doc_, std::string("/cluster/") + key)) cluster[key] = *v;
+  }
+  doc_["cluster"] = std::move(cluster);
+  modified_ = true;
+  revalidate();
+}
+
+void ScenarioDocument::set_strategy_auto(bool all_auto) {
+  if (all_auto) {
+    doc_["strategy"] = "auto";
+  } else {
+    // Every field starts "auto"; the user fixes the ones they care about.
+    json s = json::object();
+    for (const char* key : kStrategyIntKeys) s[key] = "auto";
+    s["recompute"] = "auto";
+    s["sequence_parallel"] = "auto";
+    doc_["strategy"] = std::move(s);
+  }
+  modified_ = true;
+  revalidate();
+}
+
+void ScenarioDocument::set_price_override(std::optional<double> usd_per_gpu_hour) {
+  if (usd_per_gpu_hour) {
+    doc_["pricing"] = json{{"usd_per_gpu_hour", *usd_per_gpu_hour}};
+  } else {
+    doc_.erase("pricing");
+  }
+  modified_ = true;
+  revalidate();
+}
+
+void ScenarioDocument::apply_plan(const std::string& instance_id, const std::string& gpu_id, int nodes_or_gpus,
+                                  const sim::Parallelism& p) {
+  json cluster = json::object();
+  if (!instance_id.empty()) {
+    cluster["instance"] = instance_id;
+    cluster["nodes"] = nodes_or_gpus;
+  } else {
+    cluster["gpu"] = gpu_id;
+    cluster["gpus"] = nodes_or_gpus;
+    if (const json* v = find_at(doc_, "/cluster/gpus_per_node")) cluster["gpus_per_node"] = *v;
+  }
+  for (const char* key : {"intra_node_gbps", "inter_node_gbps_per_gpu"}) {
+    if (const json* v = find_at(doc_, std::string("/cluster/") + key)) cluster[key] = *v;
+  }
+  doc_["cluster"] = std::move(cluster);
+  json s = json::object();
+  s["tp"] = p.tp;
+  s["pp"] = p.pp;
+  s["dp"] = p.dp;
+  if (p.cp != 1) s["cp"] = p.cp;
+  if (p.ep != 1) s["ep"] = p.ep;
+  if (p.etp != 1) s["etp"] = p.etp;
+  s["micro_batch"] = p.micro_batch;
+  s["virtual_stages"] = p.virtual_stages;
+  s["zero"] = p.zero;
+  s["recompute"] = sim::to_string(p.recompute);
+  s["sequence_parallel"] = p.sequence_parallel;
+  s["overlap_dp_comm"] = p.overlap_dp_comm;
+  if (p.tp_comm_overlap) s["tp_comm_overlap"] = true;
+  if (p.pp_comm_overlap) s["pp_comm_overlap"] = true;
+  doc_["strategy"] = std::move(s);
+  // A plan priced with an offering's price: a per-GPU override would no longer be the user's intent.
+  modified_ = true;
+  revalidate();
+}
+
+QStringList ScenarioDocument::messages_for(std::string_view pointer) const {
+  const std::string prefix = std::string(kWhere) + "#" + std::string(pointer);
+  QStringList out;
+  for (const auto& d : diags_) {
+    if (d.severity != Diagnostic::Severity::error) continue;
+    if (d.where == prefix || d.where.starts_with(prefix + "/")) {
+      out << QString::fromStdString(d.where + ": " + d.message);
+    }
+  }
+  return out;
+}
+
+QStringList ScenarioDocument::all_messages() const {
+  QStringList out;
+  for (const auto& d : diags_) out << QString::fromStdString(d.where.empty() ? d.message : d.where + ": " + d.message);
+  return out;
+}
+
+void ScenarioDocument::revalidate() {
+  auto parsed = data::parse_scenario(doc_, *catalogs_, kWhere);
+  diags_.clear();
+  if (parsed) {
+    parsed_ = std::move(*parsed);
+    last_good_ = parsed_;
+    for (const auto& w : parsed_->warnings) diags_.push_back({Diagnostic::Severity::warning, "", w});
+  } else {
+    parsed_.reset();
+    diags_ = std::move(parsed.error());
+  }
+  emit changed();
+}
+
+}  // namespace capplan::gui

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+// The real window, driven offscreen: typing in the editor updates the results, an invalid field
+// shows the CLI's message over the last good result, a plan loads into the editor, files round-trip.
+#include <QApplication>
+#include <QCheckBox>
+#include <QFile>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <memory>
+
+#include "capplan/data/catalog.hpp"
+#include "compare_view.hpp"
+#include "main_window.hpp"
+#include "plan_view.hpp"
+#include "results_view.hpp"
+
+using namespace capplan;
+using namespace capplan::gui;
+
+namespace {
+
+std::shared_ptr<const data::Catalogs> catalogs() {
+  static auto c = [] {
+    auto loaded = data::load_catalogs(std::filesystem::path(CAPPLAN_SOURCE_DIR) / "data");
+    if (!loaded) qFatal("catalogs did not load");
+    return std::make_shared<const data::Catalogs>(std::move(*loaded));
+  }();
+  return c;
+}
+
+// Replaces a line edit's text the way a user does (select all, type), so textEdited fires.
+void type_into(QLineEdit* edit, const QString& text) {
+  edit->setFocus();
+  edit->selectAll();
+  QTest::keyClick(edit, Qt::Key_Backspace);
+  QTest::keyClicks(edit, text);
+  edit->clearFocus();
+}
+
+}  // namespace
+
+class GuiAppTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void typing_in_the_editor_updates_the_results_and_an_invalid_value_keeps_the_last_good_one() {
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    w.show();
+    QSignalSpy done(w.runner(), &EstimateRunner::finished);
+    QVERIFY(done.wait(60000) || w.results()->snapshot().has_value());
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    QCOMPARE(w.results()->snapshot()->scenario.scenario.cluster.gpus, 512);
+
+    auto* nodes = w.findChild<QLineEdit*>(QStringLiteral("/cluster/nodes"));
+    QVERIFY(nodes != nullptr);
+    type_into(nodes, QStringLiteral("32"));
+    QTRY_COMPARE_WITH_TIMEOUT(w.results()->snapshot()->scenario.scenario.cluster.gpus, 256, 60000);
+
+    // "0" nodes: the CLI's message beside the field and over the results, which stay at 32 nodes.
+    type_into(nodes, QStringLiteral("0"));
+    QVERIFY(!w.document()->valid());
+    bool shown = false;
+    for (auto* label : w.findChildren<QLabel*>()) {
+      shown = shown || (label->isVisible() &&
+                        label->text().contains(QStringLiteral("scenario#/cluster/nodes: must be a positive integer; got 0")));
+    }
+    QVERIFY(shown);
+    QTest::qWait(200);
+    QCOMPARE(w.results()->snapshot()->scenario.scenario.cluster.gpus, 256);
+  }
+
+  void price_override_and_per_field_strategy_edits_reach_the_results() {
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    const double catalog_cost = w.results()->snapshot()->estimate.cost->base();
+    // Price: tick Override (starts from the catalog price), then type a lower one.
+    QCheckBox* override_box = nullptr;
+    for (auto* b : w.findChildren<QCheckBox*>()) {
+      if (b->text() == QStringLiteral("Override")) override_box = b;
+    }
+    QVERIFY(override_box != nullptr);
+    override_box->click();
+    QVERIFY(w.document()->has("/pricing/usd_per_gpu_hour"));
+    auto* price = w.findChild<QLineEdit*>(QStringLiteral("/pricing/usd_per_gpu_hour"));
+    QVERIFY(price != nullptr);
+    type_into(price, QStringLiteral("3.44"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->estimate.cost->base() < 0.6 * catalog_cost, 60000);
+    QCOMPARE(w.results()->snapshot()->scenario.scenario.cluster.price_source, std::string("scenario pricing"));
+
+    // Strategy: untick "auto" for the whole strategy, then fix tp to what capplan chose.
+    QCheckBox* all_auto = nullptr;
+    for (auto* b : w.findChildren<QCheckBox*>()) {
+      if (b->text().startsWith(QStringLiteral("Let capplan choose"))) all_auto = b;
+    }
+    QVERIFY(all_auto != nullptr && all_auto->isChecked());
+    const int chosen_tp = w.results()->snapshot()->estimate.strategy.tp;
+    all_auto->click();
+    QVERIFY(w.document()->document()["strategy"].is_object());
+    auto* tp = w.findChild<QLineEdit*>(QStringLiteral("/strategy/tp"));
+    QVERIFY(tp != nullptr);
+    QTRY_VERIFY_WITH_TIMEOUT(!tp->placeholderText().isEmpty(), 60000);
+    // Untick tp's "auto": it starts from what capplan chose, so the result does not move.
+    auto* tp_auto = w.findChild<QCheckBox*>(QStringLiteral("/strategy/tp#auto"));
+    QVERIFY(tp_auto != nullptr && tp_auto->isChecked() && !tp->isEnabled());
+    tp_auto->click();
+    QCOMPARE(w.document()->text("/strategy/tp"), QString::number(chosen_tp));
+    QVERIFY(tp->isEnabled());
+    QVERIFY(w.document()->valid());
+    QTRY_VERIFY_WITH_TIMEOUT(!w.results()->snapshot()->estimate.strategy_chosen_by_capplan ||
+                                 w.results()->snapshot()->scenario.scenario.strategy.tp.has_value(), 60000);
+    QCOMPARE(w.results()->snapshot()->estimate.strategy.tp, chosen_tp);
+  }
+
+  void a_plan_from_the_planner_loads_into_the_editor() {
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    w.show();
+    w.plan()->set_filters(QStringLiteral("aws-*"), QStringLiteral("h100-sxm-80gb"), QStringLiteral("16,32"));
+    QSignalSpy finished(w.plan(), &PlanView::finished);
+    w.plan()->start();
+    QVERIFY(finished.wait(120000));
+    QVERIFY(w.plan()->plans().rowCount() >= 1);
+    const sim::Plan* best = w.plan()->plans().plan(0);
+    QSignalSpy chosen(w.plan(), &PlanView::plan_chosen);
+    w.plan()->load_plan(0);
+    QCOMPARE(chosen.count(), 1);
+    QVERIFY2(w.document()->valid(), qPrintable(w.document()->all_messages().join(QLatin1Char(10))));
+    QCOMPARE(w.document()->last_good()->scenario.cluster.gpus, best->gpus);
+    QCOMPARE(*w.document()->last_good()->scenario.strategy.tp, best->estimate.strategy.tp);
+    QTRY_COMPARE_WITH_TIMEOUT(w.results()->snapshot()->estimate.strategy, best->estimate.strategy, 60000);
+    // The editor's estimate of the plan is the planner's (same library, same layout).
+    QCOMPARE(w.results()->snapshot()->estimate.step_time.base(), best->estimate.step_time.base());
+  }
+
+  void a_scenario_saved_by_the_window_opens_to_the_same_scenario() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("s.json"));
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    w.document()->use_gpu("a100-80gb-sxm");
+    w.document()->set_text("/cluster/gpus", QStringLiteral("64"));
+    QVERIFY(w.save_file(path).isEmpty());
+    QVERIFY(!w.document()->modified());
+    MainWindow w2(catalogs(), nullptr);
+    w2.set_ephemeral(true);
+    QVERIFY(w2.open_file(path).isEmpty());
+    QVERIFY(w2.document()->document() == w.document()->document());
+    QCOMPARE(w2.document()->file_path(), path);
+    // A file that is not JSON: the CLI's wording, and the window keeps its scenario.
+    QFile bad(dir.filePath(QStringLiteral("bad.json")));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write("{ \"model\": ");
+    bad.close();
+    const QString err = w2.open_file(bad.fileName());
+    QVERIFY2(err.startsWith(QStringLiteral("scenario: invalid JSON")) || err.contains(QStringLiteral("line")), qPrintable(err));
+    QVERIFY(w2.document()->valid());
+  }
+
+  void compare_shows_up_to_four_scenarios() {
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    w.load_compare_example();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.compare()->busy() && w.compare()->model().columns().size() == 4, 60000);
+    QVERIFY(w.compare()->model().columns()[0].snapshot.has_value());
+    QVERIFY(!w.compare()->add(QStringLiteral("fifth"), w.document()->document()));  // at most four
+  }
+};
+
+QTEST_MAIN(GuiAppTest)
+#include "gui_app_test.moc"

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GUI's models, document and runner, with no widgets (STYLE.md 4.8: QAbstractItemModelTester
+// in QtTest mode, QSignalSpy on the runner, QT_QPA_PLATFORM=offscreen).
+#include <QAbstractItemModelTester>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "capplan/data/error_bands.hpp"
+#include "capplan/gui/catalog_models.hpp"
+#include "capplan/gui/compare_model.hpp"
+#include "capplan/data/search_io.hpp"
+#include "capplan/gui/estimate_runner.hpp"
+#include "capplan/gui/plan_runner.hpp"
+#include "capplan/gui/result_models.hpp"
+#include "capplan/gui/scenario_document.hpp"
+
+using namespace capplan;
+using namespace capplan::gui;
+
+namespace {
+
+std::shared_ptr<const data::Catalogs> catalogs() {
+  static auto c = [] {
+    auto loaded = data::load_catalogs(std::filesystem::path(CAPPLAN_SOURCE_DIR) / "data");
+    if (!loaded) qFatal("catalogs did not load");
+    return std::make_shared<const data::Catalogs>(std::move(*loaded));
+  }();
+  return c;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+EstimateSnapshot example_snapshot() {
+  auto parsed = data::parse_scenario(data::example_scenario(), *catalogs());
+  if (!parsed) qFatal("example does not parse");
+  auto snap = EstimateRunner::compute(*parsed, nullptr);
+  if (!snap) qFatal("example does not estimate");
+  return *snap;
+}
+
+// Keeps the runner fed from the document, as MainWindow does.
+void wire(ScenarioDocument& doc, EstimateRunner& runner) {
+  QObject::connect(&doc, &ScenarioDocument::changed, &runner, [&] {
+    if (doc.valid()) runner.request(*doc.last_good());
+  });
+}
+
+}  // namespace
+
+class GuiModelsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void result_models_pass_the_item_model_tester() {
+    BreakdownModel breakdown;
+    MemoryModel memory;
+    WarningsModel warnings;
+    QAbstractItemModelTester t1(&breakdown, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester t2(&memory, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester t3(&warnings, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const EstimateSnapshot snap = example_snapshot();
+    breakdown.set_snapshot(snap);
+    memory.set_snapshot(snap);
+    warnings.set_messages(snapshot_warnings(snap));
+    QVERIFY(breakdown.rowCount() >= 1);
+    QCOMPARE(memory.rowCount(), 6);
+    // The breakdown rows partition the step: their raw seconds add up to the step time.
+    double sum = 0;
+    for (int r = 0; r < breakdown.rowCount(); ++r) {
+      sum += breakdown.index(r, BreakdownModel::kTime).data(kSortRole).toDouble();
+    }
+    QVERIFY(std::abs(sum - snap.estimate.step_time.base()) <= 1e-9 * snap.estimate.step_time.base());
+    // Memory rows add up to the peak total (raw bytes on kSortRole, text with a unit on DisplayRole).
+    QVERIFY(std::abs(memory.total_bytes() - snap.estimate.memory.total().base()) < 1.0);
+    QVERIFY(memory.index(0, MemoryModel::kSize).data().toString().endsWith(QStringLiteral("GiB")));
+    breakdown.clear();
+    memory.clear();
+    QCOMPARE(breakdown.rowCount(), 0);
+  }
+
+  void catalog_and_compare_models_pass_the_item_model_tester() {
+    InstanceCatalogModel instances(catalogs());
+    InstanceFilterModel filter;
+    filter.setSourceModel(&instances);
+    QAbstractItemModelTester t1(&instances, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester t2(&filter, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(instances.rowCount(), static_cast<int>(catalogs()->instances.size()));
+    filter.set_query(QStringLiteral("aws h100"));
+    QVERIFY(filter.rowCount() >= 1);
+    for (int r = 0; r < filter.rowCount(); ++r) {
+      const QString id = filter.index(r, InstanceCatalogModel::kId).data().toString();
+      QVERIFY2(id.startsWith(QStringLiteral("aws-")), qPrintable(id));
+    }
+    filter.sort(InstanceCatalogModel::kPriceGpuHour, Qt::DescendingOrder);
+    filter.set_query(QString());
+    QCOMPARE(filter.rowCount(), instances.rowCount());
+
+    CompareModel compare;
+    QAbstractItemModelTester t3(&compare, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const EstimateSnapshot snap = example_snapshot();
+    compare.set_columns({{QStringLiteral("a"), snap, {}}, {QStringLiteral("b"), snap, {}}, {QStringLiteral("c"), {}, QStringLiteral("bad")}});
+    QCOMPARE(compare.columnCount(), 3);
+    QCOMPARE(compare.rowCount(), static_cast<int>(CompareModel::kMetricCount));
+    // The same scenario twice: a delta of +0.0 % against column A.
+    QVERIFY(compare.index(CompareModel::kTimeToTrain, 1).data().toString().contains(QStringLiteral("+0.0 %")));
+    QCOMPARE(compare.index(CompareModel::kTimeToTrain, 1).data(kSortRole).toDouble(),
+             units::to_days(snap.estimate.time_to_train));
+    compare.set_columns({});
+    QCOMPARE(compare.columnCount(), 0);
+  }
+
+  void editing_a_field_updates_the_results() {
+    ScenarioDocument doc(catalogs());
+    EstimateRunner runner;
+    wire(doc, runner);
+    QSignalSpy spy(&runner, &EstimateRunner::finished);
+    runner.request(*doc.last_good());
+    QVERIFY(spy.wait(60000));
+    const auto first = spy.takeFirst().at(0).value<EstimateSnapshot>();
+    QCOMPARE(first.scenario.scenario.cluster.gpus, 512);
+
+    doc.set_text("/cluster/nodes", QStringLiteral("32"));
+    QVERIFY(doc.valid());
+    QVERIFY(spy.wait(60000));
+    const auto second = spy.takeFirst().at(0).value<EstimateSnapshot>();
+    QCOMPARE(second.scenario.scenario.cluster.gpus, 256);
+    // The GUI shows the library's numbers: the same as computing directly.
+    const auto direct = EstimateRunner::compute(*doc.last_good(), nullptr);
+    QVERIFY(direct.has_value());
+    QCOMPARE(second.estimate.step_time.base(), direct->estimate.step_time.base());
+    QVERIFY(second.estimate.time_to_train > first.estimate.time_to_train);
+  }
+
+  void the_latest_request_wins() {
+    ScenarioDocument doc(catalogs());
+    EstimateRunner runner;
+    QSignalSpy spy(&runner, &EstimateRunner::finished);
+    auto base = *doc.last_good();
+    quint64 last = 0;
+    for (int nodes : {8, 16, 32, 48}) {
+      doc.set_text("/cluster/nodes", QString::number(nodes));
+      last = runner.request(*doc.last_good());
+    }
+    QVERIFY(spy.wait(60000));
+    QTest::qWait(200);  // nothing older may arrive afterwards
+    QCOMPARE(spy.count(), 1);
+    const auto snap = spy.at(0).at(0).value<EstimateSnapshot>();
+    QCOMPARE(snap.generation, last);
+    QCOMPARE(snap.scenario.scenario.cluster.gpus, 48 * 8);
+  }
+
+  void an_invalid_field_shows_the_cli_message_and_keeps_the_last_good_result() {
+    ScenarioDocument doc(catalogs());
+    EstimateRunner runner;
+    wire(doc, runner);
+    QSignalSpy spy(&runner, &EstimateRunner::finished);
+    QSignalSpy changed(&doc, &ScenarioDocument::changed);
+    doc.set_text("/cluster/nodes", QStringLiteral("0"));
+    QCOMPARE(changed.count(), 1);
+    QVERIFY(!doc.valid());
+    const QStringList messages = doc.messages_for("/cluster/nodes");
+    QCOMPARE(messages.size(), 1);
+    // The CLI prints the same message for the same value.
+    QProcess cli;
+    cli.start(QStringLiteral(CAPPLAN_CLI_EXE), {QStringLiteral("estimate"), QStringLiteral("--nodes"), QStringLiteral("0"),
+                                                 QStringLiteral("--data-dir"), QStringLiteral(CAPPLAN_SOURCE_DIR "/data")});
+    QVERIFY(cli.waitForFinished(60000));
+    QCOMPARE(cli.exitCode(), 2);
+    const QString err = QString::fromUtf8(cli.readAllStandardError());
+    QVERIFY2(err.contains(QStringLiteral("capplan: error: ") + messages.front()), qPrintable(err + " vs " + messages.front()));
+    // Text that is not a number at all: the same wording as a file holding that string.
+    doc.set_text("/training/tokens", QStringLiteral("2 trillion"));
+    QVERIFY(doc.messages_for("/training/tokens").front().startsWith(QStringLiteral("scenario#/training/tokens: expected a number")));
+    // The last good scenario is kept, and no estimate was requested for the invalid one.
+    QVERIFY(doc.last_good().has_value());
+    QCOMPARE(doc.last_good()->scenario.cluster.gpus, 512);
+    QTest::qWait(100);
+    QCOMPARE(spy.count(), 0);
+    // Fixing the fields makes it valid again, with a new result.
+    doc.set_text("/training/tokens", QStringLiteral("1T"));
+    doc.set_text("/cluster/nodes", QStringLiteral("16"));
+    QVERIFY(doc.valid());
+    QVERIFY(spy.wait(60000));
+    QCOMPARE(spy.last().at(0).value<EstimateSnapshot>().scenario.scenario.cluster.gpus, 128);
+  }
+
+  void an_estimate_refusal_is_reported_with_the_cli_message() {
+    ScenarioDocument doc(catalogs());
+    EstimateRunner runner;
+    QSignalSpy failed(&runner, &EstimateRunner::failed);
+    doc.set_strategy_auto(false);
+    doc.set_text("/strategy/tp", QStringLiteral("3"));  // does not divide llama3-70b's 64 heads
+    if (doc.valid()) {
+      runner.request(*doc.last_good());
+      QVERIFY(failed.wait(60000));
+      QVERIFY(failed.at(0).at(0).toStringList().join(' ').contains(QStringLiteral("scenario#/strategy")));
+    } else {
+      QVERIFY(!doc.messages_for("/strategy").isEmpty());
+    }
+  }
+
+  void open_and_save_round_trip_a_scenario_file() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    for (const char* name : {"llama2_70b_p4d.json", "custom_model.json", "auto_strategy.json",
+                             "mixtral_8x7b_ep8.json", "no_price.json"}) {
+      const std::string path = std::string(CAPPLAN_SOURCE_DIR) + "/tests/cli/scenarios/" + name;
+      const std::string original = read_file(path);
+      ScenarioDocument doc(catalogs());
+      QVERIFY(doc.load_text(original).has_value());
+      QVERIFY2(doc.valid(), name);
+      const std::string saved = doc.to_text();
+      // Same JSON document, key for key and value for value...
+      QVERIFY2(nlohmann::json::parse(saved) == nlohmann::json::parse(original), name);
+      // ...and the same meaning: parsing either gives the same estimate output.
+      auto a = data::parse_scenario_text(original, *catalogs());
+      auto b = data::parse_scenario_text(saved, *catalogs());
+      QVERIFY(a && b);
+      auto ea = EstimateRunner::compute(*a, nullptr);
+      auto eb = EstimateRunner::compute(*b, nullptr);
+      QVERIFY(ea && eb);
+      QCOMPARE(data::estimate_to_json(eb->estimate, *b).dump(), data::estimate_to_json(ea->estimate, *a).dump());
+    }
+    // Edits survive a save and a reopen.
+    ScenarioDocument doc(catalogs());
+    doc.use_gpu("h100-sxm-80gb");
+    doc.set_text("/cluster/gpus", QStringLiteral("256"));
+    doc.set_price_override(2.0);
+    doc.set_strategy_auto(false);
+    doc.set_text("/strategy/tp", QStringLiteral("8"));
+    QVERIFY(doc.valid());
+    ScenarioDocument reopened(catalogs());
+    QVERIFY(reopened.load_text(doc.to_text()).has_value());
+    QVERIFY(reopened.valid());
+    QVERIFY(reopened.document() == doc.document());
+    QCOMPARE(reopened.last_good()->scenario.cluster.gpus, 256);
+    QCOMPARE(*reopened.last_good()->scenario.strategy.tp, 8);
+  }
+
+  void invalid_json_is_reported_by_line_and_column() {
+    ScenarioDocument doc(catalogs());
+    auto r = doc.load_text("{ \"model\": \n  { \"preset\": }");
+    QVERIFY(!r.has_value());
+    QVERIFY(r.error().front().message.find("line 2") != std::string::npos);
+    QVERIFY(doc.valid());  // the document is unchanged
+  }
+
+  void structural_edits_stay_valid() {
+    ScenarioDocument doc(catalogs());
+    doc.use_custom_model();
+    QVERIFY(doc.valid());
+    QVERIFY(!doc.has("/model/preset"));
+    doc.use_preset("llama2-7b");
+    QVERIFY(doc.valid());
+    // The catalog lacks this instance's network bandwidth: the CLI's message, until the user gives one.
+    doc.use_instance("coreweave-8x-h100");
+    QVERIFY(!doc.valid());
+    QVERIFY(doc.messages_for("/cluster/instance").front().contains(QStringLiteral("inter_node_gbps_per_gpu")));
+    doc.set_text("/cluster/inter_node_gbps_per_gpu", QStringLiteral("400"));
+    QVERIFY2(doc.valid(), qPrintable(doc.all_messages().join(QLatin1Char(10))));
+    QCOMPARE(doc.last_good()->scenario.cluster.instance_id, std::string("coreweave-8x-h100"));
+    sim::Parallelism p;
+    p.tp = 2;
+    p.pp = 1;
+    p.dp = 16;
+    p.zero = 1;
+    doc.apply_plan("", "h100-sxm-80gb", 32, p);
+    QVERIFY2(doc.valid(), qPrintable(doc.all_messages().join('\n')));
+    QCOMPARE(doc.last_good()->scenario.cluster.gpus, 32);
+    QCOMPARE(*doc.last_good()->scenario.strategy.dp, 16);
+  }
+
+  void the_planner_runs_in_the_background_and_its_plans_pass_the_item_model_tester() {
+    ScenarioDocument doc(catalogs());
+    sim::SearchRequest request;
+    request.base = doc.last_good()->scenario;
+    request.node_counts = {16, 32, 64};
+    request.top_k = 50;
+    data::OfferingFilter filter;
+    filter.instances = {"aws-*"};
+    filter.gpus = {"h100-sxm-80gb"};
+    auto offerings = data::offerings_from_catalog(*catalogs(), filter);
+    QVERIFY(offerings.has_value());
+    request.offerings = offerings->offerings;
+    PlanRunner runner;
+    PlansModel plans;
+    QAbstractItemModelTester tester(&plans, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy progress(&runner, &PlanRunner::progress);
+    QSignalSpy finished(&runner, &PlanRunner::finished);
+    runner.start(*doc.last_good(), request);
+    QVERIFY(runner.busy());
+    QVERIFY(finished.wait(120000));
+    const auto snap = finished.at(0).at(0).value<std::shared_ptr<const PlanSnapshot>>();
+    QVERIFY(snap->errors.isEmpty());
+    QVERIFY(!snap->cancelled);
+    QVERIFY(snap->result && !snap->result->plans.empty());
+    QVERIFY(progress.count() >= 1);  // at least the start and the end
+    plans.set_snapshot(snap);
+    QCOMPARE(plans.rowCount(), static_cast<int>(snap->result->plans.size()));
+    // Best first, and the raw cost on kSortRole is the plan's.
+    const sim::Plan& best = snap->result->plans.front();
+    QCOMPARE(plans.index(0, PlansModel::kCost).data(kSortRole).toDouble(), best.estimate.cost->base());
+    QCOMPARE(plans.index(0, PlansModel::kOffering).data().toString(), QString::fromStdString(best.instance_id));
+    // Every plan of the Pareto front is marked as such.
+    int marked = 0;
+    for (int r = 0; r < plans.rowCount(); ++r) marked += plans.index(r, PlansModel::kPareto).data(kSortRole).toInt();
+    QVERIFY(marked >= 1);
+    // A plan loads into the editor as a scenario that parses.
+    doc.apply_plan(best.instance_id, best.gpu_id, best.nodes, best.estimate.strategy);
+    QVERIFY2(doc.valid(), qPrintable(doc.all_messages().join(QLatin1Char(10))));
+    QCOMPARE(doc.last_good()->scenario.cluster.gpus, best.gpus);
+    plans.set_snapshot(nullptr);
+    QCOMPARE(plans.rowCount(), 0);
+  }
+
+  void the_planner_can_be_cancelled() {
+    ScenarioDocument doc(catalogs());
+    sim::SearchRequest request;
+    request.base = doc.last_good()->scenario;
+    // A large space (every node count from 1 to 256 on every offering with a known network).
+    for (int n = 1; n <= 256; ++n) request.node_counts.push_back(n);
+    auto offerings = data::offerings_from_catalog(*catalogs(), data::OfferingFilter{});
+    QVERIFY(offerings.has_value());
+    request.offerings = offerings->offerings;
+    PlanRunner runner;
+    QSignalSpy finished(&runner, &PlanRunner::finished);
+    runner.start(*doc.last_good(), request);
+    runner.cancel();
+    QVERIFY(finished.wait(120000));
+    const auto snap = finished.at(0).at(0).value<std::shared_ptr<const PlanSnapshot>>();
+    QVERIFY(snap->cancelled);
+    QVERIFY(!runner.busy());
+  }
+};
+
+QTEST_GUILESS_MAIN(GuiModelsTest)
+#include "gui_models_test.moc"
