@@ -131,11 +131,15 @@ std::string plan_rows(const std::vector<sim::Plan>& plans) {
     if (!p.meets_budget && p.price_known) flags += std::string(flags.empty() ? "" : "; ") + "over budget";
     rows.push_back({std::to_string(++rank), p.instance_id.empty() ? "-" : p.instance_id, p.gpu_id,
                     std::to_string(p.nodes), std::to_string(p.gpus), layout_cell(e.strategy),
-                    fixed(units::to_days(e.time_to_train), 1), e.cost ? usd(e.cost->base()) : "n/a",
-                    fixed(e.mfu * 100, 1) + "%", fixed(units::to_gib(e.memory.total()), 1), flags});
+                    fixed(units::to_days(sim::plan_time(e)), 1), fixed(units::to_days(e.time_to_train), 1),
+                    sim::plan_cost(e) ? usd(sim::plan_cost(e)->base()) : "n/a", fixed(e.mfu * 100, 1) + "%",
+                    fixed(units::to_gib(e.memory.total()), 1), flags});
   }
-  return aligned({"#", "instance", "gpu", "nodes", "gpus", "tp/pp/dp layout", "days", "cost", "MFU", "GiB/GPU", ""},
-                 rows, {true, false, false, true, true, false, true, true, true, true, false});
+  // "days": expected wall time with interruptions and checkpoints (what the planner ranks on);
+  // "steady": the step model alone; "cost": total cost under the scenario's purchase terms.
+  return aligned({"#", "instance", "gpu", "nodes", "gpus", "tp/pp/dp layout", "days", "steady", "cost", "MFU",
+                  "GiB/GPU", ""},
+                 rows, {true, false, false, true, true, false, true, true, true, true, true, false});
 }
 
 }  // namespace

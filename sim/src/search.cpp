@@ -338,6 +338,13 @@ struct Scored {
   bool feasible() const { return meets_deadline && meets_budget; }
 };
 
+}  // namespace
+
+units::Seconds plan_time(const Estimate& e) { return e.goodput.modelled ? e.goodput.wall : e.time_to_train; }
+std::optional<units::Usd> plan_cost(const Estimate& e) { return e.goodput.modelled ? e.goodput.cost.total : e.cost; }
+
+namespace {
+
 double steps_of(const Scenario& s) {
   const double tokens_per_step = static_cast<double>(s.training.global_batch) * s.model.seq_len;
   return s.training.tokens / tokens_per_step;
@@ -349,8 +356,16 @@ Scored score(const std::vector<Shape>& shapes, int shape, const Timed& t, const 
   out.shape = shape;
   out.timed = t;
   const units::Seconds time_to_train = units::seconds(t.step_s) * steps_of(s);
-  out.time_s = time_to_train.base();
-  if (s.cluster.price_per_gpu) {
+  // Ranked on the goodput figures, exactly as evaluate() fills Estimate::goodput: expected wall
+  // time with interruptions and checkpoints, total cost under the scenario's purchase terms.
+  const double tokens_per_s = static_cast<double>(s.training.global_batch) * s.model.seq_len / t.step_s;
+  const GoodputInputs in{&s.model, &s.training, &s.cluster, &s.reliability, &s.storage, &s.data, &s.pricing};
+  std::vector<std::string> ignored;
+  const Goodput g = compute_goodput(in, t.p, time_to_train, units::seconds(t.step_s), tokens_per_s, ignored);
+  out.time_s = g.modelled ? g.wall.base() : time_to_train.base();
+  if (g.modelled) {
+    if (g.cost.total) out.cost = g.cost.total->base();
+  } else if (s.cluster.price_per_gpu) {
     out.cost = (*s.cluster.price_per_gpu * time_to_train * static_cast<double>(s.cluster.gpus)).base();
   }
   out.meets_deadline = !req.deadline || out.time_s <= req.deadline->base();
@@ -415,8 +430,11 @@ std::string explain(const Plan& plan) {
   const Estimate& e = plan.estimate;
   const StepBreakdown& b = e.breakdown;
   const double total = e.step_time.base();
-  std::string s = shape_text(plan) + ", " + layout_text(e.strategy) + ": " + days_text(e.time_to_train.base());
-  if (e.cost) s += ", " + usd_text(e.cost->base());
+  std::string s = shape_text(plan) + ", " + layout_text(e.strategy) + ": " + days_text(plan_time(e).base());
+  if (e.goodput.modelled && e.goodput.wall.base() > e.time_to_train.base()) {
+    s += " with failures and checkpoints (" + days_text(e.time_to_train.base()) + " steady)";
+  }
+  if (const auto c = plan_cost(e)) s += ", " + usd_text(c->base());
   s += ". Step " + sig3(total) + " s: compute " + percent(b.compute.base() / total);
   if (b.recompute.base() > 0) s += " (recompute " + percent(b.recompute.base() / total) + ")";
   const std::pair<const char*, double> parts[] = {
@@ -477,10 +495,9 @@ std::string layout_diff(const Parallelism& a, const Parallelism& b) {
 RunnerUp runner_up(const std::string& dimension, const std::string& what, const Plan& chosen, Plan other) {
   RunnerUp r;
   r.dimension = dimension;
-  r.time_ratio = other.estimate.time_to_train.base() / chosen.estimate.time_to_train.base();
-  if (chosen.estimate.cost && other.estimate.cost && chosen.estimate.cost->base() > 0) {
-    r.cost_ratio = other.estimate.cost->base() / chosen.estimate.cost->base();
-  }
+  r.time_ratio = plan_time(other.estimate).base() / plan_time(chosen.estimate).base();
+  const auto chosen_cost = plan_cost(chosen.estimate), other_cost = plan_cost(other.estimate);
+  if (chosen_cost && other_cost && chosen_cost->base() > 0) r.cost_ratio = other_cost->base() / chosen_cost->base();
   r.explanation = what + ": " + change_text(r.time_ratio, r.cost_ratio);
   if (!other.meets_deadline) r.explanation += " (misses the deadline)";
   if (!other.meets_budget) r.explanation += other.price_known ? " (over the budget)" : " (price unknown)";

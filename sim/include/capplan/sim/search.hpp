@@ -78,6 +78,13 @@ struct SearchRequest {
 
 // One candidate answer: a fully specified layout on `nodes` instances of an offering, with its
 // full estimate (as `capplan estimate` would print it for that scenario).
+// The two axes every plan is ranked on: the expected wall time with interruptions, checkpoints
+// and data loading (Estimate::goodput.wall; the steady-state time_to_train when goodput is not
+// modelled) and the total cost (goodput.cost.total: sticker, spot/reserved/on-prem terms,
+// storage; empty when a needed price is unknown).
+units::Seconds plan_time(const Estimate& e);
+std::optional<units::Usd> plan_cost(const Estimate& e);
+
 struct Plan {
   Estimate estimate;
   int offering = -1;  // index into SearchRequest::offerings (or 0 for base.cluster)
