@@ -380,7 +380,7 @@ std::string search_result_to_table(const sim::SearchResult& r, const sim::Search
       << r.stats.shapes << " cluster shapes in " << fixed(r.elapsed_s, 2) << " s with " << r.stats.threads
       << (r.stats.threads == 1 ? " thread" : " threads") << "\n\n";
   if (r.failure) {
-    out << "No plan meets the " << r.failure->constraint << ": " << r.failure->message << "\n";
+    out << "Constraint not met: " << r.failure->constraint << "\n  " << r.failure->message << "\n";
     if (r.failure->closest) out << "\nClosest plan:\n" << plan_rows({*r.failure->closest});
   } else {
     out << "Plans (best first):\n" << plan_rows(r.plans);
