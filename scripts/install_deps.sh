@@ -6,6 +6,7 @@ packages=(
   g++ cmake ninja-build ccache pkg-config
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libeigen3-dev libopenmpi-dev openmpi-bin
 )
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
