@@ -71,14 +71,14 @@ std::vector<LayerStepOp> layer_step_ops(const LayerStepShape& s) {
 
   // Forward. LayerNorm reads x and writes y; residual adds read two tensors and write one;
   // GELU reads u and writes g; softmax reads S and writes P.
-  mem("ln_fwd", 2 * Th * e, M, F);
+  mem("layernorm_fwd", 2 * Th * e, M, F);
   gemm("qkv", T, 3 * h, h, 1, G, F);
   gemm("attn_scores", sq, sq, d, heads, A, F);         // S = Q K^T per (batch, head)
   mem("softmax_fwd", 2 * scores * e, A, F);
   gemm("attn_context", sq, d, sq, heads, A, F);        // O = P V
   gemm("attn_proj", T, h, h, 1, G, F);
   mem("residual_add", 3 * Th * e, M, F);
-  mem("ln_fwd", 2 * Th * e, M, F);
+  mem("layernorm_fwd", 2 * Th * e, M, F);
   gemm("fc1", T, f, h, 1, G, F);
   mem("gelu_fwd", 2 * Tf * e, M, F);
   gemm("fc2", T, h, f, 1, G, F);
@@ -91,7 +91,7 @@ std::vector<LayerStepOp> layer_step_ops(const LayerStepShape& s) {
   mem("gelu_bwd", 3 * Tf * e, M, B);
   gemm("fc1_dgrad", T, h, f, 1, G, B);                 // dy2 = du W1^T
   gemm("fc1_wgrad", h, f, T, 1, G, B);                 // dW1 = y2^T du
-  mem("ln_bwd", 3 * Th * e, M, B);
+  mem("layernorm_bwd", 3 * Th * e, M, B);
   mem("residual_add", 3 * Th * e, M, B);               // dx2 = dout + LN2 backward
   gemm("attn_proj_dgrad", T, h, h, 1, G, B);           // dO = dx2 Wo^T
   gemm("attn_proj_wgrad", h, h, T, 1, G, B);           // dWo = O^T dx2
@@ -102,7 +102,7 @@ std::vector<LayerStepOp> layer_step_ops(const LayerStepShape& s) {
   gemm("attn_dk", sq, d, sq, heads, A, B);             // dK = dS^T Q
   gemm("qkv_dgrad", T, h, 3 * h, 1, G, B);             // dy1 = dqkv Wqkv^T
   gemm("qkv_wgrad", h, 3 * h, T, 1, G, B);             // dWqkv = y1^T dqkv
-  mem("ln_bwd", 3 * Th * e, M, B);
+  mem("layernorm_bwd", 3 * Th * e, M, B);
   mem("residual_add", 3 * Th * e, M, B);               // dx = dx2 + LN1 backward
   return ops;
 }
