@@ -104,6 +104,7 @@ Result<StepRecord> measure_layer_step(const LtResources& lt, const StepShape& sh
   void* dp = act(b * a * s * s, "dprobs");
   void* dqkv = act(T * 3 * h, "dqkv");
   void* dy1 = act(T * h, "dln1");
+  void* dnorm = act(T * h, "layernorm input gradient");
   fill(x0, dt, T * h, -1.0f, 1.0f);
   fill(dout_top, dt, T * h, -1e-2f, 1e-2f);
 
@@ -222,33 +223,33 @@ Result<StepRecord> measure_layer_step(const LtResources& lt, const StepShape& sh
   std::vector<Op> ops;
   for (Layer& L : layers) {
     Layer* P = &L;
-    ops.push_back({"ln1", Component::memory, [=] {
+    ops.push_back({"layernorm_fwd", Component::memory, [=] {
                      return check(capplan_layernorm_fwd(P->x, P->g1, P->b1, P->y1, P->mean1, P->rstd1, dt,
                                                         static_cast<int>(T), static_cast<int>(h), st),
                                   "layernorm_fwd");
                    }});
     ops.push_back({"qkv", Component::gemm, [=, &plans] { return gemm(plans.qkv, P->y1, P->wqkv, P->qkv); }});
-    ops.push_back({"scores", Component::attention,
+    ops.push_back({"attn_scores", Component::attention,
                    [=, &plans] { return per_sample(plans.scores, P->qkv, tok3, at(P->qkv, h), tok3, P->p, sc); }});
-    ops.push_back({"softmax", Component::attention, [=] {
+    ops.push_back({"softmax_fwd", Component::attention, [=] {
                      return check(capplan_softmax_fwd(P->p, scale, 1, dt, rows_p, static_cast<int>(s), st),
                                   "softmax_fwd");
                    }});
-    ops.push_back({"context", Component::attention,
+    ops.push_back({"attn_context", Component::attention,
                    [=, &plans] { return per_sample(plans.context, P->p, sc, at(P->qkv, 2 * h), tok3, P->ctx, tok1); }});
-    ops.push_back({"proj", Component::gemm, [=, &plans] { return gemm(plans.proj, P->ctx, P->wo, P->c); }});
-    ops.push_back({"residual1", Component::memory,
+    ops.push_back({"attn_proj", Component::gemm, [=, &plans] { return gemm(plans.proj, P->ctx, P->wo, P->c); }});
+    ops.push_back({"residual_add", Component::memory,
                    [=] { return check(capplan_add(P->x, P->c, P->x2, dt, n_th, st), "add"); }});
-    ops.push_back({"ln2", Component::memory, [=] {
+    ops.push_back({"layernorm_fwd", Component::memory, [=] {
                      return check(capplan_layernorm_fwd(P->x2, P->g2, P->b2, P->y2, P->mean2, P->rstd2, dt,
                                                         static_cast<int>(T), static_cast<int>(h), st),
                                   "layernorm_fwd");
                    }});
     ops.push_back({"fc1", Component::gemm, [=, &plans] { return gemm(plans.fc1, P->y2, P->w1, P->u); }});
-    ops.push_back({"gelu", Component::memory,
+    ops.push_back({"gelu_fwd", Component::memory,
                    [=] { return check(capplan_gelu_fwd(P->u, P->g, dt, n_tf, st), "gelu_fwd"); }});
     ops.push_back({"fc2", Component::gemm, [=, &plans] { return gemm(plans.fc2, P->g, P->w2, P->z); }});
-    ops.push_back({"residual2", Component::memory,
+    ops.push_back({"residual_add", Component::memory,
                    [=] { return check(capplan_add(P->x2, P->z, P->out, dt, n_th, st), "add"); }});
   }
   for (std::size_t li = layers.size(); li-- > 0;) {
@@ -262,32 +263,36 @@ Result<StepRecord> measure_layer_step(const LtResources& lt, const StepShape& sh
                    [=] { return check(capplan_gelu_bwd(P->u, dg, du, dt, n_tf, st), "gelu_bwd"); }});
     ops.push_back({"fc1_dgrad", Component::gemm, [=, &plans] { return gemm(plans.fc1_dgrad, du, P->w1, dy2); }});
     ops.push_back({"fc1_wgrad", Component::gemm, [=, &plans] { return gemm(plans.fc1_wgrad, P->y2, du, P->dw1); }});
-    ops.push_back({"ln2_bwd", Component::memory, [=] {  // dx2 = dout + LN2'(dy2)
-                     return check(capplan_layernorm_bwd(dy2, P->x2, P->g2, P->mean2, P->rstd2, dout, dx2, P->dg2,
+    ops.push_back({"layernorm_bwd", Component::memory, [=] {
+                     return check(capplan_layernorm_bwd(dy2, P->x2, P->g2, P->mean2, P->rstd2, nullptr, dnorm, P->dg2,
                                                         P->db2, dt, static_cast<int>(T), static_cast<int>(h), st),
                                   "layernorm_bwd");
                    }});
-    ops.push_back({"proj_dgrad", Component::gemm, [=, &plans] { return gemm(plans.proj_dgrad, dx2, P->wo, dctx); }});
-    ops.push_back({"proj_wgrad", Component::gemm, [=, &plans] { return gemm(plans.proj_wgrad, P->ctx, dx2, P->dwo); }});
-    ops.push_back({"probs_dgrad", Component::attention,
+    ops.push_back({"residual_add", Component::memory,  // dx2 = dout + LN2 backward
+                   [=] { return check(capplan_add(dout, dnorm, dx2, dt, n_th, st), "add"); }});
+    ops.push_back({"attn_proj_dgrad", Component::gemm, [=, &plans] { return gemm(plans.proj_dgrad, dx2, P->wo, dctx); }});
+    ops.push_back({"attn_proj_wgrad", Component::gemm, [=, &plans] { return gemm(plans.proj_wgrad, P->ctx, dx2, P->dwo); }});
+    ops.push_back({"attn_dprobs", Component::attention,
                    [=, &plans] { return per_sample(plans.d_probs, dctx, tok1, at(P->qkv, 2 * h), tok3, dp, sc); }});
-    ops.push_back({"value_dgrad", Component::attention,
+    ops.push_back({"attn_dv", Component::attention,
                    [=, &plans] { return per_sample(plans.d_value, P->p, sc, dctx, tok1, at(dqkv, 2 * h), tok3); }});
     ops.push_back({"softmax_bwd", Component::attention, [=] {
                      return check(capplan_softmax_bwd(P->p, dp, scale, dt, rows_p, static_cast<int>(s), st),
                                   "softmax_bwd");
                    }});
-    ops.push_back({"query_dgrad", Component::attention,
+    ops.push_back({"attn_dq", Component::attention,
                    [=, &plans] { return per_sample(plans.d_query, dp, sc, at(P->qkv, h), tok3, dqkv, tok3); }});
-    ops.push_back({"key_dgrad", Component::attention,
+    ops.push_back({"attn_dk", Component::attention,
                    [=, &plans] { return per_sample(plans.d_key, dp, sc, P->qkv, tok3, at(dqkv, h), tok3); }});
     ops.push_back({"qkv_dgrad", Component::gemm, [=, &plans] { return gemm(plans.qkv_dgrad, dqkv, P->wqkv, dy1); }});
     ops.push_back({"qkv_wgrad", Component::gemm, [=, &plans] { return gemm(plans.qkv_wgrad, P->y1, dqkv, P->dwqkv); }});
-    ops.push_back({"ln1_bwd", Component::memory, [=] {  // dx = dx2 + LN1'(dy1)
-                     return check(capplan_layernorm_bwd(dy1, P->x, P->g1, P->mean1, P->rstd1, dx2, dx, P->dg1,
+    ops.push_back({"layernorm_bwd", Component::memory, [=] {
+                     return check(capplan_layernorm_bwd(dy1, P->x, P->g1, P->mean1, P->rstd1, nullptr, dnorm, P->dg1,
                                                         P->db1, dt, static_cast<int>(T), static_cast<int>(h), st),
                                   "layernorm_bwd");
                    }});
+    ops.push_back({"residual_add", Component::memory,  // dx = dx2 + LN1 backward
+                   [=] { return check(capplan_add(dx2, dnorm, dx, dt, n_th, st), "add"); }});
   }
 
   Events events;

@@ -3,8 +3,9 @@
 // The CUDA training step: `layers` transformer layers forward then backward, the kernels that
 // sim/include/capplan/sim/layer_step.hpp lists (pre-norm LayerNorm, bias-free dense GEMMs through
 // cuBLASLt, causal attention with explicit scores as per-head batched GEMMs reading Q/K/V in place,
-// softmax, GELU MLP, residual adds). Every op is bracketed by cudaEvents, so the step time splits
-// into the layer_step components gemm / attention / memory.
+// softmax, GELU MLP, residual adds), one kernel per entry of sim::layer_step_ops, in its order and
+// with its names. Every op is bracketed by cudaEvents, so the step time splits into the layer_step
+// components gemm / attention (scores, softmax, context and their gradients) / memory.
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 

@@ -29,7 +29,8 @@ cudaError_t capplan_gated_gelu(const void* a, const void* b, void* out, int dtyp
 // LayerNorm over rows of `cols` with fp32 gamma/beta; saves fp32 mean and rstd per row.
 cudaError_t capplan_layernorm_fwd(const void* x, const float* gamma, const float* beta, void* y, float* mean,
                                   float* rstd, int dtype, int rows, int cols, cudaStream_t stream);
-// dx = residual_grad + d/dx LayerNorm(dy); dgamma/dbeta (fp32, zeroed here) accumulate over rows.
+// dx = residual_grad + d/dx LayerNorm(dy) (residual_grad may be null: dx = LayerNorm'(dy));
+// dgamma/dbeta (fp32, zeroed here) accumulate over rows.
 cudaError_t capplan_layernorm_bwd(const void* dy, const void* x, const float* gamma, const float* mean,
                                   const float* rstd, const void* residual_grad, void* dx, float* dgamma,
                                   float* dbeta, int dtype, int rows, int cols, cudaStream_t stream);

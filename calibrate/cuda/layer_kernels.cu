@@ -70,16 +70,19 @@ __global__ void layernorm_bwd_dx_kernel(const T* dy, const T* x, const float* ga
   const float n = static_cast<float>(cols);
   const float mg = block_sum(sg, scratch) / n;
   const float mgx = block_sum(sgx, scratch) / n;
-  const P* rr = reinterpret_cast<const P*>(residual_grad + base);
+  const P* rr = residual_grad != nullptr ? reinterpret_cast<const P*>(residual_grad + base) : nullptr;
   P* dxr = reinterpret_cast<P*>(dx + base);
   for (int i = static_cast<int>(threadIdx.x); i < packs; i += static_cast<int>(blockDim.x)) {
-    const P pd = dyr[i], px = xr[i], pr = rr[i];
+    const P pd = dyr[i], px = xr[i];
+    P pr{};
+    if (rr != nullptr) pr = rr[i];
     P o;
 #pragma unroll
     for (int j = 0; j < P::n; ++j) {
       const float g = gamma[i * P::n + j] * to_f(pd.v[j]);
       const float xhat = (to_f(px.v[j]) - mean) * rstd;
-      o.v[j] = from_f<T>(to_f(pr.v[j]) + rstd * (g - mg - xhat * mgx));
+      const float r = rr != nullptr ? to_f(pr.v[j]) : 0.0f;
+      o.v[j] = from_f<T>(r + rstd * (g - mg - xhat * mgx));
     }
     dxr[i] = o;
   }
