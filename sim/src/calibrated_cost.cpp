@@ -34,8 +34,8 @@ std::string range(const char* what, std::int64_t lo, std::int64_t hi) {
   return std::string(what) + " " + std::to_string(lo) + ".." + std::to_string(hi);
 }
 
-// Which measured memory pattern an op of the step's op list runs like (sim/src/step_model.cpp
-// names): norms and softmax reduce per row; everything else is element-wise.
+// Which measured memory pattern class an op runs like (names from sim/src/step_model.cpp and
+// layer_step.cpp): norms and softmax reduce per row; everything else is element-wise.
 std::string memory_pattern(const MemoryOp& op) {
   const std::string name = op.name ? op.name : "";
   if (name.find("norm") != std::string::npos || name.find("softmax") != std::string::npos) return "norm";
@@ -140,13 +140,18 @@ CalibratedCost::Choice CalibratedCost::memory_choice(const MemoryOp& op, std::st
     if (warning != nullptr) *warning = text();
     return Choice{};
   };
-  const std::string pattern = memory_pattern(op);
+  // A pattern measured under the op's own name ("gelu" for "gelu_fwd") wins over its class.
+  const std::string name = op.name ? op.name : "";
+  std::string pattern = memory_pattern(op);
+  for (const auto& f : profile_.memory) {
+    if (name == f.pattern || name.starts_with(f.pattern + "_")) pattern = f.pattern;
+  }
   for (const auto& f : profile_.memory) {
     if (f.pattern != pattern) continue;
     const double b = op.bytes.base();
     if (b < f.min_bytes || b > f.max_bytes) {
       return fallback([&] {
-        return "memory '" + std::string(op.name ? op.name : "") + "' (" + pattern + ") " + human_bytes(b) +
+        return "memory '" + name + "' (" + pattern + ") " + human_bytes(b) +
                " outside the measured range (" + human_bytes(f.min_bytes) + ".." + human_bytes(f.max_bytes) +
                "); datasheet used";
       });
@@ -154,8 +159,7 @@ CalibratedCost::Choice CalibratedCost::memory_choice(const MemoryOp& op, std::st
     return {"fitted", f.latency_s.value + b / f.bandwidth_Bps.value};
   }
   return fallback([&] {
-    return "memory pattern '" + pattern + "' not measured ('" + std::string(op.name ? op.name : "") +
-           "'); datasheet used";
+    return "memory pattern '" + pattern + "' not measured ('" + name + "'); datasheet used";
   });
 }
 

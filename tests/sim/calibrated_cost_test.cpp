@@ -128,6 +128,17 @@ TEST(CalibratedCost, MemoryOpsUseTheFittedBandwidthOfTheirPattern) {
   EXPECT_EQ(w[1], "memory 'adam_step' (elementwise) 100 GB outside the measured range (1 kB..10 GB); datasheet used");
 }
 
+TEST(CalibratedCost, APatternMeasuredUnderTheOpsOwnNameWinsOverItsClass) {
+  Profile p = h100_profile();
+  MemoryFit gelu = p.memory[0];
+  gelu.pattern = "gelu";
+  gelu.bandwidth_Bps = fitted(1.0e12);
+  p.memory.push_back(gelu);
+  const CalibratedCost cost(p, h100_cluster());
+  EXPECT_NEAR(cost.memory(MemoryOp{"gelu_fwd", units::bytes(1e8)}).base(), 4e-6 + 1e8 / 1.0e12, 1e-15);
+  EXPECT_NEAR(cost.memory(MemoryOp{"residual_add", units::bytes(1e8)}).base(), 4e-6 + 1e8 / 2.5e12, 1e-15);
+}
+
 TEST(CalibratedCost, CollectivesUseTheFitForTheirKindRanksAndTier) {
   const Cluster c = h100_cluster();
   const CalibratedCost cost(h100_profile(), c);
