@@ -293,5 +293,85 @@ TEST(RecordsFile, TruncatedFileIsASyntaxErrorNamingTheFile) {
   EXPECT_NE(back.error()[0].message.find("invalid JSON at line"), std::string::npos);
 }
 
+// ---- real records (tests/fixtures/calibrate/) ----
+// host-quick.records.json: `capplan calibrate --backend host --quick` on the 2-core development VM
+// (AMD EPYC, Eigen 3.4 SSE2, 1 thread) while four other engineers were compiling on it, so the
+// times carry real contention. host-mpi2-collectives.records.json: `mpirun -np 2 capplan calibrate
+// --backend host --collectives-only` (Open MPI 4.1.4, shared memory) on the same machine.
+
+namespace real {
+
+Measurements load(const std::string& name) {
+  const std::filesystem::path file = std::filesystem::path(CAPPLAN_TEST_DATA_DIR) / "calibrate" / name;
+  std::ifstream in(file);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  auto m = parse_measurements(ss.str(), name);
+  EXPECT_TRUE(m.has_value()) << (m ? "" : to_string(m.error()));
+  return m ? *m : Measurements{};
+}
+
+bool positive(double x) { return std::isfinite(x) && x > 0; }
+
+}  // namespace real
+
+// The fp32 GEMM fit explains the measured shapes (R^2 of log time 0.977 when recorded: the
+// contention above costs the rest); 0.9 leaves room for a re-recorded fixture on a busy machine.
+// bf16/fp16 were measured at only two shapes each (Eigen emulates them; the quick sweep keeps
+// them small): no fit, a note, but their points are kept for CalibratedCost.
+TEST(RealHostRecords, FitPositiveGemmAndMemoryParametersWithSaneR2) {
+  const Measurements m = real::load("host-quick.records.json");
+  auto p = fit_profile(m);
+  ASSERT_TRUE(p.has_value()) << to_string(p.error());
+  EXPECT_EQ(p->context_value("backend"), "host");
+  ASSERT_EQ(p->gemm.size(), 1u);
+  const auto& g = p->gemm[0];
+  EXPECT_EQ(g.dtype, sim::Precision::fp32);
+  EXPECT_TRUE(real::positive(g.peak_flops_per_s.value));
+  EXPECT_GE(g.launch_s.value, 0.0);
+  EXPECT_GT(g.quality.r2, 0.9);
+  EXPECT_EQ(g.quality.samples, 18);
+  EXPECT_EQ(p->gemm_points.size(), m.gemms.size());
+  EXPECT_EQ(p->notes.size(), 2u);
+  // Memory patterns: every one measured at >= 3 sizes is fitted, with R^2 >= 0.969 when recorded.
+  EXPECT_EQ(p->memory.size(), 5u);
+  for (const auto& f : p->memory) {
+    EXPECT_TRUE(real::positive(f.bandwidth_Bps.value)) << f.pattern;
+    EXPECT_GE(f.latency_s.value, 0.0) << f.pattern;
+    EXPECT_GT(f.quality.r2, 0.9) << f.pattern;
+  }
+  ASSERT_EQ(p->steps.size(), 1u);
+  EXPECT_TRUE(real::positive(p->steps[0].time_s));
+}
+
+// MPI collectives on 2 oversubscribed ranks do not follow alpha + bytes/busbw well: busbw peaks
+// around 0.5-2 MiB (caches) and collapses at 32-128 MiB under contention, and single medians
+// jump by 10^4 (an 8-byte send/recv took 9.8 ms). The fit must still give positive parameters
+// and say how poor it is: R^2 of log time was 0.45-0.89 and the RMS relative residual 54-69%.
+TEST(RealHostRecords, MpiCollectivesFitPositiveParametersAndReportTheirPoorFit) {
+  const Measurements m = real::load("host-mpi2-collectives.records.json");
+  auto p = fit_profile(m);
+  ASSERT_TRUE(p.has_value()) << to_string(p.error());
+  EXPECT_EQ(p->collectives.size(), 5u);  // every kind, 2 ranks, host-shm
+  for (const auto& f : p->collectives) {
+    EXPECT_EQ(f.ranks, 2);
+    EXPECT_EQ(f.tier, "host-shm");
+    EXPECT_TRUE(real::positive(f.busbw_Bps.value)) << sim::to_string(f.kind);
+    EXPECT_GE(f.latency_s.value, 0.0) << sim::to_string(f.kind);
+    EXPECT_GT(f.quality.r2, 0.3) << sim::to_string(f.kind);
+    EXPECT_GT(f.quality.rms_relative_residual, 0.0);
+    EXPECT_EQ(f.busbw_Bps.residual, f.quality.rms_relative_residual);
+  }
+}
+
+TEST(RealHostRecords, RoundTripUnchanged) {
+  for (const char* name : {"host-quick.records.json", "host-mpi2-collectives.records.json"}) {
+    const Measurements m = real::load(name);
+    auto back = parse_measurements(measurements_to_json(m), name);
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(measurements_to_json(*back), measurements_to_json(m)) << name;
+  }
+}
+
 }  // namespace
 }  // namespace capplan::calib
