@@ -1,31 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "host_layer.hpp"
 
+#include "host_clock.hpp"
 #include "host_kernels.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <random>
 
 namespace capplan::calib::host {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// Adds the time since the previous lap to one component.
+// Adds the thread CPU time since the previous lap to one component.
 class Laps {
  public:
-  explicit Laps(ComponentTimes* t) : t_(t), start_(Clock::now()) {}
+  explicit Laps(ComponentTimes* t) : t_(t), start_(t != nullptr ? thread_cpu_seconds() : 0.0) {}
   void lap(double ComponentTimes::*field) {
     if (t_ == nullptr) return;
-    const auto now = Clock::now();
-    t_->*field += std::chrono::duration<double>(now - start_).count();
+    const double now = thread_cpu_seconds();
+    t_->*field += now - start_;
     start_ = now;
   }
 
  private:
   ComponentTimes* t_;
-  Clock::time_point start_;
+  double start_;
 };
 
 template <class S>
