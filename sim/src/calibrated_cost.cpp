@@ -96,7 +96,13 @@ CalibratedCost::Choice CalibratedCost::gemm_choice(const GemmOp& op, std::string
     if (f.dtype == op.dtype) fit = &f;
   }
   if (fit == nullptr) {
-    return fallback([&] { return "gemm " + std::string(dt) + " not measured; datasheet used"; });
+    return fallback([&] {
+      int shapes = 0;
+      for (const auto& p : profile_.gemm_points) shapes += p.dtype == op.dtype;
+      if (shapes == 0) return "gemm " + std::string(dt) + " not measured; datasheet used";
+      return "gemm " + std::string(dt) + ": " + std::to_string(shapes) +
+             " measured shapes, too few for a fit, and this shape is not one of them; datasheet used";
+    });
   }
   if (!fit->covers(op.m, op.n, op.k)) {
     return fallback([&] {
@@ -151,9 +157,9 @@ CalibratedCost::Choice CalibratedCost::memory_choice(const MemoryOp& op, std::st
     const double b = op.bytes.base();
     if (b < f.min_bytes || b > f.max_bytes) {
       return fallback([&] {
-        return "memory '" + name + "' (" + pattern + ") " + human_bytes(b) +
-               " outside the measured range (" + human_bytes(f.min_bytes) + ".." + human_bytes(f.max_bytes) +
-               "); datasheet used";
+        // No size in the text: forward, backward and recompute of one op make one warning.
+        return "memory '" + name + "' (" + pattern + ") outside the measured range (" + human_bytes(f.min_bytes) +
+               ".." + human_bytes(f.max_bytes) + "); datasheet used";
       });
     }
     return {"fitted", f.latency_s.value + b / f.bandwidth_Bps.value};

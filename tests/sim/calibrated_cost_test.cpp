@@ -113,6 +113,16 @@ TEST(CalibratedCost, OutsideTheMeasuredRangeTheDatasheetIsUsedWithAWarning) {
   EXPECT_EQ(w[1], "gemm fp8 not measured; datasheet used");
 }
 
+TEST(CalibratedCost, ADtypeWithPointsButNoFitUsesItsPointsAndSaysWhyElsewhere) {
+  Profile p = h100_profile();
+  p.gemm_points.push_back({512, 512, 512, 1, Precision::fp16, 1e-4, 5, 0.01});
+  const CalibratedCost cost(p, h100_cluster());
+  EXPECT_DOUBLE_EQ(cost.gemm(GemmOp{"x", 512, 512, 512, 1, Precision::fp16}).base(), 1e-4);
+  const auto w = cost.coverage_warnings({StepOp{GemmOp{"x", 1024, 512, 512, 1, Precision::fp16}}});
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], "gemm fp16: 1 measured shapes, too few for a fit, and this shape is not one of them; datasheet used");
+}
+
 TEST(CalibratedCost, MemoryOpsUseTheFittedBandwidthOfTheirPattern) {
   const Cluster c = h100_cluster();
   const CalibratedCost cost(h100_profile(), c);
@@ -125,7 +135,7 @@ TEST(CalibratedCost, MemoryOpsUseTheFittedBandwidthOfTheirPattern) {
   const auto w = cost.coverage_warnings({StepOp{norm}, StepOp{huge}});
   ASSERT_EQ(w.size(), 2u);
   EXPECT_EQ(w[0], "memory pattern 'norm' not measured ('rmsnorm'); datasheet used");
-  EXPECT_EQ(w[1], "memory 'adam_step' (elementwise) 100 GB outside the measured range (1 kB..10 GB); datasheet used");
+  EXPECT_EQ(w[1], "memory 'adam_step' (elementwise) outside the measured range (1 kB..10 GB); datasheet used");
 }
 
 TEST(CalibratedCost, APatternMeasuredUnderTheOpsOwnNameWinsOverItsClass) {
