@@ -269,6 +269,12 @@ Result<sim::GemmFit> fit_gemm(const std::vector<GemmRecord>& records, sim::Preci
     }
   }
   if (!std::isfinite(best_cost)) return fail(where, "the fit did not converge");
+  // A parameter left at its lower bound was not resolved by the data (a CPU has no measurable
+  // launch cost; a ramp that never bends): it is reported as 0, which is what the bound stands for.
+  if (best[0] <= kLogLaunchLo + 1e-6) best[0] = -std::numeric_limits<double>::infinity();
+  for (int i = 2; i < 5; ++i) {
+    if (best[static_cast<std::size_t>(i)] <= kLogHalfLo + 1e-6) best[static_cast<std::size_t>(i)] = -std::numeric_limits<double>::infinity();
+  }
   fit.launch_s.value = std::exp(best[0]);
   fit.peak_flops_per_s.value = std::exp(best[1]);
   fit.m_half.value = theta.free[2] ? std::exp(best[2]) : 0.0;
