@@ -81,6 +81,23 @@ double rel(double predicted, double measured) { return measured > 0 ? (predicted
 double safe(double v) { return std::isfinite(v) ? v : 0.0; }
 
 int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
+  auto shape = calib::default_step_shape(opt.backend, false);
+  if (opt.hidden > 0) shape.hidden = opt.hidden;
+  if (opt.heads > 0) shape.heads = opt.heads;
+  if (opt.seq_len > 0) shape.seq_len = opt.seq_len;
+  if (opt.micro_batch > 0) shape.micro_batch = opt.micro_batch;
+  if (opt.layers > 0) shape.layers = opt.layers;
+  shape.ffn_hidden = opt.ffn_hidden > 0 ? opt.ffn_hidden : (opt.hidden > 0 ? 4 * opt.hidden : shape.ffn_hidden);
+  const sim::LayerStepShape ls{shape.layers, shape.hidden, shape.heads, shape.ffn_hidden,
+                               shape.seq_len, shape.micro_batch, shape.dtype};
+  if (auto d = sim::check(ls); has_errors(d)) {
+    for (auto& x : d) {  // "step/seq_len" -> "--seq-len"
+      x.where = "--" + x.where.substr(x.where.find('/') + 1);
+      std::replace(x.where.begin(), x.where.end(), '_', '-');
+    }
+    print_diagnostics(d);
+    return code(Exit::invalid_input);
+  }
   const auto text = read_input(opt.profile);
   if (!text) {
     print_error("--profile '" + opt.profile + "': " + text.error());
@@ -92,20 +109,6 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
     return code(Exit::invalid_input);
   }
 
-  auto shape = calib::default_step_shape(opt.backend, false);
-  if (opt.hidden > 0) shape.hidden = opt.hidden;
-  if (opt.heads > 0) shape.heads = opt.heads;
-  if (opt.seq_len > 0) shape.seq_len = opt.seq_len;
-  if (opt.micro_batch > 0) shape.micro_batch = opt.micro_batch;
-  if (opt.layers > 0) shape.layers = opt.layers;
-  shape.ffn_hidden = opt.ffn_hidden > 0 ? opt.ffn_hidden : (opt.hidden > 0 ? 4 * opt.hidden : shape.ffn_hidden);
-  const sim::LayerStepShape ls{shape.layers, shape.hidden, shape.heads, shape.ffn_hidden,
-                               shape.seq_len, shape.micro_batch, shape.dtype};
-  if (auto d = sim::check(ls); has_errors(d)) {
-    for (auto& x : d) x.where = "--" + x.where.substr(x.where.find('/') + 1);
-    print_diagnostics(d);
-    return code(Exit::invalid_input);
-  }
   if (profile->context_value("backend") != opt.backend) {
     print_warning("the profile was measured with the " + profile->context_value("backend") +
                   " backend; this step runs on " + opt.backend);
