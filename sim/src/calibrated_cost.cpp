@@ -30,6 +30,23 @@ std::string human_bytes(double b) {
   return s + " " + unit[i];
 }
 
+// A fit whose RMS relative residual exceeds this prices ops, but with a warning: 25% is well
+// beyond run-to-run noise (a few %) and means the model's shape does not match the machine.
+constexpr double kPoorFit = 0.25;
+
+std::string fixed(double v, int decimals) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  return ec == std::errc() ? std::string(buf, end) : std::string("?");
+}
+
+// "gemm fp32 fit is poor (RMS relative residual 31%, R^2 0.98); used, but treat these times as rough"
+void note_poor_fit(std::string* warning, const FitQuality& q, const std::string& what) {
+  if (warning == nullptr || !(q.rms_relative_residual > kPoorFit)) return;
+  *warning = what + " fit is poor (RMS relative residual " + fixed(100.0 * q.rms_relative_residual, 0) +
+             "%, R^2 " + fixed(q.r2, 2) + "); used, but treat these times as rough";
+}
+
 std::string range(const char* what, std::int64_t lo, std::int64_t hi) {
   return std::string(what) + " " + std::to_string(lo) + ".." + std::to_string(hi);
 }
@@ -135,9 +152,11 @@ CalibratedCost::Choice CalibratedCost::gemm_choice(const GemmOp& op, std::string
     if (!(r_lo > 0) || !(r_hi > 0) || !std::isfinite(r_lo) || !std::isfinite(r_hi)) continue;
     const double t = std::log(x / dim(*lo, d)) / std::log(dim(*hi, d) / dim(*lo, d));
     const double ratio = std::exp(std::log(r_lo) + t * (std::log(r_hi) - std::log(r_lo)));
+    if (warning != nullptr) note_poor_fit(warning, fit->quality, "gemm " + std::string(dt));
     return {"interpolated", model * ratio};
   }
   // 3. The fitted model.
+  if (warning != nullptr) note_poor_fit(warning, fit->quality, "gemm " + std::string(dt));
   return {"fitted", model};
 }
 
@@ -162,6 +181,7 @@ CalibratedCost::Choice CalibratedCost::memory_choice(const MemoryOp& op, std::st
                ".." + human_bytes(f.max_bytes) + "); datasheet used";
       });
     }
+    if (warning != nullptr) note_poor_fit(warning, f.quality, "memory pattern '" + pattern + "'");
     return {"fitted", f.latency_s.value + b / f.bandwidth_Bps.value};
   }
   return fallback([&] {
@@ -204,6 +224,9 @@ CalibratedCost::Choice CalibratedCost::collective_choice(const CollectiveOp& op,
   const double factor = nccl_bus_factor(op.kind, n);
   if (exact != nullptr) {
     if (!in_range(*exact)) return out_of_range(*exact);
+    if (warning != nullptr) {
+      note_poor_fit(warning, exact->quality, describe() + " over " + std::to_string(n) + " ranks");
+    }
     return {"fitted", exact->latency_s.value + bytes * factor / exact->busbw_Bps.value};
   }
   if (lo != nullptr && hi != nullptr) {
@@ -215,6 +238,11 @@ CalibratedCost::Choice CalibratedCost::collective_choice(const CollectiveOp& op,
     const double latency = lo->latency_s.value + t * (hi->latency_s.value - lo->latency_s.value);
     const double busbw = std::exp(std::log(lo->busbw_Bps.value) +
                                   t * (std::log(hi->busbw_Bps.value) - std::log(lo->busbw_Bps.value)));
+    if (warning != nullptr) {
+      const FitQuality& worse = lo->quality.rms_relative_residual > hi->quality.rms_relative_residual ? lo->quality
+                                                                                                    : hi->quality;
+      note_poor_fit(warning, worse, describe() + " over " + std::to_string(n) + " ranks");
+    }
     return {"interpolated", latency + bytes * factor / busbw};
   }
   return fallback([&] {

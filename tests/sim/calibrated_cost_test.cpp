@@ -173,6 +173,21 @@ TEST(CalibratedCost, CollectivesUseTheFitForTheirKindRanksAndTier) {
   EXPECT_EQ(w[2], "all_reduce inside a node over 16 ranks not measured (measured: 2, 8 ranks); datasheet used");
 }
 
+// A fit that does not describe the machine (RMS relative residual above 25%) still prices the
+// op, but the user is told how rough it is.
+TEST(CalibratedCost, APoorFitIsUsedWithAWarningGivingItsResidual) {
+  Profile p = h100_profile();
+  p.collectives[1].quality = {13, 0.55, 0.98, 0.87};
+  const CalibratedCost cost(p, h100_cluster());
+  const CollectiveOp ar8{"tp", CollectiveKind::all_reduce, units::bytes(1e8), {8, 8, 1}};
+  EXPECT_EQ(cost.pricing(ar8), "fitted");
+  const auto w = cost.coverage_warnings({StepOp{ar8}});
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0],
+            "all_reduce inside a node over 8 ranks fit is poor (RMS relative residual 55%, R^2 0.87); used, but "
+            "treat these times as rough");
+}
+
 TEST(CalibratedCost, ZeroSizedOpsCostZero) {
   const CalibratedCost cost(h100_profile(), h100_cluster());
   EXPECT_EQ(cost.gemm(GemmOp{"x", 0, 1024, 1024}).base(), 0.0);
