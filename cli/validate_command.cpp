@@ -139,8 +139,9 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
   const double measured_total = measured->time.median_s;
   if (!std::isfinite(predicted_total) || predicted_total <= 0) {
     for (const auto& n : notes) print_warning(n);
-    print_error("the profile cannot price this step (see the warnings above); calibrate with --backend " +
-                opt.backend + " first");
+    print_error("the profile does not cover this step and has no datasheet to fall back to (see the warnings "
+                "above); calibrate with the same step flags (--hidden, --heads, --seq-len, --micro-batch), which "
+                "measures exactly its GEMMs");
     return code(Exit::infeasible);
   }
   const double error = rel(predicted_total, measured_total);

@@ -31,7 +31,7 @@ std::vector<GemmShape> gemm_grid(const MeasurementBackend& b, bool quick, sim::P
     // still six or more distinct ones so the fitter can fit them.
     if (dtype == sim::Precision::fp32) {
       squares = quick ? std::vector<std::int64_t>{64, 128, 256, 512} : std::vector<std::int64_t>{64, 128, 256, 512, 1024, 2048};
-      rect = quick ? 256 : 512;
+      rect = quick ? 256 : 1024;
     } else {
       squares = quick ? std::vector<std::int64_t>{32, 64, 128, 256} : std::vector<std::int64_t>{32, 64, 128, 256, 512};
       rect = quick ? 64 : 128;
@@ -145,7 +145,7 @@ std::vector<Case> plan_sweep(const MeasurementBackend& b, const PlanOptions& o) 
 
     // Memory patterns over sizes from cache-resident to well past the last-level cache.
     const double max_mem = o.max_memory_bytes > 0 ? o.max_memory_bytes
-                           : host                 ? (o.quick ? 16 * MiB : 256 * MiB)
+                           : host                 ? (o.quick ? 32 * MiB : 256 * MiB)
                                                   : (o.quick ? 1 * GiB : 4 * GiB);
     const double min_mem = host ? 32 * KiB : 1 * MiB;
     const std::vector<std::string> patterns = host

@@ -34,7 +34,7 @@ struct PlanOptions {
   bool collectives_only = false;  // only the collective sweep (mpirun -np N ... --collectives-only)
   std::vector<GemmShape> extra_gemms;  // shapes the simulator generates for planned scenarios
   std::vector<StepShape> steps;        // training steps to measure; empty = default_step_shape()
-  double max_memory_bytes = 0;         // 0 = the backend's default (host: 256 MiB, quick: 64 MiB)
+  double max_memory_bytes = 0;         // 0 = the backend's default (host: 256 MiB, quick: 32 MiB)
   double max_collective_bytes = 0;     // 0 = the backend's default (host: 256 MiB, quick: 16 MiB;
                                        //     cuda: 8 GiB, quick: 1 GiB)
 };
