@@ -427,7 +427,10 @@ Result<sim::Profile> fit_profile(const Measurements& m) {
     }
   }
   std::set<std::string> patterns;
-  for (const auto& r : m.memory) patterns.insert(r.pattern);
+  for (const auto& r : m.memory) {
+    patterns.insert(r.pattern);
+    p.memory_points.push_back({r.pattern, r.bytes, r.time.median_s, static_cast<int>(r.time.samples_s.size()), r.time.cv});
+  }
   for (const auto& pat : patterns) {
     if (auto f = fit_memory(m.memory, pat)) {
       p.memory.push_back(*f);

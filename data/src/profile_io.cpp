@@ -230,6 +230,15 @@ std::string profile_to_json(const sim::Profile& p) {
                       {"max_bytes", finite(f.max_bytes)}});
   }
   root["memory"] = memory;
+  json mpoints = json::array();
+  for (const auto& m : p.memory_points) {
+    mpoints.push_back({{"pattern", m.pattern},
+                       {"bytes", finite(m.bytes)},
+                       {"time_s", finite(m.time_s)},
+                       {"samples", m.samples},
+                       {"cv", finite(m.cv)}});
+  }
+  root["memory_points"] = mpoints;
   json colls = json::array();
   for (const auto& f : p.collectives) {
     colls.push_back({{"kind", sim::to_string(f.kind)},
@@ -287,7 +296,8 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
       p.schema_version = static_cast<int>(*n);
     }
   }
-  top.known({"schema", "schema_version", "context", "gemm", "gemm_points", "memory", "collectives", "steps", "notes"});
+  top.known({"schema", "schema_version", "context", "gemm", "gemm_points", "memory", "memory_points", "collectives",
+             "steps", "notes"});
 
   if (const json* cj = top.get("context"); cj != nullptr && r.object(*cj, "/context")) {
     Obj o{*cj, "/context", r};
@@ -364,6 +374,17 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
     check_order(r, path, "min_bytes", f.min_bytes, "max_bytes", f.max_bytes);
     o.known({"pattern", "latency_s", "bandwidth_Bps", "quality", "min_bytes", "max_bytes"});
     p.memory.push_back(f);
+  });
+  read_list(root, "memory_points", r, [&](const json& j, const std::string& path) {
+    Obj o{j, path, r};
+    sim::MemoryPoint m;
+    m.pattern = o.string("pattern");
+    m.bytes = o.number("bytes", 0, true);
+    m.time_s = o.number("time_s", 0, true);
+    m.samples = static_cast<int>(o.integer("samples", 0));
+    m.cv = o.number("cv", 0, false);
+    o.known({"pattern", "bytes", "time_s", "samples", "cv"});
+    p.memory_points.push_back(m);
   });
   read_list(root, "collectives", r, [&](const json& j, const std::string& path) {
     Obj o{j, path, r};

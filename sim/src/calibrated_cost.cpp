@@ -168,25 +168,58 @@ CalibratedCost::Choice CalibratedCost::memory_choice(const MemoryOp& op, std::st
   // A pattern measured under the op's own name ("gelu" for "gelu_fwd") wins over its class.
   const std::string name = op.name ? op.name : "";
   std::string pattern = memory_pattern(op);
+  auto own_name = [&](const std::string& pat) { return name == pat || name.starts_with(pat + "_"); };
   for (const auto& f : profile_.memory) {
-    if (name == f.pattern || name.starts_with(f.pattern + "_")) pattern = f.pattern;
+    if (own_name(f.pattern)) pattern = f.pattern;
   }
+  for (const auto& pt : profile_.memory_points) {
+    if (own_name(pt.pattern)) pattern = pt.pattern;
+  }
+  const double b = op.bytes.base();
+  // 1. Measured sizes of the pattern: the measured time at an exact size, else log(time)
+  // interpolated in log(bytes) between the two nearest sizes around it. This follows cache
+  // effects a single bandwidth cannot (a CPU's small kernels run from cache).
+  const MemoryPoint* lo = nullptr;
+  const MemoryPoint* hi = nullptr;
+  double exact_sum = 0;
+  int exact = 0;
+  for (const auto& pt : profile_.memory_points) {
+    if (pt.pattern != pattern || !(pt.bytes > 0) || !(pt.time_s > 0)) continue;
+    if (pt.bytes == b) {
+      exact_sum += pt.time_s;
+      ++exact;
+    }
+    if (pt.bytes < b && (lo == nullptr || pt.bytes > lo->bytes)) lo = &pt;
+    if (pt.bytes > b && (hi == nullptr || pt.bytes < hi->bytes)) hi = &pt;
+  }
+  const MemoryFit* fit = nullptr;
   for (const auto& f : profile_.memory) {
-    if (f.pattern != pattern) continue;
-    const double b = op.bytes.base();
-    if (b < f.min_bytes || b > f.max_bytes) {
+    if (f.pattern == pattern) fit = &f;
+  }
+  if (exact > 0) return {"measured", exact_sum / exact};
+  if (lo != nullptr && hi != nullptr) {
+    if (warning != nullptr && fit != nullptr) note_poor_fit(warning, fit->quality, "memory pattern '" + pattern + "'");
+    const double t = std::log(b / lo->bytes) / std::log(hi->bytes / lo->bytes);
+    return {"interpolated", std::exp(std::log(lo->time_s) + t * (std::log(hi->time_s) - std::log(lo->time_s)))};
+  }
+  // 2. The fitted latency + bytes / bandwidth inside the measured range.
+  if (fit != nullptr) {
+    if (b < fit->min_bytes || b > fit->max_bytes) {
+      // No size in the text: forward, backward and recompute of one op make one warning.
       return fallback([&] {
-        // No size in the text: forward, backward and recompute of one op make one warning.
-        return "memory '" + name + "' (" + pattern + ") outside the measured range (" + human_bytes(f.min_bytes) +
-               ".." + human_bytes(f.max_bytes) + "); datasheet used";
+        return "memory '" + name + "' (" + pattern + ") outside the measured range (" + human_bytes(fit->min_bytes) +
+               ".." + human_bytes(fit->max_bytes) + "); datasheet used";
       });
     }
-    if (warning != nullptr) note_poor_fit(warning, f.quality, "memory pattern '" + pattern + "'");
-    return {"fitted", f.latency_s.value + b / f.bandwidth_Bps.value};
+    if (warning != nullptr) note_poor_fit(warning, fit->quality, "memory pattern '" + pattern + "'");
+    return {"fitted", fit->latency_s.value + b / fit->bandwidth_Bps.value};
   }
-  return fallback([&] {
-    return "memory pattern '" + pattern + "' not measured ('" + name + "'); datasheet used";
-  });
+  if (lo != nullptr || hi != nullptr) {
+    return fallback([&] {
+      return "memory '" + name + "' (" + pattern + ") outside the measured sizes and no fit; datasheet used";
+    });
+  }
+  return fallback([&] { return "memory pattern '" + pattern + "' not measured ('" + name + "'); datasheet used"; });
 }
 
 CalibratedCost::Choice CalibratedCost::collective_choice(const CollectiveOp& op, std::string* warning) const {

@@ -217,6 +217,7 @@ TEST(FitProfile, FitsWhatItCanAndNotesWhatItCannot) {
   EXPECT_EQ(p->gemm_points.size(), 512u);
   ASSERT_EQ(p->memory.size(), 1u);
   EXPECT_EQ(p->memory[0].pattern, "copy");
+  EXPECT_EQ(p->memory_points.size(), 4u);  // every record, also the lone "norm" one
   ASSERT_EQ(p->notes.size(), 1u);
   EXPECT_EQ(p->notes[0], "memory/norm: 1 distinct sizes measured; a fit needs 3");
 }

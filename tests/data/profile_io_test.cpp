@@ -51,6 +51,7 @@ sim::Profile sample_profile() {
   m.min_bytes = 4096;
   m.max_bytes = 4.2e9;
   p.memory.push_back(m);
+  p.memory_points.push_back({"copy", 4096, 4.1e-6, 5, 0.02});
   sim::CollectiveFit c;
   c.kind = sim::CollectiveKind::all_gather;
   c.ranks = 2;
@@ -94,6 +95,9 @@ TEST(ProfileFile, RoundTripsEveryField) {
   EXPECT_DOUBLE_EQ(back->gemm[0].quality.r2, 0.998);
   ASSERT_EQ(back->gemm_points.size(), 1u);
   EXPECT_DOUBLE_EQ(back->gemm_points[0].time_s, 2.1e-4);
+  ASSERT_EQ(back->memory_points.size(), 1u);
+  EXPECT_DOUBLE_EQ(back->memory_points[0].time_s, 4.1e-6);
+  EXPECT_EQ(back->memory_points[0].pattern, "copy");
   EXPECT_EQ(back->collectives[0].tier, "host-shm");
   EXPECT_EQ(back->collectives[0].kind, sim::CollectiveKind::all_gather);
   EXPECT_EQ(back->steps[0].components_s, p.steps[0].components_s);
@@ -133,6 +137,9 @@ TEST(ProfileFile, EveryKindOfBadFieldNamesItsPointer) {
   EXPECT_NE(diagnostics_after("/gemm/0/dtype", "bf12").find("profile.json#/gemm/0/dtype: unknown dtype"),
             std::string::npos);
   EXPECT_NE(diagnostics_after("/gemm/0/quality/r2", 1.5).find("profile.json#/gemm/0/quality/r2: must be at most 1"),
+            std::string::npos);
+  EXPECT_NE(diagnostics_after("/memory_points/0/bytes", 0).find(
+                "profile.json#/memory_points/0/bytes: must be > 0; got 0"),
             std::string::npos);
   EXPECT_NE(diagnostics_after("/steps/0/heads", 0).find("profile.json#/steps/0/heads: must be a positive integer"),
             std::string::npos);

@@ -138,6 +138,23 @@ TEST(CalibratedCost, MemoryOpsUseTheFittedBandwidthOfTheirPattern) {
   EXPECT_EQ(w[1], "memory 'adam_step' (elementwise) outside the measured range (1 kB..10 GB); datasheet used");
 }
 
+// Measured sizes come first: exact size = measured time; between two sizes, log(time) is
+// interpolated in log(bytes) (at 2 MB, halfway in log between 1 MB and 4 MB: sqrt(t1 * t4)).
+TEST(CalibratedCost, MemoryOpsBetweenMeasuredSizesInterpolateTheMeasuredTimes) {
+  Profile p = h100_profile();
+  p.memory_points = {{"elementwise", 1e6, 2e-6, 5, 0.01}, {"elementwise", 4e6, 20e-6, 5, 0.01}};
+  const CalibratedCost cost(p, h100_cluster());
+  const MemoryOp at1{"residual_add", units::bytes(1e6)};
+  const MemoryOp at2{"residual_add", units::bytes(2e6)};
+  const MemoryOp at8{"residual_add", units::bytes(8e6)};
+  EXPECT_EQ(cost.pricing(at1), "measured");
+  EXPECT_DOUBLE_EQ(cost.memory(at1).base(), 2e-6);
+  EXPECT_EQ(cost.pricing(at2), "interpolated");
+  EXPECT_NEAR(cost.memory(at2).base(), std::sqrt(2e-6 * 20e-6), 1e-15);
+  EXPECT_EQ(cost.pricing(at8), "fitted");  // beyond the points, inside the fit's range
+  EXPECT_NEAR(cost.memory(at8).base(), 4e-6 + 8e6 / 2.5e12, 1e-15);
+}
+
 TEST(CalibratedCost, APatternMeasuredUnderTheOpsOwnNameWinsOverItsClass) {
   Profile p = h100_profile();
   MemoryFit gelu = p.memory[0];

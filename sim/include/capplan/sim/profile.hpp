@@ -75,6 +75,15 @@ double gemm_model_time_s(const GemmFit& fit, std::int64_t m, std::int64_t n, std
 // (tile_m x tile_n at full speed, 128x128 at 0.95, 64x128 at 0.85), the same selector DatasheetCost uses.
 double tile_wave_efficiency(double m, double n, double batch, int units, int tile_m = 128, int tile_n = 256);
 
+// One measured memory-bound kernel (median of its samples).
+struct MemoryPoint {
+  std::string pattern;
+  double bytes = 0;
+  double time_s = 0;
+  int samples = 0;
+  double cv = 0;
+};
+
 // Memory-bound pattern ("copy", "norm", "elementwise"): time = latency + bytes / bandwidth.
 struct MemoryFit {
   std::string pattern;
@@ -123,6 +132,7 @@ struct Profile {
   std::vector<GemmFit> gemm;            // one per dtype that had enough shapes to fit
   std::vector<GemmPoint> gemm_points;   // every measured GEMM
   std::vector<MemoryFit> memory;        // one per pattern
+  std::vector<MemoryPoint> memory_points;  // every measured memory-bound kernel
   std::vector<CollectiveFit> collectives;
   std::vector<MeasuredStep> steps;
   std::vector<std::string> notes;       // what the fitter could not do ("gemm fp8: 3 shapes, need 6")
