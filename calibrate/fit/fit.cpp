@@ -371,27 +371,47 @@ Result<sim::Profile> fit_profile(const Measurements& m) {
     check(r.shape.n > 0, w + "/n", "must be > 0", static_cast<double>(r.shape.n));
     check(r.shape.k > 0, w + "/k", "must be > 0", static_cast<double>(r.shape.k));
     check(r.shape.batch > 0, w + "/batch", "must be > 0", static_cast<double>(r.shape.batch));
-    check(r.time.median_s > 0 && std::isfinite(r.time.median_s), w + "/time/median_s", "must be > 0", r.time.median_s);
+    check(r.time.median_s >= 0 && std::isfinite(r.time.median_s), w + "/time/median_s", "must be >= 0", r.time.median_s);
   }
   for (std::size_t i = 0; i < m.memory.size(); ++i) {
     const auto& r = m.memory[i];
     const std::string w = "/memory/" + std::to_string(i);
     check(r.bytes > 0 && std::isfinite(r.bytes), w + "/bytes", "must be > 0", r.bytes);
-    check(r.time.median_s > 0 && std::isfinite(r.time.median_s), w + "/time/median_s", "must be > 0", r.time.median_s);
+    check(r.time.median_s >= 0 && std::isfinite(r.time.median_s), w + "/time/median_s", "must be >= 0", r.time.median_s);
   }
   for (std::size_t i = 0; i < m.collectives.size(); ++i) {
     const auto& r = m.collectives[i];
     const std::string w = "/collectives/" + std::to_string(i);
     check(r.bytes > 0 && std::isfinite(r.bytes), w + "/bytes", "must be > 0", r.bytes);
     check(r.ranks >= 2, w + "/ranks", "must be >= 2", r.ranks);
-    check(r.time.median_s > 0 && std::isfinite(r.time.median_s), w + "/time/median_s", "must be > 0", r.time.median_s);
+    check(r.time.median_s >= 0 && std::isfinite(r.time.median_s), w + "/time/median_s", "must be >= 0", r.time.median_s);
   }
   for (std::size_t i = 0; i < m.steps.size(); ++i) {
     const auto& r = m.steps[i];
-    check(r.time.median_s > 0 && std::isfinite(r.time.median_s), "/steps/" + std::to_string(i) + "/time/median_s",
-          "must be > 0", r.time.median_s);
+    check(r.time.median_s >= 0 && std::isfinite(r.time.median_s), "/steps/" + std::to_string(i) + "/time/median_s",
+          "must be >= 0", r.time.median_s);
   }
   if (!diags.empty()) return std::unexpected(std::move(diags));
+
+  // A median of exactly 0 s is a kernel below the timer's resolution: it says nothing about the
+  // model, so the record is left out of the fits and the profile, with a note naming it.
+  std::vector<std::string> skipped;
+  auto keep = [&](const auto& records, const char* list) {
+    std::decay_t<decltype(records)> out;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      if (records[i].time.median_s > 0) {
+        out.push_back(records[i]);
+      } else {
+        skipped.push_back(std::string("records#/") + list + "/" + std::to_string(i) +
+                          ": median time 0 s (below the timer's resolution); record left out");
+      }
+    }
+    return out;
+  };
+  const std::vector<GemmRecord> gemms = keep(m.gemms, "gemms");
+  const std::vector<MemoryRecord> memory = keep(m.memory, "memory");
+  const std::vector<CollectiveRecord> collectives = keep(m.collectives, "collectives");
+  const std::vector<StepRecord> steps = keep(m.steps, "steps");
 
   sim::Profile p;
   const Context& c = m.context;
@@ -407,47 +427,48 @@ Result<sim::Profile> fit_profile(const Measurements& m) {
   for (const auto& [k, v] : c.versions) p.context["version." + k] = v;
   for (const auto& [k, v] : c.clocks) p.context["clock." + k] = v;
 
+  p.notes = skipped;
   auto note = [&](const Diagnostics& d) {
     for (const auto& x : d) p.notes.push_back(x.where + ": " + x.message);
   };
 
   // GEMMs: every measured point, and one fit per dtype.
   std::set<sim::Precision> dtypes;
-  for (const auto& r : m.gemms) {
+  for (const auto& r : gemms) {
     dtypes.insert(r.shape.dtype);
     p.gemm_points.push_back({r.shape.m, r.shape.n, r.shape.k, r.shape.batch, r.shape.dtype, r.time.median_s,
                              static_cast<int>(r.time.samples_s.size()), r.time.cv});
   }
   const int units = wave_units_of(c);
   for (sim::Precision d : dtypes) {
-    if (auto f = fit_gemm(m.gemms, d, units)) {
+    if (auto f = fit_gemm(gemms, d, units)) {
       p.gemm.push_back(*f);
     } else {
       note(f.error());
     }
   }
   std::set<std::string> patterns;
-  for (const auto& r : m.memory) {
+  for (const auto& r : memory) {
     patterns.insert(r.pattern);
     p.memory_points.push_back({r.pattern, r.bytes, r.time.median_s, static_cast<int>(r.time.samples_s.size()), r.time.cv});
   }
   for (const auto& pat : patterns) {
-    if (auto f = fit_memory(m.memory, pat)) {
+    if (auto f = fit_memory(memory, pat)) {
       p.memory.push_back(*f);
     } else {
       note(f.error());
     }
   }
   std::set<std::tuple<int, int, std::string>> groups;
-  for (const auto& r : m.collectives) groups.insert({static_cast<int>(r.kind), r.ranks, r.tier});
+  for (const auto& r : collectives) groups.insert({static_cast<int>(r.kind), r.ranks, r.tier});
   for (const auto& [kind, ranks, tier] : groups) {
-    if (auto f = fit_collective(m.collectives, static_cast<sim::CollectiveKind>(kind), ranks, tier)) {
+    if (auto f = fit_collective(collectives, static_cast<sim::CollectiveKind>(kind), ranks, tier)) {
       p.collectives.push_back(*f);
     } else {
       note(f.error());
     }
   }
-  for (const auto& s : m.steps) {
+  for (const auto& s : steps) {
     sim::MeasuredStep ms;
     ms.layers = s.shape.layers;
     ms.hidden = s.shape.hidden;

@@ -222,12 +222,25 @@ TEST(FitProfile, FitsWhatItCanAndNotesWhatItCannot) {
   EXPECT_EQ(p->notes[0], "memory/norm: 1 distinct sizes measured; a fit needs 3");
 }
 
-TEST(FitProfile, ANonPositiveTimeIsAnErrorNamingTheRecord) {
+TEST(FitProfile, ANegativeTimeIsAnErrorNamingTheRecord) {
   Measurements m = small_measurements();
-  m.gemms[4].time.median_s = 0;
+  m.gemms[4].time.median_s = -1e-6;
   auto p = fit_profile(m);
   ASSERT_FALSE(p.has_value());
   EXPECT_EQ(p.error()[0].where, "records#/gemms/4/time/median_s");
+}
+
+// A kernel below the timer's resolution (median 0 s) cannot be fitted, but must not cost the
+// whole calibration: it is left out with a note.
+TEST(FitProfile, AZeroTimeRecordIsLeftOutWithANote) {
+  Measurements m = small_measurements();
+  m.gemms[4].time.median_s = 0;
+  auto p = fit_profile(m);
+  ASSERT_TRUE(p.has_value()) << to_string(p.error());
+  EXPECT_EQ(p->gemm_points.size(), 511u);
+  EXPECT_EQ(p->gemm[0].quality.samples, 511);
+  ASSERT_FALSE(p->notes.empty());
+  EXPECT_EQ(p->notes[0], "records#/gemms/4: median time 0 s (below the timer's resolution); record left out");
 }
 
 TEST(RecordsFile, RoundTripsEveryRecord) {
