@@ -348,6 +348,11 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
   }
   if (*bands) {
     sim::apply_error_band(*estimate, parsed->scenario, (*bands)->table);
+    if (calibrated != nullptr && estimate->band) {
+      estimate->warnings.push_back(
+          "the p10-p90 band was derived for the datasheet model against published runs; with a profile it is a "
+          "rough guide only");
+    }
     if (!estimate->band) {
       estimate->warnings.push_back("no error band: " + bands_file.string() + " has no entry for '" +
                                    sim::error_category(parsed->scenario) +
