@@ -96,6 +96,8 @@ void draw_progress(const calib::Progress& p) {
 
 double safe(double v) { return std::isfinite(v) ? v : 0.0; }
 
+constexpr const char* kOneRank = "collectives skipped: this process is 1 rank (run under `mpirun -np N` to measure them)";
+
 json summary_json(const calib::Measurements& m, const calib::RunReport& report, const std::string& profile,
                   const std::string& records, double elapsed_s, const sim::Profile& fitted) {
   json j;
@@ -261,9 +263,7 @@ int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
       }
       return code(Exit::infeasible);
     }
-    if (leader && !quiet) {
-      print_note("collectives skipped: this process is 1 rank (run under `mpirun -np N` to measure them)");
-    }
+    if (leader && !quiet) print_note(kOneRank);
   }
 
   const auto plan = calib::plan_sweep(backend, plan_options);
@@ -286,6 +286,10 @@ int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
         if (auto w = write_atomically(records, calib::measurements_to_json(m)); !w) checkpoint_error = w.error();
       });
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // --format json prints no notes on stderr: the JSON summary carries this one.
+  if (backend.ranks() < 2 && quiet) {
+    report.notes.insert(report.notes.begin(), {Diagnostic::Severity::warning, "calibrate", kOneRank});
+  }
   if (bar) std::cerr << "\r" << std::string(100, ' ') << "\r" << std::flush;
   if (!leader) return code(Exit::ok);
 

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -132,7 +133,11 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
   const sim::CalibratedCost cost(*profile, fallback_cluster(opt, global, *profile, notes));
   const auto prediction = sim::predict_layer_step(ls, cost);
   std::vector<sim::StepOp> ops;
-  for (const auto& op : sim::layer_step_ops(ls)) ops.push_back(op.op);
+  std::map<std::string, std::map<std::string, int>> pricing;  // component -> how -> ops
+  for (const auto& op : sim::layer_step_ops(ls)) {
+    ops.push_back(op.op);
+    ++pricing[sim::to_string(op.component)][cost.pricing(op.op.op)];
+  }
   for (auto& w : cost.coverage_warnings(ops)) notes.push_back(std::move(w));
 
   const double predicted_total = prediction.total().base();
@@ -175,7 +180,8 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
     for (const auto& r : rows) {
       comps[r.name] = {{"predicted_s", safe(r.predicted)},
                        {"measured_s", safe(r.measured)},
-                       {"relative_error", safe(rel(r.predicted, r.measured))}};
+                       {"relative_error", safe(rel(r.predicted, r.measured))},
+                       {"ops_by_pricing", pricing[r.name]}};
     }
     j["components"] = comps;
     j["warnings"] = notes;
@@ -194,6 +200,16 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
     table.push_back({"step", fixed(predicted_total * 1e3, 2), fixed(measured_total * 1e3, 2),
                      fixed(100 * error, 1) + "%"});
     o << render_table({"component", "predicted ms", "measured ms", "error"}, table, {false, true, true, true}, "  ");
+    o << "\n  priced:";
+    for (const auto& [component, how] : pricing) {
+      o << " " << component << " (";
+      bool first = true;
+      for (const auto& [name, n] : how) {
+        o << (first ? "" : ", ") << n << " " << name;
+        first = false;
+      }
+      o << ")";
+    }
     o << "\n  measured: median of " << measured->time.samples_s.size() << " steps, cv "
       << fixed(100 * measured->time.cv, 1) << "%; components are the summed kernel times of each step\n";
     if (!notes.empty()) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "capplan/calibrate/records.hpp"
 
+#include "capplan/sim/profile.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -28,19 +30,8 @@ SampleStats summarize(std::vector<double> samples_s) {
 }
 
 double bus_factor(sim::CollectiveKind kind, int ranks) {
-  // nccl-tests doc/PERFORMANCE.md: busbw = algbw * factor.
-  const double n = std::max(ranks, 1);
-  switch (kind) {
-    case sim::CollectiveKind::all_reduce:
-      return 2.0 * (n - 1.0) / n;
-    case sim::CollectiveKind::all_gather:
-    case sim::CollectiveKind::reduce_scatter:
-    case sim::CollectiveKind::all_to_all:
-      return (n - 1.0) / n;
-    case sim::CollectiveKind::send_recv:
-      return 1.0;
-  }
-  return 1.0;
+  // nccl-tests doc/PERFORMANCE.md: busbw = algbw * factor; one definition shared with the fitter.
+  return sim::nccl_bus_factor(kind, ranks);
 }
 
 }  // namespace capplan::calib

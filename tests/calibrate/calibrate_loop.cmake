@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # The whole host loop, for real: calibrate --quick -> estimate --profile -> validate -> resume.
 #
-#   cmake -DEXE=<capplan> -DDIR=<scratch folder> -DMAX_CALIBRATE_S=<s> -DMAX_ERROR=<fraction>
-#         -DMAX_ATTEMPTS=<n> -P calibrate_loop.cmake
+#   cmake -DEXE=<capplan> -DDIR=<scratch folder> -DSCENARIO=<small fp32 scenario> -DMAX_CALIBRATE_S=<s>
+#         -DMAX_ERROR=<fraction> -DMAX_ATTEMPTS=<n> -P calibrate_loop.cmake
 #
-# Checks: calibrate exits 0 within MAX_CALIBRATE_S and writes the profile and its records (and
-# nothing else: no temp files); estimate accepts the profile and says it used it; validate's
+# Checks: calibrate (with --for-scenario SCENARIO) exits 0 within MAX_CALIBRATE_S and writes the
+# profile and its records (and nothing else: no temp files); estimate accepts the profile, says it
+# used it, and prices every GEMM of SCENARIO from it (no "profile: gemm ..." fallback warning); validate's
 # |relative error| <= MAX_ERROR (its figures are printed); a --resume of the finished run measures
 # nothing and still writes the profile. Validate is a measurement on a shared machine: when it
 # misses, it is re-run (up to MAX_ATTEMPTS) and every attempt's figure is printed.
@@ -24,13 +25,13 @@ set(profile "${DIR}/profile.json")
 
 # 1. calibrate --quick
 string(TIMESTAMP t0 "%s" UTC)
-run_capplan(out rc calibrate --backend host --quick --out "${profile}" --format json)
+run_capplan(out rc calibrate --backend host --quick --for-scenario "${SCENARIO}" --out "${profile}" --format json)
 string(TIMESTAMP t1 "%s" UTC)
 math(EXPR seconds "${t1} - ${t0}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "calibrate exited ${rc}\n${out}\n${last_err}")
 endif()
-message(STATUS "calibrate --backend host --quick: ${seconds} s wall")
+message(STATUS "calibrate --backend host --quick --for-scenario: ${seconds} s wall")
 if(seconds GREATER MAX_CALIBRATE_S)
   message(FATAL_ERROR "calibrate --quick took ${seconds} s (limit ${MAX_CALIBRATE_S} s)")
 endif()
@@ -50,10 +51,13 @@ if(text MATCHES "[^a-zA-Z_](nan|inf|NaN|Infinity)[^a-zA-Z_]")
   message(FATAL_ERROR "profile contains NaN/Inf")
 endif()
 
-# 2. estimate --profile uses it
-run_capplan(out rc estimate --profile "${profile}" --format json)
+# 2. estimate --profile uses it, with every GEMM of the scenario measured
+run_capplan(out rc estimate "${SCENARIO}" --profile "${profile}" --format json)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\"cost_model\": \"calibrated: ")
   message(FATAL_ERROR "estimate --profile: exit ${rc}\n${out}\n${last_err}")
+endif()
+if(out MATCHES "profile: gemm")
+  message(FATAL_ERROR "--for-scenario did not measure every GEMM of ${SCENARIO}:\n${out}")
 endif()
 
 # 3. validate: predicted vs measured training step
@@ -99,7 +103,8 @@ endwhile()
 
 # 4. --resume of a finished run measures nothing and rewrites the profile
 file(REMOVE "${profile}")
-run_capplan(out rc calibrate --backend host --quick --resume --out "${profile}" --format json)
+run_capplan(out rc calibrate --backend host --quick --for-scenario "${SCENARIO}" --resume --out "${profile}"
+            --format json)
 if(NOT rc EQUAL 0 OR NOT EXISTS "${profile}")
   message(FATAL_ERROR "calibrate --resume exited ${rc}\n${out}\n${last_err}")
 endif()
