@@ -301,5 +301,39 @@ TEST(CalibrationRun, ResumeMeasuresOnlyWhatIsMissing) {
   EXPECT_DOUBLE_EQ(seen.back().eta_s, 0);
 }
 
+TEST(CalibrationPlan, GemmShapesOfAStepAreDistinctAndNonEmpty) {
+  sim::StepOps ops;
+  const sim::GemmOp qkv{"qkv", 4096, 3 * 1024, 1024, 1, sim::Precision::bf16};
+  ops.ops.push_back({qkv});
+  ops.ops.push_back({qkv, sim::Phase::recompute});  // the same kernel again: measured once
+  ops.ops.push_back({sim::GemmOp{"empty", 0, 8, 8, 1, sim::Precision::bf16}});
+  ops.ops.push_back({sim::GemmOp{"scores", 2048, 2048, 128, 64, sim::Precision::bf16}});
+  ops.ops.push_back({sim::MemoryOp{"rmsnorm", units::bytes(1e6)}});
+  const auto shapes = gemm_shapes_of(ops);
+  ASSERT_EQ(shapes.size(), 2u);
+  EXPECT_EQ(shapes[0], (GemmShape{4096, 3072, 1024, 1, sim::Precision::bf16}));
+  EXPECT_EQ(shapes[1], (GemmShape{2048, 2048, 128, 64, sim::Precision::bf16}));
+}
+
+TEST(CalibrationRun, ResumeMatchesCollectivesRoundedToWholeFloatsPerRank) {
+  Measurements m;
+  m.context.ranks = 3;
+  CollectiveRecord r;
+  r.kind = sim::CollectiveKind::all_gather;
+  r.ranks = 3;
+  r.bytes = 12;  // 8 B asked: one float per rank on 3 ranks
+  m.collectives.push_back(r);
+  Case c;
+  c.kind = CaseKind::collective;
+  c.collective = sim::CollectiveKind::all_gather;
+  c.bytes = 8;
+  EXPECT_TRUE(already_measured(m, c));
+  c.bytes = 32;
+  EXPECT_FALSE(already_measured(m, c));
+  c.bytes = 8;
+  c.collective = sim::CollectiveKind::all_reduce;
+  EXPECT_FALSE(already_measured(m, c));
+}
+
 }  // namespace
 }  // namespace capplan::calib
