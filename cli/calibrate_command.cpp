@@ -9,6 +9,7 @@
 // prints and writes.
 #include <unistd.h>
 
+#include <csignal>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -95,6 +96,11 @@ void draw_progress(const calib::Progress& p) {
 }
 
 double safe(double v) { return std::isfinite(v) ? v : 0.0; }
+
+// Ctrl-C during a single-rank run: finish the case being measured, keep the records, say how to
+// resume. (Under mpirun, mpirun itself handles the signal for all ranks.)
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_interrupt(int) { g_interrupted = 1; }
 
 constexpr const char* kOneRank = "collectives skipped: this process is 1 rank (run under `mpirun -np N` to measure them)";
 
@@ -275,6 +281,11 @@ int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
   }
   const bool bar = leader && !quiet && isatty(STDERR_FILENO) == 1;
   std::string checkpoint_error;
+  const bool single = backend.ranks() == 1;
+  if (single) {
+    g_interrupted = 0;
+    std::signal(SIGINT, on_interrupt);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   auto report = calib::run_calibration(
       backend, plan, std::move(start), run_options,
@@ -284,7 +295,9 @@ int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
       [&](const calib::Measurements& m) {
         if (!leader || !checkpoint_error.empty()) return;
         if (auto w = write_atomically(records, calib::measurements_to_json(m)); !w) checkpoint_error = w.error();
-      });
+      },
+      single ? calib::StopFn([] { return g_interrupted != 0; }) : calib::StopFn{});
+  if (single) std::signal(SIGINT, SIG_DFL);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // --format json prints no notes on stderr: the JSON summary carries this one.
   if (backend.ranks() < 2 && quiet) {
@@ -296,6 +309,16 @@ int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
   if (!checkpoint_error.empty()) {
     print_error("records '" + records.string() + "': " + checkpoint_error);
     return code(Exit::internal);
+  }
+  if (report.stopped) {
+    if (auto w = write_atomically(records, calib::measurements_to_json(report.measurements)); !w) {
+      print_error("records '" + records.string() + "': " + w.error());
+      return code(Exit::internal);
+    }
+    print_error("interrupted: " + std::to_string(report.measured + report.resumed) + " of " +
+                std::to_string(plan.size()) + " cases are in '" + records.string() +
+                "'; no profile was written. Run the same command with --resume to continue.");
+    return 130;  // what a shell reports for Ctrl-C
   }
   // Also write when nothing new was measured (a complete resume) so the records match the profile.
   if (auto w = write_atomically(records, calib::measurements_to_json(report.measurements)); !w) {

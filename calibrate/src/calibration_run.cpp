@@ -215,7 +215,8 @@ bool already_measured(const Measurements& m, const Case& c) {
 }
 
 RunReport run_calibration(MeasurementBackend& backend, const std::vector<Case>& plan, Measurements start,
-                          const RunOptions& options, const ProgressFn& progress, const CheckpointFn& checkpoint) {
+                          const RunOptions& options, const ProgressFn& progress, const CheckpointFn& checkpoint,
+                          const StopFn& stop) {
   using Clock = std::chrono::steady_clock;
   RunReport report;
   report.measurements = std::move(start);
@@ -225,6 +226,10 @@ RunReport run_calibration(MeasurementBackend& backend, const std::vector<Case>& 
   const auto t0 = Clock::now();
   std::size_t done = 0;
   for (const auto& c : plan) {
+    if (stop && stop()) {
+      report.stopped = true;
+      break;
+    }
     ++done;
     if (already_measured(m, c)) {
       ++report.resumed;

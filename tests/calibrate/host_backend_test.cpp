@@ -315,6 +315,17 @@ TEST(CalibrationPlan, GemmShapesOfAStepAreDistinctAndNonEmpty) {
   EXPECT_EQ(shapes[1], (GemmShape{2048, 2048, 128, 64, sim::Precision::bf16}));
 }
 
+TEST(CalibrationRun, StopsBeforeTheNextCaseWhenAsked) {
+  auto b = host_backend();
+  std::vector<Case> plan(3);
+  for (std::size_t i = 0; i < plan.size(); ++i) plan[i].gemm = {16 + 8 * std::int64_t(i), 16, 16, 1, sim::Precision::fp32};
+  int asked = 0;
+  const auto r = run_calibration(*b, plan, {}, fast(), {}, {}, [&] { return ++asked > 1; });
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.measured, 1u);
+  EXPECT_EQ(r.measurements.gemms.size(), 1u);
+}
+
 TEST(CalibrationRun, ResumeMatchesCollectivesRoundedToWholeFloatsPerRank) {
   Measurements m;
   m.context.ranks = 3;

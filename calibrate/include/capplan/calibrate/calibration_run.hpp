@@ -61,12 +61,16 @@ struct Progress {
 using ProgressFn = std::function<void(const Progress&)>;
 // Called after every measured case with all records so far (the caller writes them atomically).
 using CheckpointFn = std::function<void(const Measurements&)>;
+// Asked before every case; true stops the run there (e.g. after Ctrl-C). Single-rank runs only:
+// under MPI every rank must take the same decision, so callers pass none.
+using StopFn = std::function<bool()>;
 
 struct RunReport {
   Measurements measurements;
   Diagnostics notes;     // warnings: cases the backend could not measure (unsupported dtype, 1 rank)
   std::size_t measured = 0;
   std::size_t resumed = 0;  // cases already in the records
+  bool stopped = false;     // the stop callback ended the run before the plan was done
 };
 
 // Measures every case of `plan` not already in `start`, appending to it. Collective cases run on
@@ -74,6 +78,6 @@ struct RunReport {
 // A case the backend refuses becomes a warning note; the run goes on.
 RunReport run_calibration(MeasurementBackend& backend, const std::vector<Case>& plan, Measurements start,
                           const RunOptions& options, const ProgressFn& progress = {},
-                          const CheckpointFn& checkpoint = {});
+                          const CheckpointFn& checkpoint = {}, const StopFn& stop = {});
 
 }  // namespace capplan::calib
