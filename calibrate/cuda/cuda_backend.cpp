@@ -33,27 +33,46 @@ constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
 // The bandwidth "norm" pattern normalises rows of this many elements (a hidden size of 8192).
 constexpr std::int64_t kNormCols = 8192;
 
-// Runs `enqueue` `warmup` times untimed, then up to `iterations` times, each between a pair of
-// events; stops early once max_seconds_per_case of timed work is spent (at least one sample).
+// Runs `enqueue` `warmup` times untimed (at least once; it also estimates one iteration), then as
+// many of `iterations` as fit in max_seconds_per_case by that estimate (at least one), back to back
+// with an event between every two, so the GPU never idles waiting for the host and each sample is
+// one iteration's device time.
 template <class F>
 Result<std::vector<double>> time_iterations(cudaStream_t stream, const RunOptions& options, F&& enqueue) {
-  for (int i = 0; i < options.warmup; ++i) {
+  const int warmup = std::max(1, options.warmup);
+  std::vector<EventTimer> marks;
+  auto event = [&]() -> Status {  // appends an event recorded now on `stream`
+    auto t = EventTimer::create();
+    if (!t) return std::unexpected(t.error());
+    marks.push_back(std::move(*t));
+    return marks.back().start(stream);
+  };
+  if (auto r = event(); !r) return std::unexpected(r.error());
+  for (int i = 0; i < warmup; ++i) {
     if (auto r = enqueue(); !r) return std::unexpected(r.error());
   }
-  if (auto r = check(cudaStreamSynchronize(stream), "warm-up"); !r) return std::unexpected(r.error());
-  auto timer = EventTimer::create();
-  if (!timer) return std::unexpected(timer.error());
-  std::vector<double> samples;
-  double spent = 0.0;
-  for (int i = 0; i < std::max(1, options.iterations); ++i) {
-    if (auto r = timer->start(stream); !r) return std::unexpected(r.error());
+  if (auto r = marks[0].stop(stream); !r) return std::unexpected(r.error());
+  auto warm = marks[0].seconds();
+  if (!warm) return std::unexpected(warm.error());
+  const double est = *warm / warmup;
+  int iterations = std::max(1, options.iterations);
+  if (est > 0) iterations = std::clamp(static_cast<int>(options.max_seconds_per_case / est), 1, iterations);
+  marks.clear();
+  for (int i = 0; i < iterations; ++i) {  // one timer per iteration: start before, stop after
+    auto t = EventTimer::create();
+    if (!t) return std::unexpected(t.error());
+    marks.push_back(std::move(*t));
+  }
+  for (auto& m : marks) {
+    if (auto r = m.start(stream); !r) return std::unexpected(r.error());
     if (auto r = enqueue(); !r) return std::unexpected(r.error());
-    if (auto r = timer->stop(stream); !r) return std::unexpected(r.error());
-    auto t = timer->seconds();
+    if (auto r = m.stop(stream); !r) return std::unexpected(r.error());
+  }
+  std::vector<double> samples;
+  for (const auto& m : marks) {
+    auto t = m.seconds();
     if (!t) return std::unexpected(t.error());
     samples.push_back(*t);
-    spent += *t;
-    if (spent > options.max_seconds_per_case) break;
   }
   return samples;
 }

@@ -6,10 +6,10 @@
 // Built only when the CUDA toolkit is found (CAPPLAN_HAVE_CUDA; CAPPLAN_HAVE_NCCL with NCCL).
 // Contract: make_cuda_backend never crashes and never prints: without a usable device it returns
 // the Diagnostic "no CUDA device found (<reason>)". Each measurement configures, allocates,
-// fills its inputs with random data (never zeros), runs `warmup` untimed iterations, then times
-// up to `iterations` iterations one by one with cudaEvents, stopping early once
-// `max_seconds_per_case` is spent (at least one sample). Sizes the device cannot hold return a
-// Diagnostic, not a crash. Include as "cuda_backend.hpp" (the target's public include path).
+// fills its inputs with random data (never zeros), runs `warmup` untimed iterations (at least one;
+// they also estimate one iteration), then up to `iterations` iterations back to back, each between
+// its own pair of cudaEvents, as many as fit in `max_seconds_per_case` by the warm-up's estimate
+// (at least one sample). Sizes the device cannot hold return a Diagnostic, not a crash. Include as "cuda_backend.hpp" (the target's public include path).
 #include <memory>
 
 #include "capplan/calibrate/backend.hpp"

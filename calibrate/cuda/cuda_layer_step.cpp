@@ -10,6 +10,7 @@
 
 #include "cuda_util.hpp"
 #include "kernels.hpp"
+#include "gemm_layout.hpp"
 #include "lt_matmul.hpp"
 
 namespace capplan::calib::cuda {
@@ -147,28 +148,8 @@ Result<StepRecord> measure_layer_step(const LtResources& lt, const StepShape& sh
   if (!alloc_errors.empty()) return std::unexpected(alloc_errors);
   if (!filled) return std::unexpected(filled.error());
 
-  // --- GEMM plans (row-major C = op(A) op(B)); attention reads Q, K, V per head in place ---
-  auto spec = [&](std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb) {
-    MatmulSpec sp;
-    sp.m = m;
-    sp.n = n;
-    sp.k = k;
-    sp.trans_a = ta;
-    sp.trans_b = tb;
-    sp.dtype = shape.dtype;
-    return sp;
-  };
-  auto heads = [&](MatmulSpec sp, std::int64_t lda, std::int64_t sta, std::int64_t ldb, std::int64_t stb,
-                   std::int64_t ldc, std::int64_t stc) {
-    sp.batch = a;
-    sp.ld_a = lda;
-    sp.stride_a = sta;
-    sp.ld_b = ldb;
-    sp.stride_b = stb;
-    sp.ld_c = ldc;
-    sp.stride_c = stc;
-    return sp;
-  };
+  // --- GEMM plans (gemm_layout.hpp); attention reads Q, K, V per head in place ---
+  const LayerGemmSpecs specs = layer_gemm_specs(shape);
   Plans plans;
   Diagnostics plan_errors;
   auto plan = [&](LtMatmul& out, const MatmulSpec& sp) {
@@ -181,24 +162,24 @@ Result<StepRecord> measure_layer_step(const LtResources& lt, const StepShape& sh
     out = std::move(*p);
   };
   const std::int64_t h3 = 3 * h, ss = s * s;
-  plan(plans.qkv, spec(T, h3, h, false, false));
-  plan(plans.scores, heads(spec(s, s, d, false, true), h3, d, h3, d, s, ss));   // S = Q K^T
-  plan(plans.context, heads(spec(s, d, s, false, false), s, ss, h3, d, h, d));  // O = P V
-  plan(plans.proj, spec(T, h, h, false, false));
-  plan(plans.fc1, spec(T, f, h, false, false));
-  plan(plans.fc2, spec(T, h, f, false, false));
-  plan(plans.fc2_dgrad, spec(T, f, h, false, true));  // dG = dZ W2^T
-  plan(plans.fc2_wgrad, spec(f, h, T, true, false));  // dW2 = G^T dZ
-  plan(plans.fc1_dgrad, spec(T, h, f, false, true));
-  plan(plans.fc1_wgrad, spec(h, f, T, true, false));
-  plan(plans.proj_dgrad, spec(T, h, h, false, true));
-  plan(plans.proj_wgrad, spec(h, h, T, true, false));
-  plan(plans.d_probs, heads(spec(s, s, d, false, true), h, d, h3, d, s, ss));   // dP = dO V^T
-  plan(plans.d_value, heads(spec(s, d, s, true, false), s, ss, h, d, h3, d));   // dV = P^T dO
-  plan(plans.d_query, heads(spec(s, d, s, false, false), s, ss, h3, d, h3, d));  // dQ = dS K
-  plan(plans.d_key, heads(spec(s, d, s, true, false), s, ss, h3, d, h3, d));     // dK = dS^T Q
-  plan(plans.qkv_dgrad, spec(T, h, h3, false, true));
-  plan(plans.qkv_wgrad, spec(h, h3, T, true, false));
+  plan(plans.qkv, specs.qkv);
+  plan(plans.scores, specs.scores);
+  plan(plans.context, specs.context);
+  plan(plans.proj, specs.proj);
+  plan(plans.fc1, specs.fc1);
+  plan(plans.fc2, specs.fc2);
+  plan(plans.fc2_dgrad, specs.fc2_dgrad);
+  plan(plans.fc2_wgrad, specs.fc2_wgrad);
+  plan(plans.fc1_dgrad, specs.fc1_dgrad);
+  plan(plans.fc1_wgrad, specs.fc1_wgrad);
+  plan(plans.proj_dgrad, specs.proj_dgrad);
+  plan(plans.proj_wgrad, specs.proj_wgrad);
+  plan(plans.d_probs, specs.d_probs);
+  plan(plans.d_value, specs.d_value);
+  plan(plans.d_query, specs.d_query);
+  plan(plans.d_key, specs.d_key);
+  plan(plans.qkv_dgrad, specs.qkv_dgrad);
+  plan(plans.qkv_wgrad, specs.qkv_wgrad);
   if (!plan_errors.empty()) return std::unexpected(plan_errors);
 
   auto at = [es](const void* p, std::int64_t elems) {
@@ -295,51 +276,77 @@ Result<StepRecord> measure_layer_step(const LtResources& lt, const StepShape& sh
                    [=] { return check(capplan_add(dx2, dnorm, dx, dt, n_th, st), "add"); }});
   }
 
+  // Warm-up (untimed, also an estimate of one step for sizing the timed run), then the check
+  // phase: the input gradient must be finite (a layout or kernel bug shows up as NaN/Inf).
+  Events warm;
+  warm.ev.resize(2, nullptr);
+  for (cudaEvent_t& e : warm.ev) {
+    if (auto r = check(cudaEventCreate(&e), "cudaEventCreate"); !r) return std::unexpected(r.error());
+  }
+  const int warmup = std::max(1, options.warmup);
+  if (auto r = check(cudaEventRecord(warm.ev[0], st), "cudaEventRecord"); !r) return std::unexpected(r.error());
+  for (int i = 0; i < warmup; ++i) {
+    for (const Op& op : ops) {
+      if (auto r = op.run(); !r) return std::unexpected(r.error());
+    }
+  }
+  if (auto r = check(cudaEventRecord(warm.ev[1], st), "cudaEventRecord"); !r) return std::unexpected(r.error());
+  if (auto r = check(cudaEventSynchronize(warm.ev[1]), "training step warm-up"); !r) return std::unexpected(r.error());
+  float warm_ms = 0.0f;
+  (void)cudaEventElapsedTime(&warm_ms, warm.ev[0], warm.ev[1]);
+  {
+    void* dx0 = grad[0];
+    auto tmp = DeviceBuffer::allocate(n_th * sizeof(float), "step check");
+    if (!tmp) return std::unexpected(tmp.error());
+    std::vector<float> host(n_th);
+    Status ok = check(capplan_to_f32(dx0, dt, tmp->as<float>(), n_th, st), "to_f32");
+    if (ok) ok = check(cudaMemcpyAsync(host.data(), tmp->get(), n_th * sizeof(float), cudaMemcpyDeviceToHost, st), "copy");
+    if (ok) ok = check(cudaStreamSynchronize(st), "copy");
+    if (!ok) return std::unexpected(ok.error());
+    for (float v : host) {
+      if (!std::isfinite(v)) return fail(where, "the backward pass produced a non-finite input gradient");
+    }
+  }
+
+  // Timed iterations back to back (the GPU never waits for the host between them), an event
+  // between every two ops; as many as fit in max_seconds_per_case by the warm-up's estimate.
+  const double est = static_cast<double>(warm_ms) * 1e-3 / warmup;
+  int iterations = std::max(1, options.iterations);
+  if (est > 0) iterations = std::clamp(static_cast<int>(options.max_seconds_per_case / est), 1, iterations);
   Events events;
-  events.ev.resize(ops.size() + 1, nullptr);
+  events.ev.resize(ops.size() * static_cast<std::size_t>(iterations) + 1, nullptr);
   for (cudaEvent_t& e : events.ev) {
     if (auto r = check(cudaEventCreate(&e), "cudaEventCreate"); !r) return std::unexpected(r.error());
   }
-  auto run_all = [&](bool timed) -> Status {
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (timed) {
-        if (auto r = check(cudaEventRecord(events.ev[i], st), "cudaEventRecord"); !r) return r;
+  if (auto r = check(cudaEventRecord(events.ev[0], st), "cudaEventRecord"); !r) return std::unexpected(r.error());
+  std::size_t next = 1;
+  for (int it = 0; it < iterations; ++it) {
+    for (const Op& op : ops) {
+      if (auto r = op.run(); !r) return std::unexpected(r.error());
+      if (auto r = check(cudaEventRecord(events.ev[next++], st), "cudaEventRecord"); !r) {
+        return std::unexpected(r.error());
       }
-      if (auto r = ops[i].run(); !r) return std::unexpected(r.error());
     }
-    if (timed) return check(cudaEventRecord(events.ev.back(), st), "cudaEventRecord");
-    return {};
-  };
-  for (int i = 0; i < options.warmup; ++i) {
-    if (auto r = run_all(false); !r) return std::unexpected(r.error());
   }
-  if (auto r = check(cudaStreamSynchronize(st), "training step warm-up"); !r) return std::unexpected(r.error());
-
+  if (auto r = check(cudaEventSynchronize(events.ev.back()), "cudaEventSynchronize"); !r) {
+    return std::unexpected(r.error());
+  }
   std::vector<double> totals;
   std::vector<std::vector<double>> parts(3);
-  double spent = 0.0;
-  for (int it = 0; it < std::max(1, options.iterations); ++it) {
-    if (auto r = run_all(true); !r) return std::unexpected(r.error());
-    if (auto r = check(cudaEventSynchronize(events.ev.back()), "cudaEventSynchronize"); !r) {
-      return std::unexpected(r.error());
-    }
+  for (int it = 0; it < iterations; ++it) {
     double part[3] = {0, 0, 0};
+    const std::size_t base = static_cast<std::size_t>(it) * ops.size();
     for (std::size_t i = 0; i < ops.size(); ++i) {
       float ms = 0.0f;
-      if (auto r = check(cudaEventElapsedTime(&ms, events.ev[i], events.ev[i + 1]), "cudaEventElapsedTime"); !r) {
+      if (auto r = check(cudaEventElapsedTime(&ms, events.ev[base + i], events.ev[base + i + 1]),
+                         "cudaEventElapsedTime");
+          !r) {
         return std::unexpected(r.error());
       }
       part[static_cast<int>(ops[i].component)] += static_cast<double>(ms) * 1e-3;
     }
-    float total_ms = 0.0f;
-    if (auto r = check(cudaEventElapsedTime(&total_ms, events.ev.front(), events.ev.back()), "cudaEventElapsedTime");
-        !r) {
-      return std::unexpected(r.error());
-    }
-    totals.push_back(static_cast<double>(total_ms) * 1e-3);
+    totals.push_back(part[0] + part[1] + part[2]);
     for (int c = 0; c < 3; ++c) parts[static_cast<std::size_t>(c)].push_back(part[c]);
-    spent += totals.back();
-    if (spent > options.max_seconds_per_case) break;
   }
 
   StepRecord rec;

@@ -46,9 +46,3 @@ cudaError_t capplan_gelu_fwd(const void* u, void* g, int dtype, size_t n, cudaSt
 cudaError_t capplan_gelu_bwd(const void* u, const void* dg, void* du, int dtype, size_t n, cudaStream_t stream);
 // out = a + b (residual connection).
 cudaError_t capplan_add(const void* a, const void* b, void* out, int dtype, size_t n, cudaStream_t stream);
-// Token-major <-> head-major: tokens is [batch, seq, row_stride] holding, at column offset `offset`,
-// `heads` x `head_dim` values; heads is [batch, heads, seq, head_dim].
-cudaError_t capplan_tokens_to_heads(const void* tokens, int row_stride, int offset, void* heads, int dtype,
-                                    int batch, int seq, int nheads, int head_dim, cudaStream_t stream);
-cudaError_t capplan_heads_to_tokens(const void* heads, void* tokens, int row_stride, int offset, int dtype,
-                                    int batch, int seq, int nheads, int head_dim, cudaStream_t stream);

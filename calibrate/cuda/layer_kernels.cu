@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The non-GEMM kernels of the measured transformer layer (forward + backward): LayerNorm, causal
-// softmax, GELU, residual add, and the token-major <-> head-major copies around attention.
+// softmax, GELU and the residual add (attention reads Q, K, V in place: no head transposes).
 #include "kernel_common.cuh"
 
 namespace capplan_cuda {
@@ -152,48 +152,6 @@ struct Add {
   __device__ float operator()(float a, float b) const { return a + b; }
 };
 
-// Copies `head_dim` units per (batch, head, position) between the token-major and head-major
-// layouts; U is the copy unit (16-byte vectors when the sizes allow, else the element type).
-template <class U, bool kToHeads>
-__global__ void permute_heads_kernel(const U* src, U* dst, int row_stride, int offset, int batch, int seq, int nheads,
-                                     int head_dim) {
-  const size_t total = static_cast<size_t>(batch) * nheads * seq * head_dim;
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
-    // i indexes the head-major tensor [batch, nheads, seq, head_dim].
-    const int d = static_cast<int>(i % head_dim);
-    size_t r = i / head_dim;
-    const int t = static_cast<int>(r % seq);
-    r /= seq;
-    const int h = static_cast<int>(r % nheads);
-    const int b = static_cast<int>(r / nheads);
-    const size_t tok = (static_cast<size_t>(b) * seq + t) * row_stride + offset + static_cast<size_t>(h) * head_dim + d;
-    if constexpr (kToHeads) {
-      dst[i] = src[tok];
-    } else {
-      dst[tok] = src[i];
-    }
-  }
-}
-
-template <bool kToHeads>
-cudaError_t permute_heads(const void* src, void* dst, int row_stride, int offset, size_t elem_size, int batch, int seq,
-                          int nheads, int head_dim, cudaStream_t stream) {
-  const size_t unit = 16 / elem_size;
-  const size_t total = static_cast<size_t>(batch) * nheads * seq * head_dim;
-  if (head_dim % unit == 0 && row_stride % unit == 0 && offset % unit == 0) {
-    const int r = static_cast<int>(unit);
-    permute_heads_kernel<uint4, kToHeads><<<grid_for(total / unit), 256, 0, stream>>>(
-        static_cast<const uint4*>(src), static_cast<uint4*>(dst), row_stride / r, offset / r, batch, seq, nheads,
-        head_dim / r);
-  } else {
-    permute_heads_kernel<unsigned short, kToHeads><<<grid_for(total), 256, 0, stream>>>(
-        static_cast<const unsigned short*>(src), static_cast<unsigned short*>(dst), row_stride, offset, batch, seq,
-        nheads, head_dim);
-  }
-  return cudaGetLastError();
-}
-
 }  // namespace
 }  // namespace capplan_cuda
 
@@ -263,16 +221,4 @@ cudaError_t capplan_gelu_bwd(const void* u, const void* dg, void* du, int dtype,
 
 cudaError_t capplan_add(const void* a, const void* b, void* out, int dtype, size_t n, cudaStream_t stream) {
   return dispatch_half(dtype, [&](auto tag) { return launch_binary<decltype(tag)>(a, b, out, n, Add{}, stream); });
-}
-
-cudaError_t capplan_tokens_to_heads(const void* tokens, int row_stride, int offset, void* heads, int dtype, int batch,
-                                    int seq, int nheads, int head_dim, cudaStream_t stream) {
-  if (dtype != capplan_f16 && dtype != capplan_bf16) return cudaErrorInvalidValue;
-  return permute_heads<true>(tokens, heads, row_stride, offset, 2, batch, seq, nheads, head_dim, stream);
-}
-
-cudaError_t capplan_heads_to_tokens(const void* heads, void* tokens, int row_stride, int offset, int dtype, int batch,
-                                    int seq, int nheads, int head_dim, cudaStream_t stream) {
-  if (dtype != capplan_f16 && dtype != capplan_bf16) return cudaErrorInvalidValue;
-  return permute_heads<false>(heads, tokens, row_stride, offset, 2, batch, seq, nheads, head_dim, stream);
 }

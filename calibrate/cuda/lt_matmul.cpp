@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lt_matmul.hpp"
 
+#include <initializer_list>
 #include <utility>
 
 #include "kernels.hpp"
@@ -89,8 +90,6 @@ void LtMatmul::release() {
   la_ = lb_ = lc_ = ld_ = nullptr;
 }
 
-// Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLASLt's "A" is our B and its
-// "B" is our A, each described as the column-major view of the row-major storage.
 std::expected<LtMatmul, Diagnostics> LtMatmul::create(cublasLtHandle_t handle, const MatmulSpec& spec,
                                                       std::size_t workspace_bytes) {
   const std::string where = "cuda/gemm " + describe(spec);
@@ -110,7 +109,7 @@ std::expected<LtMatmul, Diagnostics> LtMatmul::create(cublasLtHandle_t handle, c
       !r) {
     return std::unexpected(r.error());
   }
-  const cublasOperation_t lt_trans_a = spec.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;  // Lt A = our B
+  const cublasOperation_t lt_trans_a = spec.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;  // Lt A = our B (lt_layout)
   const cublasOperation_t lt_trans_b = spec.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;  // Lt B = our A
   if (auto r = ok(cublasLtMatmulDescSetAttribute(mm.op_, CUBLASLT_MATMUL_DESC_TRANSA, &lt_trans_a, sizeof(lt_trans_a)),
                   "set TRANSA");
@@ -122,29 +121,21 @@ std::expected<LtMatmul, Diagnostics> LtMatmul::create(cublasLtHandle_t handle, c
       !r) {
     return std::unexpected(r.error());
   }
-  // Column-major views (rows, cols, leading dimension) of the stored matrices.
-  const auto b_rows = static_cast<std::uint64_t>(spec.trans_b ? spec.k : spec.n);
-  const auto b_cols = static_cast<std::uint64_t>(spec.trans_b ? spec.n : spec.k);
-  const auto a_rows = static_cast<std::uint64_t>(spec.trans_a ? spec.m : spec.k);
-  const auto a_cols = static_cast<std::uint64_t>(spec.trans_a ? spec.k : spec.m);
-  const auto c_rows = static_cast<std::uint64_t>(spec.n), c_cols = static_cast<std::uint64_t>(spec.m);
+  const LtLayout layout = lt_layout(spec);
   struct View {
     cublasLtMatrixLayout_t* layout;
     cudaDataType_t type;
-    std::uint64_t rows, cols;
-    std::int64_t stride;
-    std::int64_t ld;  // 0 = dense
+    const LtOperand& op;
   };
   const View views[] = {
-      {&mm.la_, operand_type(spec.dtype), b_rows, b_cols, spec.stride_b, spec.ld_b},
-      {&mm.lb_, operand_type(spec.dtype), a_rows, a_cols, spec.stride_a, spec.ld_a},
-      {&mm.lc_, result_type(spec.dtype), c_rows, c_cols, spec.stride_c, spec.ld_c},
-      {&mm.ld_, result_type(spec.dtype), c_rows, c_cols, spec.stride_c, spec.ld_c},
+      {&mm.la_, operand_type(spec.dtype), layout.a},
+      {&mm.lb_, operand_type(spec.dtype), layout.b},
+      {&mm.lc_, result_type(spec.dtype), layout.c},
+      {&mm.ld_, result_type(spec.dtype), layout.c},
   };
   for (const auto& v : views) {
-    const std::int64_t ld = v.ld > 0 ? v.ld : static_cast<std::int64_t>(v.rows);
-    if (static_cast<std::uint64_t>(ld) < v.rows) return fail(where, "a row stride is shorter than its row");
-    if (auto r = ok(cublasLtMatrixLayoutCreate(v.layout, v.type, v.rows, v.cols, ld),
+    if (static_cast<std::uint64_t>(v.op.ld) < v.op.rows) return fail(where, "a row stride is shorter than its row");
+    if (auto r = ok(cublasLtMatrixLayoutCreate(v.layout, v.type, v.op.rows, v.op.cols, v.op.ld),
                     "cublasLtMatrixLayoutCreate");
         !r) {
       return std::unexpected(r.error());
@@ -157,8 +148,9 @@ std::expected<LtMatmul, Diagnostics> LtMatmul::create(cublasLtHandle_t handle, c
           !r) {
         return std::unexpected(r.error());
       }
+      const std::int64_t stride = v.op.batch_stride;
       if (auto r = ok(cublasLtMatrixLayoutSetAttribute(*v.layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                                       &v.stride, sizeof(v.stride)),
+                                                       &stride, sizeof(stride)),
                       "set STRIDED_BATCH_OFFSET");
           !r) {
         return std::unexpected(r.error());
@@ -172,6 +164,12 @@ std::expected<LtMatmul, Diagnostics> LtMatmul::create(cublasLtHandle_t handle, c
   const auto ws = static_cast<std::uint64_t>(workspace_bytes);
   cublasStatus_t st =
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  // The heuristic assumes 256-byte aligned pointers unless told otherwise; attention offsets may be less.
+  const std::uint32_t align = spec.alignment;
+  for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+    if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof(align));
+  }
   cublasLtMatmulHeuristicResult_t best{};
   int returned = 0;
   if (st == CUBLAS_STATUS_SUCCESS) {

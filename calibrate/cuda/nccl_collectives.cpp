@@ -239,36 +239,64 @@ Result<CollectiveRecord> NcclCollectives::run(sim::CollectiveKind kind, double b
   if (kind == sim::CollectiveKind::reduce_scatter) recv = used / n;
   if (auto st = s.ensure_buffers(send, recv); !st) return std::unexpected(st.error());
 
-  for (int i = 0; i < options.warmup; ++i) {
-    if (auto st = s.enqueue(kind, used); !st) return std::unexpected(st.error());
-  }
+  // Warm-up (at least once), timed as a whole to size the timed run; every rank takes the max so
+  // all ranks run the same number of iterations.
+  const int warmup = std::max(1, options.warmup);
   for (auto& d : s.local) {
-    if (auto st = check(cudaStreamSynchronize(d.stream), "cudaStreamSynchronize"); !st) return std::unexpected(st.error());
+    if (auto st = d.timer.start(d.stream); !st) return std::unexpected(st.error());
   }
-  std::vector<double> samples;
-  double spent = 0.0;
-  const int iterations = std::max(1, options.iterations);
+  for (int i = 0; i < warmup; ++i) {
+    if (auto st = s.enqueue(kind, used); !st) return std::unexpected(st.error());
+  }
+  double est = 0.0;
+  for (auto& d : s.local) {
+    if (auto st = d.timer.stop(d.stream); !st) return std::unexpected(st.error());
+    auto t = d.timer.seconds();
+    if (!t) return std::unexpected(t.error());
+    est = std::max(est, *t / warmup);
+  }
+#ifdef CAPPLAN_CUDA_WITH_MPI
+  if (s.layout.size > 1) MPI_Allreduce(MPI_IN_PLACE, &est, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+#endif
+  int iterations = std::max(1, options.iterations);
+  if (est > 0) iterations = std::clamp(static_cast<int>(options.max_seconds_per_case / est), 1, iterations);
+
+  // Timed iterations back to back, one event pair per iteration per GPU; a sample is the slowest GPU's.
+  std::vector<std::vector<EventTimer>> timers(s.local.size());
+  for (std::size_t g = 0; g < s.local.size(); ++g) {
+    (void)cudaSetDevice(s.local[g].device);
+    for (int it = 0; it < iterations; ++it) {
+      auto t = EventTimer::create();
+      if (!t) return std::unexpected(t.error());
+      timers[g].push_back(std::move(*t));
+    }
+  }
   for (int it = 0; it < iterations; ++it) {
-    for (auto& d : s.local) {
-      if (auto st = d.timer.start(d.stream); !st) return std::unexpected(st.error());
+    for (std::size_t g = 0; g < s.local.size(); ++g) {
+      if (auto st = timers[g][static_cast<std::size_t>(it)].start(s.local[g].stream); !st) {
+        return std::unexpected(st.error());
+      }
     }
     if (auto st = s.enqueue(kind, used); !st) return std::unexpected(st.error());
-    double sample = 0.0;
-    for (auto& d : s.local) {
-      if (auto st = d.timer.stop(d.stream); !st) return std::unexpected(st.error());
+    for (std::size_t g = 0; g < s.local.size(); ++g) {
+      if (auto st = timers[g][static_cast<std::size_t>(it)].stop(s.local[g].stream); !st) {
+        return std::unexpected(st.error());
+      }
     }
-    for (auto& d : s.local) {
-      auto t = d.timer.seconds();
-      if (!t) return std::unexpected(t.error());
-      sample = std::max(sample, *t);
-    }
-#ifdef CAPPLAN_CUDA_WITH_MPI
-    if (s.layout.size > 1) MPI_Allreduce(MPI_IN_PLACE, &sample, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-#endif
-    samples.push_back(sample);
-    spent += sample;
-    if (spent > options.max_seconds_per_case) break;  // the same decision on every rank (max-reduced)
   }
+  std::vector<double> samples(static_cast<std::size_t>(iterations), 0.0);
+  for (std::size_t g = 0; g < s.local.size(); ++g) {
+    for (int it = 0; it < iterations; ++it) {
+      auto t = timers[g][static_cast<std::size_t>(it)].seconds();
+      if (!t) return std::unexpected(t.error());
+      samples[static_cast<std::size_t>(it)] = std::max(samples[static_cast<std::size_t>(it)], *t);
+    }
+  }
+#ifdef CAPPLAN_CUDA_WITH_MPI
+  if (s.layout.size > 1) {
+    MPI_Allreduce(MPI_IN_PLACE, samples.data(), iterations, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  }
+#endif
   CollectiveRecord rec;
   rec.kind = kind;
   rec.bytes = static_cast<double>(used);

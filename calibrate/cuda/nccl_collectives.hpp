@@ -9,7 +9,7 @@
 //    CAPPLAN_CUDA_WITH_MPI).
 // Contract: every rank calls run() with the same arguments in the same order. Times are per
 // iteration, the max over GPUs/ranks (nccl-tests reports the slowest rank); algbw = bytes / time,
-// busbw = algbw * bus_factor(kind, ranks). Reductions are fp32 sums; `bytes` is rounded down to a
+// busbw = algbw * bus_factor(kind, ranks); iterations run back to back as in nccl-tests. Reductions are fp32 sums; `bytes` is rounded down to a
 // multiple of 4 * ranks and the record holds the bytes actually moved.
 #include <memory>
 #include <string>
