@@ -188,8 +188,9 @@ if wants calibrate && [[ -x "${capplan}" ]]; then
     run_step calibrate-quick 150 "${capplan}" calibrate --backend cuda --quick --out "${profile}" --format json
   else
     run_step calibrate 330 "${capplan}" calibrate --backend cuda --out "${profile}" --format json
-    if [[ ! -s "${profile}" ]]; then
-      say "full sweep did not finish; falling back to --quick"
+    rc=$?
+    if ((rc == 124 || rc == 137)) && [[ ! -s "${profile}" ]]; then
+      say "full sweep ran out of time; falling back to --quick"
       run_step calibrate-quick 150 "${capplan}" calibrate --backend cuda --quick --out "${profile}" --format json
     fi
   fi
@@ -219,6 +220,13 @@ fi
   echo '```'
   grep -E "tests passed|Test +#|Skipped|Failed|skipped:" "${log}" | grep -v "^\[gpu-check" | tail -20 || true
   echo '```'
+  if grep -q -E "FAILED|TIMED OUT" <(printf '%s\n' "${results[@]}"); then
+    echo
+    echo "## Errors (capplan: lines of gpu-check.log)"
+    echo '```'
+    grep -E "capplan: (error|warning)|error:|FATAL|Failed" "${log}" | tail -20 || true
+    echo '```'
+  fi
   if [[ -s "${profile}" ]]; then
     echo
     echo "## Profile"
