@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -15,9 +16,12 @@
 #include <vector>
 
 #include "capplan/data/error_bands.hpp"
+#include "capplan/data/profile_io.hpp"
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/sim/calibrated_cost.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
+#include "capplan/sim/step_model.hpp"
 #include "capplan/sim/uncertainty.hpp"
 #include "commands.hpp"
 
@@ -291,10 +295,6 @@ std::string choose_format(const EstimateOptions& opt) {
 }
 
 int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
-  if (opt.profile_option->count() > 0) {
-    print_error("--profile: calibration profiles are not supported yet (planned)");
-    return code(Exit::invalid_input);
-  }
   if (!opt.scenario_arg.empty() && !opt.scenario_opt.empty()) {
     print_error("scenario file given twice ('" + opt.scenario_arg + "' and --scenario '" + opt.scenario_opt +
                 "'); give one");
@@ -313,6 +313,23 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
       return code(Exit::invalid_input);
     }
     text = std::move(*read);
+  }
+
+  // A calibration profile (--profile) is validated before anything is estimated: a bad or
+  // truncated file is invalid input naming the field (or the file, line and column).
+  std::optional<sim::Profile> profile;
+  if (opt.profile_option->count() > 0) {
+    auto read = read_input(opt.profile);
+    if (!read) {
+      print_error("profile file '" + opt.profile + "': " + read.error());
+      return code(Exit::invalid_input);
+    }
+    auto parsed_profile = data::parse_profile(*read, opt.profile == "-" ? std::string("profile") : opt.profile);
+    if (!parsed_profile) {
+      print_diagnostics(parsed_profile.error());
+      return code(Exit::invalid_input);
+    }
+    profile = std::move(*parsed_profile);
   }
 
   auto catalogs = load_catalogs_or_report(global);
@@ -367,16 +384,36 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
   }
   if (!example_note.empty() && format == "table") print_note(example_note + " (" + describe(*parsed) + ")");
 
-  const sim::DatasheetCost cost(parsed->scenario.cluster);
-  auto estimate = sim::estimate(parsed->scenario, cost);
+  // Datasheet roofline, or the calibrated profile with the datasheet outside its measured range.
+  std::unique_ptr<sim::OpCostModel> cost;
+  const sim::CalibratedCost* calibrated = nullptr;
+  if (profile) {
+    auto c = std::make_unique<sim::CalibratedCost>(std::move(*profile), parsed->scenario.cluster);
+    calibrated = c.get();
+    cost = std::move(c);
+  } else {
+    cost = std::make_unique<sim::DatasheetCost>(parsed->scenario.cluster);
+  }
+  auto estimate = sim::estimate(parsed->scenario, *cost);
   if (!estimate) {
     Diagnostics diags = std::move(estimate.error());
     annotate_flags(diags, opt);
     print_diagnostics(diags);
     return code(Exit::invalid_input);
   }
+  if (calibrated != nullptr) {
+    // What the profile did not cover, for the layout that was chosen (each says the datasheet was used).
+    const auto& sc = parsed->scenario;
+    const auto ops = sim::build_step_ops(sc.model, sc.training, estimate->strategy, sc.cluster);
+    for (auto& w : calibrated->coverage_warnings(ops.ops)) estimate->warnings.push_back("profile: " + std::move(w));
+  }
   if (*bands) {
     sim::apply_error_band(*estimate, parsed->scenario, (*bands)->table);
+    if (calibrated != nullptr && estimate->band) {
+      estimate->warnings.push_back(
+          "the p10-p90 band was derived for the datasheet model against published runs; with a profile it is a "
+          "rough guide only");
+    }
     if (!estimate->band) {
       estimate->warnings.push_back("no error band: " + bands_file.string() + " has no entry for '" +
                                    sim::error_category(parsed->scenario) +
@@ -433,7 +470,9 @@ Command add_estimate_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout")->type_name("FILE");
   cmd->add_flag("--require-fit", opt->require_fit, "Exit with code 3 when the estimate does not fit in memory");
   opt->profile_option =
-      cmd->add_option("--profile", opt->profile, "Calibration profile to price operations with (planned)")
+      cmd->add_option("--profile", opt->profile,
+                      "Calibration profile (capplan calibrate --out) to price operations with; the datasheet "
+                      "model is used, with a warning, for what it did not measure")
           ->type_name("FILE");
   for (size_t i = 0; i < kFlagCount; ++i) {
     const ScenarioFlag& f = kScenarioFlags[i];

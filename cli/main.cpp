@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
         add_catalog_command(app, global),
         add_validate_published_command(app, global),
         add_search_command(app, global),
+        add_calibrate_command(app, global),
+        add_validate_command(app, global),
     };
 
     try {

@@ -9,6 +9,7 @@ packages=(
   # capplan-gui (skipped when absent): Qt 6 Widgets + Charts (Charts' CMake package needs Qt6OpenGL,
   # a mere Recommends of qt6-base-dev), QtSvg for SVG chart export, a font for offscreen screenshots
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev fonts-dejavu-core
+  libeigen3-dev libopenmpi-dev openmpi-bin
 )
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi

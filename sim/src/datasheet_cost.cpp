@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "capplan/sim/datasheet_cost.hpp"
 
+#include "capplan/sim/profile.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -11,8 +13,6 @@ namespace {
 // Relative efficiency of FP8 GEMMs vs BF16 on the same GPU: MAMF on H100 SXM reaches 70.9% of
 // the FP8 peak vs 80.3% of the BF16 peak (ml-engineering, data/README.md), ratio 0.883.
 constexpr double kFp8VsBf16Efficiency = 0.709 / 0.803;
-
-double ceil_div(double a, double b) { return std::ceil(a / b); }
 
 }  // namespace
 
@@ -42,23 +42,8 @@ double DatasheetCost::shape_efficiency(const GemmOp& op) const {
   if (op.m <= 0 || op.n <= 0 || op.k <= 0 || op.batch <= 0) return 1.0;
   const double m = static_cast<double>(op.m), n = static_cast<double>(op.n), k = static_cast<double>(op.k);
   const double batch = static_cast<double>(op.batch);
-  // cuBLAS picks among tile shapes; smaller tiles quantise better but run each SM less
-  // efficiently (less operand reuse). Take the best of three, as a heuristic selector would.
-  struct Tile {
-    double m, n, intrinsic;
-  };
-  const Tile tiles[] = {{static_cast<double>(a_.tile_m), static_cast<double>(a_.tile_n), 1.0},
-                        {128.0, 128.0, 0.95},
-                        {64.0, 128.0, 0.85}};
-  double best = 0.0;
-  for (const auto& t : tiles) {
-    const double tm = ceil_div(m, t.m), tn = ceil_div(n, t.n);
-    const double tile_util = (m * n) / (tm * t.m * tn * t.n);
-    const double ctas = tm * tn * batch;
-    const double waves = ceil_div(ctas, sm_count_);
-    const double wave_util = ctas / (waves * sm_count_);
-    best = std::max(best, t.intrinsic * tile_util * wave_util);
-  }
+  // Best of three CUTLASS-style tiles (sim/profile.hpp), shared with the calibrated GEMM model.
+  const double best = tile_wave_efficiency(m, n, batch, sm_count_, a_.tile_m, a_.tile_n);
   // K ramp normalised to the large-K shapes on which the MAMF ceiling was measured (K >= 4096).
   const double ramp = (k / (k + a_.k_half)) / (4096.0 / (4096.0 + a_.k_half));
   return std::clamp(best * std::min(1.0, ramp), 1e-3, 1.0);

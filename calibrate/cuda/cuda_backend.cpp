@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cuda_backend.hpp"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda_context.hpp"
+#include "cuda_layer_step.hpp"
+#include "cuda_util.hpp"
+#include "kernels.hpp"
+#include "lt_matmul.hpp"
+#ifdef CAPPLAN_HAVE_NCCL
+#include "nccl_collectives.hpp"
+#endif
+
+namespace capplan::calib {
+
+using cuda::check;
+using cuda::DeviceBuffer;
+using cuda::EventTimer;
+using cuda::Status;
+
+namespace {
+
+// cuBLASLt workspace: 32 MiB, NVIDIA's recommendation for Hopper (cuBLAS docs, cublasSetWorkspace).
+constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
+// The bandwidth "norm" pattern normalises rows of this many elements (a hidden size of 8192).
+constexpr std::int64_t kNormCols = 8192;
+
+// Runs `enqueue` `warmup` times untimed (at least once; it also estimates one iteration), then as
+// many of `iterations` as fit in max_seconds_per_case by that estimate (at least one), back to back
+// with an event between every two, so the GPU never idles waiting for the host and each sample is
+// one iteration's device time.
+template <class F>
+Result<std::vector<double>> time_iterations(cudaStream_t stream, const RunOptions& options, F&& enqueue) {
+  const int warmup = std::max(1, options.warmup);
+  std::vector<EventTimer> marks;
+  auto event = [&]() -> Status {  // appends an event recorded now on `stream`
+    auto t = EventTimer::create();
+    if (!t) return std::unexpected(t.error());
+    marks.push_back(std::move(*t));
+    return marks.back().start(stream);
+  };
+  if (auto r = event(); !r) return std::unexpected(r.error());
+  for (int i = 0; i < warmup; ++i) {
+    if (auto r = enqueue(); !r) return std::unexpected(r.error());
+  }
+  if (auto r = marks[0].stop(stream); !r) return std::unexpected(r.error());
+  auto warm = marks[0].seconds();
+  if (!warm) return std::unexpected(warm.error());
+  const double est = *warm / warmup;
+  int iterations = std::max(1, options.iterations);
+  if (est > 0) iterations = std::clamp(static_cast<int>(options.max_seconds_per_case / est), 1, iterations);
+  marks.clear();
+  for (int i = 0; i < iterations; ++i) {  // one timer per iteration: start before, stop after
+    auto t = EventTimer::create();
+    if (!t) return std::unexpected(t.error());
+    marks.push_back(std::move(*t));
+  }
+  for (auto& m : marks) {
+    if (auto r = m.start(stream); !r) return std::unexpected(r.error());
+    if (auto r = enqueue(); !r) return std::unexpected(r.error());
+    if (auto r = m.stop(stream); !r) return std::unexpected(r.error());
+  }
+  std::vector<double> samples;
+  for (const auto& m : marks) {
+    auto t = m.seconds();
+    if (!t) return std::unexpected(t.error());
+    samples.push_back(*t);
+  }
+  return samples;
+}
+
+double relative_error(const std::vector<double>& out, const std::vector<double>& ref) {
+  double num = 0.0, den = 0.0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    num += (out[i] - ref[i]) * (out[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  if (!std::isfinite(num)) return INFINITY;
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+}  // namespace
+
+struct CudaBackend::Impl {
+  int device = 0;
+  int device_count = 0;
+  int cc_major = 0, cc_minor = 0;
+  cudaStream_t stream = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  DeviceBuffer workspace;
+  Context context;
+#ifdef CAPPLAN_HAVE_NCCL
+  cuda::ProcessLayout layout;
+  std::unique_ptr<cuda::NcclCollectives> nccl;
+  Diagnostics nccl_error;  // why the communicator could not be created (asked once)
+#endif
+
+  ~Impl() {
+#ifdef CAPPLAN_HAVE_NCCL
+    nccl.reset();
+#endif
+    (void)cudaSetDevice(device);
+    workspace = DeviceBuffer{};
+    if (lt != nullptr) (void)cublasLtDestroy(lt);
+    if (stream != nullptr) (void)cudaStreamDestroy(stream);
+#ifdef CAPPLAN_HAVE_NCCL
+    cuda::finish_process_layout(layout);
+#endif
+  }
+
+  Status select() { return check(cudaSetDevice(device), "cudaSetDevice"); }
+
+  // Random test data in [-1, 1) (never zeros: they hide unwritten outputs and run faster).
+  Status fill(void* p, int dtype, std::size_t n, std::uint64_t seed) {
+    return check(capplan_fill_uniform(p, dtype, n, seed, -1.0f, 1.0f, stream), "fill");
+  }
+
+  std::vector<double> download_f32(const void* src, int dtype, std::size_t n, Diagnostics& errors) {
+    std::vector<double> out;
+    auto tmp = DeviceBuffer::allocate(n * sizeof(float), "check buffer");
+    if (!tmp) {
+      errors = tmp.error();
+      return out;
+    }
+    std::vector<float> host(n);
+    Status s = check(capplan_to_f32(src, dtype, tmp->as<float>(), n, stream), "to_f32");
+    if (s) s = check(cudaMemcpyAsync(host.data(), tmp->get(), n * sizeof(float), cudaMemcpyDeviceToHost, stream), "copy");
+    if (s) s = check(cudaStreamSynchronize(stream), "copy");
+    if (!s) {
+      errors = s.error();
+      return out;
+    }
+    out.assign(host.begin(), host.end());
+    return out;
+  }
+};
+
+CudaBackend::CudaBackend(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CudaBackend::~CudaBackend() = default;
+
+Result<std::unique_ptr<CudaBackend>> CudaBackend::create(int device) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return fail("cuda", std::string("no CUDA device found (") + cudaGetErrorString(e) + ")");
+  }
+  if (count <= 0) return fail("cuda", "no CUDA device found (cudaGetDeviceCount reported 0 devices)");
+  auto impl = std::make_unique<Impl>();
+  impl->device_count = count;
+  impl->device = device;
+  std::string nccl_ver;
+#ifdef CAPPLAN_HAVE_NCCL
+  auto layout = cuda::detect_process_layout();
+  if (!layout) return std::unexpected(layout.error());
+  impl->layout = *layout;
+  if (layout->size > 1) impl->device = layout->local_rank % count;  // one GPU per MPI rank
+  nccl_ver = cuda::nccl_version();
+#endif
+  if (impl->device < 0 || impl->device >= count) {
+    return fail("cuda/device", "must be in 0.." + std::to_string(count - 1) + "; got " + std::to_string(device));
+  }
+  if (auto s = impl->select(); !s) return std::unexpected(s.error());
+  if (auto s = check(cudaDeviceGetAttribute(&impl->cc_major, cudaDevAttrComputeCapabilityMajor, impl->device),
+                     "compute capability");
+      !s) {
+    return std::unexpected(s.error());
+  }
+  (void)cudaDeviceGetAttribute(&impl->cc_minor, cudaDevAttrComputeCapabilityMinor, impl->device);
+  if (auto s = check(cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking), "cudaStreamCreate"); !s) {
+    return std::unexpected(s.error());
+  }
+  if (cublasStatus_t st = cublasLtCreate(&impl->lt); st != CUBLAS_STATUS_SUCCESS) {
+    return fail("cuda/cublasLtCreate", cuda::cublas_status_text(st));
+  }
+  auto ws = DeviceBuffer::allocate(kWorkspaceBytes, "cuBLASLt workspace");
+  if (!ws) return std::unexpected(ws.error());
+  impl->workspace = std::move(*ws);
+
+  impl->context = cuda::make_cuda_context(impl->device, nccl_ver);
+#ifdef CAPPLAN_HAVE_NCCL
+  if (impl->layout.size > 1) {
+    impl->context.ranks = impl->layout.size;
+    impl->context.ranks_per_node = impl->layout.local_size;
+  } else {
+    impl->context.ranks = count;
+    impl->context.ranks_per_node = count;
+  }
+#endif
+  impl->context.devices_per_rank = 1;
+  return std::unique_ptr<CudaBackend>(new CudaBackend(std::move(impl)));
+}
+
+Result<std::unique_ptr<MeasurementBackend>> make_cuda_backend(int device) {
+  auto b = CudaBackend::create(device);
+  if (!b) return std::unexpected(b.error());
+  return std::unique_ptr<MeasurementBackend>(std::move(*b));
+}
+
+Context CudaBackend::context() const { return impl_->context; }
+int CudaBackend::device() const { return impl_->device; }
+int CudaBackend::local_device_count() const { return impl_->device_count; }
+
+int CudaBackend::rank() const {
+#ifdef CAPPLAN_HAVE_NCCL
+  return impl_->layout.rank;
+#else
+  return 0;
+#endif
+}
+
+int CudaBackend::ranks() const { return impl_->context.ranks; }
+
+bool CudaBackend::supports(sim::Precision dtype) const {
+  const int cc = impl_->cc_major * 10 + impl_->cc_minor;
+  switch (dtype) {
+    case sim::Precision::fp32:
+    case sim::Precision::fp16: return true;
+    case sim::Precision::tf32:
+    case sim::Precision::bf16: return cc >= 80;
+    case sim::Precision::fp8: return cc >= 89;  // e4m3 tensor cores: Ada (8.9) and Hopper (9.0)
+  }
+  return false;
+}
+
+Result<GemmRecord> CudaBackend::gemm(const GemmShape& shape, const RunOptions& options) {
+  Impl& s = *impl_;
+  const std::string where = std::string("cuda/gemm/") + sim::to_string(shape.dtype);
+  if (!supports(shape.dtype)) {
+    return fail(where, "not supported on compute capability " + std::to_string(s.cc_major) + "." +
+                           std::to_string(s.cc_minor));
+  }
+  if (auto r = s.select(); !r) return std::unexpected(r.error());
+  cuda::MatmulSpec spec;
+  spec.m = shape.m;
+  spec.n = shape.n;
+  spec.k = shape.k;
+  spec.batch = shape.batch;
+  spec.trans_b = true;  // B stored n x k: the "TN" layout every dtype (fp8 included) supports
+  spec.stride_a = shape.m * shape.k;
+  spec.stride_b = shape.n * shape.k;
+  spec.stride_c = shape.m * shape.n;
+  spec.dtype = shape.dtype;
+  auto plan = cuda::LtMatmul::create(s.lt, spec, s.workspace.bytes());
+  if (!plan) return std::unexpected(plan.error());
+  const std::size_t ob = cuda::operand_bytes(shape.dtype), rb = cuda::result_bytes(shape.dtype);
+  const auto na = static_cast<std::size_t>(spec.stride_a * shape.batch);
+  const auto nb = static_cast<std::size_t>(spec.stride_b * shape.batch);
+  const auto nc = static_cast<std::size_t>(spec.stride_c * shape.batch);
+  auto a = DeviceBuffer::allocate(na * ob, "gemm A");
+  if (!a) return std::unexpected(a.error());
+  auto b = DeviceBuffer::allocate(nb * ob, "gemm B");
+  if (!b) return std::unexpected(b.error());
+  auto c = DeviceBuffer::allocate(nc * rb, "gemm C");
+  if (!c) return std::unexpected(c.error());
+  const int in_dtype = cuda::operand_kernel_dtype(shape.dtype);
+  if (auto r = s.fill(a->get(), in_dtype, na, 11); !r) return std::unexpected(r.error());
+  if (auto r = s.fill(b->get(), in_dtype, nb, 12); !r) return std::unexpected(r.error());
+  auto samples = time_iterations(s.stream, options, [&] {
+    return plan->run(a->get(), b->get(), c->get(), s.workspace.get(), s.stream);
+  });
+  if (!samples) return std::unexpected(samples.error());
+  GemmRecord rec;
+  rec.shape = shape;
+  const double m = static_cast<double>(shape.m), n = static_cast<double>(shape.n), k = static_cast<double>(shape.k),
+               bt = static_cast<double>(shape.batch);
+  rec.flops = 2.0 * m * n * k * bt;
+  rec.bytes = ((m * k + k * n) * static_cast<double>(ob) + m * n * static_cast<double>(rb)) * bt;
+  rec.time = summarize(std::move(*samples));
+  return rec;
+}
+
+Result<MemoryRecord> CudaBackend::memory(const std::string& pattern, double bytes, const RunOptions& options) {
+  Impl& s = *impl_;
+  const std::string where = "cuda/memory/" + pattern;
+  if (!(bytes >= 64)) return fail(where, "bytes must be >= 64; got " + std::to_string(bytes));
+  if (auto r = s.select(); !r) return std::unexpected(r.error());
+  std::size_t free_b = 0, total_b = 0;
+  if (auto r = check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo"); !r) return std::unexpected(r.error());
+  if (bytes > 0.8 * static_cast<double>(free_b)) {
+    return fail(where, "needs " + std::to_string(bytes) + " bytes; the device has " + std::to_string(free_b) + " free");
+  }
+  MemoryRecord rec;
+  rec.pattern = pattern;
+  std::vector<DeviceBuffer> bufs;
+  auto allocate = [&](std::size_t n, int count) -> Status {
+    for (int i = 0; i < count; ++i) {
+      auto buf = DeviceBuffer::allocate(n, "memory " + pattern);
+      if (!buf) return std::unexpected(buf.error());
+      if (auto r = s.fill(buf->get(), capplan_bf16, n / 2, 21 + static_cast<std::uint64_t>(i)); !r) return r;
+      bufs.push_back(std::move(*buf));
+    }
+    return {};
+  };
+  Result<std::vector<double>> samples;
+  if (pattern == "copy") {  // device-to-device copy: reads n, writes n
+    const std::size_t n = static_cast<std::size_t>(bytes / 2) / 16 * 16;
+    if (auto r = allocate(n, 2); !r) return std::unexpected(r.error());
+    rec.bytes = 2.0 * static_cast<double>(n);
+    samples = time_iterations(s.stream, options, [&] {
+      return check(cudaMemcpyAsync(bufs[1].get(), bufs[0].get(), n, cudaMemcpyDeviceToDevice, s.stream), "copy");
+    });
+  } else if (pattern == "norm") {  // RMSNorm rows of bf16: reads x, writes y
+    const auto elems = static_cast<std::int64_t>(bytes / 4);
+    const std::int64_t cols = std::max<std::int64_t>(8, std::min(kNormCols, elems / 8 * 8));
+    const std::int64_t rows = std::max<std::int64_t>(1, elems / cols);
+    const auto n = static_cast<std::size_t>(rows * cols);
+    if (auto r = allocate(n * 2, 2); !r) return std::unexpected(r.error());
+    rec.bytes = 4.0 * static_cast<double>(n);
+    samples = time_iterations(s.stream, options, [&] {
+      return check(capplan_rms_norm(bufs[0].get(), bufs[1].get(), capplan_bf16, static_cast<std::size_t>(rows),
+                                    static_cast<int>(cols), s.stream),
+                   "rms_norm");
+    });
+  } else if (pattern == "elementwise") {  // out = a * gelu(b) in bf16: reads two, writes one
+    const auto n = static_cast<std::size_t>(bytes / 6) / 8 * 8;
+    if (auto r = allocate(n * 2, 3); !r) return std::unexpected(r.error());
+    rec.bytes = 6.0 * static_cast<double>(n);
+    samples = time_iterations(s.stream, options, [&] {
+      return check(capplan_gated_gelu(bufs[0].get(), bufs[1].get(), bufs[2].get(), capplan_bf16, n, s.stream),
+                   "gated_gelu");
+    });
+  } else {
+    return fail("cuda/memory/pattern", "unknown pattern '" + pattern + "'; known: copy, norm, elementwise");
+  }
+  if (!samples) return std::unexpected(samples.error());
+  rec.time = summarize(std::move(*samples));
+  return rec;
+}
+
+Result<CollectiveRecord> CudaBackend::collective(sim::CollectiveKind kind, double bytes, const RunOptions& options) {
+#ifdef CAPPLAN_HAVE_NCCL
+  Impl& s = *impl_;
+  if (!s.nccl && s.nccl_error.empty()) {
+    std::vector<int> devices;
+    if (s.layout.size > 1) {
+      devices.push_back(s.device);
+    } else {
+      for (int d = 0; d < s.device_count; ++d) devices.push_back(d);
+    }
+    if (s.layout.size <= 1 && devices.size() < 2) {
+      s.nccl_error = fail("cuda/collective", "NCCL collectives need at least 2 GPUs; this process sees " +
+                                                 std::to_string(devices.size()) +
+                                                 " (run one process per GPU with mpirun across nodes)")
+                         .error();
+    } else {
+      auto made = cuda::NcclCollectives::create(s.layout, devices);
+      if (made) {
+        s.nccl = std::move(*made);
+      } else {
+        s.nccl_error = made.error();
+      }
+    }
+  }
+  if (!s.nccl) return std::unexpected(s.nccl_error);
+  auto rec = s.nccl->run(kind, bytes, options);
+  (void)s.select();
+  return rec;
+#else
+  (void)bytes;
+  (void)options;
+  return fail(std::string("cuda/collective/") + sim::to_string(kind),
+              "this build has no NCCL (configure with NCCL_HOME=<prefix> to measure collectives)");
+#endif
+}
+
+Result<StepRecord> CudaBackend::training_step(const StepShape& shape, const RunOptions& options) {
+  Impl& s = *impl_;
+  if (auto r = s.select(); !r) return std::unexpected(r.error());
+  const cuda::LtResources lt{s.lt, s.workspace.get(), s.workspace.bytes(), s.stream};
+  auto rec = cuda::measure_layer_step(lt, shape, options);
+  (void)cudaStreamSynchronize(s.stream);
+  return rec;
+}
+
+Result<double> CudaBackend::gemm_relative_error(const GemmShape& shape) {
+  Impl& s = *impl_;
+  const std::string where = std::string("cuda/gemm_check/") + sim::to_string(shape.dtype);
+  if (!supports(shape.dtype)) return fail(where, "dtype not supported on this device");
+  if (static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k) *
+          static_cast<double>(shape.batch) >
+      double(1 << 28)) {
+    return fail(where, "shape too large for a host reference (m*n*k*batch > 2^28)");
+  }
+  if (auto r = s.select(); !r) return std::unexpected(r.error());
+  cuda::MatmulSpec spec;
+  spec.m = shape.m;
+  spec.n = shape.n;
+  spec.k = shape.k;
+  spec.batch = shape.batch;
+  spec.trans_b = true;
+  spec.stride_a = shape.m * shape.k;
+  spec.stride_b = shape.n * shape.k;
+  spec.stride_c = shape.m * shape.n;
+  spec.dtype = shape.dtype;
+  auto plan = cuda::LtMatmul::create(s.lt, spec, s.workspace.bytes());
+  if (!plan) return std::unexpected(plan.error());
+  const auto na = static_cast<std::size_t>(spec.stride_a * shape.batch);
+  const auto nb = static_cast<std::size_t>(spec.stride_b * shape.batch);
+  const auto nc = static_cast<std::size_t>(spec.stride_c * shape.batch);
+  auto a = DeviceBuffer::allocate(na * cuda::operand_bytes(shape.dtype), "check A");
+  auto b = DeviceBuffer::allocate(nb * cuda::operand_bytes(shape.dtype), "check B");
+  auto c = DeviceBuffer::allocate(nc * cuda::result_bytes(shape.dtype), "check C");
+  if (!a || !b || !c) return fail(where, "allocation failed");
+  const int in_dtype = cuda::operand_kernel_dtype(shape.dtype), out_dtype = cuda::result_kernel_dtype(shape.dtype);
+  if (auto r = s.fill(a->get(), in_dtype, na, 101); !r) return std::unexpected(r.error());
+  if (auto r = s.fill(b->get(), in_dtype, nb, 102); !r) return std::unexpected(r.error());
+  // Poison C so an unwritten element shows up as a large error.
+  if (auto r = check(capplan_fill_uniform(c->get(), out_dtype, nc, 103, 1000.0f, 2000.0f, s.stream), "poison"); !r) {
+    return std::unexpected(r.error());
+  }
+  if (auto r = plan->run(a->get(), b->get(), c->get(), s.workspace.get(), s.stream); !r) {
+    return std::unexpected(r.error());
+  }
+  Diagnostics errors;
+  const std::vector<double> ha = s.download_f32(a->get(), in_dtype, na, errors);
+  const std::vector<double> hb = s.download_f32(b->get(), in_dtype, nb, errors);
+  const std::vector<double> hc = s.download_f32(c->get(), out_dtype, nc, errors);
+  if (!errors.empty()) return std::unexpected(errors);
+  std::vector<double> ref(nc, 0.0);
+  for (std::int64_t bt = 0; bt < shape.batch; ++bt) {
+    for (std::int64_t i = 0; i < shape.m; ++i) {
+      for (std::int64_t j = 0; j < shape.n; ++j) {
+        double acc = 0.0;
+        const double* ar = ha.data() + bt * spec.stride_a + i * shape.k;
+        const double* br = hb.data() + bt * spec.stride_b + j * shape.k;  // B stored n x k
+        for (std::int64_t k = 0; k < shape.k; ++k) acc += ar[k] * br[k];
+        ref[static_cast<std::size_t>(bt * spec.stride_c + i * shape.n + j)] = acc;
+      }
+    }
+  }
+  return relative_error(hc, ref);
+}
+
+Result<double> CudaBackend::norm_relative_error(int rows, int cols) {
+  Impl& s = *impl_;
+  if (rows <= 0 || cols <= 0 || cols % 8 != 0) return fail("cuda/norm_check", "rows > 0 and cols a multiple of 8");
+  if (auto r = s.select(); !r) return std::unexpected(r.error());
+  const auto n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+  auto x = DeviceBuffer::allocate(n * 2, "check x");
+  auto y = DeviceBuffer::allocate(n * 2, "check y");
+  if (!x || !y) return fail("cuda/norm_check", "allocation failed");
+  if (auto r = s.fill(x->get(), capplan_bf16, n, 201); !r) return std::unexpected(r.error());
+  if (auto r = check(capplan_fill_uniform(y->get(), capplan_bf16, n, 202, 1000.0f, 2000.0f, s.stream), "poison"); !r) {
+    return std::unexpected(r.error());
+  }
+  if (auto r = check(capplan_rms_norm(x->get(), y->get(), capplan_bf16, static_cast<std::size_t>(rows), cols, s.stream),
+                     "rms_norm");
+      !r) {
+    return std::unexpected(r.error());
+  }
+  Diagnostics errors;
+  const std::vector<double> hx = s.download_f32(x->get(), capplan_bf16, n, errors);
+  const std::vector<double> hy = s.download_f32(y->get(), capplan_bf16, n, errors);
+  if (!errors.empty()) return std::unexpected(errors);
+  std::vector<double> ref(n);
+  for (int r = 0; r < rows; ++r) {
+    double ss = 0.0;
+    for (int c = 0; c < cols; ++c) ss += hx[static_cast<std::size_t>(r) * cols + c] * hx[static_cast<std::size_t>(r) * cols + c];
+    const double inv = 1.0 / std::sqrt(ss / cols + 1e-5);
+    for (int c = 0; c < cols; ++c) ref[static_cast<std::size_t>(r) * cols + c] = hx[static_cast<std::size_t>(r) * cols + c] * inv;
+  }
+  return relative_error(hy, ref);
+}
+
+}  // namespace capplan::calib

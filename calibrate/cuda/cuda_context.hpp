@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The context block of a CUDA calibration (Google Benchmark's Context, nccl-tests' device lines):
+// device name, compute capability, driver/runtime/cuBLASLt/NCCL versions, peak clocks, host, date.
+#include <string>
+
+#include "capplan/calibrate/records.hpp"
+
+namespace capplan::calib::cuda {
+
+// Contract: `device` exists. Clocks are the device's reported maximum (cudaDevAttrClockRate,
+// cudaDevAttrMemoryClockRate), not the clock at measurement time; fields that cannot be read
+// are left out rather than guessed.
+Context make_cuda_context(int device, const std::string& nccl_version);
+
+std::string utc_now_iso8601();
+
+}  // namespace capplan::calib::cuda

@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: Apache-2.0
+// Least-squares fits of the calibrated profile (docs/calibration.md, "Fitting"). All residuals
+// are relative (time errors as a fraction of the measured time), so microsecond launches and
+// second-long GEMMs weigh alike, as they do in a step-time estimate.
+#include <Eigen/Dense>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "capplan/calibrate/fit.hpp"
+
+namespace capplan::calib {
+namespace {
+
+using sim::FitQuality;
+using sim::Param;
+using sim::ParamSource;
+
+// Goodness of fit from measured and predicted times (docs/calibration.md): RMS and max of the
+// relative residual; R^2 of log(time).
+FitQuality quality(const std::vector<double>& measured, const std::vector<double>& predicted) {
+  FitQuality q;
+  q.samples = static_cast<int>(measured.size());
+  if (measured.empty()) return q;
+  double ss_rel = 0, max_rel = 0, mean_log = 0;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    const double rel = (predicted[i] - measured[i]) / measured[i];
+    ss_rel += rel * rel;
+    max_rel = std::max(max_rel, std::abs(rel));
+    mean_log += std::log(measured[i]);
+  }
+  mean_log /= static_cast<double>(measured.size());
+  double ss_res = 0, ss_tot = 0;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    const double r = std::log(std::max(predicted[i], 1e-300)) - std::log(measured[i]);
+    const double d = std::log(measured[i]) - mean_log;
+    ss_res += r * r;
+    ss_tot += d * d;
+  }
+  q.rms_relative_residual = std::sqrt(ss_rel / static_cast<double>(measured.size()));
+  q.max_relative_residual = max_rel;
+  // All measured times equal: R^2 is undefined; report 1 when the fit reproduces them, else 0.
+  q.r2 = ss_tot > 0 ? 1.0 - ss_res / ss_tot : (ss_res < 1e-12 ? 1.0 : 0.0);
+  return q;
+}
+
+Param fitted(double value, const FitQuality& q) {
+  return Param{value, ParamSource::fitted, q.samples, q.rms_relative_residual};
+}
+
+// Weighted linear least squares for time = latency + x / rate, minimising the relative residual
+// sum(((latency + x_i * inv_rate - t_i) / t_i)^2). A negative latency (the data cannot resolve it)
+// is pinned to zero and the slope refitted.
+struct LinearFit {
+  double latency = 0, inv_rate = 0;
+  bool ok = false;
+};
+LinearFit fit_latency_rate(const std::vector<double>& x, const std::vector<double>& t) {
+  const auto n = static_cast<Eigen::Index>(x.size());
+  Eigen::MatrixXd a(n, 2);
+  Eigen::VectorXd b = Eigen::VectorXd::Ones(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    a(i, 0) = 1.0 / t[static_cast<std::size_t>(i)];
+    a(i, 1) = x[static_cast<std::size_t>(i)] / t[static_cast<std::size_t>(i)];
+  }
+  LinearFit f;
+  const Eigen::Vector2d sol = a.colPivHouseholderQr().solve(b);
+  f.latency = sol(0);
+  f.inv_rate = sol(1);
+  if (!(f.latency >= 0)) {
+    f.latency = 0;
+    f.inv_rate = a.col(1).dot(b) / a.col(1).squaredNorm();
+  }
+  f.ok = std::isfinite(f.latency) && std::isfinite(f.inv_rate) && f.inv_rate > 0;
+  return f;
+}
+
+int count_distinct(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return static_cast<int>(std::unique(v.begin(), v.end()) - v.begin());
+}
+
+// ---------------------------------------------------------------------------------------------
+// GEMM: time = launch + F / (peak * wave * m/(m+mh) * n/(n+nh) * k/(k+kh)), fitted by
+// Levenberg-Marquardt on log(time) over theta = log(launch, peak, mh, nh, kh) (positivity for free).
+
+struct GemmSample {
+  double m, n, k, flops_over_wave, t;
+};
+
+struct GemmTheta {
+  // log launch, log peak, log m_half, log n_half, log k_half
+  std::array<double, 5> v{};
+  std::array<bool, 5> free{true, true, true, true, true};
+};
+
+double gemm_model(const std::array<double, 5>& th, const std::array<bool, 5>& free, const GemmSample& s) {
+  const double mh = free[2] ? std::exp(th[2]) : 0.0;
+  const double nh = free[3] ? std::exp(th[3]) : 0.0;
+  const double kh = free[4] ? std::exp(th[4]) : 0.0;
+  const double g = (1 + mh / s.m) * (1 + nh / s.n) * (1 + kh / s.k);
+  return std::exp(th[0]) + s.flops_over_wave / std::exp(th[1]) * g;
+}
+
+double gemm_cost(const std::array<double, 5>& th, const std::array<bool, 5>& free,
+                 const std::vector<GemmSample>& data) {
+  double c = 0;
+  for (const auto& s : data) {
+    const double r = std::log(gemm_model(th, free, s)) - std::log(s.t);
+    c += r * r;
+  }
+  return c;
+}
+
+// Bounds of the log parameters: halves between 0.01 and 1e6 elements, launch between 1 ns and
+// 10 s; they keep LM away from flat directions that would run to +-infinity.
+constexpr double kLogHalfLo = -4.6, kLogHalfHi = 13.8;
+constexpr double kLogLaunchLo = -20.7, kLogLaunchHi = 2.3;
+
+void clamp_theta(std::array<double, 5>& th) {
+  th[0] = std::clamp(th[0], kLogLaunchLo, kLogLaunchHi);
+  for (int i = 2; i < 5; ++i) th[static_cast<std::size_t>(i)] = std::clamp(th[static_cast<std::size_t>(i)], kLogHalfLo, kLogHalfHi);
+}
+
+std::array<double, 5> levenberg_marquardt(std::array<double, 5> th, const std::array<bool, 5>& free,
+                                          const std::vector<GemmSample>& data) {
+  std::vector<int> idx;
+  for (int i = 0; i < 5; ++i) {
+    if (free[static_cast<std::size_t>(i)]) idx.push_back(i);
+  }
+  const auto p = static_cast<Eigen::Index>(idx.size());
+  const auto n = static_cast<Eigen::Index>(data.size());
+  double lambda = 1e-3;
+  double cost = gemm_cost(th, free, data);
+  for (int iter = 0; iter < 200; ++iter) {
+    Eigen::MatrixXd jac(n, p);
+    Eigen::VectorXd r(n);
+    const double launch = std::exp(th[0]), peak = std::exp(th[1]);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const auto& s = data[static_cast<std::size_t>(i)];
+      const std::array<double, 3> dims{s.m, s.n, s.k};
+      std::array<double, 3> term{};  // half/dim for each free half
+      double g = 1;
+      for (int d = 0; d < 3; ++d) {
+        const auto du = static_cast<std::size_t>(d);
+        term[du] = free[du + 2] ? std::exp(th[du + 2]) / dims[du] : 0.0;
+        g *= 1 + term[du];
+      }
+      const double work = s.flops_over_wave / peak * g;
+      const double model = launch + work;
+      r(i) = std::log(model) - std::log(s.t);
+      for (Eigen::Index c = 0; c < p; ++c) {
+        const int which = idx[static_cast<std::size_t>(c)];
+        double d_model = 0;
+        if (which == 0) {
+          d_model = launch;
+        } else if (which == 1) {
+          d_model = -work;
+        } else {
+          const auto du = static_cast<std::size_t>(which - 2);
+          d_model = work * term[du] / (1 + term[du]);
+        }
+        jac(i, c) = d_model / model;
+      }
+    }
+    const Eigen::MatrixXd jtj = jac.transpose() * jac;
+    const Eigen::VectorXd jtr = jac.transpose() * r;
+    bool improved = false;
+    for (int tries = 0; tries < 20 && !improved; ++tries) {
+      Eigen::MatrixXd a = jtj;
+      for (Eigen::Index c = 0; c < p; ++c) a(c, c) += lambda * std::max(jtj(c, c), 1e-12);
+      const Eigen::VectorXd step = a.ldlt().solve(-jtr);
+      std::array<double, 5> trial = th;
+      for (Eigen::Index c = 0; c < p; ++c) trial[static_cast<std::size_t>(idx[static_cast<std::size_t>(c)])] += step(c);
+      clamp_theta(trial);
+      const double trial_cost = gemm_cost(trial, free, data);
+      if (std::isfinite(trial_cost) && trial_cost < cost) {
+        const double gain = cost - trial_cost;
+        th = trial;
+        cost = trial_cost;
+        lambda = std::max(lambda / 3, 1e-12);
+        improved = true;
+        if (gain < 1e-14 * std::max(1.0, cost)) return th;
+      } else {
+        lambda *= 4;
+      }
+    }
+    if (!improved) break;
+  }
+  return th;
+}
+
+int wave_units_of(const Context& c) {
+  for (const auto* map : {&c.versions, &c.clocks}) {
+    if (auto it = map->find("sm_count"); it != map->end()) {
+      try {
+        const int v = std::stoi(it->second);
+        if (v > 0) return v;
+      } catch (...) {
+        return 0;  // not a number: no quantisation term
+      }
+    }
+  }
+  return 0;
+}
+
+std::string precision_name(sim::Precision p) { return sim::to_string(p); }
+
+}  // namespace
+
+Result<sim::GemmFit> fit_gemm(const std::vector<GemmRecord>& records, sim::Precision dtype, int wave_units) {
+  const std::string where = "gemm/" + precision_name(dtype);
+  std::vector<GemmSample> data;
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>> shapes;
+  sim::GemmFit fit;
+  fit.dtype = dtype;
+  fit.wave_units = wave_units;
+  bool first = true;
+  for (const auto& r : records) {
+    const auto& s = r.shape;
+    if (s.dtype != dtype || s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0 || !(r.time.median_s > 0)) continue;
+    const double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
+    const double b = static_cast<double>(s.batch);
+    const double wave = wave_units > 0 ? std::max(1e-3, sim::tile_wave_efficiency(m, n, b, wave_units)) : 1.0;
+    data.push_back({m, n, k, 2.0 * m * n * k * b / wave, r.time.median_s});
+    shapes.insert({s.m, s.n, s.k, s.batch});
+    fit.min_m = first ? s.m : std::min(fit.min_m, s.m);
+    fit.max_m = first ? s.m : std::max(fit.max_m, s.m);
+    fit.min_n = first ? s.n : std::min(fit.min_n, s.n);
+    fit.max_n = first ? s.n : std::max(fit.max_n, s.n);
+    fit.min_k = first ? s.k : std::min(fit.min_k, s.k);
+    fit.max_k = first ? s.k : std::max(fit.max_k, s.k);
+    first = false;
+  }
+  if (static_cast<int>(shapes.size()) < kMinGemmShapes) {
+    return fail(where, std::to_string(shapes.size()) + " distinct shapes measured; a fit needs " +
+                           std::to_string(kMinGemmShapes));
+  }
+  // A dimension that never varied cannot tell its ramp from the peak: its half is fixed at 0.
+  GemmTheta theta;
+  theta.free[2] = fit.min_m != fit.max_m;
+  theta.free[3] = fit.min_n != fit.max_n;
+  theta.free[4] = fit.min_k != fit.max_k;
+  double max_rate = 0, min_t = std::numeric_limits<double>::infinity();
+  for (const auto& s : data) {
+    max_rate = std::max(max_rate, s.flops_over_wave / s.t);
+    min_t = std::min(min_t, s.t);
+  }
+  // Several starts for the halves (small, medium, large), keep the best: the log-cost surface has
+  // shallow valleys where a launch term and a ramp trade off.
+  std::array<double, 5> best{};
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (double half0 : {4.0, 64.0, 1024.0}) {
+    std::array<double, 5> th{std::log(std::max(0.3 * min_t, 1e-9)), std::log(1.2 * max_rate), std::log(half0),
+                             std::log(half0), std::log(half0)};
+    clamp_theta(th);
+    th = levenberg_marquardt(th, theta.free, data);
+    const double c = gemm_cost(th, theta.free, data);
+    if (c < best_cost) {
+      best_cost = c;
+      best = th;
+    }
+  }
+  if (!std::isfinite(best_cost)) return fail(where, "the fit did not converge");
+  // A parameter left at its lower bound was not resolved by the data (a CPU has no measurable
+  // launch cost; a ramp that never bends): it is reported as 0, which is what the bound stands for.
+  if (best[0] <= kLogLaunchLo + 1e-6) best[0] = -std::numeric_limits<double>::infinity();
+  for (int i = 2; i < 5; ++i) {
+    if (best[static_cast<std::size_t>(i)] <= kLogHalfLo + 1e-6) best[static_cast<std::size_t>(i)] = -std::numeric_limits<double>::infinity();
+  }
+  fit.launch_s.value = std::exp(best[0]);
+  fit.peak_flops_per_s.value = std::exp(best[1]);
+  fit.m_half.value = theta.free[2] ? std::exp(best[2]) : 0.0;
+  fit.n_half.value = theta.free[3] ? std::exp(best[3]) : 0.0;
+  fit.k_half.value = theta.free[4] ? std::exp(best[4]) : 0.0;
+  std::vector<double> measured, predicted;
+  for (const auto& r : records) {
+    const auto& s = r.shape;
+    if (s.dtype != dtype || s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0 || !(r.time.median_s > 0)) continue;
+    measured.push_back(r.time.median_s);
+    predicted.push_back(sim::gemm_model_time_s(fit, s.m, s.n, s.k, s.batch));
+  }
+  fit.quality = quality(measured, predicted);
+  for (Param* p : {&fit.launch_s, &fit.peak_flops_per_s, &fit.m_half, &fit.n_half, &fit.k_half}) {
+    *p = fitted(p->value, fit.quality);
+  }
+  // Halves held at 0 because their dimension never varied rest on no sample of their own.
+  if (!theta.free[2]) fit.m_half.samples = 0;
+  if (!theta.free[3]) fit.n_half.samples = 0;
+  if (!theta.free[4]) fit.k_half.samples = 0;
+  return fit;
+}
+
+Result<sim::MemoryFit> fit_memory(const std::vector<MemoryRecord>& records, const std::string& pattern) {
+  const std::string where = "memory/" + pattern;
+  std::vector<double> x, t;
+  for (const auto& r : records) {
+    if (r.pattern != pattern || !(r.bytes > 0) || !(r.time.median_s > 0)) continue;
+    x.push_back(r.bytes);
+    t.push_back(r.time.median_s);
+  }
+  if (count_distinct(x) < kMinSizes) {
+    return fail(where, std::to_string(count_distinct(x)) + " distinct sizes measured; a fit needs " +
+                           std::to_string(kMinSizes));
+  }
+  const LinearFit lf = fit_latency_rate(x, t);
+  if (!lf.ok) return fail(where, "time does not grow with bytes; no bandwidth can be fitted");
+  sim::MemoryFit fit;
+  fit.pattern = pattern;
+  std::vector<double> predicted;
+  for (double b : x) predicted.push_back(lf.latency + b * lf.inv_rate);
+  fit.quality = quality(t, predicted);
+  fit.latency_s = fitted(lf.latency, fit.quality);
+  fit.bandwidth_Bps = fitted(1.0 / lf.inv_rate, fit.quality);
+  fit.min_bytes = *std::min_element(x.begin(), x.end());
+  fit.max_bytes = *std::max_element(x.begin(), x.end());
+  return fit;
+}
+
+Result<sim::CollectiveFit> fit_collective(const std::vector<CollectiveRecord>& records, sim::CollectiveKind kind,
+                                          int ranks, const std::string& tier) {
+  const std::string where = std::string("collectives/") + sim::to_string(kind) + "/" + std::to_string(ranks) + "/" + tier;
+  const double factor = sim::nccl_bus_factor(kind, ranks);
+  std::vector<double> x, t, bytes;
+  int nodes = 1;
+  for (const auto& r : records) {
+    if (r.kind != kind || r.ranks != ranks || r.tier != tier || !(r.bytes > 0) || !(r.time.median_s > 0)) continue;
+    bytes.push_back(r.bytes);
+    x.push_back(r.bytes * factor);
+    t.push_back(r.time.median_s);
+    nodes = std::max(nodes, r.nodes);
+  }
+  if (count_distinct(bytes) < kMinSizes) {
+    return fail(where, std::to_string(count_distinct(bytes)) + " distinct sizes measured; a fit needs " +
+                           std::to_string(kMinSizes));
+  }
+  const LinearFit lf = fit_latency_rate(x, t);
+  if (!lf.ok) return fail(where, "time does not grow with bytes; no bus bandwidth can be fitted");
+  sim::CollectiveFit fit;
+  fit.kind = kind;
+  fit.ranks = ranks;
+  fit.nodes = nodes;
+  fit.tier = tier;
+  std::vector<double> predicted;
+  for (double v : x) predicted.push_back(lf.latency + v * lf.inv_rate);
+  fit.quality = quality(t, predicted);
+  fit.latency_s = fitted(lf.latency, fit.quality);
+  fit.busbw_Bps = fitted(1.0 / lf.inv_rate, fit.quality);
+  fit.min_bytes = *std::min_element(bytes.begin(), bytes.end());
+  fit.max_bytes = *std::max_element(bytes.begin(), bytes.end());
+  return fit;
+}
+
+Result<sim::Profile> fit_profile(const Measurements& m) {
+  // Records must be physical: a non-positive time or size is a broken backend or a bad file.
+  Diagnostics diags;
+  auto check = [&](bool ok, const std::string& where, const std::string& what, double got) {
+    if (!ok) diags.push_back({Diagnostic::Severity::error, "records#" + where, what + "; got " + std::to_string(got)});
+  };
+  for (std::size_t i = 0; i < m.gemms.size(); ++i) {
+    const auto& r = m.gemms[i];
+    const std::string w = "/gemms/" + std::to_string(i);
+    check(r.shape.m > 0, w + "/m", "must be > 0", static_cast<double>(r.shape.m));
+    check(r.shape.n > 0, w + "/n", "must be > 0", static_cast<double>(r.shape.n));
+    check(r.shape.k > 0, w + "/k", "must be > 0", static_cast<double>(r.shape.k));
+    check(r.shape.batch > 0, w + "/batch", "must be > 0", static_cast<double>(r.shape.batch));
+    check(r.time.median_s >= 0 && std::isfinite(r.time.median_s), w + "/time/median_s", "must be >= 0", r.time.median_s);
+  }
+  for (std::size_t i = 0; i < m.memory.size(); ++i) {
+    const auto& r = m.memory[i];
+    const std::string w = "/memory/" + std::to_string(i);
+    check(r.bytes > 0 && std::isfinite(r.bytes), w + "/bytes", "must be > 0", r.bytes);
+    check(r.time.median_s >= 0 && std::isfinite(r.time.median_s), w + "/time/median_s", "must be >= 0", r.time.median_s);
+  }
+  for (std::size_t i = 0; i < m.collectives.size(); ++i) {
+    const auto& r = m.collectives[i];
+    const std::string w = "/collectives/" + std::to_string(i);
+    check(r.bytes > 0 && std::isfinite(r.bytes), w + "/bytes", "must be > 0", r.bytes);
+    check(r.ranks >= 2, w + "/ranks", "must be >= 2", r.ranks);
+    check(r.time.median_s >= 0 && std::isfinite(r.time.median_s), w + "/time/median_s", "must be >= 0", r.time.median_s);
+  }
+  for (std::size_t i = 0; i < m.steps.size(); ++i) {
+    const auto& r = m.steps[i];
+    check(r.time.median_s >= 0 && std::isfinite(r.time.median_s), "/steps/" + std::to_string(i) + "/time/median_s",
+          "must be >= 0", r.time.median_s);
+  }
+  if (!diags.empty()) return std::unexpected(std::move(diags));
+
+  // A median of exactly 0 s is a kernel below the timer's resolution: it says nothing about the
+  // model, so the record is left out of the fits and the profile, with a note naming it.
+  std::vector<std::string> skipped;
+  auto keep = [&](const auto& records, const char* list) {
+    std::decay_t<decltype(records)> out;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      if (records[i].time.median_s > 0) {
+        out.push_back(records[i]);
+      } else {
+        skipped.push_back(std::string("records#/") + list + "/" + std::to_string(i) +
+                          ": median time 0 s (below the timer's resolution); record left out");
+      }
+    }
+    return out;
+  };
+  const std::vector<GemmRecord> gemms = keep(m.gemms, "gemms");
+  const std::vector<MemoryRecord> memory = keep(m.memory, "memory");
+  const std::vector<CollectiveRecord> collectives = keep(m.collectives, "collectives");
+  const std::vector<StepRecord> steps = keep(m.steps, "steps");
+
+  sim::Profile p;
+  const Context& c = m.context;
+  p.context["backend"] = c.backend;
+  p.context["device"] = c.device;
+  p.context["host"] = c.host;
+  p.context["date_utc"] = c.date_utc;
+  p.context["capplan_version"] = c.capplan_version;
+  p.context["ranks"] = std::to_string(c.ranks);
+  p.context["ranks_per_node"] = std::to_string(c.ranks_per_node);
+  p.context["devices_per_rank"] = std::to_string(c.devices_per_rank);
+  p.context["threads"] = std::to_string(c.threads);
+  for (const auto& [k, v] : c.versions) p.context["version." + k] = v;
+  for (const auto& [k, v] : c.clocks) p.context["clock." + k] = v;
+
+  p.notes = skipped;
+  auto note = [&](const Diagnostics& d) {
+    for (const auto& x : d) p.notes.push_back(x.where + ": " + x.message);
+  };
+
+  // GEMMs: every measured point, and one fit per dtype.
+  std::set<sim::Precision> dtypes;
+  for (const auto& r : gemms) {
+    dtypes.insert(r.shape.dtype);
+    p.gemm_points.push_back({r.shape.m, r.shape.n, r.shape.k, r.shape.batch, r.shape.dtype, r.time.median_s,
+                             static_cast<int>(r.time.samples_s.size()), r.time.cv});
+  }
+  const int units = wave_units_of(c);
+  for (sim::Precision d : dtypes) {
+    if (auto f = fit_gemm(gemms, d, units)) {
+      p.gemm.push_back(*f);
+    } else {
+      note(f.error());
+    }
+  }
+  std::set<std::string> patterns;
+  for (const auto& r : memory) {
+    patterns.insert(r.pattern);
+    p.memory_points.push_back({r.pattern, r.bytes, r.time.median_s, static_cast<int>(r.time.samples_s.size()), r.time.cv});
+  }
+  for (const auto& pat : patterns) {
+    if (auto f = fit_memory(memory, pat)) {
+      p.memory.push_back(*f);
+    } else {
+      note(f.error());
+    }
+  }
+  std::set<std::tuple<int, int, std::string>> groups;
+  for (const auto& r : collectives) groups.insert({static_cast<int>(r.kind), r.ranks, r.tier});
+  for (const auto& [kind, ranks, tier] : groups) {
+    if (auto f = fit_collective(collectives, static_cast<sim::CollectiveKind>(kind), ranks, tier)) {
+      p.collectives.push_back(*f);
+    } else {
+      note(f.error());
+    }
+  }
+  for (const auto& s : steps) {
+    sim::MeasuredStep ms;
+    ms.layers = s.shape.layers;
+    ms.hidden = s.shape.hidden;
+    ms.heads = s.shape.heads;
+    ms.ffn_hidden = s.shape.ffn_hidden;
+    ms.seq_len = s.shape.seq_len;
+    ms.micro_batch = s.shape.micro_batch;
+    ms.gated_ffn = s.shape.gated_ffn;
+    ms.dtype = s.shape.dtype;
+    ms.time_s = s.time.median_s;
+    ms.samples = static_cast<int>(s.time.samples_s.size());
+    ms.cv = s.time.cv;
+    ms.components_s = s.components_s;
+    p.steps.push_back(std::move(ms));
+  }
+  return p;
+}
+
+}  // namespace capplan::calib

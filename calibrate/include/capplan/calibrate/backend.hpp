@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// One interface for every measurement backend (host: Eigen + MPI; cuda: cuBLASLt + NCCL).
+// Contract: a backend measures what it is asked and returns records or a Diagnostic saying why
+// it cannot (unsupported dtype, no device, ...). It never prints and never exits; progress is
+// reported through the callback. Warm-up iterations are not in the samples.
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "capplan/calibrate/records.hpp"
+#include "capplan/sim/result.hpp"
+
+namespace capplan::calib {
+
+struct RunOptions {
+  int warmup = 2;
+  int iterations = 5;
+  double max_seconds_per_case = 2.0;  // stop sampling a case early once this much time is spent
+};
+
+class MeasurementBackend {
+ public:
+  virtual ~MeasurementBackend() = default;
+  virtual std::string name() const = 0;  // "host", "cuda"
+  virtual Context context() const = 0;
+  virtual bool supports(sim::Precision dtype) const = 0;
+
+  virtual Result<GemmRecord> gemm(const GemmShape& shape, const RunOptions& options) = 0;
+  virtual Result<MemoryRecord> memory(const std::string& pattern, double bytes, const RunOptions& options) = 0;
+  // Collective over all ranks of the backend's communicator (MPI world / NCCL clique).
+  // Contract: every rank calls it with the same arguments in the same order; all ranks get the
+  // record (times are the max over ranks, as nccl-tests reports).
+  virtual Result<CollectiveRecord> collective(sim::CollectiveKind kind, double bytes,
+                                              const RunOptions& options) = 0;
+  virtual Result<StepRecord> training_step(const StepShape& shape, const RunOptions& options) = 0;
+  virtual int rank() const { return 0; }
+  virtual int ranks() const { return 1; }
+};
+
+}  // namespace capplan::calib

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "capplan/calibrate/calibration_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+#include <tuple>
+#include <variant>
+
+#include "capplan/sim/layer_step.hpp"
+
+namespace capplan::calib {
+namespace {
+
+constexpr double KiB = 1024.0, MiB = 1024.0 * KiB, GiB = 1024.0 * MiB;
+
+bool is_host(const MeasurementBackend& b) { return b.name() == "host"; }
+
+sim::LayerStepShape to_sim(const StepShape& s) {
+  return {s.layers, s.hidden, s.heads, s.ffn_hidden, s.seq_len, s.micro_batch, s.dtype};
+}
+
+// General GEMM grid: squares, then the three tall/wide/deep shapes of transformer layers
+// (tokens x hidden, hidden x ffn, K = tokens for weight gradients).
+std::vector<GemmShape> gemm_grid(const MeasurementBackend& b, bool quick, sim::Precision dtype) {
+  std::vector<std::int64_t> squares;
+  std::int64_t rect = 0;
+  if (is_host(b)) {
+    // Eigen's 16-bit products are not vectorised (~0.1-0.3 GFLOP/s): a grid of small shapes,
+    // still six or more distinct ones so the fitter can fit them.
+    if (dtype == sim::Precision::fp32) {
+      squares = quick ? std::vector<std::int64_t>{64, 128, 256, 512} : std::vector<std::int64_t>{64, 128, 256, 512, 1024, 2048};
+      rect = quick ? 256 : 1024;
+    } else {
+      squares = quick ? std::vector<std::int64_t>{32, 64, 128, 256} : std::vector<std::int64_t>{32, 64, 128, 256, 512};
+      rect = quick ? 64 : 128;
+    }
+  } else {
+    squares = quick ? std::vector<std::int64_t>{512, 1024, 2048, 4096, 8192}
+                    : std::vector<std::int64_t>{256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 16384};
+    rect = quick ? 4096 : 8192;
+  }
+  std::vector<GemmShape> out;
+  for (auto n : squares) out.push_back({n, n, n, 1, dtype});
+  if (rect > 0) {
+    out.push_back({4 * rect, rect, rect, 1, dtype});
+    out.push_back({rect, 4 * rect, rect, 1, dtype});
+    out.push_back({rect, rect, 4 * rect, 1, dtype});
+  }
+  return out;
+}
+
+std::vector<double> geometric(double from, double to, double factor) {
+  std::vector<double> v;
+  for (double x = from; x <= to * (1 + 1e-9); x *= factor) v.push_back(x);
+  return v;
+}
+
+}  // namespace
+
+std::string Case::label() const {
+  switch (kind) {
+    case CaseKind::gemm:
+      return std::string("gemm ") + sim::to_string(gemm.dtype) + " m=" + std::to_string(gemm.m) +
+             " n=" + std::to_string(gemm.n) + " k=" + std::to_string(gemm.k) +
+             (gemm.batch > 1 ? " batch=" + std::to_string(gemm.batch) : "");
+    case CaseKind::memory:
+      return "memory " + pattern + " " + std::to_string(static_cast<long long>(bytes)) + " B";
+    case CaseKind::collective:
+      return std::string(sim::to_string(collective)) + " " + std::to_string(static_cast<long long>(bytes)) + " B";
+    case CaseKind::step:
+      return "training step h=" + std::to_string(step.hidden) + " heads=" + std::to_string(step.heads) +
+             " seq=" + std::to_string(step.seq_len) + " mb=" + std::to_string(step.micro_batch) +
+             " layers=" + std::to_string(step.layers) + " " + sim::to_string(step.dtype);
+  }
+  return "?";
+}
+
+StepShape default_step_shape(const std::string& backend, bool /*quick*/) {
+  StepShape s;
+  if (backend == "host") {
+    // ~5 GFLOP per step: about 0.1-0.5 s on one CPU core, GEMM-dominated like a real layer
+    // (d_head 64 as in GPT-3 and Llama).
+    s.hidden = 512;
+    s.heads = 8;
+    s.seq_len = 256;
+    s.micro_batch = 1;
+    s.dtype = sim::Precision::fp32;
+  } else {
+    // A Llama-2-7B-sized layer (h 4096, 32 heads, seq 2048) in bf16 with a GELU 4h MLP.
+    s.hidden = 4096;
+    s.heads = 32;
+    s.seq_len = 2048;
+    s.micro_batch = 1;
+    s.dtype = sim::Precision::bf16;
+  }
+  s.ffn_hidden = 4 * s.hidden;
+  s.layers = 1;
+  return s;
+}
+
+std::vector<GemmShape> gemm_shapes_of(const sim::StepOps& ops) {
+  std::vector<GemmShape> out;
+  for (const auto& op : ops.ops) {
+    if (const auto* g = std::get_if<sim::GemmOp>(&op.op)) {
+      const GemmShape s{g->m, g->n, g->k, g->batch, g->dtype};
+      if (s.m > 0 && s.n > 0 && s.k > 0 && s.batch > 0 && std::find(out.begin(), out.end(), s) == out.end()) {
+        out.push_back(s);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Case> plan_sweep(const MeasurementBackend& b, const PlanOptions& o) {
+  std::vector<Case> plan;
+  const bool host = is_host(b);
+  std::vector<StepShape> steps = o.steps;
+  if (steps.empty()) steps.push_back(default_step_shape(b.name(), o.quick));
+
+  if (!o.collectives_only) {
+    std::vector<GemmShape> gemms;
+    auto add = [&](const GemmShape& s) {
+      if (b.supports(s.dtype) && std::find(gemms.begin(), gemms.end(), s) == gemms.end()) gemms.push_back(s);
+    };
+    for (auto dtype : {sim::Precision::fp32, sim::Precision::tf32, sim::Precision::bf16, sim::Precision::fp16,
+                       sim::Precision::fp8}) {
+      if (!b.supports(dtype)) continue;
+      for (const auto& s : gemm_grid(b, o.quick, dtype)) add(s);
+    }
+    // Exactly the GEMMs of the training steps `capplan validate` runs, and of the planned scenarios.
+    for (const auto& step : steps) {
+      for (const auto& op : sim::layer_step_ops(to_sim(step))) {
+        if (const auto* g = std::get_if<sim::GemmOp>(&op.op.op)) add({g->m, g->n, g->k, g->batch, g->dtype});
+      }
+    }
+    for (const auto& s : o.extra_gemms) add(s);
+    for (const auto& s : gemms) {
+      Case c;
+      c.kind = CaseKind::gemm;
+      c.gemm = s;
+      plan.push_back(c);
+    }
+
+    // Memory patterns over sizes from cache-resident to well past the last-level cache.
+    const double max_mem = o.max_memory_bytes > 0 ? o.max_memory_bytes
+                           : host                 ? (o.quick ? 32 * MiB : 256 * MiB)
+                                                  : (o.quick ? 1 * GiB : 4 * GiB);
+    const double min_mem = host ? 32 * KiB : 1 * MiB;
+    const std::vector<std::string> patterns = host
+        ? std::vector<std::string>{"copy", "norm", "elementwise", "gelu", "softmax"}
+        : std::vector<std::string>{"copy", "norm", "elementwise"};
+    for (const auto& pattern : patterns) {
+      // The host softmax runs whole [256 x 256] blocks (512 KiB read + written).
+      const double from = pattern == "softmax" && host ? std::max(min_mem, 512 * KiB) : min_mem;
+      for (double bytes : geometric(from, max_mem, 4.0)) {
+        Case c;
+        c.kind = CaseKind::memory;
+        c.pattern = pattern;
+        c.bytes = bytes;
+        plan.push_back(c);
+      }
+    }
+  }
+
+  // Collectives over every rank, bytes to MiB/GiB (needs more than one rank).
+  if (b.ranks() > 1) {
+    const double max_coll = o.max_collective_bytes > 0 ? o.max_collective_bytes
+                            : host                     ? (o.quick ? 16 * MiB : 256 * MiB)
+                                                       : (o.quick ? 1 * GiB : 8 * GiB);
+    for (auto kind : {sim::CollectiveKind::all_reduce, sim::CollectiveKind::all_gather,
+                      sim::CollectiveKind::reduce_scatter, sim::CollectiveKind::all_to_all,
+                      sim::CollectiveKind::send_recv}) {
+      for (double bytes : geometric(8, max_coll, 4.0)) {
+        Case c;
+        c.kind = CaseKind::collective;
+        c.collective = kind;
+        c.bytes = bytes;
+        plan.push_back(c);
+      }
+    }
+  }
+
+  if (!o.collectives_only) {
+    for (const auto& s : steps) {
+      Case c;
+      c.kind = CaseKind::step;
+      c.step = s;
+      plan.push_back(c);
+    }
+  }
+  return plan;
+}
+
+bool already_measured(const Measurements& m, const Case& c) {
+  switch (c.kind) {
+    case CaseKind::gemm:
+      return std::any_of(m.gemms.begin(), m.gemms.end(), [&](const GemmRecord& r) { return r.shape == c.gemm; });
+    case CaseKind::memory:
+      // Backends round a size to whole rows/elements: within 1% is the same case.
+      return std::any_of(m.memory.begin(), m.memory.end(), [&](const MemoryRecord& r) {
+        return r.pattern == c.pattern && std::abs(r.bytes - c.bytes) <= 0.01 * c.bytes;
+      });
+    case CaseKind::collective:
+      // Rounded to whole floats per rank: within 4 bytes per rank (or 1%) is the same case.
+      return std::any_of(m.collectives.begin(), m.collectives.end(), [&](const CollectiveRecord& r) {
+        return r.kind == c.collective && r.ranks == m.context.ranks &&
+               std::abs(r.bytes - c.bytes) <= std::max(0.01 * c.bytes, 4.0 * r.ranks);
+      });
+    case CaseKind::step:
+      return std::any_of(m.steps.begin(), m.steps.end(), [&](const StepRecord& r) { return r.shape == c.step; });
+  }
+  return false;
+}
+
+RunReport run_calibration(MeasurementBackend& backend, const std::vector<Case>& plan, Measurements start,
+                          const RunOptions& options, const ProgressFn& progress, const CheckpointFn& checkpoint,
+                          const StopFn& stop) {
+  using Clock = std::chrono::steady_clock;
+  RunReport report;
+  report.measurements = std::move(start);
+  auto& m = report.measurements;
+  m.context = backend.context();  // a resumed run records where its new measurements were taken
+  const bool leader = backend.rank() == 0;
+  const auto t0 = Clock::now();
+  std::size_t done = 0;
+  for (const auto& c : plan) {
+    if (stop && stop()) {
+      report.stopped = true;
+      break;
+    }
+    ++done;
+    if (already_measured(m, c)) {
+      ++report.resumed;
+      continue;
+    }
+    // Only collectives need every rank; the rest is measured once, on rank 0.
+    if (c.kind != CaseKind::collective && !leader) continue;
+    std::optional<Diagnostics> failed;
+    switch (c.kind) {
+      case CaseKind::gemm:
+        if (auto r = backend.gemm(c.gemm, options)) m.gemms.push_back(*r);
+        else failed = r.error();
+        break;
+      case CaseKind::memory:
+        if (auto r = backend.memory(c.pattern, c.bytes, options)) m.memory.push_back(*r);
+        else failed = r.error();
+        break;
+      case CaseKind::collective:
+        if (auto r = backend.collective(c.collective, c.bytes, options)) m.collectives.push_back(*r);
+        else failed = r.error();
+        break;
+      case CaseKind::step:
+        if (auto r = backend.training_step(c.step, options)) m.steps.push_back(*r);
+        else failed = r.error();
+        break;
+    }
+    if (failed) {
+      for (auto d : *failed) {
+        d.severity = Diagnostic::Severity::warning;
+        report.notes.push_back(d);
+      }
+    } else {
+      ++report.measured;
+      if (checkpoint) checkpoint(m);
+    }
+    if (progress) {
+      Progress p;
+      p.done = done;
+      p.total = plan.size();
+      p.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
+      const std::size_t tried = done - report.resumed;
+      p.eta_s = tried > 0 ? p.elapsed_s / static_cast<double>(tried) * static_cast<double>(plan.size() - done) : 0;
+      p.label = c.label();
+      progress(p);
+    }
+  }
+  return report;
+}
+
+}  // namespace capplan::calib

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: Apache-2.0
+// `capplan calibrate --backend host|cuda [--quick] [--for-scenario FILE] [--collectives-only]
+//  [--out FILE] [--resume] [--format table|json]`: measures this machine and writes a profile.
+//
+// The measurements go to FILE's records file (<stem>.records.json next to it), rewritten
+// atomically after every case, so an interrupted run loses at most the case it was measuring and
+// `--resume` continues from there; the profile (fitted from all records) is written atomically at
+// the end. Under mpirun every rank measures the collectives; only rank 0 measures the rest,
+// prints and writes.
+#include <unistd.h>
+
+#include <csignal>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backends.hpp"
+#include "capplan/calibrate/calibration_run.hpp"
+#include "capplan/calibrate/fit.hpp"
+#include "capplan/data/profile_io.hpp"
+#include "capplan/data/scenario_io.hpp"
+#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/estimate.hpp"
+#include "capplan/sim/layer_step.hpp"
+#include "commands.hpp"
+
+namespace capplan::cli {
+namespace {
+
+using nlohmann::json;
+
+struct CalibrateOptions {
+  std::string backend = "host";
+  bool quick = false;
+  std::vector<std::string> scenarios;
+  bool collectives_only = false;
+  std::string out = "capplan-profile.json";
+  bool resume = false;
+  std::string format = "table";
+  int hidden = 0, heads = 0, seq_len = 0, micro_batch = 0, layers = 0, ffn_hidden = 0;  // step; 0 = default
+};
+
+std::filesystem::path records_path(const std::filesystem::path& profile) {
+  auto p = profile;
+  p.replace_filename(profile.stem().string() + ".records.json");
+  return p;
+}
+
+// The GEMMs the simulator generates for each scenario (at the layout capplan would choose).
+bool scenario_gemms(const CalibrateOptions& opt, const GlobalOptions& global, std::vector<calib::GemmShape>& out) {
+  if (opt.scenarios.empty()) return true;
+  const auto catalogs = load_catalogs_or_report(global);
+  if (!catalogs) return false;
+  for (const auto& file : opt.scenarios) {
+    const auto text = read_input(file);
+    if (!text) {
+      print_error("--for-scenario '" + file + "': " + text.error());
+      return false;
+    }
+    const auto parsed = data::parse_scenario_text(*text, *catalogs, file);
+    if (!parsed) {
+      print_diagnostics(parsed.error());
+      return false;
+    }
+    const auto& s = parsed->scenario;
+    const sim::DatasheetCost datasheet(s.cluster);
+    const auto e = sim::estimate(s, datasheet);
+    if (!e) {
+      print_diagnostics(e.error());
+      return false;
+    }
+    const auto ops = sim::build_step_ops(s.model, s.training, e->strategy, s.cluster);
+    for (const auto& g : calib::gemm_shapes_of(ops)) out.push_back(g);
+  }
+  return true;
+}
+
+// "[#########...........]  41/120  ETA 0:37  gemm fp32 m=512 n=512 k=512" on one line of stderr.
+void draw_progress(const calib::Progress& p) {
+  constexpr int width = 28;
+  const double frac = p.total > 0 ? static_cast<double>(p.done) / static_cast<double>(p.total) : 1.0;
+  const int filled = static_cast<int>(std::lround(frac * width));
+  std::string line = "\r[" + std::string(static_cast<std::size_t>(filled), '#') +
+                     std::string(static_cast<std::size_t>(width - filled), '.') + "] " + std::to_string(p.done) +
+                     "/" + std::to_string(p.total) + "  ETA " + clock_text(p.eta_s) + "  " + p.label;
+  if (line.size() > 100) line.resize(100);
+  line += std::string(100 - line.size(), ' ');
+  std::cerr << line << std::flush;
+}
+
+double safe(double v) { return std::isfinite(v) ? v : 0.0; }
+
+// Ctrl-C during a single-rank run: finish the case being measured, keep the records, say how to
+// resume. (Under mpirun, mpirun itself handles the signal for all ranks.)
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_interrupt(int) { g_interrupted = 1; }
+
+constexpr const char* kOneRank = "collectives skipped: this process is 1 rank (run under `mpirun -np N` to measure them)";
+
+json summary_json(const calib::Measurements& m, const calib::RunReport& report, const std::string& profile,
+                  const std::string& records, double elapsed_s, const sim::Profile& fitted) {
+  json j;
+  j["profile"] = profile;
+  j["records"] = records;
+  j["backend"] = m.context.backend;
+  j["device"] = m.context.device;
+  j["ranks"] = m.context.ranks;
+  j["elapsed_s"] = safe(elapsed_s);
+  j["measured"] = report.measured;
+  j["resumed"] = report.resumed;
+  j["records_count"] = {{"gemm", m.gemms.size()},
+                        {"memory", m.memory.size()},
+                        {"collective", m.collectives.size()},
+                        {"step", m.steps.size()}};
+  json gemm = json::object();
+  for (const auto& r : m.gemms) {
+    auto& best = gemm[sim::to_string(r.shape.dtype)];
+    const double tf = safe(r.achieved_flops_per_s() / 1e12);
+    if (best.is_null() || best.get<double>() < tf) best = tf;
+  }
+  j["gemm_best_tflops"] = gemm;
+  json mem = json::object();
+  for (const auto& r : m.memory) {
+    auto& best = mem[r.pattern];
+    const double gbps = safe(r.bandwidth_Bps() / 1e9);
+    if (best.is_null() || best.get<double>() < gbps) best = gbps;
+  }
+  j["memory_best_GBps"] = mem;
+  json coll = json::object();
+  for (const auto& r : m.collectives) {
+    auto& best = coll[sim::to_string(r.kind)];
+    const double gbps = safe(r.busbw_Bps / 1e9);
+    if (best.is_null() || best.get<double>() < gbps) best = gbps;
+  }
+  j["collective_best_busbw_GBps"] = coll;
+  json steps = json::array();
+  for (const auto& s : m.steps) {
+    steps.push_back({{"hidden", s.shape.hidden},
+                     {"heads", s.shape.heads},
+                     {"seq_len", s.shape.seq_len},
+                     {"micro_batch", s.shape.micro_batch},
+                     {"layers", s.shape.layers},
+                     {"dtype", sim::to_string(s.shape.dtype)},
+                     {"step_s", safe(s.time.median_s)}});
+  }
+  j["steps"] = steps;
+  json notes = json::array();
+  for (const auto& d : report.notes) notes.push_back(d.where + ": " + d.message);
+  for (const auto& n : fitted.notes) notes.push_back(n);
+  j["notes"] = notes;
+  return j;
+}
+
+std::string summary_table(const json& j) {
+  std::ostringstream o;
+  o << "Calibrated " << j["device"].get<std::string>() << " (" << j["backend"].get<std::string>() << ", "
+    << j["ranks"].get<int>() << (j["ranks"].get<int>() == 1 ? " rank" : " ranks") << ") in "
+    << fixed(j["elapsed_s"].get<double>(), 1) << " s: " << j["measured"].get<std::size_t>() << " cases measured";
+  if (j["resumed"].get<std::size_t>() > 0) o << ", " << j["resumed"].get<std::size_t>() << " resumed";
+  o << "\n  profile: " << j["profile"].get<std::string>() << "\n  records: " << j["records"].get<std::string>()
+    << "\n\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [dtype, tf] : j["gemm_best_tflops"].items()) {
+    rows.push_back({"gemm " + dtype, fixed(tf.get<double>() * 1000, 1) + " GFLOP/s (best)"});
+  }
+  for (const auto& [pattern, bw] : j["memory_best_GBps"].items()) {
+    rows.push_back({"memory " + pattern, fixed(bw.get<double>(), 1) + " GB/s (best)"});
+  }
+  for (const auto& [kind, bw] : j["collective_best_busbw_GBps"].items()) {
+    rows.push_back({kind, fixed(bw.get<double>(), 2) + " GB/s busbw (best)"});
+  }
+  for (const auto& s : j["steps"]) {
+    rows.push_back({"training step", fixed(s["step_s"].get<double>() * 1000, 1) + " ms (h " +
+                                         std::to_string(s["hidden"].get<int>()) + ", seq " +
+                                         std::to_string(s["seq_len"].get<int>()) + ", " +
+                                         s["dtype"].get<std::string>() + ")"});
+  }
+  o << render_table({"measured", "value"}, rows, {false, false}, "  ");
+  if (!j["notes"].empty()) {
+    o << "\nNotes\n";
+    for (const auto& n : j["notes"]) o << "  - " << n.get<std::string>() << "\n";
+  }
+  return o.str();
+}
+
+int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
+  const bool quiet = opt.format == "json";
+  const std::filesystem::path out = opt.out;
+  const auto records = records_path(out);
+  if (const auto dir = out.parent_path(); !dir.empty() && !std::filesystem::is_directory(dir)) {
+    print_error("--out '" + opt.out + "': folder '" + dir.string() + "' does not exist");
+    return code(Exit::invalid_input);
+  }
+
+  calib::PlanOptions plan_options;
+  plan_options.quick = opt.quick;
+  plan_options.collectives_only = opt.collectives_only;
+  if (!scenario_gemms(opt, global, plan_options.extra_gemms)) return code(Exit::invalid_input);
+  if (opt.hidden > 0 || opt.heads > 0 || opt.seq_len > 0 || opt.micro_batch > 0 || opt.layers > 0 ||
+      opt.ffn_hidden > 0) {
+    auto step = calib::default_step_shape(opt.backend, opt.quick);
+    if (opt.hidden > 0) step.hidden = opt.hidden;
+    if (opt.heads > 0) step.heads = opt.heads;
+    if (opt.seq_len > 0) step.seq_len = opt.seq_len;
+    if (opt.micro_batch > 0) step.micro_batch = opt.micro_batch;
+    if (opt.layers > 0) step.layers = opt.layers;
+    step.ffn_hidden = opt.ffn_hidden > 0 ? opt.ffn_hidden : (opt.hidden > 0 ? 4 * opt.hidden : step.ffn_hidden);
+    const sim::LayerStepShape ls{step.layers, step.hidden, step.heads, step.ffn_hidden,
+                                 step.seq_len, step.micro_batch, step.dtype};
+    if (auto d = sim::check(ls); has_errors(d)) {
+      for (auto& x : d) {  // "step/seq_len" -> "--seq-len"
+        x.where = "--" + x.where.substr(x.where.find('/') + 1);
+        std::replace(x.where.begin(), x.where.end(), '_', '-');
+      }
+      print_diagnostics(d);
+      return code(Exit::invalid_input);
+    }
+    plan_options.steps.push_back(step);
+  }
+
+  calib::Measurements start;
+  bool resumed_file = false;
+  if (opt.resume && std::filesystem::exists(records)) {
+    const auto text = read_input(records.string());
+    if (!text) {
+      print_error("--resume: '" + records.string() + "': " + text.error());
+      return code(Exit::invalid_input);
+    }
+    auto parsed = calib::parse_measurements(*text, records.filename().string());
+    if (!parsed) {
+      print_diagnostics(parsed.error());
+      return code(Exit::invalid_input);
+    }
+    start = std::move(*parsed);
+    resumed_file = true;
+  }
+
+  auto opened = open_backend(opt.backend);
+  if (!opened.backend) return code(opened.exit);
+  auto& backend = *opened.backend;
+  const bool leader = backend.rank() == 0;
+  const auto ctx = backend.context();
+  if (resumed_file && (start.context.backend != ctx.backend || start.context.device != ctx.device ||
+                       start.context.ranks != ctx.ranks)) {
+    if (leader) {
+      print_error("--resume: '" + records.string() + "' was measured on " + start.context.device + " (" +
+                  start.context.backend + ", " + std::to_string(start.context.ranks) + " ranks), not on " +
+                  ctx.device + " (" + ctx.backend + ", " + std::to_string(ctx.ranks) +
+                  " ranks); remove it or calibrate without --resume");
+    }
+    return code(Exit::invalid_input);
+  }
+  if (opt.resume && !resumed_file && leader && !quiet) {
+    print_note("--resume: no records at '" + records.string() + "'; starting from the beginning");
+  }
+  if (backend.ranks() < 2) {
+    if (opt.collectives_only) {
+      if (leader) {
+        print_error("--collectives-only: this process is 1 rank, so there is nothing to measure; run it under "
+                    "mpirun, e.g. `mpirun -np 2 capplan calibrate --backend " + opt.backend +
+                    " --collectives-only`");
+      }
+      return code(Exit::infeasible);
+    }
+    if (leader && !quiet) print_note(kOneRank);
+  }
+
+  const auto plan = calib::plan_sweep(backend, plan_options);
+  calib::RunOptions run_options;
+  if (opt.quick) {
+    run_options.warmup = 1;
+    run_options.iterations = 5;
+    run_options.max_seconds_per_case = 0.5;
+  }
+  const bool bar = leader && !quiet && isatty(STDERR_FILENO) == 1;
+  std::string checkpoint_error;
+  const bool single = backend.ranks() == 1;
+  if (single) {
+    g_interrupted = 0;
+    std::signal(SIGINT, on_interrupt);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto report = calib::run_calibration(
+      backend, plan, std::move(start), run_options,
+      [&](const calib::Progress& p) {
+        if (bar) draw_progress(p);
+      },
+      [&](const calib::Measurements& m) {
+        if (!leader || !checkpoint_error.empty()) return;
+        if (auto w = write_atomically(records, calib::measurements_to_json(m)); !w) checkpoint_error = w.error();
+      },
+      single ? calib::StopFn([] { return g_interrupted != 0; }) : calib::StopFn{});
+  if (single) std::signal(SIGINT, SIG_DFL);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // --format json prints no notes on stderr: the JSON summary carries this one.
+  if (backend.ranks() < 2 && quiet) {
+    report.notes.insert(report.notes.begin(), {Diagnostic::Severity::warning, "calibrate", kOneRank});
+  }
+  if (bar) std::cerr << "\r" << std::string(100, ' ') << "\r" << std::flush;
+  if (!leader) return code(Exit::ok);
+
+  if (!checkpoint_error.empty()) {
+    print_error("records '" + records.string() + "': " + checkpoint_error);
+    return code(Exit::internal);
+  }
+  if (report.stopped) {
+    if (auto w = write_atomically(records, calib::measurements_to_json(report.measurements)); !w) {
+      print_error("records '" + records.string() + "': " + w.error());
+      return code(Exit::internal);
+    }
+    print_error("interrupted: " + std::to_string(report.measured + report.resumed) + " of " +
+                std::to_string(plan.size()) + " cases are in '" + records.string() +
+                "'; no profile was written. Run the same command with --resume to continue.");
+    return 130;  // what a shell reports for Ctrl-C
+  }
+  // Also write when nothing new was measured (a complete resume) so the records match the profile.
+  if (auto w = write_atomically(records, calib::measurements_to_json(report.measurements)); !w) {
+    print_error("records '" + records.string() + "': " + w.error());
+    return code(Exit::internal);
+  }
+  auto profile = calib::fit_profile(report.measurements);
+  if (!profile) {
+    print_diagnostics(profile.error());
+    return code(Exit::internal);
+  }
+  if (auto w = write_atomically(out, data::profile_to_json(*profile)); !w) {
+    print_error("--out '" + opt.out + "': " + w.error());
+    return code(Exit::internal);
+  }
+  const json summary = summary_json(report.measurements, report, out.string(), records.string(), elapsed, *profile);
+  if (quiet) {
+    std::cout << summary.dump(2) << "\n";
+  } else {
+    std::cout << summary_table(summary);
+  }
+  return code(Exit::ok);
+}
+
+}  // namespace
+
+Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
+  auto opt = std::make_shared<CalibrateOptions>();
+  auto* cmd = app.add_subcommand("calibrate", "Measure this machine (GEMMs, memory, collectives, a training step) "
+                                              "and write a calibrated profile");
+  cmd->add_option("--backend", opt->backend, "Measurement backend: host (CPU: Eigen + MPI) or cuda")
+      ->check(CLI::IsMember({"host", "cuda"}));
+  cmd->add_flag("--quick", opt->quick, "A small sweep (host: well under a minute)");
+  cmd->add_option("--for-scenario", opt->scenarios,
+                  "Also measure exactly the GEMM shapes capplan generates for this scenario (repeatable)")
+      ->type_name("FILE");
+  cmd->add_flag("--collectives-only", opt->collectives_only,
+                "Only the collectives (run under mpirun -np N with N >= 2)");
+  cmd->add_option("--out", opt->out, "Profile to write (default capplan-profile.json); the records go next to it "
+                                     "as <name>.records.json")
+      ->type_name("FILE");
+  cmd->add_option("--hidden", opt->hidden, "Training step to measure (and whose GEMMs to measure): hidden size "
+                                           "(default: what capplan validate runs: host 512, cuda 4096)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--heads", opt->heads, "Training step: attention heads")->check(CLI::PositiveNumber);
+  cmd->add_option("--seq-len", opt->seq_len, "Training step: sequence length")->check(CLI::PositiveNumber);
+  cmd->add_option("--micro-batch", opt->micro_batch, "Training step: micro-batch size")->check(CLI::PositiveNumber);
+  cmd->add_option("--layers", opt->layers, "Training step: layers")->check(CLI::PositiveNumber);
+  cmd->add_option("--ffn-hidden", opt->ffn_hidden, "Training step: FFN hidden size (default 4 x hidden)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--resume", opt->resume, "Continue from the records file of an interrupted run");
+  cmd->add_option("--format", opt->format, "Summary format: table (progress bar on a terminal) or json (quiet)")
+      ->check(CLI::IsMember({"table", "json"}));
+  return {cmd, [opt, &global] { return run_calibrate(*opt, global); }};
+}
+
+}  // namespace capplan::cli

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+// `capplan validate --profile P [--backend host|cuda] [--format table|json] [--hidden N --heads N
+//  --seq-len N --micro-batch N --layers N --ffn-hidden N] [--max-error F]`: runs the measured
+// training step (one transformer layer forward + backward, sim/layer_step.hpp) on this machine,
+// predicts it from the profile with the calibrated cost model, and prints both per component.
+// A report: exit 0 whatever the error, unless --max-error is given and exceeded (exit 3).
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backends.hpp"
+#include "capplan/calibrate/calibration_run.hpp"
+#include "capplan/data/profile_io.hpp"
+#include "capplan/sim/calibrated_cost.hpp"
+#include "capplan/sim/layer_step.hpp"
+#include "commands.hpp"
+
+namespace capplan::cli {
+namespace {
+
+using nlohmann::json;
+
+struct ValidateOptions {
+  std::string profile;
+  std::string backend = "host";
+  std::string format = "table";
+  std::string gpu;  // catalog id for the datasheet fallback (default: matched from the profile's device)
+  int hidden = 0, heads = 0, seq_len = 0, micro_batch = 0, layers = 0, ffn_hidden = 0;  // 0 = default
+  int iterations = 10;
+  double max_error = -1;  // fraction; < 0 = no gate
+};
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// The datasheet model behind the profile's fallback: the catalog GPU named by --gpu or matched from
+// the profile's device name ("NVIDIA H200" -> h200-sxm-141gb). A CPU has no catalog entry: the
+// fallback then has no datasheet figures, and validate says which ops it could not price.
+sim::Cluster fallback_cluster(const ValidateOptions& opt, const GlobalOptions& global, const sim::Profile& p,
+                              std::vector<std::string>& notes) {
+  sim::Cluster c;
+  c.gpus = 1;
+  c.gpus_per_node = 1;
+  const std::string device = lower(p.context_value("device"));
+  if (opt.gpu.empty() && p.context_value("backend") == "host") {
+    c.gpu.id = "host";
+    c.gpu.name = p.context_value("device");
+    return c;
+  }
+  const auto catalogs = data::load_catalogs(data_dir(global));
+  if (!catalogs) return c;
+  const data::GpuEntry* best = nullptr;
+  for (const auto& g : catalogs->gpus) {
+    if (!opt.gpu.empty()) {
+      if (g.spec.id == opt.gpu) best = &g;
+      continue;
+    }
+    const std::string token = lower(g.spec.id.substr(0, g.spec.id.find('-')));
+    if (device.find(token) == std::string::npos) continue;
+    const bool pcie = g.spec.id.find("pcie") != std::string::npos;
+    if (best == nullptr || pcie == (device.find("pcie") != std::string::npos)) best = &g;
+  }
+  if (best != nullptr) {
+    c.gpu = best->spec;
+    c.intra_node_bandwidth = best->spec.nvlink_bandwidth;
+  } else {
+    notes.push_back("no catalog GPU matches the profile's device '" + p.context_value("device") +
+                    "' (give --gpu ID): ops outside the profile cannot be priced");
+  }
+  return c;
+}
+
+double rel(double predicted, double measured) { return measured > 0 ? (predicted - measured) / measured : 0.0; }
+double safe(double v) { return std::isfinite(v) ? v : 0.0; }
+
+int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
+  auto shape = calib::default_step_shape(opt.backend, false);
+  if (opt.hidden > 0) shape.hidden = opt.hidden;
+  if (opt.heads > 0) shape.heads = opt.heads;
+  if (opt.seq_len > 0) shape.seq_len = opt.seq_len;
+  if (opt.micro_batch > 0) shape.micro_batch = opt.micro_batch;
+  if (opt.layers > 0) shape.layers = opt.layers;
+  shape.ffn_hidden = opt.ffn_hidden > 0 ? opt.ffn_hidden : (opt.hidden > 0 ? 4 * opt.hidden : shape.ffn_hidden);
+  const sim::LayerStepShape ls{shape.layers, shape.hidden, shape.heads, shape.ffn_hidden,
+                               shape.seq_len, shape.micro_batch, shape.dtype};
+  if (auto d = sim::check(ls); has_errors(d)) {
+    for (auto& x : d) {  // "step/seq_len" -> "--seq-len"
+      x.where = "--" + x.where.substr(x.where.find('/') + 1);
+      std::replace(x.where.begin(), x.where.end(), '_', '-');
+    }
+    print_diagnostics(d);
+    return code(Exit::invalid_input);
+  }
+  const auto text = read_input(opt.profile);
+  if (!text) {
+    print_error("--profile '" + opt.profile + "': " + text.error());
+    return code(Exit::invalid_input);
+  }
+  const auto profile = data::parse_profile(*text, opt.profile);
+  if (!profile) {
+    print_diagnostics(profile.error());
+    return code(Exit::invalid_input);
+  }
+
+  if (profile->context_value("backend") != opt.backend) {
+    print_warning("the profile was measured with the " + profile->context_value("backend") +
+                  " backend; this step runs on " + opt.backend);
+  }
+
+  auto opened = open_backend(opt.backend);
+  if (!opened.backend) return code(opened.exit);
+  if (opened.backend->rank() != 0) return code(Exit::ok);  // under mpirun: rank 0 measures and reports
+
+  calib::RunOptions run;
+  run.warmup = 2;
+  run.iterations = std::max(opt.iterations, 1);
+  run.max_seconds_per_case = 30;
+  const auto measured = opened.backend->training_step(shape, run);
+  if (!measured) {
+    print_diagnostics(measured.error());
+    return code(Exit::infeasible);
+  }
+
+  std::vector<std::string> notes;
+  const sim::CalibratedCost cost(*profile, fallback_cluster(opt, global, *profile, notes));
+  const auto prediction = sim::predict_layer_step(ls, cost);
+  std::vector<sim::StepOp> ops;
+  std::map<std::string, std::map<std::string, int>> pricing;  // component -> how -> ops
+  for (const auto& op : sim::layer_step_ops(ls)) {
+    ops.push_back(op.op);
+    ++pricing[sim::to_string(op.component)][cost.pricing(op.op.op)];
+  }
+  for (auto& w : cost.coverage_warnings(ops)) notes.push_back(std::move(w));
+
+  const double predicted_total = prediction.total().base();
+  const double measured_total = measured->time.median_s;
+  if (!std::isfinite(predicted_total) || predicted_total <= 0) {
+    for (const auto& n : notes) print_warning(n);
+    print_error("the profile does not cover this step and has no datasheet to fall back to (see the warnings "
+                "above); calibrate with the same step flags (--hidden, --heads, --seq-len, --micro-batch), which "
+                "measures exactly its GEMMs");
+    return code(Exit::infeasible);
+  }
+  const double error = rel(predicted_total, measured_total);
+
+  struct Row {
+    const char* name;
+    double predicted, measured;
+  };
+  const std::vector<Row> rows = {
+      {"gemm", prediction.gemm.base(), measured->components_s.count("gemm") ? measured->components_s.at("gemm") : 0},
+      {"attention", prediction.attention.base(),
+       measured->components_s.count("attention") ? measured->components_s.at("attention") : 0},
+      {"memory", prediction.memory.base(),
+       measured->components_s.count("memory") ? measured->components_s.at("memory") : 0},
+  };
+
+  if (opt.format == "json") {
+    json j;
+    j["profile"] = opt.profile;
+    j["source"] = cost.source();
+    j["backend"] = opt.backend;
+    j["step"] = {{"layers", shape.layers},           {"hidden", shape.hidden},   {"heads", shape.heads},
+                 {"ffn_hidden", shape.ffn_hidden},   {"seq_len", shape.seq_len}, {"micro_batch", shape.micro_batch},
+                 {"dtype", sim::to_string(shape.dtype)}, {"gemm_flops", sim::layer_step_flops(ls).base()}};
+    j["predicted_step_s"] = safe(predicted_total);
+    j["measured_step_s"] = safe(measured_total);
+    j["relative_error"] = safe(error);
+    j["measured_samples"] = measured->time.samples_s.size();
+    j["measured_cv"] = safe(measured->time.cv);
+    json comps = json::object();
+    for (const auto& r : rows) {
+      comps[r.name] = {{"predicted_s", safe(r.predicted)},
+                       {"measured_s", safe(r.measured)},
+                       {"relative_error", safe(rel(r.predicted, r.measured))},
+                       {"ops_by_pricing", pricing[r.name]}};
+    }
+    j["components"] = comps;
+    j["warnings"] = notes;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::ostringstream o;
+    o << "Training step: " << shape.layers << " layer(s), hidden " << shape.hidden << ", " << shape.heads
+      << " heads, ffn " << shape.ffn_hidden << ", seq " << shape.seq_len << ", micro-batch " << shape.micro_batch
+      << ", " << sim::to_string(shape.dtype) << " (" << fixed(sim::layer_step_flops(ls).base() / 1e9, 2)
+      << " GFLOP)\nPredicted with " << cost.source() << "\n\n";
+    std::vector<std::vector<std::string>> table;
+    for (const auto& r : rows) {
+      table.push_back({r.name, fixed(r.predicted * 1e3, 2), fixed(r.measured * 1e3, 2),
+                       fixed(100 * rel(r.predicted, r.measured), 1) + "%"});
+    }
+    table.push_back({"step", fixed(predicted_total * 1e3, 2), fixed(measured_total * 1e3, 2),
+                     fixed(100 * error, 1) + "%"});
+    o << render_table({"component", "predicted ms", "measured ms", "error"}, table, {false, true, true, true}, "  ");
+    o << "\n  priced:";
+    for (const auto& [component, how] : pricing) {
+      o << " " << component << " (";
+      bool first = true;
+      for (const auto& [name, n] : how) {
+        o << (first ? "" : ", ") << n << " " << name;
+        first = false;
+      }
+      o << ")";
+    }
+    o << "\n  measured: median of " << measured->time.samples_s.size() << " steps, cv "
+      << fixed(100 * measured->time.cv, 1) << "%; components are the summed kernel times of each step\n";
+    if (!notes.empty()) {
+      o << "\nWarnings\n";
+      for (const auto& n : notes) o << "  - " << n << "\n";
+    }
+    std::cout << o.str();
+  }
+  if (opt.max_error >= 0 && std::abs(error) > opt.max_error) {
+    print_error("relative error " + fixed(100 * error, 1) + "% exceeds --max-error " +
+                fixed(100 * opt.max_error, 1) + "%");
+    return code(Exit::infeasible);
+  }
+  return code(Exit::ok);
+}
+
+}  // namespace
+
+Command add_validate_command(CLI::App& app, const GlobalOptions& global) {
+  auto opt = std::make_shared<ValidateOptions>();
+  auto* cmd = app.add_subcommand("validate", "Run the measured training step and compare it with the profile's "
+                                             "prediction, per component");
+  cmd->add_option("--profile", opt->profile, "Profile written by capplan calibrate")->required()->type_name("FILE");
+  cmd->add_option("--backend", opt->backend, "Where to run the step: host or cuda")
+      ->check(CLI::IsMember({"host", "cuda"}));
+  cmd->add_option("--format", opt->format, "Output format: table or json")->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--hidden", opt->hidden, "Hidden size (default host 512, cuda 4096)")->check(CLI::PositiveNumber);
+  cmd->add_option("--heads", opt->heads, "Attention heads (default host 8, cuda 32)")->check(CLI::PositiveNumber);
+  cmd->add_option("--seq-len", opt->seq_len, "Sequence length (default host 256, cuda 2048)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--micro-batch", opt->micro_batch, "Micro-batch size (default 1)")->check(CLI::PositiveNumber);
+  cmd->add_option("--layers", opt->layers, "Layers in the stack (default 1)")->check(CLI::PositiveNumber);
+  cmd->add_option("--ffn-hidden", opt->ffn_hidden, "FFN hidden size (default 4 x hidden)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--iterations", opt->iterations, "Measured steps (default 10; median reported)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--gpu", opt->gpu, "Catalog GPU id for the datasheet fallback (default: from the profile)");
+  cmd->add_option("--max-error", opt->max_error,
+                  "Exit 3 when |predicted - measured| / measured exceeds this fraction (e.g. 0.15)")
+      ->check(CLI::NonNegativeNumber);
+  return {cmd, [opt, &global] { return run_validate(*opt, global); }};
+}
+
+}  // namespace capplan::cli

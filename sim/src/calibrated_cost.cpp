@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "capplan/sim/calibrated_cost.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string_view>
+#include <utility>
+
+namespace capplan::sim {
+
+namespace {
+
+// "1.5 GB", "64 kB": decimal units, three significant figures, for warnings.
+std::string human_bytes(double b) {
+  const char* unit[] = {"B", "kB", "MB", "GB", "TB"};
+  int i = 0;
+  while (b >= 1000.0 && i < 4) {
+    b /= 1000.0;
+    ++i;
+  }
+  char buf[32];
+  const int decimals = b >= 100 ? 0 : (b >= 10 ? 1 : 2);
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, b, std::chars_format::fixed, decimals);
+  std::string s = ec == std::errc() ? std::string(buf, end) : std::string("?");
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s + " " + unit[i];
+}
+
+// A fit whose RMS relative residual exceeds this prices ops, but with a warning: 25% is well
+// beyond run-to-run noise (a few %) and means the model's shape does not match the machine.
+constexpr double kPoorFit = 0.25;
+
+std::string fixed(double v, int decimals) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  return ec == std::errc() ? std::string(buf, end) : std::string("?");
+}
+
+// "gemm fp32 fit is poor (RMS relative residual 31%, R^2 0.98); used, but treat these times as rough"
+void note_poor_fit(std::string* warning, const FitQuality& q, const std::string& what) {
+  if (warning == nullptr || !(q.rms_relative_residual > kPoorFit)) return;
+  *warning = what + " fit is poor (RMS relative residual " + fixed(100.0 * q.rms_relative_residual, 0) +
+             "%, R^2 " + fixed(q.r2, 2) + "); used, but treat these times as rough";
+}
+
+std::string range(const char* what, std::int64_t lo, std::int64_t hi) {
+  return std::string(what) + " " + std::to_string(lo) + ".." + std::to_string(hi);
+}
+
+// Which measured memory pattern class an op runs like (names from sim/src/step_model.cpp and
+// layer_step.cpp): norms and softmax reduce per row; everything else is element-wise.
+std::string memory_pattern(const MemoryOp& op) {
+  const std::string name = op.name ? op.name : "";
+  if (name.find("norm") != std::string::npos || name.find("softmax") != std::string::npos) return "norm";
+  if (name == "copy") return "copy";
+  return "elementwise";
+}
+
+bool same_shape(const GemmPoint& p, const GemmOp& op) {
+  return p.dtype == op.dtype && p.m == op.m && p.n == op.n && p.k == op.k && p.batch == op.batch;
+}
+
+double dim(const GemmPoint& p, int d) { return static_cast<double>(d == 0 ? p.m : (d == 1 ? p.n : p.k)); }
+double dim(const GemmOp& op, int d) { return static_cast<double>(d == 0 ? op.m : (d == 1 ? op.n : op.k)); }
+
+}  // namespace
+
+// How an op was priced; the warning text is built only when asked for (the strategy search
+// prices thousands of layouts and never reads it).
+struct CalibratedCost::Choice {
+  const char* how = "datasheet";  // measured | interpolated | fitted | datasheet
+  double seconds = 0;             // unused for "datasheet"
+  bool datasheet() const { return std::string_view(how) == "datasheet"; }
+};
+
+CalibratedCost::CalibratedCost(Profile profile, const Cluster& cluster, DatasheetAssumptions a)
+    : profile_(std::move(profile)), datasheet_(cluster, a) {}
+
+std::string CalibratedCost::source() const {
+  std::string device = profile_.context_value("device");
+  if (device.empty()) device = "unknown device";
+  std::string date = profile_.context_value("date_utc");
+  if (date.size() > 10 && date[4] == '-' && date[7] == '-') date = date.substr(0, 10);
+  return "calibrated: " + device + (date.empty() ? "" : " (" + date + ")");
+}
+
+CalibratedCost::Choice CalibratedCost::gemm_choice(const GemmOp& op, std::string* warning) const {
+  auto fallback = [&](auto&& text) {
+    if (warning != nullptr) *warning = text();
+    return Choice{};
+  };
+  const std::string_view dt = to_string(op.dtype);
+  if (op.fused_attention) {
+    return fallback([] { return std::string("fused (flash) attention not measured; datasheet used"); });
+  }
+  // 1. A measured point of exactly this shape: its median (mean of medians if measured twice).
+  double sum = 0;
+  int hits = 0;
+  for (const auto& p : profile_.gemm_points) {
+    if (same_shape(p, op) && p.time_s > 0) {
+      sum += p.time_s;
+      ++hits;
+    }
+  }
+  if (hits > 0) return {"measured", sum / hits};
+
+  const GemmFit* fit = nullptr;
+  for (const auto& f : profile_.gemm) {
+    if (f.dtype == op.dtype) fit = &f;
+  }
+  if (fit == nullptr) {
+    return fallback([&] {
+      int shapes = 0;
+      for (const auto& p : profile_.gemm_points) shapes += p.dtype == op.dtype;
+      if (shapes == 0) return "gemm " + std::string(dt) + " not measured; datasheet used";
+      return "gemm " + std::string(dt) + ": " + std::to_string(shapes) +
+             " measured shapes, too few for a fit, and this shape is not one of them; datasheet used";
+    });
+  }
+  if (!fit->covers(op.m, op.n, op.k)) {
+    return fallback([&] {
+      return "gemm " + std::string(dt) + " m=" + std::to_string(op.m) + " n=" + std::to_string(op.n) +
+             " k=" + std::to_string(op.k) + " outside the measured range (" + range("m", fit->min_m, fit->max_m) +
+             ", " + range("n", fit->min_n, fit->max_n) + ", " + range("k", fit->min_k, fit->max_k) +
+             "); datasheet used";
+    });
+  }
+  const double model = gemm_model_time_s(*fit, op.m, op.n, op.k, op.batch);
+  // 2. Inside a measured shape family (same dtype and batch, two dimensions equal, the third
+  // bracketed by measured points): the model times the measured/model ratio, interpolated in
+  // log(dimension) between the two nearest points, so the answer passes through the measurements.
+  for (int d = 0; d < 3; ++d) {
+    const GemmPoint* lo = nullptr;
+    const GemmPoint* hi = nullptr;
+    const double x = dim(op, d);
+    for (const auto& p : profile_.gemm_points) {
+      if (p.dtype != op.dtype || p.batch != op.batch || p.time_s <= 0) continue;
+      bool others_equal = true;
+      for (int e = 0; e < 3; ++e) others_equal = others_equal && (e == d || dim(p, e) == dim(op, e));
+      if (!others_equal) continue;
+      const double v = dim(p, d);
+      if (v < x && (lo == nullptr || v > dim(*lo, d))) lo = &p;
+      if (v > x && (hi == nullptr || v < dim(*hi, d))) hi = &p;
+    }
+    if (lo == nullptr || hi == nullptr) continue;
+    const double r_lo = lo->time_s / gemm_model_time_s(*fit, lo->m, lo->n, lo->k, lo->batch);
+    const double r_hi = hi->time_s / gemm_model_time_s(*fit, hi->m, hi->n, hi->k, hi->batch);
+    if (!(r_lo > 0) || !(r_hi > 0) || !std::isfinite(r_lo) || !std::isfinite(r_hi)) continue;
+    const double t = std::log(x / dim(*lo, d)) / std::log(dim(*hi, d) / dim(*lo, d));
+    const double ratio = std::exp(std::log(r_lo) + t * (std::log(r_hi) - std::log(r_lo)));
+    if (warning != nullptr) note_poor_fit(warning, fit->quality, "gemm " + std::string(dt));
+    return {"interpolated", model * ratio};
+  }
+  // 3. The fitted model.
+  if (warning != nullptr) note_poor_fit(warning, fit->quality, "gemm " + std::string(dt));
+  return {"fitted", model};
+}
+
+CalibratedCost::Choice CalibratedCost::memory_choice(const MemoryOp& op, std::string* warning) const {
+  auto fallback = [&](auto&& text) {
+    if (warning != nullptr) *warning = text();
+    return Choice{};
+  };
+  // A pattern measured under the op's own name ("gelu" for "gelu_fwd") wins over its class.
+  const std::string name = op.name ? op.name : "";
+  std::string pattern = memory_pattern(op);
+  auto own_name = [&](const std::string& pat) { return name == pat || name.starts_with(pat + "_"); };
+  for (const auto& f : profile_.memory) {
+    if (own_name(f.pattern)) pattern = f.pattern;
+  }
+  for (const auto& pt : profile_.memory_points) {
+    if (own_name(pt.pattern)) pattern = pt.pattern;
+  }
+  const double b = op.bytes.base();
+  // 1. Measured sizes of the pattern: the measured time at an exact size, else log(time)
+  // interpolated in log(bytes) between the two nearest sizes around it. This follows cache
+  // effects a single bandwidth cannot (a CPU's small kernels run from cache).
+  const MemoryPoint* lo = nullptr;
+  const MemoryPoint* hi = nullptr;
+  double exact_sum = 0;
+  int exact = 0;
+  for (const auto& pt : profile_.memory_points) {
+    if (pt.pattern != pattern || !(pt.bytes > 0) || !(pt.time_s > 0)) continue;
+    if (pt.bytes == b) {
+      exact_sum += pt.time_s;
+      ++exact;
+    }
+    if (pt.bytes < b && (lo == nullptr || pt.bytes > lo->bytes)) lo = &pt;
+    if (pt.bytes > b && (hi == nullptr || pt.bytes < hi->bytes)) hi = &pt;
+  }
+  const MemoryFit* fit = nullptr;
+  for (const auto& f : profile_.memory) {
+    if (f.pattern == pattern) fit = &f;
+  }
+  if (exact > 0) return {"measured", exact_sum / exact};
+  if (lo != nullptr && hi != nullptr) {
+    if (warning != nullptr && fit != nullptr) note_poor_fit(warning, fit->quality, "memory pattern '" + pattern + "'");
+    const double t = std::log(b / lo->bytes) / std::log(hi->bytes / lo->bytes);
+    return {"interpolated", std::exp(std::log(lo->time_s) + t * (std::log(hi->time_s) - std::log(lo->time_s)))};
+  }
+  // 2. The fitted latency + bytes / bandwidth inside the measured range.
+  if (fit != nullptr) {
+    if (b < fit->min_bytes || b > fit->max_bytes) {
+      // No size in the text: forward, backward and recompute of one op make one warning.
+      return fallback([&] {
+        return "memory '" + name + "' (" + pattern + ") outside the measured range (" + human_bytes(fit->min_bytes) +
+               ".." + human_bytes(fit->max_bytes) + "); datasheet used";
+      });
+    }
+    if (warning != nullptr) note_poor_fit(warning, fit->quality, "memory pattern '" + pattern + "'");
+    return {"fitted", fit->latency_s.value + b / fit->bandwidth_Bps.value};
+  }
+  if (lo != nullptr || hi != nullptr) {
+    return fallback([&] {
+      return "memory '" + name + "' (" + pattern + ") outside the measured sizes and no fit; datasheet used";
+    });
+  }
+  return fallback([&] { return "memory pattern '" + pattern + "' not measured ('" + name + "'); datasheet used"; });
+}
+
+CalibratedCost::Choice CalibratedCost::collective_choice(const CollectiveOp& op, std::string* warning) const {
+  auto fallback = [&](auto&& text) {
+    if (warning != nullptr) *warning = text();
+    return Choice{};
+  };
+  const bool inter = op.group.spans_nodes();
+  const int n = op.group.size;
+  auto describe = [&] {
+    return std::string(to_string(op.kind)) + (inter ? " across nodes" : " inside a node");
+  };
+  // Fits of this kind on the same side of the node boundary, by rank count.
+  const CollectiveFit* exact = nullptr;
+  const CollectiveFit* lo = nullptr;
+  const CollectiveFit* hi = nullptr;
+  bool any = false;
+  for (const auto& f : profile_.collectives) {
+    if (f.kind != op.kind || tier_spans_nodes(f.tier) != inter) continue;
+    any = true;
+    if (f.ranks == n) exact = &f;
+    if (f.ranks < n && (lo == nullptr || f.ranks > lo->ranks)) lo = &f;
+    if (f.ranks > n && (hi == nullptr || f.ranks < hi->ranks)) hi = &f;
+  }
+  if (!any) return fallback([&] { return describe() + " not measured; datasheet used"; });
+  const double bytes = op.bytes.base();
+  auto in_range = [&](const CollectiveFit& f) { return bytes >= f.min_bytes && bytes <= f.max_bytes; };
+  auto out_of_range = [&](const CollectiveFit& f) {
+    return fallback([&] {
+      return describe() + " " + human_bytes(bytes) + " over " + std::to_string(n) +
+             " ranks outside the measured range (" + human_bytes(f.min_bytes) + ".." + human_bytes(f.max_bytes) +
+             "); datasheet used";
+    });
+  };
+  const double factor = nccl_bus_factor(op.kind, n);
+  if (exact != nullptr) {
+    if (!in_range(*exact)) return out_of_range(*exact);
+    if (warning != nullptr) {
+      note_poor_fit(warning, exact->quality, describe() + " over " + std::to_string(n) + " ranks");
+    }
+    return {"fitted", exact->latency_s.value + bytes * factor / exact->busbw_Bps.value};
+  }
+  if (lo != nullptr && hi != nullptr) {
+    // Between two measured group sizes: busbw and latency interpolated in log2(ranks) (busbw is
+    // nccl-tests' size-independent figure of merit, so it interpolates better than time).
+    if (!in_range(*lo)) return out_of_range(*lo);
+    if (!in_range(*hi)) return out_of_range(*hi);
+    const double t = std::log2(double(n) / lo->ranks) / std::log2(double(hi->ranks) / lo->ranks);
+    const double latency = lo->latency_s.value + t * (hi->latency_s.value - lo->latency_s.value);
+    const double busbw = std::exp(std::log(lo->busbw_Bps.value) +
+                                  t * (std::log(hi->busbw_Bps.value) - std::log(lo->busbw_Bps.value)));
+    if (warning != nullptr) {
+      const FitQuality& worse = lo->quality.rms_relative_residual > hi->quality.rms_relative_residual ? lo->quality
+                                                                                                    : hi->quality;
+      note_poor_fit(warning, worse, describe() + " over " + std::to_string(n) + " ranks");
+    }
+    return {"interpolated", latency + bytes * factor / busbw};
+  }
+  return fallback([&] {
+    std::string measured;
+    for (const auto& f : profile_.collectives) {
+      if (f.kind != op.kind || tier_spans_nodes(f.tier) != inter) continue;
+      measured += (measured.empty() ? "" : ", ") + std::to_string(f.ranks);
+    }
+    return describe() + " over " + std::to_string(n) + " ranks not measured (measured: " + measured +
+           " ranks); datasheet used";
+  });
+}
+
+units::Seconds CalibratedCost::gemm(const GemmOp& op) const {
+  if (op.m <= 0 || op.n <= 0 || op.k <= 0 || op.batch <= 0) return {};
+  const Choice c = gemm_choice(op);
+  if (c.datasheet() || !std::isfinite(c.seconds) || c.seconds < 0) return datasheet_.gemm(op);
+  return units::seconds(c.seconds);
+}
+
+units::Seconds CalibratedCost::memory(const MemoryOp& op) const {
+  if (op.bytes.base() <= 0) return {};
+  const Choice c = memory_choice(op);
+  if (c.datasheet() || !std::isfinite(c.seconds) || c.seconds < 0) return datasheet_.memory(op);
+  return units::seconds(c.seconds);
+}
+
+units::Seconds CalibratedCost::collective(const CollectiveOp& op) const {
+  if (op.group.size <= 1 || op.bytes.base() <= 0) return {};
+  const Choice c = collective_choice(op);
+  if (c.datasheet() || !std::isfinite(c.seconds) || c.seconds < 0) return datasheet_.collective(op);
+  return units::seconds(c.seconds);
+}
+
+std::string CalibratedCost::pricing(const Op& op) const {
+  if (const auto* g = std::get_if<GemmOp>(&op)) {
+    if (g->m <= 0 || g->n <= 0 || g->k <= 0 || g->batch <= 0) return "zero";
+    return gemm_choice(*g).how;
+  }
+  if (const auto* m = std::get_if<MemoryOp>(&op)) {
+    if (m->bytes.base() <= 0) return "zero";
+    return memory_choice(*m).how;
+  }
+  const auto& c = std::get<CollectiveOp>(op);
+  if (c.group.size <= 1 || c.bytes.base() <= 0) return "zero";
+  return collective_choice(c).how;
+}
+
+std::vector<std::string> CalibratedCost::coverage_warnings(const std::vector<StepOp>& ops) const {
+  std::vector<std::string> out;
+  for (const auto& s : ops) {
+    std::string w;
+    if (const auto* g = std::get_if<GemmOp>(&s.op)) {
+      if (g->m > 0 && g->n > 0 && g->k > 0 && g->batch > 0) gemm_choice(*g, &w);
+    } else if (const auto* m = std::get_if<MemoryOp>(&s.op)) {
+      if (m->bytes.base() > 0) memory_choice(*m, &w);
+    } else {
+      const auto& c = std::get<CollectiveOp>(s.op);
+      if (c.group.size > 1 && c.bytes.base() > 0) collective_choice(c, &w);
+    }
+    if (!w.empty() && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
+  }
+  return out;
+}
+
+}  // namespace capplan::sim

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "capplan/sim/profile.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace capplan::sim {
+
+const char* to_string(ParamSource s) {
+  switch (s) {
+    case ParamSource::measured: return "measured";
+    case ParamSource::fitted: return "fitted";
+    case ParamSource::datasheet: return "datasheet";
+  }
+  return "fitted";
+}
+
+std::optional<ParamSource> param_source_from_string(const std::string& s) {
+  if (s == "measured") return ParamSource::measured;
+  if (s == "fitted") return ParamSource::fitted;
+  if (s == "datasheet") return ParamSource::datasheet;
+  return std::nullopt;
+}
+
+double tile_wave_efficiency(double m, double n, double batch, int units, int tile_m, int tile_n) {
+  if (m <= 0 || n <= 0 || batch <= 0 || units <= 0) return 1.0;
+  struct Tile {
+    double m, n, intrinsic;
+  };
+  // cuBLAS picks among tile shapes; smaller tiles quantise better but run each SM less
+  // efficiently (less operand reuse). Take the best of three, as a heuristic selector would.
+  const Tile tiles[] = {{static_cast<double>(tile_m), static_cast<double>(tile_n), 1.0},
+                        {128.0, 128.0, 0.95},
+                        {64.0, 128.0, 0.85}};
+  const double sms = static_cast<double>(units);
+  double best = 0.0;
+  for (const auto& t : tiles) {
+    const double tm = std::ceil(m / t.m), tn = std::ceil(n / t.n);
+    const double tile_util = (m * n) / (tm * t.m * tn * t.n);
+    const double ctas = tm * tn * batch;
+    const double waves = std::ceil(ctas / sms);
+    const double wave_util = ctas / (waves * sms);
+    best = std::max(best, t.intrinsic * tile_util * wave_util);
+  }
+  return best;
+}
+
+double gemm_model_time_s(const GemmFit& fit, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) {
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0.0;
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(k);
+  const double db = static_cast<double>(batch);
+  const double flops = 2.0 * dm * dn * dk * db;
+  const double wave = fit.wave_units > 0 ? std::max(1e-3, tile_wave_efficiency(dm, dn, db, fit.wave_units)) : 1.0;
+  const double ramp = (dm / (dm + fit.m_half.value)) * (dn / (dn + fit.n_half.value)) * (dk / (dk + fit.k_half.value));
+  const double peak = fit.peak_flops_per_s.value;
+  if (!(peak > 0) || !(ramp > 0)) return 0.0;
+  return fit.launch_s.value + flops / (peak * wave * ramp);
+}
+
+double nccl_bus_factor(CollectiveKind kind, int ranks) {
+  if (ranks <= 1) return 1.0;
+  const double n = ranks;
+  switch (kind) {
+    case CollectiveKind::all_reduce: return 2.0 * (n - 1) / n;
+    case CollectiveKind::all_gather:
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_to_all: return (n - 1) / n;
+    case CollectiveKind::send_recv: return 1.0;
+  }
+  return 1.0;
+}
+
+bool tier_spans_nodes(const std::string& tier) { return tier == "network"; }
+
+}  // namespace capplan::sim

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// CUDA backend tests. Suites named CudaBackendOnGpu carry the CTest label "gpu" and skip (with
+// the backend's own message) when no CUDA device is present; CudaBackendWithoutDevice runs in the
+// default suite and checks that a machine with the toolkit but no GPU gets a Diagnostic, not a crash.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "capplan/sim/result.hpp"
+#include "cuda_backend.hpp"
+
+namespace capplan::calib {
+namespace {
+
+// The backend, or a skip carrying the reason ("no CUDA device found (...)").
+#define CAPPLAN_CUDA_BACKEND_OR_SKIP(var)                                         \
+  auto var##_made = CudaBackend::create(0);                                      \
+  if (!var##_made) GTEST_SKIP() << "skipped: " << to_string(var##_made.error()); \
+  CudaBackend& var = **var##_made
+
+RunOptions quick() {
+  RunOptions o;
+  o.warmup = 2;
+  o.iterations = 5;
+  o.max_seconds_per_case = 1.0;
+  return o;
+}
+
+TEST(CudaBackendWithoutDevice, FactoryReportsNoCudaDeviceFoundInsteadOfCrashing) {
+  auto backend = make_cuda_backend(0);
+  if (backend) GTEST_SKIP() << "a CUDA device is present: " << (*backend)->context().device;
+  ASSERT_FALSE(backend.error().empty());
+  EXPECT_NE(backend.error().front().message.find("no CUDA device found ("), std::string::npos)
+      << to_string(backend.error());
+}
+
+TEST(CudaBackendOnGpu, ContextNamesTheDeviceAndLibraryVersions) {
+  CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
+  const Context c = cuda.context();
+  EXPECT_EQ(c.backend, "cuda");
+  EXPECT_FALSE(c.device.empty());
+  EXPECT_FALSE(c.date_utc.empty());
+  EXPECT_TRUE(c.versions.contains("cuda_runtime"));
+  EXPECT_TRUE(c.versions.contains("cublaslt"));
+  EXPECT_TRUE(c.versions.contains("compute_capability"));
+}
+
+// ||C - C_ref|| / ||C_ref|| against a float64 host product of the same (random) inputs. Tolerances
+// (METHOD.md's bands): fp32 accumulates in fp32 (sums of 144 terms: ~1e-7, allow 1e-5); tf32 rounds
+// operands to a 10-bit mantissa (~3e-4, allow 3e-3); fp16 rounds C to an 11-bit mantissa (~3e-4,
+// allow 5e-3); bf16 rounds C to an 8-bit mantissa (~2e-3) and fp8 gives a bf16 C from exactly
+// representable e4m3 inputs (~2e-3): allow 1e-2 for both. Sizes are multiples of 16 (fp8's rule),
+// not of 64, so tile edges are exercised.
+TEST(CudaBackendOnGpu, GemmMatchesFloat64ReferenceWithinDtypeTolerance) {
+  CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
+  const struct {
+    sim::Precision dtype;
+    double tolerance;
+  } cases[] = {{sim::Precision::fp32, 1e-5}, {sim::Precision::tf32, 3e-3}, {sim::Precision::fp16, 5e-3},
+               {sim::Precision::bf16, 1e-2}, {sim::Precision::fp8, 1e-2}};
+  for (const auto& c : cases) {
+    if (!cuda.supports(c.dtype)) continue;
+    GemmShape shape;
+    shape.m = 96;
+    shape.n = 80;
+    shape.k = 144;
+    shape.batch = 2;
+    shape.dtype = c.dtype;
+    auto err = cuda.gemm_relative_error(shape);
+    ASSERT_TRUE(err.has_value()) << sim::to_string(c.dtype) << ": " << to_string(err.error());
+    EXPECT_LT(*err, c.tolerance) << sim::to_string(c.dtype);
+  }
+}
+
+TEST(CudaBackendOnGpu, GemmRecordCarriesTwoMnkFlopsAndPositiveTimes) {
+  CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
+  GemmShape shape;
+  shape.m = shape.n = shape.k = 2048;
+  shape.dtype = sim::Precision::bf16;
+  auto rec = cuda.gemm(shape, quick());
+  ASSERT_TRUE(rec.has_value()) << to_string(rec.error());
+  EXPECT_DOUBLE_EQ(rec->flops, 2.0 * 2048.0 * 2048.0 * 2048.0);
+  EXPECT_DOUBLE_EQ(rec->bytes, 3.0 * 2048.0 * 2048.0 * 2.0);  // A, B read and C written once, 2 bytes each
+  EXPECT_GT(rec->time.median_s, 0.0);
+  EXPECT_LE(rec->time.min_s, rec->time.median_s);
+  EXPECT_LT(rec->achieved_flops_per_s(), 5e15);  // above any GPU's dense bf16 peak: a broken timer
+}
+
+TEST(CudaBackendOnGpu, MemoryPatternsReportPlausibleBandwidth) {
+  CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
+  for (const char* pattern : {"copy", "norm", "elementwise"}) {
+    auto rec = cuda.memory(pattern, 512.0 * 1024 * 1024, quick());
+    ASSERT_TRUE(rec.has_value()) << pattern << ": " << to_string(rec.error());
+    // Between 50 GB/s (any datacenter GPU does more) and 20 TB/s (above any HBM).
+    EXPECT_GT(rec->bandwidth_Bps(), 5e10) << pattern;
+    EXPECT_LT(rec->bandwidth_Bps(), 2e13) << pattern;
+  }
+  auto bad = cuda.memory("strided", 1e6, quick());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().front().message.find("known: copy, norm, elementwise"), std::string::npos);
+}
+
+// bf16 output: one rounding to an 8-bit mantissa, relative error ~2e-3; allow 1e-2.
+TEST(CudaBackendOnGpu, NormKernelMatchesFloat64Reference) {
+  CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
+  auto err = cuda.norm_relative_error(64, 8192);
+  ASSERT_TRUE(err.has_value()) << to_string(err.error());
+  EXPECT_LT(*err, 1e-2);
+}
+
+TEST(CudaBackendOnGpu, TrainingStepComponentsAddUpToTheStep) {
+  CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
+  StepShape shape;
+  shape.layers = 2;
+  shape.hidden = 512;
+  shape.heads = 8;
+  shape.ffn_hidden = 2048;
+  shape.seq_len = 256;
+  shape.micro_batch = 2;
+  shape.dtype = sim::Precision::bf16;
+  auto rec = cuda.training_step(shape, quick());
+  ASSERT_TRUE(rec.has_value()) << to_string(rec.error());
+  EXPECT_GT(rec->time.median_s, 0.0);
+  double sum = 0.0;
+  for (const char* c : {"gemm", "attention", "memory"}) {
+    ASSERT_TRUE(rec->components_s.contains(c)) << c;
+    EXPECT_GT(rec->components_s.at(c), 0.0) << c;
+    sum += rec->components_s.at(c);
+  }
+  // Components are medians of per-op event intervals that tile the step; the sum of medians and the
+  // median of sums differ only by run-to-run spread: allow 15%.
+  EXPECT_NEAR(sum, rec->time.median_s, 0.15 * rec->time.median_s);
+}
+
+TEST(CudaBackendOnGpu, TrainingStepRejectsFp32WithAMessage) {
+  CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
+  StepShape shape;
+  shape.hidden = 256;
+  shape.heads = 4;
+  shape.ffn_hidden = 1024;
+  shape.seq_len = 128;
+  shape.dtype = sim::Precision::fp32;
+  auto rec = cuda.training_step(shape, quick());
+  ASSERT_FALSE(rec.has_value());
+  EXPECT_NE(rec.error().front().where.find("dtype"), std::string::npos);
+}
+
+// With one GPU in the process the backend says collectives need two; with more, all-reduce busbw
+// follows nccl-tests: busbw = algbw * 2(n-1)/n.
+TEST(CudaBackendOnGpu, CollectivesNeedTwoGpusOrFollowNcclTestsDefinitions) {
+  CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
+  auto rec = cuda.collective(sim::CollectiveKind::all_reduce, 64.0 * 1024 * 1024, quick());
+#ifndef CAPPLAN_HAVE_NCCL
+  ASSERT_FALSE(rec.has_value());
+  EXPECT_NE(rec.error().front().message.find("no NCCL"), std::string::npos);
+#else
+  if (cuda.local_device_count() < 2 && cuda.ranks() < 2) {
+    ASSERT_FALSE(rec.has_value());
+    EXPECT_NE(rec.error().front().message.find("at least 2 GPUs"), std::string::npos) << to_string(rec.error());
+    return;
+  }
+  ASSERT_TRUE(rec.has_value()) << to_string(rec.error());
+  const double n = rec->ranks;
+  EXPECT_GE(rec->ranks, 2);
+  EXPECT_NEAR(rec->algbw_Bps, rec->bytes / rec->time.median_s, 1e-9 * rec->algbw_Bps);
+  EXPECT_NEAR(rec->busbw_Bps, rec->algbw_Bps * 2.0 * (n - 1) / n, 1e-9 * rec->busbw_Bps);
+#endif
+}
+
+}  // namespace
+}  // namespace capplan::calib

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+// The calibrated profile file: round trip, and validation that names every bad field.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "capplan/data/profile_io.hpp"
+#include "test_support.hpp"
+
+namespace capplan::data {
+namespace {
+
+sim::Param param(double v, sim::ParamSource s = sim::ParamSource::fitted) { return sim::Param{v, s, 42, 0.031}; }
+
+sim::Profile sample_profile() {
+  sim::Profile p;
+  p.context = {{"backend", "cuda"},
+               {"device", "NVIDIA H200"},
+               {"host", "gpu-1"},
+               {"date_utc", "2026-11-30T17:00:00Z"},
+               {"capplan_version", "0.1.0"},
+               {"ranks", "1"},
+               {"ranks_per_node", "1"},
+               {"devices_per_rank", "1"},
+               {"threads", "1"},
+               {"version.cuda_runtime", "13.0"},
+               {"version.cublas", "13.0.0"},
+               {"clock.sm_mhz", "1980"}};
+  sim::GemmFit g;
+  g.dtype = sim::Precision::bf16;
+  g.launch_s = param(5.5e-6);
+  g.peak_flops_per_s = param(7.1e14);
+  g.m_half = param(40);
+  g.n_half = param(0.0);
+  g.k_half = param(150);
+  g.wave_units = 132;
+  g.quality = {42, 0.031, 0.09, 0.998};
+  g.min_m = 64;
+  g.max_m = 8192;
+  g.min_n = 128;
+  g.max_n = 8192;
+  g.min_k = 64;
+  g.max_k = 16384;
+  p.gemm.push_back(g);
+  p.gemm_points.push_back({4096, 4096, 4096, 1, sim::Precision::bf16, 2.1e-4, 20, 0.004});
+  sim::MemoryFit m;
+  m.pattern = "copy";
+  m.latency_s = param(3e-6);
+  m.bandwidth_Bps = param(4.1e12);
+  m.quality = {12, 0.01, 0.03, 0.9999};
+  m.min_bytes = 4096;
+  m.max_bytes = 4.2e9;
+  p.memory.push_back(m);
+  p.memory_points.push_back({"copy", 4096, 4.1e-6, 5, 0.02});
+  sim::CollectiveFit c;
+  c.kind = sim::CollectiveKind::all_gather;
+  c.ranks = 2;
+  c.nodes = 1;
+  c.tier = "host-shm";
+  c.latency_s = param(2e-6);
+  c.busbw_Bps = param(9e9);
+  c.quality = {10, 0.05, 0.1, 0.99};
+  c.min_bytes = 8;
+  c.max_bytes = 6.7e7;
+  p.collectives.push_back(c);
+  sim::MeasuredStep s;
+  s.layers = 2;
+  s.hidden = 1024;
+  s.heads = 16;
+  s.ffn_hidden = 4096;
+  s.seq_len = 512;
+  s.micro_batch = 2;
+  s.dtype = sim::Precision::bf16;
+  s.time_s = 0.0123;
+  s.samples = 5;
+  s.cv = 0.02;
+  s.components_s = {{"gemm", 0.008}, {"memory", 0.003}};
+  p.steps.push_back(s);
+  p.notes.push_back("gemm/fp8: 2 distinct shapes measured; a fit needs 6");
+  return p;
+}
+
+TEST(ProfileFile, RoundTripsEveryField) {
+  const sim::Profile p = sample_profile();
+  const std::string text = profile_to_json(p);
+  auto back = parse_profile(text, "profile.json");
+  ASSERT_TRUE(back.has_value()) << to_string(back.error());
+  EXPECT_EQ(back->context, p.context);
+  ASSERT_EQ(back->gemm.size(), 1u);
+  EXPECT_DOUBLE_EQ(back->gemm[0].peak_flops_per_s.value, 7.1e14);
+  EXPECT_EQ(back->gemm[0].peak_flops_per_s.samples, 42);
+  EXPECT_EQ(back->gemm[0].peak_flops_per_s.source, sim::ParamSource::fitted);
+  EXPECT_EQ(back->gemm[0].wave_units, 132);
+  EXPECT_EQ(back->gemm[0].max_k, 16384);
+  EXPECT_DOUBLE_EQ(back->gemm[0].quality.r2, 0.998);
+  ASSERT_EQ(back->gemm_points.size(), 1u);
+  EXPECT_DOUBLE_EQ(back->gemm_points[0].time_s, 2.1e-4);
+  ASSERT_EQ(back->memory_points.size(), 1u);
+  EXPECT_DOUBLE_EQ(back->memory_points[0].time_s, 4.1e-6);
+  EXPECT_EQ(back->memory_points[0].pattern, "copy");
+  EXPECT_EQ(back->collectives[0].tier, "host-shm");
+  EXPECT_EQ(back->collectives[0].kind, sim::CollectiveKind::all_gather);
+  EXPECT_EQ(back->steps[0].components_s, p.steps[0].components_s);
+  EXPECT_EQ(back->notes, p.notes);
+  EXPECT_EQ(profile_to_json(*back), text);  // a fixed point: nothing lost or reordered
+}
+
+// Edits one value of the serialised sample profile by JSON pointer and returns the diagnostics.
+std::string diagnostics_after(const std::string& pointer, const nlohmann::json& value) {
+  nlohmann::json j = nlohmann::json::parse(profile_to_json(sample_profile()));
+  j[nlohmann::json::json_pointer(pointer)] = value;
+  auto parsed = parse_profile(j.dump(), "profile.json");
+  return parsed ? std::string("(parsed)") : to_string(parsed.error());
+}
+
+TEST(ProfileFile, ANonPositivePeakIsReportedByItsField) {
+  EXPECT_NE(diagnostics_after("/gemm/0/peak_flops_per_s/value", -1).find(
+                "profile.json#/gemm/0/peak_flops_per_s/value: must be > 0; got -1"),
+            std::string::npos);
+}
+
+TEST(ProfileFile, EveryKindOfBadFieldNamesItsPointer) {
+  EXPECT_NE(diagnostics_after("/memory/0/bandwidth_Bps/value", "fast").find(
+                "profile.json#/memory/0/bandwidth_Bps/value: expected a number; got string"),
+            std::string::npos);
+  EXPECT_NE(diagnostics_after("/collectives/0/kind", "allreduce").find(
+                "profile.json#/collectives/0/kind: unknown collective"),
+            std::string::npos);
+  EXPECT_NE(diagnostics_after("/collectives/0/tier", "infiniband").find("profile.json#/collectives/0/tier: unknown tier"),
+            std::string::npos);
+  EXPECT_NE(diagnostics_after("/gemm/0/launch_s/source", "guessed").find(
+                "profile.json#/gemm/0/launch_s/source: unknown source (known: measured, fitted, datasheet)"),
+            std::string::npos);
+  EXPECT_NE(diagnostics_after("/gemm/0/range/max_m", 32).find(
+                "profile.json#/gemm/0/range/max_m: must be >= min_m (64); got 32"),
+            std::string::npos);
+  EXPECT_NE(diagnostics_after("/gemm/0/dtype", "bf12").find("profile.json#/gemm/0/dtype: unknown dtype"),
+            std::string::npos);
+  EXPECT_NE(diagnostics_after("/gemm/0/quality/r2", 1.5).find("profile.json#/gemm/0/quality/r2: must be at most 1"),
+            std::string::npos);
+  EXPECT_NE(diagnostics_after("/memory_points/0/bytes", 0).find(
+                "profile.json#/memory_points/0/bytes: must be > 0; got 0"),
+            std::string::npos);
+  EXPECT_NE(diagnostics_after("/steps/0/heads", 0).find("profile.json#/steps/0/heads: must be a positive integer"),
+            std::string::npos);
+  EXPECT_NE(diagnostics_after("/context/threads", "two").find("profile.json#/context/threads"), std::string::npos);
+  EXPECT_NE(diagnostics_after("/context/device", 7).find("profile.json#/context/device: expected a string"),
+            std::string::npos);
+}
+
+TEST(ProfileFile, UnknownKeysAreErrors) {
+  EXPECT_NE(diagnostics_after("/gemm/0/peak_TFLOPs", 700).find("profile.json#/gemm/0/peak_TFLOPs: unknown field"),
+            std::string::npos);
+  EXPECT_NE(diagnostics_after("/context/gpu", "H200").find("profile.json#/context/gpu: unknown field"),
+            std::string::npos);
+}
+
+TEST(ProfileFile, AMissingFieldIsNamed) {
+  nlohmann::json j = nlohmann::json::parse(profile_to_json(sample_profile()));
+  j["memory"][0].erase("max_bytes");
+  auto parsed = parse_profile(j.dump(), "p.json");
+  ASSERT_FALSE(parsed.has_value());
+  EXPECT_EQ(to_string(parsed.error()), "p.json#/memory/0/max_bytes: required field is missing");
+}
+
+TEST(ProfileFile, AnotherSchemaVersionIsRejected) {
+  EXPECT_NE(diagnostics_after("/schema_version", 2).find(
+                "profile.json#/schema_version: unsupported version (this capplan reads 1); got 2"),
+            std::string::npos);
+  EXPECT_NE(diagnostics_after("/schema", "capplan-records").find("profile.json#/schema: must be \"capplan-profile\""),
+            std::string::npos);
+}
+
+TEST(ProfileFile, ATruncatedFileIsASyntaxErrorNamingTheFile) {
+  const std::string text = profile_to_json(sample_profile());
+  auto parsed = parse_profile(text.substr(0, text.size() / 3), "capplan-profile.json");
+  ASSERT_FALSE(parsed.has_value());
+  ASSERT_EQ(parsed.error().size(), 1u);
+  EXPECT_EQ(parsed.error()[0].where, "capplan-profile.json");
+  EXPECT_EQ(parsed.error()[0].message.rfind("invalid JSON at line ", 0), 0u) << parsed.error()[0].message;
+  auto empty = parse_profile("", "capplan-profile.json");
+  ASSERT_FALSE(empty.has_value());
+  EXPECT_EQ(to_string(empty.error()), "capplan-profile.json: empty file (no JSON)");
+}
+
+TEST(ProfileFile, NeverWritesNonFiniteNumbers) {
+  sim::Profile p = sample_profile();
+  p.gemm[0].quality.r2 = std::nan("");
+  const std::string text = profile_to_json(p);
+  EXPECT_EQ(text.find("null"), std::string::npos);
+  EXPECT_EQ(text.find("nan"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace capplan::data

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: Apache-2.0
+// CalibratedCost: measured points first, the fitted models inside the measured range, the
+// datasheet model (with a warning naming what was missing) everywhere else.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "capplan/sim/calibrated_cost.hpp"
+#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/estimate.hpp"
+#include "capplan/sim/step_model.hpp"
+#include "test_support.hpp"
+
+namespace capplan::sim {
+namespace {
+
+Param fitted(double v) { return Param{v, ParamSource::fitted, 20, 0.02}; }
+
+// A made-up H100 profile: the numbers are chosen to differ visibly from the datasheet model.
+Profile h100_profile() {
+  Profile p;
+  p.context = {{"backend", "cuda"}, {"device", "NVIDIA H100 80GB HBM3"}, {"host", "node-1"},
+               {"date_utc", "2026-11-30T17:00:00Z"}, {"capplan_version", "0.1.0"}};
+  GemmFit g;
+  g.dtype = Precision::bf16;
+  g.launch_s = fitted(6e-6);
+  g.peak_flops_per_s = fitted(600e12);
+  g.m_half = fitted(64);
+  g.n_half = fitted(64);
+  g.k_half = fitted(128);
+  g.min_m = g.min_n = g.min_k = 256;
+  g.max_m = g.max_n = g.max_k = 16384;
+  p.gemm.push_back(g);
+  // Two measured points of the family m = n = 1024: 10% slower and 10% faster than the model.
+  for (auto [k, ratio] : {std::pair{1024, 1.1}, std::pair{4096, 0.9}}) {
+    p.gemm_points.push_back({1024, 1024, k, 1, Precision::bf16, ratio * gemm_model_time_s(g, 1024, 1024, k, 1), 10, 0.01});
+  }
+  MemoryFit el;
+  el.pattern = "elementwise";
+  el.latency_s = fitted(4e-6);
+  el.bandwidth_Bps = fitted(2.5e12);
+  el.min_bytes = 1e3;
+  el.max_bytes = 1e10;
+  p.memory.push_back(el);
+  for (int ranks : {2, 8}) {
+    CollectiveFit c;
+    c.kind = CollectiveKind::all_reduce;
+    c.ranks = ranks;
+    c.tier = "nvlink";
+    c.latency_s = fitted(ranks == 2 ? 10e-6 : 20e-6);
+    c.busbw_Bps = fitted(ranks == 2 ? 300e9 : 400e9);
+    c.min_bytes = 8;
+    c.max_bytes = 8e9;
+    p.collectives.push_back(c);
+  }
+  return p;
+}
+
+Cluster h100_cluster() { return test::cluster_of(test::h100_sxm(), 16); }
+
+TEST(CalibratedCost, SourceNamesDeviceAndDate) {
+  const CalibratedCost cost(h100_profile(), h100_cluster());
+  EXPECT_EQ(cost.source(), "calibrated: NVIDIA H100 80GB HBM3 (2026-11-30)");
+}
+
+TEST(CalibratedCost, AMeasuredShapeCostsItsMeasuredTime) {
+  const Profile p = h100_profile();
+  const CalibratedCost cost(p, h100_cluster());
+  const GemmOp op{"x", 1024, 1024, 1024, 1, Precision::bf16};
+  EXPECT_DOUBLE_EQ(cost.gemm(op).base(), p.gemm_points[0].time_s);
+  EXPECT_EQ(cost.pricing(op), "measured");
+}
+
+// Between the k = 1024 and k = 4096 points of one family the ratio measured/model is
+// interpolated in log k: at k = 2048 (halfway in log) it is sqrt(1.1 * 0.9).
+TEST(CalibratedCost, BetweenMeasuredPointsOfAFamilyTheMeasuredRatioIsInterpolated) {
+  const Profile p = h100_profile();
+  const CalibratedCost cost(p, h100_cluster());
+  const GemmOp op{"x", 1024, 1024, 2048, 1, Precision::bf16};
+  EXPECT_EQ(cost.pricing(op), "interpolated");
+  EXPECT_NEAR(cost.gemm(op).base() / gemm_model_time_s(p.gemm[0], 1024, 1024, 2048, 1), std::sqrt(1.1 * 0.9), 1e-12);
+}
+
+TEST(CalibratedCost, InsideTheMeasuredRangeTheFittedModelIsUsed) {
+  const Profile p = h100_profile();
+  const CalibratedCost cost(p, h100_cluster());
+  const GemmOp op{"x", 8192, 3072, 4096, 1, Precision::bf16};
+  EXPECT_EQ(cost.pricing(op), "fitted");
+  // 2*8192*3072*4096 / (600e12 * 8192/8256 * 3072/3136 * 4096/4224) + 6 us
+  const double expect = 6e-6 + 2.0 * 8192 * 3072 * 4096 /
+                                   (600e12 * (8192.0 / 8256) * (3072.0 / 3136) * (4096.0 / 4224));
+  EXPECT_NEAR(cost.gemm(op).base(), expect, 1e-15);
+  EXPECT_TRUE(cost.coverage_warnings({StepOp{op}}).empty());
+}
+
+TEST(CalibratedCost, OutsideTheMeasuredRangeTheDatasheetIsUsedWithAWarning) {
+  const Cluster c = h100_cluster();
+  const CalibratedCost cost(h100_profile(), c);
+  const DatasheetCost datasheet(c);
+  const GemmOp big{"logits", 32768, 16384, 8192, 1, Precision::bf16};
+  EXPECT_EQ(cost.pricing(big), "datasheet");
+  EXPECT_DOUBLE_EQ(cost.gemm(big).base(), datasheet.gemm(big).base());
+  const GemmOp fp8{"x", 1024, 1024, 1024, 1, Precision::fp8};
+  EXPECT_DOUBLE_EQ(cost.gemm(fp8).base(), datasheet.gemm(fp8).base());
+  const auto w = cost.coverage_warnings({StepOp{big}, StepOp{big}, StepOp{fp8}});
+  ASSERT_EQ(w.size(), 2u);  // deduplicated
+  EXPECT_EQ(w[0],
+            "gemm bf16 m=32768 n=16384 k=8192 outside the measured range (m 256..16384, n 256..16384, "
+            "k 256..16384); datasheet used");
+  EXPECT_EQ(w[1], "gemm fp8 not measured; datasheet used");
+}
+
+TEST(CalibratedCost, ADtypeWithPointsButNoFitUsesItsPointsAndSaysWhyElsewhere) {
+  Profile p = h100_profile();
+  p.gemm_points.push_back({512, 512, 512, 1, Precision::fp16, 1e-4, 5, 0.01});
+  const CalibratedCost cost(p, h100_cluster());
+  EXPECT_DOUBLE_EQ(cost.gemm(GemmOp{"x", 512, 512, 512, 1, Precision::fp16}).base(), 1e-4);
+  const auto w = cost.coverage_warnings({StepOp{GemmOp{"x", 1024, 512, 512, 1, Precision::fp16}}});
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], "gemm fp16: 1 measured shapes, too few for a fit, and this shape is not one of them; datasheet used");
+}
+
+TEST(CalibratedCost, MemoryOpsUseTheFittedBandwidthOfTheirPattern) {
+  const Cluster c = h100_cluster();
+  const CalibratedCost cost(h100_profile(), c);
+  const MemoryOp gelu{"gelu", units::bytes(1e8)};
+  EXPECT_NEAR(cost.memory(gelu).base(), 4e-6 + 1e8 / 2.5e12, 1e-15);
+  const MemoryOp norm{"rmsnorm", units::bytes(1e8)};  // the "norm" pattern was not measured
+  EXPECT_DOUBLE_EQ(cost.memory(norm).base(), DatasheetCost(c).memory(norm).base());
+  const MemoryOp huge{"adam_step", units::bytes(1e11)};
+  EXPECT_DOUBLE_EQ(cost.memory(huge).base(), DatasheetCost(c).memory(huge).base());
+  const auto w = cost.coverage_warnings({StepOp{norm}, StepOp{huge}});
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0], "memory pattern 'norm' not measured ('rmsnorm'); datasheet used");
+  EXPECT_EQ(w[1], "memory 'adam_step' (elementwise) outside the measured range (1 kB..10 GB); datasheet used");
+}
+
+// Measured sizes come first: exact size = measured time; between two sizes, log(time) is
+// interpolated in log(bytes) (at 2 MB, halfway in log between 1 MB and 4 MB: sqrt(t1 * t4)).
+TEST(CalibratedCost, MemoryOpsBetweenMeasuredSizesInterpolateTheMeasuredTimes) {
+  Profile p = h100_profile();
+  p.memory_points = {{"elementwise", 1e6, 2e-6, 5, 0.01}, {"elementwise", 4e6, 20e-6, 5, 0.01}};
+  const CalibratedCost cost(p, h100_cluster());
+  const MemoryOp at1{"residual_add", units::bytes(1e6)};
+  const MemoryOp at2{"residual_add", units::bytes(2e6)};
+  const MemoryOp at8{"residual_add", units::bytes(8e6)};
+  EXPECT_EQ(cost.pricing(at1), "measured");
+  EXPECT_DOUBLE_EQ(cost.memory(at1).base(), 2e-6);
+  EXPECT_EQ(cost.pricing(at2), "interpolated");
+  EXPECT_NEAR(cost.memory(at2).base(), std::sqrt(2e-6 * 20e-6), 1e-15);
+  EXPECT_EQ(cost.pricing(at8), "fitted");  // beyond the points, inside the fit's range
+  EXPECT_NEAR(cost.memory(at8).base(), 4e-6 + 8e6 / 2.5e12, 1e-15);
+}
+
+TEST(CalibratedCost, APatternMeasuredUnderTheOpsOwnNameWinsOverItsClass) {
+  Profile p = h100_profile();
+  MemoryFit gelu = p.memory[0];
+  gelu.pattern = "gelu";
+  gelu.bandwidth_Bps = fitted(1.0e12);
+  p.memory.push_back(gelu);
+  const CalibratedCost cost(p, h100_cluster());
+  EXPECT_NEAR(cost.memory(MemoryOp{"gelu_fwd", units::bytes(1e8)}).base(), 4e-6 + 1e8 / 1.0e12, 1e-15);
+  EXPECT_NEAR(cost.memory(MemoryOp{"residual_add", units::bytes(1e8)}).base(), 4e-6 + 1e8 / 2.5e12, 1e-15);
+}
+
+TEST(CalibratedCost, CollectivesUseTheFitForTheirKindRanksAndTier) {
+  const Cluster c = h100_cluster();
+  const CalibratedCost cost(h100_profile(), c);
+  const double bytes = 1e8;
+  const CollectiveOp ar8{"tp", CollectiveKind::all_reduce, units::bytes(bytes), {8, 8, 1}};
+  EXPECT_NEAR(cost.collective(ar8).base(), 20e-6 + bytes * (2.0 * 7 / 8) / 400e9, 1e-15);
+  // 4 ranks: halfway between 2 and 8 in log2; busbw geometric, latency linear.
+  const CollectiveOp ar4{"tp", CollectiveKind::all_reduce, units::bytes(bytes), {4, 4, 1}};
+  EXPECT_EQ(cost.pricing(ar4), "interpolated");
+  const double t = 0.5;
+  const double busbw = std::exp(std::log(300e9) + t * (std::log(400e9) - std::log(300e9)));
+  EXPECT_NEAR(cost.collective(ar4).base(), 15e-6 + bytes * 1.5 / busbw, 1e-15);
+  // Across nodes and all-to-all were not measured.
+  const CollectiveOp ar16{"dp", CollectiveKind::all_reduce, units::bytes(bytes), {16, 8, 2}};
+  const CollectiveOp a2a{"ep", CollectiveKind::all_to_all, units::bytes(bytes), {16, 8, 2}};
+  const CollectiveOp ar16_in{"tp", CollectiveKind::all_reduce, units::bytes(bytes), {16, 16, 1}};
+  EXPECT_DOUBLE_EQ(cost.collective(ar16).base(), DatasheetCost(c).collective(ar16).base());
+  const auto w = cost.coverage_warnings({StepOp{ar8}, StepOp{ar16}, StepOp{a2a}, StepOp{ar16_in}});
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_EQ(w[0], "all_reduce across nodes not measured; datasheet used");
+  EXPECT_EQ(w[1], "all_to_all across nodes not measured; datasheet used");
+  EXPECT_EQ(w[2], "all_reduce inside a node over 16 ranks not measured (measured: 2, 8 ranks); datasheet used");
+}
+
+// A fit that does not describe the machine (RMS relative residual above 25%) still prices the
+// op, but the user is told how rough it is.
+TEST(CalibratedCost, APoorFitIsUsedWithAWarningGivingItsResidual) {
+  Profile p = h100_profile();
+  p.collectives[1].quality = {13, 0.55, 0.98, 0.87};
+  const CalibratedCost cost(p, h100_cluster());
+  const CollectiveOp ar8{"tp", CollectiveKind::all_reduce, units::bytes(1e8), {8, 8, 1}};
+  EXPECT_EQ(cost.pricing(ar8), "fitted");
+  const auto w = cost.coverage_warnings({StepOp{ar8}});
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0],
+            "all_reduce inside a node over 8 ranks fit is poor (RMS relative residual 55%, R^2 0.87); used, but "
+            "treat these times as rough");
+}
+
+TEST(CalibratedCost, ZeroSizedOpsCostZero) {
+  const CalibratedCost cost(h100_profile(), h100_cluster());
+  EXPECT_EQ(cost.gemm(GemmOp{"x", 0, 1024, 1024}).base(), 0.0);
+  EXPECT_EQ(cost.memory(MemoryOp{"x", units::bytes(0)}).base(), 0.0);
+  EXPECT_EQ(cost.collective(CollectiveOp{"x", CollectiveKind::all_reduce, units::bytes(1e6), {1, 1, 1}}).base(), 0.0);
+}
+
+// A whole estimate runs on the calibrated model, reports it as its source, and differs from the
+// datasheet estimate (the profile's numbers are not the datasheet's); every op's cost is finite.
+TEST(CalibratedCost, AnEstimateWithAProfileUsesItAndNamesIt) {
+  const Cluster c = h100_cluster();
+  const Scenario s = test::scenario_of(test::gpt_1_3b(), test::job_of(256), c,
+                                       test::fixed_request(test::layout(8, 1, 2, 1)));
+  const CalibratedCost cost(h100_profile(), c);
+  auto calibrated = estimate(s, cost);
+  auto datasheet = estimate(s, DatasheetCost(c));
+  ASSERT_TRUE(calibrated.has_value());
+  ASSERT_TRUE(datasheet.has_value());
+  EXPECT_EQ(calibrated->cost_model, "calibrated: NVIDIA H100 80GB HBM3 (2026-11-30)");
+  EXPECT_TRUE(test::finite(calibrated->step_time.base()));
+  EXPECT_NE(calibrated->step_time.base(), datasheet->step_time.base());
+  const auto ops = build_step_ops(s.model, s.training, calibrated->strategy, c);
+  for (const auto& op : ops.ops) {
+    const double t = cost.cost(op.op).base();
+    EXPECT_TRUE(std::isfinite(t) && t >= 0);
+  }
+}
+
+// Immutable and free of shared mutable state: several threads pricing at once agree.
+TEST(CalibratedCost, IsSafeToCallFromSeveralThreads) {
+  const CalibratedCost cost(h100_profile(), h100_cluster());
+  const GemmOp op{"x", 1024, 1024, 2048, 1, Precision::bf16};
+  const double expect = cost.gemm(op).base();
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(4, 0);
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      for (int j = 0; j < 2000; ++j) mismatches[static_cast<size_t>(i)] += cost.gemm(op).base() != expect;
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int m : mismatches) EXPECT_EQ(m, 0);
+}
+
+}  // namespace
+}  // namespace capplan::sim
