@@ -13,8 +13,10 @@ QString hours_text(double seconds) {
   if (!std::isfinite(seconds)) return QStringLiteral("never");
   return seconds >= 3600 ? QStringLiteral("%1 h").arg(seconds / 3600.0, 0, 'f', 2) : seconds_text(seconds);
 }
-QString bytes_text(double bytes) {  // decimal SI, as the CLI's table ("81.2GB")
-  return si_text(bytes) + QStringLiteral("B");
+QString bytes_text(double bytes) {  // decimal SI, as the CLI's table: "1.99 GB"
+  const QString s = si_text(bytes);   // "1.99G", or "512" below a thousand
+  return !s.isEmpty() && s.back().isLetter() ? s.chopped(1) + QLatin1Char(' ') + s.back() + QLatin1Char('B')
+                                             : s + QStringLiteral(" B");
 }
 }  // namespace
 
