@@ -275,8 +275,8 @@ int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
   const auto plan = calib::plan_sweep(backend, plan_options);
   calib::RunOptions run_options;
   if (opt.quick) {
-    run_options.warmup = 1;
-    run_options.iterations = 5;
+    run_options.warmup = 2;
+    run_options.iterations = 7;
     run_options.max_seconds_per_case = 0.5;
   }
   const bool bar = leader && !quiet && isatty(STDERR_FILENO) == 1;
