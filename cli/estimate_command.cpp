@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "capplan/data/cost_model.hpp"
 #include "capplan/data/error_bands.hpp"
 #include "capplan/data/profile_io.hpp"
 #include "capplan/data/scenario_io.hpp"
@@ -384,36 +385,18 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
   }
   if (!example_note.empty() && format == "table") print_note(example_note + " (" + describe(*parsed) + ")");
 
-  // Datasheet roofline, or the calibrated profile with the datasheet outside its measured range.
-  std::unique_ptr<sim::OpCostModel> cost;
-  const sim::CalibratedCost* calibrated = nullptr;
-  if (profile) {
-    auto c = std::make_unique<sim::CalibratedCost>(std::move(*profile), parsed->scenario.cluster);
-    calibrated = c.get();
-    cost = std::move(c);
-  } else {
-    cost = std::make_unique<sim::DatasheetCost>(parsed->scenario.cluster);
-  }
-  auto estimate = sim::estimate(parsed->scenario, *cost);
+  // Datasheet roofline, or the calibrated profile with the datasheet outside its measured range
+  // (the same choice and coverage warnings as the desktop app: data/cost_model.hpp).
+  auto estimate = data::estimate_with_profile(parsed->scenario, profile ? &*profile : nullptr);
   if (!estimate) {
     Diagnostics diags = std::move(estimate.error());
     annotate_flags(diags, opt);
     print_diagnostics(diags);
     return code(Exit::invalid_input);
   }
-  if (calibrated != nullptr) {
-    // What the profile did not cover, for the layout that was chosen (each says the datasheet was used).
-    const auto& sc = parsed->scenario;
-    const auto ops = sim::build_step_ops(sc.model, sc.training, estimate->strategy, sc.cluster);
-    for (auto& w : calibrated->coverage_warnings(ops.ops)) estimate->warnings.push_back("profile: " + std::move(w));
-  }
   if (*bands) {
     sim::apply_error_band(*estimate, parsed->scenario, (*bands)->table);
-    if (calibrated != nullptr && estimate->band) {
-      estimate->warnings.push_back(
-          "the p10-p90 band was derived for the datasheet model against published runs; with a profile it is a "
-          "rough guide only");
-    }
+    if (profile && estimate->band) estimate->warnings.push_back(data::kProfileBandNote);
     if (!estimate->band) {
       estimate->warnings.push_back("no error band: " + bands_file.string() + " has no entry for '" +
                                    sim::error_category(parsed->scenario) +

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "compare_view.hpp"
 
+#include "capplan/sim/search.hpp"
+
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -60,7 +62,7 @@ CompareView::CompareView(ScenarioDocument* doc, std::shared_ptr<const sim::Resid
   layout->addWidget(table_);
 
   auto* charts = new QHBoxLayout();
-  time_view_ = make_chart_view(tr("Time to train (days)"), this);
+  time_view_ = make_chart_view(tr("Expected days to train (with failures)"), this);
   cost_view_ = make_chart_view(tr("Total cost (USD)"), this);
   charts->addWidget(time_view_);
   charts->addWidget(cost_view_);
@@ -197,7 +199,8 @@ void CompareView::show_results() {
   fill(time_view_->chart(), CompareModel::kTimeToTrain, 1.0, tr("days"));
   double max_cost = 0;
   for (const auto& c : model_.columns()) {
-    if (c.snapshot && c.snapshot->estimate.cost) max_cost = std::max(max_cost, c.snapshot->estimate.cost->base());
+    if (!c.snapshot) continue;
+    if (const auto cost = sim::plan_cost(c.snapshot->estimate)) max_cost = std::max(max_cost, cost->base());
   }
   const bool millions = max_cost >= 1e6;
   fill(cost_view_->chart(), CompareModel::kCost, millions ? 1e6 : 1e3,

@@ -76,6 +76,11 @@ int main(int argc, char** argv) {
                                    QStringLiteral("With --screenshot: also write the two charts as FILE-breakdown.EXT and "
                                                   "FILE-memory.EXT (png or svg)"),
                                    QStringLiteral("FILE"));
+  QCommandLineOption profile(QStringLiteral("profile"),
+                             QStringLiteral("Calibration profile (capplan calibrate --out) to price operations with, "
+                                            "as capplan estimate --profile"),
+                             QStringLiteral("FILE"));
+  parser.addOption(profile);
   parser.addOption(export_results);
   parser.addOption(export_charts);
   parser.addOption(screenshot);
@@ -105,6 +110,12 @@ int main(int argc, char** argv) {
     if (const QString err = window.open_file(args.front()); !err.isEmpty()) {
       print_error(err);
       if (shot) return 2;
+    }
+  }
+  if (parser.isSet(profile)) {
+    if (const QString err = window.load_profile(parser.value(profile)); !err.isEmpty()) {
+      print_error(err);
+      if (shot) return 2;  // as capplan estimate --profile: invalid input
     }
   }
   if (!shot) {

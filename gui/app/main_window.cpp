@@ -78,6 +78,8 @@ MainWindow::MainWindow(std::shared_ptr<const data::Catalogs> catalogs, std::shar
   });
   connect(runner_, &EstimateRunner::busy_changed, results_, &ResultsView::show_computing);
   connect(plan_, &PlanView::plan_chosen, this, [this] { show_tab(kEstimateTab); });
+  connect(editor_, &ScenarioEditor::calibration_profile_chosen, this, [this](const QString& path) { load_profile(path); });
+  connect(editor_, &ScenarioEditor::datasheet_chosen, this, &MainWindow::use_datasheet);
 
   build_menus();
   resize(1500, 960);
@@ -151,6 +153,30 @@ void MainWindow::build_menus() {
 }
 
 void MainWindow::show_tab(Tab tab) { tabs_->setCurrentIndex(static_cast<int>(tab)); }
+
+QString MainWindow::load_profile(const QString& path) {
+  auto loaded = load_profile_file(path);
+  if (!loaded) {
+    QStringList messages;
+    for (const auto& d : loaded.error()) messages << QString::fromStdString(d.where + ": " + d.message);
+    editor_->show_profile(profile_ ? &*profile_ : nullptr, messages);
+    return messages.join(QLatin1Char('\n'));
+  }
+  profile_ = std::move(*loaded);
+  runner_->set_profile(profile_->profile);
+  plan_->set_profile(profile_->profile, profile_->label());
+  editor_->show_profile(&*profile_);
+  on_document_changed();  // re-estimate with the profile
+  return {};
+}
+
+void MainWindow::use_datasheet() {
+  profile_.reset();
+  runner_->set_profile(nullptr);
+  plan_->set_profile(nullptr, tr("datasheet model"));
+  editor_->show_profile(nullptr);
+  on_document_changed();
+}
 
 void MainWindow::on_document_changed() {
   update_title();

@@ -7,7 +7,9 @@
 #include <QSplitter>
 #include <QTabWidget>
 #include <memory>
+#include <optional>
 
+#include "capplan/gui/calibration.hpp"
 #include "capplan/gui/estimate_runner.hpp"
 #include "capplan/gui/scenario_document.hpp"
 
@@ -32,6 +34,14 @@ class MainWindow final : public QMainWindow {
   CompareView* compare() const { return compare_; }
   PlanView* plan() const { return plan_; }
   void show_tab(Tab tab);
+
+  // Loads a calibration profile (`capplan estimate --profile`): validated with the CLI's parser;
+  // on success the Estimate and Plan tabs price with it and the estimate is re-run; on failure the
+  // messages (naming the field) are shown in the editor and the cost model in use is kept.
+  // Returns the error text, empty on success.
+  QString load_profile(const QString& path);
+  void use_datasheet();
+  const std::optional<LoadedProfile>& profile() const { return profile_; }
 
   // Opens a scenario file; the error text (CLI wording) when it cannot be read or parsed.
   QString open_file(const QString& path);
@@ -63,6 +73,7 @@ class MainWindow final : public QMainWindow {
 
   ScenarioDocument* doc_ = nullptr;
   EstimateRunner* runner_ = nullptr;
+  std::optional<LoadedProfile> profile_;
   std::shared_ptr<const sim::ResidualTable> bands_;
   QTabWidget* tabs_ = nullptr;
   QSplitter* splitter_ = nullptr;

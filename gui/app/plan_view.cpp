@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plan_view.hpp"
 
+#include "capplan/data/cost_model.hpp"
+
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -217,12 +219,18 @@ void PlanView::start() {
     request.offerings = std::move(list->offerings);
     for (const auto& n : list->notes) offering_notes_ << QString::fromStdString(n);
   }
+  if (profile_) request.cost_model = data::cost_model_factory(profile_);  // as estimate --profile
   set_running(true);
-  status_->setText(tr("Searching…"));
+  status_->setText(tr("Searching… (cost model: %1)").arg(cost_label_.toHtmlEscaped()));
   runner_.start(base, std::move(request));
 }
 
 void PlanView::cancel() { runner_.cancel(); }
+
+void PlanView::set_profile(std::shared_ptr<const sim::Profile> profile, const QString& label) {
+  profile_ = std::move(profile);
+  cost_label_ = label;
+}
 
 void PlanView::on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot) {
   set_running(false);
@@ -241,12 +249,14 @@ void PlanView::on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot) 
   }
   progress_->setValue(1000);
   const sim::SearchResult& r = *snapshot->result;
-  status_->setText(tr("%1 configurations on %2 shapes in %3 s (%4 threads). Click a point or double-click a "
-                       "plan to load it into the editor.")
+  const QString priced_by = r.plans.empty() ? cost_label_ : QString::fromStdString(r.plans.front().estimate.cost_model);
+  status_->setText(tr("%1 configurations on %2 shapes in %3 s (%4 threads; cost model: %5). Click a point or "
+                       "double-click a plan to load it into the editor.")
                        .arg(count_text(static_cast<double>(r.configurations_evaluated)))
                        .arg(r.stats.shapes)
                        .arg(r.elapsed_s, 0, 'f', 2)
-                       .arg(r.stats.threads));
+                       .arg(r.stats.threads)
+                       .arg(priced_by.toHtmlEscaped()));
   model_.set_snapshot(snapshot);
   table_->resizeColumnsToContents();
   QString text;
@@ -274,15 +284,15 @@ void PlanView::fill_chart() {
   double max_days = 0;
   int unpriced = 0;
   for (const auto& p : r.plans) {
-    if (p.price_known && p.estimate.cost) max_cost = std::max(max_cost, p.estimate.cost->base());
-    max_days = std::max(max_days, units::to_days(p.estimate.time_to_train));
+    if (p.price_known && sim::plan_cost(p.estimate)) max_cost = std::max(max_cost, sim::plan_cost(p.estimate)->base());
+    max_days = std::max(max_days, units::to_days(sim::plan_time(p.estimate)));
     if (!p.price_known) ++unpriced;
   }
   const bool millions = max_cost >= 1e6;
   const double scale = millions ? 1e6 : 1e3;
 
   auto* x = new QValueAxis();
-  x->setTitleText(tr("time to train (days)"));
+  x->setTitleText(tr("expected days to train (with failures)"));
   nice_axis(x, max_days > 0 ? max_days * 1.05 : 1.0);
   x->setLabelFormat(QStringLiteral("%.0f"));
   auto* y = new QValueAxis();
@@ -296,7 +306,7 @@ void PlanView::fill_chart() {
   std::map<std::string, QScatterSeries*> by_offering;
   int color = 0;
   for (const auto& p : r.plans) {
-    if (!p.price_known || !p.estimate.cost) continue;
+    if (!p.price_known || !sim::plan_cost(p.estimate)) continue;
     const std::string key = offering_text(p).toStdString();
     auto& s = by_offering[key];
     if (s == nullptr) {
@@ -319,9 +329,9 @@ void PlanView::fill_chart() {
         const auto& plans = ps->result->plans;
         for (size_t i = 0; i < plans.size(); ++i) {
           const auto& q = plans[i];
-          if (offering_text(q).toStdString() != key || !q.price_known || !q.estimate.cost) continue;
-          const double dx = (units::to_days(q.estimate.time_to_train) - pt.x()) / x_span;
-          const double dy = (q.estimate.cost->base() / scale - pt.y()) / y_span;
+          if (offering_text(q).toStdString() != key || !q.price_known || !sim::plan_cost(q.estimate)) continue;
+          const double dx = (units::to_days(sim::plan_time(q.estimate)) - pt.x()) / x_span;
+          const double dy = (sim::plan_cost(q.estimate)->base() / scale - pt.y()) / y_span;
           const double d = dx * dx + dy * dy;
           if (d < best_d) {
             best_d = d;
@@ -331,7 +341,7 @@ void PlanView::fill_chart() {
         if (best >= 0) load_plan(best);
       });
     }
-    s->append(units::to_days(p.estimate.time_to_train), p.estimate.cost->base() / scale);
+    s->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() / scale);
   }
   // The Pareto front: a line through its points, fastest first, and ringed markers.
   if (!r.pareto.empty()) {
@@ -349,9 +359,9 @@ void PlanView::fill_chart() {
     ring_pen.setWidthF(2.0);
     ring->setPen(ring_pen);
     for (const auto& p : r.pareto) {
-      if (!p.estimate.cost) continue;
-      line->append(units::to_days(p.estimate.time_to_train), p.estimate.cost->base() / scale);
-      ring->append(units::to_days(p.estimate.time_to_train), p.estimate.cost->base() / scale);
+      if (!sim::plan_cost(p.estimate)) continue;
+      line->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() / scale);
+      ring->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() / scale);
     }
     chart->addSeries(line);
     line->attachAxis(x);

@@ -16,6 +16,7 @@
 
 #include "capplan/gui/plan_runner.hpp"
 #include "capplan/gui/scenario_document.hpp"
+#include "capplan/sim/profile.hpp"
 
 namespace capplan::gui {
 
@@ -29,6 +30,9 @@ class PlanView final : public QWidget {
   bool busy() const { return runner_.busy(); }
   // Offering filters and node counts as typed in the tab (globs, GPU ids, "8,16-32").
   void set_filters(const QString& instances, const QString& gpus, const QString& nodes);
+  // The calibration profile the planner prices with (empty: the datasheet model), as the estimate.
+  void set_profile(std::shared_ptr<const sim::Profile> profile, const QString& label);
+  const QString& cost_model_label() const { return cost_label_; }
   const PlansModel& plans() const { return model_; }
   QChartView* chart_view() const { return chart_view_; }
   // Loads plan `row` of the table's model into the editor.
@@ -44,6 +48,8 @@ class PlanView final : public QWidget {
   void set_running(bool running);
 
   ScenarioDocument* doc_;
+  std::shared_ptr<const sim::Profile> profile_;
+  QString cost_label_ = QStringLiteral("datasheet model");
   PlanRunner runner_;
   PlansModel model_;
   QLineEdit* instances_ = nullptr;

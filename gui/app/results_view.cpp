@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QSortFilterProxyModel>
+#include <QTabBar>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -62,8 +63,13 @@ ResultsView::ResultsView(QWidget* parent) : QWidget(parent) {
 
   auto* cards = new QHBoxLayout();
   cards->setSpacing(8);
-  time_ = make_card(tr("Time to train"), tr("Wall-clock time for all training tokens (p10-p90 from the error band)"));
-  cost_ = make_card(tr("Total cost"), tr("GPU-hours x price per GPU-hour"));
+  time_ = make_card(tr("Time to train"),
+                    tr("Expected wall-clock time for all training tokens with interruptions, restarts, lost work, "
+                       "checkpoints and data loading (goodput model); the steady-state time beside it (p10-p90 "
+                       "from the error band)"));
+  cost_ = make_card(tr("Total cost"), tr("Total cost under the purchase terms (on-demand, spot, reserved or on-premises) "
+                                         "for the expected wall time, storage included; the sticker cost (GPU-hours x "
+                                         "price per GPU-hour) beside it"));
   per_token_ = make_card(tr("Cost per billion tokens"), tr("Total cost / training tokens x 1e9"));
   mfu_ = make_card(tr("MFU"), tr("Model FLOPs utilisation against the dense peak of the chosen precision"));
   memory_ = make_card(tr("Memory fit"), tr("Peak memory on the most loaded GPU against its HBM capacity"));
@@ -75,15 +81,26 @@ ResultsView::ResultsView(QWidget* parent) : QWidget(parent) {
   auto* charts = new QGridLayout();
   breakdown_view_ = make_chart_view(tr("Where one step's time goes"), this);
   memory_view_ = make_chart_view(tr("Memory per GPU vs HBM capacity"), this);
-  breakdown_view_->setMinimumHeight(250);
-  memory_view_->setMinimumHeight(250);
+  breakdown_view_->setMinimumHeight(200);
+  memory_view_->setMinimumHeight(200);
   charts->addWidget(breakdown_view_, 0, 0);
   charts->addWidget(memory_view_, 0, 1);
-  breakdown_table_ = make_table(&breakdown_model_, this);
-  memory_table_ = make_table(&memory_model_, this);
-  charts->addWidget(breakdown_table_, 1, 0, Qt::AlignTop);
-  charts->addWidget(memory_table_, 1, 1, Qt::AlignTop);
   charts->setRowStretch(0, 1);
+  // Below the charts, one table at a time: the goodput model first (issue 7), then the charts' numbers.
+  tables_ = new QTabWidget(this);
+  goodput_table_ = make_table(&goodput_model_, tables_);
+  goodput_table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  goodput_table_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+  goodput_table_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::Stretch);
+  goodput_table_->setToolTip(tr("Goodput model (docs/model.md): interruptions at the scenario's reliability rate, "
+                                "checkpoints at the Daly optimum unless reliability gives an interval, restarts, "
+                                "lost work and the data-loading check"));
+  breakdown_table_ = make_table(&breakdown_model_, tables_);
+  memory_table_ = make_table(&memory_model_, tables_);
+  tables_->addTab(goodput_table_, tr("Goodput"));
+  tables_->addTab(breakdown_table_, tr("Step time"));
+  tables_->addTab(memory_table_, tr("Memory"));
+  charts->addWidget(tables_, 1, 0, 1, 2);
   charts->setRowStretch(1, 0);
   layout->addLayout(charts, 1);
 
@@ -165,27 +182,54 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
                                  : QString()));
   const QString source = snapshot.cost_model_label();
   const bool calibrated = source.startsWith(QLatin1String("calibrated"));
-  source_->setText(calibrated ? tr("<span style='color:#1a7f37'>● %1 (measured)</span>").arg(source.toHtmlEscaped())
+  source_->setText(calibrated ? tr("<span style='color:#1a7f37'>● %1</span>").arg(source.toHtmlEscaped())
                               : tr("<span style='color:#555'>○ %1 (not calibrated)</span>").arg(source));
 
   // Cards.
   auto range = [](const std::optional<sim::Interval>& i, auto text) {
     return i ? QStringLiteral("%1–%2").arg(text(i->low), text(i->high)) : tr("no error band");
   };
-  time_.value->setText(days_text(units::to_days(e.time_to_train)));
-  time_.detail->setText(range(e.time_to_train_days_p10_p90,
-                              [](double d) { return days_text(d).replace(QStringLiteral(" days"), QString()); }) +
-                        (e.time_to_train_days_p10_p90 ? tr(" days (p10–p90)") : QString()) +
-                        QStringLiteral("\n%1 steps of %2").arg(count_text(e.steps), seconds_text(e.step_time.base())));
-  if (e.cost) {
-    cost_.value->setText(usd_text(e.cost->base()));
-    QString price = e.price_per_gpu ? usd_text(units::to_usd_per_hour(*e.price_per_gpu)) + tr(" per GPU-hour")
-                                    : QString();
-    const QString price_source = QString::fromStdString(cl.price_source);
+  const sim::Goodput& g = e.goodput;
+  const QString band = range(e.time_to_train_days_p10_p90,
+                             [](double d) { return days_text(d).replace(QStringLiteral(" days"), QString()); }) +
+                       (e.time_to_train_days_p10_p90 ? tr(" days (p10–p90)") : QString());
+  const QString steps = tr("%1 steps of %2").arg(count_text(e.steps), seconds_text(e.step_time.base()));
+  if (g.modelled) {
+    // Headline: the expected time with failures, restarts and checkpoints; steady state beside it.
+    time_.value->setText(g.finite ? days_text(units::to_days(g.wall)) : tr("unbounded"));
+    time_.detail->setText(tr("expected, with failures (goodput %1)\nsteady state %2 · band %3\n%4")
+                              .arg(percent_text(g.fraction), days_text(units::to_days(e.time_to_train)), band, steps));
+  } else {
+    time_.value->setText(days_text(units::to_days(e.time_to_train)));
+    time_.detail->setText(band + QStringLiteral("\n") + steps);
+  }
+  QString price = e.price_per_gpu ? usd_text(units::to_usd_per_hour(*e.price_per_gpu)) + tr(" per GPU-hour") : QString();
+  const QString price_source = QString::fromStdString(cl.price_source);
+  if (e.price_per_gpu) {
     price += price_source.startsWith(QLatin1String("catalog")) ? tr(" (catalog)") : tr(" (your override)");
+  }
+  cost_.detail->setToolTip(tr("Price source: %1").arg(price_source));
+  if (g.modelled) {
+    const sim::CostBreakdown& c = g.cost;
+    const QString terms = QString::fromLatin1(sim::to_string(c.model)).replace(QLatin1Char('_'), QLatin1Char('-'));
+    const QString sticker = e.cost ? tr("sticker %1").arg(usd_text(e.cost->base())) : tr("sticker unknown");
+    if (c.total) {
+      cost_.value->setText(usd_text(c.total->base()));
+      cost_.detail->setText(tr("total, %1\n%2 · band %3\n%4")
+                                .arg(terms, sticker,
+                                     range(e.cost_usd_p10_p90, [](double d) { return usd_text(d); }), price));
+    } else {
+      cost_.value->setText(tr("unknown"));
+      QStringList missing;
+      for (const auto& m : c.missing) missing << QString::fromStdString(m);
+      cost_.detail->setText(tr("%1 terms need: %2\n%3 (%4 GPU-hours)")
+                                .arg(terms, missing.isEmpty() ? tr("a price") : missing.join(QStringLiteral(", ")),
+                                     sticker, count_text(e.gpu_hours)));
+    }
+  } else if (e.cost) {
+    cost_.value->setText(usd_text(e.cost->base()));
     cost_.detail->setText(range(e.cost_usd_p10_p90, [](double d) { return usd_text(d); }) +
                           (e.cost_usd_p10_p90 ? tr(" (p10–p90)") : QString()) + QStringLiteral("\n") + price);
-    cost_.detail->setToolTip(tr("Price source: %1").arg(price_source));
   } else {
     cost_.value->setText(tr("unknown"));
     cost_.detail->setText(tr("no price for this offering in the catalog: set a price override (%1 GPU-hours)")
@@ -215,14 +259,16 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
 
   breakdown_model_.set_snapshot(snapshot);
   memory_model_.set_snapshot(snapshot);
+  goodput_model_.set_snapshot(snapshot);
   QStringList warnings = snapshot_warnings(snapshot);
   if (warnings.isEmpty()) warnings << tr("No warnings.");
   warnings_model_.set_messages(warnings);
-  // Tables as tall as their rows; the charts take the rest.
-  for (QTableView* t : {breakdown_table_, memory_table_}) {
-    const int rows = std::max(breakdown_model_.rowCount(), memory_model_.rowCount());
-    t->setFixedHeight(t->horizontalHeader()->height() + rows * t->verticalHeader()->defaultSectionSize() + 2 * t->frameWidth());
-  }
+  // Tables as tall as the longest one's rows; the charts take the rest.
+  const int rows = std::max({breakdown_model_.rowCount(), memory_model_.rowCount(), goodput_model_.rowCount()});
+  const int table_h = goodput_table_->horizontalHeader()->height() + rows * goodput_table_->verticalHeader()->defaultSectionSize() +
+                      2 * goodput_table_->frameWidth();
+  tables_->setFixedHeight(table_h + tables_->tabBar()->sizeHint().height() + 4);
+  tables_->setTabEnabled(0, goodput_model_.rowCount() > 0);
   fill_breakdown_chart(breakdown_view_->chart(), breakdown_model_);
   fill_memory_chart(memory_view_->chart(), memory_model_);
   breakdown_view_->chart()->setTitle(tr("Where one step's time goes (step %1)").arg(seconds_text(e.step_time.base())));

@@ -3,12 +3,14 @@
 #pragma once
 #include <QLabel>
 #include <QListView>
+#include <QTabWidget>
 #include <QTableView>
 #include <QWidget>
 #include <QtCharts/QChartView>
 #include <optional>
 
 #include "capplan/gui/estimate_runner.hpp"
+#include "capplan/gui/goodput_model.hpp"
 #include "capplan/gui/result_models.hpp"
 
 namespace capplan::gui {
@@ -26,6 +28,12 @@ class ResultsView final : public QWidget {
   const std::optional<EstimateSnapshot>& snapshot() const { return snapshot_; }
   QChartView* breakdown_view() const { return breakdown_view_; }
   QChartView* memory_view() const { return memory_view_; }
+  QTableView* goodput_table() const { return goodput_table_; }
+  const GoodputModel& goodput_model() const { return goodput_model_; }
+  QLabel* time_value() const { return time_.value; }
+  QLabel* cost_value() const { return cost_.value; }
+  QLabel* cost_detail() const { return cost_.detail; }
+  QLabel* cost_model_source() const { return source_; }
 
  private:
   struct Card {
@@ -38,6 +46,7 @@ class ResultsView final : public QWidget {
   std::optional<EstimateSnapshot> snapshot_;
   BreakdownModel breakdown_model_;
   MemoryModel memory_model_;
+  GoodputModel goodput_model_;
   WarningsModel warnings_model_;
   QLabel* banner_ = nullptr;
   QLabel* summary_ = nullptr;
@@ -48,6 +57,8 @@ class ResultsView final : public QWidget {
   QListView* warnings_ = nullptr;
   QTableView* breakdown_table_ = nullptr;
   QTableView* memory_table_ = nullptr;
+  QTableView* goodput_table_ = nullptr;
+  QTabWidget* tables_ = nullptr;
 };
 
 }  // namespace capplan::gui

@@ -298,8 +298,16 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   profile_label_->setWordWrap(true);
   auto* choose = new QPushButton(tr("Calibration profile…"), cal_box);
   connect(choose, &QPushButton::clicked, this, &ScenarioEditor::choose_profile);
+  profile_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  datasheet_button_ = new QPushButton(tr("Datasheet"), cal_box);
+  datasheet_button_->setToolTip(tr("Price operations with the datasheet model again"));
+  connect(datasheet_button_, &QPushButton::clicked, this, [this] { emit datasheet_chosen(); });
+  auto* buttons = new QVBoxLayout();
+  buttons->addWidget(choose);
+  buttons->addWidget(datasheet_button_);
+  buttons->addStretch(1);
   cg->addWidget(profile_label_, 1);
-  cg->addWidget(choose);
+  cg->addLayout(buttons);
   layout->addWidget(cal_box);
   layout->addStretch(1);
 
@@ -351,8 +359,16 @@ void ScenarioEditor::choose_profile() {
   const QString file = QFileDialog::getOpenFileName(this, tr("Calibration profile"), QString(),
                                                     tr("Calibration profiles (*.json);;All files (*)"));
   if (file.isEmpty()) return;
-  profile_path_ = file;
   emit calibration_profile_chosen(file);
+}
+
+void ScenarioEditor::show_profile(const LoadedProfile* loaded, const QStringList& errors) {
+  profile_errors_ = errors;
+  if (errors.isEmpty()) {
+    profile_path_ = loaded != nullptr ? loaded->path : QString();
+    profile_name_ = loaded != nullptr ? loaded->label() : QString();
+    profile_measured_ = loaded != nullptr ? loaded->measured() : QStringList();
+  }
   refresh();
 }
 
@@ -479,15 +495,38 @@ void ScenarioEditor::refresh() {
     }
   }
 
-  // Calibration.
+  // Calibration: which cost model prices the estimate, what the profile measured, and what fell
+  // back to the datasheet for this layout (the estimate's "profile: ..." warnings).
+  QString cal;
   if (profile_path_.isEmpty()) {
-    profile_label_->setText(tr("<b>datasheet model</b> (roofline with published or default efficiencies). "
-                               "<i>calibration profiles: coming with issue 4</i>"));
+    cal = tr("<b>datasheet model</b> (roofline with published or default efficiencies). Load a calibration "
+             "profile (<tt>capplan calibrate --out</tt>) to price operations with measured numbers.");
   } else {
-    profile_label_->setText(tr("Profile <b>%1</b> chosen, but calibration profiles: coming with issue 4 — the "
-                               "<b>datasheet model</b> still prices every operation.")
-                                .arg(QFileInfo(profile_path_).fileName().toHtmlEscaped()));
+    QStringList fallback;
+    if (last_result_) {
+      for (const auto& w : last_result_->estimate.warnings) {
+        if (w.starts_with("profile: ")) fallback << QString::fromStdString(w.substr(9)).toHtmlEscaped();
+      }
+    }
+    QStringList measured;
+    for (const auto& m : profile_measured_) measured << m.toHtmlEscaped();
+    cal = tr("<b>%1</b> — %2<br><span style='color:#1a7f37'>measured:</span> %3<br>"
+             "<span style='color:#8a5a00'>datasheet:</span> %4")
+              .arg(profile_name_.toHtmlEscaped(), QFileInfo(profile_path_).fileName().toHtmlEscaped(),
+                   measured.isEmpty() ? tr("nothing the estimate uses") : measured.join(QStringLiteral("; ")),
+                   fallback.isEmpty() ? tr("nothing (every operation of this layout is covered)")
+                                      : fallback.join(QStringLiteral("; ")));
   }
+  if (!profile_errors_.isEmpty()) {
+    QStringList errs;
+    for (const auto& m : profile_errors_) errs << m.toHtmlEscaped();
+    cal = tr("<span style='color:#c62828'><b>Profile refused</b> (the %1 is still in use):<br>%2</span><br>")
+              .arg(profile_path_.isEmpty() ? tr("datasheet model") : tr("previous profile"),
+                   errs.join(QStringLiteral("<br>"))) +
+          cal;
+  }
+  profile_label_->setText(cal);
+  datasheet_button_->setEnabled(!profile_path_.isEmpty());
 
   // Messages, beside the group they belong to.
   QStringList general;

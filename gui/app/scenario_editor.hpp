@@ -7,6 +7,7 @@
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QLabel>
+#include <QPushButton>
 #include <QLineEdit>
 #include <QRadioButton>
 #include <QTableView>
@@ -17,6 +18,7 @@
 
 #include "capplan/gui/catalog_models.hpp"
 #include "capplan/gui/estimate_runner.hpp"
+#include "capplan/gui/calibration.hpp"
 #include "capplan/gui/scenario_document.hpp"
 
 namespace capplan::gui {
@@ -32,9 +34,14 @@ class ScenarioEditor final : public QWidget {
   void show_estimate_errors(const QStringList& messages);
   QLineEdit* field(const std::string& pointer) const;  // for tests and shortcuts
   QString calibration_profile() const { return profile_path_; }
+  // The cost model in use: `loaded` (nullptr: the datasheet model), and the messages of a profile
+  // that was refused (the CLI's, naming the field), shown until the next choice.
+  void show_profile(const LoadedProfile* loaded, const QStringList& errors = {});
+  QLabel* profile_label() const { return profile_label_; }
 
  signals:
   void calibration_profile_chosen(const QString& path);
+  void datasheet_chosen();
 
  private:
   void refresh();
@@ -72,6 +79,10 @@ class ScenarioEditor final : public QWidget {
   QLabel* price_label_ = nullptr;
   QLabel* profile_label_ = nullptr;
   QString profile_path_;
+  QString profile_name_;      // "calibrated: <device> (<date>)" of the loaded profile
+  QStringList profile_measured_;
+  QStringList profile_errors_;
+  QPushButton* datasheet_button_ = nullptr;
   std::map<std::string, QLabel*> errors_;  // group pointer -> label
   QLabel* general_errors_ = nullptr;
   std::optional<EstimateSnapshot> last_result_;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "capplan/gui/compare_model.hpp"
 
+#include "capplan/sim/search.hpp"
+
 #include <utility>
 
 #include "capplan/gui/format.hpp"
@@ -22,7 +24,7 @@ int CompareModel::columnCount(const QModelIndex& parent) const {
 
 QString CompareModel::metric_label(Metric m) {
   switch (m) {
-    case kTimeToTrain: return tr("Time to train");
+    case kTimeToTrain: return tr("Expected time to train (with failures)");
     case kCost: return tr("Total cost");
     case kCostPerBillionTokens: return tr("Cost per billion tokens");
     case kPricePerGpuHour: return tr("Price per GPU-hour");
@@ -41,8 +43,8 @@ QString CompareModel::metric_label(Metric m) {
 std::optional<double> CompareModel::value(const EstimateSnapshot& s, Metric m) {
   const sim::Estimate& e = s.estimate;
   switch (m) {
-    case kTimeToTrain: return units::to_days(e.time_to_train);
-    case kCost: return e.cost ? std::optional<double>(e.cost->base()) : std::nullopt;
+    case kTimeToTrain: return units::to_days(sim::plan_time(e));  // expected, with failures
+    case kCost: return sim::plan_cost(e) ? std::optional<double>(sim::plan_cost(e)->base()) : std::nullopt;
     case kCostPerBillionTokens: return s.usd_per_billion_tokens();
     case kPricePerGpuHour:
       return e.price_per_gpu ? std::optional<double>(units::to_usd_per_hour(*e.price_per_gpu)) : std::nullopt;

@@ -5,7 +5,8 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <utility>
 
-#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/data/cost_model.hpp"
+#include "capplan/sim/search.hpp"
 
 namespace capplan::gui {
 
@@ -17,8 +18,9 @@ QString EstimateSnapshot::cost_model_label() const {
 
 std::optional<double> EstimateSnapshot::usd_per_billion_tokens() const {
   const double tokens = scenario.scenario.training.tokens;
-  if (!estimate.cost || !(tokens > 0)) return std::nullopt;
-  return estimate.cost->base() / (tokens / 1e9);
+  const auto cost = sim::plan_cost(estimate);  // total cost (goodput), else the sticker
+  if (!cost || !(tokens > 0)) return std::nullopt;
+  return cost->base() / (tokens / 1e9);
 }
 
 EstimateRunner::EstimateRunner(std::shared_ptr<const sim::ResidualTable> bands, QObject* parent)
@@ -29,14 +31,15 @@ EstimateRunner::EstimateRunner(std::shared_ptr<const sim::ResidualTable> bands, 
 
 EstimateRunner::~EstimateRunner() { watcher_.waitForFinished(); }
 
-EstimateOutcome EstimateRunner::compute(const data::ParsedScenario& scenario, const sim::ResidualTable* bands) {
+EstimateOutcome EstimateRunner::compute(const data::ParsedScenario& scenario, const sim::ResidualTable* bands,
+                                        const sim::Profile* profile) {
   QElapsedTimer timer;
   timer.start();
-  const sim::DatasheetCost cost(scenario.scenario.cluster);
-  auto estimate = sim::estimate(scenario.scenario, cost);
+  auto estimate = data::estimate_with_profile(scenario.scenario, profile);
   if (!estimate) return std::unexpected(std::move(estimate.error()));
   if (bands != nullptr && !bands->empty()) {
     sim::apply_error_band(*estimate, scenario.scenario, *bands);
+    if (profile != nullptr && estimate->band) estimate->warnings.push_back(data::kProfileBandNote);
     if (!estimate->band) {
       estimate->warnings.push_back("no error band: error_bands.json has no entry for '" +
                                    sim::error_category(scenario.scenario) +
@@ -66,9 +69,10 @@ quint64 EstimateRunner::request(data::ParsedScenario scenario) {
 void EstimateRunner::start(data::ParsedScenario scenario, quint64 generation) {
   running_ = true;
   running_generation_ = generation;
-  auto bands = bands_;  // keeps the table alive for the worker
-  watcher_.setFuture(QtConcurrent::run([s = std::move(scenario), bands, generation]() -> EstimateOutcome {
-    auto out = compute(s, bands.get());
+  auto bands = bands_;  // keeps the table (and the profile) alive for the worker
+  auto profile = profile_;
+  watcher_.setFuture(QtConcurrent::run([s = std::move(scenario), bands, profile, generation]() -> EstimateOutcome {
+    auto out = compute(s, bands.get(), profile.get());
     if (out) out->generation = generation;
     return out;
   }));

@@ -106,7 +106,7 @@ QVariant PlansModel::data(const QModelIndex& index, int role) const {
   const sim::Plan& p = *plan(index.row());
   const sim::Estimate& e = p.estimate;
   const double tokens = snapshot_->base.scenario.training.tokens;
-  const std::optional<double> cost = (p.price_known && e.cost) ? std::optional<double>(e.cost->base()) : std::nullopt;
+  const std::optional<double> cost = (p.price_known && sim::plan_cost(e)) ? std::optional<double>(sim::plan_cost(e)->base()) : std::nullopt;
   const std::optional<double> per_b = (cost && tokens > 0) ? std::optional<double>(*cost / (tokens / 1e9)) : std::nullopt;
   const bool pareto = snapshot_->on_pareto_front(p);
   if (role == kSortRole) {
@@ -114,7 +114,7 @@ QVariant PlansModel::data(const QModelIndex& index, int role) const {
       case kRank: return index.row() + 1;
       case kOffering: return offering_text(p);
       case kGpus: return p.gpus;
-      case kTime: return units::to_days(e.time_to_train);
+      case kTime: return units::to_days(sim::plan_time(e));
       case kCost: return cost ? QVariant(*cost) : QVariant(std::numeric_limits<double>::max());
       case kPerBillionTokens: return per_b ? QVariant(*per_b) : QVariant(std::numeric_limits<double>::max());
       case kMfu: return e.mfu;
@@ -132,7 +132,7 @@ QVariant PlansModel::data(const QModelIndex& index, int role) const {
     case kRank: return index.row() + 1;
     case kOffering: return offering_text(p);
     case kGpus: return QStringLiteral("%1 (%2 nodes)").arg(p.gpus).arg(p.nodes);
-    case kTime: return days_text(units::to_days(e.time_to_train));
+    case kTime: return days_text(units::to_days(sim::plan_time(e)));
     case kCost: return cost ? usd_text(*cost) : tr("unknown price");
     case kPerBillionTokens: return per_b ? usd_text(*per_b) : QString();
     case kMfu: return percent_text(e.mfu);
@@ -148,8 +148,8 @@ QVariant PlansModel::headerData(int section, Qt::Orientation orientation, int ro
     case kRank: return tr("#");
     case kOffering: return tr("Offering");
     case kGpus: return tr("GPUs");
-    case kTime: return tr("Time to train");
-    case kCost: return tr("Cost");
+    case kTime: return tr("Expected days (with failures)");
+    case kCost: return tr("Total cost");
     case kPerBillionTokens: return tr("$/B tokens");
     case kMfu: return tr("MFU");
     case kLayout: return tr("Layout");

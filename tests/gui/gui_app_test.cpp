@@ -16,6 +16,8 @@
 #include "main_window.hpp"
 #include "plan_view.hpp"
 #include "results_view.hpp"
+#include "scenario_editor.hpp"
+#include "capplan/gui/format.hpp"
 
 using namespace capplan;
 using namespace capplan::gui;
@@ -160,6 +162,61 @@ class GuiAppTest : public QObject {
     const QString err = w2.open_file(bad.fileName());
     QVERIFY2(err.startsWith(QStringLiteral("scenario: invalid JSON")) || err.contains(QStringLiteral("line")), qPrintable(err));
     QVERIFY(w2.document()->valid());
+  }
+
+  void loading_a_profile_changes_the_estimate_and_the_label_and_a_bad_one_keeps_the_datasheet_model() {
+    MainWindow w(catalogs(), nullptr);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    const double datasheet_step = w.results()->snapshot()->estimate.step_time.base();
+    auto* label = w.findChild<ScenarioEditor*>()->profile_label();
+    QVERIFY(label->text().contains(QStringLiteral("datasheet model")));
+
+    // A bad profile: the CLI's message naming the field, and the datasheet model stays.
+    const QString dir = QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/fixtures/calibrate/");
+    const QString err = w.load_profile(dir + QStringLiteral("bad-peak-profile.json"));
+    QVERIFY2(err.contains(QStringLiteral("bad-peak-profile.json#/gemm/0/peak_flops_per_s/value: must be > 0; got -1")),
+             qPrintable(err));
+    QVERIFY(!w.profile().has_value());
+    QVERIFY(label->text().contains(QStringLiteral("Profile refused")));
+    QVERIFY(label->text().contains(QStringLiteral("peak_flops_per_s")));
+    QVERIFY(w.runner()->profile() == nullptr);
+
+    // The synthetic H100 profile of the CLI tests: the estimate changes, and the labels say so.
+    QVERIFY(w.load_profile(dir + QStringLiteral("synthetic-h100-profile.json")).isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->estimate.step_time.base() != datasheet_step, 60000);
+    const QString name = w.profile()->label();
+    QVERIFY(name.startsWith(QStringLiteral("calibrated: synthetic H100")));
+    QCOMPARE(w.results()->snapshot()->cost_model_label(), name);
+    QVERIFY(w.results()->cost_model_source()->text().contains(name.toHtmlEscaped()));
+    QVERIFY(label->text().contains(name.toHtmlEscaped()));
+    QVERIFY(label->text().contains(QStringLiteral("measured:")));
+    QVERIFY(label->text().contains(QStringLiteral("GEMM bf16")));
+    QVERIFY2(label->text().contains(QStringLiteral("not measured; datasheet used")), qPrintable(label->text()));
+    QCOMPARE(w.plan()->cost_model_label(), name);
+
+    // Back to the datasheet model.
+    w.use_datasheet();
+    QTRY_COMPARE_WITH_TIMEOUT(w.results()->snapshot()->estimate.step_time.base(), datasheet_step, 60000);
+    QVERIFY(!label->text().contains(QStringLiteral("calibrated")));
+  }
+
+  void the_cards_show_the_expected_time_with_failures_and_the_total_cost() {
+    MainWindow w(catalogs(), nullptr);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    const sim::Estimate& e = w.results()->snapshot()->estimate;
+    QVERIFY(e.goodput.modelled && e.goodput.cost.total);
+    QCOMPARE(w.results()->time_value()->text(), days_text(units::to_days(e.goodput.wall)));
+    QCOMPARE(w.results()->cost_value()->text(), usd_text(e.goodput.cost.total->base()));
+    QVERIFY(w.results()->cost_detail()->text().contains(QStringLiteral("sticker ") + usd_text(e.cost->base())));
+    QCOMPARE(w.results()->goodput_model().rowCount(), 10);
+
+    // Spot terms without a spot price: the total is unknown, and the card names the missing input.
+    w.document()->set_text("/pricing/purchase", QStringLiteral("spot"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->cost_value()->text() == QStringLiteral("unknown"), 60000);
+    QVERIFY2(w.results()->cost_detail()->text().contains(QStringLiteral("pricing.spot.usd_per_gpu_hour")),
+             qPrintable(w.results()->cost_detail()->text()));
   }
 
   void compare_shows_up_to_four_scenarios() {

@@ -10,11 +10,14 @@
 #include <memory>
 #include <sstream>
 
+#include "capplan/data/cost_model.hpp"
 #include "capplan/data/error_bands.hpp"
 #include "capplan/gui/catalog_models.hpp"
 #include "capplan/gui/compare_model.hpp"
 #include "capplan/data/search_io.hpp"
+#include "capplan/gui/calibration.hpp"
 #include "capplan/gui/estimate_runner.hpp"
+#include "capplan/gui/goodput_model.hpp"
 #include "capplan/gui/plan_runner.hpp"
 #include "capplan/gui/result_models.hpp"
 #include "capplan/gui/scenario_document.hpp"
@@ -88,6 +91,91 @@ class GuiModelsTest : public QObject {
     QCOMPARE(breakdown.rowCount(), 0);
   }
 
+  void goodput_model_shows_the_estimates_goodput_with_raw_numbers() {
+    GoodputModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const EstimateSnapshot snap = example_snapshot();
+    const sim::Goodput& g = snap.estimate.goodput;
+    QVERIFY(g.modelled);
+    model.set_snapshot(snap);
+    QCOMPARE(model.columnCount(), static_cast<int>(GoodputModel::kColumnCount));
+    for (const char* key : {"interruptions", "mtbi", "checkpoint_interval", "checkpoint_write", "checkpoint_stall",
+                            "checkpoint_size", "restart", "lost_work", "data_loading", "fraction"}) {
+      QVERIFY2(model.row_of(key) >= 0, key);
+      QCOMPARE(model.index(model.row_of(key), 0).data(kKeyRole).toString(), QString::fromLatin1(key));
+    }
+    auto raw = [&](const char* key) { return model.index(model.row_of(key), GoodputModel::kValue).data(kSortRole).toDouble(); };
+    // kSortRole carries the library's numbers unchanged (SI: seconds, bytes, fraction).
+    QCOMPARE(raw("interruptions"), g.expected_interruptions);
+    QCOMPARE(raw("mtbi"), g.mtbi.base());
+    QCOMPARE(raw("checkpoint_interval"), g.checkpoint_interval.base());
+    QCOMPARE(raw("checkpoint_stall"), g.checkpoint_stall.base());
+    QCOMPARE(raw("checkpoint_size"), g.checkpoint.per_rank_max.base());
+    QCOMPARE(raw("restart"), g.restart.base());
+    QCOMPARE(raw("lost_work"), g.lost_work.base());
+    QCOMPARE(raw("fraction"), g.fraction);
+    // The example chooses its interval: the note says it is Daly's optimum.
+    QVERIFY(!g.interval_given);
+    QVERIFY(model.index(model.row_of("checkpoint_interval"), GoodputModel::kNote).data().toString().contains(
+        QStringLiteral("Daly optimum")));
+    QVERIFY(model.index(model.row_of("fraction"), GoodputModel::kValue).data().toString().endsWith(QStringLiteral("%")));
+    // The headline time is the expected wall time with failures, above the steady state.
+    QVERIFY(g.wall.base() > snap.estimate.time_to_train.base());
+    model.clear();
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void a_profile_prices_the_estimate_as_estimate_profile_does() {
+    const QString fixture = QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/fixtures/calibrate/synthetic-h100-profile.json");
+    auto loaded = load_profile_file(fixture);
+    QVERIFY2(loaded.has_value(), loaded ? "" : loaded.error().front().message.c_str());
+    QVERIFY2(loaded->label().startsWith(QStringLiteral("calibrated: synthetic H100")), qPrintable(loaded->label()));
+    QVERIFY(loaded->label().endsWith(QStringLiteral("(2026-11-30)")));
+    QVERIFY(loaded->measured().join(QLatin1Char(' ')).contains(QStringLiteral("GEMM bf16")));
+
+    auto parsed = data::parse_scenario(data::example_scenario(), *catalogs());
+    QVERIFY(parsed.has_value());
+    const auto datasheet = EstimateRunner::compute(*parsed, nullptr);
+    const auto calibrated = EstimateRunner::compute(*parsed, nullptr, loaded->profile.get());
+    QVERIFY(datasheet.has_value() && calibrated.has_value());
+    QCOMPARE(datasheet->cost_model_label(), QStringLiteral("datasheet model"));
+    QCOMPARE(calibrated->cost_model_label(), loaded->label());
+    QVERIFY(calibrated->estimate.step_time.base() != datasheet->estimate.step_time.base());
+    // What the profile did not cover is listed, each saying the datasheet was used.
+    bool coverage = false;
+    for (const auto& w : calibrated->estimate.warnings) coverage = coverage || (w.starts_with("profile: ") && w.ends_with("datasheet used"));
+    QVERIFY(coverage);
+
+    // The runner prices later requests with the profile it holds.
+    EstimateRunner runner;
+    runner.set_profile(loaded->profile);
+    QSignalSpy spy(&runner, &EstimateRunner::finished);
+    runner.request(*parsed);
+    QVERIFY(spy.wait(60000));
+    QCOMPARE(spy.at(0).at(0).value<EstimateSnapshot>().estimate.step_time.base(), calibrated->estimate.step_time.base());
+
+    // The planner's factory (SearchRequest::cost_model) builds the same calibrated model.
+    const auto factory = data::cost_model_factory(loaded->profile);
+    QCOMPARE(QString::fromStdString(factory(parsed->scenario.cluster)->source()), loaded->label());
+  }
+
+  void a_bad_profile_is_refused_with_the_clis_message() {
+    for (const char* name : {"bad-peak-profile.json", "truncated-profile.json"}) {
+      const QString path = QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/fixtures/calibrate/") + QString::fromLatin1(name);
+      auto loaded = load_profile_file(path);
+      QVERIFY(!loaded.has_value());
+      const QString message = QString::fromStdString(loaded.error().front().where + ": " + loaded.error().front().message);
+      QProcess cli;
+      cli.start(QStringLiteral(CAPPLAN_CLI_EXE), {QStringLiteral("estimate"), QStringLiteral("--profile"), path,
+                                                   QStringLiteral("--data-dir"), QStringLiteral(CAPPLAN_SOURCE_DIR "/data")});
+      QVERIFY(cli.waitForFinished(60000));
+      QCOMPARE(cli.exitCode(), 2);
+      const QString err = QString::fromUtf8(cli.readAllStandardError());
+      QVERIFY2(err.contains(QStringLiteral("capplan: error: ") + message), qPrintable(err + " vs " + message));
+    }
+    QVERIFY(load_profile_file(QStringLiteral("/no/such/profile.json")).error().front().message.starts_with("cannot read"));
+  }
+
   void catalog_and_compare_models_pass_the_item_model_tester() {
     InstanceCatalogModel instances(catalogs());
     InstanceFilterModel filter;
@@ -113,8 +201,11 @@ class GuiModelsTest : public QObject {
     QCOMPARE(compare.rowCount(), static_cast<int>(CompareModel::kMetricCount));
     // The same scenario twice: a delta of +0.0 % against column A.
     QVERIFY(compare.index(CompareModel::kTimeToTrain, 1).data().toString().contains(QStringLiteral("+0.0 %")));
+    // Time and cost are the planner's axes: expected time with failures, total cost (goodput).
     QCOMPARE(compare.index(CompareModel::kTimeToTrain, 1).data(kSortRole).toDouble(),
-             units::to_days(snap.estimate.time_to_train));
+             units::to_days(sim::plan_time(snap.estimate)));
+    QVERIFY(snap.estimate.goodput.modelled);
+    QCOMPARE(units::to_days(sim::plan_time(snap.estimate)), units::to_days(snap.estimate.goodput.wall));
     compare.set_columns({});
     QCOMPARE(compare.columnCount(), 0);
   }
@@ -307,9 +398,11 @@ class GuiModelsTest : public QObject {
     QVERIFY(progress.count() >= 1);  // at least the start and the end
     plans.set_snapshot(snap);
     QCOMPARE(plans.rowCount(), static_cast<int>(snap->result->plans.size()));
-    // Best first, and the raw cost on kSortRole is the plan's.
+    // Best first, and the raw time and cost on kSortRole are the planner's axes (goodput: expected
+    // days with failures, total cost), not the steady-state sticker figures.
     const sim::Plan& best = snap->result->plans.front();
-    QCOMPARE(plans.index(0, PlansModel::kCost).data(kSortRole).toDouble(), best.estimate.cost->base());
+    QCOMPARE(plans.index(0, PlansModel::kCost).data(kSortRole).toDouble(), sim::plan_cost(best.estimate)->base());
+    QCOMPARE(plans.index(0, PlansModel::kTime).data(kSortRole).toDouble(), units::to_days(sim::plan_time(best.estimate)));
     QCOMPARE(plans.index(0, PlansModel::kOffering).data().toString(), QString::fromStdString(best.instance_id));
     // Every plan of the Pareto front is marked as such.
     int marked = 0;

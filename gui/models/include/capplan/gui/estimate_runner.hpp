@@ -2,8 +2,9 @@
 // Runs the estimate off the GUI thread (STYLE.md 4.8, snippet 6).
 //
 // Contract:
-//  * compute() is the whole pipeline `capplan estimate` runs for a parsed scenario: the datasheet
-//    cost model, sim::estimate, then the error band from data/error_bands.json. It is a pure
+//  * compute() is the whole pipeline `capplan estimate [--profile FILE]` runs for a parsed scenario:
+//    data::estimate_with_profile (the datasheet cost model, or CalibratedCost over the loaded
+//    profile with its coverage warnings), then the error band from data/error_bands.json. It is a pure
 //    function of its arguments and may run on any thread.
 //  * request() copies the scenario into a worker (QtConcurrent) and returns at once. The latest
 //    request wins: while one runs, newer requests replace the pending one, and a result whose
@@ -18,6 +19,7 @@
 
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/sim/estimate.hpp"
+#include "capplan/sim/profile.hpp"
 #include "capplan/sim/uncertainty.hpp"
 
 namespace capplan::gui {
@@ -44,7 +46,12 @@ class EstimateRunner final : public QObject {
   explicit EstimateRunner(std::shared_ptr<const sim::ResidualTable> bands = {}, QObject* parent = nullptr);
   ~EstimateRunner() override;
 
-  static EstimateOutcome compute(const data::ParsedScenario& scenario, const sim::ResidualTable* bands);
+  static EstimateOutcome compute(const data::ParsedScenario& scenario, const sim::ResidualTable* bands,
+                                 const sim::Profile* profile = nullptr);
+
+  // The calibration profile later requests price with (empty: the datasheet model).
+  void set_profile(std::shared_ptr<const sim::Profile> profile) { profile_ = std::move(profile); }
+  const std::shared_ptr<const sim::Profile>& profile() const { return profile_; }
 
   // Returns the request's generation number.
   quint64 request(data::ParsedScenario scenario);
@@ -63,6 +70,7 @@ class EstimateRunner final : public QObject {
   void on_done();
 
   std::shared_ptr<const sim::ResidualTable> bands_;
+  std::shared_ptr<const sim::Profile> profile_;
   QFutureWatcher<EstimateOutcome> watcher_;
   quint64 generation_ = 0;
   quint64 running_generation_ = 0;

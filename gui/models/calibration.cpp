@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "capplan/gui/calibration.hpp"
+
+#include <QFile>
+#include <string>
+#include <utility>
+
+#include "capplan/data/profile_io.hpp"
+#include "capplan/sim/calibrated_cost.hpp"
+
+namespace capplan::gui {
+
+QString LoadedProfile::label() const {
+  if (!profile) return QStringLiteral("datasheet model");
+  // The model's own wording (the cluster does not enter the label).
+  return QString::fromStdString(sim::CalibratedCost(*profile, sim::Cluster{}).source());
+}
+
+QStringList LoadedProfile::measured() const {
+  QStringList items;
+  if (!profile) return items;
+  for (const auto& g : profile->gemm) {
+    items << QStringLiteral("GEMM %1 (m %2..%3, n %4..%5, k %6..%7)")
+                 .arg(QString::fromLatin1(sim::to_string(g.dtype)))
+                 .arg(g.min_m)
+                 .arg(g.max_m)
+                 .arg(g.min_n)
+                 .arg(g.max_n)
+                 .arg(g.min_k)
+                 .arg(g.max_k);
+  }
+  QStringList patterns;
+  for (const auto& m : profile->memory) patterns << QString::fromStdString(m.pattern);
+  if (!patterns.isEmpty()) items << QStringLiteral("memory: %1").arg(patterns.join(QStringLiteral(", ")));
+  for (const auto& c : profile->collectives) {
+    items << QStringLiteral("%1 %2 ranks on %3 node%4 (%5)")
+                 .arg(QString::fromLatin1(sim::to_string(c.kind)))
+                 .arg(c.ranks)
+                 .arg(c.nodes)
+                 .arg(c.nodes == 1 ? QString() : QStringLiteral("s"))
+                 .arg(QString::fromStdString(c.tier));
+  }
+  return items;
+}
+
+Result<LoadedProfile> load_profile_file(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) {
+    return std::unexpected(Diagnostics{{Diagnostic::Severity::error, path.toStdString(),
+                                        "cannot read the profile file: " + file.errorString().toStdString()}});
+  }
+  const QByteArray bytes = file.readAll();
+  auto parsed = data::parse_profile(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())),
+                                    path.toStdString());
+  if (!parsed) return std::unexpected(std::move(parsed.error()));
+  LoadedProfile loaded;
+  loaded.path = path;
+  loaded.profile = std::make_shared<const sim::Profile>(std::move(*parsed));
+  return loaded;
+}
+
+}  // namespace capplan::gui
