@@ -18,7 +18,9 @@
 #include <string_view>
 #include <vector>
 
+#include "capplan/data/cost_model.hpp"
 #include "capplan/data/error_bands.hpp"
+#include "capplan/data/profile_io.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/search_io.hpp"
 #include "capplan/sim/search.hpp"
@@ -78,6 +80,7 @@ struct SearchOptions {
   bool all_layouts = false;
   std::string space = "standard";
   std::string format, out;
+  std::string profile;
 };
 
 bool given(const SearchOptions& opt, std::string_view flag) {
@@ -292,6 +295,22 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     if (!inter_node) return code(Exit::invalid_input);
   }
 
+  // A calibration profile prices every offering's operations (datasheet outside its measured
+  // range), exactly as `capplan estimate --profile` does; checked before the scenario is read.
+  if (!opt.profile.empty()) {
+    auto read = read_input(opt.profile);
+    if (!read) {
+      print_error("profile file '" + opt.profile + "': " + read.error());
+      return code(Exit::invalid_input);
+    }
+    auto parsed_profile = data::parse_profile(*read, opt.profile);
+    if (!parsed_profile) {
+      print_diagnostics(parsed_profile.error());
+      return code(Exit::invalid_input);
+    }
+    request.cost_model = data::cost_model_factory(std::make_shared<const sim::Profile>(std::move(*parsed_profile)));
+  }
+
   std::string text;
   if (!file.empty()) {
     auto read = read_input(file);
@@ -458,6 +477,10 @@ Command add_search_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag("--all-layouts", opt->all_layouts, "List the top layouts even on the same shape (default: one per shape)")
       ->group(goal);
   cmd->add_option("--threads", opt->threads, "Worker threads (0 = all cores)")->type_name("N");
+  cmd->add_option("--profile", opt->profile,
+                  "Calibration profile (capplan calibrate --out) to price operations with; the datasheet model "
+                  "outside its measured range. It applies to every offering searched, whatever its GPU")
+      ->type_name("FILE");
   cmd->add_option("--format", opt->format, "Output format (default: table on a terminal, else json)")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout")->type_name("FILE");
