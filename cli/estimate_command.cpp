@@ -25,6 +25,7 @@
 #include "capplan/sim/step_model.hpp"
 #include "capplan/sim/uncertainty.hpp"
 #include "commands.hpp"
+#include "json_pointer_set.hpp"
 
 namespace capplan::cli {
 namespace {
@@ -208,24 +209,6 @@ json flag_value(const ScenarioFlag& flag, const std::string& text) {
     if (parsed.is_number() || parsed.is_boolean()) return parsed;
   }
   return text;
-}
-
-// Sets `value` at a JSON pointer, turning any non-object on the way into an object: the flag wins
-// over whatever the file had there.
-void set_at(json& root, std::string_view pointer, json value) {
-  json* node = &root;
-  size_t pos = 1;
-  while (true) {
-    const size_t slash = pointer.find('/', pos);
-    const std::string key(pointer.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos));
-    if (!node->is_object()) *node = json::object();
-    if (slash == std::string_view::npos) {
-      (*node)[key] = std::move(value);
-      return;
-    }
-    node = &(*node)[key];
-    pos = slash + 1;
-  }
 }
 
 void erase_at(json& root, std::string_view section, std::string_view key) {

@@ -26,6 +26,7 @@
 #include "capplan/sim/search.hpp"
 #include "capplan/sim/uncertainty.hpp"
 #include "commands.hpp"
+#include "json_pointer_set.hpp"
 
 namespace capplan::cli {
 namespace {
@@ -88,22 +89,6 @@ bool given(const SearchOptions& opt, std::string_view flag) {
     if (flag == kScenarioFlags[i].flag) return opt.options[i]->count() > 0;
   }
   return false;
-}
-
-void set_at(json& root, std::string_view pointer, json value) {
-  json* node = &root;
-  size_t pos = 1;
-  while (true) {
-    const size_t slash = pointer.find('/', pos);
-    const std::string key(pointer.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos));
-    if (!node->is_object()) *node = json::object();
-    if (slash == std::string_view::npos) {
-      (*node)[key] = std::move(value);
-      return;
-    }
-    node = &(*node)[key];
-    pos = slash + 1;
-  }
 }
 
 void apply_flags(json& doc, const SearchOptions& opt) {
