@@ -265,26 +265,13 @@ std::string describe(const data::ParsedScenario& s) {
   return text;
 }
 
-bool writes_file(const EstimateOptions& opt) { return !opt.out.empty() && opt.out != "-"; }
-
-std::string choose_format(const EstimateOptions& opt) {
-  if (!opt.format.empty()) return opt.format;
-  if (writes_file(opt)) {
-    const std::string ext = std::filesystem::path(opt.out).extension().string();
-    if (ext == ".csv") return "csv";
-    if (ext == ".txt") return "table";
-    return "json";
-  }
-  return stdout_is_terminal() ? "table" : "json";
-}
-
 int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
   if (!opt.scenario_arg.empty() && !opt.scenario_opt.empty()) {
     print_error("scenario file given twice ('" + opt.scenario_arg + "' and --scenario '" + opt.scenario_opt +
                 "'); give one");
     return code(Exit::invalid_input);
   }
-  const std::string format = choose_format(opt);
+  const std::string format = choose_format(opt.format, opt.out);
   const std::string file = opt.scenario_arg.empty() ? opt.scenario_opt : opt.scenario_arg;
 
   // Read the document before the catalogs so that a missing file is reported first.
@@ -402,7 +389,7 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
   if (!emit(opt.out, rendered)) return code(Exit::invalid_input);
 
   // The table lists its warnings; when it went to a file, repeat them where the user looks.
-  if (format == "table" && writes_file(opt)) {
+  if (format == "table" && writes_file(opt.out)) {
     std::vector<std::string> warnings = parsed->warnings;
     for (const auto& w : estimate->warnings) {
       if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);

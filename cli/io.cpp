@@ -96,6 +96,19 @@ bool emit(const std::string& out_path, std::string_view text) {
 
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
 
+bool writes_file(const std::string& out_path) { return !out_path.empty() && out_path != "-"; }
+
+std::string choose_format(const std::string& format, const std::string& out_path) {
+  if (!format.empty()) return format;
+  if (writes_file(out_path)) {
+    const std::string ext = std::filesystem::path(out_path).extension().string();
+    if (ext == ".csv") return "csv";
+    if (ext == ".txt") return "table";
+    return "json";
+  }
+  return stdout_is_terminal() ? "table" : "json";
+}
+
 void print_diagnostics(const Diagnostics& diags) {
   for (const auto& d : diags) {
     const char* kind = d.severity == Diagnostic::Severity::error ? "error" : "warning";

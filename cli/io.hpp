@@ -38,6 +38,13 @@ bool emit(const std::string& out_path, std::string_view text);
 
 bool stdout_is_terminal();
 
+// True when --out names a file (not empty, not "-").
+bool writes_file(const std::string& out_path);
+
+// --format when given; else from --out's extension (.csv csv, .txt table, anything else json);
+// else table on a terminal and json when piped.
+std::string choose_format(const std::string& format, const std::string& out_path);
+
 // "capplan: error: <where>: <message>" (or "capplan: warning: ...") on stderr, one line each.
 void print_diagnostics(const Diagnostics& diags);
 void print_error(std::string_view message);

@@ -140,19 +140,6 @@ std::vector<std::string> flatten(const std::vector<std::string>& values) {
   return out;
 }
 
-bool writes_file(const SearchOptions& opt) { return !opt.out.empty() && opt.out != "-"; }
-
-std::string choose_format(const SearchOptions& opt) {
-  if (!opt.format.empty()) return opt.format;
-  if (writes_file(opt)) {
-    const std::string ext = std::filesystem::path(opt.out).extension().string();
-    if (ext == ".csv") return "csv";
-    if (ext == ".txt") return "table";
-    return "json";
-  }
-  return stdout_is_terminal() ? "table" : "json";
-}
-
 // A positive number (SI suffixes allowed), or an error naming the flag and the text.
 std::optional<double> positive(const std::string& flag, const std::string& text) {
   const auto v = data::parse_si(text);
@@ -215,7 +202,7 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     return code(Exit::invalid_input);
   }
   const std::string file = opt.scenario_arg.empty() ? opt.scenario_opt : opt.scenario_arg;
-  const std::string format = choose_format(opt);
+  const std::string format = choose_format(opt.format, opt.out);
 
   // Flags of the search itself, checked before any file is read.
   sim::SearchRequest request;
