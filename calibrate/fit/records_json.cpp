@@ -29,14 +29,6 @@ json stats_to_json(const SampleStats& s) {
           {"p99_s", finite(s.p99_s)}, {"mean_s", finite(s.mean_s)}, {"cv", finite(s.cv)}};
 }
 
-std::optional<sim::CollectiveKind> kind_from_string(const std::string& s) {
-  for (auto k : {sim::CollectiveKind::all_reduce, sim::CollectiveKind::all_gather, sim::CollectiveKind::reduce_scatter,
-                 sim::CollectiveKind::all_to_all, sim::CollectiveKind::send_recv}) {
-    if (s == sim::to_string(k)) return k;
-  }
-  return std::nullopt;
-}
-
 // Small typed accessors over Reader: each reports a missing key and returns the default.
 struct Obj {
   const json& j;
@@ -272,7 +264,7 @@ Result<Measurements> parse_measurements(const std::string& text, const std::stri
     Obj o{j, p, r};
     CollectiveRecord rec;
     const std::string kind = o.string("kind");
-    if (auto k = kind_from_string(kind)) {
+    if (auto k = sim::collective_kind_from_string(kind)) {
       rec.kind = *k;
     } else if (j.contains("kind") && j["kind"].is_string()) {
       r.error(child(p, "kind"),

@@ -45,14 +45,6 @@ json quality_to_json(const sim::FitQuality& q) {
           {"r2", finite(q.r2)}};
 }
 
-std::optional<sim::CollectiveKind> kind_from_string(const std::string& s) {
-  for (auto k : {sim::CollectiveKind::all_reduce, sim::CollectiveKind::all_gather, sim::CollectiveKind::reduce_scatter,
-                 sim::CollectiveKind::all_to_all, sim::CollectiveKind::send_recv}) {
-    if (s == sim::to_string(k)) return k;
-  }
-  return std::nullopt;
-}
-
 // Typed accessors over one JSON object; each reports a missing or invalid field by its pointer.
 struct Obj {
   const json& j;
@@ -391,7 +383,7 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
     sim::CollectiveFit f;
     if (const json* k = o.get("kind")) {
       if (auto s = r.string(*k, child(path, "kind"))) {
-        if (auto kind = kind_from_string(*s)) {
+        if (auto kind = sim::collective_kind_from_string(*s)) {
           f.kind = *kind;
         } else {
           r.error(child(path, "kind"),

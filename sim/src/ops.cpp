@@ -41,6 +41,14 @@ const char* to_string(CollectiveKind k) {
   return "?";
 }
 
+std::optional<CollectiveKind> collective_kind_from_string(std::string_view name) {
+  for (auto k : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
+                 CollectiveKind::all_to_all, CollectiveKind::send_recv}) {
+    if (name == to_string(k)) return k;
+  }
+  return std::nullopt;
+}
+
 units::Seconds OpCostModel::cost(const Op& op) const {
   if (const auto* g = std::get_if<GemmOp>(&op)) return gemm(*g);
   if (const auto* mem = std::get_if<MemoryOp>(&op)) return memory(*mem);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -31,6 +33,8 @@ struct MemoryOp {
 
 enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
 const char* to_string(CollectiveKind k);
+// The inverse of to_string; empty for an unknown name.
+std::optional<CollectiveKind> collective_kind_from_string(std::string_view name);
 
 // Where the ranks of a communicator sit. Contract: size == ranks_per_node * nodes.
 struct GroupPlacement {
