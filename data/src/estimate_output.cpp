@@ -292,7 +292,8 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
       {"tp_comm", number(b.tp_comm.base())},     {"pp_comm", number(b.pp_comm.base())},
       {"dp_comm", number(b.dp_comm.base())},     {"ep_comm", number(b.ep_comm.base())},
       {"cp_comm", number(b.cp_comm.base())},     {"bubble", number(b.bubble.base())},
-      {"optimizer", number(b.optimizer.base())}, {"other", number(b.other.base())},
+      {"optimizer", number(b.optimizer.base())}, {"variability", number(b.variability.base())},
+      {"other", number(b.other.base())},
   };
   out["flops_per_step"] = {{"model", number(e.flops.model.base())}, {"hardware", number(e.flops.hardware.base())}};
 
@@ -515,7 +516,8 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
       {"tp comm (exposed)", b.tp_comm}, {"pp comm (exposed)", b.pp_comm},
       {"dp comm (exposed)", b.dp_comm}, {"ep comm (exposed)", b.ep_comm},
       {"cp comm (exposed)", b.cp_comm}, {"pipeline bubble", b.bubble},
-      {"optimizer", b.optimizer},       {"other", b.other},
+      {"optimizer", b.optimizer},       {"slowest GPU wait", b.variability},
+      {"other", b.other},
   };
   for (const auto& [name, t] : phases) {
     const double v = t.base();

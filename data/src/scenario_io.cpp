@@ -734,8 +734,11 @@ class ScenarioParser {
     if (!r_.object(j, p)) return std::nullopt;
     const auto before = r_.count();
     r_.unknown_keys(j, p, {"instance", "nodes", "gpu", "gpus", "gpus_per_node", "intra_node_gbps",
-                           "inter_node_gbps_per_gpu"});
-    std::optional<double> intra, inter;
+                           "inter_node_gbps_per_gpu", "gpu_speed_spread"});
+    std::optional<double> intra, inter, spread;
+    if (const json* v = find(j, "gpu_speed_spread")) {
+      spread = r_.number(*v, child(p, "gpu_speed_spread"), 0.0, 0.5, false);
+    }
     if (const json* v = find(j, "intra_node_gbps")) {
       intra = r_.number(*v, child(p, "intra_node_gbps"), 0, kMaxLinkGbps, true);
     }
@@ -852,6 +855,7 @@ class ScenarioParser {
     }
     if (r_.count() != before || !inter) return std::nullopt;
     c.inter_node_bandwidth = units::gbit_per_s(*inter);
+    if (spread) c.gpu_speed_spread = *spread;
     if (intra) {
       c.intra_node_bandwidth = units::gbit_per_s(*intra);
     } else {

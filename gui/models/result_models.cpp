@@ -24,6 +24,7 @@ void BreakdownModel::set_snapshot(const EstimateSnapshot& snapshot) {
       {"cp_comm", tr("CP comm (exposed)"), b.cp_comm.base()},
       {"bubble", tr("pipeline bubble"), b.bubble.base()},
       {"optimizer", tr("optimizer"), b.optimizer.base()},
+      {"variability", tr("slowest GPU wait"), b.variability.base()},
       {"other", tr("other"), b.other.base()},
   };
   for (const auto& r : all) {

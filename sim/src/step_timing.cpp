@@ -6,6 +6,7 @@
 
 #include "capplan/sim/memory.hpp"
 #include "capplan/sim/step_model.hpp"
+#include "capplan/sim/variability.hpp"
 
 namespace capplan::sim {
 
@@ -107,6 +108,9 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
   struct Stage {
     double total = 0, compute = 0, recompute = 0, backward = 0, tp = 0, pp = 0, fsdp = 0, ep = 0, cp = 0;
   };
+  // The step waits for its slowest GPU (variability.hpp): every stage's compute is stretched by
+  // the expected slowdown of the slowest of the job's GPUs; so are the fill and drain.
+  const double slow = slowest_gpu_slowdown(s.cluster.gpus, s.cluster.gpu_speed_spread);
   Stage worst;
   double sum_total = 0;
   for (int i = 0; i < p.pp; ++i) {
@@ -132,7 +136,7 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
     }
     st.pp = p.pp > 1 ? pipeline.pp * p.virtual_stages : 0.0;
     if (p.pp_comm_overlap) st.pp = exposed(st.pp, st.compute);
-    st.total = st.compute + st.tp + st.pp + st.fsdp + st.ep + st.cp;
+    st.total = st.compute * (1.0 + slow) + st.tp + st.pp + st.fsdp + st.ep + st.cp;
     sum_total += st.total;
     if (st.total > worst.total) worst = st;
   }
@@ -170,6 +174,7 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
   }
   b.dp_comm = units::seconds(dp_exposed);
   b.optimizer = units::seconds(optimizer);
+  b.variability = units::seconds(slow * (m * worst.compute + optimizer));
   return out;
 }
 

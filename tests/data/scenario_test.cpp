@@ -548,6 +548,20 @@ TEST(ParseScenario, BatchTokensRoundToAMultipleOfMicroBatchTimesDp) {
   EXPECT_EQ(r->scenario.training.global_batch, expected);
 }
 
+TEST(ParseScenario, GpuSpeedSpreadDefaultsToTheDocumentedValueAndIsChecked) {
+  auto dflt = parse(base());
+  ASSERT_TRUE(dflt) << to_string(dflt.error());
+  EXPECT_DOUBLE_EQ(dflt->scenario.cluster.gpu_speed_spread, sim::kDefaultGpuSpeedSpread);
+  auto r = parse(patched({{"cluster", {{"gpu_speed_spread", 0.0}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.cluster.gpu_speed_spread, 0.0);
+  for (double v : {-0.01, 0.6}) {
+    auto bad = parse(patched({{"cluster", {{"gpu_speed_spread", v}}}}));
+    ASSERT_FALSE(bad) << v;
+    EXPECT_TRUE(has_diag(bad.error(), "scenario#/cluster/gpu_speed_spread", "")) << to_string(bad.error());
+  }
+}
+
 TEST(ParseScenario, OverlapOptionsAndSlowdown) {
   auto r = parse(patched({{"strategy", {{"tp_comm_overlap", true}, {"pp_comm_overlap", false}}},
                           {"training", {{"overlap_compute_slowdown", 0.1}}}}));

@@ -55,11 +55,11 @@ TEST(Estimate, BreakdownSumsToStepTime) {
     const Estimate e = evaluate(s, p, cost);
     const StepBreakdown& b = e.breakdown;
     const double sum = b.compute.base() + b.tp_comm.base() + b.pp_comm.base() + b.dp_comm.base() + b.ep_comm.base() +
-                       b.cp_comm.base() + b.bubble.base() + b.optimizer.base() + b.other.base();
-    // Same nine terms in a possibly different order: 1e-12 relative covers the round-off.
+                       b.cp_comm.base() + b.bubble.base() + b.optimizer.base() + b.variability.base() + b.other.base();
+    // Same ten terms in a possibly different order: 1e-12 relative covers the round-off.
     EXPECT_NEAR(sum, e.step_time.base(), 1e-12 * e.step_time.base());
     for (double part : {b.compute.base(), b.recompute.base(), b.tp_comm.base(), b.pp_comm.base(), b.dp_comm.base(),
-                        b.bubble.base(), b.optimizer.base(), b.other.base()}) {
+                        b.bubble.base(), b.optimizer.base(), b.variability.base(), b.other.base()}) {
       EXPECT_GE(part, 0.0);
     }
     EXPECT_LE(b.recompute.base(), b.compute.base());  // recompute is a part of compute
@@ -209,6 +209,7 @@ struct UniformPipeline {
     ModelSpec m = test::gpt_1_3b();
     m.flash_attention = false;
     s = scenario_of(m, job_of(global_batch), cluster_of(test::h100_sxm(), 8));
+    s.cluster.gpu_speed_spread = 0.0;  // identical GPUs: the schedule alone (variability_test.cpp)
   }
   double stage_seconds(int pp) const {
     return (L / pp) * 3.0 * (24.0 * h * h + 4.0 * seq * h) * b * seq / t * 1e-15;
@@ -378,7 +379,8 @@ void expect_all_finite(const Estimate& e, const std::string& what) {
   for (double x : {e.step_time.base(), e.tokens_per_s, e.model_flops_per_gpu.base(), e.mfu, e.hfu, e.flops.model.base(),
                    e.flops.hardware.base(), e.steps, e.time_to_train.base(), e.gpu_hours, b.compute.base(),
                    b.recompute.base(), b.tp_comm.base(), b.pp_comm.base(), b.dp_comm.base(), b.ep_comm.base(),
-                   b.cp_comm.base(), b.bubble.base(), b.optimizer.base(), b.other.base(), mem.weights.base(),
+                   b.cp_comm.base(), b.bubble.base(), b.optimizer.base(), b.variability.base(), b.other.base(),
+                   mem.weights.base(),
                    mem.gradients.base(), mem.optimizer.base(), mem.activations.base(), mem.logits.base(),
                    mem.reserve.base(), mem.capacity.base()}) {
     EXPECT_TRUE(std::isfinite(x)) << what;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
@@ -278,18 +279,21 @@ double iteration_time(const Table5Row& r, Recompute rc, bool sp) {
   return evaluate(s, p, cost).step_time.base();
 }
 
-TEST(Korthikanti2022Table5, MeanIterationTimeErrorIsAboutFivePercent) {
-  // Issue 3 asks for a mean error of at most 5% over these eight runs; the model is at 5.2%
-  // (docs/accuracy.md). The bound below guards that figure against regressions: 6%.
+TEST(Korthikanti2022Table5, MeanIterationTimeErrorIsAtMostFivePercent) {
+  // Issue 3 asks for a mean absolute error of at most 5% over these eight runs; the model is at
+  // 4.4% (docs/accuracy.md lists each run).
   double sum = 0;
   int n = 0;
+  std::string rows;
   for (const auto& r : kTable5) {
     const double full = iteration_time(r, Recompute::full, false);
     const double present = iteration_time(r, Recompute::selective, true);
     sum += std::abs(full - r.full_s) / r.full_s + std::abs(present - r.present_s) / r.present_s;
     n += 2;
+    rows += std::string(" ") + r.name + " full " + std::to_string(100.0 * (full / r.full_s - 1.0)) + "% present " +
+            std::to_string(100.0 * (present / r.present_s - 1.0)) + "%;";
   }
-  EXPECT_LT(sum / n, 0.06) << "mean abs error " << 100.0 * sum / n << "%";
+  EXPECT_LE(sum / n, 0.05) << "mean abs error " << 100.0 * sum / n << "%:" << rows;
 }
 
 }  // namespace

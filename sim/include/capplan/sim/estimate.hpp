@@ -39,10 +39,12 @@ struct StepBreakdown {
   units::Seconds cp_comm;
   units::Seconds bubble;     // pipeline fill and drain
   units::Seconds optimizer;  // optimizer step (memory-bound)
+  // Waiting for the slowest GPU: compute and optimizer x spread x E[max of N] (variability.hpp).
+  units::Seconds variability;
   units::Seconds other;      // reserved for data loading, logging (0 in this model)
 
   units::Seconds total() const {
-    return compute + tp_comm + pp_comm + dp_comm + ep_comm + cp_comm + bubble + optimizer + other;
+    return compute + tp_comm + pp_comm + dp_comm + ep_comm + cp_comm + bubble + optimizer + variability + other;
   }
 };
 

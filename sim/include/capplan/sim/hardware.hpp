@@ -4,6 +4,7 @@
 #include <string>
 
 #include "capplan/sim/units.hpp"
+#include "capplan/sim/variability.hpp"
 
 namespace capplan::sim {
 
@@ -52,6 +53,9 @@ struct Cluster {
   std::optional<units::UsdPerSecond> price_per_gpu;  // empty = unknown price
   std::string instance_id;                           // empty when given by GPU + count
   std::string price_source;                          // "catalog: ..." or "scenario override"
+  // Relative standard deviation of per-GPU compute speed within the cluster (variability.hpp):
+  // the job's compute runs at the pace of the slowest of its GPUs. 0 = identical GPUs.
+  double gpu_speed_spread = kDefaultGpuSpeedSpread;
 
   int nodes() const { return (gpus + gpus_per_node - 1) / gpus_per_node; }
 };
