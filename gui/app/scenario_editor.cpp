@@ -186,6 +186,14 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
             tr("Inter-node bandwidth per GPU, one direction (default 400 Gbit/s, DGX reference)"))
       ->setPlaceholderText(tr("default: 400 (DGX reference)"));
   cl->addWidget(gpu_box_);
+  auto* spread_box = new QWidget(cluster_box);
+  auto* sb = new QGridLayout(spread_box);
+  sb->setContentsMargins(0, 0, 0, 0);
+  add_field(sb, 0, tr("GPU speed spread"), "/cluster/gpu_speed_spread", tr("sigma"),
+            tr("Relative standard deviation of per-GPU compute speed; the step waits for the slowest GPU "
+               "(default 0.015 from Sinha et al., SC'22; 0 = identical GPUs)"))
+      ->setPlaceholderText(tr("default: 0.015"));
+  cl->addWidget(spread_box);
   connect(by_instance_, &QRadioButton::clicked, this, [this] {
     if (doc_->has("/cluster/instance")) return;
     const auto& cat = doc_->catalogs();

@@ -177,7 +177,7 @@ void ScenarioDocument::use_instance(const std::string& instance_id) {
   const json* nodes = find_at(doc_, "/cluster/nodes");
   cluster["instance"] = instance_id;
   cluster["nodes"] = nodes != nullptr ? *nodes : json(1);
-  for (const char* key : {"intra_node_gbps", "inter_node_gbps_per_gpu"}) {
+  for (const char* key : {"intra_node_gbps", "inter_node_gbps_per_gpu", "gpu_speed_spread"}) {
     if (const json* v = find_at(doc_, std::string("/cluster/") + key)) cluster[key] = *v;
   }
   doc_["cluster"] = std::move(cluster);
@@ -195,7 +195,7 @@ void ScenarioDocument::use_gpu(const std::string& gpu_id) {
   } else {
     cluster["gpus"] = 8;
   }
-  for (const char* key : {"gpus_per_node", "intra_node_gbps", "inter_node_gbps_per_gpu"}) {
+  for (const char* key : {"gpus_per_node", "intra_node_gbps", "inter_node_gbps_per_gpu", "gpu_speed_spread"}) {
     if (const json* v = find_at(doc_, std::string("/cluster/") + key)) cluster[key] = *v;
   }
   doc_["cluster"] = std::move(cluster);
@@ -239,7 +239,7 @@ void ScenarioDocument::apply_plan(const std::string& instance_id, const std::str
     cluster["gpus"] = nodes_or_gpus;
     if (const json* v = find_at(doc_, "/cluster/gpus_per_node")) cluster["gpus_per_node"] = *v;
   }
-  for (const char* key : {"intra_node_gbps", "inter_node_gbps_per_gpu"}) {
+  for (const char* key : {"intra_node_gbps", "inter_node_gbps_per_gpu", "gpu_speed_spread"}) {
     if (const json* v = find_at(doc_, std::string("/cluster/") + key)) cluster[key] = *v;
   }
   doc_["cluster"] = std::move(cluster);

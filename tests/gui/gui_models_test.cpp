@@ -371,6 +371,28 @@ class GuiModelsTest : public QObject {
     QCOMPARE(*doc.last_good()->scenario.strategy.dp, 16);
   }
 
+  void the_gpu_speed_spread_survives_switching_the_cluster() {
+    ScenarioDocument doc(catalogs());
+    doc.set_text("/cluster/gpu_speed_spread", QStringLiteral("0"));
+    QVERIFY2(doc.valid(), qPrintable(doc.all_messages().join('\n')));
+    QCOMPARE(doc.last_good()->scenario.cluster.gpu_speed_spread, 0.0);
+    doc.use_gpu("h100-sxm-80gb");
+    QCOMPARE(doc.last_good()->scenario.cluster.gpu_speed_spread, 0.0);
+    doc.use_instance("aws-p5.48xlarge");
+    QCOMPARE(doc.last_good()->scenario.cluster.gpu_speed_spread, 0.0);
+    sim::Parallelism p;
+    p.tp = 8;
+    p.pp = 1;
+    p.dp = 8;
+    doc.apply_plan("aws-p5.48xlarge", "h100-sxm-80gb", 8, p);
+    QVERIFY2(doc.valid(), qPrintable(doc.all_messages().join('\n')));
+    QCOMPARE(doc.last_good()->scenario.cluster.gpu_speed_spread, 0.0);
+    // Out of range: the CLI's message beside the field, the last good scenario kept.
+    doc.set_text("/cluster/gpu_speed_spread", QStringLiteral("0.9"));
+    QVERIFY(!doc.valid());
+    QVERIFY(!doc.messages_for("/cluster/gpu_speed_spread").isEmpty());
+  }
+
   void the_planner_runs_in_the_background_and_its_plans_pass_the_item_model_tester() {
     ScenarioDocument doc(catalogs());
     sim::SearchRequest request;
