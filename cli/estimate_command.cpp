@@ -84,6 +84,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
      "Intra-node link bandwidth per GPU, one direction, Gbit/s"},
     {"--inter-node-gbps-per-gpu", "/cluster/inter_node_gbps_per_gpu", FlagValue::number_or_text, "GBPS",
      "Inter-node bandwidth per GPU, one direction, Gbit/s"},
+    {"--gpu-speed-spread", "/cluster/gpu_speed_spread", FlagValue::number_or_text, "FRACTION",
+     "Relative spread of per-GPU speed; the step waits for the slowest GPU (default 0.015)"},
     {"--tp", "/strategy/tp", FlagValue::number_or_text, "INT|auto", "Tensor-parallel size, or auto"},
     {"--pp", "/strategy/pp", FlagValue::number_or_text, "INT|auto", "Pipeline-parallel size, or auto"},
     {"--dp", "/strategy/dp", FlagValue::number_or_text, "INT|auto", "Data-parallel size, or auto"},

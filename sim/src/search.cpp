@@ -582,6 +582,8 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
       sh.scenario = req.base;
       sh.scenario.cluster = o.node;
       sh.scenario.cluster.gpus = static_cast<int>(gpus);
+      // A property of the user's fleet, not of the offering: it applies to every shape.
+      sh.scenario.cluster.gpu_speed_spread = req.base.cluster.gpu_speed_spread;
       sh.cost = costs[i].get();
       shapes.push_back(std::move(sh));
     }

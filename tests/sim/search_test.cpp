@@ -81,6 +81,7 @@ std::vector<Point> brute_force(const SearchRequest& r) {
       Scenario s = r.base;
       s.cluster = r.offerings[i].node;
       s.cluster.gpus = n * s.cluster.gpus_per_node;
+      s.cluster.gpu_speed_spread = r.base.cluster.gpu_speed_spread;  // the user's fleet, every offering
       if (r.max_gpus > 0 && s.cluster.gpus > r.max_gpus) continue;
       const DatasheetCost cost(s.cluster);
       for (const Parallelism& p : candidate_layouts(s, r.space)) {
@@ -134,6 +135,26 @@ TEST(Search, CheapestEqualsBruteForceOverTheSameSpace) {
   });
   ASSERT_EQ(result->plans.size(), ranked.size());
   for (std::size_t i = 0; i < ranked.size(); ++i) expect_same_plan(result->plans[i], ranked[i]);
+}
+
+TEST(Search, TheScenariosGpuSpeedSpreadAppliesToEveryOffering) {
+  SearchRequest r = small_request();
+  r.objective = Objective::cheapest;
+  r.base.cluster.gpu_speed_spread = 0.05;  // a badly screened fleet
+  auto spread = search(r);
+  ASSERT_TRUE(spread.has_value());
+  std::vector<Point> ranked = best_per_shape(brute_force(r));
+  std::sort(ranked.begin(), ranked.end(), [](const Point& a, const Point& b) {
+    return std::tie(*a.cost, a.time, a.offering, a.nodes, a.p) < std::tie(*b.cost, b.time, b.offering, b.nodes, b.p);
+  });
+  ASSERT_EQ(spread->plans.size(), ranked.size());
+  for (std::size_t i = 0; i < ranked.size(); ++i) expect_same_plan(spread->plans[i], ranked[i]);
+  // And it matters: the same search with identical GPUs has a faster multi-GPU winner.
+  r.base.cluster.gpu_speed_spread = 0.0;
+  auto uniform = search(r);
+  ASSERT_TRUE(uniform.has_value());
+  EXPECT_GT(spread->plans.front().estimate.breakdown.variability.base(), 0.0);
+  EXPECT_EQ(uniform->plans.front().estimate.breakdown.variability.base(), 0.0);
 }
 
 TEST(Search, FastestWithinBudgetEqualsBruteForce) {
