@@ -73,6 +73,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--precision", "/training/precision", FlagValue::text, "NAME", "bf16, fp16, fp8, tf32 or fp32"},
     {"--framework", "/training/framework", FlagValue::text, "NAME",
      "megatron (fused kernels, default) or pytorch (eager kernels)"},
+    {"--loss-kernel", "/training/loss_kernel", FlagValue::text, "NAME",
+     "Loss kernels: unfused, fused, te or eager (default: fused for megatron, eager for pytorch)"},
     {"--overlap-compute-slowdown", "/training/overlap_compute_slowdown", FlagValue::number_or_text, "FRACTION",
      "Compute slowdown while it overlaps communication (default 0.189)"},
     {"--instance", "/cluster/instance", FlagValue::text, "ID", "Instance id (capplan catalog instances)"},

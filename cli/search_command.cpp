@@ -53,6 +53,7 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--global-batch-tokens", "/training/global_batch_tokens", false, "SI", "Global batch in tokens, e.g. 4M"},
     {"--precision", "/training/precision", true, "NAME", "bf16, fp16, fp8, tf32 or fp32"},
     {"--framework", "/training/framework", true, "NAME", "megatron (fused kernels, default) or pytorch"},
+    {"--loss-kernel", "/training/loss_kernel", true, "NAME", "Loss kernels: unfused, fused, te or eager"},
     {"--gpu-speed-spread", "/cluster/gpu_speed_spread", false, "FRACTION",
      "Relative spread of per-GPU speed in your fleet (default 0.015); applies to every offering"},
     {"--tp", "/strategy/tp", false, "INT", "Fix the tensor-parallel size (default: searched)"},

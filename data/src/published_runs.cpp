@@ -755,6 +755,9 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
       strategy["overlap_dp_comm"] = false;
       rr.assume("framework '" + rr.cell("framework") +
                 "': data-parallel gradient reduction not overlapped with backward (the framework's default)");
+      // --cross-entropy-loss-fusion is off by default in Megatron-LM's arguments.
+      training["loss_kernel"] = "unfused";
+      rr.assume("framework '" + rr.cell("framework") + "': unfused vocab-parallel cross-entropy (the framework's default)");
     }
   }
 

@@ -642,7 +642,8 @@ class ScenarioParser {
     if (!r_.object(j, p)) return std::nullopt;
     const auto before = r_.count();
     r_.unknown_keys(j, p,
-                    {"tokens", "global_batch_tokens", "global_batch", "precision", "framework", "overlap_compute_slowdown"});
+                    {"tokens", "global_batch_tokens", "global_batch", "precision", "framework", "overlap_compute_slowdown",
+                     "loss_kernel"});
     sim::TrainingJob t;
     if (const json* v = required_in(j, p, "tokens", "total training tokens, e.g. \"2T\"")) {
       if (auto x = si_number(*v, child(p, "tokens"), kMaxTokens)) t.tokens = *x;
@@ -684,6 +685,16 @@ class ScenarioParser {
           t.framework = *f;
         } else {
           r_.error(child(p, "framework"), "unknown framework '" + *s + "' (" + suggest(*s, {"megatron", "pytorch"}) + ")");
+        }
+      }
+    }
+    if (const json* v = find(j, "loss_kernel")) {
+      if (auto s = r_.string(*v, child(p, "loss_kernel"))) {
+        if (auto k = sim::loss_kernel_from_string(*s)) {
+          t.loss_kernel = *k;
+        } else {
+          r_.error(child(p, "loss_kernel"),
+                   "unknown loss kernel '" + *s + "' (" + suggest(*s, {"unfused", "fused", "te", "eager"}) + ")");
         }
       }
     }

@@ -377,8 +377,14 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   b.elementwise("embedding", 2.0 * act * tokens_sp * h, Scope::embedding, false);
   b.elementwise("final_layernorm", 2.0 * act * tokens_sp * h, Scope::output, false);
   b.linear("logits", "logits_dgrad", "logits_wgrad", tokens, m.vocab / t, h, dt, Scope::output, false);
-  // Vocabulary-parallel cross-entropy in fp32: read logits, write softmax, write gradient.
-  b.elementwise("cross_entropy", (act + 4.0 + 4.0) * tokens * (m.vocab / t), Scope::output, false);
+  // Vocabulary-parallel cross-entropy: the loss kernels' own passes over this rank's logits
+  // (sim/workload.hpp, LossKernel).
+  {
+    const double logits = static_cast<double>(tokens) * static_cast<double>(m.vocab / t);
+    const LossBytes loss = loss_bytes_per_logit(job.loss());
+    b.add(MemoryOp{"cross_entropy", units::bytes(loss.forward * logits)}, Phase::forward, Scope::output);
+    b.add(MemoryOp{"cross_entropy", units::bytes(loss.backward * logits)}, Phase::backward, Scope::output);
+  }
   if (t > 1) {
     const units::Bytes msg = units::bytes(act * tokens * h);
     if (p.sequence_parallel) {

@@ -11,6 +11,33 @@ std::optional<Framework> framework_from_string(const std::string& s) {
   return std::nullopt;
 }
 
+const char* to_string(LossKernel k) {
+  switch (k) {
+    case LossKernel::unfused: return "unfused";
+    case LossKernel::fused: return "fused";
+    case LossKernel::te: return "te";
+    case LossKernel::eager: return "eager";
+  }
+  return "fused";
+}
+
+std::optional<LossKernel> loss_kernel_from_string(const std::string& s) {
+  for (LossKernel k : {LossKernel::unfused, LossKernel::fused, LossKernel::te, LossKernel::eager}) {
+    if (s == to_string(k)) return k;
+  }
+  return std::nullopt;
+}
+
+LossBytes loss_bytes_per_logit(LossKernel k) {
+  switch (k) {
+    case LossKernel::unfused: return {6.0 + 4.0 + 8.0 + 8.0 + 4.0 + 8.0, 8.0 + 6.0};
+    case LossKernel::fused: return {6.0 + 8.0 + 8.0, 8.0 + 6.0};
+    case LossKernel::te: return {2.0 + 2.0 + 2.0, 4.0};
+    case LossKernel::eager: return {6.0 + 16.0, 4.0 + 16.0 + 6.0};  // 22 | 26
+  }
+  return {};
+}
+
 int ModelSpec::moe_layer_count() const {
   int n = 0;
   for (int l = 0; l < layers; ++l) n += is_moe_layer(l) ? 1 : 0;

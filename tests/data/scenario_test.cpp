@@ -548,6 +548,20 @@ TEST(ParseScenario, BatchTokensRoundToAMultipleOfMicroBatchTimesDp) {
   EXPECT_EQ(r->scenario.training.global_batch, expected);
 }
 
+TEST(ParseScenario, LossKernelIsOptionalAndChecked) {
+  auto dflt = parse(base());
+  ASSERT_TRUE(dflt) << to_string(dflt.error());
+  EXPECT_FALSE(dflt->scenario.training.loss_kernel.has_value());
+  EXPECT_EQ(dflt->scenario.training.loss(), sim::LossKernel::fused);
+  auto te = parse(patched({{"training", {{"loss_kernel", "te"}}}}));
+  ASSERT_TRUE(te) << to_string(te.error());
+  EXPECT_EQ(te->scenario.training.loss(), sim::LossKernel::te);
+  auto bad = parse(patched({{"training", {{"loss_kernel", "fusd"}}}}));
+  ASSERT_FALSE(bad);
+  EXPECT_TRUE(has_diag(bad.error(), "scenario#/training/loss_kernel", "unknown loss kernel 'fusd'"))
+      << to_string(bad.error());
+}
+
 TEST(ParseScenario, GpuSpeedSpreadDefaultsToTheDocumentedValueAndIsChecked) {
   auto dflt = parse(base());
   ASSERT_TRUE(dflt) << to_string(dflt.error());

@@ -94,6 +94,27 @@ enum class Framework { megatron, pytorch };
 const char* to_string(Framework f);
 std::optional<Framework> framework_from_string(const std::string& s);
 
+// The kernels that compute the loss (softmax cross-entropy over the vocabulary, fp32 math on
+// 16-bit logits). HBM bytes per logit element, forward + backward (docs/model.md, section 1):
+// unfused: Megatron's VocabParallelCrossEntropy as separate PyTorch ops (Megatron-LM's default):
+//          cast 6, max 4, subtract 8, exp 8, sum 4, normalise 8 | scale by dloss 8, cast back 6;
+// fused:   Megatron-Core's cross_entropy_loss_fusion (jit-fused; NeMo 2 and Megatron-Bridge turn
+//          it on): cast+max 6, subtract+exp+sum 8, normalise 8 | scale 8, cast back 6;
+// te:      Transformer Engine's parallel cross-entropy (cross_entropy_fusion_impl "te"): an online
+//          softmax pass over the 16-bit logits, then one pass writing the gradient in place:
+//          2 + 2 + 2 | scale the stored gradient 4;
+// eager:   torch.nn.functional.cross_entropy on .float() logits (torchtitan, llm-foundry):
+//          cast 6, log_softmax max/sum/write 16 | nll grad fill 4, log_softmax backward 16,
+//          cast back 6.
+enum class LossKernel { unfused, fused, te, eager };
+const char* to_string(LossKernel k);
+std::optional<LossKernel> loss_kernel_from_string(const std::string& s);
+struct LossBytes {
+  double forward = 0;   // bytes per logit element
+  double backward = 0;
+};
+LossBytes loss_bytes_per_logit(LossKernel k);
+
 struct TrainingJob {
   double tokens = 0;             // total training tokens
   std::int64_t global_batch = 0;  // sequences per optimizer step
@@ -103,6 +124,12 @@ struct TrainingJob {
   // bandwidth): Lee et al. 2025 (arXiv:2507.03114) measure 18.9% on average on A100 and H100
   // (up to 40%). 0 would be ideal overlap.
   double overlap_compute_slowdown = 0.189;
+  // Empty: the framework's default (megatron: fused, pytorch: eager).
+  std::optional<LossKernel> loss_kernel;
+
+  LossKernel loss() const {
+    return loss_kernel.value_or(framework == Framework::pytorch ? LossKernel::eager : LossKernel::fused);
+  }
 };
 
 }  // namespace capplan::sim
