@@ -272,8 +272,9 @@ double iteration_time(const Table5Row& r, Recompute rc, bool sp) {
   m.flash_attention = false;  // before fused attention
   GpuSpec gpu = test::a100_80gb();
   gpu.attention_efficiency = 0.5;
-  Scenario s = test::scenario_of(m, job_of(r.batch, 1e12, Precision::fp16),
-                                 cluster_of(gpu, r.gpus, 8, units::gbit_per_s(200)));
+  TrainingJob job = job_of(r.batch, 1e12, Precision::fp16);
+  job.loss_kernel = LossKernel::unfused;  // Megatron-LM's default then and now
+  Scenario s = test::scenario_of(m, job, cluster_of(gpu, r.gpus, 8, units::gbit_per_s(200)));
   Parallelism p = layout(8, r.pp, 1, 1, rc, sp, 0, r.virtual_stages);
   const DatasheetCost cost(s.cluster);
   return evaluate(s, p, cost).step_time.base();
