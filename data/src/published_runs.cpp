@@ -774,10 +774,13 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
                                                strategy["ep"].get<int>(), gpn);
     if (nodes > 0) {
       model["moe"]["max_nodes_per_token"] = nodes;
-      std::erase_if(run.assumptions, [](const std::string& a) { return a.starts_with("node-limited routing"); });
+      std::erase_if(run.assumptions, [](const std::string& a) {
+        return a.starts_with("node-limited routing") || a.starts_with("capacity_factor 1.0 (balanced routing)");
+      });
       rr.assume("NeMo AutoModel benchmark routing (FakeBalancedGate, fake_balanced_gate: true): token i goes to "
                 "experts i*k..i*k+k-1, which lie on " + std::to_string(nodes) +
-                " node(s); DeepEP sends it over the network once per node");
+                " node(s); DeepEP sends it over the network once per node; every expert gets exactly the same "
+                "number of tokens (capacity_factor 1.0)");
     }
   }
 
