@@ -108,6 +108,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
      "Overlap tensor-parallel collectives with GEMMs, chunked (default false)"},
     {"--pp-comm-overlap", "/strategy/pp_comm_overlap", FlagValue::number_or_text, "BOOL|auto",
      "Overlap pipeline send/recv with compute (default false)"},
+    {"--ep-comm-overlap", "/strategy/ep_comm_overlap", FlagValue::number_or_text, "BOOL|auto",
+     "Overlap the expert-parallel all-to-all with another micro-batch's compute (default false)"},
     {"--usd-per-gpu-hour", "/pricing/usd_per_gpu_hour", FlagValue::number_or_text, "USD",
      "Price per GPU-hour (overrides the catalog)"},
     {"--usd-per-node-hour", "/pricing/usd_per_node_hour", FlagValue::number_or_text, "USD",

@@ -232,6 +232,7 @@ json parallelism_to_json(const sim::Parallelism& p, int micro_batches) {
           {"etp", p.etp},
           {"tp_comm_overlap", p.tp_comm_overlap},
           {"pp_comm_overlap", p.pp_comm_overlap},
+          {"ep_comm_overlap", p.ep_comm_overlap},
           {"grad_accumulation", micro_batches}};
 }
 

@@ -660,8 +660,15 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
   training["precision"] = map_precision(rr.cell("precision"), rr);
   // Eager PyTorch frameworks run the element-wise ops as separate kernels.
   const std::string framework = rr.cell("framework");
-  if (contains(framework, "fsdp") || contains(framework, "composer") || contains(framework, "torchtitan") ||
-      contains(framework, "metaseq")) {
+  // NeMo AutoModel's benchmark configs with "kernel opts: TE" select Transformer Engine's fused
+  // RMSNorm, attention and RoPE (examples/benchmark/configs/*_te_*.yaml: backend rms_norm: te,
+  // attn: te, rope_fusion: true): fused kernels, as in Megatron-Core.
+  const bool automodel_te = contains(framework, "automodel") && contains(rr.cell("other_settings"), "kernel opts: te");
+  if (automodel_te) {
+    rr.assume("framework '" + framework + "' with kernel opts TE: Transformer Engine's fused RMSNorm, RoPE and "
+              "attention (NeMo AutoModel benchmark configs: rms_norm te, rope_fusion true)");
+  } else if (contains(framework, "fsdp") || contains(framework, "composer") || contains(framework, "torchtitan") ||
+             contains(framework, "metaseq")) {
     training["framework"] = "pytorch";
     rr.assume("framework '" + framework + "': eager PyTorch element-wise kernels");
   }
@@ -761,6 +768,25 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
     }
   }
 
+  if (automodel_te && model.contains("moe") && strategy.contains("ep")) {
+    // NeMo AutoModel's MoE benchmark configs route with FakeBalancedGate (fake_balanced_gate: true
+    // in examples/benchmark/configs/*_te_deepep.yaml): token i goes to experts i*k .. i*k+k-1
+    // (mod E). DeepEP sends a token over the network once per node that holds one of its experts,
+    // so the network bytes follow the nodes these k consecutive experts span.
+    const int nodes = fake_balanced_gate_nodes(model["moe"]["experts"].get<int>(), model["moe"]["top_k"].get<int>(),
+                                               strategy["ep"].get<int>(), gpn);
+    if (nodes > 0) {
+      model["moe"]["max_nodes_per_token"] = nodes;
+      std::erase_if(run.assumptions, [](const std::string& a) {
+        return a.starts_with("node-limited routing") || a.starts_with("capacity_factor 1.0 (balanced routing)");
+      });
+      rr.assume("NeMo AutoModel benchmark routing (FakeBalancedGate, fake_balanced_gate: true): token i goes to "
+                "experts i*k..i*k+k-1, which lie on " + std::to_string(nodes) +
+                " node(s); DeepEP sends it over the network once per node; every expert gets exactly the same "
+                "number of tokens (capacity_factor 1.0)");
+    }
+  }
+
   // Measured throughput, tokens/s per GPU.
   const bool derived_in_csv = contains(rr.cell("derived_fields"), "tokens_per_s_per_gpu");
   const auto step = rr.number("step_time_s");
@@ -810,6 +836,25 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
 }
 
 }  // namespace
+
+int fake_balanced_gate_nodes(int experts, int top_k, int ep, int gpus_per_node) {
+  if (experts <= 0 || top_k <= 0 || top_k > experts || ep <= 0 || gpus_per_node <= 0) return 0;
+  if (experts % ep != 0 || ep <= gpus_per_node) return 0;
+  const int per_rank = experts / ep;
+  int most = 0;
+  // Token i starts at expert (i*k) mod E: E tokens cover every start the pattern takes.
+  for (int i = 0; i < experts; ++i) {
+    const long long first = (static_cast<long long>(i) * top_k) % experts;
+    std::vector<int> nodes;
+    for (int j = 0; j < top_k; ++j) {
+      const int expert = static_cast<int>((first + j) % experts);
+      const int node = (expert / per_rank) / gpus_per_node;
+      if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+    }
+    most = std::max(most, static_cast<int>(nodes.size()));
+  }
+  return most;
+}
 
 Result<std::vector<PublishedRun>> load_published_runs(const std::filesystem::path& csv, const Catalogs& catalogs) {
   const std::string file = csv.filename().string();

@@ -134,6 +134,7 @@ constexpr StrategyFlag kStrategyFlags[] = {
     {"overlap_dp_comm", &sim::StrategyRequest::overlap_dp_comm},
     {"tp_comm_overlap", &sim::StrategyRequest::tp_comm_overlap},
     {"pp_comm_overlap", &sim::StrategyRequest::pp_comm_overlap},
+    {"ep_comm_overlap", &sim::StrategyRequest::ep_comm_overlap},
 };
 
 constexpr sim::Precision kPrecisions[] = {sim::Precision::bf16, sim::Precision::fp16, sim::Precision::fp8,

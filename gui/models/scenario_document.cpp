@@ -258,6 +258,7 @@ void ScenarioDocument::apply_plan(const std::string& instance_id, const std::str
   s["overlap_dp_comm"] = p.overlap_dp_comm;
   if (p.tp_comm_overlap) s["tp_comm_overlap"] = true;
   if (p.pp_comm_overlap) s["pp_comm_overlap"] = true;
+  if (p.ep_comm_overlap) s["ep_comm_overlap"] = true;
   doc_["strategy"] = std::move(s);
   // A plan priced with an offering's price: a per-GPU override would no longer be the user's intent.
   modified_ = true;

@@ -67,6 +67,8 @@ void for_each_inner_layout(const ModelSpec& m, const StrategyRequest& r, const O
       fixed_or(r.tp_comm_overlap, wide && o.tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false});
   const std::vector<bool> pp_overlaps =
       fixed_or(r.pp_comm_overlap, wide && o.pp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false});
+  const std::vector<bool> ep_overlaps = fixed_or(
+      r.ep_comm_overlap, wide && o.ep > 1 && m.is_moe() ? std::vector<bool>{false, true} : std::vector<bool>{false});
   const std::vector<bool> sps =
       o.tp > 1 ? (m.is_moe() ? std::vector<bool>{true} : std::vector<bool>{true, false}) : std::vector<bool>{false};
   const std::vector<Recompute> rcs =
@@ -85,8 +87,11 @@ void for_each_inner_layout(const ModelSpec& m, const StrategyRequest& r, const O
           for (bool sp : fixed_or(r.sequence_parallel, sps)) {
             for (bool tpo : tp_overlaps) {
               for (bool ppo : pp_overlaps) {
-                const Parallelism p{o.tp, o.pp, o.dp, o.cp, o.ep, o.etp, mb, v, zero, rc, sp, dp_overlap, tpo, ppo};
-                visit(p, micro_batches);
+                for (bool epo : ep_overlaps) {
+                  const Parallelism p{o.tp, o.pp, o.dp, o.cp, o.ep, o.etp, mb, v, zero, rc, sp, dp_overlap, tpo, ppo,
+                                      epo};
+                  visit(p, micro_batches);
+                }
               }
             }
           }

@@ -122,7 +122,9 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
     st.backward = L * layer.backward + D * dense_ffn.backward + E * moe_ffn.backward;
     st.tp = L * tp_exposed(layer.tp, layer.compute - layer.attention) + D * tp_exposed(dense_ffn.tp, dense_ffn.compute) +
             E * tp_exposed(moe_ffn.tp, moe_ffn.compute);
-    st.ep = E * moe_ffn.ep;
+    // EP overlap (Megatron-Core's combined 1F1B, DualPipe): one micro-batch's dispatch and combine
+    // run while another micro-batch computes the same layer (attention and experts).
+    st.ep = E * (p.ep_comm_overlap ? exposed(moe_ffn.ep, layer.compute + moe_ffn.compute) : moe_ffn.ep);
     st.cp = L * cp_layer;
     st.fsdp = D * fsdp_layer + E * fsdp_moe_layer + fsdp_head;
     if (i == 0) {

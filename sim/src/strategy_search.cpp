@@ -33,6 +33,7 @@ Parallelism fill_defaults(const Scenario& s) {
   p.overlap_dp_comm = r.overlap_dp_comm.value_or(true);
   p.tp_comm_overlap = r.tp_comm_overlap.value_or(false);
   p.pp_comm_overlap = r.pp_comm_overlap.value_or(false);
+  p.ep_comm_overlap = r.ep_comm_overlap.value_or(false);
   return p;
 }
 

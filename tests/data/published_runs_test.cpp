@@ -337,6 +337,35 @@ TEST(PublishedRunsDev, FrameworkDefaultsFollowTheSource) {
   EXPECT_FALSE(row("R117").scenario.at("strategy").contains("overlap_dp_comm"));  // NeMo
 }
 
+// NeMo AutoModel with "kernel opts: TE" runs Transformer Engine's fused kernels, not eager ones;
+// its MoE benchmark routes with FakeBalancedGate, so R173's network dispatch reaches one node.
+TEST(PublishedRunsDev, AutoModelTeRowsUseFusedKernelsAndItsBenchmarkRouting) {
+  for (const char* id : {"R173", "R174"}) {
+    const auto& r = row(id);
+    ASSERT_TRUE(r.usable) << r.skip_reason;
+    EXPECT_FALSE(r.scenario.at("training").contains("framework")) << id;
+    EXPECT_TRUE(mentions(r.assumptions, "with kernel opts TE")) << id;
+  }
+  const auto& r173 = row("R173");
+  EXPECT_EQ(r173.scenario.at("model").at("moe").at("max_nodes_per_token"), 1);
+  EXPECT_TRUE(mentions(r173.assumptions, "FakeBalancedGate"));
+  EXPECT_FALSE(mentions(r173.assumptions, "node-limited routing"));  // the preset's routing is replaced
+}
+
+// Hand derivations. DeepSeek-V3 on EP 64 (R173): 256/64 = 4 experts per rank, 32 per node of 8;
+// a token's 8 consecutive experts start at a multiple of 8, so they never straddle a 32-expert
+// node boundary: 1 node. 128 experts, top-6, EP 32: also 32 per node, but a token starting at
+// expert 30 (token 5: 5*6 = 30) takes 30..35, across the boundary at 32: 2 nodes.
+TEST(FakeBalancedGate, NodesSpannedByConsecutiveExperts) {
+  EXPECT_EQ(fake_balanced_gate_nodes(256, 8, 64, 8), 1);
+  EXPECT_EQ(fake_balanced_gate_nodes(256, 8, 128, 8), 1);  // 16 per node, still a multiple of 8
+  EXPECT_EQ(fake_balanced_gate_nodes(128, 6, 32, 8), 2);
+  EXPECT_EQ(fake_balanced_gate_nodes(16, 8, 16, 8), 1);    // 8 per node = k: aligned
+  EXPECT_EQ(fake_balanced_gate_nodes(8, 4, 16, 2), 0);     // 8 experts do not split over 16 ranks
+  EXPECT_EQ(fake_balanced_gate_nodes(256, 8, 8, 8), 0);    // the EP group is one node
+  EXPECT_EQ(fake_balanced_gate_nodes(64, 8, 64, 1), 8);    // one expert per node: k nodes
+}
+
 TEST(PublishedRunsDev, AssumptionsAreStated) {
   // The 96 GB HBM2e / 500 W H100 SKU is not in the catalog: skipped with the reason, not predicted.
   EXPECT_FALSE(row("R145").usable);

@@ -592,6 +592,18 @@ TEST(ParseScenario, OverlapOptionsAndSlowdown) {
   EXPECT_TRUE(has_diag(wrong_type.error(), "scenario#/strategy/tp_comm_overlap", "")) << to_string(wrong_type.error());
 }
 
+TEST(ParseScenario, EpCommOverlapIsAStrategyFlag) {
+  auto r = parse(patched({{"strategy", {{"ep_comm_overlap", true}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.strategy.ep_comm_overlap, true);
+  auto unset = parse(base());
+  ASSERT_TRUE(unset) << to_string(unset.error());
+  EXPECT_FALSE(unset->scenario.strategy.ep_comm_overlap.has_value());  // off unless asked for
+  auto wrong_type = parse(patched({{"strategy", {{"ep_comm_overlap", 3}}}}));
+  ASSERT_FALSE(wrong_type);
+  EXPECT_TRUE(has_diag(wrong_type.error(), "scenario#/strategy/ep_comm_overlap", "")) << to_string(wrong_type.error());
+}
+
 TEST(ParseScenario, FrameworkSelectsTheKernelStyle) {
   auto r = parse(patched({{"training", {{"framework", "pytorch"}}}}));
   ASSERT_TRUE(r) << to_string(r.error());

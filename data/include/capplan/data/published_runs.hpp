@@ -43,4 +43,10 @@ struct PublishedRun {
 Result<std::vector<PublishedRun>> load_published_runs(const std::filesystem::path& csv,
                                                       const Catalogs& catalogs);
 
+// Nodes a token's experts span under NeMo AutoModel's FakeBalancedGate benchmark routing (token i
+// goes to experts i*k .. i*k+k-1 mod E), with E/ep experts per EP rank and EP ranks contiguous on
+// nodes of `gpus_per_node`: the most over all tokens. 0 when the EP group fits in one node or the
+// sizes are invalid (E not a multiple of ep, k > E).
+int fake_balanced_gate_nodes(int experts, int top_k, int ep, int gpus_per_node);
+
 }  // namespace capplan::data

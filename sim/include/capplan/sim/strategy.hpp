@@ -30,6 +30,10 @@ struct Parallelism {
   bool tp_comm_overlap = false;
   // Pipeline send/recv overlapped with compute (Megatron's overlap_p2p_comm, interleaved schedule).
   bool pp_comm_overlap = false;
+  // Expert-parallel all-to-all (dispatch/combine) of one micro-batch overlapped with the compute of
+  // another: Megatron-Core's --overlap-moe-expert-parallel-comm (off by default), DeepSeek-V3's
+  // DualPipe (DeepSeek-V3 report, Sec. 3.2.1). Off by default.
+  bool ep_comm_overlap = false;
 
   auto operator<=>(const Parallelism&) const = default;
 };
@@ -42,6 +46,7 @@ struct StrategyRequest {
   std::optional<bool> overlap_dp_comm;
   std::optional<bool> tp_comm_overlap;
   std::optional<bool> pp_comm_overlap;
+  std::optional<bool> ep_comm_overlap;
 
   bool fully_specified() const {
     return tp && pp && dp && micro_batch && virtual_stages && zero && recompute && sequence_parallel;
