@@ -18,27 +18,6 @@ using test::cluster_of;
 using test::job_of;
 using test::layout;
 
-// Mixtral 8x7B (Jiang et al. 2024; mistralai/Mixtral-8x7B-v0.1 config.json): 32 layers, hidden
-// 4096, 32 heads, 8 KV heads, 8 experts of 14336 (SwiGLU), top-2, vocab 32000, untied.
-ModelSpec mixtral_8x7b() {
-  ModelSpec m;
-  m.name = "mixtral-8x7b";
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
-  m.vocab = 32000;
-  m.seq_len = 4096;
-  m.gated_ffn = true;
-  m.rmsnorm = true;
-  m.rope = true;
-  m.moe.experts = 8;
-  m.moe.top_k = 2;
-  m.moe.expert_ffn_hidden = 14336;
-  return m;
-}
-
 double mixtral_attention() {
   const double h = 4096, kv = 8 * 128;
   return h * (h + 2 * kv) + h * h + 2 * h;  // QKV + output + 2 norms
@@ -46,7 +25,7 @@ double mixtral_attention() {
 double mixtral_expert() { return 3.0 * 4096 * 14336; }
 
 TEST(MoeParams, MixtralTotalAndActiveFollowTheShapes) {
-  const ModelSpec m = mixtral_8x7b();
+  const ModelSpec m = test::mixtral_8x7b();
   const double router = 8.0 * 4096;
   const double emb = 2.0 * 32000 * 4096;  // input + output
   const double total = 32 * (mixtral_attention() + router + 8 * mixtral_expert()) + emb + 4096;
@@ -59,7 +38,7 @@ TEST(MoeParams, MixtralTotalAndActiveFollowTheShapes) {
 }
 
 TEST(MoeParams, DenseLeadingLayersAndEveryNthLayer) {
-  ModelSpec m = mixtral_8x7b();
+  ModelSpec m = test::mixtral_8x7b();
   m.moe.dense_layers = 3;     // layers 0..2 dense
   m.moe.every_n_layers = 2;  // then 3, 5, 7, ... are MoE: (32 - 3 + 1) / 2 = 15
   EXPECT_FALSE(m.is_moe_layer(2));
@@ -70,7 +49,7 @@ TEST(MoeParams, DenseLeadingLayersAndEveryNthLayer) {
 
 TEST(MoeFlops, ModelFlopsCountRouterTopKAndSharedExperts) {
   // Per token and layer, forward: 2*(attention weights) + 4*s*h + 2*(router + (k + shared) experts).
-  ModelSpec m = mixtral_8x7b();
+  ModelSpec m = test::mixtral_8x7b();
   m.moe.shared_experts = 1;
   const double h = 4096, s = 4096;
   const double per_layer = 2 * (mixtral_attention() - 2 * h) + 4 * s * h + 2 * (8 * h + 3 * mixtral_expert());
@@ -91,7 +70,7 @@ double sum_bytes(const StepOps& ops, const char* name, Phase phase) {
 TEST(MoeOps, AllToAllVolumeIsTokensTimesTopKTimesHiddenEachWay) {
   // ep = 8, tp = 1, micro-batch 1 of 4096 tokens, top-2: each rank sends 4096*2 hidden vectors of
   // 4096 bf16 values for dispatch and again for combine; backward repeats both.
-  const ModelSpec m = mixtral_8x7b();
+  const ModelSpec m = test::mixtral_8x7b();
   Parallelism p = layout(1, 1, 8);
   p.ep = 8;
   const StepOps ops = build_step_ops(m, job_of(8), p, cluster_of(test::h100_sxm(), 8));
@@ -108,7 +87,7 @@ TEST(MoeOps, AllToAllVolumeIsTokensTimesTopKTimesHiddenEachWay) {
 
 TEST(MoeOps, LocalExpertsRunAsOneGemmKernelEachOnTheirTokens) {
   // ep = 4: 8/4 = 2 local experts; 4096 tokens * top-2 = 8192 routed, 4096 per local expert.
-  const ModelSpec m = mixtral_8x7b();
+  const ModelSpec m = test::mixtral_8x7b();
   Parallelism p = layout(1, 1, 8);
   p.ep = 4;
   const StepOps ops = build_step_ops(m, job_of(8), p, cluster_of(test::h100_sxm(), 8));
@@ -128,7 +107,7 @@ TEST(MoeOps, LocalExpertsRunAsOneGemmKernelEachOnTheirTokens) {
 
 TEST(MoeMemory, ExpertWeightsSplitByEpAndOptimizerByExpertDataParallel) {
   // 8 GPUs, dp 8, ep 4: each GPU holds 2 experts per layer; expert replicas = tp*dp*cp/ep = 2.
-  const ModelSpec m = mixtral_8x7b();
+  const ModelSpec m = test::mixtral_8x7b();
   Parallelism p = layout(1, 1, 8);
   p.ep = 4;
   p.zero = 1;
@@ -141,7 +120,7 @@ TEST(MoeMemory, ExpertWeightsSplitByEpAndOptimizerByExpertDataParallel) {
 }
 
 TEST(MoeLayout, EpMustDivideExpertsAndTheTpDpCpRanks) {
-  Scenario s = test::scenario_of(mixtral_8x7b(), job_of(8), cluster_of(test::h100_sxm(), 8));
+  Scenario s = test::scenario_of(test::mixtral_8x7b(), job_of(8), cluster_of(test::h100_sxm(), 8));
   Parallelism p = layout(1, 1, 8);
   p.ep = 16;  // does not divide 8 experts nor the 8 ranks
   Diagnostics d = check_layout(s, p);
@@ -202,7 +181,7 @@ TEST(ContextParallel, ActivationsScaleWithTokensPerRank) {
 TEST(Mla, DeepSeekV3AttentionParamsFollowTheLatentShapes) {
   // DeepSeek-V3 (arXiv:2412.19437): h 7168, 128 heads, q_lora 1536, kv_lora 512, nope 128,
   // rope 64, v 128.
-  ModelSpec m = mixtral_8x7b();
+  ModelSpec m = test::mixtral_8x7b();
   m.hidden = 7168;
   m.heads = 128;
   m.kv_heads = 128;
@@ -308,7 +287,7 @@ TEST(ExpertTensorParallel, SplitsExpertsAndGathersTheGroupsTokens) {
   // (3*h*f/2 parameters); it processes the routed tokens of both ETP ranks (2 * 4096 * 2 = 16384
   // rows over 2 local experts = 8192 per expert) against a 14336/2 inner size; the ETP pair
   // gathers and reduce-scatters 2 * 8192 * h bytes (both ranks' routed tokens) each way.
-  const ModelSpec m = mixtral_8x7b();
+  const ModelSpec m = test::mixtral_8x7b();
   Parallelism p = layout(1, 1, 8);
   p.ep = 4;
   p.etp = 2;

@@ -76,17 +76,8 @@ class EpStub final : public OpCostModel {
 // Mixtral 8x7B shape (8 experts of 14336, top-2) on one node, ep = 8, one micro-batch; a tiny
 // vocabulary so that the output layer's GEMM is negligible next to the layers'.
 Scenario mixtral_on_one_node() {
-  ModelSpec m = test::llama2_70b();
-  m.name = "mixtral-8x7b";
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
+  ModelSpec m = test::mixtral_8x7b();
   m.vocab = 8;
-  m.moe.experts = 8;
-  m.moe.top_k = 2;
-  m.moe.expert_ffn_hidden = 14336;
   return test::scenario_of(m, test::job_of(8), test::cluster_of(test::h100_sxm(), 8));
 }
 

@@ -124,17 +124,22 @@ void expect_same_plan(const Plan& plan, const Point& pt) {
   EXPECT_EQ(plan.estimate.step_time.base(), pt.step);  // bit for bit: the same arithmetic
 }
 
+// The planner's cheapest-first ranking equals brute force over evaluate() for the same request.
+void expect_cheapest_equals_brute_force(const SearchRequest& r, const SearchResult& result) {
+  std::vector<Point> ranked = best_per_shape(brute_force(r));
+  std::sort(ranked.begin(), ranked.end(), [](const Point& a, const Point& b) {
+    return std::tie(*a.cost, a.time, a.offering, a.nodes, a.p) < std::tie(*b.cost, b.time, b.offering, b.nodes, b.p);
+  });
+  ASSERT_EQ(result.plans.size(), ranked.size());
+  for (std::size_t i = 0; i < ranked.size(); ++i) expect_same_plan(result.plans[i], ranked[i]);
+}
+
 TEST(Search, CheapestEqualsBruteForceOverTheSameSpace) {
   SearchRequest r = small_request();
   r.objective = Objective::cheapest;
   auto result = search(r);
   ASSERT_TRUE(result.has_value());
-  std::vector<Point> ranked = best_per_shape(brute_force(r));
-  std::sort(ranked.begin(), ranked.end(), [](const Point& a, const Point& b) {
-    return std::tie(*a.cost, a.time, a.offering, a.nodes, a.p) < std::tie(*b.cost, b.time, b.offering, b.nodes, b.p);
-  });
-  ASSERT_EQ(result->plans.size(), ranked.size());
-  for (std::size_t i = 0; i < ranked.size(); ++i) expect_same_plan(result->plans[i], ranked[i]);
+  expect_cheapest_equals_brute_force(r, *result);
 }
 
 TEST(Search, TheScenariosGpuSpeedSpreadAppliesToEveryOffering) {
@@ -143,12 +148,7 @@ TEST(Search, TheScenariosGpuSpeedSpreadAppliesToEveryOffering) {
   r.base.cluster.gpu_speed_spread = 0.05;  // a badly screened fleet
   auto spread = search(r);
   ASSERT_TRUE(spread.has_value());
-  std::vector<Point> ranked = best_per_shape(brute_force(r));
-  std::sort(ranked.begin(), ranked.end(), [](const Point& a, const Point& b) {
-    return std::tie(*a.cost, a.time, a.offering, a.nodes, a.p) < std::tie(*b.cost, b.time, b.offering, b.nodes, b.p);
-  });
-  ASSERT_EQ(spread->plans.size(), ranked.size());
-  for (std::size_t i = 0; i < ranked.size(); ++i) expect_same_plan(spread->plans[i], ranked[i]);
+  expect_cheapest_equals_brute_force(r, *spread);
   // And it matters: the same search with identical GPUs has a faster multi-GPU winner.
   r.base.cluster.gpu_speed_spread = 0.0;
   auto uniform = search(r);

@@ -100,6 +100,27 @@ inline ModelSpec mt_nlg_530b() {
   return m;
 }
 
+// Mixtral 8x7B (Jiang et al. 2024; mistralai/Mixtral-8x7B-v0.1 config.json): 32 layers, hidden
+// 4096, 32 heads, 8 KV heads, 8 experts of 14336 (SwiGLU), top-2, vocab 32000, untied.
+inline ModelSpec mixtral_8x7b() {
+  ModelSpec m;
+  m.name = "mixtral-8x7b";
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn_hidden = 14336;
+  m.vocab = 32000;
+  m.seq_len = 4096;
+  m.gated_ffn = true;
+  m.rmsnorm = true;
+  m.rope = true;
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn_hidden = 14336;
+  return m;
+}
+
 // Llama-2-70B (Touvron et al. 2023; HF config): 80 layers, 8192 hidden, 64 heads, 8 KV heads,
 // SwiGLU ffn 28672, vocabulary 32000, untied embeddings, 4096 tokens.
 inline ModelSpec llama2_70b() {
