@@ -715,8 +715,20 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
   if (auto etp = rr.integer("etp"); etp && *etp > 0) {
     strategy["etp"] = *etp;
   } else if (moe_row) {
-    strategy["etp"] = 1;
-    rr.assume("etp = '" + rr.cell("etp") + "': 1 assumed (experts not split by tensor parallelism)");
+    // Megatron-Core (and NeMo, Megatron-Bridge on it) sets expert_tensor_parallel_size to the
+    // tensor-parallel size when it is not given (megatron/training/arguments.py and
+    // megatron/core/parallel_state.py: `if expert_tensor_parallel_size is None: ... = tp`).
+    const std::string fw = lower(rr.cell("framework"));
+    const auto tp = rr.integer("tp");
+    const bool mcore = contains(fw, "core") || contains(fw, "nemo") || contains(fw, "bridge");
+    if (mcore && tp && *tp > 1 && !contains(fw, "automodel")) {
+      strategy["etp"] = *tp;
+      rr.assume("etp = '" + rr.cell("etp") + "': " + std::to_string(*tp) +
+                " (Megatron-Core's default: the tensor-parallel size when --expert-tensor-parallel-size is not given)");
+    } else {
+      strategy["etp"] = 1;
+      rr.assume("etp = '" + rr.cell("etp") + "': 1 assumed (experts not split by tensor parallelism)");
+    }
   }
   if (auto v = rr.integer("micro_batch_size"); v && *v > 0) {
     strategy["micro_batch"] = *v;

@@ -195,7 +195,7 @@ TEST(PublishedRunsDev, MoeRowBuildsExpertsFromItsColumns) {
   const auto& grok = row("R123");  // Grok-1: gated GELU experts, etp unknown, cp 2
   EXPECT_EQ(grok.scenario.at("model").at("gated_ffn"), true);
   EXPECT_TRUE(mentions(grok.assumptions, "gated GeLU (GeGLU)"));
-  EXPECT_TRUE(mentions(grok.assumptions, "etp = 'unknown': 1 assumed"));
+  EXPECT_TRUE(mentions(grok.assumptions, "etp = 'unknown': 4 (Megatron-Core's default"));
   EXPECT_TRUE(mentions(grok.assumptions, "real routing imbalance is not published"));
   EXPECT_EQ(grok.scenario.at("strategy").at("cp"), 2);
   EXPECT_EQ(grok.scenario.at("strategy").at("ep"), 8);
@@ -335,6 +335,14 @@ TEST(PublishedRunsDev, FrameworkDefaultsFollowTheSource) {
   // Megatron-LM (not Core/NeMo): gradient reduction after backward, its default.
   EXPECT_EQ(row("R003").scenario.at("strategy").at("overlap_dp_comm"), false);
   EXPECT_FALSE(row("R117").scenario.at("strategy").contains("overlap_dp_comm"));  // NeMo
+  // ... and its unfused cross-entropy (--cross-entropy-loss-fusion is off by default).
+  EXPECT_EQ(row("R003").scenario.at("training").at("loss_kernel"), "unfused");
+  EXPECT_FALSE(row("R117").scenario.at("training").contains("loss_kernel"));  // NeMo: the fused default
+  // Megatron-Core sets the expert tensor-parallel size to tp when it is not given: Grok-1 on
+  // NeMo (R123, tp 4, etp not published) splits its experts 4 ways; a published etp is kept.
+  EXPECT_EQ(row("R123").scenario.at("strategy").at("etp"), 4);
+  EXPECT_TRUE(mentions(row("R123").assumptions, "Megatron-Core's default"));
+  EXPECT_EQ(row("R095").scenario.at("strategy").at("etp"), 1);
 }
 
 // NeMo AutoModel with "kernel opts: TE" runs Transformer Engine's fused kernels, not eager ones;
