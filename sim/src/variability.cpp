@@ -19,20 +19,22 @@ double inverse_normal_cdf(double p) {
   static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
                                  3.754408661907416e+00};
   constexpr double p_low = 0.02425;
+  // Lower tail at probability t; the upper tail is its mirror image (1 - p is exact for p >= 0.5).
+  auto tail = [&](double t) {
+    const double q = std::sqrt(-2.0 * std::log(t));
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+  };
   double x = 0.0;
   if (p < p_low) {
-    const double q = std::sqrt(-2.0 * std::log(p));
-    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+    x = tail(p);
   } else if (p <= 1.0 - p_low) {
     const double q = p - 0.5;
     const double r = q * q;
     x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0);
   } else {
-    const double q = std::sqrt(-2.0 * std::log1p(-p));
-    x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+    x = -tail(1.0 - p);
   }
   const double e = 0.5 * std::erfc(-x / std::numbers::sqrt2) - p;
   const double u = e * std::sqrt(2.0 * std::numbers::pi) * std::exp(0.5 * x * x);
