@@ -757,6 +757,16 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
       rr.note_weak("activation_recompute");
     }
   }
+  if (strategy["recompute"] == "auto" && contains(lower(rr.cell("framework")), "megatron-deepspeed")) {
+    // Megatron-DeepSpeed of 2021-22 (MT-NLG, BLOOM) checkpoints whole layers only
+    // (--checkpoint-activations, or DeepSpeed's activation_checkpointing); selective recomputation
+    // came with Korthikanti et al. 2022 in Megatron-LM. Its published large-model scripts all pass
+    // --checkpoint-activations, so the planner may not pick selective for these rows.
+    strategy["recompute"] = "full";
+    rr.assume("framework '" + rr.cell("framework") +
+              "': full-layer activation checkpointing (--checkpoint-activations; the framework had no "
+              "selective recomputation then)");
+  }
   if (auto z = map_zero(rr.cell("zero_or_fsdp"), rr)) {
     strategy["zero"] = *z;
   } else {

@@ -343,6 +343,11 @@ TEST(PublishedRunsDev, FrameworkDefaultsFollowTheSource) {
   EXPECT_EQ(row("R123").scenario.at("strategy").at("etp"), 4);
   EXPECT_TRUE(mentions(row("R123").assumptions, "Megatron-Core's default"));
   EXPECT_EQ(row("R095").scenario.at("strategy").at("etp"), 1);
+  // Megatron-DeepSpeed of MT-NLG's time checkpoints whole layers: an unpublished recompute is
+  // full, not left to the planner (which would pick selective, a 2022 Megatron-LM feature).
+  EXPECT_EQ(row("R029").scenario.at("strategy").at("recompute"), "full");
+  EXPECT_TRUE(mentions(row("R029").assumptions, "--checkpoint-activations"));
+  EXPECT_EQ(row("R057").scenario.at("strategy").at("recompute"), "auto");  // Megatron-LM, unpublished
 }
 
 // NeMo AutoModel with "kernel opts: TE" runs Transformer Engine's fused kernels, not eager ones;
