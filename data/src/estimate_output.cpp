@@ -314,6 +314,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
       {"precision", sim::to_string(sc.training.precision)},
       {"framework", sim::to_string(sc.training.framework)},
       {"loss_kernel", sim::to_string(sc.training.loss())},
+      {"grad_reduce_in_fp32", sc.training.fp32_gradients()},
       {"tokens", number(sc.training.tokens)},
       {"global_batch", sc.training.global_batch},
       {"global_batch_tokens", number(static_cast<double>(sc.training.global_batch) * sc.model.seq_len)},

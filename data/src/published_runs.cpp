@@ -672,6 +672,33 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
     training["framework"] = "pytorch";
     rr.assume("framework '" + framework + "': eager PyTorch element-wise kernels");
   }
+  // Gradient reduction dtype where the source's recipes fix it; elsewhere the framework default
+  // (fp32 for bf16/FP8: Megatron-LM's accumulate_allreduce_grads_in_fp32, torchtitan's
+  // mixed_precision_reduce).
+  {
+    const std::string fw = lower(framework);
+    const std::string prec = lower(rr.cell("precision"));
+    if (contains(fw, "bridge") || (contains(fw, "nemo") && !contains(fw, "automodel"))) {
+      // Megatron-Bridge's perf configs set mixed_precision.grad_reduce_in_fp32 = False and
+      // ddp.grad_reduce_in_fp32 = False; NeMo 2's perf helper does so for every FP8 run, and its
+      // BF16 perf recipes (Grok-1, GPT-3 175B, Mixtral) in pretrain_performance_optimizations.
+      training["grad_reduce_in_fp32"] = false;
+      rr.assume("framework '" + framework +
+                "': gradients reduced in bf16 (grad_reduce_in_fp32 = False in NVIDIA's performance recipes)");
+    } else if (contains(fw, "composer")) {
+      // llm-foundry's FSDP mixed precision (composer get_mixed_precision): PURE keeps parameters,
+      // gradients and buffers in bf16; DEFAULT, the MP Mode of its amp_* benchmark rows, reduces
+      // gradients in fp32.
+      const bool pure = contains(prec, "pure");
+      training["grad_reduce_in_fp32"] = !pure;
+      rr.assume(pure ? "FSDP mixed precision PURE: gradients reduced in bf16"
+                     : "FSDP mixed precision DEFAULT (llm-foundry's amp_* benchmark rows): gradients reduced in fp32");
+    } else if (contains(fw, "fms-fsdp")) {
+      // fms-fsdp's bfSixteen policy: param_dtype and reduce_dtype bfloat16.
+      training["grad_reduce_in_fp32"] = false;
+      rr.assume("framework '" + framework + "': bfSixteen mixed precision, gradients reduced in bf16");
+    }
+  }
 
   // Hardware.
   json cluster;

@@ -644,7 +644,7 @@ class ScenarioParser {
     const auto before = r_.count();
     r_.unknown_keys(j, p,
                     {"tokens", "global_batch_tokens", "global_batch", "precision", "framework", "overlap_compute_slowdown",
-                     "loss_kernel"});
+                     "loss_kernel", "grad_reduce_in_fp32"});
     sim::TrainingJob t;
     if (const json* v = required_in(j, p, "tokens", "total training tokens, e.g. \"2T\"")) {
       if (auto x = si_number(*v, child(p, "tokens"), kMaxTokens)) t.tokens = *x;
@@ -698,6 +698,9 @@ class ScenarioParser {
                    "unknown loss kernel '" + *s + "' (" + suggest(*s, {"unfused", "fused", "te", "eager"}) + ")");
         }
       }
+    }
+    if (const json* v = find(j, "grad_reduce_in_fp32")) {
+      if (auto b = r_.boolean(*v, child(p, "grad_reduce_in_fp32"))) t.grad_reduce_in_fp32 = *b;
     }
     if (const json* v = find(j, "overlap_compute_slowdown")) {
       // Fraction by which compute slows while it overlaps communication (0 = ideal overlap).

@@ -136,7 +136,7 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const TrainingJob& job, const
       weights += 2.0 * m.layer_params() / p.tp * a.weight_bytes;
     }
     mb.weights = units::bytes(weights);
-    mb.gradients = units::bytes(sharded(a.grad_bytes, p.zero >= 2));
+    mb.gradients = units::bytes(sharded(job.gradient_bytes(), p.zero >= 2));
     mb.optimizer = units::bytes(sharded(a.optimizer_bytes, p.zero >= 1));
     const double per_micro_batch = sl.layers * act_layer.attention.base() + sl.dense() * act_layer.dense_mlp.base() +
                                    sl.moe * act_layer.moe_mlp.base();

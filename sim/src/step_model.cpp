@@ -433,14 +433,17 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   for (const auto& g : groups) {
     if (g.size <= 1 || g.params <= 0) continue;
     const GroupPlacement group = place_group(g.size, g.stride, c.gpus_per_node);
-    const units::Bytes grads = units::bytes(2.0 * g.params);  // bf16 gradients
+    // Gradients in their reduction dtype (fp32 under Megatron-LM's bf16 default); the updated
+    // parameters the distributed optimizer gathers back are 16-bit.
+    const units::Bytes grads = units::bytes(job.gradient_bytes() * g.params);
+    const units::Bytes weights = units::bytes(2.0 * g.params);
     if (p.zero == 0) {
       b.add(CollectiveOp{"dp_grad_all_reduce", CollectiveKind::all_reduce, grads, group, Axis::dp}, Phase::step,
             Scope::data_parallel);
     } else if (p.zero <= 2) {
       b.add(CollectiveOp{"dp_grad_reduce_scatter", CollectiveKind::reduce_scatter, grads, group, Axis::dp},
             Phase::step, Scope::data_parallel);
-      b.add(CollectiveOp{"dp_param_all_gather", CollectiveKind::all_gather, grads, group, Axis::dp}, Phase::step,
+      b.add(CollectiveOp{"dp_param_all_gather", CollectiveKind::all_gather, weights, group, Axis::dp}, Phase::step,
             Scope::data_parallel);
     }
   }
@@ -449,13 +452,15 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     // reduce-scattered after backward, for every micro-batch, per layer (so the schedule can
     // overlap them with that layer's compute).
     const GroupPlacement group = place_group(dense_dp, p.tp, c.gpus_per_node);
+    // Parameters travel in 16 bits, gradients in their reduction dtype (FSDP's reduce_dtype).
     auto fsdp = [&](double layer_params, Scope scope) {
       const units::Bytes bytes = units::bytes(2.0 * layer_params / p.tp);
+      const units::Bytes grads = units::bytes(job.gradient_bytes() * layer_params / p.tp);
       b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, bytes, group, Axis::dp}, Phase::forward,
             scope);
       b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, bytes, group, Axis::dp},
             Phase::backward, scope);
-      b.add(CollectiveOp{"fsdp_grad_reduce_scatter", CollectiveKind::reduce_scatter, bytes, group, Axis::dp},
+      b.add(CollectiveOp{"fsdp_grad_reduce_scatter", CollectiveKind::reduce_scatter, grads, group, Axis::dp},
             Phase::backward, scope);
     };
     fsdp(m.attention_params(), Scope::layer);
@@ -466,21 +471,24 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       fsdp(static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params(), Scope::moe_ffn);
       if (edp > 1) {
         const GroupPlacement egroup = place_group(edp, p.ep * p.etp, c.gpus_per_node);
-        const units::Bytes bytes =
-            units::bytes(2.0 * (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp);
+        const double local = (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp;
+        const units::Bytes bytes = units::bytes(2.0 * local);
+        const units::Bytes grads = units::bytes(job.gradient_bytes() * local);
         b.add(CollectiveOp{"fsdp_expert_all_gather", CollectiveKind::all_gather, bytes, egroup, Axis::dp},
               Phase::forward, Scope::moe_ffn);
         b.add(CollectiveOp{"fsdp_expert_all_gather", CollectiveKind::all_gather, bytes, egroup, Axis::dp},
               Phase::backward, Scope::moe_ffn);
-        b.add(CollectiveOp{"fsdp_expert_reduce_scatter", CollectiveKind::reduce_scatter, bytes, egroup, Axis::dp},
+        b.add(CollectiveOp{"fsdp_expert_reduce_scatter", CollectiveKind::reduce_scatter, grads, egroup, Axis::dp},
               Phase::backward, Scope::moe_ffn);
       }
     }
   }
-  // Mixed-precision Adam on this rank's shard: read fp32 master, m, v and the gradient; write
-  // master, m, v and the 16-bit weight: 4*3 + 2 + 4*3 + 2 = 28 bytes per parameter.
+  // Mixed-precision Adam on this rank's shard: read fp32 master, m, v and the gradient (2 or 4
+  // bytes); write master, m, v and the 16-bit weight: 4*3 + 2 + 4*3 + 2 = 28 bytes per parameter
+  // with 16-bit gradients, 30 with fp32 ones.
   const double shard = p.zero >= 1 ? params.dense / dense_dp + params.expert / edp : params.total();
-  b.add(MemoryOp{"adam_step", units::bytes(28.0 * shard)}, Phase::step, Scope::optimizer);
+  const double adam_bytes = 4.0 * 3 + job.gradient_bytes() + 4.0 * 3 + 2.0;
+  b.add(MemoryOp{"adam_step", units::bytes(adam_bytes * shard)}, Phase::step, Scope::optimizer);
 }
 
 }  // namespace capplan::sim

@@ -348,6 +348,16 @@ TEST(PublishedRunsDev, FrameworkDefaultsFollowTheSource) {
   EXPECT_EQ(row("R029").scenario.at("strategy").at("recompute"), "full");
   EXPECT_TRUE(mentions(row("R029").assumptions, "--checkpoint-activations"));
   EXPECT_EQ(row("R057").scenario.at("strategy").at("recompute"), "auto");  // Megatron-LM, unpublished
+  // Gradient reduction dtype: NVIDIA's perf recipes reduce in bf16; llm-foundry's PURE rows in
+  // bf16 and its DEFAULT (amp_*) rows in fp32; fms-fsdp's bfSixteen in bf16; Megatron-LM keeps
+  // its own fp32 default (nothing set).
+  EXPECT_EQ(row("R095").scenario.at("training").at("grad_reduce_in_fp32"), false);
+  EXPECT_EQ(row("R117").scenario.at("training").at("grad_reduce_in_fp32"), false);
+  EXPECT_EQ(row("R133").scenario.at("training").at("grad_reduce_in_fp32"), false);
+  EXPECT_EQ(row("R127").scenario.at("training").at("grad_reduce_in_fp32"), true);
+  EXPECT_EQ(row("R161").scenario.at("training").at("grad_reduce_in_fp32"), false);
+  EXPECT_FALSE(row("R057").scenario.at("training").contains("grad_reduce_in_fp32"));
+  EXPECT_FALSE(row("R173").scenario.at("training").contains("grad_reduce_in_fp32"));  // AutoModel: unknown
 }
 
 // NeMo AutoModel with "kernel opts: TE" runs Transformer Engine's fused kernels, not eager ones;

@@ -562,6 +562,19 @@ TEST(ParseScenario, LossKernelIsOptionalAndChecked) {
       << to_string(bad.error());
 }
 
+TEST(ParseScenario, GradReduceInFp32IsOptionalAndMustBeABoolean) {
+  auto dflt = parse(base());
+  ASSERT_TRUE(dflt) << to_string(dflt.error());
+  EXPECT_FALSE(dflt->scenario.training.grad_reduce_in_fp32.has_value());
+  EXPECT_TRUE(dflt->scenario.training.fp32_gradients());  // bf16: Megatron-LM's fp32 default
+  auto off = parse(patched({{"training", {{"grad_reduce_in_fp32", false}}}}));
+  ASSERT_TRUE(off) << to_string(off.error());
+  EXPECT_DOUBLE_EQ(off->scenario.training.gradient_bytes(), 2.0);
+  auto bad = parse(patched({{"training", {{"grad_reduce_in_fp32", "yes"}}}}));
+  ASSERT_FALSE(bad);
+  EXPECT_TRUE(has_diag(bad.error(), "scenario#/training/grad_reduce_in_fp32", "expected true or false")) << to_string(bad.error());
+}
+
 TEST(ParseScenario, GpuSpeedSpreadDefaultsToTheDocumentedValueAndIsChecked) {
   auto dflt = parse(base());
   ASSERT_TRUE(dflt) << to_string(dflt.error());

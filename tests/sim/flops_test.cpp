@@ -393,7 +393,8 @@ TEST(StepOps, StageParamsAreTheMostLoadedStagesParametersOverTp) {
 
 TEST(StepOps, DataParallelZeroZeroIsOneAllReduceOfTwoBytesPerParameter) {
   const ModelSpec m = test::llama2_70b();
-  const StepOps ops = build_step_ops(m, job_of(64), layout(8, 1, 4), cluster_of(test::h100_sxm(), 32));
+  const StepOps ops = build_step_ops(m, test::with_16bit_gradients(job_of(64)),
+                                     layout(8, 1, 4), cluster_of(test::h100_sxm(), 32));
   const auto cs = collectives(ops, Scope::data_parallel, Phase::step);
   ASSERT_EQ(cs.size(), 1u);
   const auto& c = std::get<CollectiveOp>(cs[0].op);
@@ -405,7 +406,8 @@ TEST(StepOps, DataParallelZeroZeroIsOneAllReduceOfTwoBytesPerParameter) {
 
 TEST(StepOps, DataParallelZeroOneIsReduceScatterPlusAllGather) {
   const ModelSpec m = test::llama2_70b();
-  const StepOps ops = build_step_ops(m, job_of(64), layout(8, 1, 4, 1, Recompute::selective, false, 1),
+  const StepOps ops = build_step_ops(m, test::with_16bit_gradients(job_of(64)),
+                                     layout(8, 1, 4, 1, Recompute::selective, false, 1),
                                      cluster_of(test::h100_sxm(), 32));
   const auto cs = collectives(ops, Scope::data_parallel, Phase::step);
   ASSERT_EQ(cs.size(), 2u);
@@ -424,7 +426,8 @@ TEST(StepOps, DataParallelZeroThreeGathersEachLayerTwiceAndReduceScattersItOnce)
   // FSDP: all-gather a layer's bf16 weights before its forward and again before its backward,
   // reduce-scatter its gradients after the backward: 2*layer_params/t bytes each.
   const ModelSpec m = test::llama2_70b();
-  const StepOps ops = build_step_ops(m, job_of(64), layout(8, 1, 4, 1, Recompute::selective, false, 3),
+  const StepOps ops = build_step_ops(m, test::with_16bit_gradients(job_of(64)),
+                                     layout(8, 1, 4, 1, Recompute::selective, false, 3),
                                      cluster_of(test::h100_sxm(), 32));
   EXPECT_TRUE(collectives(ops, Scope::data_parallel, Phase::step).empty());
   const double layer_bytes = 2.0 * llama_layer_params() / 8.0;
@@ -447,7 +450,8 @@ TEST(StepOps, AdamMovesTwentyEightBytesPerLocalParameter) {
   // weight (2) = 28 bytes. ZeRO >= 1 leaves 1/dp of the parameters to each rank.
   const ModelSpec m = test::llama2_70b();
   for (int zero : {0, 1, 2, 3}) {
-    const StepOps ops = build_step_ops(m, job_of(64), layout(8, 1, 4, 1, Recompute::selective, false, zero),
+    const StepOps ops = build_step_ops(m, test::with_16bit_gradients(job_of(64)),
+                                     layout(8, 1, 4, 1, Recompute::selective, false, zero),
                                        cluster_of(test::h100_sxm(), 32));
     const Sums adam = sum_ops(ops, in(Scope::optimizer, Phase::step));
     const double local = llama_params_per_gpu_pp1(8) / (zero >= 1 ? 4.0 : 1.0);

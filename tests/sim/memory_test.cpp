@@ -137,8 +137,9 @@ double llama_params_tp8() {
   return (80.0 * layer + 2.0 * V * h + h) / 8.0;
 }
 
+// 16-bit gradient buffers (the ZeRO paper's 2 + 2 + 12); fp32 ones: grad_reduce_test.cpp.
 MemoryBreakdown llama_memory(int zero, int dp = 4) {
-  return memory_per_gpu(test::llama2_70b(), job_of(64), layout(8, 1, dp, 1, Recompute::selective, true, zero),
+  return memory_per_gpu(test::llama2_70b(), test::with_16bit_gradients(job_of(64)), layout(8, 1, dp, 1, Recompute::selective, true, zero),
                         test::h100_sxm(), 64 / dp);
 }
 

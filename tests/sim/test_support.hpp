@@ -198,6 +198,13 @@ inline TrainingJob job_of(std::int64_t global_batch, double tokens = 300e9, Prec
   return j;
 }
 
+// The same job with 16-bit gradient buffers and reduction (grad_reduce_in_fp32 off), for tests
+// of the ZeRO byte counts written in the ZeRO paper's 2 + 2 + 12.
+inline TrainingJob with_16bit_gradients(TrainingJob j) {
+  j.grad_reduce_in_fp32 = false;
+  return j;
+}
+
 inline Parallelism layout(int tp, int pp, int dp, int micro_batch = 1, Recompute rc = Recompute::selective,
                           bool sp = false, int zero = 0, int virtual_stages = 1) {
   Parallelism p;

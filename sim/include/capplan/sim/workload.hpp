@@ -127,9 +127,24 @@ struct TrainingJob {
   // Empty: the framework's default (megatron: fused, pytorch: eager).
   std::optional<LossKernel> loss_kernel;
 
+  // Gradients accumulated and reduced over data parallelism in fp32 instead of the 16-bit
+  // training precision. Empty: the framework's default. Megatron-LM forces it for bf16 (and FP8,
+  // which runs on --bf16): `accumulate_allreduce_grads_in_fp32 = True` in
+  // megatron/training/arguments.py; NeMo 2's bf16_mixed plugin sets grad_reduce_in_fp32=True.
+  // With fp16 Megatron keeps 16-bit gradient buffers. PyTorch FSDP as torchtitan runs it reduces
+  // in fp32 (mixed_precision_reduce = "float32"). What it costs: 4-byte gradient buffers, twice
+  // the gradient bytes on the data-parallel reduce(-scatter), a 4-byte gradient read in Adam.
+  std::optional<bool> grad_reduce_in_fp32;
+
   LossKernel loss() const {
     return loss_kernel.value_or(framework == Framework::pytorch ? LossKernel::eager : LossKernel::fused);
   }
+  bool fp32_gradients() const {
+    if (precision == Precision::fp32 || precision == Precision::tf32) return true;
+    return grad_reduce_in_fp32.value_or(precision != Precision::fp16);
+  }
+  // Bytes of one gradient element in the gradient buffers and on the data-parallel reduction.
+  double gradient_bytes() const { return fp32_gradients() ? 4.0 : 2.0; }
 };
 
 }  // namespace capplan::sim
