@@ -658,6 +658,12 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
     rr.skip("global batch not published");
   }
   training["precision"] = map_precision(rr.cell("precision"), rr);
+  if (training["precision"] == "fp8" && contains(lower(rr.cell("precision")), "current")) {
+    // "FP8 current-scaling" (Megatron-Bridge's fp8 "cs": Transformer Engine's tensorwise
+    // Float8CurrentScaling); other FP8 rows keep TE's DelayedScaling default.
+    training["fp8_recipe"] = "current";
+    rr.assume("precision '" + rr.cell("precision") + "': FP8 current (tensorwise) scaling, an amax pass before each cast");
+  }
   // Eager PyTorch frameworks run the element-wise ops as separate kernels.
   const std::string framework = rr.cell("framework");
   // NeMo AutoModel's benchmark configs with "kernel opts: TE" select Transformer Engine's fused

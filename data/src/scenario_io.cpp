@@ -644,7 +644,7 @@ class ScenarioParser {
     const auto before = r_.count();
     r_.unknown_keys(j, p,
                     {"tokens", "global_batch_tokens", "global_batch", "precision", "framework", "overlap_compute_slowdown",
-                     "loss_kernel", "grad_reduce_in_fp32"});
+                     "loss_kernel", "grad_reduce_in_fp32", "fp8_recipe"});
     sim::TrainingJob t;
     if (const json* v = required_in(j, p, "tokens", "total training tokens, e.g. \"2T\"")) {
       if (auto x = si_number(*v, child(p, "tokens"), kMaxTokens)) t.tokens = *x;
@@ -696,6 +696,15 @@ class ScenarioParser {
         } else {
           r_.error(child(p, "loss_kernel"),
                    "unknown loss kernel '" + *s + "' (" + suggest(*s, {"unfused", "fused", "te", "eager"}) + ")");
+        }
+      }
+    }
+    if (const json* v = find(j, "fp8_recipe")) {
+      if (auto s = r_.string(*v, child(p, "fp8_recipe"))) {
+        if (auto k = sim::fp8_recipe_from_string(*s)) {
+          t.fp8_recipe = *k;
+        } else {
+          r_.error(child(p, "fp8_recipe"), "unknown FP8 recipe '" + *s + "' (" + suggest(*s, {"delayed", "current"}) + ")");
         }
       }
     }

@@ -78,7 +78,8 @@ namespace {
 
 class OpListBuilder {
  public:
-  OpListBuilder(std::vector<StepOp>& ops, StepOpParts parts) : ops_(ops), parts_(static_cast<unsigned>(parts)) {}
+  OpListBuilder(std::vector<StepOp>& ops, StepOpParts parts, double fp8_cast_bytes)
+      : ops_(ops), parts_(static_cast<unsigned>(parts)), fp8_cast_bytes_(fp8_cast_bytes) {}
   void add(Op op, Phase phase, Scope scope, double count = 1.0) {
     if (parts_ != static_cast<unsigned>(StepOpParts::all) && (static_cast<unsigned>(part_of(op, scope)) & parts_) == 0) {
       return;
@@ -98,14 +99,15 @@ class OpListBuilder {
     if (recompute) add(GemmOp{name, tokens, n, k, batch, dt}, Phase::recompute, scope, kernels);
     if (dt == Precision::fp8) {
       // Transformer Engine quantises each GEMM input to FP8 with a fused cast + transpose
-      // (read 16-bit, write the row- and column-major FP8 copies: 2 + 1 + 1 bytes per element):
-      // the activation in forward, the incoming gradient in backward. FP8 weights are cached
-      // across the micro-batches of a step, so their casts are left out.
+      // (read 16-bit, write the row- and column-major FP8 copies: 2 + 1 + 1 bytes per element,
+      // plus a 16-bit amax pass under current scaling; Fp8Recipe): the activation in forward,
+      // the incoming gradient in backward. FP8 weights are cached across the micro-batches of
+      // a step, so their casts are left out.
       const double x = static_cast<double>(tokens) * static_cast<double>(k) * static_cast<double>(batch) * kernels;
       const double dy = static_cast<double>(tokens) * static_cast<double>(n) * static_cast<double>(batch) * kernels;
-      add(MemoryOp{"fp8_cast_transpose", units::bytes(4.0 * x)}, Phase::forward, scope);
-      add(MemoryOp{"fp8_cast_transpose", units::bytes(4.0 * dy)}, Phase::backward, scope);
-      if (recompute) add(MemoryOp{"fp8_cast_transpose", units::bytes(4.0 * x)}, Phase::recompute, scope);
+      add(MemoryOp{"fp8_cast_transpose", units::bytes(fp8_cast_bytes_ * x)}, Phase::forward, scope);
+      add(MemoryOp{"fp8_cast_transpose", units::bytes(fp8_cast_bytes_ * dy)}, Phase::backward, scope);
+      if (recompute) add(MemoryOp{"fp8_cast_transpose", units::bytes(fp8_cast_bytes_ * x)}, Phase::recompute, scope);
     }
   }
   // An element-wise kernel: forward moves `bytes`, backward about twice that (it reads the
@@ -126,6 +128,7 @@ class OpListBuilder {
  private:
   std::vector<StepOp>& ops_;
   unsigned parts_;
+  double fp8_cast_bytes_;
 };
 
 // Share of the full s_q x s_kv score square a kernel computes. Unfused attention computes the
@@ -159,7 +162,7 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
 void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& job, const Parallelism& p,
                          const Cluster& c, StepOpParts parts) {
   out.ops.clear();
-  OpListBuilder b(out.ops, parts);
+  OpListBuilder b(out.ops, parts, fp8_cast_bytes_per_element(job.fp8_recipe));
   const Precision dt = job.precision;
   // Attention core stays in 16-bit under FP8 recipes (Transformer Engine keeps it in bf16).
   const Precision attn_dt = dt == Precision::fp8 ? Precision::bf16 : dt;

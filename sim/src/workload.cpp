@@ -28,6 +28,17 @@ std::optional<LossKernel> loss_kernel_from_string(const std::string& s) {
   return std::nullopt;
 }
 
+const char* to_string(Fp8Recipe r) { return r == Fp8Recipe::current ? "current" : "delayed"; }
+
+std::optional<Fp8Recipe> fp8_recipe_from_string(const std::string& s) {
+  for (Fp8Recipe r : {Fp8Recipe::delayed, Fp8Recipe::current}) {
+    if (s == to_string(r)) return r;
+  }
+  return std::nullopt;
+}
+
+double fp8_cast_bytes_per_element(Fp8Recipe r) { return r == Fp8Recipe::current ? 6.0 : 4.0; }
+
 LossBytes loss_bytes_per_logit(LossKernel k) {
   switch (k) {
     case LossKernel::unfused: return {6.0 + 4.0 + 8.0 + 8.0 + 4.0 + 8.0, 8.0 + 6.0};

@@ -358,6 +358,9 @@ TEST(PublishedRunsDev, FrameworkDefaultsFollowTheSource) {
   EXPECT_EQ(row("R161").scenario.at("training").at("grad_reduce_in_fp32"), false);
   EXPECT_FALSE(row("R057").scenario.at("training").contains("grad_reduce_in_fp32"));
   EXPECT_FALSE(row("R173").scenario.at("training").contains("grad_reduce_in_fp32"));  // AutoModel: unknown
+  // "FP8 current-scaling" rows run TE's tensorwise recipe; other FP8 rows keep delayed scaling.
+  EXPECT_EQ(row("R095").scenario.at("training").at("fp8_recipe"), "current");
+  EXPECT_FALSE(row("R082").scenario.at("training").contains("fp8_recipe"));
 }
 
 // NeMo AutoModel with "kernel opts: TE" runs Transformer Engine's fused kernels, not eager ones;

@@ -575,6 +575,19 @@ TEST(ParseScenario, GradReduceInFp32IsOptionalAndMustBeABoolean) {
   EXPECT_TRUE(has_diag(bad.error(), "scenario#/training/grad_reduce_in_fp32", "expected true or false")) << to_string(bad.error());
 }
 
+TEST(ParseScenario, Fp8RecipeDefaultsToDelayedAndIsChecked) {
+  auto dflt = parse(base());
+  ASSERT_TRUE(dflt) << to_string(dflt.error());
+  EXPECT_EQ(dflt->scenario.training.fp8_recipe, sim::Fp8Recipe::delayed);
+  auto cur = parse(patched({{"training", {{"fp8_recipe", "current"}}}}));
+  ASSERT_TRUE(cur) << to_string(cur.error());
+  EXPECT_EQ(cur->scenario.training.fp8_recipe, sim::Fp8Recipe::current);
+  auto bad = parse(patched({{"training", {{"fp8_recipe", "curent"}}}}));
+  ASSERT_FALSE(bad);
+  EXPECT_TRUE(has_diag(bad.error(), "scenario#/training/fp8_recipe", "unknown FP8 recipe 'curent'"))
+      << to_string(bad.error());
+}
+
 TEST(ParseScenario, GpuSpeedSpreadDefaultsToTheDocumentedValueAndIsChecked) {
   auto dflt = parse(base());
   ASSERT_TRUE(dflt) << to_string(dflt.error());

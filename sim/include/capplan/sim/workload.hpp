@@ -115,6 +115,16 @@ struct LossBytes {
 };
 LossBytes loss_bytes_per_logit(LossKernel k);
 
+// How FP8 training scales each tensor before the cast (Transformer Engine recipes). delayed:
+// DelayedScaling, the scale comes from an amax history and the fused cast + transpose records
+// this tensor's amax on the fly (read 16-bit 2, write row- and column-major FP8 1 + 1 = 4 bytes
+// per element). current: Float8CurrentScaling ("tensorwise"), the scale comes from this tensor's
+// own amax, computed by a separate pass before the cast (one more 16-bit read: 6 bytes).
+enum class Fp8Recipe { delayed, current };
+const char* to_string(Fp8Recipe r);
+std::optional<Fp8Recipe> fp8_recipe_from_string(const std::string& s);
+double fp8_cast_bytes_per_element(Fp8Recipe r);
+
 struct TrainingJob {
   double tokens = 0;             // total training tokens
   std::int64_t global_batch = 0;  // sequences per optimizer step
@@ -135,6 +145,8 @@ struct TrainingJob {
   // in fp32 (mixed_precision_reduce = "float32"). What it costs: 4-byte gradient buffers, twice
   // the gradient bytes on the data-parallel reduce(-scatter), a 4-byte gradient read in Adam.
   std::optional<bool> grad_reduce_in_fp32;
+  // FP8 scaling recipe (only read when precision is fp8); Megatron-LM's and TE's default.
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
 
   LossKernel loss() const {
     return loss_kernel.value_or(framework == Framework::pytorch ? LossKernel::eager : LossKernel::fused);
