@@ -294,6 +294,8 @@ template <int sim::MoeSpec::*member>
 void set_moe(sim::MoeSpec& m, const json& v, Reader&, const std::string&) {
   m.*member = integer(v);
 }
+void set_moe_clamp(sim::MoeSpec& m, const json& v, Reader&, const std::string&) { m.activation_clamp = v.get<double>(); }
+void set_moe_bias(sim::MoeSpec& m, const json& v, Reader&, const std::string&) { m.expert_bias = v.get<bool>(); }
 template <int sim::MlaSpec::*member>
 void set_mla(sim::MlaSpec& m, const json& v, Reader&, const std::string&) {
   m.*member = integer(v);
@@ -317,6 +319,10 @@ constexpr Field<sim::MoeSpec> kMoeFields[] = {
     {"max_nodes_per_token", Kind::integer, Need::optional, false, {0, 1e5, false},
      "node-limited routing: nodes a token's experts may span (default 0 = unlimited)",
      set_moe<&sim::MoeSpec::max_nodes_per_token>},
+    {"activation_clamp", Kind::number, Need::optional, false, {0, 1e6, false},
+     "gated-activation input clamp, run as eager ops in Megatron-Core (default 0 = none)", set_moe_clamp},
+    {"expert_bias", Kind::boolean, Need::optional, false, {}, "expert linears carry biases (default false)",
+     set_moe_bias},
 };
 
 constexpr Field<sim::MlaSpec> kMlaFields[] = {

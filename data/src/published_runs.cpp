@@ -451,9 +451,10 @@ void read_mla(RowReader& rr, const Catalogs& cat, json& model) {
             std::to_string(m.qk_rope_head_dim) + "/" + std::to_string(m.v_head_dim) + "); the row does not list them");
 }
 
-// Models whose attention head size is not hidden/heads (the CSV has no head_dim column): set from
-// the model's config, stated as an assumption.
-void read_head_dim_caveat(RowReader& rr, json& model) {
+// Model details the CSV has no column for (attention head size when it is not hidden/heads,
+// gpt-oss's clamped activation and expert biases): set from the model's config,
+// stated as an assumption.
+void read_config_caveats(RowReader& rr, json& model) {
   const std::string name = rr.cell("model_name");
   int head_dim = 0;
   const char* source = "";
@@ -463,6 +464,13 @@ void read_head_dim_caveat(RowReader& rr, json& model) {
   } else if (contains(name, "gpt-oss")) {
     head_dim = 64;
     source = "openai/gpt-oss config.json head_dim";
+  }
+  if (contains(name, "gpt-oss") && model.contains("moe")) {
+    // gpt-oss's clamped SwiGLU (swiglu_limit 7.0) and expert biases, as the gpt-oss-120b preset.
+    model["moe"]["activation_clamp"] = 7.0;
+    model["moe"]["expert_bias"] = true;
+    rr.assume("gpt-oss experts: SwiGLU clamped at 7 (config.json swiglu_limit) and biased linears, run by "
+              "Megatron-Core as eager clamp + cat and a per-expert bias add");
   }
   if (head_dim == 0 || !model.contains("hidden") || !model.contains("heads")) return;
   const int derived = model["hidden"].get<int>() / model["heads"].get<int>();
@@ -592,7 +600,7 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
   }
   if (moe_row) read_moe(rr, model);
   if (mla_row) read_mla(rr, cat, model);
-  read_head_dim_caveat(rr, model);
+  read_config_caveats(rr, model);
   if (contains(rr.cell("attention_notes"), "alternating") && contains(rr.cell("attention_notes"), "sliding window")) {
     static const std::regex kWindow(R"((\d+)-token sliding window)");
     std::smatch wm;

@@ -467,6 +467,8 @@ class ScenarioParser {
     std::vector<std::string> known;
     for (const auto& f : kMoeInts) known.emplace_back(f.key);
     known.emplace_back("capacity_factor");
+    known.emplace_back("activation_clamp");
+    known.emplace_back("expert_bias");
     r_.unknown_keys(j, p, known);
     const bool moe_preset = preset != nullptr && preset->spec.is_moe();
     sim::MoeSpec moe = moe_preset ? preset->spec.moe : sim::MoeSpec{};
@@ -489,6 +491,20 @@ class ScenarioParser {
     if (const json* v = find(j, "capacity_factor")) {
       if (auto x = r_.number(*v, child(p, "capacity_factor"), 1.0, kMaxCapacityFactor, false)) {
         moe.capacity_factor = *x;
+      } else {
+        complete = false;
+      }
+    }
+    if (const json* v = find(j, "activation_clamp")) {
+      if (auto x = r_.number(*v, child(p, "activation_clamp"), 0.0, 1e6, false)) {
+        moe.activation_clamp = *x;
+      } else {
+        complete = false;
+      }
+    }
+    if (const json* v = find(j, "expert_bias")) {
+      if (auto x = r_.boolean(*v, child(p, "expert_bias"))) {
+        moe.expert_bias = *x;
       } else {
         complete = false;
       }

@@ -368,6 +368,19 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     // wave quantisation on its per_expert rows).
     ffn("expert_up", "expert_down", per_expert, e.expert_ffn_hidden / p.etp, static_cast<double>(local_experts),
         Scope::moe_ffn);
+    // Clamped activation and expert biases (MoeSpec): element-wise passes Megatron-Core adds
+    // around the expert GEMMs, over the busiest rank's routed tokens.
+    const double expert_rows = static_cast<double>(per_expert) * static_cast<double>(local_experts);
+    const auto extra = [&](const char* name, double elems, double fwd, double bwd) {
+      b.add(MemoryOp{name, units::bytes(fwd * elems)}, Phase::forward, Scope::moe_ffn);
+      b.add(MemoryOp{name, units::bytes(bwd * elems)}, Phase::backward, Scope::moe_ffn);
+      if (full_rc) b.add(MemoryOp{name, units::bytes(fwd * elems)}, Phase::recompute, Scope::moe_ffn);
+    };
+    if (e.activation_clamp > 0) {
+      const double up = expert_rows * (m.gated_ffn ? 2.0 : 1.0) * (e.expert_ffn_hidden / p.etp);
+      extra("expert_activation_clamp", up, 8.0, 6.0);
+    }
+    if (e.expert_bias) extra("expert_bias_add", expert_rows * static_cast<double>(h), 8.0, 4.0);
     if (e.shared_experts > 0) {
       // Shared experts: a dense FFN of shared * expert size, TP-split with its own collectives.
       ffn("shared_up", "shared_down", tokens, static_cast<std::int64_t>(e.shared_experts) * e.expert_ffn_hidden / t,

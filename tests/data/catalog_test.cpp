@@ -402,6 +402,10 @@ TEST(RealCatalogs, MoeAndLongContextPresetsExist) {
   EXPECT_EQ(c.find_model("deepseek-v2")->spec.attention, sim::Attention::mla);
   EXPECT_EQ(c.find_model("deepseek-v3")->spec.attention, sim::Attention::mla);
   EXPECT_EQ(c.find_model("llama3.1-405b-128k")->spec.seq_len, 131072);
+  // gpt-oss: SwiGLU clamped at 7 (swiglu_limit) and biased expert linears.
+  EXPECT_DOUBLE_EQ(c.find_model("gpt-oss-120b")->spec.moe.activation_clamp, 7.0);
+  EXPECT_TRUE(c.find_model("gpt-oss-120b")->spec.moe.expert_bias);
+  EXPECT_FALSE(c.find_model("qwen3-235b-a22b")->spec.moe.expert_bias);
   EXPECT_EQ(c.find_model("llama3.1-405b-128k")->spec.total_params(), c.find_model("llama3.1-405b")->spec.total_params());
 }
 

@@ -361,6 +361,10 @@ TEST(PublishedRunsDev, FrameworkDefaultsFollowTheSource) {
   // "FP8 current-scaling" rows run TE's tensorwise recipe; other FP8 rows keep delayed scaling.
   EXPECT_EQ(row("R095").scenario.at("training").at("fp8_recipe"), "current");
   EXPECT_FALSE(row("R082").scenario.at("training").contains("fp8_recipe"));
+  // gpt-oss's clamped SwiGLU and expert biases come from its config, as in the preset.
+  EXPECT_EQ(row("R097").scenario.at("model").at("moe").at("activation_clamp"), 7.0);
+  EXPECT_EQ(row("R097").scenario.at("model").at("moe").at("expert_bias"), true);
+  EXPECT_FALSE(row("R095").scenario.at("model").at("moe").contains("expert_bias"));
 }
 
 // NeMo AutoModel with "kernel opts: TE" runs Transformer Engine's fused kernels, not eager ones;

@@ -588,6 +588,20 @@ TEST(ParseScenario, Fp8RecipeDefaultsToDelayedAndIsChecked) {
       << to_string(bad.error());
 }
 
+TEST(ParseScenario, MoeExpertDetailsAreOptionalAndChecked) {
+  auto plain = parse(patched({{"model", {{"preset", "mixtral-8x7b"}}}}));
+  ASSERT_TRUE(plain) << to_string(plain.error());
+  EXPECT_DOUBLE_EQ(plain->scenario.model.moe.activation_clamp, 0.0);
+  EXPECT_FALSE(plain->scenario.model.moe.expert_bias);
+  auto oss = parse(patched({{"model", {{"preset", "mixtral-8x7b"}, {"moe", {{"activation_clamp", 7.0}, {"expert_bias", true}}}}}}));
+  ASSERT_TRUE(oss) << to_string(oss.error());
+  EXPECT_DOUBLE_EQ(oss->scenario.model.moe.activation_clamp, 7.0);
+  EXPECT_TRUE(oss->scenario.model.moe.expert_bias);
+  auto bad = parse(patched({{"model", {{"preset", "mixtral-8x7b"}, {"moe", {{"activation_clamp", -1}}}}}}));
+  ASSERT_FALSE(bad);
+  EXPECT_TRUE(has_diag(bad.error(), "scenario#/model/moe/activation_clamp", "")) << to_string(bad.error());
+}
+
 TEST(ParseScenario, GpuSpeedSpreadDefaultsToTheDocumentedValueAndIsChecked) {
   auto dflt = parse(base());
   ASSERT_TRUE(dflt) << to_string(dflt.error());

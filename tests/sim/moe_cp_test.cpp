@@ -58,11 +58,15 @@ TEST(MoeFlops, ModelFlopsCountRouterTopKAndSharedExperts) {
   EXPECT_NEAR(f.model.base(), per_token * 16 * s, 1e-12 * f.model.base());
 }
 
+// Bytes of the named collective or memory op in one phase, over its repetitions.
 double sum_bytes(const StepOps& ops, const char* name, Phase phase) {
   double total = 0;
   for (const StepOp& so : ops.ops) {
+    if (so.phase != phase) continue;
     const auto* c = std::get_if<CollectiveOp>(&so.op);
-    if (c != nullptr && so.phase == phase && std::strcmp(c->name, name) == 0) total += c->bytes.base() * so.count;
+    if (c != nullptr && std::strcmp(c->name, name) == 0) total += c->bytes.base() * so.count;
+    const auto* m = std::get_if<MemoryOp>(&so.op);
+    if (m != nullptr && std::strcmp(m->name, name) == 0) total += m->bytes.base() * so.count;
   }
   return total;
 }
@@ -103,6 +107,30 @@ TEST(MoeOps, LocalExpertsRunAsOneGemmKernelEachOnTheirTokens) {
     EXPECT_EQ(g->k, 4096);
   }
   EXPECT_TRUE(found);
+}
+
+TEST(MoeOps, ClampedActivationAndExpertBiasesAddTheirElementWisePasses) {
+  // Mixtral on ep = 4 with gpt-oss's expert details: 2 local experts x 4096 routed tokens.
+  // Clamp (eager clamp x2 + cat) over the up output of 2 x 14336 per token: 8 bytes per element
+  // forward, 6 backward; the per-expert bias add over the 4096-wide down output: 8 | 4.
+  ModelSpec m = test::mixtral_8x7b();
+  Parallelism p = layout(1, 1, 8);
+  p.ep = 4;
+  const Cluster c = cluster_of(test::h100_sxm(), 8);
+  const StepOps plain = build_step_ops(m, job_of(8), p, c);
+  EXPECT_DOUBLE_EQ(sum_bytes(plain, "expert_activation_clamp", Phase::forward), 0.0);
+  EXPECT_DOUBLE_EQ(sum_bytes(plain, "expert_bias_add", Phase::forward), 0.0);
+  m.moe.activation_clamp = 7.0;
+  m.moe.expert_bias = true;
+  const StepOps ops = build_step_ops(m, job_of(8), p, c);
+  const double rows = 2.0 * 4096;
+  const double up = rows * 2 * 14336;
+  const double down = rows * 4096;
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "expert_activation_clamp", Phase::forward), 8.0 * up);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "expert_activation_clamp", Phase::backward), 6.0 * up);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "expert_bias_add", Phase::forward), 8.0 * down);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "expert_bias_add", Phase::backward), 4.0 * down);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "expert_bias_add", Phase::recompute), 0.0);  // no recompute here
 }
 
 TEST(MoeMemory, ExpertWeightsSplitByEpAndOptimizerByExpertDataParallel) {

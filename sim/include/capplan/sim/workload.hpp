@@ -26,6 +26,15 @@ struct MoeSpec {
   // nodes; its tokens cross the network once per target node and are forwarded over NVLink).
   // 0 = unlimited: every routed copy may cross the network.
   int max_nodes_per_token = 0;
+  // Expert implementation details that cost HBM traffic in Megatron-Core (gpt-oss):
+  // activation_clamp > 0: the gated activation clamps its inputs (gpt-oss: limit 7), which
+  // Megatron-Core runs as eager PyTorch before its fused kernel (two out-of-place clamps and a
+  // torch.cat over the up-projection output: 8 bytes per element forward, the masked gradient
+  // 6 backward). expert_bias: the experts' linears carry biases; the down-projection's is added
+  // per expert and concatenated (TEGroupedMLP._apply_bias: 8 bytes per output element forward,
+  // the bias and probability gradients read it twice backward: 4).
+  double activation_clamp = 0.0;
+  bool expert_bias = false;
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3): Q and KV projected through low-rank latents.
