@@ -118,6 +118,45 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   tg->addWidget(framework_, 3, 1, 1, 2);
   connect(framework_, &QComboBox::activated, this,
           [this](int) { doc_->set_value("/training/framework", framework_->currentData().toString().toStdString()); });
+  // Framework details with a documented default per framework (docs/model.md): the first item
+  // leaves the key out of the scenario, so the default follows the framework and precision.
+  const auto add_option = [&](int grid_row, const QString& label, const char* pointer, const QString& tip,
+                              std::initializer_list<std::pair<QString, QString>> items) {
+    tg->addWidget(new QLabel(label, train_box), grid_row, 0);
+    auto* combo = new QComboBox(train_box);
+    combo->setObjectName(QString::fromLatin1(pointer));
+    combo->setToolTip(tip);
+    for (const auto& [text, value] : items) combo->addItem(text, value);
+    tg->addWidget(combo, grid_row, 1, 1, 2);
+    const std::string key = pointer;
+    connect(combo, &QComboBox::activated, this, [this, combo, key](int) {
+      const QString value = combo->currentData().toString();
+      if (value.isEmpty()) {
+        doc_->erase(key);
+      } else if (value == QStringLiteral("true") || value == QStringLiteral("false")) {
+        doc_->set_value(key, value == QStringLiteral("true"));
+      } else {
+        doc_->set_value(key, value.toStdString());
+      }
+    });
+    option_combos_[key] = combo;
+  };
+  add_option(4, tr("Loss kernels"), "/training/loss_kernel",
+             tr("How the cross-entropy runs: bytes moved per logit (docs/model.md, section 1)"),
+             {{tr("framework default"), QString()},
+              {tr("unfused (Megatron-LM)"), QStringLiteral("unfused")},
+              {tr("fused (NeMo, Megatron-Bridge)"), QStringLiteral("fused")},
+              {tr("Transformer Engine"), QStringLiteral("te")},
+              {tr("eager PyTorch"), QStringLiteral("eager")}});
+  add_option(5, tr("Gradient reduction"), "/training/grad_reduce_in_fp32",
+             tr("Gradients accumulated and reduced in fp32 (Megatron-LM's bf16 default) or in 16 bits"),
+             {{tr("framework default (fp32 for bf16/fp8)"), QString()},
+              {tr("fp32"), QStringLiteral("true")},
+              {tr("16-bit"), QStringLiteral("false")}});
+  add_option(6, tr("FP8 scaling"), "/training/fp8_recipe",
+             tr("Transformer Engine recipe with fp8 precision: current scaling adds an amax pass per cast"),
+             {{tr("delayed (default)"), QString()},
+              {tr("current (tensorwise)"), QStringLiteral("current")}});
   errors_["/training"] = add_error_label(train_box);
   layout->addWidget(train_box);
 
@@ -438,6 +477,8 @@ void ScenarioEditor::refresh() {
   set_combo_data(precision_, prec.isEmpty() ? QStringLiteral("bf16") : prec);
   const QString fw = doc_->text("/training/framework");
   set_combo_data(framework_, fw.isEmpty() ? QStringLiteral("megatron") : fw);
+  for (const auto& [pointer, combo] : option_combos_) set_combo_data(combo, doc_->text(pointer));
+  option_combos_.at("/training/fp8_recipe")->setEnabled(prec == QStringLiteral("fp8"));
 
   // Cluster.
   const bool instance = !doc_->has("/cluster/gpu");

@@ -59,6 +59,7 @@ class ScenarioEditor final : public QWidget {
   QLineEdit* batch_ = nullptr;
   QComboBox* precision_ = nullptr;
   QComboBox* framework_ = nullptr;
+  std::map<std::string, QComboBox*> option_combos_;  // training options with a framework default
   QRadioButton* by_instance_ = nullptr;
   QRadioButton* by_gpu_ = nullptr;
   QWidget* instance_box_ = nullptr;

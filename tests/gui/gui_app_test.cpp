@@ -3,6 +3,7 @@
 // shows the CLI's message over the last good result, a plan loads into the editor, files round-trip.
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
@@ -117,6 +118,34 @@ class GuiAppTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!w.results()->snapshot()->estimate.strategy_chosen_by_capplan ||
                                  w.results()->snapshot()->scenario.scenario.strategy.tp.has_value(), 60000);
     QCOMPARE(w.results()->snapshot()->estimate.strategy.tp, chosen_tp);
+  }
+
+  void training_options_set_and_clear_their_scenario_keys() {
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    auto* grads = w.findChild<QComboBox*>(QStringLiteral("/training/grad_reduce_in_fp32"));
+    QVERIFY(grads != nullptr);
+    QCOMPARE(grads->currentIndex(), 0);  // framework default: the key is absent
+    QVERIFY(!w.document()->has("/training/grad_reduce_in_fp32"));
+    QVERIFY(w.results()->snapshot()->scenario.scenario.training.fp32_gradients());  // bf16: fp32
+    grads->setCurrentIndex(grads->findData(QStringLiteral("false")));
+    emit grads->activated(grads->currentIndex());
+    QVERIFY(w.document()->document()["training"]["grad_reduce_in_fp32"] == nlohmann::json(false));
+    QTRY_VERIFY_WITH_TIMEOUT(!w.results()->snapshot()->scenario.scenario.training.fp32_gradients(), 60000);
+    grads->setCurrentIndex(0);
+    emit grads->activated(0);
+    QVERIFY(!w.document()->has("/training/grad_reduce_in_fp32"));
+    // FP8 scaling only applies to fp8 precision.
+    auto* fp8 = w.findChild<QComboBox*>(QStringLiteral("/training/fp8_recipe"));
+    QVERIFY(fp8 != nullptr);
+    QVERIFY(!fp8->isEnabled());
+    auto* loss = w.findChild<QComboBox*>(QStringLiteral("/training/loss_kernel"));
+    QVERIFY(loss != nullptr);
+    loss->setCurrentIndex(loss->findData(QStringLiteral("te")));
+    emit loss->activated(loss->currentIndex());
+    QCOMPARE(w.document()->text("/training/loss_kernel"), QStringLiteral("te"));
   }
 
   void a_plan_from_the_planner_loads_into_the_editor() {
