@@ -31,6 +31,17 @@ double op_bytes(const StepOps& ops, const char* name) {
   return total;
 }
 
+// Llama-2-70B on 8 H100 under layout `p`, built once with fp32 and once with 16-bit gradients.
+struct BothWays {
+  StepOps fp32;
+  StepOps sixteen;
+};
+BothWays both_ways(const Parallelism& p) {
+  const ModelSpec m = test::llama2_70b();
+  const Cluster c = cluster_of(test::h100_sxm(), 8);
+  return {build_step_ops(m, job_of(64), p, c), build_step_ops(m, test::with_16bit_gradients(job_of(64)), p, c)};
+}
+
 TEST(GradReduce, DefaultsFollowThePrecisionAsMegatronDoes) {
   // Megatron-LM forces fp32 gradient accumulation and all-reduce with --bf16 (FP8 runs on
   // --bf16); fp16 keeps 16-bit gradient buffers; fp32/tf32 training has nothing narrower.
@@ -55,14 +66,7 @@ TEST(GradReduce, ReductionCarriesGradientBytesAndTheGatherCarriesSixteenBitWeigh
   // the reduce-scatter moves 4*P/4 bytes of fp32 gradients (2*P/4 in bf16), the all-gather of the
   // updated weights 2*P/4 either way. Adam reads the 4-byte gradient: 30 bytes per local parameter
   // (28 with 16-bit gradients), over the P/4/2 parameters of this rank's shard.
-  const ModelSpec m = test::llama2_70b();
-  const Parallelism p = layout(4, 1, 2, 1, Recompute::selective, true, 1);
-  const Cluster c = cluster_of(test::h100_sxm(), 8);
-  TrainingJob fp32 = job_of(64);
-  TrainingJob bf16 = job_of(64);
-  bf16.grad_reduce_in_fp32 = false;
-  const StepOps a = build_step_ops(m, fp32, p, c);
-  const StepOps b = build_step_ops(m, bf16, p, c);
+  const auto [a, b] = both_ways(layout(4, 1, 2, 1, Recompute::selective, true, 1));
   const double local = a.params.total();
   ASSERT_GT(local, 1e10);  // about 69e9 / 4
   EXPECT_DOUBLE_EQ(op_bytes(a, "dp_grad_reduce_scatter"), 4.0 * local);
@@ -76,14 +80,7 @@ TEST(GradReduce, ReductionCarriesGradientBytesAndTheGatherCarriesSixteenBitWeigh
 TEST(GradReduce, FsdpReduceScattersGradientsInTheReduceDtype) {
   // ZeRO 3 on 8 GPUs: per layer and micro-batch, two 16-bit parameter all-gathers and one
   // gradient reduce-scatter, which doubles in fp32.
-  const ModelSpec m = test::llama2_70b();
-  const Parallelism p = layout(1, 1, 8, 1, Recompute::full, false, 3);
-  const Cluster c = cluster_of(test::h100_sxm(), 8);
-  TrainingJob fp32 = job_of(64);
-  TrainingJob bf16 = job_of(64);
-  bf16.grad_reduce_in_fp32 = false;
-  const StepOps a = build_step_ops(m, fp32, p, c);
-  const StepOps b = build_step_ops(m, bf16, p, c);
+  const auto [a, b] = both_ways(layout(1, 1, 8, 1, Recompute::full, false, 3));
   EXPECT_GT(op_bytes(b, "fsdp_grad_reduce_scatter"), 0.0);
   EXPECT_DOUBLE_EQ(op_bytes(a, "fsdp_grad_reduce_scatter"), 2.0 * op_bytes(b, "fsdp_grad_reduce_scatter"));
   EXPECT_DOUBLE_EQ(op_bytes(a, "fsdp_param_all_gather"), op_bytes(b, "fsdp_param_all_gather"));
@@ -97,11 +94,8 @@ TEST(GradReduce, Fp32GradientBuffersTakeFourBytesPerParameter) {
   const ModelSpec m = test::llama2_70b();
   const Parallelism p = layout(8, 1, 1, 1, Recompute::full, true, 1);
   const GpuSpec gpu = test::h100_sxm();
-  TrainingJob fp32 = job_of(64);
-  TrainingJob bf16 = job_of(64);
-  bf16.grad_reduce_in_fp32 = false;
-  const MemoryBreakdown a = memory_per_gpu(m, fp32, p, gpu, 64);
-  const MemoryBreakdown b = memory_per_gpu(m, bf16, p, gpu, 64);
+  const MemoryBreakdown a = memory_per_gpu(m, job_of(64), p, gpu, 64);
+  const MemoryBreakdown b = memory_per_gpu(m, test::with_16bit_gradients(job_of(64)), p, gpu, 64);
   const double local = stage_params(m, p, 0).total();
   EXPECT_DOUBLE_EQ(a.gradients.base(), 4.0 * local);
   EXPECT_DOUBLE_EQ(b.gradients.base(), 2.0 * local);
