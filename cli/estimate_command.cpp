@@ -77,6 +77,8 @@ constexpr ScenarioFlag kScenarioFlags[] = {
      "Loss kernels: unfused, fused, te or eager (default: fused for megatron, eager for pytorch)"},
     {"--fp8-recipe", "/training/fp8_recipe", FlagValue::text, "NAME",
      "FP8 scaling: delayed (default) or current (tensorwise: an extra amax pass per cast)"},
+    {"--fp8-params", "/training/fp8_params", FlagValue::number_or_text, "BOOL",
+     "FP8 weights, all-gathered in FP8 (Megatron --fp8-param-gather; default false)"},
     {"--grad-reduce-fp32", "/training/grad_reduce_in_fp32", FlagValue::number_or_text, "BOOL",
      "Accumulate and reduce gradients in fp32 (default: true for bf16/fp8, false for fp16)"},
     {"--overlap-compute-slowdown", "/training/overlap_compute_slowdown", FlagValue::number_or_text, "FRACTION",

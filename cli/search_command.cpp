@@ -55,6 +55,7 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--framework", "/training/framework", true, "NAME", "megatron (fused kernels, default) or pytorch"},
     {"--loss-kernel", "/training/loss_kernel", true, "NAME", "Loss kernels: unfused, fused, te or eager"},
     {"--fp8-recipe", "/training/fp8_recipe", true, "NAME", "FP8 scaling: delayed (default) or current"},
+    {"--fp8-params", "/training/fp8_params", false, "BOOL", "FP8 weights, all-gathered in FP8 (default false)"},
     {"--grad-reduce-fp32", "/training/grad_reduce_in_fp32", false, "BOOL",
      "Accumulate and reduce gradients in fp32 (default: true for bf16/fp8, false for fp16)"},
     {"--gpu-speed-spread", "/cluster/gpu_speed_spread", false, "FRACTION",

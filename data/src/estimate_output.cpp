@@ -317,6 +317,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
       {"grad_reduce_in_fp32", sc.training.fp32_gradients()},
       {"fp8_recipe", sc.training.precision == sim::Precision::fp8 ? json(sim::to_string(sc.training.fp8_recipe))
                                                                    : json(nullptr)},
+      {"fp8_params", sc.training.fp8_weights()},
       {"tokens", number(sc.training.tokens)},
       {"global_batch", sc.training.global_batch},
       {"global_batch_tokens", number(static_cast<double>(sc.training.global_batch) * sc.model.seq_len)},

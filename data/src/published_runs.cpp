@@ -699,6 +699,13 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
       training["grad_reduce_in_fp32"] = false;
       rr.assume("framework '" + framework +
                 "': gradients reduced in bf16 (grad_reduce_in_fp32 = False in NVIDIA's performance recipes)");
+      if (training["precision"] == "fp8" && !contains(fw, "24.07")) {
+        // NeMo 2's bf16_with_fp8_mixed and Megatron-Bridge's FP8 recipes set fp8_param_gather =
+        // True (FP8 model parameters). NeMo 24.07's YAML recipes are not known to.
+        training["fp8_params"] = true;
+        rr.assume("framework '" + framework + "': FP8 parameters gathered in FP8 (fp8_param_gather = True in its "
+                  "FP8 recipes)");
+      }
     } else if (contains(fw, "composer")) {
       // llm-foundry's FSDP mixed precision (composer get_mixed_precision): PURE keeps parameters,
       // gradients and buffers in bf16; DEFAULT, the MP Mode of its amp_* benchmark rows, reduces

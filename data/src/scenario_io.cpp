@@ -660,7 +660,7 @@ class ScenarioParser {
     const auto before = r_.count();
     r_.unknown_keys(j, p,
                     {"tokens", "global_batch_tokens", "global_batch", "precision", "framework", "overlap_compute_slowdown",
-                     "loss_kernel", "grad_reduce_in_fp32", "fp8_recipe"});
+                     "loss_kernel", "grad_reduce_in_fp32", "fp8_recipe", "fp8_params"});
     sim::TrainingJob t;
     if (const json* v = required_in(j, p, "tokens", "total training tokens, e.g. \"2T\"")) {
       if (auto x = si_number(*v, child(p, "tokens"), kMaxTokens)) t.tokens = *x;
@@ -723,6 +723,9 @@ class ScenarioParser {
           r_.error(child(p, "fp8_recipe"), "unknown FP8 recipe '" + *s + "' (" + suggest(*s, {"delayed", "current"}) + ")");
         }
       }
+    }
+    if (const json* v = find(j, "fp8_params")) {
+      if (auto b = r_.boolean(*v, child(p, "fp8_params"))) t.fp8_params = *b;
     }
     if (const json* v = find(j, "grad_reduce_in_fp32")) {
       if (auto b = r_.boolean(*v, child(p, "grad_reduce_in_fp32"))) t.grad_reduce_in_fp32 = *b;

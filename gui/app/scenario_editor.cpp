@@ -157,6 +157,9 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
              tr("Transformer Engine recipe with fp8 precision: current scaling adds an amax pass per cast"),
              {{tr("delayed (default)"), QString()},
               {tr("current (tensorwise)"), QStringLiteral("current")}});
+  add_option(7, tr("FP8 weights"), "/training/fp8_params",
+             tr("With fp8 precision: weights kept and all-gathered in FP8 (Megatron --fp8-param-gather)"),
+             {{tr("16-bit + FP8 copy (default)"), QString()}, {tr("FP8, gathered in FP8"), QStringLiteral("true")}});
   errors_["/training"] = add_error_label(train_box);
   layout->addWidget(train_box);
 
@@ -478,7 +481,9 @@ void ScenarioEditor::refresh() {
   const QString fw = doc_->text("/training/framework");
   set_combo_data(framework_, fw.isEmpty() ? QStringLiteral("megatron") : fw);
   for (const auto& [pointer, combo] : option_combos_) set_combo_data(combo, doc_->text(pointer));
-  option_combos_.at("/training/fp8_recipe")->setEnabled(prec == QStringLiteral("fp8"));
+  for (const char* pointer : {"/training/fp8_recipe", "/training/fp8_params"}) {
+    option_combos_.at(pointer)->setEnabled(prec == QStringLiteral("fp8"));
+  }
 
   // Cluster.
   const bool instance = !doc_->has("/cluster/gpu");

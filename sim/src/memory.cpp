@@ -128,12 +128,12 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const TrainingJob& job, const
                    : params.total() * bytes_per_param;
     };
     // FP8 training keeps the 16-bit weights and, per GEMM weight, an FP8 copy and its transpose
-    // (Transformer Engine caches both across micro-batches): 2 more bytes per parameter.
-    const double weight_bytes = a.weight_bytes + (job.precision == Precision::fp8 ? 2.0 : 0.0);
-    double weights = sharded(weight_bytes, p.zero >= 3);
+    // (Transformer Engine caches both across micro-batches): 2 more bytes per parameter; with
+    // FP8 parameters the weight itself is FP8, plus its cached transpose (TrainingJob).
+    double weights = sharded(job.weight_bytes(), p.zero >= 3);
     if (p.zero >= 3 && dense_dp > 1) {
       // Plus the gathered working copy of the current and the prefetched layer.
-      weights += 2.0 * m.layer_params() / p.tp * a.weight_bytes;
+      weights += 2.0 * m.layer_params() / p.tp * job.gathered_param_bytes();
     }
     mb.weights = units::bytes(weights);
     mb.gradients = units::bytes(sharded(job.gradient_bytes(), p.zero >= 2));

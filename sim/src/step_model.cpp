@@ -452,7 +452,7 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     // Gradients in their reduction dtype (fp32 under Megatron-LM's bf16 default); the updated
     // parameters the distributed optimizer gathers back are 16-bit.
     const units::Bytes grads = units::bytes(job.gradient_bytes() * g.params);
-    const units::Bytes weights = units::bytes(2.0 * g.params);
+    const units::Bytes weights = units::bytes(job.gathered_param_bytes() * g.params);
     if (p.zero == 0) {
       b.add(CollectiveOp{"dp_grad_all_reduce", CollectiveKind::all_reduce, grads, group, Axis::dp}, Phase::step,
             Scope::data_parallel);
@@ -468,9 +468,10 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     // reduce-scattered after backward, for every micro-batch, per layer (so the schedule can
     // overlap them with that layer's compute).
     const GroupPlacement group = place_group(dense_dp, p.tp, c.gpus_per_node);
-    // Parameters travel in 16 bits, gradients in their reduction dtype (FSDP's reduce_dtype).
+    // Parameters travel in 16 bits (FP8 with FP8 parameters), gradients in their reduction
+    // dtype (FSDP's reduce_dtype).
     auto fsdp = [&](double layer_params, Scope scope) {
-      const units::Bytes bytes = units::bytes(2.0 * layer_params / p.tp);
+      const units::Bytes bytes = units::bytes(job.gathered_param_bytes() * layer_params / p.tp);
       const units::Bytes grads = units::bytes(job.gradient_bytes() * layer_params / p.tp);
       b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, bytes, group, Axis::dp}, Phase::forward,
             scope);
@@ -488,7 +489,7 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       if (edp > 1) {
         const GroupPlacement egroup = place_group(edp, p.ep * p.etp, c.gpus_per_node);
         const double local = (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp;
-        const units::Bytes bytes = units::bytes(2.0 * local);
+        const units::Bytes bytes = units::bytes(job.gathered_param_bytes() * local);
         const units::Bytes grads = units::bytes(job.gradient_bytes() * local);
         b.add(CollectiveOp{"fsdp_expert_all_gather", CollectiveKind::all_gather, bytes, egroup, Axis::dp},
               Phase::forward, Scope::moe_ffn);
@@ -500,10 +501,10 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     }
   }
   // Mixed-precision Adam on this rank's shard: read fp32 master, m, v and the gradient (2 or 4
-  // bytes); write master, m, v and the 16-bit weight: 4*3 + 2 + 4*3 + 2 = 28 bytes per parameter
-  // with 16-bit gradients, 30 with fp32 ones.
+  // bytes); write master, m, v and the model's weight (16-bit, or FP8 with FP8 parameters):
+  // 4*3 + 2 + 4*3 + 2 = 28 bytes per parameter with 16-bit gradients, 30 with fp32 ones.
   const double shard = p.zero >= 1 ? params.dense / dense_dp + params.expert / edp : params.total();
-  const double adam_bytes = 4.0 * 3 + job.gradient_bytes() + 4.0 * 3 + 2.0;
+  const double adam_bytes = 4.0 * 3 + job.gradient_bytes() + 4.0 * 3 + job.gathered_param_bytes();
   b.add(MemoryOp{"adam_step", units::bytes(adam_bytes * shard)}, Phase::step, Scope::optimizer);
 }
 

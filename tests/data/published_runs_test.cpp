@@ -361,6 +361,12 @@ TEST(PublishedRunsDev, FrameworkDefaultsFollowTheSource) {
   // "FP8 current-scaling" rows run TE's tensorwise recipe; other FP8 rows keep delayed scaling.
   EXPECT_EQ(row("R095").scenario.at("training").at("fp8_recipe"), "current");
   EXPECT_FALSE(row("R082").scenario.at("training").contains("fp8_recipe"));
+  // NVIDIA's NeMo 2 / Megatron-Bridge FP8 recipes gather FP8 parameters; NeMo 24.07's are not
+  // known to, and BF16 rows have nothing to gather in FP8.
+  EXPECT_EQ(row("R095").scenario.at("training").at("fp8_params"), true);
+  EXPECT_EQ(row("R118").scenario.at("training").at("fp8_params"), true);
+  EXPECT_FALSE(row("R082").scenario.at("training").contains("fp8_params"));
+  EXPECT_FALSE(row("R117").scenario.at("training").contains("fp8_params"));
   // gpt-oss's clamped SwiGLU and expert biases come from its config, as in the preset.
   EXPECT_EQ(row("R097").scenario.at("model").at("moe").at("activation_clamp"), 7.0);
   EXPECT_EQ(row("R097").scenario.at("model").at("moe").at("expert_bias"), true);

@@ -582,6 +582,13 @@ TEST(ParseScenario, Fp8RecipeDefaultsToDelayedAndIsChecked) {
   auto cur = parse(patched({{"training", {{"fp8_recipe", "current"}}}}));
   ASSERT_TRUE(cur) << to_string(cur.error());
   EXPECT_EQ(cur->scenario.training.fp8_recipe, sim::Fp8Recipe::current);
+  auto params = parse(patched({{"training", {{"precision", "fp8"}, {"fp8_params", true}}}}));
+  ASSERT_TRUE(params) << to_string(params.error());
+  EXPECT_TRUE(params->scenario.training.fp8_weights());
+  auto bad_params = parse(patched({{"training", {{"fp8_params", "yes"}}}}));
+  ASSERT_FALSE(bad_params);
+  EXPECT_TRUE(has_diag(bad_params.error(), "scenario#/training/fp8_params", "expected true or false"))
+      << to_string(bad_params.error());
   auto bad = parse(patched({{"training", {{"fp8_recipe", "curent"}}}}));
   ASSERT_FALSE(bad);
   EXPECT_TRUE(has_diag(bad.error(), "scenario#/training/fp8_recipe", "unknown FP8 recipe 'curent'"))

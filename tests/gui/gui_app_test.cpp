@@ -141,6 +141,8 @@ class GuiAppTest : public QObject {
     auto* fp8 = w.findChild<QComboBox*>(QStringLiteral("/training/fp8_recipe"));
     QVERIFY(fp8 != nullptr);
     QVERIFY(!fp8->isEnabled());
+    auto* fp8_params = w.findChild<QComboBox*>(QStringLiteral("/training/fp8_params"));
+    QVERIFY(fp8_params != nullptr && !fp8_params->isEnabled());
     auto* loss = w.findChild<QComboBox*>(QStringLiteral("/training/loss_kernel"));
     QVERIFY(loss != nullptr);
     loss->setCurrentIndex(loss->findData(QStringLiteral("te")));

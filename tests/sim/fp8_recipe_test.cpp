@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "capplan/sim/memory.hpp"
 #include "capplan/sim/step_model.hpp"
 #include "capplan/sim/workload.hpp"
 #include "test_support.hpp"
@@ -15,14 +16,20 @@ using test::cluster_of;
 using test::job_of;
 using test::layout;
 
-double cast_bytes(const StepOps& ops) {
+// Bytes of the named memory or collective op in one step, over its repetitions.
+double op_bytes(const StepOps& ops, const char* name) {
   double total = 0;
   for (const StepOp& so : ops.ops) {
-    const auto* m = std::get_if<MemoryOp>(&so.op);
-    if (m != nullptr && std::strcmp(m->name, "fp8_cast_transpose") == 0) total += m->bytes.base() * so.count;
+    if (const auto* m = std::get_if<MemoryOp>(&so.op); m != nullptr && std::strcmp(m->name, name) == 0) {
+      total += m->bytes.base() * so.count;
+    }
+    if (const auto* c = std::get_if<CollectiveOp>(&so.op); c != nullptr && std::strcmp(c->name, name) == 0) {
+      total += c->bytes.base() * so.count;
+    }
   }
   return total;
 }
+double cast_bytes(const StepOps& ops) { return op_bytes(ops, "fp8_cast_transpose"); }
 
 TEST(Fp8Recipe, CurrentScalingReadsEachInputOnceMoreThanDelayedScaling) {
   // Delayed scaling: one fused cast + transpose (read 2, write 1 + 1). Current (tensorwise)
@@ -47,6 +54,38 @@ TEST(Fp8Recipe, StepCastBytesScaleWithTheRecipe) {
   ASSERT_GT(d, 0.0);
   EXPECT_DOUBLE_EQ(cast_bytes(build_step_ops(m, current, p, c)), 1.5 * d);
   EXPECT_DOUBLE_EQ(cast_bytes(build_step_ops(m, job_of(64), p, c)), 0.0);
+}
+
+TEST(Fp8Params, WeightsGatherAndAdamWriteOneByteAndMemoryDropsTheSixteenBitCopy) {
+  // Llama-2-70B on 8 H100, tp 4, dp 2, ZeRO 1, 16-bit gradients. Without FP8 parameters a rank
+  // holds 16-bit weights + an FP8 copy + its transpose (4 bytes per parameter) and gathers 2
+  // bytes; with them, the FP8 weight + its transpose (2) and gathers 1; Adam writes 1 byte
+  // instead of 2 (27 per local parameter instead of 28).
+  const ModelSpec m = test::llama2_70b();
+  const Parallelism p = layout(4, 1, 2, 1, Recompute::selective, true, 1);
+  const Cluster c = cluster_of(test::h100_sxm(), 8);
+  TrainingJob plain = test::with_16bit_gradients(job_of(64, 1e9, Precision::fp8));
+  TrainingJob fp8 = plain;
+  fp8.fp8_params = true;
+  EXPECT_DOUBLE_EQ(plain.weight_bytes(), 4.0);
+  EXPECT_DOUBLE_EQ(fp8.weight_bytes(), 2.0);
+  const StepOps a = build_step_ops(m, plain, p, c);
+  const StepOps b = build_step_ops(m, fp8, p, c);
+  const double local = a.params.total();
+  EXPECT_DOUBLE_EQ(op_bytes(a, "dp_param_all_gather"), 2.0 * local);
+  EXPECT_DOUBLE_EQ(op_bytes(b, "dp_param_all_gather"), 1.0 * local);
+  EXPECT_DOUBLE_EQ(op_bytes(a, "adam_step"), 28.0 * local / 2);
+  EXPECT_DOUBLE_EQ(op_bytes(b, "adam_step"), 27.0 * local / 2);
+  const MemoryBreakdown ma = memory_per_gpu(m, plain, p, test::h100_sxm(), 32);
+  const MemoryBreakdown mb = memory_per_gpu(m, fp8, p, test::h100_sxm(), 32);
+  EXPECT_DOUBLE_EQ(ma.weights.base(), 4.0 * local);
+  EXPECT_DOUBLE_EQ(mb.weights.base(), 2.0 * local);
+  // The flag means nothing outside FP8 training.
+  TrainingJob bf16 = test::with_16bit_gradients(job_of(64));
+  bf16.fp8_params = true;
+  EXPECT_FALSE(bf16.fp8_weights());
+  EXPECT_DOUBLE_EQ(bf16.weight_bytes(), 2.0);
+  EXPECT_DOUBLE_EQ(op_bytes(build_step_ops(m, bf16, p, c), "dp_param_all_gather"), 2.0 * local);
 }
 
 }  // namespace

@@ -23,11 +23,12 @@ struct MemoryBreakdown {
 };
 
 // Bytes per parameter of mixed-precision Adam (Rajbhandari et al. 2020, ZeRO, Sec. 3.1):
-// 2 (bf16/fp16 weights) + 12 (fp32 master, momentum, variance), plus the gradients: 2 bytes
+// the weights (TrainingJob::weight_bytes(): 2 in bf16/fp16; FP8 training adds an FP8 copy and its
+// transpose, +2, unless the weights themselves are FP8: 1 + 1) + 12 (fp32 master, momentum,
+// variance), plus the gradients: 2 bytes
 // in 16 bits, 4 where the framework accumulates and reduces them in fp32
 // (TrainingJob::gradient_bytes(); Megatron-LM's bf16 default: 2 + 4 + 12 = 18).
 struct MemoryAssumptions {
-  double weight_bytes = 2.0;
   double optimizer_bytes = 12.0;
   // Fixed part of the reserve: CUDA context (~0.5 GiB) + cuBLAS/NCCL workspaces and buffers.
   double reserve_fixed_gib = 2.0;

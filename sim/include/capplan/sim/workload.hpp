@@ -156,6 +156,20 @@ struct TrainingJob {
   std::optional<bool> grad_reduce_in_fp32;
   // FP8 scaling recipe (only read when precision is fp8); Megatron-LM's and TE's default.
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
+  // FP8 parameters (only read when precision is fp8): the model keeps its weights in FP8 and the
+  // distributed optimizer or FSDP all-gathers them in FP8 (Megatron --fp8-param-gather, TE
+  // fp8_model_init; on in NeMo 2's and Megatron-Bridge's FP8 recipes, off by default in
+  // Megatron-LM). Weights take 1 byte plus the cached transpose instead of 16 bits plus an FP8
+  // copy and its transpose; gathers move 1 byte per parameter; Adam writes the FP8 weight.
+  bool fp8_params = false;
+
+  bool fp8_weights() const { return precision == Precision::fp8 && fp8_params; }
+  // Bytes per parameter of the weights a GPU holds for compute, and of one gathered parameter.
+  double weight_bytes() const {
+    if (precision != Precision::fp8) return 2.0;
+    return fp8_params ? 1.0 + 1.0 : 2.0 + 2.0;
+  }
+  double gathered_param_bytes() const { return fp8_weights() ? 1.0 : 2.0; }
 
   LossKernel loss() const {
     return loss_kernel.value_or(framework == Framework::pytorch ? LossKernel::eager : LossKernel::fused);
