@@ -233,6 +233,8 @@ json parallelism_to_json(const sim::Parallelism& p, int micro_batches) {
           {"tp_comm_overlap", p.tp_comm_overlap},
           {"pp_comm_overlap", p.pp_comm_overlap},
           {"ep_comm_overlap", p.ep_comm_overlap},
+          {"recompute_norms", p.recompute_norms},
+          {"recompute_moe_act", p.recompute_moe_act},
           {"grad_accumulation", micro_batches}};
 }
 

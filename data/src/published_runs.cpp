@@ -815,6 +815,17 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
               "': full-layer activation checkpointing (--checkpoint-activations; the framework had no "
               "selective recomputation then)");
   }
+  if (strategy["recompute"] == "auto" && contains(lower(rr.cell("framework")), "bridge") &&
+      contains(lower(rr.cell("model_name")), "gpt-oss")) {
+    // Megatron-Bridge's GPT-OSS performance presets (GPT_OSS_120B_PRETRAIN_CONFIG_H100_BF16_V1/V2):
+    // recompute_granularity selective, recompute_modules [layernorm, moe_act].
+    strategy["recompute"] = "selective";
+    strategy["recompute_norms"] = true;
+    strategy["recompute_moe_act"] = true;
+    rr.assume("framework '" + rr.cell("framework") +
+              "' GPT-OSS recipe: selective recompute of the norms and the experts' activation (recompute_modules "
+              "layernorm, moe_act)");
+  }
   if (auto z = map_zero(rr.cell("zero_or_fsdp"), rr)) {
     strategy["zero"] = *z;
   } else {

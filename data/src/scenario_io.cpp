@@ -135,6 +135,8 @@ constexpr StrategyFlag kStrategyFlags[] = {
     {"tp_comm_overlap", &sim::StrategyRequest::tp_comm_overlap},
     {"pp_comm_overlap", &sim::StrategyRequest::pp_comm_overlap},
     {"ep_comm_overlap", &sim::StrategyRequest::ep_comm_overlap},
+    {"recompute_norms", &sim::StrategyRequest::recompute_norms},
+    {"recompute_moe_act", &sim::StrategyRequest::recompute_moe_act},
 };
 
 constexpr sim::Precision kPrecisions[] = {sim::Precision::bf16, sim::Precision::fp16, sim::Precision::fp8,

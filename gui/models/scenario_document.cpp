@@ -259,6 +259,8 @@ void ScenarioDocument::apply_plan(const std::string& instance_id, const std::str
   if (p.tp_comm_overlap) s["tp_comm_overlap"] = true;
   if (p.pp_comm_overlap) s["pp_comm_overlap"] = true;
   if (p.ep_comm_overlap) s["ep_comm_overlap"] = true;
+  if (p.recompute_norms) s["recompute_norms"] = true;
+  if (p.recompute_moe_act) s["recompute_moe_act"] = true;
   doc_["strategy"] = std::move(s);
   // A plan priced with an offering's price: a per-GPU override would no longer be the user's intent.
   modified_ = true;

@@ -57,6 +57,14 @@ Diagnostics check_layout(const Scenario& s, const Parallelism& p) {
       error(d, "sequence_parallel", "MoE with tp > 1 needs sequence parallelism (Megatron-Core); got false");
     }
   }
+  if ((p.recompute_norms || p.recompute_moe_act) && p.recompute != Recompute::selective) {
+    // Megatron-Core takes --recompute-modules only with --recompute-granularity selective.
+    error(d, p.recompute_norms ? "recompute_norms" : "recompute_moe_act",
+          std::string("module recompute needs recompute selective; got recompute ") + to_string(p.recompute));
+  }
+  if (p.recompute_moe_act && !m.is_moe()) {
+    error(d, "recompute_moe_act", "recomputing the experts' activation needs an MoE model; got true");
+  }
   if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0) {
     // Megatron-Core splits each sequence into 2*cp chunks to balance the causal work.
     error(d, "cp", "seq_len (" + num(m.seq_len) + ") must be a multiple of 2*cp; got cp " + num(p.cp));

@@ -88,8 +88,10 @@ void for_each_inner_layout(const ModelSpec& m, const StrategyRequest& r, const O
             for (bool tpo : tp_overlaps) {
               for (bool ppo : pp_overlaps) {
                 for (bool epo : ep_overlaps) {
-                  const Parallelism p{o.tp, o.pp, o.dp, o.cp, o.ep, o.etp, mb, v, zero, rc, sp, dp_overlap, tpo, ppo,
-                                      epo};
+                  Parallelism p{o.tp, o.pp, o.dp, o.cp, o.ep, o.etp, mb, v, zero, rc, sp, dp_overlap, tpo, ppo, epo};
+                  // Module recompute is the user's choice, never searched.
+                  p.recompute_norms = r.recompute_norms.value_or(false);
+                  p.recompute_moe_act = r.recompute_moe_act.value_or(false);
                   visit(p, micro_batches);
                 }
               }

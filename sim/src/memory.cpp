@@ -54,10 +54,14 @@ LayerActivations layer_activations(const ModelSpec& m, const Parallelism& p, Pre
     case Recompute::full:
       out.attention = units::bytes(2.0 * sb * h / (p.sequence_parallel ? t : 1.0));  // layer input only
       return out;
-    case Recompute::selective:
-      out.attention =
-          units::bytes(rep + latents + attention_split / t + (m.flash_attention ? quadratic / t : 0.0));
+    case Recompute::selective: {
+      // recompute_norms: the norms' outputs (the QKV and FC1 GEMM inputs) are recomputed in
+      // backward from the kept norm inputs, not saved.
+      const double norm_outputs = p.recompute_norms ? 2.0 * gemm_in * sb * h : 0.0;
+      const double kept = p.sequence_parallel ? (replicated - norm_outputs) / t : replicated - norm_outputs;
+      out.attention = units::bytes(kept + latents + attention_split / t + (m.flash_attention ? quadratic / t : 0.0));
       break;
+    }
     case Recompute::none:
       out.attention = units::bytes(rep + latents + (attention_split + quadratic) / t);
       break;
@@ -72,7 +76,11 @@ LayerActivations layer_activations(const ModelSpec& m, const Parallelism& p, Pre
     const double routed = moe_tokens * e.top_k * e.capacity_factor;
     const double fe = static_cast<double>(e.expert_ffn_hidden) / p.etp;
     // With ETP a rank keeps the gathered tokens of its etp group for 1/etp of each expert.
-    const double experts = routed * p.etp * (gemm_in * h + (m.gated_ffn ? 4.0 : 2.0) * fe + gemm_in * fe);
+    // recompute_moe_act (selective): the activation output, the FC2 input, is recomputed in
+    // backward from the kept FC1 output instead of saved.
+    const bool act_kept = !(p.recompute == Recompute::selective && p.recompute_moe_act);
+    const double experts =
+        routed * p.etp * (gemm_in * h + (m.gated_ffn ? 4.0 : 2.0) * fe + (act_kept ? gemm_in * fe : 0.0));
     const double router = moe_tokens * e.experts * 4.0;
     const double fs = static_cast<double>(e.shared_experts) * e.expert_ffn_hidden;
     const double shared = ((m.gated_ffn ? 4.0 : 2.0) * fs + gemm_in * fs) * sb / t;

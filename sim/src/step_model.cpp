@@ -184,6 +184,10 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   // and attention outputs and recomputes the element-wise ops; Megatron's selective recompute
   // is the attention core (handled below).
   const bool rc_elementwise = full_rc || (eager && p.recompute == Recompute::selective);
+  // Megatron-Core's module recompute (selective only): the norms, the routed experts' activation.
+  const bool selective = p.recompute == Recompute::selective;
+  const bool rc_norms = rc_elementwise || (selective && p.recompute_norms);
+  const bool rc_moe_act = rc_elementwise || (selective && p.recompute_moe_act);
   const double act = 2.0;  // bytes per 16-bit activation element
   const double qk_elems = static_cast<double>(tokens) * (heads + kv_heads) * d_qk;
   const GroupPlacement tp_group = place_group(p.tp, 1, c.gpus_per_node);
@@ -208,10 +212,10 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   // x*rsqrt (4+4), type_as (4+2), *weight (2+2). Eager LayerNorm is one fused ATen kernel.
   if (eager && m.rmsnorm) {
     for (double bytes_per_elem : {6.0, 8.0, 4.0, 8.0, 6.0, 4.0}) {
-      b.elementwise("rmsnorm_eager", bytes_per_elem * tokens_sp * h, Scope::layer, rc_elementwise, 2.0);
+      b.elementwise("rmsnorm_eager", bytes_per_elem * tokens_sp * h, Scope::layer, rc_norms, 2.0);
     }
   } else {
-    b.elementwise(m.rmsnorm ? "rmsnorm" : "layernorm", 2.0 * act * tokens_sp * h, Scope::layer, rc_elementwise, 2.0);
+    b.elementwise(m.rmsnorm ? "rmsnorm" : "layernorm", 2.0 * act * tokens_sp * h, Scope::layer, rc_norms, 2.0);
   }
   b.elementwise("residual_add", 3.0 * act * tokens_sp * h, Scope::layer, rc_elementwise, 2.0);
   if (m.dropout) b.elementwise("dropout", (2.0 * act + 1.0) * tokens_sp * h, Scope::layer, rc_elementwise, 2.0);
@@ -293,22 +297,21 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
 
   // ===== dense FFN =====
   const auto ffn = [&](const char* up_name, const char* down_name, std::int64_t rows, std::int64_t inner,
-                       double kernels, Scope scope) {
+                       double kernels, Scope scope, bool rc_act) {
     const std::int64_t up = (m.gated_ffn ? 2 : 1) * inner;
     b.linear(up_name, "ffn_up_dgrad", "ffn_up_wgrad", rows, up, h, dt, scope, full_rc, 1, kernels);
     const double elems = static_cast<double>(rows) * kernels * inner;
     if (eager && m.gated_ffn) {
       // silu(gate) (2+2 bytes per element), then * up (2+2+2).
-      b.elementwise("silu_eager", 2.0 * act * elems, scope, rc_elementwise);
-      b.elementwise("mul_eager", 3.0 * act * elems, scope, rc_elementwise);
+      b.elementwise("silu_eager", 2.0 * act * elems, scope, rc_act);
+      b.elementwise("mul_eager", 3.0 * act * elems, scope, rc_act);
     } else {
       // Fused activation: reads the up (and gate) outputs, writes the product.
-      b.elementwise(m.gated_ffn ? "swiglu" : "gelu", act * elems * ((m.gated_ffn ? 2.0 : 1.0) + 1.0), scope,
-                    rc_elementwise);
+      b.elementwise(m.gated_ffn ? "swiglu" : "gelu", act * elems * ((m.gated_ffn ? 2.0 : 1.0) + 1.0), scope, rc_act);
     }
     b.linear(down_name, "ffn_down_dgrad", "ffn_down_wgrad", rows, h, inner, dt, scope, full_rc, 1, kernels);
   };
-  ffn("ffn_up", "ffn_down", tokens, f / t, 1.0, Scope::dense_ffn);
+  ffn("ffn_up", "ffn_down", tokens, f / t, 1.0, Scope::dense_ffn, rc_elementwise);
   tp_block_comm(Scope::dense_ffn);
 
   // ===== MoE FFN (routed experts, top-k) =====
@@ -367,24 +370,25 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     // Megatron-Core's SequentialMLP launch them (separate cuBLAS calls, each with its own tile and
     // wave quantisation on its per_expert rows).
     ffn("expert_up", "expert_down", per_expert, e.expert_ffn_hidden / p.etp, static_cast<double>(local_experts),
-        Scope::moe_ffn);
+        Scope::moe_ffn, rc_moe_act);
     // Clamped activation and expert biases (MoeSpec): element-wise passes Megatron-Core adds
     // around the expert GEMMs, over the busiest rank's routed tokens.
     const double expert_rows = static_cast<double>(per_expert) * static_cast<double>(local_experts);
-    const auto extra = [&](const char* name, double elems, double fwd, double bwd) {
+    const auto extra = [&](const char* name, double elems, double fwd, double bwd, bool recompute) {
       b.add(MemoryOp{name, units::bytes(fwd * elems)}, Phase::forward, Scope::moe_ffn);
       b.add(MemoryOp{name, units::bytes(bwd * elems)}, Phase::backward, Scope::moe_ffn);
-      if (full_rc) b.add(MemoryOp{name, units::bytes(fwd * elems)}, Phase::recompute, Scope::moe_ffn);
+      if (recompute) b.add(MemoryOp{name, units::bytes(fwd * elems)}, Phase::recompute, Scope::moe_ffn);
     };
     if (e.activation_clamp > 0) {
+      // Part of the activation: recomputed with it (moe_act).
       const double up = expert_rows * (m.gated_ffn ? 2.0 : 1.0) * (e.expert_ffn_hidden / p.etp);
-      extra("expert_activation_clamp", up, 8.0, 6.0);
+      extra("expert_activation_clamp", up, 8.0, 6.0, full_rc || rc_moe_act);
     }
-    if (e.expert_bias) extra("expert_bias_add", expert_rows * static_cast<double>(h), 8.0, 4.0);
+    if (e.expert_bias) extra("expert_bias_add", expert_rows * static_cast<double>(h), 8.0, 4.0, full_rc);
     if (e.shared_experts > 0) {
       // Shared experts: a dense FFN of shared * expert size, TP-split with its own collectives.
       ffn("shared_up", "shared_down", tokens, static_cast<std::int64_t>(e.shared_experts) * e.expert_ffn_hidden / t,
-          1.0, Scope::moe_ffn);
+          1.0, Scope::moe_ffn, rc_elementwise);
       tp_block_comm(Scope::moe_ffn);
     }
   }

@@ -34,6 +34,8 @@ Parallelism fill_defaults(const Scenario& s) {
   p.tp_comm_overlap = r.tp_comm_overlap.value_or(false);
   p.pp_comm_overlap = r.pp_comm_overlap.value_or(false);
   p.ep_comm_overlap = r.ep_comm_overlap.value_or(false);
+  p.recompute_norms = r.recompute_norms.value_or(false);
+  p.recompute_moe_act = r.recompute_moe_act.value_or(false);
   return p;
 }
 

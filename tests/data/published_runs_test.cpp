@@ -371,6 +371,11 @@ TEST(PublishedRunsDev, FrameworkDefaultsFollowTheSource) {
   EXPECT_EQ(row("R097").scenario.at("model").at("moe").at("activation_clamp"), 7.0);
   EXPECT_EQ(row("R097").scenario.at("model").at("moe").at("expert_bias"), true);
   EXPECT_FALSE(row("R095").scenario.at("model").at("moe").contains("expert_bias"));
+  // ... and its Megatron-Bridge recipe recomputes the norms and the experts' activation.
+  EXPECT_EQ(row("R097").scenario.at("strategy").at("recompute"), "selective");
+  EXPECT_EQ(row("R097").scenario.at("strategy").at("recompute_norms"), true);
+  EXPECT_EQ(row("R097").scenario.at("strategy").at("recompute_moe_act"), true);
+  EXPECT_FALSE(row("R095").scenario.at("strategy").contains("recompute_moe_act"));
 }
 
 // NeMo AutoModel with "kernel opts: TE" runs Transformer Engine's fused kernels, not eager ones;

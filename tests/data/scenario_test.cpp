@@ -609,6 +609,17 @@ TEST(ParseScenario, MoeExpertDetailsAreOptionalAndChecked) {
   EXPECT_TRUE(has_diag(bad.error(), "scenario#/model/moe/activation_clamp", "")) << to_string(bad.error());
 }
 
+TEST(ParseScenario, ModuleRecomputeFlagsAreOptionalBooleans) {
+  auto r = parse(patched({{"strategy", {{"recompute", "selective"}, {"recompute_norms", true}}}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.strategy.recompute_norms, true);
+  EXPECT_FALSE(r->scenario.strategy.recompute_moe_act.has_value());
+  auto bad = parse(patched({{"strategy", {{"recompute_moe_act", "yes"}}}}));
+  ASSERT_FALSE(bad);
+  EXPECT_TRUE(has_diag(bad.error(), "scenario#/strategy/recompute_moe_act", "expected true, false or \"auto\""))
+      << to_string(bad.error());
+}
+
 TEST(ParseScenario, GpuSpeedSpreadDefaultsToTheDocumentedValueAndIsChecked) {
   auto dflt = parse(base());
   ASSERT_TRUE(dflt) << to_string(dflt.error());

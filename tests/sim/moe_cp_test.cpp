@@ -133,6 +133,47 @@ TEST(MoeOps, ClampedActivationAndExpertBiasesAddTheirElementWisePasses) {
   EXPECT_DOUBLE_EQ(sum_bytes(ops, "expert_bias_add", Phase::recompute), 0.0);  // no recompute here
 }
 
+TEST(ModuleRecompute, NormsAndExpertActivationAreRecomputedInsteadOfKept) {
+  // Mixtral, ep 4, selective recompute, 4096 tokens, bf16: recompute_norms drops the two norm
+  // outputs (the QKV and FC1 inputs, 2 bytes x 4096 x 4096 each) from the saved activations and
+  // runs both norms again in backward; recompute_moe_act drops the FC2 input of the routed
+  // tokens (2 local experts x 4096 rows x 14336 x 2 bytes) and runs the activation again.
+  const ModelSpec m = test::mixtral_8x7b();
+  Parallelism p = layout(1, 1, 8);
+  p.ep = 4;
+  const Cluster c = cluster_of(test::h100_sxm(), 8);
+  Parallelism both = p;
+  both.recompute_norms = true;
+  both.recompute_moe_act = true;
+  const LayerActivations kept = layer_activations(m, p, Precision::bf16);
+  const LayerActivations dropped = layer_activations(m, both, Precision::bf16);
+  EXPECT_DOUBLE_EQ(kept.attention.base() - dropped.attention.base(), 2.0 * 2.0 * 4096 * 4096);
+  // Routed rows on the busiest rank: 4096 tokens x top-2 (capacity factor 1), x 14336 x 2 bytes.
+  EXPECT_DOUBLE_EQ(kept.moe_mlp.base() - dropped.moe_mlp.base(), 4096.0 * 2 * 14336 * 2.0);
+  const StepOps a = build_step_ops(m, job_of(8), p, c);
+  const StepOps b = build_step_ops(m, job_of(8), both, c);
+  EXPECT_DOUBLE_EQ(sum_bytes(a, "rmsnorm", Phase::recompute), 0.0);
+  EXPECT_DOUBLE_EQ(sum_bytes(b, "rmsnorm", Phase::recompute), sum_bytes(b, "rmsnorm", Phase::forward));
+  // The experts' activation (Scope::moe_ffn) runs again; the dense FFN's of the op list does not.
+  double expert_act_forward = 0;
+  for (const StepOp& so : b.ops) {
+    const auto* op = std::get_if<MemoryOp>(&so.op);
+    if (op == nullptr || so.phase != Phase::forward || so.scope != Scope::moe_ffn) continue;
+    if (std::strcmp(op->name, "swiglu") == 0) expert_act_forward += op->bytes.base() * so.count;
+  }
+  EXPECT_GT(expert_act_forward, 0.0);
+  EXPECT_DOUBLE_EQ(sum_bytes(b, "swiglu", Phase::recompute), expert_act_forward);
+  EXPECT_DOUBLE_EQ(sum_bytes(a, "swiglu", Phase::recompute), 0.0);
+  // Only with selective recompute, and moe_act only on an MoE model.
+  const Scenario s = test::scenario_of(m, job_of(8), c);
+  EXPECT_FALSE(has_errors(check_layout(s, both)));
+  both.recompute = Recompute::none;
+  EXPECT_TRUE(has_errors(check_layout(s, both)));
+  Parallelism dense = layout(1, 1, 8);
+  dense.recompute_moe_act = true;
+  EXPECT_TRUE(has_errors(check_layout(test::scenario_of(test::llama2_70b(), job_of(8), c), dense)));
+}
+
 TEST(MoeMemory, ExpertWeightsSplitByEpAndOptimizerByExpertDataParallel) {
   // 8 GPUs, dp 8, ep 4: each GPU holds 2 experts per layer; expert replicas = tp*dp*cp/ep = 2.
   const ModelSpec m = test::mixtral_8x7b();

@@ -34,6 +34,11 @@ struct Parallelism {
   // another: Megatron-Core's --overlap-moe-expert-parallel-comm (off by default), DeepSeek-V3's
   // DualPipe (DeepSeek-V3 report, Sec. 3.2.1). Off by default.
   bool ep_comm_overlap = false;
+  // Megatron-Core's --recompute-modules beyond core_attn (with selective recompute only): the
+  // norms' outputs (`layernorm`) and the routed experts' activation output (`moe_act`) are not
+  // kept for backward; their forward runs again from the kept inputs. Off by default.
+  bool recompute_norms = false;
+  bool recompute_moe_act = false;
 
   auto operator<=>(const Parallelism&) const = default;
 };
@@ -47,6 +52,8 @@ struct StrategyRequest {
   std::optional<bool> tp_comm_overlap;
   std::optional<bool> pp_comm_overlap;
   std::optional<bool> ep_comm_overlap;
+  std::optional<bool> recompute_norms;
+  std::optional<bool> recompute_moe_act;
 
   bool fully_specified() const {
     return tp && pp && dp && micro_batch && virtual_stages && zero && recompute && sequence_parallel;
