@@ -70,6 +70,10 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--zero", "/strategy/zero", false, "INT", "Fix the ZeRO stage 0-3"},
     {"--recompute", "/strategy/recompute", true, "NAME", "Fix recomputation: none, selective or full"},
     {"--sequence-parallel", "/strategy/sequence_parallel", false, "BOOL", "Fix sequence parallelism: true or false"},
+    {"--recompute-norms", "/strategy/recompute_norms", false, "BOOL",
+     "Recompute the norms (selective recompute only; default false)"},
+    {"--recompute-moe-act", "/strategy/recompute_moe_act", false, "BOOL",
+     "Recompute the experts' activation (selective recompute only; default false)"},
 };
 constexpr size_t kFlagCount = std::size(kScenarioFlags);
 
