@@ -15,20 +15,8 @@ namespace {
 using test::cluster_of;
 using test::job_of;
 using test::layout;
+using test::op_bytes;
 
-// Bytes of the named memory or collective op in one step, over its repetitions.
-double op_bytes(const StepOps& ops, const char* name) {
-  double total = 0;
-  for (const StepOp& so : ops.ops) {
-    if (const auto* m = std::get_if<MemoryOp>(&so.op); m != nullptr && std::strcmp(m->name, name) == 0) {
-      total += m->bytes.base() * so.count;
-    }
-    if (const auto* c = std::get_if<CollectiveOp>(&so.op); c != nullptr && std::strcmp(c->name, name) == 0) {
-      total += c->bytes.base() * so.count;
-    }
-  }
-  return total;
-}
 double cast_bytes(const StepOps& ops) { return op_bytes(ops, "fp8_cast_transpose"); }
 
 TEST(Fp8Recipe, CurrentScalingReadsEachInputOnceMoreThanDelayedScaling) {

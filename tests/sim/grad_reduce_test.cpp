@@ -16,20 +16,7 @@ namespace {
 using test::cluster_of;
 using test::job_of;
 using test::layout;
-
-// Bytes of the named op in one step, summed over its repetitions within its scope.
-double op_bytes(const StepOps& ops, const char* name) {
-  double total = 0;
-  for (const StepOp& so : ops.ops) {
-    if (const auto* c = std::get_if<CollectiveOp>(&so.op); c != nullptr && std::strcmp(c->name, name) == 0) {
-      total += c->bytes.base() * so.count;
-    }
-    if (const auto* m = std::get_if<MemoryOp>(&so.op); m != nullptr && std::strcmp(m->name, name) == 0) {
-      total += m->bytes.base() * so.count;
-    }
-  }
-  return total;
-}
+using test::op_bytes;
 
 // Llama-2-70B on 8 H100 under layout `p`, built once with fp32 and once with 16-bit gradients.
 struct BothWays {

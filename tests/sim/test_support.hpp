@@ -3,11 +3,14 @@
 // every value here is typed in from its datasheet or paper, with the source next to it.
 #pragma once
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <variant>
 
 #include "capplan/sim/estimate.hpp"
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/ops.hpp"
+#include "capplan/sim/step_model.hpp"
 #include "capplan/sim/strategy.hpp"
 #include "capplan/sim/units.hpp"
 #include "capplan/sim/workload.hpp"
@@ -247,5 +250,19 @@ inline Scenario scenario_of(const ModelSpec& m, const TrainingJob& job, const Cl
 }
 
 inline bool finite(double x) { return std::isfinite(x); }
+
+// Bytes of the named memory or collective op in one step (all phases), over its repetitions.
+inline double op_bytes(const StepOps& ops, const char* name) {
+  double total = 0;
+  for (const StepOp& so : ops.ops) {
+    if (const auto* c = std::get_if<CollectiveOp>(&so.op); c != nullptr && std::strcmp(c->name, name) == 0) {
+      total += c->bytes.base() * so.count;
+    }
+    if (const auto* m = std::get_if<MemoryOp>(&so.op); m != nullptr && std::strcmp(m->name, name) == 0) {
+      total += m->bytes.base() * so.count;
+    }
+  }
+  return total;
+}
 
 }  // namespace capplan::sim::test
