@@ -57,9 +57,9 @@ LayerActivations layer_activations(const ModelSpec& m, const Parallelism& p, Pre
     case Recompute::selective: {
       // recompute_norms: the norms' outputs (the QKV and FC1 GEMM inputs) are recomputed in
       // backward from the kept norm inputs, not saved.
-      const double norm_outputs = p.recompute_norms ? 2.0 * gemm_in * sb * h : 0.0;
-      const double kept = p.sequence_parallel ? (replicated - norm_outputs) / t : replicated - norm_outputs;
-      out.attention = units::bytes(kept + latents + attention_split / t + (m.flash_attention ? quadratic / t : 0.0));
+      const double norm_outputs = p.recompute_norms ? 2.0 * gemm_in * sb * h / (p.sequence_parallel ? t : 1.0) : 0.0;
+      out.attention = units::bytes(rep - norm_outputs + latents + attention_split / t +
+                                   (m.flash_attention ? quadratic / t : 0.0));
       break;
     }
     case Recompute::none:

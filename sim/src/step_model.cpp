@@ -454,7 +454,8 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     if (g.size <= 1 || g.params <= 0) continue;
     const GroupPlacement group = place_group(g.size, g.stride, c.gpus_per_node);
     // Gradients in their reduction dtype (fp32 under Megatron-LM's bf16 default); the updated
-    // parameters the distributed optimizer gathers back are 16-bit.
+    // parameters the distributed optimizer gathers back in the model's weight dtype (16-bit, or
+    // FP8 with FP8 parameters).
     const units::Bytes grads = units::bytes(job.gradient_bytes() * g.params);
     const units::Bytes weights = units::bytes(job.gathered_param_bytes() * g.params);
     if (p.zero == 0) {
