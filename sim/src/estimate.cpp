@@ -89,6 +89,27 @@ Diagnostics check_layout(const Scenario& s, const Parallelism& p) {
           "pp*virtual_stages must not exceed the layers (" + num(m.layers) + "); got " + num(p.pp) + "*" +
               num(p.virtual_stages));
   }
+  if (p.first_stage_layers != 0 || p.last_stage_layers != 0) {
+    // Megatron-Core's --decoder-first/last-pipeline-num-layers: the other stages share the rest.
+    const char* field = p.first_stage_layers != 0 ? "first_stage_layers" : "last_stage_layers";
+    const int first = std::max(0, p.first_stage_layers), last = std::max(0, p.last_stage_layers);
+    const int middle = p.pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
+    const int rest = m.layers - first - last;
+    if (p.first_stage_layers < 0 || p.last_stage_layers < 0) {
+      error(d, p.first_stage_layers < 0 ? "first_stage_layers" : "last_stage_layers",
+            "must be a positive number of layers (or 0 for an even split); got " +
+                num(std::min(p.first_stage_layers, p.last_stage_layers)));
+    } else if (p.pp < 2) {
+      error(d, field, "setting the layers of the first or last stage needs pp >= 2; got pp " + num(p.pp));
+    } else if (middle == 0 ? rest != 0 : rest < middle * std::max(1, p.virtual_stages)) {
+      error(d, field,
+            "first_stage_layers + last_stage_layers (" + num(first) + " + " + num(last) +
+                ") must leave at least one layer per remaining stage and chunk of the " + num(m.layers) +
+                " layers (" + num(middle) + " stages" + (middle == 0 ? ": they must add up to the layers)" : ")"));
+    } else if ((first > 0 && first < p.virtual_stages) || (last > 0 && last < p.virtual_stages)) {
+      error(d, field, "each stage needs at least one layer per virtual stage (" + num(p.virtual_stages) + ")");
+    }
+  }
   if (p.virtual_stages > 1 && p.pp == 1) {
     error(d, "virtual_stages", "interleaving needs pipeline parallelism (pp > 1); got " + num(p.virtual_stages));
   }
@@ -102,46 +123,20 @@ Diagnostics check_layout(const Scenario& s, const Parallelism& p) {
   return d;
 }
 
-StepFlops step_flops(const ModelSpec& m, const TrainingJob& job, Recompute recompute) {
-  // Per token, forward: 2 FLOPs per weight of every GEMM the token passes through (for MoE the
-  // router, its top_k experts and the shared experts: active parameters), plus the attention core
-  // 2*s_k*heads*(d_qk + d_v) over the full s x s square (Megatron's convention; Narayanan et al.
-  // 2021 Appendix / Korthikanti et al. 2022 Sec. 6; 4*s*h for standard attention), with s_k the
-  // window for sliding-window attention. Backward is twice the forward.
-  const double h = m.hidden, s = m.seq_len;
-  const double norms = 2.0 * h;
-  const double attention_gemm = 2.0 * (m.attention_params() - norms);
-  const double d_qk = m.attention == Attention::mla ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : m.head_dim();
-  const double d_v = m.attention == Attention::mla ? m.mla.v_head_dim : m.head_dim();
-  const double share = 1.0 / std::max(1, m.sliding_window_every);  // windowed layers
-  const double keys =
-      m.sliding_window > 0 && m.sliding_window < m.seq_len ? share * m.sliding_window + (1.0 - share) * s : s;
-  const double attention_core = 2.0 * keys * m.heads * (d_qk + d_v);
-  const double moe_layers = m.moe_layer_count();
-  const double dense_layers = m.layers - moe_layers;
-  const double ffn = dense_layers * 2.0 * m.dense_ffn_params() + moe_layers * 2.0 * m.moe_active_ffn_params();
-  const double logits = 2.0 * h * m.vocab;
-  const double tokens = static_cast<double>(job.global_batch) * s;
-  const double layers_forward = m.layers * (attention_gemm + attention_core) + ffn;
-  StepFlops out;
-  out.model = units::flops(3.0 * (layers_forward + logits) * tokens);
-  double extra = 0;
-  if (recompute == Recompute::full) extra = layers_forward;
-  if (recompute == Recompute::selective && !m.flash_attention) extra = m.layers * attention_core;
-  out.hardware = out.model + units::flops(extra * tokens);
-  return out;
-}
-
 Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& cost) {
-  const StepTiming timing = time_step(s, p, cost);
+  // One op list: time, memory and FLOPs are folds over it.
+  const StepOps ops = build_step_ops(s.model, s.training, p, s.cluster);
+  OpBuckets buckets;
+  add_op_costs(buckets, ops.ops, cost);
+  const StepTiming timing = schedule_step(s, p, buckets, ops.stage_params);
   Estimate e;
   e.strategy = p;
   e.micro_batches = timing.micro_batches;
   e.breakdown = timing.breakdown;
   e.step_time = e.breakdown.total();
-  e.memory = memory_per_gpu(s.model, s.training, p, s.cluster.gpu, timing.micro_batches);
+  e.memory = memory_per_gpu(activation_footprint(ops.ops), s.model, s.training, p, s.cluster.gpu, timing.micro_batches);
   e.cost_model = cost.source();
-  e.flops = step_flops(s.model, s.training, p.recompute);
+  e.flops = step_flops(ops, s.model, p, s.training.global_batch);
 
   const double gpus = s.cluster.gpus;
   const double step = e.step_time.base();
@@ -162,7 +157,7 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
 
   // Warnings: things that are allowed but that a user should know.
   auto warn = [&](std::string w) { e.warnings.push_back(std::move(w)); };
-  if (s.model.layers % (p.pp * p.virtual_stages) != 0) {
+  if (p.first_stage_layers == 0 && p.last_stage_layers == 0 && s.model.layers % (p.pp * p.virtual_stages) != 0) {
     warn("layers (" + num(s.model.layers) + ") do not divide evenly into pp*virtual_stages (" +
          num(p.pp * p.virtual_stages) + "): uneven stages, the slowest sets the pace");
   }

@@ -85,14 +85,14 @@ units::Seconds daly_wall_time(units::Seconds solve, units::Seconds tau, units::S
 }
 
 CheckpointSize checkpoint_size(const ModelSpec& m, const Parallelism& p, int gpus, int gpus_per_node,
-                               double weight_bytes, double optimizer_bytes) {
+                               double bytes_per_param) {
   CheckpointSize out;
-  const double per_param = weight_bytes + optimizer_bytes;
+  const double per_param = bytes_per_param;
   out.total = units::bytes(m.total_params() * per_param);
   const double dense_dp = static_cast<double>(p.dp) * p.cp;
   const double edp = expert_data_parallel(p);
   double rank = 0;
-  for (int stage : {0, p.pp - 1}) {
+  for (int stage = 0; stage < p.pp; ++stage) {
     const StageParams sp = stage_params(m, p, stage);
     const double bytes = p.zero >= 1 ? sp.dense * per_param / dense_dp + sp.expert * per_param / edp
                                      : sp.total() * per_param;
@@ -315,7 +315,7 @@ Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Se
   g.mtbi = mtbi(per_hour);
 
   // Checkpoints.
-  g.checkpoint = checkpoint_size(*in.model, p, c.gpus, c.gpus_per_node);
+  g.checkpoint = checkpoint_size(*in.model, p, c.gpus, c.gpus_per_node, in.training->checkpoint_bytes_per_param());
   const units::Seconds local_write = transfer_time(g.checkpoint.per_node_max, g.checkpoint.total, tier.write);
   units::Seconds upload;  // local tier: until the copy on shared storage is complete
   units::Seconds read = transfer_time(g.checkpoint.per_node_max, g.checkpoint.total, tier.read);

@@ -23,6 +23,17 @@ std::optional<Precision> precision_from_string(const std::string& s) {
   return std::nullopt;
 }
 
+double element_bytes(Precision p) {
+  switch (p) {
+    case Precision::fp32:
+    case Precision::tf32: return 4.0;
+    case Precision::fp16:
+    case Precision::bf16: return 2.0;
+    case Precision::fp8: return 1.0;
+  }
+  return 4.0;
+}
+
 units::FlopsPerSecond PeakRates::for_precision(Precision p) const {
   switch (p) {
     case Precision::fp32: return fp32;

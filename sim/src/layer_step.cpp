@@ -37,19 +37,6 @@ const char* to_string(LayerComponent c) {
   return "?";
 }
 
-double element_bytes(Precision p) {
-  switch (p) {
-    case Precision::fp32:
-    case Precision::tf32:
-      return 4.0;
-    case Precision::fp16:
-    case Precision::bf16:
-      return 2.0;
-    case Precision::fp8:
-      return 1.0;
-  }
-  return 4.0;
-}
 
 std::vector<LayerStepOp> layer_step_ops(const LayerStepShape& s) {
   using I = std::int64_t;

@@ -5,18 +5,6 @@
 
 namespace capplan::sim {
 
-namespace {
-double element_bytes(Precision p) {
-  switch (p) {
-    case Precision::fp32:
-    case Precision::tf32: return 4.0;
-    case Precision::fp16:
-    case Precision::bf16: return 2.0;
-    case Precision::fp8: return 1.0;
-  }
-  return 2.0;
-}
-}  // namespace
 
 units::Flops GemmOp::flops() const {
   return units::flops(2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
@@ -47,6 +35,32 @@ std::optional<CollectiveKind> collective_kind_from_string(std::string_view name)
     if (name == to_string(k)) return k;
   }
   return std::nullopt;
+}
+
+const char* to_string(OpRole r) {
+  switch (r) {
+    case OpRole::linear: return "linear";
+    case OpRole::attention_core: return "attention_core";
+    case OpRole::softmax: return "softmax";
+    case OpRole::norm: return "norm";
+    case OpRole::activation: return "activation";
+    case OpRole::expert_activation: return "expert_activation";
+    case OpRole::residual: return "residual";
+    case OpRole::dropout: return "dropout";
+    case OpRole::rope: return "rope";
+    case OpRole::latent_norm: return "latent_norm";
+    case OpRole::copy: return "copy";
+    case OpRole::moe_permute: return "moe_permute";
+    case OpRole::moe_elementwise: return "moe_elementwise";
+    case OpRole::fp8_cast: return "fp8_cast";
+    case OpRole::embedding: return "embedding";
+    case OpRole::loss: return "loss";
+    case OpRole::checkpoint: return "checkpoint";
+    case OpRole::collective: return "collective";
+    case OpRole::p2p: return "p2p";
+    case OpRole::optimizer: return "optimizer";
+  }
+  return "?";
 }
 
 units::Seconds OpCostModel::cost(const Op& op) const {

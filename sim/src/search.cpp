@@ -193,22 +193,14 @@ struct Counters {
 };
 
 // What the per-micro-batch op costs depend on (StepOpParts::micro_batch).
-struct MicroKey {
-  int offering, tp, cp, ep, etp, micro_batch;
-  Recompute recompute;
-  bool sequence_parallel;
-  bool operator==(const MicroKey&) const = default;
-};
+// The planner prices the micro-batch part of the op list once per distinct projection of the
+// layout onto the fields that part reads (micro_batch_key, next to the op list).
 struct MicroKeyHash {
-  std::size_t operator()(const MicroKey& k) const {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (std::uint64_t v : {std::uint64_t(k.offering), std::uint64_t(k.tp), std::uint64_t(k.cp),
-                            std::uint64_t(k.ep), std::uint64_t(k.etp), std::uint64_t(k.micro_batch),
-                            std::uint64_t(k.recompute), std::uint64_t(k.sequence_parallel)}) {
-      h = (h ^ v) * 1099511628211ULL;
-    }
-    return static_cast<std::size_t>(h);
-  }
+  std::size_t operator()(const std::pair<int, Parallelism>& k) const { return hash_value(k.second) ^ (std::size_t(k.first) * 0x9E3779B97F4A7C15ULL); }
+};
+struct MicroCosts {
+  OpBuckets buckets;
+  ActivationFootprint footprint;
 };
 
 // One thread's state: caches and results, merged after all work is done.
@@ -222,7 +214,7 @@ class Worker {
   const Counters& counters() const { return counters_; }
 
  private:
-  const OpBuckets& micro_costs(const Shape& sh, const Parallelism& p);
+  const MicroCosts& micro_costs(const Shape& sh, const Parallelism& p);
 
   const std::vector<Shape>& shapes_;
   std::size_t keep_;
@@ -231,18 +223,19 @@ class Worker {
   std::vector<ShapeResult> results_;
   Counters counters_;
   StepOps scratch_;
-  std::unordered_map<MicroKey, OpBuckets, MicroKeyHash> micro_;
+  std::unordered_map<std::pair<int, Parallelism>, MicroCosts, MicroKeyHash> micro_;
 };
 
-const OpBuckets& Worker::micro_costs(const Shape& sh, const Parallelism& p) {
-  const MicroKey key{sh.offering, p.tp, p.cp, p.ep, p.etp, p.micro_batch, p.recompute, p.sequence_parallel};
+const MicroCosts& Worker::micro_costs(const Shape& sh, const Parallelism& p) {
+  std::pair<int, Parallelism> key{sh.offering, micro_batch_key(p)};
   auto it = micro_.find(key);
   if (it != micro_.end()) return it->second;
   const Scenario& s = sh.scenario;
   build_step_ops_into(scratch_, s.model, s.training, p, s.cluster, StepOpParts::micro_batch);
-  OpBuckets b;
-  add_op_costs(b, scratch_.ops, *sh.cost);
-  return micro_.emplace(key, b).first->second;
+  MicroCosts c;
+  add_op_costs(c.buckets, scratch_.ops, *sh.cost);
+  c.footprint = activation_footprint(scratch_.ops);
+  return micro_.emplace(std::move(key), c).first->second;
 }
 
 // Index of the (virtual stages, ZeRO, recompute, sequence parallel) combination of a layout.
@@ -278,8 +271,9 @@ void Worker::run(const WorkItem& item) {
       ++counters_.pruned;
       return;
     }
-    const MemoryBreakdown mem =
-        memory_per_gpu(s.model, s.training, p, s.cluster.gpu, static_cast<int>(micro_batches), assumptions);
+    const MicroCosts& micro = micro_costs(sh, p);
+    const MemoryBreakdown mem = memory_per_gpu(micro.footprint, s.model, s.training, p, s.cluster.gpu,
+                                               static_cast<int>(micro_batches), assumptions);
     if (!mem.fits()) {
       ++counters_.memory_rejected;
       keep_least(res.least_memory, {mem.total().base(), p});
@@ -293,7 +287,7 @@ void Worker::run(const WorkItem& item) {
       return;
     }
 
-    OpBuckets b = micro_costs(sh, p);
+    OpBuckets b = micro.buckets;
     auto pipe = std::find_if(pipeline_by_mb.begin(), pipeline_by_mb.end(),
                              [&](const auto& x) { return x.first == p.micro_batch; });
     if (pipe == pipeline_by_mb.end()) {

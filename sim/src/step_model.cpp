@@ -5,6 +5,8 @@
 #include <cstdint>
 
 #include "capplan/sim/memory.hpp"
+#include "capplan/sim/recompute_policy.hpp"
+#include "capplan/sim/stage_layout.hpp"
 
 namespace capplan::sim {
 
@@ -21,16 +23,6 @@ GroupPlacement place_group(int size, int stride, int gpus_per_node) {
   return g;
 }
 
-StageLayers stage_layers(const ModelSpec& m, int pp, int stage) {
-  StageLayers out;
-  out.layers = layers_on_stage(m.layers, pp, stage);
-  if (!m.is_moe()) return out;
-  // The first layers % pp stages hold one layer more (layers_on_stage), so stage i starts here.
-  const int first = stage * (m.layers / pp) + std::min(stage, m.layers % pp);
-  for (int l = first; l < first + out.layers; ++l) out.moe += m.is_moe_layer(l) ? 1 : 0;
-  return out;
-}
-
 int expert_data_parallel(const Parallelism& p) {
   const int ranks = p.tp * p.dp * p.cp;
   const int ep = std::max(1, p.ep * p.etp);
@@ -38,7 +30,7 @@ int expert_data_parallel(const Parallelism& p) {
 }
 
 StageParams stage_params(const ModelSpec& m, const Parallelism& p, int stage) {
-  const StageLayers sl = stage_layers(m, p.pp, stage);
+  const StageLayers sl = stage_layers(m, p, stage);
   StageParams out;
   double dense = sl.layers * m.attention_params() + sl.dense() * m.dense_ffn_params();
   if (sl.moe > 0) {
@@ -47,8 +39,8 @@ StageParams stage_params(const ModelSpec& m, const Parallelism& p, int stage) {
     dense += sl.moe * (static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params());
     out.expert = sl.moe * (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp;
   }
-  if (stage == 0) dense += m.embedding_params();
-  if (stage == p.pp - 1) {
+  if (sl.first) dense += m.embedding_params();
+  if (sl.last) {
     // With tied embeddings and pp > 1 the last stage keeps its own copy of the matrix
     // (Megatron synchronises the two copies' gradients).
     dense += m.tied_embeddings ? (p.pp > 1 ? m.embedding_params() : 0.0) : m.output_params();
@@ -60,6 +52,33 @@ StageParams stage_params(const ModelSpec& m, const Parallelism& p, int stage) {
 
 double stage_params_per_gpu(const ModelSpec& m, const Parallelism& p, int stage) {
   return stage_params(m, p, stage).total();
+}
+
+Parallelism micro_batch_key(const Parallelism& p) {
+  Parallelism k = p;
+  k.pp = 1;
+  k.dp = 1;
+  k.zero = 0;
+  k.virtual_stages = 1;
+  k.first_stage_layers = 0;
+  k.last_stage_layers = 0;
+  k.overlap_dp_comm = false;
+  k.tp_comm_overlap = false;
+  k.pp_comm_overlap = false;
+  k.ep_comm_overlap = false;
+  return k;
+}
+
+std::size_t hash_value(const Parallelism& p) {
+  std::uint64_t h = 1469598103934665603ULL;
+  const std::uint64_t fields[] = {std::uint64_t(p.tp), std::uint64_t(p.pp), std::uint64_t(p.dp), std::uint64_t(p.cp),
+                                  std::uint64_t(p.ep), std::uint64_t(p.etp), std::uint64_t(p.micro_batch),
+                                  std::uint64_t(p.virtual_stages), std::uint64_t(p.zero),
+                                  std::uint64_t(p.recompute), std::uint64_t(p.sequence_parallel),
+                                  std::uint64_t(p.recompute_norms), std::uint64_t(p.recompute_moe_act),
+                                  std::uint64_t(p.first_stage_layers), std::uint64_t(p.last_stage_layers)};
+  for (std::uint64_t v : fields) h = (h ^ v) * 1099511628211ULL;
+  return static_cast<std::size_t>(h);
 }
 
 StepOpParts part_of(const Op& op, Scope scope) {
@@ -78,25 +97,39 @@ namespace {
 
 class OpListBuilder {
  public:
-  OpListBuilder(std::vector<StepOp>& ops, StepOpParts parts, double fp8_cast_bytes)
-      : ops_(ops), parts_(static_cast<unsigned>(parts)), fp8_cast_bytes_(fp8_cast_bytes) {}
-  void add(Op op, Phase phase, Scope scope, double count = 1.0) {
+  OpListBuilder(std::vector<StepOp>& ops, StepOpParts parts, double fp8_cast_bytes, const RecomputePolicy& policy)
+      : ops_(ops), parts_(static_cast<unsigned>(parts)), fp8_cast_bytes_(fp8_cast_bytes), policy_(policy) {}
+  const RecomputePolicy& policy() const { return policy_; }
+  // Appends one op (kept only when it belongs to the requested parts). `flops` and `saved` are
+  // totals over the `count` repetitions (StepOp).
+  void add(Op op, Phase phase, Scope scope, double count, OpRole role, double flops = 0, double saved = 0,
+           bool recomputed = false) {
     if (parts_ != static_cast<unsigned>(StepOpParts::all) && (static_cast<unsigned>(part_of(op, scope)) & parts_) == 0) {
       return;
     }
-    ops_.push_back({op, phase, scope, count});
+    ops_.push_back({op, phase, scope, count, role, flops, saved, recomputed});
+  }
+  // A forward op, its backward (`bwd_bytes`, `bwd_count` times) and, when the policy recomputes
+  // ops of `role` in this scope, its recomputation.
+  bool recomputes(OpRole role, Scope scope) const {
+    return (scope == Scope::layer || scope == Scope::dense_ffn || scope == Scope::moe_ffn) && policy_.recomputes(role);
   }
   // A linear layer Y[T x n] = X[T x k] W[k x n] (`batch` independent ones, e.g. local experts):
   // forward, plus dgrad and wgrad in backward.
   // `kernels` > 1: that many separate GEMM kernels of this shape (experts run one after another).
+  // `model_flops`: the forward FLOPs the model-FLOPs convention credits (< 0: the shape's own);
+  // `saved`: bytes of its output kept for backward (the input is kept by its producer).
   void linear(const char* name, const char* dgrad, const char* wgrad, std::int64_t tokens, std::int64_t n,
-              std::int64_t k, Precision dt, Scope scope, bool recompute, std::int64_t batch = 1,
-              double kernels = 1.0) {
+              std::int64_t k, Precision dt, Scope scope, double saved = 0, double model_flops = -1,
+              std::int64_t batch = 1, double kernels = 1.0) {
     if (tokens <= 0 || n <= 0 || k <= 0) return;
-    add(GemmOp{name, tokens, n, k, batch, dt}, Phase::forward, scope, kernels);
-    add(GemmOp{dgrad, tokens, k, n, batch, dt}, Phase::backward, scope, kernels);
-    add(GemmOp{wgrad, k, n, tokens, batch, dt}, Phase::backward, scope, kernels);
-    if (recompute) add(GemmOp{name, tokens, n, k, batch, dt}, Phase::recompute, scope, kernels);
+    const GemmOp fwd{name, tokens, n, k, batch, dt};
+    const double flops = model_flops >= 0 ? model_flops : fwd.flops().base() * kernels;
+    const bool rc = recomputes(OpRole::linear, scope);
+    add(fwd, Phase::forward, scope, kernels, OpRole::linear, flops, saved, rc);
+    add(GemmOp{dgrad, tokens, k, n, batch, dt}, Phase::backward, scope, kernels, OpRole::linear, flops);
+    add(GemmOp{wgrad, k, n, tokens, batch, dt}, Phase::backward, scope, kernels, OpRole::linear, flops);
+    if (rc) add(fwd, Phase::recompute, scope, kernels, OpRole::linear, flops);
     if (dt == Precision::fp8) {
       // Transformer Engine quantises each GEMM input to FP8 with a fused cast + transpose
       // (read 16-bit, write the row- and column-major FP8 copies: 2 + 1 + 1 bytes per element,
@@ -105,30 +138,34 @@ class OpListBuilder {
       // a step, so their casts are left out.
       const double x = static_cast<double>(tokens) * static_cast<double>(k) * static_cast<double>(batch) * kernels;
       const double dy = static_cast<double>(tokens) * static_cast<double>(n) * static_cast<double>(batch) * kernels;
-      add(MemoryOp{"fp8_cast_transpose", units::bytes(fp8_cast_bytes_ * x)}, Phase::forward, scope);
-      add(MemoryOp{"fp8_cast_transpose", units::bytes(fp8_cast_bytes_ * dy)}, Phase::backward, scope);
-      if (recompute) add(MemoryOp{"fp8_cast_transpose", units::bytes(fp8_cast_bytes_ * x)}, Phase::recompute, scope);
+      const MemoryOp cast_x{"fp8_cast_transpose", units::bytes(fp8_cast_bytes_ * x)};
+      add(cast_x, Phase::forward, scope, 1.0, OpRole::fp8_cast, 0, 0, rc);
+      add(MemoryOp{"fp8_cast_transpose", units::bytes(fp8_cast_bytes_ * dy)}, Phase::backward, scope, 1.0,
+          OpRole::fp8_cast);
+      if (rc) add(cast_x, Phase::recompute, scope, 1.0, OpRole::fp8_cast);
     }
   }
   // An element-wise kernel: forward moves `bytes`, backward about twice that (it reads the
   // saved input and the incoming gradient and writes the outgoing gradient).
-  void elementwise(const char* name, double bytes, Scope scope, bool recompute, double count = 1.0) {
+  void elementwise(const char* name, double bytes, Scope scope, OpRole role, double count = 1.0, double saved = 0) {
     if (bytes <= 0) return;
-    add(MemoryOp{name, units::bytes(bytes)}, Phase::forward, scope, count);
-    add(MemoryOp{name, units::bytes(2.0 * bytes)}, Phase::backward, scope, count);
-    if (recompute) add(MemoryOp{name, units::bytes(bytes)}, Phase::recompute, scope, count);
+    const bool rc = recomputes(role, scope);
+    add(MemoryOp{name, units::bytes(bytes)}, Phase::forward, scope, count, role, 0, saved, rc);
+    add(MemoryOp{name, units::bytes(2.0 * bytes)}, Phase::backward, scope, count, role);
+    if (rc) add(MemoryOp{name, units::bytes(bytes)}, Phase::recompute, scope, count, role);
   }
   // One collective in forward and backward (and again when the forward is recomputed).
   void collective(const CollectiveOp& op, Scope scope, bool recompute, double count = 1.0) {
-    add(op, Phase::forward, scope, count);
-    add(op, Phase::backward, scope, count);
-    if (recompute) add(op, Phase::recompute, scope, count);
+    add(op, Phase::forward, scope, count, OpRole::collective, 0, 0, recompute);
+    add(op, Phase::backward, scope, count, OpRole::collective);
+    if (recompute) add(op, Phase::recompute, scope, count, OpRole::collective);
   }
 
  private:
   std::vector<StepOp>& ops_;
   unsigned parts_;
   double fp8_cast_bytes_;
+  const RecomputePolicy& policy_;
 };
 
 // Share of the full s_q x s_kv score square a kernel computes. Unfused attention computes the
@@ -162,7 +199,8 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
 void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& job, const Parallelism& p,
                          const Cluster& c, StepOpParts parts) {
   out.ops.clear();
-  OpListBuilder b(out.ops, parts, fp8_cast_bytes_per_element(job.fp8_recipe));
+  const RecomputePolicy policy(m, job, p);
+  OpListBuilder b(out.ops, parts, fp8_cast_bytes_per_element(job.fp8_recipe), policy);
   const Precision dt = job.precision;
   // Attention core stays in 16-bit under FP8 recipes (Transformer Engine keeps it in bf16).
   const Precision attn_dt = dt == Precision::fp8 ? Precision::bf16 : dt;
@@ -178,26 +216,22 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   const std::int64_t d_qk = mla ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : dh;
   const std::int64_t d_v = mla ? m.mla.v_head_dim : dh;
   const std::int64_t f = m.ffn_hidden;
-  const bool full_rc = p.recompute == Recompute::full;
   const bool eager = job.framework == Framework::pytorch;
-  // Selective checkpointing in PyTorch frameworks (torchtitan's op-level policy) keeps the GEMM
-  // and attention outputs and recomputes the element-wise ops; Megatron's selective recompute
-  // is the attention core (handled below).
-  const bool rc_elementwise = full_rc || (eager && p.recompute == Recompute::selective);
-  // Megatron-Core's module recompute (selective only): the norms, the routed experts' activation.
-  const bool selective = p.recompute == Recompute::selective;
-  const bool rc_norms = rc_elementwise || (selective && p.recompute_norms);
-  const bool rc_moe_act = rc_elementwise || (selective && p.recompute_moe_act);
-  const double act = 2.0;  // bytes per 16-bit activation element
-  const double qk_elems = static_cast<double>(tokens) * (heads + kv_heads) * d_qk;
+  // Bytes per activation element (the training precision's; FP8 recipes keep bf16 activations)
+  // and per saved GEMM input (Transformer Engine saves the FP8 copy it made for the GEMM).
+  const double act = element_bytes(attn_dt);
+  const double gemm_in = dt == Precision::fp8 ? 1.0 : act;
+  const double td = static_cast<double>(tokens), tsp = static_cast<double>(tokens_sp), hd = static_cast<double>(h);
+  const double qk_elems = td * (heads + kv_heads) * d_qk;
   const GroupPlacement tp_group = place_group(p.tp, 1, c.gpus_per_node);
+  const bool full_rc = policy.full();
 
   // Tensor-parallel collectives around a TP-split block: one all-reduce in forward and one in
   // backward (Shoeybi et al. 2019, the f/g operators); with sequence parallelism an all-gather +
   // reduce-scatter pair of the same total volume (Korthikanti et al. 2022, Sec. 4.2.2).
   auto tp_block_comm = [&](Scope scope) {
     if (t <= 1) return;
-    const units::Bytes msg = units::bytes(act * tokens * h);
+    const units::Bytes msg = units::bytes(act * td * hd);
     if (p.sequence_parallel) {
       b.collective(CollectiveOp{"tp_all_gather", CollectiveKind::all_gather, msg, tp_group}, scope, full_rc);
       b.collective(CollectiveOp{"tp_reduce_scatter", CollectiveKind::reduce_scatter, msg, tp_group}, scope, full_rc);
@@ -207,111 +241,161 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   };
 
   // ===== attention block of every layer, one micro-batch (Korthikanti et al. 2022, Fig. 4/5) =====
+  // Tensors kept for backward (Korthikanti et al. 2022, Sec. 4.1, generalised): each op saves what
+  // it produces and a backward pass needs. Replicated over the TP ranks unless sequence parallel:
+  // the two residual-stream tensors (the norms' inputs), the two norm outputs (the QKV and FFN
+  // GEMM inputs), the dropout masks; split over TP: Q, K, V, the attention output (projection
+  // input), the FFN up outputs and the activation output (down input).
+  if (policy.keeps_layer_input()) {
+    // Some producer of the residual stream is recomputed: the recomputation starts from the
+    // layer input, kept as the checkpoint (no kernel).
+    b.add(MemoryOp{"layer_input_checkpoint", units::bytes(0)}, Phase::forward, Scope::layer, 0.0, OpRole::checkpoint, 0,
+          act * tsp * hd);
+  }
   // Norms (the attention and the FFN norm). Fused: one kernel reads and writes the tensor. Eager
   // RMSNorm (Llama reference implementation): x.float() (2+4 bytes/element), pow (4+4), mean (4),
   // x*rsqrt (4+4), type_as (4+2), *weight (2+2). Eager LayerNorm is one fused ATen kernel.
+  const double norm_out = 2.0 * gemm_in * tsp * hd;  // both norms' outputs
   if (eager && m.rmsnorm) {
+    bool first = true;
     for (double bytes_per_elem : {6.0, 8.0, 4.0, 8.0, 6.0, 4.0}) {
-      b.elementwise("rmsnorm_eager", bytes_per_elem * tokens_sp * h, Scope::layer, rc_norms, 2.0);
+      b.elementwise("rmsnorm_eager", bytes_per_elem * tsp * hd, Scope::layer, OpRole::norm, 2.0, first ? norm_out : 0.0);
+      first = false;
     }
   } else {
-    b.elementwise(m.rmsnorm ? "rmsnorm" : "layernorm", 2.0 * act * tokens_sp * h, Scope::layer, rc_norms, 2.0);
+    b.elementwise(m.rmsnorm ? "rmsnorm" : "layernorm", 2.0 * act * tsp * hd, Scope::layer, OpRole::norm, 2.0, norm_out);
   }
-  b.elementwise("residual_add", 3.0 * act * tokens_sp * h, Scope::layer, rc_elementwise, 2.0);
-  if (m.dropout) b.elementwise("dropout", (2.0 * act + 1.0) * tokens_sp * h, Scope::layer, rc_elementwise, 2.0);
+  b.elementwise("residual_add", 3.0 * act * tsp * hd, Scope::layer, OpRole::residual, 2.0, 2.0 * act * tsp * hd);
+  if (m.dropout) {
+    b.elementwise("dropout", (2.0 * act + 1.0) * tsp * hd, Scope::layer, OpRole::dropout, 2.0, 2.0 * tsp * hd);
+  }
   if (m.rope) {
     // Rotary embedding on Q and K. Fused: read and write once. Eager (torchtitan / Llama
     // reference): .float() (2+4), complex multiply (4+4), view_as_real + type_as (4+2).
+    // Its backward needs no saved tensor (a rotation by the conjugate).
     if (eager) {
       for (double bytes_per_elem : {6.0, 8.0, 6.0}) {
-        b.elementwise("rope_eager", bytes_per_elem * qk_elems, Scope::layer, rc_elementwise);
+        b.elementwise("rope_eager", bytes_per_elem * qk_elems, Scope::layer, OpRole::rope);
       }
     } else {
-      b.elementwise("rope", 2.0 * act * qk_elems, Scope::layer, rc_elementwise);
+      b.elementwise("rope", 2.0 * act * qk_elems, Scope::layer, OpRole::rope);
     }
   }
   if (eager) {
     // The attention output (batch, heads, s, d) is made contiguous as (batch, s, heads*d).
-    b.elementwise("attn_out_transpose", 2.0 * act * tokens * heads * d_v, Scope::layer, rc_elementwise);
+    b.elementwise("attn_out_transpose", 2.0 * act * td * heads * d_v, Scope::layer, OpRole::copy);
   }
 
   if (mla) {
     // DeepSeek-V2 Sec. 2.1: down-projections to the latents are replicated across TP ranks
-    // (Megatron-Core), up-projections split by heads.
+    // (Megatron-Core), up-projections split by heads. Kept: the normed latents (the up
+    // projections' inputs) and the shared RoPE key, replicated; Q, K and V split by heads.
     const auto& a = m.mla;
+    const double qk = static_cast<double>(d_qk);
     if (a.q_lora_rank > 0) {
-      b.linear("q_down", "q_down_dgrad", "q_down_wgrad", tokens, a.q_lora_rank, h, dt, Scope::layer, full_rc);
-      b.linear("q_up", "q_up_dgrad", "q_up_wgrad", tokens, heads * d_qk, a.q_lora_rank, dt, Scope::layer, full_rc);
-      b.elementwise("q_latent_norm", 2.0 * act * tokens * a.q_lora_rank, Scope::layer, rc_elementwise);
+      b.linear("q_down", "q_down_dgrad", "q_down_wgrad", tokens, a.q_lora_rank, h, dt, Scope::layer, 0,
+               2.0 * td * hd * a.q_lora_rank / static_cast<double>(t));
+      b.linear("q_up", "q_up_dgrad", "q_up_wgrad", tokens, heads * d_qk, a.q_lora_rank, dt, Scope::layer,
+               act * td * heads * qk);
+      b.elementwise("q_latent_norm", 2.0 * act * td * a.q_lora_rank, Scope::layer, OpRole::latent_norm, 1.0,
+                    act * td * a.q_lora_rank);
     } else {
-      b.linear("q_proj", "q_proj_dgrad", "q_proj_wgrad", tokens, heads * d_qk, h, dt, Scope::layer, full_rc);
+      b.linear("q_proj", "q_proj_dgrad", "q_proj_wgrad", tokens, heads * d_qk, h, dt, Scope::layer,
+               act * td * heads * qk);
     }
     b.linear("kv_down", "kv_down_dgrad", "kv_down_wgrad", tokens, a.kv_lora_rank + a.qk_rope_head_dim, h, dt,
-             Scope::layer, full_rc);
-    b.elementwise("kv_latent_norm", 2.0 * act * tokens * a.kv_lora_rank, Scope::layer, rc_elementwise);
+             Scope::layer, act * td * a.qk_rope_head_dim,
+             2.0 * td * hd * (a.kv_lora_rank + a.qk_rope_head_dim) / static_cast<double>(t));
+    b.elementwise("kv_latent_norm", 2.0 * act * td * a.kv_lora_rank, Scope::layer, OpRole::latent_norm, 1.0,
+                  act * td * a.kv_lora_rank);
     b.linear("kv_up", "kv_up_dgrad", "kv_up_wgrad", tokens, heads * (a.qk_nope_head_dim + a.v_head_dim),
-             a.kv_lora_rank, dt, Scope::layer, full_rc);
+             a.kv_lora_rank, dt, Scope::layer, act * td * heads * (qk + d_v));
   } else {
-    b.linear("qkv", "qkv_dgrad", "qkv_wgrad", tokens, (heads + 2 * kv_heads) * dh, h, dt, Scope::layer, full_rc);
+    // Q, K and V (after RoPE) kept for the attention backward; the model-FLOPs convention counts
+    // the K and V projections once, not per replicated head.
+    b.linear("qkv", "qkv_dgrad", "qkv_wgrad", tokens, (heads + 2 * kv_heads) * dh, h, dt, Scope::layer,
+             act * td * (heads + 2 * kv_heads) * dh,
+             2.0 * td * hd * (static_cast<double>(m.heads) * dh + 2.0 * m.kv_dim()) / static_cast<double>(t));
   }
   {
     // Attention core: S = Q K^T and O = P V per head (batched); backward has twice the GEMMs.
     // Fused (flash) attention skips masked blocks and recomputes S in its backward: 5 GEMMs there
     // instead of 4 (Dao 2023). With context parallelism each rank's s/cp queries meet all s keys
     // (ring attention; Megatron-Core balances the causal work across ranks).
+    // Model FLOPs (Megatron's convention; Narayanan et al. 2021 Appendix, Korthikanti et al.
+    // 2022 Sec. 6): 2*keys*(d_qk + d_v) per query and head over the full square, keys being the
+    // window for sliding-window layers; backward twice the forward.
     const std::int64_t s_kv = m.seq_len;
     const std::int64_t batch = static_cast<std::int64_t>(p.micro_batch) * heads;
     const double work = attention_work_fraction(m);
     const GemmOp score{"attn_score", s, s_kv, d_qk, batch, attn_dt, m.flash_attention};
     const GemmOp context{"attn_context", s, d_v, s_kv, batch, attn_dt, m.flash_attention};
-    const bool rc = full_rc || (p.recompute == Recompute::selective && !m.flash_attention);
-    b.add(score, Phase::forward, Scope::layer, work);
-    b.add(context, Phase::forward, Scope::layer, work);
-    b.add(score, Phase::backward, Scope::layer, (m.flash_attention ? 3.0 : 2.0) * work);
-    b.add(context, Phase::backward, Scope::layer, 2.0 * work);
+    const double share = 1.0 / std::max(1, m.sliding_window_every);  // windowed layers
+    const double keys = m.sliding_window > 0 && m.sliding_window < m.seq_len
+                            ? share * m.sliding_window + (1.0 - share) * m.seq_len
+                            : static_cast<double>(m.seq_len);
+    const double score_flops = 2.0 * td * keys * heads * d_qk;
+    const double context_flops = 2.0 * td * keys * heads * d_v;
+    const bool rc = b.recomputes(OpRole::attention_core, Scope::layer);
+    // Fused attention keeps its fp32 log-sum-exp per query and head.
+    const double lse = m.flash_attention ? 4.0 * td * heads : 0.0;
+    b.add(score, Phase::forward, Scope::layer, work, OpRole::attention_core, score_flops, lse, rc);
+    b.add(context, Phase::forward, Scope::layer, work, OpRole::attention_core, context_flops, 0, rc);
+    b.add(score, Phase::backward, Scope::layer, (m.flash_attention ? 3.0 : 2.0) * work, OpRole::attention_core,
+          2.0 * score_flops);
+    b.add(context, Phase::backward, Scope::layer, 2.0 * work, OpRole::attention_core, 2.0 * context_flops);
     if (rc) {
-      b.add(score, Phase::recompute, Scope::layer, work);
-      b.add(context, Phase::recompute, Scope::layer, work);
+      b.add(score, Phase::recompute, Scope::layer, work, OpRole::attention_core, score_flops);
+      b.add(context, Phase::recompute, Scope::layer, work, OpRole::attention_core, context_flops);
     }
     if (!m.flash_attention) {
-      // Unfused softmax (+ dropout): reads and writes the s x s scores of every head.
+      // Unfused softmax (+ dropout): reads and writes the s x s scores of every head; keeps the
+      // softmax output, and with dropout its 1-byte mask and output (Korthikanti's 5as^2b).
       const double sq = static_cast<double>(batch) * s * s_kv;
       const double bytes = 2.0 * act * sq + (m.dropout ? (2.0 * act + 1.0) * sq : 0.0);
-      b.elementwise("softmax", bytes, Scope::layer, rc);
+      b.elementwise("softmax", bytes, Scope::layer, OpRole::softmax, 1.0, (act + (m.dropout ? act + 1.0 : 0.0)) * sq);
     }
     if (p.cp > 1) {
       // Ring attention: cp-1 steps, each passing this rank's K and V chunk (s/cp tokens) to the
       // next rank, overlapped with the attention of the chunk in hand; backward passes K, V and
       // their gradients (twice the bytes). Megatron-Core orders ranks TP, CP, DP: stride tp.
       const GroupPlacement cp_group = place_group(p.cp, p.tp, c.gpus_per_node);
-      const units::Bytes chunk =
-          units::bytes(act * static_cast<double>(tokens) * kv_heads * (d_qk + d_v));  // K and V
+      const units::Bytes chunk = units::bytes(act * td * kv_heads * (d_qk + d_v));  // K and V
       const CollectiveOp kv{"cp_kv_send_recv", CollectiveKind::send_recv, chunk, cp_group, Axis::cp};
-      b.add(kv, Phase::forward, Scope::layer, p.cp - 1.0);
-      b.add(kv, Phase::backward, Scope::layer, 2.0 * (p.cp - 1.0));
-      if (rc) b.add(kv, Phase::recompute, Scope::layer, p.cp - 1.0);
+      b.add(kv, Phase::forward, Scope::layer, p.cp - 1.0, OpRole::collective, 0, 0, rc);
+      b.add(kv, Phase::backward, Scope::layer, 2.0 * (p.cp - 1.0), OpRole::collective);
+      if (rc) b.add(kv, Phase::recompute, Scope::layer, p.cp - 1.0, OpRole::collective);
     }
   }
-  b.linear("attn_proj", "attn_proj_dgrad", "attn_proj_wgrad", tokens, h, heads * d_v, dt, Scope::layer, full_rc);
+  // The projection's input (the attention output) is the output of the attention core, kept as
+  // the output of the recomputed region under selective recompute: the projection owns it.
+  b.linear("attn_proj", "attn_proj_dgrad", "attn_proj_wgrad", tokens, h, heads * d_v, dt, Scope::layer,
+           gemm_in * td * heads * d_v);
   tp_block_comm(Scope::layer);
 
   // ===== dense FFN =====
-  const auto ffn = [&](const char* up_name, const char* down_name, std::int64_t rows, std::int64_t inner,
-                       double kernels, Scope scope, bool rc_act) {
+  // `rows`: the GEMM rows of one kernel; `rows_mean`: the rows all `kernels` process together,
+  // mean-loaded (model FLOPs and kept bytes).
+  const auto ffn = [&](const char* up_name, const char* down_name, std::int64_t rows, double rows_mean,
+                       std::int64_t inner, double kernels, Scope scope, OpRole act_role, double conv_scale) {
     const std::int64_t up = (m.gated_ffn ? 2 : 1) * inner;
-    b.linear(up_name, "ffn_up_dgrad", "ffn_up_wgrad", rows, up, h, dt, scope, full_rc, 1, kernels);
+    b.linear(up_name, "ffn_up_dgrad", "ffn_up_wgrad", rows, up, h, dt, scope, act * rows_mean * up,
+             conv_scale * 2.0 * rows_mean * up * hd, 1, kernels);
     const double elems = static_cast<double>(rows) * kernels * inner;
+    const double kept = gemm_in * rows_mean * inner;  // the activation output = the down GEMM's input
     if (eager && m.gated_ffn) {
       // silu(gate) (2+2 bytes per element), then * up (2+2+2).
-      b.elementwise("silu_eager", 2.0 * act * elems, scope, rc_act);
-      b.elementwise("mul_eager", 3.0 * act * elems, scope, rc_act);
+      b.elementwise("silu_eager", 2.0 * act * elems, scope, act_role);
+      b.elementwise("mul_eager", 3.0 * act * elems, scope, act_role, 1.0, kept);
     } else {
       // Fused activation: reads the up (and gate) outputs, writes the product.
-      b.elementwise(m.gated_ffn ? "swiglu" : "gelu", act * elems * ((m.gated_ffn ? 2.0 : 1.0) + 1.0), scope, rc_act);
+      b.elementwise(m.gated_ffn ? "swiglu" : "gelu", act * elems * ((m.gated_ffn ? 2.0 : 1.0) + 1.0), scope, act_role,
+                    1.0, kept);
     }
-    b.linear(down_name, "ffn_down_dgrad", "ffn_down_wgrad", rows, h, inner, dt, scope, full_rc, 1, kernels);
+    b.linear(down_name, "ffn_down_dgrad", "ffn_down_wgrad", rows, h, inner, dt, scope, 0,
+             conv_scale * 2.0 * rows_mean * inner * hd, 1, kernels);
   };
-  ffn("ffn_up", "ffn_down", tokens, f / t, 1.0, Scope::dense_ffn, rc_elementwise);
+  ffn("ffn_up", "ffn_down", tokens, td, f / t, 1.0, Scope::dense_ffn, OpRole::activation, 1.0);
   tp_block_comm(Scope::dense_ffn);
 
   // ===== MoE FFN (routed experts, top-k) =====
@@ -325,22 +409,25 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     // (gathered) with 1/etp of every local expert.
     const std::int64_t per_expert =
         std::max<std::int64_t>(1, static_cast<std::int64_t>(routed * p.etp / local_experts));
+    // Router: fp32 logits per token and expert kept for the backward.
     b.linear("router", "router_dgrad", "router_wgrad", moe_tokens, e.experts, h, Precision::bf16, Scope::moe_ffn,
-             full_rc);
-    // Permute tokens into expert order and back (read + write the hidden vectors each way).
-    b.elementwise("moe_permute", 2.0 * act * routed * h, Scope::moe_ffn, rc_elementwise, 2.0);
+             4.0 * static_cast<double>(moe_tokens) * e.experts);
+    // Permute tokens into expert order and back (read + write the hidden vectors each way); the
+    // permuted tokens are the experts' input, kept for their weight gradients.
+    b.elementwise("moe_permute", 2.0 * act * routed * hd, Scope::moe_ffn, OpRole::moe_permute, 2.0,
+                  gemm_in * routed * p.etp * hd);
     if (p.ep > 1) {
       // Token dispatch and combine: each rank sends its T*k hidden vectors; the busiest rank
       // receives capacity_factor times the mean. Forward 2 all-to-alls, backward 2 more. The
       // ETP ranks of an expert are contiguous, so EP peers are etp ranks apart.
       const GroupPlacement ep_group = place_group(p.ep, p.etp, c.gpus_per_node);
-      const units::Bytes msg = units::bytes(act * routed * h);
+      const units::Bytes msg = units::bytes(act * routed * hd);
       const int limit = e.max_nodes_per_token;
       if (limit > 0 && limit < e.top_k && ep_group.spans_nodes()) {
         // Node-limited routing: a token crosses the network once per target node (at most
         // `limit`), then is forwarded to its experts inside the node over NVLink.
-        const units::Bytes net =
-            units::bytes(act * static_cast<double>(moe_tokens) * e.capacity_factor * std::min(limit, ep_group.nodes) * h);
+        const units::Bytes net = units::bytes(act * static_cast<double>(moe_tokens) * e.capacity_factor *
+                                              std::min(limit, ep_group.nodes) * hd);
         const GroupPlacement node{ep_group.ranks_per_node, ep_group.ranks_per_node, 1};
         for (const char* name : {"ep_dispatch_all_to_all", "ep_combine_all_to_all"}) {
           b.collective(CollectiveOp{name, CollectiveKind::all_to_all, net, ep_group, Axis::ep}, Scope::moe_ffn, full_rc);
@@ -359,60 +446,68 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       // other's routed tokens before the experts and reduce-scatter the partial outputs after,
       // forward and backward (the TP pattern on the routed tokens).
       const GroupPlacement etp_group = place_group(p.etp, 1, c.gpus_per_node);
-      const units::Bytes msg = units::bytes(act * routed * h * p.etp);
+      const units::Bytes msg = units::bytes(act * routed * hd * p.etp);
       b.collective(CollectiveOp{"etp_all_gather", CollectiveKind::all_gather, msg, etp_group, Axis::ep}, Scope::moe_ffn,
                    full_rc);
       b.collective(CollectiveOp{"etp_reduce_scatter", CollectiveKind::reduce_scatter, msg, etp_group, Axis::ep},
-                   Scope::moe_ffn,
-                   full_rc);
+                   Scope::moe_ffn, full_rc);
     }
     // Local experts: one GEMM per expert and projection, as Transformer Engine's GroupedLinear and
     // Megatron-Core's SequentialMLP launch them (separate cuBLAS calls, each with its own tile and
-    // wave quantisation on its per_expert rows).
-    ffn("expert_up", "expert_down", per_expert, e.expert_ffn_hidden / p.etp, static_cast<double>(local_experts),
-        Scope::moe_ffn, rc_moe_act);
+    // wave quantisation on its per_expert rows). Kept bytes follow the busiest rank's routed
+    // tokens; model FLOPs the mean (capacity factor 1).
+    ffn("expert_up", "expert_down", per_expert, routed * p.etp, e.expert_ffn_hidden / p.etp,
+        static_cast<double>(local_experts), Scope::moe_ffn, OpRole::expert_activation, 1.0 / e.capacity_factor);
     // Clamped activation and expert biases (MoeSpec): element-wise passes Megatron-Core adds
     // around the expert GEMMs, over the busiest rank's routed tokens.
     const double expert_rows = static_cast<double>(per_expert) * static_cast<double>(local_experts);
-    const auto extra = [&](const char* name, double elems, double fwd, double bwd, bool recompute) {
-      b.add(MemoryOp{name, units::bytes(fwd * elems)}, Phase::forward, Scope::moe_ffn);
-      b.add(MemoryOp{name, units::bytes(bwd * elems)}, Phase::backward, Scope::moe_ffn);
-      if (recompute) b.add(MemoryOp{name, units::bytes(fwd * elems)}, Phase::recompute, Scope::moe_ffn);
+    const auto extra = [&](const char* name, double elems, double fwd, double bwd, OpRole role) {
+      const bool rc = b.recomputes(role, Scope::moe_ffn);
+      b.add(MemoryOp{name, units::bytes(fwd * elems)}, Phase::forward, Scope::moe_ffn, 1.0, role, 0, 0, rc);
+      b.add(MemoryOp{name, units::bytes(bwd * elems)}, Phase::backward, Scope::moe_ffn, 1.0, role);
+      if (rc) b.add(MemoryOp{name, units::bytes(fwd * elems)}, Phase::recompute, Scope::moe_ffn, 1.0, role);
     };
     if (e.activation_clamp > 0) {
       // Part of the activation: recomputed with it (moe_act).
       const double up = expert_rows * (m.gated_ffn ? 2.0 : 1.0) * (e.expert_ffn_hidden / p.etp);
-      extra("expert_activation_clamp", up, 8.0, 6.0, full_rc || rc_moe_act);
+      extra("expert_activation_clamp", up, 8.0, 6.0, OpRole::expert_activation);
     }
-    if (e.expert_bias) extra("expert_bias_add", expert_rows * static_cast<double>(h), 8.0, 4.0, full_rc);
+    if (e.expert_bias) extra("expert_bias_add", expert_rows * hd, 8.0, 4.0, OpRole::moe_elementwise);
     if (e.shared_experts > 0) {
       // Shared experts: a dense FFN of shared * expert size, TP-split with its own collectives.
-      ffn("shared_up", "shared_down", tokens, static_cast<std::int64_t>(e.shared_experts) * e.expert_ffn_hidden / t,
-          1.0, Scope::moe_ffn, rc_elementwise);
+      ffn("shared_up", "shared_down", tokens, td, static_cast<std::int64_t>(e.shared_experts) * e.expert_ffn_hidden / t,
+          1.0, Scope::moe_ffn, OpRole::activation, 1.0);
       tp_block_comm(Scope::moe_ffn);
     }
   }
 
   // ===== embedding (first stage) and output layer + loss (last stage) =====
-  b.elementwise("embedding", 2.0 * act * tokens_sp * h, Scope::embedding, false);
-  b.elementwise("final_layernorm", 2.0 * act * tokens_sp * h, Scope::output, false);
-  b.linear("logits", "logits_dgrad", "logits_wgrad", tokens, m.vocab / t, h, dt, Scope::output, false);
+  // The embedding output is kept as the first layer's input.
+  b.elementwise("embedding", 2.0 * act * tsp * hd, Scope::embedding, OpRole::embedding, 1.0, act * tsp * hd);
+  b.elementwise("final_layernorm", 2.0 * act * tsp * hd, Scope::output, OpRole::norm);
+  b.linear("logits", "logits_dgrad", "logits_wgrad", tokens, m.vocab / t, h, dt, Scope::output, 0,
+           2.0 * td * hd * static_cast<double>(m.vocab) / static_cast<double>(t));
   // Vocabulary-parallel cross-entropy: the loss kernels' own passes over this rank's logits
-  // (sim/workload.hpp, LossKernel).
+  // (sim/workload.hpp, LossKernel). It keeps the 16-bit logits and their fp32 softmax for one
+  // micro-batch (the last stage runs each micro-batch's backward right after its forward).
   {
-    const double logits = static_cast<double>(tokens) * static_cast<double>(m.vocab / t);
+    const double logits = td * static_cast<double>(m.vocab / t);
     const LossBytes loss = loss_bytes_per_logit(job.loss());
-    b.add(MemoryOp{"cross_entropy", units::bytes(loss.forward * logits)}, Phase::forward, Scope::output);
-    b.add(MemoryOp{"cross_entropy", units::bytes(loss.backward * logits)}, Phase::backward, Scope::output);
+    b.add(MemoryOp{"cross_entropy", units::bytes(loss.forward * logits)}, Phase::forward, Scope::output, 1.0,
+          OpRole::loss, 0, (act + 4.0) * td * static_cast<double>(m.vocab) / static_cast<double>(t));
+    b.add(MemoryOp{"cross_entropy", units::bytes(loss.backward * logits)}, Phase::backward, Scope::output, 1.0,
+          OpRole::loss);
   }
   if (t > 1) {
-    const units::Bytes msg = units::bytes(act * tokens * h);
+    const units::Bytes msg = units::bytes(act * td * hd);
     if (p.sequence_parallel) {
-      b.add(CollectiveOp{"tp_all_gather", CollectiveKind::all_gather, msg, tp_group}, Phase::forward, Scope::output);
+      b.add(CollectiveOp{"tp_all_gather", CollectiveKind::all_gather, msg, tp_group}, Phase::forward, Scope::output,
+            1.0, OpRole::collective);
       b.add(CollectiveOp{"tp_reduce_scatter", CollectiveKind::reduce_scatter, msg, tp_group}, Phase::backward,
-            Scope::output);
+            Scope::output, 1.0, OpRole::collective);
     } else {
-      b.add(CollectiveOp{"tp_all_reduce", CollectiveKind::all_reduce, msg, tp_group}, Phase::backward, Scope::output);
+      b.add(CollectiveOp{"tp_all_reduce", CollectiveKind::all_reduce, msg, tp_group}, Phase::backward, Scope::output,
+            1.0, OpRole::collective);
     }
   }
 
@@ -424,16 +519,16 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     const long long stride = 1LL * p.tp * p.dp * p.cp;
     const bool crosses = stride * p.pp > c.gpus_per_node;
     const GroupPlacement pair{2, crosses ? 1 : 2, crosses ? 2 : 1};
-    const units::Bytes msg = units::bytes(act * tokens * h / t);
+    const units::Bytes msg = units::bytes(act * td * hd / static_cast<double>(t));
     b.add(CollectiveOp{"pp_send_activations", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::forward,
-          Scope::pipeline);
+          Scope::pipeline, 1.0, OpRole::p2p);
     b.add(CollectiveOp{"pp_send_gradients", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::backward,
-          Scope::pipeline);
+          Scope::pipeline, 1.0, OpRole::p2p);
   }
 
   // ===== data parallel and optimizer, once per step for the most loaded stage =====
   StageParams params;
-  for (int stage : {0, p.pp - 1}) {
+  for (int stage = 0; stage < p.pp; ++stage) {
     const StageParams sp = stage_params(m, p, stage);
     if (sp.total() > params.total()) params = sp;
   }
@@ -460,12 +555,12 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     const units::Bytes weights = units::bytes(job.gathered_param_bytes() * g.params);
     if (p.zero == 0) {
       b.add(CollectiveOp{"dp_grad_all_reduce", CollectiveKind::all_reduce, grads, group, Axis::dp}, Phase::step,
-            Scope::data_parallel);
+            Scope::data_parallel, 1.0, OpRole::collective);
     } else if (p.zero <= 2) {
       b.add(CollectiveOp{"dp_grad_reduce_scatter", CollectiveKind::reduce_scatter, grads, group, Axis::dp},
-            Phase::step, Scope::data_parallel);
+            Phase::step, Scope::data_parallel, 1.0, OpRole::collective);
       b.add(CollectiveOp{"dp_param_all_gather", CollectiveKind::all_gather, weights, group, Axis::dp}, Phase::step,
-            Scope::data_parallel);
+            Scope::data_parallel, 1.0, OpRole::collective);
     }
   }
   if (p.zero >= 3 && dense_dp > 1) {
@@ -479,11 +574,11 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       const units::Bytes bytes = units::bytes(job.gathered_param_bytes() * layer_params / p.tp);
       const units::Bytes grads = units::bytes(job.gradient_bytes() * layer_params / p.tp);
       b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, bytes, group, Axis::dp}, Phase::forward,
-            scope);
+            scope, 1.0, OpRole::collective);
       b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, bytes, group, Axis::dp},
-            Phase::backward, scope);
+            Phase::backward, scope, 1.0, OpRole::collective);
       b.add(CollectiveOp{"fsdp_grad_reduce_scatter", CollectiveKind::reduce_scatter, grads, group, Axis::dp},
-            Phase::backward, scope);
+            Phase::backward, scope, 1.0, OpRole::collective);
     };
     fsdp(m.attention_params(), Scope::layer);
     fsdp(m.dense_ffn_params(), Scope::dense_ffn);
@@ -497,20 +592,18 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
         const units::Bytes bytes = units::bytes(job.gathered_param_bytes() * local);
         const units::Bytes grads = units::bytes(job.gradient_bytes() * local);
         b.add(CollectiveOp{"fsdp_expert_all_gather", CollectiveKind::all_gather, bytes, egroup, Axis::dp},
-              Phase::forward, Scope::moe_ffn);
+              Phase::forward, Scope::moe_ffn, 1.0, OpRole::collective);
         b.add(CollectiveOp{"fsdp_expert_all_gather", CollectiveKind::all_gather, bytes, egroup, Axis::dp},
-              Phase::backward, Scope::moe_ffn);
+              Phase::backward, Scope::moe_ffn, 1.0, OpRole::collective);
         b.add(CollectiveOp{"fsdp_expert_reduce_scatter", CollectiveKind::reduce_scatter, grads, egroup, Axis::dp},
-              Phase::backward, Scope::moe_ffn);
+              Phase::backward, Scope::moe_ffn, 1.0, OpRole::collective);
       }
     }
   }
-  // Mixed-precision Adam on this rank's shard: read fp32 master, m, v and the gradient (2 or 4
-  // bytes); write master, m, v and the model's weight (16-bit, or FP8 with FP8 parameters):
-  // 4*3 + 2 + 4*3 + 2 = 28 bytes per parameter with 16-bit gradients, 30 with fp32 ones.
+  // Adam on this rank's shard (TrainingJob::adam_step_bytes).
   const double shard = p.zero >= 1 ? params.dense / dense_dp + params.expert / edp : params.total();
-  const double adam_bytes = 4.0 * 3 + job.gradient_bytes() + 4.0 * 3 + job.gathered_param_bytes();
-  b.add(MemoryOp{"adam_step", units::bytes(adam_bytes * shard)}, Phase::step, Scope::optimizer);
+  b.add(MemoryOp{"adam_step", units::bytes(job.adam_step_bytes() * shard)}, Phase::step, Scope::optimizer, 1.0,
+        OpRole::optimizer);
 }
 
 }  // namespace capplan::sim

@@ -2,7 +2,6 @@
 #include "step_timing.hpp"
 
 #include <algorithm>
-#include <string_view>
 
 #include "capplan/sim/memory.hpp"
 #include "capplan/sim/step_model.hpp"
@@ -29,6 +28,7 @@ void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostM
   double& dp_grad = into.dp_grad;
   double& optimizer = into.optimizer;
   for (const StepOp& so : ops) {
+    if (so.role == OpRole::checkpoint) continue;  // no kernel
     const double t = cost.cost(so.op).base() * so.count;
     Bucket* bucket = nullptr;
     switch (so.scope) {
@@ -58,10 +58,7 @@ void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostM
       bucket->compute += t;
       if (so.phase == Phase::recompute) bucket->recompute += t;
       if (so.phase == Phase::backward || so.phase == Phase::recompute) bucket->backward += t;
-      if (const auto* g = std::get_if<GemmOp>(&so.op);
-          g != nullptr && (std::string_view(g->name) == "attn_score" || std::string_view(g->name) == "attn_context")) {
-        bucket->attention += t;
-      }
+      if (so.role == OpRole::attention_core) bucket->attention += t;
     }
   }
 }
@@ -114,7 +111,7 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
   Stage worst;
   double sum_total = 0;
   for (int i = 0; i < p.pp; ++i) {
-    const StageLayers sl = stage_layers(s.model, p.pp, i);
+    const StageLayers sl = stage_layers(s.model, p, i);
     const double L = sl.layers, D = sl.dense(), E = sl.moe;
     Stage st;
     st.compute = L * layer.compute + D * dense_ffn.compute + E * moe_ffn.compute;
@@ -127,11 +124,11 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
     st.ep = E * (p.ep_comm_overlap ? exposed(moe_ffn.ep, layer.compute + moe_ffn.compute) : moe_ffn.ep);
     st.cp = L * cp_layer;
     st.fsdp = D * fsdp_layer + E * fsdp_moe_layer + fsdp_head;
-    if (i == 0) {
+    if (sl.first) {
       st.compute += embedding.compute;
       st.backward += embedding.backward;
     }
-    if (i == p.pp - 1) {
+    if (sl.last) {
       st.compute += output.compute;
       st.backward += output.backward;
       st.tp += output.tp;

@@ -56,6 +56,7 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
   }
 
   long evaluated = 0;
+  StepOps ops;
   bool have_fit = false;
   Parallelism best_fit, least_memory;
   double best_time = std::numeric_limits<double>::infinity();
@@ -67,11 +68,16 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
     for_each_inner_layout(m, r, o, [&](const Parallelism& p, long long micro_batches) {
       if (has_errors(check_layout(s, p))) return;
       ++evaluated;
-      const MemoryBreakdown mem = memory_per_gpu(m, s.training, p, s.cluster.gpu, static_cast<int>(micro_batches));
+      // One op list per layout: memory and time are folds over it.
+      build_step_ops_into(ops, m, s.training, p, s.cluster, StepOpParts::all);
+      const MemoryBreakdown mem = memory_per_gpu(activation_footprint(ops.ops), m, s.training, p, s.cluster.gpu,
+                                                 static_cast<int>(micro_batches));
       const double bytes = mem.total().base();
       const bool fits = mem.fits();
       if (!fits && have_fit) return;  // cannot beat a layout that fits
-      const double t = time_step(s, p, cost).breakdown.total().base();
+      OpBuckets buckets;
+      add_op_costs(buckets, ops.ops, cost);
+      const double t = schedule_step(s, p, buckets, ops.stage_params).breakdown.total().base();
       if (fits) {
         if (!have_fit || t < best_time * (1 - 1e-9) || (t <= best_time * (1 + 1e-9) && bytes < best_fit_mem)) {
           best_fit = p;

@@ -193,6 +193,32 @@ inline ModelSpec tiny_model() {
   return m;
 }
 
+// DeepSeek-V3 (DeepSeek-AI 2024, arXiv:2412.19437, Sec. 4.2; deepseek-ai/DeepSeek-V3 config.json):
+// 61 layers, hidden 7168, 128 heads with MLA (q_lora 1536, kv_lora 512, 128 + 64 RoPE, v 128),
+// dense FFN 18432 on the first 3 layers, then 256 routed experts of 2048 (top 8) + 1 shared.
+inline ModelSpec deepseek_v3() {
+  ModelSpec m;
+  m.name = "deepseek-v3";
+  m.layers = 61;
+  m.hidden = 7168;
+  m.heads = 128;
+  m.kv_heads = 128;
+  m.ffn_hidden = 18432;
+  m.vocab = 129280;
+  m.seq_len = 4096;
+  m.gated_ffn = true;
+  m.rmsnorm = true;
+  m.rope = true;
+  m.attention = Attention::mla;
+  m.mla = {1536, 512, 128, 64, 128};
+  m.moe.experts = 256;
+  m.moe.top_k = 8;
+  m.moe.expert_ffn_hidden = 2048;
+  m.moe.shared_experts = 1;
+  m.moe.dense_layers = 3;
+  return m;
+}
+
 inline TrainingJob job_of(std::int64_t global_batch, double tokens = 300e9, Precision precision = Precision::bf16) {
   TrainingJob j;
   j.global_batch = global_batch;

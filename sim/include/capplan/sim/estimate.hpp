@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -106,7 +107,12 @@ struct Estimate {
 // ("scenario#/strategy/tp: must divide heads (64); got 6").
 Diagnostics check_layout(const Scenario& s, const Parallelism& p);
 
-// Model FLOPs of one step for the whole cluster, from the explicit GEMM list.
+struct StepOps;
+// Model and hardware FLOPs of one step for the whole cluster, folded from the op list `ops` of
+// layout `p` (StepOp::flops: Megatron's model-FLOPs convention, recomputation counted only in
+// the hardware FLOPs).
+StepFlops step_flops(const StepOps& ops, const ModelSpec& m, const Parallelism& p, std::int64_t global_batch);
+// The same on one GPU with `recompute` (model FLOPs do not depend on the layout).
 StepFlops step_flops(const ModelSpec& m, const TrainingJob& job, Recompute recompute);
 
 // The full estimate for one complete layout. Contract: `p` passed check_layout.

@@ -212,8 +212,11 @@ units::Seconds daly_wall_time(units::Seconds solve, units::Seconds tau, units::S
 // Parameters of the most loaded pipeline stage on one TP rank; ZeRO >= 1 (distributed optimizer)
 // shards the optimizer state over the data-parallel group, and Megatron-Core's fully parallel save
 // spreads the replicated weights over it too; ZeRO 0 has data-parallel rank 0 write everything.
+// `bytes_per_param`: TrainingJob::checkpoint_bytes_per_param() (the weights as stored and the
+// optimizer state: 2 + 12 for bf16 mixed precision). The largest rank of every pipeline stage
+// sets per_rank_max.
 CheckpointSize checkpoint_size(const ModelSpec& m, const Parallelism& p, int gpus, int gpus_per_node,
-                               double weight_bytes = 2.0, double optimizer_bytes = 12.0);
+                               double bytes_per_param = 14.0);
 
 // Seconds to move `per_node` bytes from every node and `total` bytes overall through `bw`
 // (the slower of the per-node and the aggregate limit); 0 when no limit is known.

@@ -12,6 +12,9 @@ enum class Precision { fp32, tf32, fp16, bf16, fp8 };
 
 const char* to_string(Precision p);
 std::optional<Precision> precision_from_string(const std::string& s);
+// Bytes of one element as stored: fp32/tf32 4 (tf32 is an fp32 tensor fed to TF32 tensor cores),
+// fp16/bf16 2, fp8 1.
+double element_bytes(Precision p);
 
 // Dense (no structured sparsity) peak per precision; zero means "not supported by this GPU".
 struct PeakRates {

@@ -51,8 +51,6 @@ struct LayerStepOp {
 // Contract: shape passes check().
 std::vector<LayerStepOp> layer_step_ops(const LayerStepShape& shape);
 
-// Element size in bytes of a dtype as stored (fp32/tf32 4, fp16/bf16 2, fp8 1).
-double element_bytes(Precision p);
 
 struct LayerStepPrediction {
   units::Seconds gemm, attention, memory;  // whole step (all layers)

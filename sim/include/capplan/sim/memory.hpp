@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
+#include <optional>
+#include <vector>
+
 #include "capplan/sim/hardware.hpp"
+#include "capplan/sim/ops.hpp"
+#include "capplan/sim/stage_layout.hpp"
 #include "capplan/sim/strategy.hpp"
 #include "capplan/sim/units.hpp"
 #include "capplan/sim/workload.hpp"
@@ -16,20 +21,19 @@ struct MemoryBreakdown {
   units::Bytes logits;  // output-layer logits and loss buffers (last stage)
   units::Bytes reserve;  // CUDA context, library workspaces, allocator fragmentation
   units::Bytes capacity;
-  int stage = 0;  // pipeline stage that holds the peak
+  int stage = 0;  // pipeline stage that holds the peak (the most loaded of all stages)
 
   units::Bytes total() const { return weights + gradients + optimizer + activations + logits + reserve; }
   bool fits() const { return total() <= capacity; }
 };
 
-// Bytes per parameter of mixed-precision Adam (Rajbhandari et al. 2020, ZeRO, Sec. 3.1):
-// the weights (TrainingJob::weight_bytes(): 2 in bf16/fp16; FP8 training adds an FP8 copy and its
-// transpose, +2, unless the weights themselves are FP8: 1 + 1) + 12 (fp32 master, momentum,
-// variance), plus the gradients: 2 bytes
-// in 16 bits, 4 where the framework accumulates and reduces them in fp32
-// (TrainingJob::gradient_bytes(); Megatron-LM's bf16 default: 2 + 4 + 12 = 18).
+// Bytes per parameter (Rajbhandari et al. 2020, ZeRO, Sec. 3.1): the compute weights
+// (TrainingJob::weight_bytes()), the gradients (TrainingJob::gradient_bytes()) and the optimizer
+// state (TrainingJob::optimizer_state_bytes(): 12 under mixed precision, 8 in fp32 training),
+// all from the training precision and the framework's gradient dtype.
 struct MemoryAssumptions {
-  double optimizer_bytes = 12.0;
+  // Overrides the optimizer state bytes per parameter (empty: from the precision).
+  std::optional<double> optimizer_bytes;
   // Fixed part of the reserve: CUDA context (~0.5 GiB) + cuBLAS/NCCL workspaces and buffers.
   double reserve_fixed_gib = 2.0;
   // Allocator fragmentation and transient buffers, as a fraction of the rest (PyTorch caching
@@ -37,24 +41,43 @@ struct MemoryAssumptions {
   double reserve_fraction = 0.07;
 };
 
-// Activation bytes of one transformer layer for one micro-batch on one TP rank, following
-// Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",
-// Sec. 4), generalised to GQA, gated FFNs, optional dropout and fused (flash) attention.
-units::Bytes layer_activation_bytes(const ModelSpec& m, const Parallelism& p, Precision precision);
+// What one micro-batch keeps for its backward pass, folded from the op list (StepOp::saved):
+// `kept` is held from an op's forward to its backward (per occurrence of the scope: one layer,
+// one FFN of that kind, the embedding, the output layer); `remat` exists only while one layer is
+// recomputed before its backward (the saved bytes of the recomputed ops).
+struct ActivationFootprint {
+  struct Part {
+    double kept = 0;
+    double remat = 0;
+  };
+  Part layer, dense_ffn, moe_ffn, embedding, output;
+};
+// Contract: `ops` holds the micro-batch part of a step's op list (StepOpParts::micro_batch).
+ActivationFootprint activation_footprint(const std::vector<StepOp>& ops);
 
-// The same split by part: the attention block (with norms, residual inputs and masks), a dense
-// FFN, and an MoE FFN (routed experts on the busiest rank, router, shared experts).
+// Activation bytes of one transformer layer for one micro-batch on one TP rank, by part (the
+// attention block with norms, residuals and masks; a dense FFN; an MoE FFN), derived from the op
+// list. They reproduce Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+// Transformer Models", Sec. 4 and Table 2), generalised to GQA, MLA, gated FFNs, MoE, optional
+// dropout and fused attention: the tests check them against those closed forms.
 struct LayerActivations {
   units::Bytes attention;
   units::Bytes dense_mlp;
   units::Bytes moe_mlp;
 };
 LayerActivations layer_activations(const ModelSpec& m, const Parallelism& p, Precision precision);
+units::Bytes layer_activation_bytes(const ModelSpec& m, const Parallelism& p, Precision precision);
 
-// Layers held by pipeline stage `stage` when `layers` do not split evenly: the first
-// layers % pp stages take one layer more (the slowest stage then sets the pace).
-int layers_on_stage(int layers, int pp, int stage);
+// Micro-batches' worth of a stage's activations held at the peak of its schedule (1F1B or
+// interleaved 1F1B), never more than the micro-batches that exist.
+double in_flight(const Parallelism& p, int micro_batches, int stage);
 
+// Memory of every pipeline stage from the op list's footprint and the stage's parameters; the
+// most loaded stage is reported.
+MemoryBreakdown memory_per_gpu(const ActivationFootprint& footprint, const ModelSpec& m, const TrainingJob& job,
+                               const Parallelism& p, const GpuSpec& gpu, int micro_batches,
+                               const MemoryAssumptions& a = {});
+// The same, building the op list of `p` first.
 MemoryBreakdown memory_per_gpu(const ModelSpec& m, const TrainingJob& job, const Parallelism& p,
                                const GpuSpec& gpu, int micro_batches, const MemoryAssumptions& a = {});
 

@@ -69,11 +69,51 @@ enum class Phase { forward, backward, recompute, step };
 // stage boundary per micro-batch per virtual chunk; data_parallel and optimizer: once per step.
 enum class Scope { layer, dense_ffn, moe_ffn, embedding, output, pipeline, data_parallel, optimizer };
 
+// What an op is, typed, so that schedules, cost breakdowns and tests never match op names.
+enum class OpRole {
+  linear,          // a weight GEMM (forward, dgrad or wgrad)
+  attention_core,  // Q K^T and P V (fused or batched GEMMs)
+  softmax,         // unfused attention softmax (+ attention dropout)
+  norm,            // LayerNorm / RMSNorm (fused or eager passes)
+  activation,      // GeLU / SwiGLU (fused or eager passes) of a dense FFN or shared experts
+  expert_activation,  // the routed experts' activation (Megatron-Core's `moe_act` module)
+  residual,        // residual add
+  dropout,         // hidden dropout (bias-dropout-add)
+  rope,            // rotary embedding of Q and K
+  latent_norm,     // MLA's norms of the Q and KV latents
+  copy,            // a layout copy (eager frameworks make the attention output contiguous)
+  moe_permute,     // token permutation into expert order and back
+  moe_elementwise, // element-wise passes around the experts (clamp, bias)
+  fp8_cast,        // Transformer Engine's cast + transpose to FP8
+  embedding,       // embedding lookup
+  loss,            // softmax cross-entropy over the vocabulary
+  checkpoint,      // no kernel: the layer input kept when the layer is recomputed
+  collective,      // TP / EP / CP / DP collectives (kind and axis in the CollectiveOp)
+  p2p,             // pipeline send / recv
+  optimizer,       // the optimizer step
+};
+const char* to_string(OpRole r);
+
+// One op of the step with everything derived from it: time (by pricing `op`), FLOPs and the
+// bytes of the tensors it keeps for the backward pass.
 struct StepOp {
   Op op;
   Phase phase = Phase::forward;
   Scope scope = Scope::layer;
   double count = 1.0;  // repetitions within its scope (e.g. 2 all-reduces per layer forward)
+  OpRole role = OpRole::linear;
+  // FLOPs of all `count` repetitions as the model-FLOPs convention counts them (Megatron's:
+  // attention over the full s x s square, or the window; GEMMs on the unreplicated, mean-loaded
+  // shapes), for one micro-batch on one GPU; 0 for memory-bound ops and collectives. Model FLOPs
+  // sum the forward and backward ops, hardware FLOPs also the recompute ones.
+  double flops = 0;
+  // Bytes of the tensors this op produces that the backward pass needs, for one micro-batch on
+  // one GPU (forward ops only; all `count` repetitions). When the op is recomputed they are not
+  // held between forward and backward: they exist only while one layer is rematerialised.
+  double saved = 0;
+  // Forward ops only: run again (Phase::recompute) before the backward pass, so `saved` is not
+  // held between the two (RecomputePolicy).
+  bool recomputed = false;
 };
 
 }  // namespace capplan::sim

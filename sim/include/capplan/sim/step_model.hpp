@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
+#include <cstddef>
 #include <vector>
 
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/ops.hpp"
+#include "capplan/sim/stage_layout.hpp"
 #include "capplan/sim/strategy.hpp"
 #include "capplan/sim/workload.hpp"
 
@@ -24,17 +26,10 @@ struct StageParams {
 
 struct StepOps {
   std::vector<StepOp> ops;
-  double stage_params = 0;  // parameters held by one GPU of the most loaded stage (before ZeRO)
+  double stage_params = 0;  // parameters held by one GPU of the most loaded of all stages (before ZeRO)
   StageParams params;       // the same, split dense / expert
 };
 
-// Layers of each FFN kind on a pipeline stage (contiguous ranges, first stages take the remainder).
-struct StageLayers {
-  int layers = 0;
-  int moe = 0;
-  int dense() const { return layers - moe; }
-};
-StageLayers stage_layers(const ModelSpec& m, int pp, int stage);
 
 StageParams stage_params(const ModelSpec& m, const Parallelism& p, int stage);
 
@@ -59,6 +54,12 @@ StepOpParts part_of(const StepOp& op);
 // Like build_step_ops, keeping only the ops of `parts`; reuses `out.ops`' storage.
 void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& job, const Parallelism& p,
                          const Cluster& c, StepOpParts parts);
+
+// The layout with the fields that only the pipeline and step parts read reset: two layouts with
+// the same key have identical micro-batch ops (a planner's cache key). A field not reset here is
+// part of the key, so a new option is cached correctly by default.
+Parallelism micro_batch_key(const Parallelism& p);
+std::size_t hash_value(const Parallelism& p);
 
 // Parameters on one GPU of pipeline stage `stage` (before ZeRO sharding), TP-split.
 double stage_params_per_gpu(const ModelSpec& m, const Parallelism& p, int stage);

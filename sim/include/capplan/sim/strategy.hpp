@@ -39,6 +39,12 @@ struct Parallelism {
   // kept for backward; their forward runs again from the kept inputs. Off by default.
   bool recompute_norms = false;
   bool recompute_moe_act = false;
+  // Layers on the first and on the last pipeline stage (Megatron-Core's
+  // --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers); the other stages
+  // split the rest as evenly as possible. 0 = not set: all stages split the layers evenly (the
+  // first layers % pp stages take one more).
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
 
   auto operator<=>(const Parallelism&) const = default;
 };
@@ -54,6 +60,8 @@ struct StrategyRequest {
   std::optional<bool> ep_comm_overlap;
   std::optional<bool> recompute_norms;
   std::optional<bool> recompute_moe_act;
+  std::optional<int> first_stage_layers;
+  std::optional<int> last_stage_layers;
 
   bool fully_specified() const {
     return tp && pp && dp && micro_batch && virtual_stages && zero && recompute && sequence_parallel;

@@ -164,12 +164,34 @@ struct TrainingJob {
   bool fp8_params = false;
 
   bool fp8_weights() const { return precision == Precision::fp8 && fp8_params; }
-  // Bytes per parameter of the weights a GPU holds for compute, and of one gathered parameter.
+  // Mixed precision: 16-bit (or FP8) compute weights beside fp32 master weights in the optimizer.
+  // fp32 / tf32 training holds one fp32 copy of each weight, which the optimizer updates in place.
+  bool mixed_precision() const { return precision != Precision::fp32 && precision != Precision::tf32; }
+  // Bytes per parameter of the weights a GPU holds for compute (FP8 training adds the FP8 copy
+  // and its transpose to the 16-bit weight; FP8 parameters are 1 byte plus the transpose), and of
+  // one parameter as the model stores and gathers it.
   double weight_bytes() const {
-    if (precision != Precision::fp8) return 2.0;
+    if (precision != Precision::fp8) return element_bytes(precision);
     return fp8_params ? 1.0 + 1.0 : 2.0 + 2.0;
   }
-  double gathered_param_bytes() const { return fp8_weights() ? 1.0 : 2.0; }
+  double gathered_param_bytes() const {
+    if (precision == Precision::fp8) return fp8_params ? 1.0 : 2.0;
+    return element_bytes(precision);
+  }
+  // Adam's state per parameter: fp32 master, momentum and variance under mixed precision
+  // (Rajbhandari et al. 2020, Sec. 3.1: K = 12); momentum and variance alone in fp32 training.
+  double optimizer_state_bytes() const { return mixed_precision() ? 12.0 : 8.0; }
+  // HBM bytes of one Adam step per parameter: read and write the fp32 state (master, m, v; in
+  // fp32 training the weight itself, m, v), read the gradient, and under mixed precision write
+  // the compute weight: 12 + 12 + 2 + 2 = 28 with 16-bit gradients, 30 with fp32 ones.
+  double adam_step_bytes() const {
+    const double state = mixed_precision() ? 12.0 : 4.0 + 8.0;
+    return 2.0 * state + gradient_bytes() + (mixed_precision() ? gathered_param_bytes() : 0.0);
+  }
+  // Bytes per parameter a checkpoint writes: the model's weights as stored (16-bit, FP8 with FP8
+  // parameters, fp32) and the optimizer state (Megatron's distributed optimizer saves the fp32
+  // master, momentum and variance).
+  double checkpoint_bytes_per_param() const { return gathered_param_bytes() + optimizer_state_bytes(); }
 
   LossKernel loss() const {
     return loss_kernel.value_or(framework == Framework::pytorch ? LossKernel::eager : LossKernel::fused);

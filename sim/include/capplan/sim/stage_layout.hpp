@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include "capplan/sim/strategy.hpp"
+#include "capplan/sim/workload.hpp"
+
+namespace capplan::sim {
+
+// Layers held by pipeline stage `stage` when `layers` split evenly over `pp` stages: the first
+// layers % pp stages take one layer more.
+int layers_on_stage(int layers, int pp, int stage);
+
+// What one pipeline stage runs per micro-batch: its layers by FFN kind, and whether it holds the
+// embedding (first stage) and the output layer with the loss (last stage). Every fold over the
+// op list (time, memory, FLOPs, gradient and checkpoint bytes) multiplies the ops of a scope by
+// these counts, stage by stage.
+struct StageLayers {
+  int layers = 0;
+  int moe = 0;
+  bool first = false;
+  bool last = false;
+  int dense() const { return layers - moe; }
+};
+
+// Layers on `stage` of layout `p`: Parallelism::first_stage_layers / last_stage_layers when set,
+// the rest split evenly (layers_on_stage). With interleaving (virtual_stages v > 1) a stage holds
+// v chunks, chunk k of stage i being model chunk k*pp + i (Megatron's interleaved order), so an
+// MoE model's leading dense layers fall on the stages that hold the first chunks.
+// Contract: p passed check_layout (the stage counts are positive and sum to the layers).
+StageLayers stage_layers(const ModelSpec& m, const Parallelism& p, int stage);
+
+// Number of layers each stage holds; layer counts are all >= 1 when the layout is valid.
+int stage_layer_count(int layers, const Parallelism& p, int stage);
+
+}  // namespace capplan::sim
