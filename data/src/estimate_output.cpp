@@ -218,7 +218,7 @@ void goodput_to_json(json& out, const sim::Estimate& e) {
 }  // namespace
 
 json parallelism_to_json(const sim::Parallelism& p, int micro_batches) {
-  return {{"tp", p.tp},
+  json out = {{"tp", p.tp},
           {"pp", p.pp},
           {"dp", p.dp},
           {"cp", p.cp},
@@ -236,6 +236,10 @@ json parallelism_to_json(const sim::Parallelism& p, int micro_batches) {
           {"recompute_norms", p.recompute_norms},
           {"recompute_moe_act", p.recompute_moe_act},
           {"grad_accumulation", micro_batches}};
+  // Uneven pipeline stages only when set (0 = even split).
+  if (p.first_stage_layers > 0) out["first_stage_layers"] = p.first_stage_layers;
+  if (p.last_stage_layers > 0) out["last_stage_layers"] = p.last_stage_layers;
+  return out;
 }
 
 json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {

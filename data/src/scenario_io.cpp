@@ -123,6 +123,8 @@ constexpr StrategyInt kStrategyInts[] = {
     {"micro_batch", &sim::StrategyRequest::micro_batch, 1, kMaxBatchSequences},
     {"virtual_stages", &sim::StrategyRequest::virtual_stages, 1, 1e4},
     {"zero", &sim::StrategyRequest::zero, 0, 3},
+    {"first_stage_layers", &sim::StrategyRequest::first_stage_layers, 1, 1e6},
+    {"last_stage_layers", &sim::StrategyRequest::last_stage_layers, 1, 1e6},
 };
 
 struct StrategyFlag {

@@ -92,8 +92,9 @@ CheckpointSize checkpoint_size(const ModelSpec& m, const Parallelism& p, int gpu
   const double dense_dp = static_cast<double>(p.dp) * p.cp;
   const double edp = expert_data_parallel(p);
   double rank = 0;
-  for (int stage = 0; stage < p.pp; ++stage) {
-    const StageParams sp = stage_params(m, p, stage);
+  for (const StageRun& run : stage_runs(m, p)) {
+    const StageLayers& sl = run.layers;
+    const StageParams sp = stage_params(m, p, sl);
     const double bytes = p.zero >= 1 ? sp.dense * per_param / dense_dp + sp.expert * per_param / edp
                                      : sp.total() * per_param;
     rank = std::max(rank, bytes);

@@ -76,7 +76,7 @@ void for_each_inner_layout(const ModelSpec& m, const StrategyRequest& r, const O
   for (int mb : fixed_or(r.micro_batch, mbs)) {
     const long long micro_batches = o.per_dp / std::max(1, mb);
     std::vector<int> vs{1};
-    if (o.pp > 1 && micro_batches % o.pp == 0) {
+    if (o.pp > 1 && micro_batches % o.pp == 0 && !r.first_stage_layers && !r.last_stage_layers) {
       for (int v = 2; v <= 8; ++v) {
         if (m.layers % (o.pp * v) == 0) vs.push_back(v);
       }
@@ -92,6 +92,11 @@ void for_each_inner_layout(const ModelSpec& m, const StrategyRequest& r, const O
                   // Module recompute is the user's choice, never searched.
                   p.recompute_norms = r.recompute_norms.value_or(false);
                   p.recompute_moe_act = r.recompute_moe_act.value_or(false);
+                  // Uneven first/last stages: the user's, never searched (applied only with pp > 1).
+                  if (o.pp > 1) {
+                    p.first_stage_layers = r.first_stage_layers.value_or(0);
+                    p.last_stage_layers = r.last_stage_layers.value_or(0);
+                  }
                   visit(p, micro_batches);
                 }
               }

@@ -63,18 +63,26 @@ double in_flight(const Parallelism& p, int micro_batches, int stage) {
 MemoryBreakdown memory_per_gpu(const ActivationFootprint& f, const ModelSpec& m, const TrainingJob& job,
                                const Parallelism& p, const GpuSpec& gpu, int micro_batches,
                                const MemoryAssumptions& a) {
+  return memory_per_gpu(f, stage_runs(m, p), m, job, p, gpu, micro_batches, a);
+}
+
+MemoryBreakdown memory_per_gpu(const ActivationFootprint& f, const std::vector<StageRun>& runs, const ModelSpec& m,
+                               const TrainingJob& job, const Parallelism& p, const GpuSpec& gpu, int micro_batches,
+                               const MemoryAssumptions& a) {
   MemoryBreakdown best;
   // Dense parameters are replicated over dp*cp ranks, routed experts over the expert-data-
   // parallel ranks; ZeRO shards each over its own replicas.
   const double dense_dp = static_cast<double>(p.dp) * p.cp;
   const double edp = expert_data_parallel(p);
   const double optimizer_bytes = a.optimizer_bytes.value_or(job.optimizer_state_bytes());
-  for (int stage = 0; stage < p.pp; ++stage) {
+  bool any = false;
+  for (const StageRun& run : runs) {
+    const StageLayers& sl = run.layers;
+    const int stage = run.stage;
     MemoryBreakdown mb;
     mb.capacity = gpu.hbm_capacity;
     mb.stage = stage;
-    const StageParams params = stage_params(m, p, stage);
-    const StageLayers sl = stage_layers(m, p, stage);
+    const StageParams params = stage_params(m, p, sl);
     // ZeRO (Rajbhandari et al. 2020): stage 1 shards optimizer states, 2 also gradients,
     // 3 also weights over the data-parallel group.
     auto sharded = [&](double bytes_per_param, bool shard) {
@@ -100,7 +108,8 @@ MemoryBreakdown memory_per_gpu(const ActivationFootprint& f, const ModelSpec& m,
     if (sl.last) mb.logits = units::bytes(f.output.kept + f.output.remat);
     const units::Bytes allocated = mb.weights + mb.gradients + mb.optimizer + mb.activations + mb.logits;
     mb.reserve = units::gib(a.reserve_fixed_gib) + allocated * a.reserve_fraction;
-    if (stage == 0 || mb.total() > best.total()) best = mb;
+    if (!any || mb.total() > best.total()) best = mb;
+    any = true;
   }
   return best;
 }

@@ -253,6 +253,8 @@ void Worker::run(const WorkItem& item) {
   // Step parts of this (shape, tp, pp, dp, cp, ep): the pipeline send/recv per micro-batch size,
   // the data-parallel collectives and optimizer per ZeRO stage.
   std::vector<std::pair<int, OpBuckets>> pipeline_by_mb;
+  // Stage runs per virtual-stage count (pp and the first/last stage layers are fixed here).
+  std::vector<std::pair<int, std::vector<StageRun>>> runs_by_v;
   std::array<std::optional<OpBuckets>, 4> step_by_zero;
   double stage_params = -1;
   // Bounds (docs/planner.md): static memory (weights, gradients, optimizer states and the reserve
@@ -272,7 +274,12 @@ void Worker::run(const WorkItem& item) {
       return;
     }
     const MicroCosts& micro = micro_costs(sh, p);
-    const MemoryBreakdown mem = memory_per_gpu(micro.footprint, s.model, s.training, p, s.cluster.gpu,
+    auto runs = std::find_if(runs_by_v.begin(), runs_by_v.end(), [&](const auto& x) { return x.first == p.virtual_stages; });
+    if (runs == runs_by_v.end()) {
+      runs_by_v.emplace_back(p.virtual_stages, stage_runs(s.model, p));
+      runs = std::prev(runs_by_v.end());
+    }
+    const MemoryBreakdown mem = memory_per_gpu(micro.footprint, runs->second, s.model, s.training, p, s.cluster.gpu,
                                                static_cast<int>(micro_batches), assumptions);
     if (!mem.fits()) {
       ++counters_.memory_rejected;
@@ -315,7 +322,7 @@ void Worker::run(const WorkItem& item) {
     b.dp_step = st.dp_step;
     b.dp_grad = st.dp_grad;
     b.optimizer = st.optimizer;
-    const StepTiming timing = schedule_step(s, p, b, stage_params);
+    const StepTiming timing = schedule_step(s, p, b, stage_params, runs->second);
     ++counters_.timed;
     keep_best(res.best, {timing.breakdown.total().base(), p}, keep_);
   }, kind_);

@@ -24,6 +24,27 @@ int stage_layer_count(int layers, const Parallelism& p, int stage) {
   return layers_on_stage(rest, hi - lo, stage - lo);
 }
 
+namespace {
+
+// First layer (0-based) of `stage` when each stage holds one contiguous range (v = 1).
+int stage_start(int layers, const Parallelism& p, int stage) {
+  const int first = p.pp > 1 ? std::max(0, p.first_stage_layers) : 0;
+  const int last = p.pp > 1 ? std::max(0, p.last_stage_layers) : 0;
+  if (first == 0 && last == 0) {
+    const int base = layers / p.pp, extra = layers % p.pp;
+    return stage * base + std::min(stage, extra);
+  }
+  if (stage == 0) return 0;
+  const int lo = first > 0 ? 1 : 0;
+  const int middle = (last > 0 ? p.pp - 1 : p.pp) - lo;
+  const int rest = layers - first - last;
+  const int i = std::min(stage - lo, middle);  // middle stages before this one
+  const int base = middle > 0 ? rest / middle : 0, extra = middle > 0 ? rest % middle : 0;
+  return first + i * base + std::min(i, extra);
+}
+
+}  // namespace
+
 StageLayers stage_layers(const ModelSpec& m, const Parallelism& p, int stage) {
   StageLayers out;
   out.layers = stage_layer_count(m.layers, p, stage);
@@ -31,6 +52,13 @@ StageLayers stage_layers(const ModelSpec& m, const Parallelism& p, int stage) {
   out.last = stage == p.pp - 1;
   if (!m.is_moe()) return out;
   const int v = std::max(1, p.virtual_stages);
+  auto count_moe = [&](int start, int n) {
+    for (int l = start; l < start + n; ++l) out.moe += m.is_moe_layer(l) ? 1 : 0;
+  };
+  if (v == 1) {
+    count_moe(stage_start(m.layers, p, stage), out.layers);
+    return out;
+  }
   // Model layer index where chunk k of stage i starts: all chunks of earlier rounds (k' < k, any
   // stage) and the chunks of earlier stages in round k come first.
   auto chunk_size = [&](int st, int k) { return layers_on_stage(stage_layer_count(m.layers, p, st), v, k); };
@@ -38,13 +66,44 @@ StageLayers stage_layers(const ModelSpec& m, const Parallelism& p, int stage) {
   for (int k = 0; k < v; ++k) {
     for (int st = 0; st < p.pp; ++st) {
       const int n = chunk_size(st, k);
-      if (st == stage) {
-        for (int l = start; l < start + n; ++l) out.moe += m.is_moe_layer(l) ? 1 : 0;
-      }
+      if (st == stage) count_moe(start, n);
       start += n;
     }
   }
   return out;
+}
+
+std::vector<StageRun> stage_runs(const ModelSpec& m, const Parallelism& p) {
+  std::vector<StageRun> runs;
+  auto append = [&](int stage, int count) {
+    const StageLayers sl = stage_layers(m, p, stage);
+    if (!runs.empty() && runs.back().layers == sl) {
+      runs.back().count += count;
+    } else {
+      runs.push_back({sl, stage, count});
+    }
+  };
+  if (m.is_moe()) {
+    // MoE layer counts can change from any stage to the next (leading dense layers, every n-th).
+    for (int stage = 0; stage < p.pp; ++stage) append(stage, 1);
+    return runs;
+  }
+  // Dense: the layer count is constant between these stages (stage_layer_count).
+  int cuts[6] = {0, std::min(1, p.pp), p.pp - 1, p.pp, p.pp, p.pp};
+  const int first = p.pp > 1 ? std::max(0, p.first_stage_layers) : 0;
+  const int last = p.pp > 1 ? std::max(0, p.last_stage_layers) : 0;
+  if (first == 0 && last == 0) {
+    cuts[3] = m.layers % p.pp;
+  } else {
+    const int lo = first > 0 ? 1 : 0;
+    const int middle = (last > 0 ? p.pp - 1 : p.pp) - lo;
+    if (middle > 0) cuts[3] = lo + (m.layers - first - last) % middle;
+  }
+  std::sort(std::begin(cuts), std::end(cuts));
+  for (int i = 0; i + 1 < 6; ++i) {
+    if (cuts[i + 1] > cuts[i]) append(cuts[i], cuts[i + 1] - cuts[i]);
+  }
+  return runs;
 }
 
 }  // namespace capplan::sim

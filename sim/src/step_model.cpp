@@ -30,7 +30,10 @@ int expert_data_parallel(const Parallelism& p) {
 }
 
 StageParams stage_params(const ModelSpec& m, const Parallelism& p, int stage) {
-  const StageLayers sl = stage_layers(m, p, stage);
+  return stage_params(m, p, stage_layers(m, p, stage));
+}
+
+StageParams stage_params(const ModelSpec& m, const Parallelism& p, const StageLayers& sl) {
   StageParams out;
   double dense = sl.layers * m.attention_params() + sl.dense() * m.dense_ffn_params();
   if (sl.moe > 0) {
@@ -528,8 +531,9 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
 
   // ===== data parallel and optimizer, once per step for the most loaded stage =====
   StageParams params;
-  for (int stage = 0; stage < p.pp; ++stage) {
-    const StageParams sp = stage_params(m, p, stage);
+  for (const StageRun& run : stage_runs(m, p)) {
+    const StageLayers& sl = run.layers;
+    const StageParams sp = stage_params(m, p, sl);
     if (sp.total() > params.total()) params = sp;
   }
   out.params = params;

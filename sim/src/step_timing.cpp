@@ -71,6 +71,11 @@ StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel&
 }
 
 StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBuckets& buckets, double stage_params) {
+  return schedule_step(s, p, buckets, stage_params, stage_runs(s.model, p));
+}
+
+StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBuckets& buckets, double stage_params,
+                         const std::vector<StageRun>& runs) {
   StepTiming out;
   out.micro_batches = static_cast<int>(s.training.global_batch / (static_cast<long long>(p.micro_batch) * p.dp));
   const double m = out.micro_batches;
@@ -110,8 +115,8 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
   const double slow = slowest_gpu_slowdown(s.cluster.gpus, s.cluster.gpu_speed_spread);
   Stage worst;
   double sum_total = 0;
-  for (int i = 0; i < p.pp; ++i) {
-    const StageLayers sl = stage_layers(s.model, p, i);
+  for (const StageRun& run : runs) {
+    const StageLayers& sl = run.layers;
     const double L = sl.layers, D = sl.dense(), E = sl.moe;
     Stage st;
     st.compute = L * layer.compute + D * dense_ffn.compute + E * moe_ffn.compute;
@@ -136,7 +141,7 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
     st.pp = p.pp > 1 ? pipeline.pp * p.virtual_stages : 0.0;
     if (p.pp_comm_overlap) st.pp = exposed(st.pp, st.compute);
     st.total = st.compute * (1.0 + slow) + st.tp + st.pp + st.fsdp + st.ep + st.cp;
-    sum_total += st.total;
+    sum_total += st.total * run.count;
     if (st.total > worst.total) worst = st;
   }
 

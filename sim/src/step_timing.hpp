@@ -38,6 +38,9 @@ void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostM
 
 // Places the priced ops on the pipeline schedule. `stage_params`: StepOps::stage_params.
 StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBuckets& buckets, double stage_params);
+// The same with the layout's stage runs given (stage_runs(s.model, p)).
+StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBuckets& buckets, double stage_params,
+                         const std::vector<StageRun>& runs);
 
 // Prices the step's op list and places it on the pipeline schedule. Contract: `p` passed
 // check_layout for `s`.

@@ -35,6 +35,8 @@ Parallelism fill_defaults(const Scenario& s) {
   p.pp_comm_overlap = r.pp_comm_overlap.value_or(false);
   p.ep_comm_overlap = r.ep_comm_overlap.value_or(false);
   p.recompute_norms = r.recompute_norms.value_or(false);
+  p.first_stage_layers = r.first_stage_layers.value_or(0);
+  p.last_stage_layers = r.last_stage_layers.value_or(0);
   p.recompute_moe_act = r.recompute_moe_act.value_or(false);
   return p;
 }

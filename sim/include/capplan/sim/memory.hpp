@@ -77,6 +77,10 @@ double in_flight(const Parallelism& p, int micro_batches, int stage);
 MemoryBreakdown memory_per_gpu(const ActivationFootprint& footprint, const ModelSpec& m, const TrainingJob& job,
                                const Parallelism& p, const GpuSpec& gpu, int micro_batches,
                                const MemoryAssumptions& a = {});
+// The same with the layout's stage runs given (a planner computes them once per pipeline shape).
+MemoryBreakdown memory_per_gpu(const ActivationFootprint& footprint, const std::vector<StageRun>& runs,
+                               const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const GpuSpec& gpu,
+                               int micro_batches, const MemoryAssumptions& a = {});
 // The same, building the op list of `p` first.
 MemoryBreakdown memory_per_gpu(const ModelSpec& m, const TrainingJob& job, const Parallelism& p,
                                const GpuSpec& gpu, int micro_batches, const MemoryAssumptions& a = {});

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
+#include <vector>
+
 #include "capplan/sim/strategy.hpp"
 #include "capplan/sim/workload.hpp"
 
@@ -19,6 +21,7 @@ struct StageLayers {
   bool first = false;
   bool last = false;
   int dense() const { return layers - moe; }
+  bool operator==(const StageLayers&) const = default;
 };
 
 // Layers on `stage` of layout `p`: Parallelism::first_stage_layers / last_stage_layers when set,
@@ -27,6 +30,18 @@ struct StageLayers {
 // MoE model's leading dense layers fall on the stages that hold the first chunks.
 // Contract: p passed check_layout (the stage counts are positive and sum to the layers).
 StageLayers stage_layers(const ModelSpec& m, const Parallelism& p, int stage);
+
+// A maximal run of consecutive stages that hold the same layers (same parameters, same ops per
+// micro-batch); `stage` is its first. A layout has a handful of runs however deep its pipeline
+// (first, last, the stages with one layer more, the rest), so every per-stage fold (time,
+// memory, gradient and checkpoint bytes) visits runs, not stages: the first stage of a run holds
+// the most in-flight micro-batches of it, and each run's time counts `count` times.
+struct StageRun {
+  StageLayers layers;
+  int stage = 0;
+  int count = 0;
+};
+std::vector<StageRun> stage_runs(const ModelSpec& m, const Parallelism& p);
 
 // Number of layers each stage holds; layer counts are all >= 1 when the layout is valid.
 int stage_layer_count(int layers, const Parallelism& p, int stage);

@@ -32,6 +32,7 @@ struct StepOps {
 
 
 StageParams stage_params(const ModelSpec& m, const Parallelism& p, int stage);
+StageParams stage_params(const ModelSpec& m, const Parallelism& p, const StageLayers& layers);
 
 // Ranks that hold the same expert shard: tp*dp*cp / (ep*etp) (Megatron-Core's expert data parallel).
 int expert_data_parallel(const Parallelism& p);
