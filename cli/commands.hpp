@@ -14,12 +14,12 @@ struct Command {
   std::function<int()> run;  // returns an Exit code
 };
 
-// `global` must outlive the returned command (it is filled by the same parse).
+// `global` must outlive the returned command (it is filled by the same parse). calibrate and
+// validate are declared in calibrate_command.hpp and validate_command.hpp: their flags are in both
+// programs, their runs only in capplan-calibrate.
 Command add_estimate_command(CLI::App& app, const GlobalOptions& global);
 Command add_catalog_command(CLI::App& app, const GlobalOptions& global);
 Command add_validate_published_command(CLI::App& app, const GlobalOptions& global);
 Command add_search_command(CLI::App& app, const GlobalOptions& global);
-Command add_calibrate_command(CLI::App& app, const GlobalOptions& global);
-Command add_validate_command(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace capplan::cli

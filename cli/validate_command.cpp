@@ -19,22 +19,12 @@
 #include "capplan/data/profile_io.hpp"
 #include "capplan/sim/calibrated_cost.hpp"
 #include "capplan/sim/layer_step.hpp"
-#include "commands.hpp"
+#include "validate_command.hpp"
 
 namespace capplan::cli {
 namespace {
 
 using nlohmann::json;
-
-struct ValidateOptions {
-  std::string profile;
-  std::string backend = "host";
-  std::string format = "table";
-  std::string gpu;  // catalog id for the datasheet fallback (default: matched from the profile's device)
-  int hidden = 0, heads = 0, seq_len = 0, micro_batch = 0, layers = 0, ffn_hidden = 0;  // 0 = default
-  int iterations = 10;
-  double max_error = -1;  // fraction; < 0 = no gate
-};
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -80,6 +70,8 @@ sim::Cluster fallback_cluster(const ValidateOptions& opt, const GlobalOptions& g
 
 double rel(double predicted, double measured) { return measured > 0 ? (predicted - measured) / measured : 0.0; }
 double safe(double v) { return std::isfinite(v) ? v : 0.0; }
+
+}  // namespace
 
 int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
   auto shape = calib::default_step_shape(opt.backend, false);
@@ -224,33 +216,6 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
     return code(Exit::infeasible);
   }
   return code(Exit::ok);
-}
-
-}  // namespace
-
-Command add_validate_command(CLI::App& app, const GlobalOptions& global) {
-  auto opt = std::make_shared<ValidateOptions>();
-  auto* cmd = app.add_subcommand("validate", "Run the measured training step and compare it with the profile's "
-                                             "prediction, per component");
-  cmd->add_option("--profile", opt->profile, "Profile written by capplan calibrate")->required()->type_name("FILE");
-  cmd->add_option("--backend", opt->backend, "Where to run the step: host or cuda")
-      ->check(CLI::IsMember({"host", "cuda"}));
-  cmd->add_option("--format", opt->format, "Output format: table or json")->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("--hidden", opt->hidden, "Hidden size (default host 512, cuda 4096)")->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", opt->heads, "Attention heads (default host 8, cuda 32)")->check(CLI::PositiveNumber);
-  cmd->add_option("--seq-len", opt->seq_len, "Sequence length (default host 256, cuda 2048)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--micro-batch", opt->micro_batch, "Micro-batch size (default 1)")->check(CLI::PositiveNumber);
-  cmd->add_option("--layers", opt->layers, "Layers in the stack (default 1)")->check(CLI::PositiveNumber);
-  cmd->add_option("--ffn-hidden", opt->ffn_hidden, "FFN hidden size (default 4 x hidden)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--iterations", opt->iterations, "Measured steps (default 10; median reported)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--gpu", opt->gpu, "Catalog GPU id for the datasheet fallback (default: from the profile)");
-  cmd->add_option("--max-error", opt->max_error,
-                  "Exit 3 when |predicted - measured| / measured exceeds this fraction (e.g. 0.15)")
-      ->check(CLI::NonNegativeNumber);
-  return {cmd, [opt, &global] { return run_validate(*opt, global); }};
 }
 
 }  // namespace capplan::cli

@@ -8,7 +8,6 @@
 #include <cctype>
 #include <cstdlib>
 #include <map>
-#include <regex>
 
 #include "json_reader.hpp"
 
@@ -32,8 +31,7 @@ std::vector<std::string> strings(const json& v) { return v.get<std::vector<std::
 
 // Ids are kebab-case: lower-case letters, digits, '-', '.', '_' ("aws-p5.48xlarge").
 void check_id(const json& v, Reader& r, const std::string& p) {
-  static const std::regex kId("[a-z0-9][a-z0-9._-]*");
-  if (!std::regex_match(str(v), kId)) {
+  if (!detail::is_catalog_id(str(v))) {
     r.error(p, "must be a lower-case id of letters, digits, '-', '.' or '_'; got " + detail::describe(v));
   }
 }
@@ -205,8 +203,7 @@ constexpr Field<InstancePrice> kPriceFields[] = {
      [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.region = str(v); }},
     {"date", Kind::string, Need::optional, true, {}, "date the price was read, YYYY-MM-DD",
      [](InstancePrice& p, const json& v, Reader& r, const std::string& path) {
-       static const std::regex kDate("[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?");
-       if (!std::regex_match(str(v), kDate)) {
+       if (!detail::is_date(str(v), true)) {
          r.error(path, "must be a date YYYY-MM-DD (or YYYY-MM, YYYY); got " + detail::describe(v));
        }
        p.date = str(v);
@@ -505,8 +502,7 @@ constexpr Field<StorageEntry> kStorageFields[] = {
      [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.region = str(v); }},
     {"date", Kind::string, Need::required, false, {}, "date the figures were read, YYYY-MM-DD",
      [](StorageEntry& e, const json& v, Reader& r, const std::string& path) {
-       static const std::regex kDate("[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?");
-       if (!std::regex_match(str(v), kDate)) {
+       if (!detail::is_date(str(v), true)) {
          r.error(path, "must be a date YYYY-MM-DD (or YYYY-MM, YYYY); got " + detail::describe(v));
        }
        e.date = str(v);

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <map>
-#include <regex>
 
 #include "json_reader.hpp"
 
@@ -65,9 +64,8 @@ constexpr Field<ErrorBands> kTopFields[] = {
      }},
     {"generated", Kind::string, Need::required, false, {}, "date the table was generated, YYYY-MM-DD",
      [](ErrorBands& b, const json& v, Reader& r, const std::string& p) {
-       static const std::regex kDate("[0-9]{4}-[0-9]{2}-[0-9]{2}");
        b.generated = v.get<std::string>();
-       if (!std::regex_match(b.generated, kDate)) r.error(p, "must be a date YYYY-MM-DD; got " + detail::describe(v));
+       if (!detail::is_date(b.generated, false)) r.error(p, "must be a date YYYY-MM-DD; got " + detail::describe(v));
      }},
     {"source", Kind::string, Need::required, false, {}, "the command and data set that produced the table",
      [](ErrorBands& b, const json& v, Reader&, const std::string&) { b.source = v.get<std::string>(); }},

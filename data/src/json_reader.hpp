@@ -49,6 +49,29 @@ inline std::string join(const std::vector<std::string>& items, std::string_view 
   return out;
 }
 
+// Catalog ids are kebab-case: a lower-case letter or digit, then letters, digits, '-', '.', '_'
+// ("aws-p5.48xlarge"). Plain character tests, not std::regex: compiling one libstdc++ regex cost
+// more instructions than parsing all the catalogs' JSON, in every `capplan estimate` (issue 13).
+inline bool is_catalog_id(std::string_view s) {
+  auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (s.empty() || !lower_or_digit(s.front())) return false;
+  for (char c : s.substr(1)) {
+    if (!lower_or_digit(c) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+// YYYY-MM-DD; with `partial`, also YYYY-MM and YYYY (digits and dashes only, as the regex
+// [0-9]{4}(-[0-9]{2}(-[0-9]{2})?)? matches: no calendar check).
+inline bool is_date(std::string_view s, bool partial) {
+  if (!(s.size() == 10 || (partial && (s.size() == 4 || s.size() == 7)))) return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const bool dash = i == 4 || i == 7;
+    if (dash ? s[i] != '-' : (s[i] < '0' || s[i] > '9')) return false;
+  }
+  return true;
+}
+
 // The value a user gave, for the "; got X" part of a message. Non-finite numbers are spelled
 // out (nlohmann would print them as null); long values are shortened.
 inline std::string describe(const json& v) {

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "app_main.hpp"
+
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "capplan/data/catalog.hpp"
+#include "io.hpp"
+
+namespace capplan::cli {
+
+int run_app(CLI::App& app, const std::vector<Command>& commands, int argc, char** argv) {
+  try {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+      // A mistyped command reaches CLI11 as a stray argument: name it, with the closest command.
+      bool in_command = false;
+      for (const auto& command : commands) in_command = in_command || command.app->parsed();
+      const auto rest = app.remaining();
+      std::vector<std::string> known;
+      for (const auto& command : commands) known.push_back(command.app->get_name());
+      if (!in_command && !rest.empty() && !rest.front().starts_with("-")) {
+        print_error("unknown command '" + rest.front() + "'; " + data::suggest(rest.front(), known));
+      } else if (!in_command && rest.empty() && e.get_name() == "RequiredError") {
+        std::string list;
+        for (const auto& name : known) list += (list.empty() ? "" : ", ") + name;
+        print_error("no command given; give one of: " + list);
+      } else {
+        print_error(e.what());
+      }
+      std::cerr << "Run '" << app.get_name() << " --help' or '" << app.get_name() << " <command> --help' for usage.\n";
+      return code(Exit::invalid_input);
+    }
+
+    for (const auto& command : commands) {
+      if (command.app->parsed()) return command.run();
+    }
+    print_error("no command given");
+    return code(Exit::invalid_input);
+  } catch (const std::exception& e) {
+    std::cerr << "capplan: internal error: " << e.what() << "\n";
+    return code(Exit::internal);
+  } catch (...) {
+    std::cerr << "capplan: internal error: unknown exception\n";
+    return code(Exit::internal);
+  }
+}
+
+}  // namespace capplan::cli

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// `capplan calibrate`: its flags (calibrate_flags.cpp, declared by capplan and by capplan-calibrate)
+// and its run (calibrate_command.cpp, in capplan-calibrate only, with the measurement backends).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "io.hpp"
+
+namespace capplan::cli {
+
+struct CalibrateOptions {
+  std::string backend = "host";
+  bool quick = false;
+  std::vector<std::string> scenarios;
+  bool collectives_only = false;
+  std::string out = "capplan-profile.json";
+  bool resume = false;
+  std::string format = "table";
+  int hidden = 0, heads = 0, seq_len = 0, micro_batch = 0, layers = 0, ffn_hidden = 0;  // step; 0 = default
+};
+
+// Adds the `calibrate` subcommand, its flags filling `opt` (which must outlive the parse).
+CLI::App* add_calibrate_flags(CLI::App& app, CalibrateOptions& opt);
+
+// Measures this machine and writes the profile; returns an Exit code.
+int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global);
+
+}  // namespace capplan::cli
