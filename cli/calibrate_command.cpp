@@ -28,8 +28,8 @@
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
-#include "capplan/sim/layer_step.hpp"
 #include "commands.hpp"
+#include "step_flags.hpp"
 
 namespace capplan::cli {
 namespace {
@@ -44,7 +44,7 @@ struct CalibrateOptions {
   std::string out = "capplan-profile.json";
   bool resume = false;
   std::string format = "table";
-  int hidden = 0, heads = 0, seq_len = 0, micro_batch = 0, layers = 0, ffn_hidden = 0;  // step; 0 = default
+  StepFlags step;  // the training step to measure; unset = default
 };
 
 std::filesystem::path records_path(const std::filesystem::path& profile) {
@@ -203,26 +203,10 @@ int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
   plan_options.quick = opt.quick;
   plan_options.collectives_only = opt.collectives_only;
   if (!scenario_gemms(opt, global, plan_options.extra_gemms)) return code(Exit::invalid_input);
-  if (opt.hidden > 0 || opt.heads > 0 || opt.seq_len > 0 || opt.micro_batch > 0 || opt.layers > 0 ||
-      opt.ffn_hidden > 0) {
-    auto step = calib::default_step_shape(opt.backend, opt.quick);
-    if (opt.hidden > 0) step.hidden = opt.hidden;
-    if (opt.heads > 0) step.heads = opt.heads;
-    if (opt.seq_len > 0) step.seq_len = opt.seq_len;
-    if (opt.micro_batch > 0) step.micro_batch = opt.micro_batch;
-    if (opt.layers > 0) step.layers = opt.layers;
-    step.ffn_hidden = opt.ffn_hidden > 0 ? opt.ffn_hidden : (opt.hidden > 0 ? 4 * opt.hidden : step.ffn_hidden);
-    const sim::LayerStepShape ls{step.layers, step.hidden, step.heads, step.ffn_hidden,
-                                 step.seq_len, step.micro_batch, step.dtype};
-    if (auto d = sim::check(ls); has_errors(d)) {
-      for (auto& x : d) {  // "step/seq_len" -> "--seq-len"
-        x.where = "--" + x.where.substr(x.where.find('/') + 1);
-        std::replace(x.where.begin(), x.where.end(), '_', '-');
-      }
-      print_diagnostics(d);
-      return code(Exit::invalid_input);
-    }
-    plan_options.steps.push_back(step);
+  if (opt.step.any()) {
+    const auto step = step_from_flags(opt.step, opt.backend);
+    if (!step) return code(Exit::invalid_input);
+    plan_options.steps.push_back(*step);
   }
 
   calib::Measurements start;
@@ -360,15 +344,8 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--out", opt->out, "Profile to write (default capplan-profile.json); the records go next to it "
                                      "as <name>.records.json")
       ->type_name("FILE");
-  cmd->add_option("--hidden", opt->hidden, "Training step to measure (and whose GEMMs to measure): hidden size "
-                                           "(default: what capplan validate runs: host 512, cuda 4096)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", opt->heads, "Training step: attention heads")->check(CLI::PositiveNumber);
-  cmd->add_option("--seq-len", opt->seq_len, "Training step: sequence length")->check(CLI::PositiveNumber);
-  cmd->add_option("--micro-batch", opt->micro_batch, "Training step: micro-batch size")->check(CLI::PositiveNumber);
-  cmd->add_option("--layers", opt->layers, "Training step: layers")->check(CLI::PositiveNumber);
-  cmd->add_option("--ffn-hidden", opt->ffn_hidden, "Training step: FFN hidden size (default 4 x hidden)")
-      ->check(CLI::PositiveNumber);
+  add_step_flags(cmd, opt->step, "Training step to measure (and whose GEMMs to measure; default: what capplan "
+                                 "validate runs)");
   cmd->add_flag("--resume", opt->resume, "Continue from the records file of an interrupted run");
   cmd->add_option("--format", opt->format, "Summary format: table (progress bar on a terminal) or json (quiet)")
       ->check(CLI::IsMember({"table", "json"}));

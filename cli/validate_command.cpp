@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `capplan validate --profile P [--backend host|cuda] [--format table|json] [--hidden N --heads N
-//  --seq-len N --micro-batch N --layers N --ffn-hidden N] [--max-error F]`: runs the measured
-// training step (one transformer layer forward + backward, sim/layer_step.hpp) on this machine,
+//  --kv-heads N --seq-len N --micro-batch N --layers N --ffn-hidden N --dtype D --gated-ffn --rmsnorm
+//  --rope --flash-attention] [--max-error F]`: runs the measured training step (one transformer
+// layer forward + backward: the layer slice of the estimate's op list, sim/layer_step.hpp) on this machine,
 // predicts it from the profile with the calibrated cost model, and prints both per component.
 // A report: exit 0 whatever the error, unless --max-error is given and exceeded (exit 3).
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "capplan/sim/calibrated_cost.hpp"
 #include "capplan/sim/layer_step.hpp"
 #include "commands.hpp"
+#include "step_flags.hpp"
 
 namespace capplan::cli {
 namespace {
@@ -31,7 +33,7 @@ struct ValidateOptions {
   std::string backend = "host";
   std::string format = "table";
   std::string gpu;  // catalog id for the datasheet fallback (default: matched from the profile's device)
-  int hidden = 0, heads = 0, seq_len = 0, micro_batch = 0, layers = 0, ffn_hidden = 0;  // 0 = default
+  StepFlags step;  // the measured step; unset = the backend's default
   int iterations = 10;
   double max_error = -1;  // fraction; < 0 = no gate
 };
@@ -82,23 +84,10 @@ double rel(double predicted, double measured) { return measured > 0 ? (predicted
 double safe(double v) { return std::isfinite(v) ? v : 0.0; }
 
 int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
-  auto shape = calib::default_step_shape(opt.backend, false);
-  if (opt.hidden > 0) shape.hidden = opt.hidden;
-  if (opt.heads > 0) shape.heads = opt.heads;
-  if (opt.seq_len > 0) shape.seq_len = opt.seq_len;
-  if (opt.micro_batch > 0) shape.micro_batch = opt.micro_batch;
-  if (opt.layers > 0) shape.layers = opt.layers;
-  shape.ffn_hidden = opt.ffn_hidden > 0 ? opt.ffn_hidden : (opt.hidden > 0 ? 4 * opt.hidden : shape.ffn_hidden);
-  const sim::LayerStepShape ls{shape.layers, shape.hidden, shape.heads, shape.ffn_hidden,
-                               shape.seq_len, shape.micro_batch, shape.dtype};
-  if (auto d = sim::check(ls); has_errors(d)) {
-    for (auto& x : d) {  // "step/seq_len" -> "--seq-len"
-      x.where = "--" + x.where.substr(x.where.find('/') + 1);
-      std::replace(x.where.begin(), x.where.end(), '_', '-');
-    }
-    print_diagnostics(d);
-    return code(Exit::invalid_input);
-  }
+  const auto step = step_from_flags(opt.step, opt.backend);
+  if (!step) return code(Exit::invalid_input);
+  const calib::StepShape& shape = *step;
+  const sim::LayerStepShape ls = calib::layer_step_shape(shape);
   const auto text = read_input(opt.profile);
   if (!text) {
     print_error("--profile '" + opt.profile + "': " + text.error());
@@ -168,9 +157,19 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
     j["profile"] = opt.profile;
     j["source"] = cost.source();
     j["backend"] = opt.backend;
-    j["step"] = {{"layers", shape.layers},           {"hidden", shape.hidden},   {"heads", shape.heads},
-                 {"ffn_hidden", shape.ffn_hidden},   {"seq_len", shape.seq_len}, {"micro_batch", shape.micro_batch},
-                 {"dtype", sim::to_string(shape.dtype)}, {"gemm_flops", sim::layer_step_flops(ls).base()}};
+    j["step"] = {{"layers", shape.layers},
+                 {"hidden", shape.hidden},
+                 {"heads", shape.heads},
+                 {"kv_heads", ls.kv_heads_or_heads()},
+                 {"ffn_hidden", shape.ffn_hidden},
+                 {"seq_len", shape.seq_len},
+                 {"micro_batch", shape.micro_batch},
+                 {"dtype", sim::to_string(shape.dtype)},
+                 {"gated_ffn", shape.gated_ffn},
+                 {"rmsnorm", shape.rmsnorm},
+                 {"rope", shape.rope},
+                 {"flash_attention", shape.flash_attention},
+                 {"gemm_flops", sim::layer_step_flops(ls).base()}};
     j["predicted_step_s"] = safe(predicted_total);
     j["measured_step_s"] = safe(measured_total);
     j["relative_error"] = safe(error);
@@ -189,7 +188,10 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
   } else {
     std::ostringstream o;
     o << "Training step: " << shape.layers << " layer(s), hidden " << shape.hidden << ", " << shape.heads
-      << " heads, ffn " << shape.ffn_hidden << ", seq " << shape.seq_len << ", micro-batch " << shape.micro_batch
+      << " heads" << (ls.kv_heads_or_heads() != shape.heads ? " (" + std::to_string(ls.kv_heads) + " kv)" : "")
+      << ", " << (shape.gated_ffn ? "SwiGLU" : "GELU") << " ffn " << shape.ffn_hidden
+      << (shape.rmsnorm ? ", RMSNorm" : ", LayerNorm") << (shape.rope ? ", RoPE" : "")
+      << (shape.flash_attention ? ", fused attention" : "") << ", seq " << shape.seq_len << ", micro-batch " << shape.micro_batch
       << ", " << sim::to_string(shape.dtype) << " (" << fixed(sim::layer_step_flops(ls).base() / 1e9, 2)
       << " GFLOP)\nPredicted with " << cost.source() << "\n\n";
     std::vector<std::vector<std::string>> table;
@@ -236,14 +238,7 @@ Command add_validate_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--backend", opt->backend, "Where to run the step: host or cuda")
       ->check(CLI::IsMember({"host", "cuda"}));
   cmd->add_option("--format", opt->format, "Output format: table or json")->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("--hidden", opt->hidden, "Hidden size (default host 512, cuda 4096)")->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", opt->heads, "Attention heads (default host 8, cuda 32)")->check(CLI::PositiveNumber);
-  cmd->add_option("--seq-len", opt->seq_len, "Sequence length (default host 256, cuda 2048)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--micro-batch", opt->micro_batch, "Micro-batch size (default 1)")->check(CLI::PositiveNumber);
-  cmd->add_option("--layers", opt->layers, "Layers in the stack (default 1)")->check(CLI::PositiveNumber);
-  cmd->add_option("--ffn-hidden", opt->ffn_hidden, "FFN hidden size (default 4 x hidden)")
-      ->check(CLI::PositiveNumber);
+  add_step_flags(cmd, opt->step, "Training step");
   cmd->add_option("--iterations", opt->iterations, "Measured steps (default 10; median reported)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--gpu", opt->gpu, "Catalog GPU id for the datasheet fallback (default: from the profile)");
