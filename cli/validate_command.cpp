@@ -134,7 +134,7 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
   if (!std::isfinite(predicted_total) || predicted_total <= 0) {
     for (const auto& n : notes) print_warning(n);
     print_error("the profile does not cover this step and has no datasheet to fall back to (see the warnings "
-                "above); calibrate with the same step flags (--hidden, --heads, --seq-len, --micro-batch), which "
+                "above); calibrate with the same step flags (--hidden, --heads, --seq-len, --gated-ffn, ...), which "
                 "measures exactly its GEMMs");
     return code(Exit::infeasible);
   }
