@@ -30,6 +30,7 @@
 #include "capplan/sim/estimate.hpp"
 #include "capplan/sim/layer_step.hpp"
 #include "calibrate_command.hpp"
+#include "step_shape.hpp"
 
 namespace capplan::cli {
 namespace {
@@ -194,26 +195,10 @@ int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
   plan_options.quick = opt.quick;
   plan_options.collectives_only = opt.collectives_only;
   if (!scenario_gemms(opt, global, plan_options.extra_gemms)) return code(Exit::invalid_input);
-  if (opt.hidden > 0 || opt.heads > 0 || opt.seq_len > 0 || opt.micro_batch > 0 || opt.layers > 0 ||
-      opt.ffn_hidden > 0) {
-    auto step = calib::default_step_shape(opt.backend, opt.quick);
-    if (opt.hidden > 0) step.hidden = opt.hidden;
-    if (opt.heads > 0) step.heads = opt.heads;
-    if (opt.seq_len > 0) step.seq_len = opt.seq_len;
-    if (opt.micro_batch > 0) step.micro_batch = opt.micro_batch;
-    if (opt.layers > 0) step.layers = opt.layers;
-    step.ffn_hidden = opt.ffn_hidden > 0 ? opt.ffn_hidden : (opt.hidden > 0 ? 4 * opt.hidden : step.ffn_hidden);
-    const sim::LayerStepShape ls{step.layers, step.hidden, step.heads, step.ffn_hidden,
-                                 step.seq_len, step.micro_batch, step.dtype};
-    if (auto d = sim::check(ls); has_errors(d)) {
-      for (auto& x : d) {  // "step/seq_len" -> "--seq-len"
-        x.where = "--" + x.where.substr(x.where.find('/') + 1);
-        std::replace(x.where.begin(), x.where.end(), '_', '-');
-      }
-      print_diagnostics(d);
-      return code(Exit::invalid_input);
-    }
-    plan_options.steps.push_back(step);
+  if (opt.step.any()) {
+    const auto step = step_from_flags(opt.step, opt.backend);
+    if (!step) return code(Exit::invalid_input);
+    plan_options.steps.push_back(*step);
   }
 
   calib::Measurements start;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "io.hpp"
+#include "step_flags.hpp"
 
 namespace capplan::cli {
 
@@ -18,7 +19,7 @@ struct CalibrateOptions {
   std::string out = "capplan-profile.json";
   bool resume = false;
   std::string format = "table";
-  int hidden = 0, heads = 0, seq_len = 0, micro_batch = 0, layers = 0, ffn_hidden = 0;  // step; 0 = default
+  StepFlags step;  // the training step to measure; unset = the backend's default
 };
 
 // Adds the `calibrate` subcommand, its flags filling `opt` (which must outlive the parse).

@@ -17,15 +17,8 @@ CLI::App* add_calibrate_flags(CLI::App& app, CalibrateOptions& opt) {
   cmd->add_option("--out", opt.out, "Profile to write (default capplan-profile.json); the records go next to it "
                                     "as <name>.records.json")
       ->type_name("FILE");
-  cmd->add_option("--hidden", opt.hidden, "Training step to measure (and whose GEMMs to measure): hidden size "
-                                          "(default: what capplan validate runs: host 512, cuda 4096)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", opt.heads, "Training step: attention heads")->check(CLI::PositiveNumber);
-  cmd->add_option("--seq-len", opt.seq_len, "Training step: sequence length")->check(CLI::PositiveNumber);
-  cmd->add_option("--micro-batch", opt.micro_batch, "Training step: micro-batch size")->check(CLI::PositiveNumber);
-  cmd->add_option("--layers", opt.layers, "Training step: layers")->check(CLI::PositiveNumber);
-  cmd->add_option("--ffn-hidden", opt.ffn_hidden, "Training step: FFN hidden size (default 4 x hidden)")
-      ->check(CLI::PositiveNumber);
+  add_step_flags(cmd, opt.step, "Training step to measure (and whose GEMMs to measure; default: what capplan "
+                               "validate runs)");
   cmd->add_flag("--resume", opt.resume, "Continue from the records file of an interrupted run");
   cmd->add_option("--format", opt.format, "Summary format: table (progress bar on a terminal) or json (quiet)")
       ->check(CLI::IsMember({"table", "json"}));

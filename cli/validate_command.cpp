@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `capplan validate --profile P [--backend host|cuda] [--format table|json] [--hidden N --heads N
-//  --seq-len N --micro-batch N --layers N --ffn-hidden N] [--max-error F]`: runs the measured
-// training step (one transformer layer forward + backward, sim/layer_step.hpp) on this machine,
+//  --kv-heads N --seq-len N --micro-batch N --layers N --ffn-hidden N --dtype D --gated-ffn --rmsnorm
+//  --rope --flash-attention] [--max-error F]`: runs the measured training step (one transformer
+// layer forward + backward: the layer slice of the estimate's op list, sim/layer_step.hpp) on this machine,
 // predicts it from the profile with the calibrated cost model, and prints both per component.
 // A report: exit 0 whatever the error, unless --max-error is given and exceeded (exit 3).
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "capplan/sim/calibrated_cost.hpp"
 #include "capplan/sim/layer_step.hpp"
 #include "validate_command.hpp"
+#include "step_shape.hpp"
 
 namespace capplan::cli {
 namespace {
@@ -74,23 +76,10 @@ double safe(double v) { return std::isfinite(v) ? v : 0.0; }
 }  // namespace
 
 int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
-  auto shape = calib::default_step_shape(opt.backend, false);
-  if (opt.hidden > 0) shape.hidden = opt.hidden;
-  if (opt.heads > 0) shape.heads = opt.heads;
-  if (opt.seq_len > 0) shape.seq_len = opt.seq_len;
-  if (opt.micro_batch > 0) shape.micro_batch = opt.micro_batch;
-  if (opt.layers > 0) shape.layers = opt.layers;
-  shape.ffn_hidden = opt.ffn_hidden > 0 ? opt.ffn_hidden : (opt.hidden > 0 ? 4 * opt.hidden : shape.ffn_hidden);
-  const sim::LayerStepShape ls{shape.layers, shape.hidden, shape.heads, shape.ffn_hidden,
-                               shape.seq_len, shape.micro_batch, shape.dtype};
-  if (auto d = sim::check(ls); has_errors(d)) {
-    for (auto& x : d) {  // "step/seq_len" -> "--seq-len"
-      x.where = "--" + x.where.substr(x.where.find('/') + 1);
-      std::replace(x.where.begin(), x.where.end(), '_', '-');
-    }
-    print_diagnostics(d);
-    return code(Exit::invalid_input);
-  }
+  const auto step = step_from_flags(opt.step, opt.backend);
+  if (!step) return code(Exit::invalid_input);
+  const calib::StepShape& shape = *step;
+  const sim::LayerStepShape ls = calib::layer_step_shape(shape);
   const auto text = read_input(opt.profile);
   if (!text) {
     print_error("--profile '" + opt.profile + "': " + text.error());
@@ -137,7 +126,7 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
   if (!std::isfinite(predicted_total) || predicted_total <= 0) {
     for (const auto& n : notes) print_warning(n);
     print_error("the profile does not cover this step and has no datasheet to fall back to (see the warnings "
-                "above); calibrate with the same step flags (--hidden, --heads, --seq-len, --micro-batch), which "
+                "above); calibrate with the same step flags (--hidden, --heads, --seq-len, --gated-ffn, ...), which "
                 "measures exactly its GEMMs");
     return code(Exit::infeasible);
   }
@@ -160,9 +149,19 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
     j["profile"] = opt.profile;
     j["source"] = cost.source();
     j["backend"] = opt.backend;
-    j["step"] = {{"layers", shape.layers},           {"hidden", shape.hidden},   {"heads", shape.heads},
-                 {"ffn_hidden", shape.ffn_hidden},   {"seq_len", shape.seq_len}, {"micro_batch", shape.micro_batch},
-                 {"dtype", sim::to_string(shape.dtype)}, {"gemm_flops", sim::layer_step_flops(ls).base()}};
+    j["step"] = {{"layers", shape.layers},
+                 {"hidden", shape.hidden},
+                 {"heads", shape.heads},
+                 {"kv_heads", ls.kv_heads_or_heads()},
+                 {"ffn_hidden", shape.ffn_hidden},
+                 {"seq_len", shape.seq_len},
+                 {"micro_batch", shape.micro_batch},
+                 {"dtype", sim::to_string(shape.dtype)},
+                 {"gated_ffn", shape.gated_ffn},
+                 {"rmsnorm", shape.rmsnorm},
+                 {"rope", shape.rope},
+                 {"flash_attention", shape.flash_attention},
+                 {"gemm_flops", sim::layer_step_flops(ls).base()}};
     j["predicted_step_s"] = safe(predicted_total);
     j["measured_step_s"] = safe(measured_total);
     j["relative_error"] = safe(error);
@@ -181,7 +180,10 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
   } else {
     std::ostringstream o;
     o << "Training step: " << shape.layers << " layer(s), hidden " << shape.hidden << ", " << shape.heads
-      << " heads, ffn " << shape.ffn_hidden << ", seq " << shape.seq_len << ", micro-batch " << shape.micro_batch
+      << " heads" << (ls.kv_heads_or_heads() != shape.heads ? " (" + std::to_string(ls.kv_heads) + " kv)" : "")
+      << ", " << (shape.gated_ffn ? "SwiGLU" : "GELU") << " ffn " << shape.ffn_hidden
+      << (shape.rmsnorm ? ", RMSNorm" : ", LayerNorm") << (shape.rope ? ", RoPE" : "")
+      << (shape.flash_attention ? ", fused attention" : "") << ", seq " << shape.seq_len << ", micro-batch " << shape.micro_batch
       << ", " << sim::to_string(shape.dtype) << " (" << fixed(sim::layer_step_flops(ls).base() / 1e9, 2)
       << " GFLOP)\nPredicted with " << cost.source() << "\n\n";
     std::vector<std::vector<std::string>> table;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "io.hpp"
+#include "step_flags.hpp"
 
 namespace capplan::cli {
 
@@ -14,7 +15,7 @@ struct ValidateOptions {
   std::string backend = "host";
   std::string format = "table";
   std::string gpu;  // catalog id for the datasheet fallback (default: matched from the profile's device)
-  int hidden = 0, heads = 0, seq_len = 0, micro_batch = 0, layers = 0, ffn_hidden = 0;  // 0 = default
+  StepFlags step;  // the training step to measure; unset = the backend's default
   int iterations = 10;
   double max_error = -1;  // fraction; < 0 = no gate
 };

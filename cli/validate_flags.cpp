@@ -10,14 +10,7 @@ CLI::App* add_validate_flags(CLI::App& app, ValidateOptions& opt) {
   cmd->add_option("--backend", opt.backend, "Where to run the step: host or cuda")
       ->check(CLI::IsMember({"host", "cuda"}));
   cmd->add_option("--format", opt.format, "Output format: table or json")->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("--hidden", opt.hidden, "Hidden size (default host 512, cuda 4096)")->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", opt.heads, "Attention heads (default host 8, cuda 32)")->check(CLI::PositiveNumber);
-  cmd->add_option("--seq-len", opt.seq_len, "Sequence length (default host 256, cuda 2048)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--micro-batch", opt.micro_batch, "Micro-batch size (default 1)")->check(CLI::PositiveNumber);
-  cmd->add_option("--layers", opt.layers, "Layers in the stack (default 1)")->check(CLI::PositiveNumber);
-  cmd->add_option("--ffn-hidden", opt.ffn_hidden, "FFN hidden size (default 4 x hidden)")
-      ->check(CLI::PositiveNumber);
+  add_step_flags(cmd, opt.step, "Training step");
   cmd->add_option("--iterations", opt.iterations, "Measured steps (default 10; median reported)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--gpu", opt.gpu, "Catalog GPU id for the datasheet fallback (default: from the profile)");

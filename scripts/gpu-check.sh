@@ -12,7 +12,8 @@
 #                                    GoogleTest sources into DIR (default .deps, git-ignored) so they
 #                                    can travel with the tree (the device tool's `carry: [".deps"]`).
 #
-# OUTDIR receives: summary.md, h200-profile.json, validate.json, gpu-check.log, env.txt.
+# OUTDIR receives: summary.md, h200-profile.json, validate.json (+ validate-<case>.json for the
+# Llama-style layers), gpu-check.log, env.txt.
 # Every step has its own time limit and the whole run a budget (CAPPLAN_GPU_CHECK_BUDGET_S,
 # default 570 s, under the device tool's 600 s per command), so one hang cannot eat the lease.
 # Knobs (environment):
@@ -199,13 +200,36 @@ if wants calibrate && [[ -x "${capplan}" ]]; then
     fi
   fi
 fi
+# The measured layer is the layer slice of the estimate's op list (sim/layer_step.hpp), so validate
+# checks the layers estimates price: the default GPT-style bf16 layer (validate.json), then a
+# Llama-3-8B-shaped layer (GQA 32/8 heads, SwiGLU 14336, RMSNorm, RoPE) with explicit-score and
+# fused attention in bf16, and fused in fp8 (validate-<name>.json). The CUDA backend has no flash
+# kernel: fused attention runs as its batched GEMMs scaled by the causal work share (the op list's
+# fused GEMMs), so the fused cases check the GEMM side of a fused layer, not a flash kernel.
+validate_cases=(
+  "default|"
+  "llama-bf16|--hidden 4096 --heads 32 --kv-heads 8 --ffn-hidden 14336 --seq-len 2048 --gated-ffn --rmsnorm --rope --dtype bf16"
+  "llama-flash-bf16|--hidden 4096 --heads 32 --kv-heads 8 --ffn-hidden 14336 --seq-len 2048 --gated-ffn --rmsnorm --rope --flash-attention --dtype bf16"
+  "llama-flash-fp8|--hidden 4096 --heads 32 --kv-heads 8 --ffn-hidden 14336 --seq-len 2048 --gated-ffn --rmsnorm --rope --flash-attention --dtype fp8"
+)
 if wants validate && [[ -x "${capplan}" && -s "${profile}" ]]; then
-  t0=${SECONDS}
-  timeout --kill-after=10 120 "${capplan}" validate --backend cuda --profile "${profile}" --format json \
-    >"${out}/validate.json" 2>>"${log}"
-  rc=$?
-  cat "${out}/validate.json" >>"${log}"
-  results+=("validate: exit ${rc}, $((SECONDS - t0)) s")
+  for case in "${validate_cases[@]}"; do
+    name="${case%%|*}"
+    read -r -a flags <<<"${case#*|}"
+    file="${out}/validate-${name}.json"
+    [[ "${name}" == default ]] && file="${out}/validate.json"
+    left=$((budget - SECONDS - 10))
+    if ((left < 30)); then
+      results+=("validate ${name}: skipped (budget spent)")
+      continue
+    fi
+    t0=${SECONDS}
+    timeout --kill-after=10 $((left < 120 ? left : 120)) "${capplan}" validate --backend cuda --profile "${profile}" --format json \
+      "${flags[@]}" >"${file}" 2>>"${log}"
+    rc=$?
+    cat "${file}" >>"${log}"
+    results+=("validate ${name}: exit ${rc}, $((SECONDS - t0)) s")
+  done
 fi
 
 # ---------------------------------------------------------------- summary
@@ -243,6 +267,14 @@ fi
     cat "${out}/validate.json"
     echo '```'
   fi
+  for f in "${out}"/validate-*.json; do
+    [[ -s "${f}" ]] || continue
+    echo
+    echo "### $(basename "${f}" .json)"
+    echo '```'
+    grep -E '"(relative_error|predicted_step_s|measured_step_s)"' "${f}" | head -3 || true
+    echo '```'
+  done
 } >"${summary}"
 say "wrote ${summary}"
 grep -q -E "FAILED|TIMED OUT" "${summary}" && exit 1

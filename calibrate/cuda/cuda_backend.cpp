@@ -239,16 +239,7 @@ Result<GemmRecord> CudaBackend::gemm(const GemmShape& shape, const RunOptions& o
                            std::to_string(s.cc_minor));
   }
   if (auto r = s.select(); !r) return std::unexpected(r.error());
-  cuda::MatmulSpec spec;
-  spec.m = shape.m;
-  spec.n = shape.n;
-  spec.k = shape.k;
-  spec.batch = shape.batch;
-  spec.trans_b = true;  // B stored n x k: the "TN" layout every dtype (fp8 included) supports
-  spec.stride_a = shape.m * shape.k;
-  spec.stride_b = shape.n * shape.k;
-  spec.stride_c = shape.m * shape.n;
-  spec.dtype = shape.dtype;
+  const cuda::MatmulSpec spec = cuda::tn_spec(shape);  // B stored n x k (gemm_layout.hpp)
   auto plan = cuda::LtMatmul::create(s.lt, spec, s.workspace.bytes());
   if (!plan) return std::unexpected(plan.error());
   const std::size_t ob = cuda::operand_bytes(shape.dtype), rb = cuda::result_bytes(shape.dtype);
@@ -391,16 +382,7 @@ Result<double> CudaBackend::gemm_relative_error(const GemmShape& shape) {
     return fail(where, "shape too large for a host reference (m*n*k*batch > 2^28)");
   }
   if (auto r = s.select(); !r) return std::unexpected(r.error());
-  cuda::MatmulSpec spec;
-  spec.m = shape.m;
-  spec.n = shape.n;
-  spec.k = shape.k;
-  spec.batch = shape.batch;
-  spec.trans_b = true;
-  spec.stride_a = shape.m * shape.k;
-  spec.stride_b = shape.n * shape.k;
-  spec.stride_c = shape.m * shape.n;
-  spec.dtype = shape.dtype;
+  const cuda::MatmulSpec spec = cuda::tn_spec(shape);
   auto plan = cuda::LtMatmul::create(s.lt, spec, s.workspace.bytes());
   if (!plan) return std::unexpected(plan.error());
   const auto na = static_cast<std::size_t>(spec.stride_a * shape.batch);

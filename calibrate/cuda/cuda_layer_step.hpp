@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The CUDA training step: `layers` transformer layers forward then backward, the kernels that
-// sim/include/capplan/sim/layer_step.hpp lists (pre-norm LayerNorm, bias-free dense GEMMs through
-// cuBLASLt, causal attention with explicit scores as per-head batched GEMMs reading Q/K/V in place,
-// softmax, GELU MLP, residual adds), one kernel per entry of sim::layer_step_ops, in its order and
-// with its names. Every op is bracketed by cudaEvents, so the step time splits into the layer_step
-// components gemm / attention (scores, softmax, context and their gradients) / memory.
+// The CUDA training step: `layers` transformer layers forward then backward, one kernel per entry
+// of sim::layer_step_ops (the layer slice of the estimate's op list), in its order and with its
+// names, as layer_step_plan (gemm_layout.hpp) assigns them: cuBLASLt for every GemmOp, the
+// backend's own kernels for the roles they cover, a device-to-device copy moving the op's bytes
+// for the rest. Every op is bracketed by cudaEvents; its time, times the op's count, goes to its
+// component (sim::LayerComponent: gemm / attention / memory).
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
@@ -22,9 +22,10 @@ struct LtResources {
   cudaStream_t stream = nullptr;
 };
 
-// Contract: shape.dtype is bf16 or fp16; hidden, heads, ffn_hidden, seq_len, micro_batch, layers > 0,
-// heads divides hidden and hidden/heads, ffn_hidden and seq_len are multiples of 8. Allocates
-// everything it needs and frees it before returning.
+// Contract: as layer_step_plan accepts the shape (bf16, fp16 or fp8 GEMMs). Scratch buffers are
+// shared by all ops (the largest operand of each kind), filled once with pseudo-random values:
+// data do not flow from one op to the next. Allocates everything it needs and frees it before
+// returning.
 Result<StepRecord> measure_layer_step(const LtResources& lt, const StepShape& shape, const RunOptions& options);
 
 }  // namespace capplan::calib::cuda

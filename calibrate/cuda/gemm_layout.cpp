@@ -2,32 +2,13 @@
 #include "gemm_layout.hpp"
 
 #include <algorithm>
-#include <initializer_list>
+#include <cmath>
+#include <variant>
+
+#include "capplan/calibrate/calibration_run.hpp"
+
 
 namespace capplan::calib::cuda {
-namespace {
-
-std::int64_t element_size(sim::Precision p) {
-  switch (p) {
-    case sim::Precision::fp32:
-    case sim::Precision::tf32: return 4;
-    case sim::Precision::fp16:
-    case sim::Precision::bf16: return 2;
-    case sim::Precision::fp8: return 1;
-  }
-  return 4;
-}
-
-// Largest power of two <= 256 dividing every offset (in bytes).
-std::uint32_t common_alignment(std::initializer_list<std::int64_t> offsets_bytes) {
-  std::uint32_t a = 256;
-  for (std::int64_t o : offsets_bytes) {
-    while (a > 1 && o % a != 0) a /= 2;
-  }
-  return a;
-}
-
-}  // namespace
 
 LtLayout lt_layout(const MatmulSpec& s) {
   LtLayout l;
@@ -50,54 +31,101 @@ LtLayout lt_layout(const MatmulSpec& s) {
   return l;
 }
 
-LayerGemmSpecs layer_gemm_specs(const StepShape& shape) {
-  const std::int64_t b = shape.micro_batch, s = shape.seq_len, h = shape.hidden, a = shape.heads, d = h / a,
-                     f = shape.ffn_hidden, T = b * s, h3 = 3 * h, ss = s * s;
-  const std::int64_t e = element_size(shape.dtype);
-  const std::uint32_t align = common_alignment({h * e, 2 * h * e, s * h3 * e, s * h * e, a * ss * e, d * e});
-  auto dense = [&](std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb) {
-    MatmulSpec sp;
-    sp.m = m;
-    sp.n = n;
-    sp.k = k;
-    sp.trans_a = ta;
-    sp.trans_b = tb;
-    sp.dtype = shape.dtype;
-    sp.alignment = align;
-    return sp;
+MatmulSpec tn_spec(const GemmShape& shape) {
+  MatmulSpec spec;
+  spec.m = shape.m;
+  spec.n = shape.n;
+  spec.k = shape.k;
+  spec.batch = shape.batch;
+  spec.trans_b = true;  // B stored n x k: the "TN" layout every dtype (fp8 included) supports
+  spec.stride_a = shape.m * shape.k;
+  spec.stride_b = shape.n * shape.k;
+  spec.stride_c = shape.m * shape.n;
+  spec.dtype = shape.dtype;
+  return spec;
+}
+
+const char* to_string(StepKernel k) {
+  switch (k) {
+    case StepKernel::gemm: return "gemm";
+    case StepKernel::layernorm_fwd: return "layernorm_fwd";
+    case StepKernel::layernorm_bwd: return "layernorm_bwd";
+    case StepKernel::rms_norm: return "rms_norm";
+    case StepKernel::softmax_fwd: return "softmax_fwd";
+    case StepKernel::softmax_bwd: return "softmax_bwd";
+    case StepKernel::gelu_fwd: return "gelu_fwd";
+    case StepKernel::gelu_bwd: return "gelu_bwd";
+    case StepKernel::gated_gelu: return "gated_gelu";
+    case StepKernel::add: return "add";
+    case StepKernel::copy: return "copy";
+  }
+  return "?";
+}
+
+Result<std::vector<PlannedKernel>> layer_step_plan(const StepShape& shape) {
+  const std::string where = "cuda/training_step";
+  if (shape.dtype != sim::Precision::bf16 && shape.dtype != sim::Precision::fp16 &&
+      shape.dtype != sim::Precision::fp8) {
+    return fail(where + "/dtype", std::string("the CUDA training step runs bf16, fp16 or fp8 GEMMs; got ") +
+                                      sim::to_string(shape.dtype));
+  }
+  const sim::LayerStepShape ls = layer_step_shape(shape);
+  if (auto d = sim::check(ls); has_errors(d)) return std::unexpected(d);
+  const double e = 2.0;  // activation element size (bf16 or fp16)
+  const std::int64_t h = shape.hidden, s = shape.seq_len;
+  // Rows of `cols` elements so that a kernel moving `tensors` x the elements moves `bytes`.
+  auto rows = [&](double bytes, double tensors, std::int64_t cols) {
+    return std::max<std::int64_t>(1, std::llround(bytes / (tensors * e * static_cast<double>(cols))));
   };
-  // Batched over the heads of one sample: (row stride, batch stride) of A, B and C.
-  auto heads = [&](MatmulSpec sp, std::int64_t lda, std::int64_t sta, std::int64_t ldb, std::int64_t stb,
-                   std::int64_t ldc, std::int64_t stc) {
-    sp.batch = a;
-    sp.ld_a = lda;
-    sp.stride_a = sta;
-    sp.ld_b = ldb;
-    sp.stride_b = stb;
-    sp.ld_c = ldc;
-    sp.stride_c = stc;
-    return sp;
-  };
-  LayerGemmSpecs g;
-  g.qkv = dense(T, h3, h, false, false);                                    // qkv = y1 Wqkv
-  g.scores = heads(dense(s, s, d, false, true), h3, d, h3, d, s, ss);       // S = Q K^T
-  g.context = heads(dense(s, d, s, false, false), s, ss, h3, d, h, d);      // O = P V
-  g.proj = dense(T, h, h, false, false);                                    // c = O Wo
-  g.fc1 = dense(T, f, h, false, false);                                     // u = y2 W1
-  g.fc2 = dense(T, h, f, false, false);                                     // z = g W2
-  g.fc2_dgrad = dense(T, f, h, false, true);                                // dg = dz W2^T
-  g.fc2_wgrad = dense(f, h, T, true, false);                                // dW2 = g^T dz
-  g.fc1_dgrad = dense(T, h, f, false, true);                                // dy2 = du W1^T
-  g.fc1_wgrad = dense(h, f, T, true, false);                                // dW1 = y2^T du
-  g.proj_dgrad = dense(T, h, h, false, true);                               // dO = dx2 Wo^T
-  g.proj_wgrad = dense(h, h, T, true, false);                               // dWo = O^T dx2
-  g.d_probs = heads(dense(s, s, d, false, true), h, d, h3, d, s, ss);       // dP = dO V^T
-  g.d_value = heads(dense(s, d, s, true, false), s, ss, h, d, h3, d);       // dV = P^T dO
-  g.d_query = heads(dense(s, d, s, false, false), s, ss, h3, d, h3, d);     // dQ = dS K
-  g.d_key = heads(dense(s, d, s, true, false), s, ss, h3, d, h3, d);        // dK = dS^T Q
-  g.qkv_dgrad = dense(T, h, h3, false, true);                               // dy1 = dqkv Wqkv^T
-  g.qkv_wgrad = dense(h, h3, T, true, false);                               // dWqkv = y1^T dqkv
-  return g;
+  std::vector<PlannedKernel> plan;
+  for (const sim::LayerStepOp& entry : sim::layer_step_ops(ls)) {
+    const sim::StepOp& op = entry.op;
+    PlannedKernel k;
+    k.phase = op.phase;
+    k.component = entry.component;
+    k.count = op.count;
+    const bool fwd = op.phase == sim::Phase::forward;
+    if (const auto* g = std::get_if<sim::GemmOp>(&op.op)) {
+      k.op = g->name;
+      k.gemm = tn_spec({g->m, g->n, g->k, g->batch, g->dtype});
+      plan.push_back(std::move(k));
+      continue;
+    }
+    const auto* m = std::get_if<sim::MemoryOp>(&op.op);
+    if (m == nullptr) return fail(where, "the layer slice has a collective; the step runs one GPU's layer");
+    k.op = m->name;
+    const double bytes = m->bytes.base();
+    auto set = [&](StepKernel kernel, double tensors, std::int64_t cols) {
+      k.kernel = kernel;
+      k.cols = cols;
+      k.rows = rows(bytes, tensors, cols);
+    };
+    switch (op.role) {
+      case sim::OpRole::norm:
+        if (fwd) set(shape.rmsnorm ? StepKernel::rms_norm : StepKernel::layernorm_fwd, 2, h);
+        else set(StepKernel::layernorm_bwd, 3, h);
+        break;
+      case sim::OpRole::softmax:
+        set(fwd ? StepKernel::softmax_fwd : StepKernel::softmax_bwd, fwd ? 2 : 3, s);
+        break;
+      case sim::OpRole::activation:
+        if (shape.gated_ffn) {
+          if (fwd) set(StepKernel::gated_gelu, 3, 1);
+          else set(StepKernel::copy, 2, 1);
+        } else {
+          set(fwd ? StepKernel::gelu_fwd : StepKernel::gelu_bwd, fwd ? 2 : 3, 1);
+        }
+        break;
+      case sim::OpRole::residual:
+        set(StepKernel::add, 3, 1);
+        break;
+      default:
+        set(StepKernel::copy, 2, 1);
+        break;
+    }
+    plan.push_back(std::move(k));
+  }
+  return plan;
 }
 
 }  // namespace capplan::calib::cuda

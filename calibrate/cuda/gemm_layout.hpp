@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The row-major GEMMs the CUDA backend runs, and how they map onto cuBLASLt's column-major
-// operands. Pure C++ (no CUDA headers), so the mapping and the training step's GEMM list are
+// operands. Pure C++ (no CUDA headers), so the mapping and the training step's GEMMs are
 // unit-tested on machines without a GPU (tests/calibrate/cuda_layout_test.cpp emulates cuBLASLt).
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "capplan/calibrate/records.hpp"
 #include "capplan/sim/hardware.hpp"
+#include "capplan/sim/layer_step.hpp"
+#include "capplan/sim/result.hpp"
 
 namespace capplan::calib::cuda {
 
@@ -40,17 +44,43 @@ struct LtLayout {
 };
 LtLayout lt_layout(const MatmulSpec& spec);
 
-// The GEMMs of one layer of the measured training step (sim/layer_step.hpp), with the row strides
-// of the per-head attention products. Pointer offsets the step applies (elements):
-//   Q = qkv, K = qkv + h, V = qkv + 2h (row stride 3h); dQ, dK, dV likewise in dqkv;
-//   per micro-batch sample i: qkv + i*s*3h, ctx/dctx + i*s*h, scores + i*heads*s*s.
-struct LayerGemmSpecs {
-  MatmulSpec qkv, scores, context, proj, fc1, fc2;
-  MatmulSpec fc2_dgrad, fc2_wgrad, fc1_dgrad, fc1_wgrad, proj_dgrad, proj_wgrad;
-  MatmulSpec d_probs, d_value, d_query, d_key, qkv_dgrad, qkv_wgrad;
+// The dense, strided-batched "TN" product the GEMM sweep (CudaBackend::gemm) and the training
+// step (cuda_layer_step.cpp, one per GemmOp of sim::layer_step_ops) both run: C = A B^T with A
+// stored m x k, B stored n x k, C m x n, batch entries back to back; 256-byte aligned pointers.
+// So every GEMM of the measured step is a shape the sweep measures the same way.
+MatmulSpec tn_spec(const GemmShape& shape);
+
+// The CUDA training step as a plan, one kernel per entry of sim::layer_step_ops (pure C++, so it
+// is tested without a GPU; cuda_layer_step.cpp runs it). Per role:
+//   GemmOp (linear, attention_core) -> tn_spec of its (m, n, k, batch, dtype) through cuBLASLt;
+//     fused (flash) attention GEMMs too: the backend has no flash kernel, so their batched GEMMs
+//     stand in for it, timed and scaled by the op's count (the work share of the score square).
+//   norm -> LayerNorm forward / backward kernels (RMSNorm forward: its own kernel; RMSNorm
+//     backward: the LayerNorm backward kernel, same reads and writes);
+//   softmax -> causal softmax forward / backward; activation -> GELU forward / backward, SwiGLU
+//     forward: the gated-GELU kernel (reads two, writes one, as SwiGLU does);
+//   residual -> element-wise add; everything else (SwiGLU backward, RoPE, FP8 casts, ...) -> a
+//     device-to-device copy moving the op's bytes.
+// Memory kernels run in the activation dtype (bf16; fp16 for fp16 steps) on `rows` x `cols`
+// elements chosen so that the kernel moves the op's bytes (rows of hidden or seq_len where the
+// kernel reduces over rows, else cols = 1).
+enum class StepKernel {
+  gemm, layernorm_fwd, layernorm_bwd, rms_norm, softmax_fwd, softmax_bwd, gelu_fwd, gelu_bwd, gated_gelu, add, copy
 };
-// Contract: shape as measure_layer_step accepts it. `alignment` of every spec is the largest power
-// of two (<= 256 bytes) dividing every pointer offset above.
-LayerGemmSpecs layer_gemm_specs(const StepShape& shape);
+const char* to_string(StepKernel k);
+
+struct PlannedKernel {
+  std::string op;  // the op list entry's name
+  StepKernel kernel = StepKernel::gemm;
+  sim::Phase phase = sim::Phase::forward;
+  sim::LayerComponent component = sim::LayerComponent::gemm;
+  double count = 1.0;  // its time is multiplied by this (repetitions per layer)
+  MatmulSpec gemm;     // kernel == gemm
+  std::int64_t rows = 0, cols = 0;  // memory kernels: rows x cols elements of the activation dtype
+};
+
+// Contract: shape.dtype is bf16, fp16 or fp8 and the shape passes sim::check(); fails otherwise,
+// naming the field.
+Result<std::vector<PlannedKernel>> layer_step_plan(const StepShape& shape);
 
 }  // namespace capplan::calib::cuda

@@ -478,6 +478,10 @@ Result<sim::Profile> fit_profile(const Measurements& m) {
     ms.micro_batch = s.shape.micro_batch;
     ms.gated_ffn = s.shape.gated_ffn;
     ms.dtype = s.shape.dtype;
+    ms.kv_heads = s.shape.kv_heads;
+    ms.rmsnorm = s.shape.rmsnorm;
+    ms.rope = s.shape.rope;
+    ms.flash_attention = s.shape.flash_attention;
     ms.time_s = s.time.median_s;
     ms.samples = static_cast<int>(s.time.samples_s.size());
     ms.cv = s.time.cv;

@@ -189,7 +189,11 @@ std::string measurements_to_json(const Measurements& m) {
                        {"seq_len", s.shape.seq_len},
                        {"micro_batch", s.shape.micro_batch},
                        {"gated_ffn", s.shape.gated_ffn},
-                       {"dtype", sim::to_string(s.shape.dtype)}}},
+                       {"dtype", sim::to_string(s.shape.dtype)},
+                       {"kv_heads", s.shape.kv_heads},
+                       {"rmsnorm", s.shape.rmsnorm},
+                       {"rope", s.shape.rope},
+                       {"flash_attention", s.shape.flash_attention}}},
                      {"time", stats_to_json(s.time)},
                      {"components_s", comps}});
   }
@@ -299,7 +303,13 @@ Result<Measurements> parse_measurements(const std::string& text, const std::stri
       s.shape.micro_batch = static_cast<int>(so.integer("micro_batch", 1, 1));
       s.shape.gated_ffn = so.boolean("gated_ffn");
       s.shape.dtype = so.dtype("dtype");
-      so.known({"layers", "hidden", "heads", "ffn_hidden", "seq_len", "micro_batch", "gated_ffn", "dtype"});
+      // Optional (records written before the layer variants existed describe the default layer).
+      if (sj->contains("kv_heads")) s.shape.kv_heads = static_cast<int>(so.integer("kv_heads", 0));
+      if (sj->contains("rmsnorm")) s.shape.rmsnorm = so.boolean("rmsnorm");
+      if (sj->contains("rope")) s.shape.rope = so.boolean("rope");
+      if (sj->contains("flash_attention")) s.shape.flash_attention = so.boolean("flash_attention");
+      so.known({"layers", "hidden", "heads", "ffn_hidden", "seq_len", "micro_batch", "gated_ffn", "dtype", "kv_heads",
+                "rmsnorm", "rope", "flash_attention"});
     }
     if (const json* t = o.get("time")) s.time = read_stats(*t, child(p, "time"), r);
     if (const json* cj = o.get("components_s"); cj != nullptr && r.object(*cj, child(p, "components_s"))) {

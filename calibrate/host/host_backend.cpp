@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "capplan/calibrate/calibration_run.hpp"
 #include "host_clock.hpp"
 #include "host_kernels.hpp"
 #include "host_layer.hpp"
@@ -234,37 +235,22 @@ class HostBackend final : public MeasurementBackend {
   }
 
   Result<StepRecord> training_step(const StepShape& shape, const RunOptions& o) override {
-    const sim::LayerStepShape ls{shape.layers, shape.hidden,  shape.heads,  shape.ffn_hidden,
-                                 shape.seq_len, shape.micro_batch, shape.dtype};
+    // The step is sim::layer_step_ops run one kernel per entry (host_layer.hpp); its time is the
+    // sum of the kernels' times, each scaled by its op's count, split by component.
+    const sim::LayerStepShape ls = layer_step_shape(shape);
     if (auto d = sim::check(ls); has_errors(d)) return std::unexpected(d);
-    if (shape.dtype != sim::Precision::fp32) {
-      return fail("step/dtype", std::string("the host training step runs in fp32; got ") + sim::to_string(shape.dtype));
-    }
-    if (shape.gated_ffn) return fail("step/gated_ffn", "the host training step has a GELU MLP (not gated)");
     if (sim::layer_step_flops(ls).base() > kMaxGemmFlops * 5) {
       return fail("step", "too large for the host backend (more than 1 TFLOP per step)");
     }
-    std::vector<host::TransformerLayer<float>> layers;
-    for (int l = 0; l < shape.layers; ++l) layers.emplace_back(ls, 1234u + static_cast<std::uint32_t>(l));
-    const Eigen::Index T = Eigen::Index{shape.micro_batch} * shape.seq_len;
-    std::vector<Mat<float>> acts(static_cast<std::size_t>(shape.layers) + 1, Mat<float>(T, shape.hidden));
-    std::vector<Mat<float>> grads = acts;
-    std::mt19937 rng(99);
-    fill_random(acts[0], rng);
-    fill_random(grads.back(), rng);
-
-    auto step = [&](host::ComponentTimes* t) {
-      for (std::size_t l = 0; l < layers.size(); ++l) layers[l].forward(acts[l], acts[l + 1], t);
-      for (std::size_t l = layers.size(); l-- > 0;) layers[l].backward(grads[l + 1], grads[l], t);
-    };
-    for (int i = 0; i < std::max(o.warmup, 1); ++i) step(nullptr);
+    auto runner = host::LayerStepRunner::create(ls);
+    if (!runner) return std::unexpected(runner.error());
+    for (int i = 0; i < std::max(o.warmup, 1); ++i) runner->step(nullptr);
     std::vector<double> total, gemm, attention, memory;
     const auto start = Clock::now();
     for (int i = 0; i < std::max(o.iterations, 1); ++i) {
       host::ComponentTimes t;
-      const double t0 = host::thread_cpu_seconds();
-      step(&t);
-      total.push_back(host::thread_cpu_seconds() - t0);
+      runner->step(&t);
+      total.push_back(t.total());
       gemm.push_back(t.gemm);
       attention.push_back(t.attention);
       memory.push_back(t.memory);

@@ -1,183 +1,228 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "host_layer.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+
 #include "host_clock.hpp"
 #include "host_kernels.hpp"
-
-#include <cmath>
-#include <random>
 
 namespace capplan::calib::host {
 namespace {
 
-// Adds the thread CPU time since the previous lap to one component.
-class Laps {
- public:
-  explicit Laps(ComponentTimes* t) : t_(t), start_(t != nullptr ? thread_cpu_seconds() : 0.0) {}
-  void lap(double ComponentTimes::*field) {
-    if (t_ == nullptr) return;
-    const double now = thread_cpu_seconds();
-    t_->*field += now - start_;
-    start_ = now;
-  }
-
- private:
-  ComponentTimes* t_;
-  double start_;
-};
+template <class S>
+void fill(Mat<S>& m, std::mt19937& rng) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = S(d(rng));
+}
 
 template <class S>
-void init_uniform(Mat<S>& w, Eigen::Index rows, Eigen::Index cols, std::mt19937& rng) {
-  const double bound = 1.0 / std::sqrt(static_cast<double>(rows));
-  std::uniform_real_distribution<double> dist(-bound, bound);
-  w.resize(rows, cols);
-  for (Eigen::Index i = 0; i < w.size(); ++i) w.data()[i] = static_cast<S>(dist(rng));
+std::shared_ptr<Mat<S>> random_mat(Eigen::Index rows, Eigen::Index cols, std::mt19937& rng) {
+  auto m = std::make_shared<Mat<S>>(rows, cols);
+  fill(*m, rng);
+  return m;
+}
+
+// A batched GEMM C[m x n] = A[m x k] B[k x n] on scratch operands of scalar S.
+template <class S>
+std::function<void()> gemm_kernel(const sim::GemmOp& g, std::mt19937& rng) {
+  struct Operands {
+    std::vector<Mat<S>> a, b, c;
+  };
+  auto o = std::make_shared<Operands>();
+  for (std::int64_t i = 0; i < g.batch; ++i) {
+    o->a.emplace_back(g.m, g.k);
+    o->b.emplace_back(g.k, g.n);
+    o->c.emplace_back(g.m, g.n);
+    fill(o->a.back(), rng);
+    fill(o->b.back(), rng);
+  }
+  return [o] {
+    for (std::size_t i = 0; i < o->a.size(); ++i) o->c[i].noalias() = o->a[i] * o->b[i];
+  };
+}
+
+// Rows of `cols` fp32 elements such that a kernel moving `bytes_per_element` per element moves
+// about `bytes` (at least one row).
+Eigen::Index rows_for(double bytes, double bytes_per_element, Eigen::Index cols) {
+  return std::max<Eigen::Index>(1, static_cast<Eigen::Index>(std::llround(bytes / (bytes_per_element * cols))));
 }
 
 }  // namespace
 
-template <class S>
-TransformerLayer<S>::TransformerLayer(const sim::LayerStepShape& shape, std::uint32_t seed) : shape_(shape) {
-  const Eigen::Index h = shape.hidden, f = shape.ffn_hidden;
+Result<LayerStepRunner> LayerStepRunner::create(const sim::LayerStepShape& shape, std::uint32_t seed) {
+  if (shape.flash_attention) {
+    return fail("step/flash_attention",
+                "the host backend has no fused (flash) attention kernel; measure the unfused layer on the host "
+                "(explicit scores + softmax) or the fused one with the cuda backend");
+  }
+  LayerStepRunner runner;
+  runner.layers_ = shape.layers;
   std::mt19937 rng(seed);
-  init_uniform(params_.wqkv, h, 3 * h, rng);
-  init_uniform(params_.wo, h, h, rng);
-  init_uniform(params_.w1, h, f, rng);
-  init_uniform(params_.w2, f, h, rng);
-  params_.ln1_gamma = Vec<S>::Ones(h);
-  params_.ln2_gamma = Vec<S>::Ones(h);
-  params_.ln1_beta = Vec<S>::Zero(h);
-  params_.ln2_beta = Vec<S>::Zero(h);
-  grads_ = params_;
+  const Eigen::Index h = shape.hidden, s = shape.seq_len, d = shape.hidden / shape.heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
 
-  const Eigen::Index T = Eigen::Index{shape.micro_batch} * shape.seq_len, s = shape.seq_len;
-  const Eigen::Index heads = Eigen::Index{shape.micro_batch} * shape.heads;
-  y1_.resize(T, h);
-  qkv_.resize(T, 3 * h);
-  probs_.resize(heads * s, s);
-  ctx_.resize(T, h);
-  x2_.resize(T, h);
-  y2_.resize(T, h);
-  u_.resize(T, f);
-  g_.resize(T, f);
-  mean1_.resize(T);
-  rstd1_.resize(T);
-  mean2_.resize(T);
-  rstd2_.resize(T);
-  dg_.resize(T, f);
-  du_.resize(T, f);
-  dy_.resize(T, h);
-  dln_.resize(T, h);
-  dx2_.resize(T, h);
-  dctx_.resize(T, h);
-  dprobs_.resize(heads * s, s);
-  dqkv_.resize(T, 3 * h);
+  for (const sim::LayerStepOp& entry : sim::layer_step_ops(shape)) {
+    const sim::StepOp& op = entry.op;
+    Kernel k;
+    k.phase = op.phase;
+    k.component = entry.component;
+    const double whole = std::round(op.count);
+    k.runs = whole >= 1 && std::abs(op.count - whole) < 1e-9 ? static_cast<int>(whole) : 1;
+    k.scale = op.count / k.runs;
+    const bool fwd = op.phase == sim::Phase::forward;
+
+    if (const auto* g = std::get_if<sim::GemmOp>(&op.op)) {
+      k.op = g->name;
+      k.kernel = std::string("gemm ") + sim::to_string(g->dtype);
+      switch (g->dtype) {
+        case sim::Precision::fp32:
+          k.run = gemm_kernel<float>(*g, rng);
+          break;
+        case sim::Precision::bf16:
+          k.run = gemm_kernel<Eigen::bfloat16>(*g, rng);
+          break;
+        case sim::Precision::fp16:
+          k.run = gemm_kernel<Eigen::half>(*g, rng);
+          break;
+        default:
+          return fail("step/dtype", std::string("the host backend runs fp32, bf16 and fp16 GEMMs; the step's ") +
+                                        g->name + " GEMM is " + sim::to_string(g->dtype) +
+                                        ", which is not available on a CPU");
+      }
+      runner.kernels_.push_back(std::move(k));
+      continue;
+    }
+    const auto* m = std::get_if<sim::MemoryOp>(&op.op);
+    if (m == nullptr) return fail("step", "the layer slice has a collective; the host step runs one GPU's layer");
+    k.op = m->name;
+    const double bytes = m->bytes.base();
+    switch (op.role) {
+      case sim::OpRole::norm:
+        if (fwd) {
+          auto x = random_mat<float>(rows_for(bytes, 8, h), h, rng);  // read x, write y
+          auto y = std::make_shared<Mat<float>>(x->rows(), h);
+          auto gamma = std::make_shared<Vec<float>>(Vec<float>::Ones(h));
+          auto beta = std::make_shared<Vec<float>>(Vec<float>::Zero(h));
+          if (shape.rmsnorm) {
+            k.kernel = "rmsnorm_forward";
+            auto rstd = std::make_shared<Vec<float>>(x->rows());
+            k.run = [=] { rmsnorm_forward(*x, *gamma, *y, *rstd); };
+          } else {
+            k.kernel = "layernorm_forward";
+            auto mean = std::make_shared<Vec<float>>(x->rows()), rstd = std::make_shared<Vec<float>>(x->rows());
+            k.run = [=] { layernorm_forward(*x, *gamma, *beta, *y, *mean, *rstd); };
+          }
+        } else {
+          auto dy = random_mat<float>(rows_for(bytes, 12, h), h, rng);  // read dy and x, write dx
+          auto x = random_mat<float>(dy->rows(), h, rng);
+          auto dx = std::make_shared<Mat<float>>(dy->rows(), h);
+          auto gamma = std::make_shared<Vec<float>>(Vec<float>::Ones(h));
+          auto dgamma = std::make_shared<Vec<float>>(Vec<float>::Zero(h));
+          auto dbeta = std::make_shared<Vec<float>>(Vec<float>::Zero(h));
+          auto mean = std::make_shared<Vec<float>>(Vec<float>::Zero(dy->rows()));
+          auto rstd = std::make_shared<Vec<float>>(Vec<float>::Ones(dy->rows()));
+          if (shape.rmsnorm) {
+            k.kernel = "rmsnorm_backward";
+            k.run = [=] { rmsnorm_backward(*dy, *x, *rstd, *gamma, *dx, *dgamma); };
+          } else {
+            k.kernel = "layernorm_backward";
+            k.run = [=] { layernorm_backward(*dy, *x, *mean, *rstd, *gamma, *dx, *dgamma, *dbeta); };
+          }
+        }
+        break;
+      case sim::OpRole::softmax:
+        if (fwd) {  // in place on whole rows of s scores: read S, write P
+          k.kernel = "softmax_forward";
+          auto p = random_mat<float>(rows_for(bytes, 8, s), s, rng);
+          k.run = [=] { softmax_forward(*p, s, scale); };
+        } else {  // read P and dP, write dS
+          k.kernel = "softmax_backward";
+          auto p = random_mat<float>(rows_for(bytes, 12, s), s, rng);
+          auto dp = random_mat<float>(p->rows(), s, rng);
+          auto ds = std::make_shared<Mat<float>>(p->rows(), s);
+          k.run = [=] { softmax_backward(*p, *dp, *ds, s, scale); };
+        }
+        break;
+      case sim::OpRole::activation:
+        if (shape.gated_ffn) {
+          if (fwd) {  // read gate and up, write out
+            k.kernel = "swiglu_forward";
+            auto gate = random_mat<float>(1, rows_for(bytes, 12, 1), rng);
+            auto up = random_mat<float>(1, gate->cols(), rng);
+            auto out = std::make_shared<Mat<float>>(1, gate->cols());
+            k.run = [=] { swiglu_forward(*gate, *up, *out); };
+          } else {  // read dout, gate, up; write dgate, dup
+            k.kernel = "swiglu_backward";
+            auto dout = random_mat<float>(1, rows_for(bytes, 20, 1), rng);
+            auto gate = random_mat<float>(1, dout->cols(), rng), up = random_mat<float>(1, dout->cols(), rng);
+            auto dgate = std::make_shared<Mat<float>>(1, dout->cols()), dup = std::make_shared<Mat<float>>(1, dout->cols());
+            k.run = [=] { swiglu_backward(*dout, *gate, *up, *dgate, *dup); };
+          }
+        } else if (fwd) {  // read u, write g
+          k.kernel = "gelu_forward";
+          auto u = random_mat<float>(1, rows_for(bytes, 8, 1), rng);
+          auto g = std::make_shared<Mat<float>>(1, u->cols());
+          k.run = [=] { gelu_forward(*u, *g); };
+        } else {  // read dg and u, write du
+          k.kernel = "gelu_backward";
+          auto dg = random_mat<float>(1, rows_for(bytes, 12, 1), rng);
+          auto u = random_mat<float>(1, dg->cols(), rng);
+          auto du = std::make_shared<Mat<float>>(1, dg->cols());
+          k.run = [=] { gelu_backward(*dg, *u, *du); };
+        }
+        break;
+      case sim::OpRole::residual: {  // read two, write one
+        k.kernel = "residual_add";
+        auto a = random_mat<float>(1, rows_for(bytes, 12, 1), rng), b = random_mat<float>(1, a->cols(), rng);
+        auto c = std::make_shared<Mat<float>>(1, a->cols());
+        k.run = [=] { residual_add(*a, *b, *c); };
+        break;
+      }
+      case sim::OpRole::rope: {  // in place on rows of one head: read and write
+        k.kernel = fwd ? "rope_forward" : "rope_backward";
+        const Eigen::Index dh = std::max<Eigen::Index>(2, d - d % 2);
+        auto x = random_mat<float>(rows_for(bytes, 8, dh), dh, rng);
+        auto cs = std::make_shared<Mat<float>>(s, dh / 2), sn = std::make_shared<Mat<float>>(s, dh / 2);
+        for (Eigen::Index pos = 0; pos < s; ++pos) {
+          for (Eigen::Index j = 0; j < dh / 2; ++j) {
+            const double theta = pos * std::pow(10000.0, -2.0 * j / static_cast<double>(dh));
+            (*cs)(pos, j) = static_cast<float>(std::cos(theta));
+            (*sn)(pos, j) = static_cast<float>(std::sin(theta));
+          }
+        }
+        const float sign = fwd ? 1.0f : -1.0f;
+        k.run = [=] { rope_apply(*x, *cs, *sn, s, sign); };
+        break;
+      }
+      default: {  // no host kernel for this role: a streaming copy moving the op's bytes
+        k.kernel = "copy";
+        auto x = random_mat<float>(1, rows_for(bytes, 8, 1), rng);
+        auto y = std::make_shared<Mat<float>>(1, x->cols());
+        k.run = [=] { std::copy(x->data(), x->data() + x->size(), y->data()); };
+        break;
+      }
+    }
+    runner.kernels_.push_back(std::move(k));
+  }
+  return runner;
 }
 
-template <class S>
-void TransformerLayer<S>::forward(const Mat<S>& x, Mat<S>& out, ComponentTimes* times) {
-  const Eigen::Index h = shape_.hidden, s = shape_.seq_len, a = shape_.heads, d = h / a;
-  const S scale = S(1) / std::sqrt(static_cast<S>(d));
-  out.resize(x.rows(), h);
-  x_ = &x;  // LayerNorm backward reads the input again (the caller keeps it, as a framework does)
-  Laps laps(times);
-  auto& p = params_;
-
-  layernorm_forward(x, p.ln1_gamma, p.ln1_beta, y1_, mean1_, rstd1_);
-  laps.lap(&ComponentTimes::memory);
-  qkv_.noalias() = y1_ * p.wqkv;
-  laps.lap(&ComponentTimes::gemm);
-  for (int b = 0; b < shape_.micro_batch; ++b) {  // S = Q K^T per (batch, head)
-    for (Eigen::Index j = 0; j < a; ++j) {
-      probs_.block((b * a + j) * s, 0, s, s).noalias() =
-          qkv_.block(b * s, j * d, s, d) * qkv_.block(b * s, h + j * d, s, d).transpose();
+void LayerStepRunner::step(ComponentTimes* times) {
+  double* field[3] = {nullptr, nullptr, nullptr};
+  if (times != nullptr) field[0] = &times->gemm, field[1] = &times->attention, field[2] = &times->memory;
+  for (const sim::Phase phase : {sim::Phase::forward, sim::Phase::backward}) {
+    for (int l = 0; l < layers_; ++l) {
+      for (Kernel& k : kernels_) {
+        if (k.phase != phase) continue;
+        const double t0 = times != nullptr ? thread_cpu_seconds() : 0.0;
+        for (int r = 0; r < k.runs; ++r) k.run();
+        if (times != nullptr) *field[static_cast<int>(k.component)] += (thread_cpu_seconds() - t0) * k.scale;
+      }
     }
   }
-  softmax_forward(probs_, s, scale);
-  for (int b = 0; b < shape_.micro_batch; ++b) {  // O = P V
-    for (Eigen::Index j = 0; j < a; ++j) {
-      ctx_.block(b * s, j * d, s, d).noalias() =
-          probs_.block((b * a + j) * s, 0, s, s) * qkv_.block(b * s, 2 * h + j * d, s, d);
-    }
-  }
-  laps.lap(&ComponentTimes::attention);
-  out.noalias() = ctx_ * p.wo;  // `out` holds the projection until the residual add
-  laps.lap(&ComponentTimes::gemm);
-  residual_add(x, out, x2_);
-  layernorm_forward(x2_, p.ln2_gamma, p.ln2_beta, y2_, mean2_, rstd2_);
-  laps.lap(&ComponentTimes::memory);
-  u_.noalias() = y2_ * p.w1;
-  laps.lap(&ComponentTimes::gemm);
-  gelu_forward(u_, g_);
-  laps.lap(&ComponentTimes::memory);
-  out.noalias() = g_ * p.w2;
-  laps.lap(&ComponentTimes::gemm);
-  residual_add(x2_, out, out);
-  laps.lap(&ComponentTimes::memory);
 }
-
-template <class S>
-void TransformerLayer<S>::backward(const Mat<S>& dout, Mat<S>& dx, ComponentTimes* times) {
-  const Eigen::Index h = shape_.hidden, s = shape_.seq_len, a = shape_.heads, d = h / a;
-  const S scale = S(1) / std::sqrt(static_cast<S>(d));
-  dx.resize(dout.rows(), h);
-  auto& p = params_;
-  auto& gr = grads_;
-  gr.ln1_gamma.setZero();
-  gr.ln1_beta.setZero();
-  gr.ln2_gamma.setZero();
-  gr.ln2_beta.setZero();
-  Laps laps(times);
-
-  dg_.noalias() = dout * p.w2.transpose();
-  gr.w2.noalias() = g_.transpose() * dout;
-  laps.lap(&ComponentTimes::gemm);
-  gelu_backward(dg_, u_, du_);
-  laps.lap(&ComponentTimes::memory);
-  dy_.noalias() = du_ * p.w1.transpose();
-  gr.w1.noalias() = y2_.transpose() * du_;
-  laps.lap(&ComponentTimes::gemm);
-  layernorm_backward(dy_, x2_, mean2_, rstd2_, p.ln2_gamma, dln_, gr.ln2_gamma, gr.ln2_beta);
-  residual_add(dout, dln_, dx2_);
-  laps.lap(&ComponentTimes::memory);
-  dctx_.noalias() = dx2_ * p.wo.transpose();
-  gr.wo.noalias() = ctx_.transpose() * dx2_;
-  laps.lap(&ComponentTimes::gemm);
-  for (int b = 0; b < shape_.micro_batch; ++b) {  // dP = dO V^T
-    for (Eigen::Index j = 0; j < a; ++j) {
-      dprobs_.block((b * a + j) * s, 0, s, s).noalias() =
-          dctx_.block(b * s, j * d, s, d) * qkv_.block(b * s, 2 * h + j * d, s, d).transpose();
-    }
-  }
-  for (int b = 0; b < shape_.micro_batch; ++b) {  // dV = P^T dO
-    for (Eigen::Index j = 0; j < a; ++j) {
-      dqkv_.block(b * s, 2 * h + j * d, s, d).noalias() =
-          probs_.block((b * a + j) * s, 0, s, s).transpose() * dctx_.block(b * s, j * d, s, d);
-    }
-  }
-  softmax_backward(probs_, dprobs_, s, scale);
-  for (int b = 0; b < shape_.micro_batch; ++b) {  // dQ = dS K
-    for (Eigen::Index j = 0; j < a; ++j) {
-      dqkv_.block(b * s, j * d, s, d).noalias() =
-          dprobs_.block((b * a + j) * s, 0, s, s) * qkv_.block(b * s, h + j * d, s, d);
-    }
-  }
-  for (int b = 0; b < shape_.micro_batch; ++b) {  // dK = dS^T Q
-    for (Eigen::Index j = 0; j < a; ++j) {
-      dqkv_.block(b * s, h + j * d, s, d).noalias() =
-          dprobs_.block((b * a + j) * s, 0, s, s).transpose() * qkv_.block(b * s, j * d, s, d);
-    }
-  }
-  laps.lap(&ComponentTimes::attention);
-  dy_.noalias() = dqkv_ * p.wqkv.transpose();
-  gr.wqkv.noalias() = y1_.transpose() * dqkv_;
-  laps.lap(&ComponentTimes::gemm);
-  layernorm_backward(dy_, *x_, mean1_, rstd1_, p.ln1_gamma, dln_, gr.ln1_gamma, gr.ln1_beta);
-  residual_add(dx2_, dln_, dx);
-  laps.lap(&ComponentTimes::memory);
-}
-
-template class TransformerLayer<float>;
-template class TransformerLayer<double>;
 
 }  // namespace capplan::calib::host

@@ -1,18 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// One transformer layer, forward and backward, in Eigen: exactly the kernels that
-// sim::layer_step_ops lists (same GEMM shapes, same memory passes, same order), timed per
-// component (gemm / attention / memory). Pre-norm, bias-free, causal self-attention with
-// explicit scores, GELU (tanh) MLP. Activations are row-major [tokens x features], tokens
-// ordered batch-major (token t = b*seq_len + i).
-// Contract: Scalar is float (measurements) or double (gradient checks in tests); the shape passed
-// sim::check(); inputs have T = micro_batch*seq_len rows and hidden columns.
+// The host training step: one kernel per entry of sim::layer_step_ops (the estimate's own op list,
+// sliced to one layer), in its order, for every layer, forward then backward. The runner knows no
+// layer: it reads each op's shape, bytes and role.
+//   GemmOp   -> an Eigen GEMM of that (m, n, k) `batch` times, in the op's dtype (fp32 natively,
+//               bf16/fp16 through Eigen::bfloat16/half storage as the GEMM sweep measures them);
+//               fp8 and tf32 are not available on a CPU, and fused (flash) attention has no host
+//               kernel: both are refused with the reason (measure the unfused layer on the host).
+//   MemoryOp -> the host kernel of its role (host_kernels.hpp: LayerNorm or RMSNorm, causal softmax,
+//               GELU or SwiGLU, residual add, RoPE; forward or backward by the op's phase), else a
+//               streaming copy. Memory kernels run on fp32 buffers sized so that the kernel moves
+//               the op's bytes (what it reads plus writes), as the memory sweep sizes its patterns.
+// Each entry runs count times when its count is a whole number (else once, its time scaled by
+// count); its time goes to its component (sim::LayerComponent). Buffers are scratch per entry,
+// filled once with values in [-1, 1): the kernels' data do not flow from one op to the next.
 #include <Eigen/Core>
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "host_kernels.hpp"
 
 #include "capplan/sim/layer_step.hpp"
+#include "capplan/sim/result.hpp"
 
 namespace capplan::calib::host {
 
@@ -21,39 +32,32 @@ struct ComponentTimes {
   double total() const { return gemm + attention + memory; }
 };
 
-template <class Scalar>
-struct LayerParams {
-  Mat<Scalar> wqkv, wo, w1, w2;  // [h x 3h], [h x h], [h x f], [f x h]
-  Vec<Scalar> ln1_gamma, ln1_beta, ln2_gamma, ln2_beta;
-};
-
-template <class Scalar>
-class TransformerLayer {
+class LayerStepRunner {
  public:
-  // Weights drawn uniformly in +-1/sqrt(fan_in) from a fixed seed; norms start at gamma 1, beta 0.
-  TransformerLayer(const sim::LayerStepShape& shape, std::uint32_t seed);
+  // One kernel of the step.
+  struct Kernel {
+    std::string op;      // the op list entry's name
+    std::string kernel;  // what runs for it ("gemm bf16", "layernorm_backward", "copy", ...)
+    sim::Phase phase = sim::Phase::forward;
+    sim::LayerComponent component = sim::LayerComponent::gemm;
+    int runs = 1;        // calls per layer
+    double scale = 1.0;  // time factor: count / runs
+    std::function<void()> run;
+  };
 
-  // out = layer(x); keeps what backward needs (and a pointer to x: x must outlive backward). Adds kernel times to `times` when given.
-  void forward(const Mat<Scalar>& x, Mat<Scalar>& out, ComponentTimes* times = nullptr);
-  // dx from dout (after forward on the same x); weight gradients land in grads().
-  void backward(const Mat<Scalar>& dout, Mat<Scalar>& dx, ComponentTimes* times = nullptr);
+  // Contract: the shape passes sim::check(). Fails (naming the field) for ops the host cannot run.
+  static Result<LayerStepRunner> create(const sim::LayerStepShape& shape, std::uint32_t seed = 1234);
 
-  LayerParams<Scalar>& params() { return params_; }
-  const LayerParams<Scalar>& grads() const { return grads_; }
-  const sim::LayerStepShape& shape() const { return shape_; }
+  // One training step: the forward kernels of every layer, then the backward kernels of every
+  // layer. Adds each kernel's thread CPU time (times its scale) to `times` when given.
+  void step(ComponentTimes* times);
+
+  const std::vector<Kernel>& kernels() const { return kernels_; }
 
  private:
-  sim::LayerStepShape shape_;
-  LayerParams<Scalar> params_, grads_;
-  // Saved activations.
-  const Mat<Scalar>* x_ = nullptr;  // the input of the last forward
-  Mat<Scalar> y1_, qkv_, probs_, ctx_, x2_, y2_, u_, g_;
-  Vec<Scalar> mean1_, rstd1_, mean2_, rstd2_;
-  // Backward scratch.
-  Mat<Scalar> dg_, du_, dy_, dln_, dx2_, dctx_, dprobs_, dqkv_;
+  LayerStepRunner() = default;
+  int layers_ = 1;
+  std::vector<Kernel> kernels_;
 };
-
-extern template class TransformerLayer<float>;
-extern template class TransformerLayer<double>;
 
 }  // namespace capplan::calib::host

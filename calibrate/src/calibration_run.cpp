@@ -17,10 +17,6 @@ constexpr double KiB = 1024.0, MiB = 1024.0 * KiB, GiB = 1024.0 * MiB;
 
 bool is_host(const MeasurementBackend& b) { return b.name() == "host"; }
 
-sim::LayerStepShape to_sim(const StepShape& s) {
-  return {s.layers, s.hidden, s.heads, s.ffn_hidden, s.seq_len, s.micro_batch, s.dtype};
-}
-
 // General GEMM grid: squares, then the three tall/wide/deep shapes of transformer layers
 // (tokens x hidden, hidden x ffn, K = tokens for weight gradients).
 std::vector<GemmShape> gemm_grid(const MeasurementBackend& b, bool quick, sim::Precision dtype) {
@@ -72,9 +68,29 @@ std::string Case::label() const {
     case CaseKind::step:
       return "training step h=" + std::to_string(step.hidden) + " heads=" + std::to_string(step.heads) +
              " seq=" + std::to_string(step.seq_len) + " mb=" + std::to_string(step.micro_batch) +
-             " layers=" + std::to_string(step.layers) + " " + sim::to_string(step.dtype);
+             " layers=" + std::to_string(step.layers) + " " + sim::to_string(step.dtype) +
+             (step.kv_heads > 0 && step.kv_heads != step.heads ? " kv_heads=" + std::to_string(step.kv_heads) : "") +
+             (step.gated_ffn ? " swiglu" : "") + (step.rmsnorm ? " rmsnorm" : "") + (step.rope ? " rope" : "") +
+             (step.flash_attention ? " flash" : "");
   }
   return "?";
+}
+
+sim::LayerStepShape layer_step_shape(const StepShape& s) {
+  sim::LayerStepShape l;
+  l.layers = s.layers;
+  l.hidden = s.hidden;
+  l.heads = s.heads;
+  l.ffn_hidden = s.ffn_hidden;
+  l.seq_len = s.seq_len;
+  l.micro_batch = s.micro_batch;
+  l.dtype = s.dtype;
+  l.kv_heads = s.kv_heads;
+  l.gated_ffn = s.gated_ffn;
+  l.rmsnorm = s.rmsnorm;
+  l.rope = s.rope;
+  l.flash_attention = s.flash_attention;
+  return l;
 }
 
 StepShape default_step_shape(const std::string& backend, bool /*quick*/) {
@@ -131,7 +147,7 @@ std::vector<Case> plan_sweep(const MeasurementBackend& b, const PlanOptions& o) 
     }
     // Exactly the GEMMs of the training steps `capplan validate` runs, and of the planned scenarios.
     for (const auto& step : steps) {
-      for (const auto& op : sim::layer_step_ops(to_sim(step))) {
+      for (const auto& op : sim::layer_step_ops(layer_step_shape(step))) {
         if (const auto* g = std::get_if<sim::GemmOp>(&op.op.op)) add({g->m, g->n, g->k, g->batch, g->dtype});
       }
     }

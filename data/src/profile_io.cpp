@@ -256,6 +256,10 @@ std::string profile_to_json(const sim::Profile& p) {
                      {"micro_batch", s.micro_batch},
                      {"gated_ffn", s.gated_ffn},
                      {"dtype", sim::to_string(s.dtype)},
+                     {"kv_heads", s.kv_heads},
+                     {"rmsnorm", s.rmsnorm},
+                     {"rope", s.rope},
+                     {"flash_attention", s.flash_attention},
                      {"time_s", finite(s.time_s)},
                      {"samples", s.samples},
                      {"cv", finite(s.cv)},
@@ -418,6 +422,11 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
     s.micro_batch = static_cast<int>(o.integer("micro_batch", 1));
     s.gated_ffn = o.boolean("gated_ffn");
     s.dtype = o.dtype("dtype");
+    // Optional: profiles written before the layer variants existed describe the default layer.
+    if (j.contains("kv_heads")) s.kv_heads = static_cast<int>(o.integer("kv_heads", 0));
+    if (j.contains("rmsnorm")) s.rmsnorm = o.boolean("rmsnorm");
+    if (j.contains("rope")) s.rope = o.boolean("rope");
+    if (j.contains("flash_attention")) s.flash_attention = o.boolean("flash_attention");
     s.time_s = o.number("time_s", 0, true);
     s.samples = static_cast<int>(o.integer("samples", 0));
     s.cv = o.number("cv", 0, false);
@@ -426,8 +435,8 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
         if (auto x = r.number(v, child(child(path, "components_s"), k), 0, kInf, false)) s.components_s[k] = *x;
       }
     }
-    o.known({"layers", "hidden", "heads", "ffn_hidden", "seq_len", "micro_batch", "gated_ffn", "dtype", "time_s",
-             "samples", "cv", "components_s"});
+    o.known({"layers", "hidden", "heads", "ffn_hidden", "seq_len", "micro_batch", "gated_ffn", "dtype", "kv_heads",
+             "rmsnorm", "rope", "flash_attention", "time_s", "samples", "cv", "components_s"});
     p.steps.push_back(std::move(s));
   });
   if (const json* n = top.get("notes")) {

@@ -133,6 +133,26 @@ TEST(CudaBackendOnGpu, TrainingStepComponentsAddUpToTheStep) {
   EXPECT_NEAR(sum, rec->time.median_s, 0.15 * rec->time.median_s);
 }
 
+// The Llama-style slice (GQA, SwiGLU, RMSNorm, RoPE, fused attention) in bf16 and fp8 (fp8 only
+// where the device has e4m3 tensor cores).
+TEST(CudaBackendOnGpu, TrainingStepRunsLlamaStyleLayersInBf16AndFp8) {
+  CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
+  for (const auto dt : {sim::Precision::bf16, sim::Precision::fp8}) {
+    if (!cuda.supports(dt)) continue;
+    StepShape shape;
+    shape.hidden = 1024;
+    shape.heads = 8;
+    shape.kv_heads = 2;
+    shape.ffn_hidden = 2816;
+    shape.seq_len = 512;
+    shape.gated_ffn = shape.rmsnorm = shape.rope = shape.flash_attention = true;
+    shape.dtype = dt;
+    auto rec = cuda.training_step(shape, quick());
+    ASSERT_TRUE(rec.has_value()) << sim::to_string(dt) << ": " << to_string(rec.error());
+    for (const char* c : {"gemm", "attention", "memory"}) EXPECT_GT(rec->components_s.at(c), 0.0) << c;
+  }
+}
+
 TEST(CudaBackendOnGpu, TrainingStepRejectsFp32WithAMessage) {
   CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
   StepShape shape;

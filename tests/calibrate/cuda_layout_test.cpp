@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA backend's GEMM bookkeeping, checked without a GPU: a small emulator of cuBLASLt's
 // column-major semantics runs the operands lt_layout() describes, and must reproduce the row-major
-// product MatmulSpec promises; the training step's per-head attention specs, applied at the
-// documented pointer offsets, must compute attention head by head.
+// product MatmulSpec promises; the training step's plan (layer_step_plan) must have one kernel per
+// op of the layer slice, its GEMMs the sweep's TN products of the ops' shapes.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <variant>
 #include <vector>
 
+#include "capplan/calibrate/calibration_run.hpp"
 #include "gemm_layout.hpp"
 
 namespace capplan::calib::cuda {
@@ -97,96 +99,78 @@ StepShape small_step() {
   return shape;
 }
 
-TEST(CudaGemmLayout, LtOperandsReproduceTheRowMajorProductOfEveryStepGemm) {
-  const LayerGemmSpecs g = layer_gemm_specs(small_step());
-  const std::pair<const MatmulSpec*, const char*> all[] = {
-      {&g.qkv, "qkv"},           {&g.scores, "scores"},         {&g.context, "context"},
-      {&g.proj, "proj"},         {&g.fc1, "fc1"},               {&g.fc2, "fc2"},
-      {&g.fc2_dgrad, "fc2_dgrad"}, {&g.fc2_wgrad, "fc2_wgrad"}, {&g.fc1_dgrad, "fc1_dgrad"},
-      {&g.fc1_wgrad, "fc1_wgrad"}, {&g.proj_dgrad, "proj_dgrad"}, {&g.proj_wgrad, "proj_wgrad"},
-      {&g.d_probs, "d_probs"},   {&g.d_value, "d_value"},       {&g.d_query, "d_query"},
-      {&g.d_key, "d_key"},       {&g.qkv_dgrad, "qkv_dgrad"},   {&g.qkv_wgrad, "qkv_wgrad"}};
-  for (const auto& [spec, name] : all) expect_lt_matches_spec(*spec, name);
-}
-
+// What CudaBackend::gemm times, and what the step runs for every GemmOp: C = A B^T with B stored
+// n x k, batched.
 TEST(CudaGemmLayout, LtOperandsReproduceTheProbeGemmInTnLayout) {
-  MatmulSpec s;  // what CudaBackend::gemm times: C = A B^T with B stored n x k, batched
-  s.m = 5;
-  s.n = 7;
-  s.k = 3;
-  s.batch = 2;
-  s.trans_b = true;
-  s.stride_a = s.m * s.k;
-  s.stride_b = s.n * s.k;
-  s.stride_c = s.m * s.n;
+  const MatmulSpec s = tn_spec({5, 7, 3, 2, sim::Precision::bf16});
+  EXPECT_TRUE(s.trans_b);
+  EXPECT_FALSE(s.trans_a);
+  EXPECT_EQ(s.stride_a, 15);
+  EXPECT_EQ(s.stride_b, 21);
+  EXPECT_EQ(s.stride_c, 35);
   expect_lt_matches_spec(s, "probe");
 }
 
-// Per head h of sample i: S = Q K^T, O = P V written token-major, and the gradients
-// dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q, each against a direct loop over the head.
-TEST(CudaGemmLayout, AttentionSpecsAtTheDocumentedOffsetsComputeEachHead) {
-  const StepShape shape = small_step();
-  const LayerGemmSpecs g = layer_gemm_specs(shape);
-  const I b = shape.micro_batch, s = shape.seq_len, h = shape.hidden, a = shape.heads, d = h / a, T = b * s;
-  const auto qkv = random_vector(T * 3 * h, 3), p = random_vector(b * a * s * s, 4), dout = random_vector(T * h, 5);
-  std::vector<double> scores(static_cast<std::size_t>(b * a * s * s)), ctx(static_cast<std::size_t>(T * h));
-  std::vector<double> dprobs(scores.size()), dqkv(static_cast<std::size_t>(T * 3 * h));
-  for (I i = 0; i < b; ++i) {  // the step's per-sample calls
-    const double* q = qkv.data() + i * s * 3 * h;
-    emulate_lt(lt_layout(g.scores), a, q, q + h, scores.data() + i * a * s * s);
-    emulate_lt(lt_layout(g.context), a, p.data() + i * a * s * s, q + 2 * h, ctx.data() + i * s * h);
-    emulate_lt(lt_layout(g.d_probs), a, dout.data() + i * s * h, q + 2 * h, dprobs.data() + i * a * s * s);
-    double* dq = dqkv.data() + i * s * 3 * h;
-    emulate_lt(lt_layout(g.d_value), a, p.data() + i * a * s * s, dout.data() + i * s * h, dq + 2 * h);
-    emulate_lt(lt_layout(g.d_query), a, p.data() + i * a * s * s, q + h, dq);  // p stands in for dS
-    emulate_lt(lt_layout(g.d_key), a, p.data() + i * a * s * s, q, dq + h);
-  }
-  auto Q = [&](I i, I t, I hd, I c, I part) { return qkv[static_cast<std::size_t>((i * s + t) * 3 * h + part * h + hd * d + c)]; };
-  auto P = [&](I i, I hd, I r, I c) { return p[static_cast<std::size_t>(((i * a + hd) * s + r) * s + c)]; };
-  auto dO = [&](I i, I t, I hd, I c) { return dout[static_cast<std::size_t>((i * s + t) * h + hd * d + c)]; };
-  for (I i = 0; i < b; ++i) {
-    for (I hd = 0; hd < a; ++hd) {
-      for (I r = 0; r < s; ++r) {
-        for (I c = 0; c < s; ++c) {
-          double sc = 0, dp = 0;
-          for (I e = 0; e < d; ++e) {
-            sc += Q(i, r, hd, e, 0) * Q(i, c, hd, e, 1);
-            dp += dO(i, r, hd, e) * Q(i, c, hd, e, 2);
-          }
-          const auto at = static_cast<std::size_t>(((i * a + hd) * s + r) * s + c);
-          ASSERT_NEAR(scores[at], sc, 1e-12);
-          ASSERT_NEAR(dprobs[at], dp, 1e-12);
-        }
-        for (I e = 0; e < d; ++e) {
-          double o = 0, dv = 0, dq = 0, dk = 0;
-          for (I c = 0; c < s; ++c) {
-            o += P(i, hd, r, c) * Q(i, c, hd, e, 2);
-            dv += P(i, hd, c, r) * dO(i, c, hd, e);
-            dq += P(i, hd, r, c) * Q(i, c, hd, e, 1);
-            dk += P(i, hd, c, r) * Q(i, c, hd, e, 0);
-          }
-          ASSERT_NEAR(ctx[static_cast<std::size_t>((i * s + r) * h + hd * d + e)], o, 1e-12);
-          const auto tok = static_cast<std::size_t>((i * s + r) * 3 * h + hd * d + e);
-          ASSERT_NEAR(dqkv[tok + static_cast<std::size_t>(2 * h)], dv, 1e-12);
-          ASSERT_NEAR(dqkv[tok], dq, 1e-12);
-          ASSERT_NEAR(dqkv[tok + static_cast<std::size_t>(h)], dk, 1e-12);
-        }
+// One planned kernel per op of the layer slice, in its order; every GEMM is the sweep's TN product
+// of the op's shape and dtype, and cuBLASLt's operands reproduce it.
+TEST(CudaGemmLayout, LayerStepPlanHasOneKernelPerOpOfTheSliceWithItsShape) {
+  for (const bool llama : {false, true}) {
+    StepShape shape = small_step();
+    if (llama) {
+      shape.kv_heads = 1;
+      shape.gated_ffn = shape.rmsnorm = shape.rope = shape.flash_attention = true;
+      shape.dtype = sim::Precision::fp8;
+    }
+    SCOPED_TRACE(llama ? "llama-like fp8" : "gpt bf16");
+    const auto ops = sim::layer_step_ops(layer_step_shape(shape));
+    const auto plan = layer_step_plan(shape);
+    ASSERT_TRUE(plan.has_value());
+    ASSERT_EQ(plan->size(), ops.size());
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const PlannedKernel& k = (*plan)[i];
+      EXPECT_EQ(k.phase, ops[i].op.phase);
+      EXPECT_EQ(k.component, ops[i].component);
+      EXPECT_DOUBLE_EQ(k.count, ops[i].op.count);
+      if (const auto* g = std::get_if<sim::GemmOp>(&ops[i].op.op)) {
+        ASSERT_EQ(k.kernel, StepKernel::gemm) << k.op;
+        EXPECT_EQ(k.op, g->name);
+        EXPECT_EQ(k.gemm.m, g->m);
+        EXPECT_EQ(k.gemm.n, g->n);
+        EXPECT_EQ(k.gemm.k, g->k);
+        EXPECT_EQ(k.gemm.batch, g->batch);
+        EXPECT_EQ(k.gemm.dtype, g->dtype);
+        expect_lt_matches_spec(k.gemm, g->name);
+      } else {
+        EXPECT_NE(k.kernel, StepKernel::gemm) << k.op;
+        EXPECT_GT(k.rows * k.cols, 0) << k.op;
       }
     }
   }
 }
 
-// Pointer offsets of h = 200 bf16 values (400 bytes) and head dim 40 (80 bytes) are only 16-byte
-// aligned: the specs must say so, or cuBLASLt may pick a kernel that assumes 256.
-TEST(CudaGemmLayout, AlignmentIsTheLargestPowerOfTwoDividingEveryOffset) {
-  StepShape shape = small_step();
-  shape.hidden = 200;
-  shape.heads = 5;
-  EXPECT_EQ(layer_gemm_specs(shape).scores.alignment, 16u);
-  shape.hidden = 4096;
-  shape.heads = 32;
-  shape.seq_len = 2048;
-  EXPECT_EQ(layer_gemm_specs(shape).qkv.alignment, 256u);
+TEST(CudaGemmLayout, LayerStepPlanMemoryKernelsMoveTheOpsBytes) {
+  const StepShape shape = small_step();  // bf16: 2 bytes per element
+  const auto ops = sim::layer_step_ops(layer_step_shape(shape));
+  const auto plan = layer_step_plan(shape);
+  ASSERT_TRUE(plan.has_value());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const auto* m = std::get_if<sim::MemoryOp>(&ops[i].op.op);
+    if (m == nullptr) continue;
+    const PlannedKernel& k = (*plan)[i];
+    const double tensors = k.kernel == StepKernel::layernorm_bwd || k.kernel == StepKernel::softmax_bwd ||
+                                   k.kernel == StepKernel::gelu_bwd || k.kernel == StepKernel::add ||
+                                   k.kernel == StepKernel::gated_gelu
+                               ? 3.0
+                               : 2.0;
+    EXPECT_NEAR(tensors * 2.0 * static_cast<double>(k.rows * k.cols), m->bytes.base(),
+                tensors * 2.0 * static_cast<double>(k.cols))
+        << k.op << " " << to_string(k.kernel);
+  }
+  StepShape fp32 = shape;
+  fp32.dtype = sim::Precision::fp32;
+  const auto bad = layer_step_plan(fp32);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error()[0].where, "cuda/training_step/dtype");
 }
 
 }  // namespace

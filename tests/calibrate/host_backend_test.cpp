@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The host backend measures for real: these tests check what it reports beside the times
-// (flops, bytes, statistics) and that its transformer layer computes the right thing.
+// (flops, bytes, statistics), that its training step runs one kernel per op of the layer slice,
+// and that the kernels it adds compute the right gradients.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <set>
+#include <variant>
 
 #include "capplan/calibrate/calibration_run.hpp"
 #include "capplan/calibrate/host_backend.hpp"
@@ -114,127 +117,144 @@ TEST(HostBackend, TrainingStepReportsEveryComponent) {
     EXPECT_GT(r->components_s.at(c), 0) << c;
     sum += r->components_s.at(c);
   }
-  // Components are medians of per-iteration sums, the total a median of whole steps: close, not equal.
+  // Components are medians of per-iteration sums, the total a median of the sums: close, not equal.
   EXPECT_NEAR(sum, r->time.median_s, 0.5 * r->time.median_s);
-  s.dtype = sim::Precision::bf16;
-  EXPECT_FALSE(b->training_step(s, fast()).has_value());
-  s.dtype = sim::Precision::fp32;
   s.heads = 5;
   const auto bad = b->training_step(s, fast());
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error()[0].where, "step/heads");
 }
 
-// ---- the layer itself, in double precision, against a naive implementation ----
+// A Llama-style layer (SwiGLU, GQA, RMSNorm, RoPE) in bf16: GEMMs in bf16, memory kernels on fp32
+// buffers moving the op's bytes.
+StepShape llama_like() {
+  StepShape s;
+  s.hidden = 64;
+  s.heads = 4;
+  s.kv_heads = 2;
+  s.ffn_hidden = 96;
+  s.seq_len = 16;
+  s.micro_batch = 1;
+  s.gated_ffn = s.rmsnorm = s.rope = true;
+  s.dtype = sim::Precision::bf16;
+  return s;
+}
+
+TEST(HostBackend, TrainingStepMeasuresASwigluGqaRmsnormBf16Layer) {
+  auto b = host_backend();
+  const auto r = b->training_step(llama_like(), fast());
+  ASSERT_TRUE(r.has_value()) << r.error()[0].where << ": " << r.error()[0].message;
+  for (const char* c : {"gemm", "attention", "memory"}) EXPECT_GT(r->components_s.at(c), 0) << c;
+  EXPECT_EQ(r->shape, llama_like());
+}
+
+TEST(HostBackend, TrainingStepRefusesWhatACpuCannotRunWithTheReason) {
+  auto b = host_backend();
+  auto s = llama_like();
+  s.flash_attention = true;
+  auto r = b->training_step(s, fast());
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error()[0].where, "step/flash_attention");
+  EXPECT_NE(r.error()[0].message.find("cuda backend"), std::string::npos);
+  s.flash_attention = false;
+  s.dtype = sim::Precision::fp8;
+  r = b->training_step(s, fast());
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error()[0].where, "step/dtype");
+  EXPECT_NE(r.error()[0].message.find("fp8"), std::string::npos);
+}
+
+// The runner has one kernel per op of the slice, in its order, with the role's kernel.
+TEST(HostLayer, RunsOneKernelPerOpOfTheSliceInItsOrder) {
+  const sim::LayerStepShape ls = layer_step_shape(llama_like());
+  const auto ops = sim::layer_step_ops(ls);
+  const auto runner = host::LayerStepRunner::create(ls);
+  ASSERT_TRUE(runner.has_value());
+  ASSERT_EQ(runner->kernels().size(), ops.size());
+  std::set<std::string> kernels;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const auto& k = runner->kernels()[i];
+    EXPECT_EQ(k.phase, ops[i].op.phase);
+    EXPECT_EQ(k.component, ops[i].component);
+    EXPECT_DOUBLE_EQ(k.runs * k.scale, ops[i].op.count);
+    const bool gemm = std::holds_alternative<sim::GemmOp>(ops[i].op.op);
+    EXPECT_EQ(k.kernel.rfind("gemm", 0) == 0, gemm) << k.op;
+    if (gemm) {
+      EXPECT_EQ(k.kernel, "gemm bf16") << k.op;
+    }
+    kernels.insert(k.kernel);
+  }
+  for (const char* want : {"rmsnorm_forward", "rmsnorm_backward", "swiglu_forward", "swiglu_backward", "residual_add",
+                           "rope_forward", "rope_backward", "softmax_forward", "softmax_backward"}) {
+    EXPECT_TRUE(kernels.contains(want)) << want;
+  }
+  EXPECT_FALSE(kernels.contains("copy"));  // every role of this layer has its own host kernel
+}
+
+// ---- the host kernels the runner adds, in double precision, against finite differences ----
 
 using host::Mat;
-using M = Eigen::MatrixXd;
+using host::Vec;
 
-M naive_layernorm(const M& x) {
-  M y(x.rows(), x.cols());
-  for (Eigen::Index r = 0; r < x.rows(); ++r) {
-    const double mean = x.row(r).mean();
-    const double var = (x.row(r).array() - mean).square().mean();
-    y.row(r) = (x.row(r).array() - mean) / std::sqrt(var + 1e-5);
-  }
-  return y;
-}
-
-double naive_gelu(double u) { return 0.5 * u * (1 + std::tanh(std::sqrt(2 / M_PI) * (u + 0.044715 * u * u * u))); }
-
-// The textbook layer, one (batch, head) at a time with explicit loops for the causal softmax.
-M naive_forward(const sim::LayerStepShape& s, const host::LayerParams<double>& p, const M& x) {
-  const int h = s.hidden, a = s.heads, d = h / a, sq = s.seq_len;
-  const M y1 = naive_layernorm(x);
-  const M qkv = y1 * M(p.wqkv);
-  M ctx = M::Zero(x.rows(), h);
-  for (int b = 0; b < s.micro_batch; ++b) {
-    for (int j = 0; j < a; ++j) {
-      for (int i = 0; i < sq; ++i) {
-        std::vector<double> w(static_cast<std::size_t>(i) + 1);
-        double mx = -1e300, sum = 0;
-        for (int t = 0; t <= i; ++t) {
-          double dot = 0;
-          for (int c = 0; c < d; ++c) dot += qkv(b * sq + i, j * d + c) * qkv(b * sq + t, h + j * d + c);
-          w[t] = dot / std::sqrt(double(d));
-          mx = std::max(mx, w[t]);
-        }
-        for (auto& v : w) sum += (v = std::exp(v - mx));
-        for (int t = 0; t <= i; ++t) {
-          for (int c = 0; c < d; ++c) ctx(b * sq + i, j * d + c) += w[t] / sum * qkv(b * sq + t, 2 * h + j * d + c);
-        }
-      }
+TEST(HostKernels, RmsnormSwigluAndRopeBackwardMatchFiniteDifferences) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  auto random = [&](Eigen::Index r, Eigen::Index c) {
+    Mat<double> m(r, c);
+    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = u(rng);
+    return m;
+  };
+  const double eps = 1e-6;
+  {  // RMSNorm: loss = sum(w * y)
+    const Mat<double> x = random(3, 8), w = random(3, 8);
+    Vec<double> gamma(8), rstd(3), dgamma = Vec<double>::Zero(8);
+    for (int i = 0; i < 8; ++i) gamma[i] = 0.5 + 0.1 * i;
+    auto loss = [&](const Mat<double>& in) {
+      Mat<double> y(3, 8);
+      Vec<double> rs(3);
+      host::rmsnorm_forward(in, gamma, y, rs);
+      return (y.array() * w.array()).sum();
+    };
+    Mat<double> y(3, 8), dx(3, 8);
+    host::rmsnorm_forward(x, gamma, y, rstd);
+    host::rmsnorm_backward(w, x, rstd, gamma, dx, dgamma);
+    for (Eigen::Index i = 0; i < x.size(); ++i) {
+      Mat<double> xp = x, xm = x;
+      xp.data()[i] += eps;
+      xm.data()[i] -= eps;
+      EXPECT_NEAR(dx.data()[i], (loss(xp) - loss(xm)) / (2 * eps), 1e-6) << "rmsnorm " << i;
     }
   }
-  const M x2 = x + ctx * M(p.wo);
-  M u = naive_layernorm(x2) * M(p.w1);
-  for (Eigen::Index i = 0; i < u.size(); ++i) u.data()[i] = naive_gelu(u.data()[i]);
-  return x2 + u * M(p.w2);
-}
-
-// layers, hidden 8, heads 2 (d_head 4), ffn 16, seq 5, micro-batch 2: small enough for finite differences.
-sim::LayerStepShape tiny() { return {1, 8, 2, 16, 5, 2, sim::Precision::fp32}; }
-
-Mat<double> random_matrix(Eigen::Index rows, Eigen::Index cols, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> d(-1, 1);
-  Mat<double> m(rows, cols);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = d(rng);
-  return m;
-}
-
-TEST(HostLayer, ForwardMatchesANaiveImplementation) {
-  const auto s = tiny();
-  host::TransformerLayer<double> layer(s, 3);
-  const Mat<double> x = random_matrix(s.micro_batch * s.seq_len, s.hidden, 1);
-  Mat<double> out;
-  layer.forward(x, out);
-  const M expected = naive_forward(s, layer.params(), M(x));
-  // Same arithmetic in another order: agreement to double rounding (values are O(1)).
-  EXPECT_LT((M(out) - expected).cwiseAbs().maxCoeff(), 1e-12);
-}
-
-// Loss = sum(out .* R); its gradient w.r.t. out is R. Central differences with step 1e-6 have
-// truncation error O(1e-12) and rounding error O(1e-16/1e-6) = O(1e-10): 1e-7 is a safe bound.
-TEST(HostLayer, BackwardMatchesFiniteDifferences) {
-  const auto s = tiny();
-  host::TransformerLayer<double> layer(s, 5);
-  // Non-trivial norm parameters so their gradients are exercised too.
-  layer.params().ln1_gamma = host::Vec<double>::Constant(s.hidden, 1.3);
-  layer.params().ln2_beta = host::Vec<double>::Constant(s.hidden, 0.1);
-  Mat<double> x = random_matrix(s.micro_batch * s.seq_len, s.hidden, 2);
-  const Mat<double> r = random_matrix(x.rows(), s.hidden, 4);
-  auto loss = [&] {
-    Mat<double> out;
-    layer.forward(x, out);
-    return (out.array() * r.array()).sum();
-  };
-  Mat<double> out, dx;
-  layer.forward(x, out);
-  layer.backward(r, dx);
-  const auto grads = layer.grads();
-
-  const double eps = 1e-6, tol = 1e-7;
-  auto check = [&](double& value, double analytic, const char* what) {
-    const double keep = value;
-    value = keep + eps;
-    const double up = loss();
-    value = keep - eps;
-    const double down = loss();
-    value = keep;
-    EXPECT_NEAR(analytic, (up - down) / (2 * eps), tol) << what;
-  };
-  for (Eigen::Index i = 0; i < x.size(); i += 3) check(x.data()[i], dx.data()[i], "dx");
-  auto& p = layer.params();
-  for (Eigen::Index i = 0; i < p.wqkv.size(); i += 7) check(p.wqkv.data()[i], grads.wqkv.data()[i], "dWqkv");
-  for (Eigen::Index i = 0; i < p.wo.size(); i += 5) check(p.wo.data()[i], grads.wo.data()[i], "dWo");
-  for (Eigen::Index i = 0; i < p.w1.size(); i += 5) check(p.w1.data()[i], grads.w1.data()[i], "dW1");
-  for (Eigen::Index i = 0; i < p.w2.size(); i += 5) check(p.w2.data()[i], grads.w2.data()[i], "dW2");
-  for (Eigen::Index i = 0; i < s.hidden; ++i) {
-    check(p.ln1_gamma[i], grads.ln1_gamma[i], "dgamma1");
-    check(p.ln1_beta[i], grads.ln1_beta[i], "dbeta1");
-    check(p.ln2_gamma[i], grads.ln2_gamma[i], "dgamma2");
-    check(p.ln2_beta[i], grads.ln2_beta[i], "dbeta2");
+  {  // SwiGLU: loss = sum(w * silu(gate) * up)
+    const Mat<double> gate = random(1, 6), up = random(1, 6), w = random(1, 6);
+    Mat<double> out(1, 6), dgate(1, 6), dup(1, 6);
+    auto loss = [&](const Mat<double>& g, const Mat<double>& v) {
+      host::swiglu_forward(g, v, out);
+      return (out.array() * w.array()).sum();
+    };
+    host::swiglu_backward(w, gate, up, dgate, dup);
+    for (Eigen::Index i = 0; i < 6; ++i) {
+      Mat<double> gp = gate, gm = gate, vp = up, vm = up;
+      gp(0, i) += eps;
+      gm(0, i) -= eps;
+      vp(0, i) += eps;
+      vm(0, i) -= eps;
+      EXPECT_NEAR(dgate(0, i), (loss(gp, up) - loss(gm, up)) / (2 * eps), 1e-6) << "swiglu gate " << i;
+      EXPECT_NEAR(dup(0, i), (loss(gate, vp) - loss(gate, vm)) / (2 * eps), 1e-6) << "swiglu up " << i;
+    }
+  }
+  {  // RoPE: the backward rotation undoes the forward one (a rotation's gradient is its transpose)
+    const Mat<double> x = random(4, 6);
+    Mat<double> cs(2, 3), sn(2, 3);
+    for (Eigen::Index i = 0; i < cs.size(); ++i) {
+      cs.data()[i] = std::cos(0.3 * i);
+      sn.data()[i] = std::sin(0.3 * i);
+    }
+    Mat<double> y = x;
+    host::rope_apply(y, cs, sn, 2, 1.0);
+    EXPECT_GT((y - x).norm(), 0.1);
+    host::rope_apply(y, cs, sn, 2, -1.0);
+    EXPECT_LT((y - x).norm(), 1e-12);
   }
 }
 
@@ -246,9 +266,7 @@ TEST(CalibrationPlan, QuickHostPlanHasEveryGemmOfTheValidateStep) {
   o.quick = true;
   const auto plan = plan_sweep(*b, o);
   const auto step = default_step_shape("host", true);
-  const sim::LayerStepShape ls{step.layers, step.hidden, step.heads, step.ffn_hidden, step.seq_len, step.micro_batch,
-                               step.dtype};
-  for (const auto& op : sim::layer_step_ops(ls)) {
+  for (const auto& op : sim::layer_step_ops(layer_step_shape(step))) {
     const auto* g = std::get_if<sim::GemmOp>(&op.op.op);
     if (g == nullptr) continue;
     const GemmShape want{g->m, g->n, g->k, g->batch, g->dtype};

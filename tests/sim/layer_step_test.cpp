@@ -38,21 +38,24 @@ TEST(LayerStep, GemmFlopsAreThreeTimesTheGptForwardFormula) {
   EXPECT_DOUBLE_EQ(layer_step_flops(s).base(), 3 * forward * s.layers);
 }
 
-TEST(LayerStep, MemoryBytesAreTheReadsAndWritesOfEachKernel) {
-  // memory component per layer: forward LN 2 + residual 3 + LN 2 + residual 3 = 10 T*h, GELU 2 T*f;
-  // backward GELU 3 T*f, LN 3 + residual 3 twice = 12 T*h. attention component: softmax 2 + 3
-  // = 5 scores of b*a*s^2 elements. All times 4 bytes (fp32).
+TEST(LayerStep, MemoryBytesAreTheOpListsElementwiseBytes) {
+  // The op list's element-wise convention (step_model.cpp, OpListBuilder::elementwise): forward
+  // reads + writes once, backward moves twice the forward bytes. Per layer, memory component:
+  // forward 2 norms x 2 T*h + 2 residual adds x 3 T*h + GELU 2 T*f; backward twice that:
+  // 30 T*h + 6 T*f. Attention component: softmax 2 + 4 = 6 scores of b*a*s^2 elements.
+  // All times 4 bytes (fp32). (The old hand-written list had 22 T*h + 5 T*f and 5 scores: its
+  // backward kernels were counted at 3 tensors; the op list is what estimates price.)
   const auto s = gpt_shape();
   const double T = s.micro_batch * s.seq_len, h = s.hidden, f = s.ffn_hidden;
   const double scores = double(s.micro_batch) * s.heads * s.seq_len * s.seq_len;
   double memory = 0, attention = 0;
   for (const auto& op : layer_step_ops(s)) {
     if (const auto* m = std::get_if<MemoryOp>(&op.op.op)) {
-      (op.component == LayerComponent::memory ? memory : attention) += m->bytes.base();
+      (op.component == LayerComponent::memory ? memory : attention) += m->bytes.base() * op.op.count;
     }
   }
-  EXPECT_DOUBLE_EQ(memory, 4 * (22 * T * h + 5 * T * f));
-  EXPECT_DOUBLE_EQ(attention, 4 * 5 * scores);
+  EXPECT_DOUBLE_EQ(memory, 4 * (30 * T * h + 6 * T * f));
+  EXPECT_DOUBLE_EQ(attention, 4 * 6 * scores);
 }
 
 TEST(LayerStep, PredictionSumsEveryOpOfEveryLayerPerComponent) {
@@ -61,10 +64,10 @@ TEST(LayerStep, PredictionSumsEveryOpOfEveryLayerPerComponent) {
   const double b = s.micro_batch, sq = s.seq_len, h = s.hidden, T = b * sq, f = s.ffn_hidden;
   const double dense_flops = 3 * 24 * b * sq * h * h * s.layers;  // the four dense GEMMs, fwd + bwd
   const double attn_flops = 3 * 4 * b * sq * sq * h * s.layers;
-  const double scores_bytes = 4 * 5 * b * s.heads * sq * sq * s.layers;
+  const double scores_bytes = 4 * 6 * b * s.heads * sq * sq * s.layers;
   EXPECT_NEAR(p.gemm.base(), dense_flops / 1e12, 1e-15);
   EXPECT_NEAR(p.attention.base(), attn_flops / 1e12 + scores_bytes / 1e11, 1e-15);
-  EXPECT_NEAR(p.memory.base(), 4 * (22 * T * h + 5 * T * f) * s.layers / 1e11, 1e-15);
+  EXPECT_NEAR(p.memory.base(), 4 * (30 * T * h + 6 * T * f) * s.layers / 1e11, 1e-15);
   EXPECT_NEAR(p.total().base(), (p.gemm + p.attention + p.memory).base(), 1e-15);
 }
 
@@ -72,14 +75,129 @@ TEST(LayerStep, EveryGemmHasTheStepDtypeAndPositiveSizes) {
   auto s = gpt_shape();
   s.dtype = Precision::bf16;
   int gemms = 0;
+  double runs = 0;
   for (const auto& op : layer_step_ops(s)) {
     if (const auto* g = std::get_if<GemmOp>(&op.op.op)) {
       ++gemms;
+      runs += op.op.count;
       EXPECT_EQ(g->dtype, Precision::bf16);
       EXPECT_GT(g->m * g->n * g->k * g->batch, 0) << g->name;
     }
   }
-  EXPECT_EQ(gemms, 4 + 2 + 8 + 4);  // dense fwd, attention fwd, dense dgrad+wgrad, attention bwd
+  // Entries: dense fwd 4, attention fwd 2, dense dgrad+wgrad 8, attention bwd 2 (the op list
+  // lists the 4 attention backward GEMMs as 2 score-shaped and 2 context-shaped, count 2 each).
+  EXPECT_EQ(gemms, 4 + 2 + 8 + 2);
+  EXPECT_DOUBLE_EQ(runs, 4 + 2 + 8 + 4);
+}
+
+TEST(LayerStep, ForwardOpsComeBeforeBackwardOpsAndMapRolesToComponents) {
+  auto s = gpt_shape();
+  s.gated_ffn = s.rmsnorm = s.rope = s.flash_attention = true;
+  s.kv_heads = 2;
+  s.dtype = Precision::fp8;
+  bool backward = false;
+  for (const auto& op : layer_step_ops(s)) {
+    if (op.op.phase == Phase::backward) backward = true;
+    EXPECT_EQ(op.op.phase, backward ? Phase::backward : Phase::forward);
+    EXPECT_TRUE(op.op.scope == Scope::layer || op.op.scope == Scope::dense_ffn);
+    const auto expected = op.op.role == OpRole::linear ? LayerComponent::gemm
+                          : op.op.role == OpRole::attention_core || op.op.role == OpRole::softmax
+                              ? LayerComponent::attention
+                              : LayerComponent::memory;
+    EXPECT_EQ(op.component, expected);
+    EXPECT_FALSE(std::holds_alternative<CollectiveOp>(op.op.op));
+  }
+  EXPECT_TRUE(backward);
+}
+
+// The slice is the estimate's own op list: build a Llama-style model by hand (as a scenario
+// would), run build_step_ops for one GPU, and compare every layer and dense-FFN op.
+void expect_slice_of_build_step_ops(const LayerStepShape& shape, const ModelSpec& m, const TrainingJob& job) {
+  Parallelism p;
+  p.micro_batch = shape.micro_batch;
+  p.recompute = Recompute::none;
+  Cluster c;
+  c.gpus = 1;
+  c.gpus_per_node = 1;
+  const StepOps all = build_step_ops(m, job, p, c);
+  std::vector<StepOp> expected;
+  for (const Phase phase : {Phase::forward, Phase::backward}) {
+    for (const auto& op : all.ops) {
+      if (op.phase == phase && (op.scope == Scope::layer || op.scope == Scope::dense_ffn)) expected.push_back(op);
+    }
+  }
+  const auto slice = layer_step_ops(shape);
+  ASSERT_EQ(slice.size(), expected.size());
+  for (std::size_t i = 0; i < slice.size(); ++i) {
+    const StepOp& a = slice[i].op;
+    const StepOp& e = expected[i];
+    SCOPED_TRACE(i);
+    EXPECT_EQ(a.role, e.role);
+    EXPECT_EQ(a.phase, e.phase);
+    EXPECT_EQ(a.scope, e.scope);
+    EXPECT_DOUBLE_EQ(a.count, e.count);
+    EXPECT_DOUBLE_EQ(a.flops, e.flops);
+    ASSERT_EQ(a.op.index(), e.op.index());
+    if (const auto* g = std::get_if<GemmOp>(&a.op)) {
+      const auto& ge = std::get<GemmOp>(e.op);
+      EXPECT_STREQ(g->name, ge.name);
+      EXPECT_EQ(g->m, ge.m);
+      EXPECT_EQ(g->n, ge.n);
+      EXPECT_EQ(g->k, ge.k);
+      EXPECT_EQ(g->batch, ge.batch);
+      EXPECT_EQ(g->dtype, ge.dtype);
+      EXPECT_EQ(g->fused_attention, ge.fused_attention);
+    } else {
+      const auto& me = std::get<MemoryOp>(e.op);
+      EXPECT_STREQ(std::get<MemoryOp>(a.op).name, me.name);
+      EXPECT_DOUBLE_EQ(std::get<MemoryOp>(a.op).bytes.base(), me.bytes.base());
+    }
+  }
+}
+
+TEST(LayerStep, IsTheLayerSliceOfTheEstimatesOpList) {
+  ModelSpec m;  // a Llama-3-8B-like layer, smaller
+  m.name = "llama-like";
+  m.layers = 4;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 4;
+  m.ffn_hidden = 3584;
+  m.vocab = 32000;
+  m.seq_len = 512;
+  m.gated_ffn = true;
+  m.rmsnorm = true;
+  m.rope = true;
+  m.flash_attention = true;
+  for (const Precision dt : {Precision::bf16, Precision::fp8}) {
+    TrainingJob job;
+    job.precision = dt;
+    LayerStepShape s;
+    s.layers = 4;
+    s.hidden = 1024;
+    s.heads = 16;
+    s.kv_heads = 4;
+    s.ffn_hidden = 3584;
+    s.seq_len = 512;
+    s.micro_batch = 2;
+    s.dtype = dt;
+    s.gated_ffn = s.rmsnorm = s.rope = s.flash_attention = true;
+    SCOPED_TRACE(to_string(dt));
+    expect_slice_of_build_step_ops(s, m, job);
+  }
+  // And the default GPT-style shape against a GPT-style model with unfused attention.
+  ModelSpec gpt;
+  gpt.layers = 2;
+  gpt.hidden = 512;
+  gpt.heads = 8;
+  gpt.kv_heads = 8;
+  gpt.ffn_hidden = 2048;
+  gpt.vocab = 50304;
+  gpt.seq_len = 256;
+  gpt.flash_attention = false;
+  TrainingJob fp32;
+  fp32.precision = Precision::fp32;
+  expect_slice_of_build_step_ops(gpt_shape(), gpt, fp32);
 }
 
 TEST(LayerStep, CheckNamesTheFieldThatIsWrong) {
@@ -93,6 +211,10 @@ TEST(LayerStep, CheckNamesTheFieldThatIsWrong) {
   s.seq_len = 0;
   ASSERT_EQ(check(s).size(), 1u);
   EXPECT_EQ(check(s)[0].where, "step/seq_len");
+  s.seq_len = 256;
+  s.kv_heads = 3;
+  ASSERT_EQ(check(s).size(), 1u);
+  EXPECT_EQ(check(s)[0].where, "step/kv_heads");
 }
 
 }  // namespace

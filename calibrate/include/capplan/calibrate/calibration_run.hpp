@@ -12,6 +12,7 @@
 
 #include "capplan/calibrate/backend.hpp"
 #include "capplan/calibrate/records.hpp"
+#include "capplan/sim/layer_step.hpp"
 #include "capplan/sim/step_model.hpp"
 
 namespace capplan::calib {
@@ -41,6 +42,8 @@ struct PlanOptions {
 
 // The step `capplan validate` runs by default for a backend ("host": small enough for a CPU).
 StepShape default_step_shape(const std::string& backend, bool quick);
+// The simulator's description of a measured step (its op list is sim::layer_step_ops).
+sim::LayerStepShape layer_step_shape(const StepShape& s);
 
 // The plan, in measuring order. Deterministic: every MPI rank builds the same list.
 std::vector<Case> plan_sweep(const MeasurementBackend& backend, const PlanOptions& options);

@@ -87,6 +87,11 @@ struct StepShape {
   int micro_batch = 1;
   bool gated_ffn = false;
   sim::Precision dtype = sim::Precision::bf16;
+  // The layer's other variants (sim::LayerStepShape): 0 kv_heads = heads (MHA).
+  int kv_heads = 0;
+  bool rmsnorm = false;
+  bool rope = false;
+  bool flash_attention = false;
   bool operator==(const StepShape&) const = default;
 };
 

@@ -117,6 +117,8 @@ struct MeasuredStep {
   int layers = 1, hidden = 0, heads = 0, ffn_hidden = 0, seq_len = 0, micro_batch = 1;
   bool gated_ffn = false;
   Precision dtype = Precision::bf16;
+  int kv_heads = 0;  // 0 = heads (MHA)
+  bool rmsnorm = false, rope = false, flash_attention = false;
   double time_s = 0;  // median
   int samples = 0;
   double cv = 0;
