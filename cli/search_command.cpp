@@ -26,7 +26,7 @@
 #include "capplan/sim/search.hpp"
 #include "capplan/sim/uncertainty.hpp"
 #include "commands.hpp"
-#include "json_pointer_set.hpp"
+#include "scenario_flags.hpp"
 
 namespace capplan::cli {
 namespace {
@@ -35,52 +35,9 @@ using nlohmann::json;
 
 constexpr std::string_view kWhere = "scenario";
 
-// Scenario fields that make sense to set from the command line of a search: the model, the
-// training job and the strategy fields to fix (the cluster is what the search chooses).
-struct ScenarioFlag {
-  const char* flag;
-  const char* pointer;
-  bool text;  // always a JSON string (else a number or bool when it reads as one)
-  const char* type;
-  const char* help;
-};
-
-constexpr ScenarioFlag kScenarioFlags[] = {
-    {"--model", "/model/preset", true, "ID", "Model preset id (capplan catalog models); replaces the file's model"},
-    {"--seq-len", "/model/seq_len", false, "INT", "Sequence length in tokens"},
-    {"--tokens", "/training/tokens", false, "SI", "Total training tokens, e.g. 2T"},
-    {"--global-batch", "/training/global_batch", false, "INT", "Global batch in sequences"},
-    {"--global-batch-tokens", "/training/global_batch_tokens", false, "SI", "Global batch in tokens, e.g. 4M"},
-    {"--precision", "/training/precision", true, "NAME", "bf16, fp16, fp8, tf32 or fp32"},
-    {"--framework", "/training/framework", true, "NAME", "megatron (fused kernels, default) or pytorch"},
-    {"--loss-kernel", "/training/loss_kernel", true, "NAME", "Loss kernels: unfused, fused, te or eager"},
-    {"--fp8-recipe", "/training/fp8_recipe", true, "NAME", "FP8 scaling: delayed (default) or current"},
-    {"--fp8-params", "/training/fp8_params", false, "BOOL", "FP8 weights, all-gathered in FP8 (default false)"},
-    {"--grad-reduce-fp32", "/training/grad_reduce_in_fp32", false, "BOOL",
-     "Accumulate and reduce gradients in fp32 (default: true for bf16/fp8, false for fp16)"},
-    {"--gpu-speed-spread", "/cluster/gpu_speed_spread", false, "FRACTION",
-     "Relative spread of per-GPU speed in your fleet (default 0.015); applies to every offering"},
-    {"--tp", "/strategy/tp", false, "INT", "Fix the tensor-parallel size (default: searched)"},
-    {"--pp", "/strategy/pp", false, "INT", "Fix the pipeline-parallel size"},
-    {"--dp", "/strategy/dp", false, "INT", "Fix the data-parallel size"},
-    {"--cp", "/strategy/cp", false, "INT", "Fix the context-parallel size"},
-    {"--ep", "/strategy/ep", false, "INT", "Fix the expert-parallel size"},
-    {"--micro-batch", "/strategy/micro_batch", false, "INT", "Fix the sequences per micro-batch"},
-    {"--virtual-stages", "/strategy/virtual_stages", false, "INT", "Fix the interleaved pipeline chunks per rank"},
-    {"--zero", "/strategy/zero", false, "INT", "Fix the ZeRO stage 0-3"},
-    {"--recompute", "/strategy/recompute", true, "NAME", "Fix recomputation: none, selective or full"},
-    {"--sequence-parallel", "/strategy/sequence_parallel", false, "BOOL", "Fix sequence parallelism: true or false"},
-    {"--recompute-norms", "/strategy/recompute_norms", false, "BOOL",
-     "Recompute the norms (selective recompute only; default false)"},
-    {"--recompute-moe-act", "/strategy/recompute_moe_act", false, "BOOL",
-     "Recompute the experts' activation (selective recompute only; default false)"},
-};
-constexpr size_t kFlagCount = std::size(kScenarioFlags);
-
 struct SearchOptions {
   std::string scenario_arg, scenario_opt;
-  std::array<std::string, kFlagCount> values;
-  std::array<CLI::Option*, kFlagCount> options{};
+  ScenarioFlags flags;  // the model, the training job and the strategy fields to fix (the cluster is searched)
   std::vector<std::string> instances, gpus, providers, regions, prices;
   std::string nodes;
   int max_gpus = 0;
@@ -94,46 +51,6 @@ struct SearchOptions {
   std::string format, out;
   std::string profile;
 };
-
-bool given(const SearchOptions& opt, std::string_view flag) {
-  for (size_t i = 0; i < kFlagCount; ++i) {
-    if (flag == kScenarioFlags[i].flag) return opt.options[i]->count() > 0;
-  }
-  return false;
-}
-
-void apply_flags(json& doc, const SearchOptions& opt) {
-  if (!doc.is_object()) return;
-  if (given(opt, "--model")) doc["model"] = json::object();
-  if (given(opt, "--global-batch") && doc.contains("training") && doc["training"].is_object()) {
-    doc["training"].erase("global_batch_tokens");
-  }
-  if (given(opt, "--global-batch-tokens") && doc.contains("training") && doc["training"].is_object()) {
-    doc["training"].erase("global_batch");
-  }
-  for (size_t i = 0; i < kFlagCount; ++i) {
-    if (opt.options[i]->count() == 0) continue;
-    json value = opt.values[i];
-    if (!kScenarioFlags[i].text) {
-      json parsed = json::parse(opt.values[i], nullptr, /*allow_exceptions=*/false);
-      if (parsed.is_number() || parsed.is_boolean()) value = parsed;
-    }
-    set_at(doc, kScenarioFlags[i].pointer, std::move(value));
-  }
-}
-
-void annotate_flags(Diagnostics& diags, const SearchOptions& opt) {
-  for (auto& d : diags) {
-    for (size_t i = 0; i < kFlagCount; ++i) {
-      if (opt.options[i]->count() == 0) continue;
-      const std::string prefix = std::string(kWhere) + "#" + kScenarioFlags[i].pointer;
-      if (d.where == prefix || d.where.starts_with(prefix + "/")) {
-        d.message += std::string(" (set by ") + kScenarioFlags[i].flag + ")";
-        break;
-      }
-    }
-  }
-}
 
 // "a,b" given once or the flag repeated: one flat list.
 std::vector<std::string> flatten(const std::vector<std::string>& values) {
@@ -346,7 +263,7 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   } else {
     doc = data::example_scenario();
     doc.erase("name");
-    if (given(opt, "--model")) doc["strategy"] = "auto";
+    if (opt.flags.given("--model")) doc["strategy"] = "auto";
   }
   if (doc.is_object()) {
     if (!doc.contains("strategy")) doc["strategy"] = "auto";
@@ -358,11 +275,11 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
       notes.push_back("the scenario's pricing applies to its own cluster and was not used (give --price ID=USD)");
     }
   }
-  apply_flags(doc, opt);
+  opt.flags.apply(doc);
   auto parsed = data::parse_scenario(doc, *catalogs, kWhere);
   if (!parsed) {
     Diagnostics diags = std::move(parsed.error());
-    annotate_flags(diags, opt);
+    opt.flags.annotate(diags, kWhere);
     print_diagnostics(diags);
     return code(Exit::invalid_input);
   }
@@ -374,7 +291,7 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   bar.finish();
   if (!result) {
     Diagnostics diags = std::move(result.error());
-    annotate_flags(diags, opt);
+    opt.flags.annotate(diags, kWhere);
     print_diagnostics(diags);
     return code(Exit::invalid_input);
   }
@@ -467,13 +384,7 @@ Command add_search_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--format", opt->format, "Output format (default: table on a terminal, else json)")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout")->type_name("FILE");
-  for (size_t i = 0; i < kFlagCount; ++i) {
-    const ScenarioFlag& f = kScenarioFlags[i];
-    const std::string_view pointer = f.pointer;
-    const char* group = pointer.starts_with("/strategy") ? "Strategy fields to fix (default: searched)"
-                                                         : "Model and training (override the scenario file)";
-    opt->options[i] = cmd->add_option(f.flag, opt->values[i], f.help)->type_name(f.type)->group(group);
-  }
+  opt->flags.add(*cmd, FlagCommand::search);
   return Command{cmd, [opt, &global] { return run_search(*opt, global); }};
 }
 

@@ -218,28 +218,9 @@ void goodput_to_json(json& out, const sim::Estimate& e) {
 }  // namespace
 
 json parallelism_to_json(const sim::Parallelism& p, int micro_batches) {
-  json out = {{"tp", p.tp},
-          {"pp", p.pp},
-          {"dp", p.dp},
-          {"cp", p.cp},
-          {"ep", p.ep},
-          {"micro_batch", p.micro_batch},
-          {"virtual_stages", p.virtual_stages},
-          {"zero", p.zero},
-          {"recompute", sim::to_string(p.recompute)},
-          {"sequence_parallel", p.sequence_parallel},
-          {"overlap_dp_comm", p.overlap_dp_comm},
-          {"etp", p.etp},
-          {"tp_comm_overlap", p.tp_comm_overlap},
-          {"pp_comm_overlap", p.pp_comm_overlap},
-          {"ep_comm_overlap", p.ep_comm_overlap},
-          {"recompute_norms", p.recompute_norms},
-          {"recompute_moe_act", p.recompute_moe_act},
-          {"grad_accumulation", micro_batches}};
-  // Uneven pipeline stages only when set (0 = even split).
-  if (p.first_stage_layers > 0) out["first_stage_layers"] = p.first_stage_layers;
-  if (p.last_stage_layers > 0) out["last_stage_layers"] = p.last_stage_layers;
-  return out;
+  json s = strategy_to_json(p);
+  s["grad_accumulation"] = micro_batches;
+  return s;
 }
 
 json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
@@ -547,7 +528,9 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
               " accumulation steps";
   if (p.virtual_stages != 1) strategy += ", " + std::to_string(p.virtual_stages) + " virtual stages";
   strategy += ", ZeRO " + std::to_string(p.zero) + ", recompute " + sim::to_string(p.recompute);
-  strategy += p.sequence_parallel ? ", sequence parallel" : "";
+  for (const auto& o : sim::kStrategyOptions) {
+    if (o.tag != nullptr && p.*o.value) strategy += std::string(", ") + o.label;
+  }
   line("Strategy" + std::string(e.strategy_chosen_by_capplan
                                     ? " (chosen by capplan from " +
                                           grouped(static_cast<double>(e.configurations_evaluated)) + " configurations)"

@@ -127,19 +127,6 @@ constexpr StrategyInt kStrategyInts[] = {
     {"last_stage_layers", &sim::StrategyRequest::last_stage_layers, 1, 1e6},
 };
 
-struct StrategyFlag {
-  const char* key;
-  std::optional<bool> sim::StrategyRequest::*member;
-};
-constexpr StrategyFlag kStrategyFlags[] = {
-    {"sequence_parallel", &sim::StrategyRequest::sequence_parallel},
-    {"overlap_dp_comm", &sim::StrategyRequest::overlap_dp_comm},
-    {"tp_comm_overlap", &sim::StrategyRequest::tp_comm_overlap},
-    {"pp_comm_overlap", &sim::StrategyRequest::pp_comm_overlap},
-    {"ep_comm_overlap", &sim::StrategyRequest::ep_comm_overlap},
-    {"recompute_norms", &sim::StrategyRequest::recompute_norms},
-    {"recompute_moe_act", &sim::StrategyRequest::recompute_moe_act},
-};
 
 constexpr sim::Precision kPrecisions[] = {sim::Precision::bf16, sim::Precision::fp16, sim::Precision::fp8,
                                           sim::Precision::tf32, sim::Precision::fp32};
@@ -1085,7 +1072,7 @@ class ScenarioParser {
     std::vector<std::string> known;
     for (const auto& f : kStrategyInts) known.emplace_back(f.key);
     known.emplace_back("recompute");
-    for (const auto& f : kStrategyFlags) known.emplace_back(f.key);
+    for (const auto& f : sim::kStrategyOptions) known.emplace_back(f.key);
     r_.unknown_keys(j, p, known);
 
     bool any = false;
@@ -1116,7 +1103,7 @@ class ScenarioParser {
         }
       }
     }
-    for (const auto& f : kStrategyFlags) {
+    for (const auto& f : sim::kStrategyOptions) {
       const json* v = find(j, f.key);
       if (v == nullptr || is_auto(*v)) continue;
       if (!v->is_boolean()) {
@@ -1124,7 +1111,7 @@ class ScenarioParser {
                  std::string("expected true, false or \"auto\"; got ") + v->type_name() + " " + describe(*v));
         continue;
       }
-      s.*f.member = v->get<bool>();
+      s.*f.request = v->get<bool>();
       any = true;
     }
     out_.strategy_all_auto = !any;
@@ -1203,6 +1190,49 @@ Result<ParsedScenario> parse_scenario_text(std::string_view text, const Catalogs
   auto j = detail::parse_json_text(text, std::string(where));
   if (!j) return std::unexpected(std::move(j.error()));
   return parse_scenario(*j, catalogs, where);
+}
+
+nlohmann::json model_to_json(const sim::ModelSpec& m) {
+  json model = {{"name", m.name}};
+  for (const auto& d : kModelDims) {
+    if (m.*d.member > 0) model[d.key] = m.*d.member;  // head_dim: 0 = hidden/heads, left out
+  }
+  for (const auto& f : kModelFlags) model[f.key] = m.*f.member;
+  if (m.is_moe()) {
+    json moe = {{"capacity_factor", m.moe.capacity_factor},
+                {"activation_clamp", m.moe.activation_clamp},
+                {"expert_bias", m.moe.expert_bias}};
+    for (const auto& f : kMoeInts) moe[f.key] = m.moe.*f.member;
+    model["moe"] = std::move(moe);
+  }
+  if (m.attention == sim::Attention::mla) {
+    model["attention"] = "mla";
+    json mla = json::object();
+    for (const auto& f : kMlaInts) mla[f.key] = m.mla.*f.member;
+    model["mla"] = std::move(mla);
+  } else if (m.sliding_window > 0) {
+    model["sliding_window"] = m.sliding_window;
+    if (m.sliding_window_every != 1) model["sliding_window_every"] = m.sliding_window_every;
+  }
+  return model;
+}
+
+nlohmann::json strategy_to_json(const sim::Parallelism& p) {
+  json s = {{"tp", p.tp},
+            {"pp", p.pp},
+            {"dp", p.dp},
+            {"cp", p.cp},
+            {"ep", p.ep},
+            {"etp", p.etp},
+            {"micro_batch", p.micro_batch},
+            {"virtual_stages", p.virtual_stages},
+            {"zero", p.zero},
+            {"recompute", sim::to_string(p.recompute)}};
+  for (const auto& o : sim::kStrategyOptions) s[o.key] = p.*o.value;
+  // Uneven pipeline stages only when set (0 = even split).
+  if (p.first_stage_layers > 0) s["first_stage_layers"] = p.first_stage_layers;
+  if (p.last_stage_layers > 0) s["last_stage_layers"] = p.last_stage_layers;
+  return s;
 }
 
 nlohmann::json example_scenario() {

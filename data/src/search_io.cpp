@@ -92,7 +92,9 @@ std::string layout_cell(const sim::Parallelism& p) {
   if (p.virtual_stages > 1) s += " v" + std::to_string(p.virtual_stages);
   s += " z" + std::to_string(p.zero);
   s += p.recompute == sim::Recompute::none ? " rc-none" : p.recompute == sim::Recompute::full ? " rc-full" : " rc-sel";
-  if (p.sequence_parallel) s += " sp";
+  for (const auto& o : sim::kStrategyOptions) {
+    if (o.tag != nullptr && p.*o.value) s += std::string(" ") + o.tag;
+  }
   return s;
 }
 

@@ -162,12 +162,14 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
   QString layout = QStringLiteral("TP %1 · PP %2 · DP %3").arg(p.tp).arg(p.pp).arg(p.dp);
   if (p.cp != 1) layout += QStringLiteral(" · CP %1").arg(p.cp);
   if (p.ep != 1) layout += QStringLiteral(" · EP %1").arg(p.ep);
-  layout += QStringLiteral(" · micro-batch %1 x %2 accumulation · ZeRO %3 · recompute %4%5")
+  layout += QStringLiteral(" · micro-batch %1 x %2 accumulation · ZeRO %3 · recompute %4")
                 .arg(p.micro_batch)
                 .arg(e.micro_batches)
                 .arg(p.zero)
-                .arg(QString::fromLatin1(sim::to_string(p.recompute)))
-                .arg(p.sequence_parallel ? QStringLiteral(" · sequence parallel") : QString());
+                .arg(QString::fromLatin1(sim::to_string(p.recompute)));
+  for (const auto& o : sim::kStrategyOptions) {
+    if (o.tag != nullptr && p.*o.value) layout += QStringLiteral(" · ") + tr(o.label);
+  }
   if (p.virtual_stages != 1) layout += QStringLiteral(" · %1 virtual stages").arg(p.virtual_stages);
   summary_->setText(QStringLiteral("<b>%1</b> (%2B parameters), %3 tokens, %4 on %5<br>%6%7")
                         .arg(model.toHtmlEscaped())

@@ -12,6 +12,7 @@
 
 #include "capplan/gui/format.hpp"
 #include "capplan/gui/result_models.hpp"
+#include "capplan/sim/strategy.hpp"
 
 namespace capplan::gui {
 
@@ -300,14 +301,28 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   sg->addWidget(recompute_, row++, 1, 1, 3);
   connect(recompute_, &QComboBox::activated, this,
           [this](int) { doc_->set_value("/strategy/recompute", recompute_->currentData().toString().toStdString()); });
-  sg->addWidget(new QLabel(tr("sequence parallel"), strategy_fields_), row, 0);
-  seq_parallel_ = new QComboBox(strategy_fields_);
-  seq_parallel_->addItem(QStringLiteral("auto"), QStringLiteral("auto"));
-  seq_parallel_->addItem(QStringLiteral("true"), QStringLiteral("true"));
-  seq_parallel_->addItem(QStringLiteral("false"), QStringLiteral("false"));
-  sg->addWidget(seq_parallel_, row++, 1, 1, 3);
-  connect(seq_parallel_, &QComboBox::activated, this,
-          [this](int) { doc_->set_text("/strategy/sequence_parallel", seq_parallel_->currentData().toString()); });
+  // The on/off options, one check box each from sim::kStrategyOptions; those the planner searches
+  // get an "auto" box as the numbers have.
+  for (const auto& o : sim::kStrategyOptions) {
+    const std::string pointer = std::string("/strategy/") + o.key;
+    auto* box = new QCheckBox(tr(o.label), strategy_fields_);
+    box->setObjectName(QString::fromStdString(pointer));
+    box->setToolTip(tr(o.help) + QStringLiteral(" (") + QString::fromStdString(pointer) + QStringLiteral(")"));
+    sg->addWidget(box, row, 0, 1, 3);
+    option_boxes_[pointer] = {&o, box, nullptr};
+    connect(box, &QCheckBox::clicked, this, [this, pointer](bool on) { doc_->set_value(pointer, on); });
+    if (o.searched) {
+      auto* automatic = new QCheckBox(tr("auto"), strategy_fields_);
+      automatic->setObjectName(QString::fromStdString(pointer) + QStringLiteral("#auto"));
+      sg->addWidget(automatic, row, 3);
+      option_boxes_[pointer].automatic = automatic;
+      // Unticking "auto" keeps what is in effect (capplan's choice), now fixed.
+      connect(automatic, &QCheckBox::clicked, this, [this, pointer, box](bool on) {
+        doc_->set_value(pointer, on ? nlohmann::json("auto") : nlohmann::json(box->isChecked()));
+      });
+    }
+    ++row;
+  }
   sl->addWidget(strategy_fields_);
   errors_["/strategy"] = add_error_label(strategy_box);
   layout->addWidget(strategy_box);
@@ -530,8 +545,18 @@ void ScenarioEditor::refresh() {
   }
   const QString rc = doc_->text("/strategy/recompute");
   set_combo_data(recompute_, rc.isEmpty() || all_auto ? QStringLiteral("auto") : rc);
-  const QString sp = doc_->text("/strategy/sequence_parallel");
-  set_combo_data(seq_parallel_, sp.isEmpty() || all_auto ? QStringLiteral("auto") : sp);
+  for (auto& [pointer, b] : option_boxes_) {
+    const QString t = doc_->text(pointer);
+    const bool fixed = !(all_auto || no_strategy) && (t == QLatin1String("true") || t == QLatin1String("false"));
+    // In effect: the document's value, else capplan's choice, else the default.
+    const bool on = fixed ? t == QLatin1String("true")
+                          : last_result_ ? last_result_->estimate.strategy.*b.option->value : b.option->fallback;
+    b.box->setChecked(on);
+    if (b.automatic != nullptr) {
+      b.automatic->setChecked(!fixed);
+      b.box->setEnabled(fixed);
+    }
+  }
 
   // Price.
   const bool overridden = doc_->has("/pricing");

@@ -20,6 +20,7 @@
 #include "capplan/gui/estimate_runner.hpp"
 #include "capplan/gui/calibration.hpp"
 #include "capplan/gui/scenario_document.hpp"
+#include "capplan/sim/strategy.hpp"
 
 namespace capplan::gui {
 
@@ -74,7 +75,12 @@ class ScenarioEditor final : public QWidget {
   QWidget* strategy_fields_ = nullptr;
   std::map<std::string, QCheckBox*> auto_boxes_;
   QComboBox* recompute_ = nullptr;
-  QComboBox* seq_parallel_ = nullptr;
+  struct OptionBoxes {
+    const sim::StrategyOption* option = nullptr;
+    QCheckBox* box = nullptr;
+    QCheckBox* automatic = nullptr;  // searched options only
+  };
+  std::map<std::string, OptionBoxes> option_boxes_;  // "/strategy/<key>" -> its check boxes
   QCheckBox* price_override_ = nullptr;
   QLineEdit* price_ = nullptr;
   QLabel* price_label_ = nullptr;

@@ -74,7 +74,9 @@ QString layout_text(const sim::Parallelism& p) {
   text += QStringLiteral(" · mb %1").arg(p.micro_batch);
   if (p.virtual_stages != 1) text += QStringLiteral(" · v%1").arg(p.virtual_stages);
   text += QStringLiteral(" · ZeRO %1 · %2").arg(p.zero).arg(QString::fromLatin1(sim::to_string(p.recompute)));
-  if (p.sequence_parallel) text += QStringLiteral(" · SP");
+  for (const auto& o : sim::kStrategyOptions) {
+    if (o.tag != nullptr && p.*o.value) text += QStringLiteral(" · ") + QString::fromLatin1(o.tag);
+  }
   return text;
 }
 

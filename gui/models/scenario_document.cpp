@@ -134,39 +134,8 @@ void ScenarioDocument::use_preset(const std::string& model_id) {
 void ScenarioDocument::use_custom_model() {
   if (!last_good_) return;
   const sim::ModelSpec& m = last_good_->scenario.model;
-  json model = json::object();
+  json model = data::model_to_json(m);  // every key the parser reads (MoE routing and clamps included)
   model["name"] = m.name.empty() ? std::string("custom") : m.name + " (custom)";
-  model["layers"] = m.layers;
-  model["hidden"] = m.hidden;
-  model["heads"] = m.heads;
-  model["kv_heads"] = m.kv_heads;
-  model["ffn_hidden"] = m.ffn_hidden;
-  model["vocab"] = m.vocab;
-  model["seq_len"] = m.seq_len;
-  model["gated_ffn"] = m.gated_ffn;
-  model["tied_embeddings"] = m.tied_embeddings;
-  model["rmsnorm"] = m.rmsnorm;
-  model["rope"] = m.rope;
-  if (m.attention_head_dim > 0) model["head_dim"] = m.attention_head_dim;
-  if (m.is_moe()) {
-    model["moe"] = {{"experts", m.moe.experts},
-                    {"top_k", m.moe.top_k},
-                    {"expert_ffn_hidden", m.moe.expert_ffn_hidden},
-                    {"shared_experts", m.moe.shared_experts},
-                    {"dense_layers", m.moe.dense_layers},
-                    {"every_n_layers", m.moe.every_n_layers}};
-  }
-  if (m.attention == sim::Attention::mla) {
-    model["attention"] = "mla";
-    model["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
-                    {"kv_lora_rank", m.mla.kv_lora_rank},
-                    {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
-                    {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
-                    {"v_head_dim", m.mla.v_head_dim}};
-  } else if (m.sliding_window > 0) {
-    model["sliding_window"] = m.sliding_window;
-    if (m.sliding_window_every != 1) model["sliding_window_every"] = m.sliding_window_every;
-  }
   doc_["model"] = std::move(model);
   modified_ = true;
   revalidate();
@@ -243,25 +212,7 @@ void ScenarioDocument::apply_plan(const std::string& instance_id, const std::str
     if (const json* v = find_at(doc_, std::string("/cluster/") + key)) cluster[key] = *v;
   }
   doc_["cluster"] = std::move(cluster);
-  json s = json::object();
-  s["tp"] = p.tp;
-  s["pp"] = p.pp;
-  s["dp"] = p.dp;
-  if (p.cp != 1) s["cp"] = p.cp;
-  if (p.ep != 1) s["ep"] = p.ep;
-  if (p.etp != 1) s["etp"] = p.etp;
-  s["micro_batch"] = p.micro_batch;
-  s["virtual_stages"] = p.virtual_stages;
-  s["zero"] = p.zero;
-  s["recompute"] = sim::to_string(p.recompute);
-  s["sequence_parallel"] = p.sequence_parallel;
-  s["overlap_dp_comm"] = p.overlap_dp_comm;
-  if (p.tp_comm_overlap) s["tp_comm_overlap"] = true;
-  if (p.pp_comm_overlap) s["pp_comm_overlap"] = true;
-  if (p.ep_comm_overlap) s["ep_comm_overlap"] = true;
-  if (p.recompute_norms) s["recompute_norms"] = true;
-  if (p.recompute_moe_act) s["recompute_moe_act"] = true;
-  doc_["strategy"] = std::move(s);
+  doc_["strategy"] = data::strategy_to_json(p);  // the plan's layout, every field fixed
   // A plan priced with an offering's price: a per-GPU override would no longer be the user's intent.
   modified_ = true;
   revalidate();

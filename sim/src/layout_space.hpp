@@ -89,9 +89,10 @@ void for_each_inner_layout(const ModelSpec& m, const StrategyRequest& r, const O
               for (bool ppo : pp_overlaps) {
                 for (bool epo : ep_overlaps) {
                   Parallelism p{o.tp, o.pp, o.dp, o.cp, o.ep, o.etp, mb, v, zero, rc, sp, dp_overlap, tpo, ppo, epo};
-                  // Module recompute is the user's choice, never searched.
-                  p.recompute_norms = r.recompute_norms.value_or(false);
-                  p.recompute_moe_act = r.recompute_moe_act.value_or(false);
+                  // The options never searched (kStrategyOptions): the user's choice, else the default.
+                  for (const auto& opt : kStrategyOptions) {
+                    if (!opt.searched) p.*opt.value = (r.*opt.request).value_or(opt.fallback);
+                  }
                   // Uneven first/last stages: the user's, never searched (applied only with pp > 1).
                   if (o.pp > 1) {
                     p.first_stage_layers = r.first_stage_layers.value_or(0);

@@ -29,15 +29,10 @@ Parallelism fill_defaults(const Scenario& s) {
   p.virtual_stages = r.virtual_stages.value_or(1);
   p.zero = r.zero.value_or(0);
   p.recompute = r.recompute.value_or(Recompute::selective);
+  for (const auto& o : kStrategyOptions) p.*o.value = (r.*o.request).value_or(o.fallback);
   p.sequence_parallel = r.sequence_parallel.value_or(p.tp > 1);
-  p.overlap_dp_comm = r.overlap_dp_comm.value_or(true);
-  p.tp_comm_overlap = r.tp_comm_overlap.value_or(false);
-  p.pp_comm_overlap = r.pp_comm_overlap.value_or(false);
-  p.ep_comm_overlap = r.ep_comm_overlap.value_or(false);
-  p.recompute_norms = r.recompute_norms.value_or(false);
   p.first_stage_layers = r.first_stage_layers.value_or(0);
   p.last_stage_layers = r.last_stage_layers.value_or(0);
-  p.recompute_moe_act = r.recompute_moe_act.value_or(false);
   return p;
 }
 

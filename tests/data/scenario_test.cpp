@@ -620,6 +620,53 @@ TEST(ParseScenario, ModuleRecomputeFlagsAreOptionalBooleans) {
       << to_string(bad.error());
 }
 
+// model_to_json writes every key the parser reads: each catalog model comes back the same.
+TEST(ParseScenario, ModelToJsonReadsBackToTheSameModel) {
+  for (const auto& entry : good_catalogs().models) {
+    SCOPED_TRACE(entry.id);
+    const sim::ModelSpec& m = entry.spec;
+    json j = base();
+    j["model"] = model_to_json(m);
+    j["strategy"] = "auto";
+    auto r = parse(j);
+    ASSERT_TRUE(r) << to_string(r.error());
+    EXPECT_EQ(r->model_id, "custom");
+    EXPECT_EQ(model_to_json(r->scenario.model), model_to_json(m));
+    EXPECT_EQ(r->scenario.model.attention, m.attention);
+    EXPECT_EQ(r->scenario.model.total_params(), m.total_params());
+  }
+}
+
+// sim::kStrategyOptions drives the strategy keys: each one is read, refused when not a boolean,
+// and written back by strategy_to_json so that parse_scenario reads the same layout again.
+TEST(ParseScenario, EveryStrategyOptionIsReadAndWrittenBack) {
+  for (const auto& o : sim::kStrategyOptions) {
+    SCOPED_TRACE(o.key);
+    auto r = parse(patched({{"strategy", {{"recompute", "selective"}, {o.key, !o.fallback}}}}));
+    if (r) {  // an option may need more of the layout (e.g. an MoE model): check_layout's business
+      EXPECT_EQ(r->scenario.strategy.*o.request, !o.fallback);
+    }
+    auto bad = parse(patched({{"strategy", {{o.key, "yes"}}}}));
+    ASSERT_FALSE(bad);
+    EXPECT_TRUE(has_diag(bad.error(), std::string("scenario#/strategy/") + o.key, "expected true, false or \"auto\""))
+        << to_string(bad.error());
+
+    sim::Parallelism p;
+    p.tp = 8;
+    p.pp = 4;
+    p.dp = 16;
+    p.*o.value = !o.fallback;
+    const json written = strategy_to_json(p);
+    EXPECT_EQ(written.at(o.key), !o.fallback);
+    json j = base();
+    j["strategy"] = written;
+    auto back = parse(j);
+    if (back) {
+      for (const auto& each : sim::kStrategyOptions) EXPECT_EQ(back->scenario.strategy.*each.request, p.*each.value);
+    }
+  }
+}
+
 TEST(ParseScenario, GpuSpeedSpreadDefaultsToTheDocumentedValueAndIsChecked) {
   auto dflt = parse(base());
   ASSERT_TRUE(dflt) << to_string(dflt.error());

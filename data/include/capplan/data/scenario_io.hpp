@@ -41,8 +41,15 @@ nlohmann::json example_scenario();
 // Output per CONTRACT.md (plus extensions). Never contains NaN/Inf (they become null).
 nlohmann::json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s);
 
-// A layout as JSON (tp, pp, dp, cp, ep, micro_batch, virtual_stages, zero, recompute,
-// sequence_parallel, overlap_dp_comm, grad_accumulation): the "strategy" object of the output.
+// A model as a scenario's "model" object of explicit dimensions (no preset): every key the
+// parser reads, so parse_scenario reads the same model back.
+nlohmann::json model_to_json(const sim::ModelSpec& m);
+
+// A complete layout as a scenario's "strategy" object (every field fixed; parse_scenario reads it
+// back to the same layout): the numbers, recompute and every sim::kStrategyOptions key.
+nlohmann::json strategy_to_json(const sim::Parallelism& p);
+
+// strategy_to_json plus grad_accumulation: the "strategy" object of the output.
 nlohmann::json parallelism_to_json(const sim::Parallelism& p, int micro_batches);
 
 // One header line and one value line with the scalar fields of estimate_to_json.

@@ -68,4 +68,44 @@ struct StrategyRequest {
   }
 };
 
+// The on/off strategy options, declared once. data/ reads and writes them (scenario and output
+// "strategy" keys), `capplan estimate` and `capplan search` offer each as a flag, the GUI shows each
+// as a check box, and the planner fills the ones it does not search from the request. A new option
+// is a member of Parallelism and of StrategyRequest plus a row here; what it changes in the step is
+// the lowering's business, and a searched one needs its values in sim/src/layout_space.hpp.
+struct StrategyOption {
+  const char* key;    // scenario and output JSON key
+  const char* flag;   // command-line flag
+  const char* label;  // GUI check box (translated there)
+  const char* help;   // one line: --help and the GUI tooltip
+  bool Parallelism::*value;
+  std::optional<bool> StrategyRequest::*request;
+  bool fallback;    // when neither the user nor the planner sets it
+  bool searched;    // the planner tries both values when it is left auto
+  const char* tag;  // in one-line layout summaries while on ("sp"); nullptr: never shown
+};
+
+inline constexpr StrategyOption kStrategyOptions[] = {
+    {"sequence_parallel", "--sequence-parallel", "sequence parallel",
+     "Sequence parallelism: norm and dropout activations split over the tensor-parallel ranks (default: searched)",
+     &Parallelism::sequence_parallel, &StrategyRequest::sequence_parallel, false, true, "sp"},
+    {"overlap_dp_comm", "--overlap-dp-comm", "overlap DP gradient reduction",
+     "Overlap the data-parallel gradient reduction with backward (default true)", &Parallelism::overlap_dp_comm,
+     &StrategyRequest::overlap_dp_comm, true, false, nullptr},
+    {"tp_comm_overlap", "--tp-comm-overlap", "overlap TP communication",
+     "Overlap tensor-parallel collectives with GEMMs, chunked (default false)", &Parallelism::tp_comm_overlap,
+     &StrategyRequest::tp_comm_overlap, false, true, "tp-overlap"},
+    {"pp_comm_overlap", "--pp-comm-overlap", "overlap PP send/recv",
+     "Overlap pipeline send/recv with compute (default false)", &Parallelism::pp_comm_overlap, &StrategyRequest::pp_comm_overlap, false, true, "pp-overlap"},
+    {"ep_comm_overlap", "--ep-comm-overlap", "overlap EP all-to-all",
+     "Overlap the expert-parallel all-to-all with another micro-batch's compute (default false)",
+     &Parallelism::ep_comm_overlap, &StrategyRequest::ep_comm_overlap, false, true, "ep-overlap"},
+    {"recompute_norms", "--recompute-norms", "recompute norms",
+     "With selective recompute: recompute the norms in backward instead of keeping their outputs (default false)",
+     &Parallelism::recompute_norms, &StrategyRequest::recompute_norms, false, false, "rc-norms"},
+    {"recompute_moe_act", "--recompute-moe-act", "recompute experts' activation",
+     "With selective recompute: recompute the experts' activation instead of keeping it (default false)",
+     &Parallelism::recompute_moe_act, &StrategyRequest::recompute_moe_act, false, false, "rc-moe-act"},
+};
+
 }  // namespace capplan::sim

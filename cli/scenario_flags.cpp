@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "scenario_flags.hpp"
+
+#include <iterator>
+#include <utility>
+
+#include "capplan/sim/strategy.hpp"
+#include "json_pointer_set.hpp"
+
+namespace capplan::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr FlagValue kText = FlagValue::text;
+constexpr FlagValue kNumber = FlagValue::number_or_text;
+
+struct Row {
+  const char* flag;
+  const char* pointer;
+  FlagValue value;
+  const char* type;
+  const char* help;
+  const char* search_help;
+};
+
+// Before the strategy options (sim::kStrategyOptions, inserted after --recompute).
+constexpr Row kFieldRows[] = {
+    {"--model", "/model/preset", kText, "ID", "Model preset id (capplan catalog models); replaces the file's model",
+     kSameHelp},
+    {"--layers", "/model/layers", kNumber, "INT", "Transformer layers", kSameHelp},
+    {"--hidden", "/model/hidden", kNumber, "INT", "Hidden size", kSameHelp},
+    {"--heads", "/model/heads", kNumber, "INT", "Attention heads", kSameHelp},
+    {"--kv-heads", "/model/kv_heads", kNumber, "INT", "Key/value heads (GQA)", kSameHelp},
+    {"--ffn-hidden", "/model/ffn_hidden", kNumber, "INT", "FFN hidden size", kSameHelp},
+    {"--vocab", "/model/vocab", kNumber, "INT", "Vocabulary size", kSameHelp},
+    {"--seq-len", "/model/seq_len", kNumber, "INT", "Sequence length in tokens", kSameHelp},
+    {"--gated-ffn", "/model/gated_ffn", kNumber, "BOOL", "SwiGLU-style gated FFN", kSameHelp},
+    {"--tied-embeddings", "/model/tied_embeddings", kNumber, "BOOL", "Output layer shares the input embedding",
+     kSameHelp},
+    {"--dropout", "/model/dropout", kNumber, "BOOL", "Dropout masks kept for backward", kSameHelp},
+    {"--flash-attention", "/model/flash_attention", kNumber, "BOOL", "Fused (flash) attention (default true)",
+     kSameHelp},
+    {"--rmsnorm", "/model/rmsnorm", kNumber, "BOOL", "RMSNorm instead of LayerNorm", kSameHelp},
+    {"--rope", "/model/rope", kNumber, "BOOL", "Rotary position embedding", kSameHelp},
+    {"--tokens", "/training/tokens", kNumber, "SI", "Total training tokens, e.g. 2T", kSameHelp},
+    {"--global-batch", "/training/global_batch", kNumber, "INT", "Global batch in sequences", kSameHelp},
+    {"--global-batch-tokens", "/training/global_batch_tokens", kNumber, "SI", "Global batch in tokens, e.g. 4M",
+     kSameHelp},
+    {"--precision", "/training/precision", kText, "NAME", "bf16, fp16, fp8, tf32 or fp32", kSameHelp},
+    {"--framework", "/training/framework", kText, "NAME",
+     "megatron (fused kernels, default) or pytorch (eager kernels)", "megatron (fused kernels, default) or pytorch"},
+    {"--loss-kernel", "/training/loss_kernel", kText, "NAME",
+     "Loss kernels: unfused, fused, te or eager (default: fused for megatron, eager for pytorch)",
+     "Loss kernels: unfused, fused, te or eager"},
+    {"--fp8-recipe", "/training/fp8_recipe", kText, "NAME",
+     "FP8 scaling: delayed (default) or current (tensorwise: an extra amax pass per cast)",
+     "FP8 scaling: delayed (default) or current"},
+    {"--fp8-params", "/training/fp8_params", kNumber, "BOOL",
+     "FP8 weights, all-gathered in FP8 (Megatron --fp8-param-gather; default false)",
+     "FP8 weights, all-gathered in FP8 (default false)"},
+    {"--grad-reduce-fp32", "/training/grad_reduce_in_fp32", kNumber, "BOOL",
+     "Accumulate and reduce gradients in fp32 (default: true for bf16/fp8, false for fp16)", kSameHelp},
+    {"--overlap-compute-slowdown", "/training/overlap_compute_slowdown", kNumber, "FRACTION",
+     "Compute slowdown while it overlaps communication (default 0.189)", nullptr},
+    // The cluster is what search chooses: its --gpu and --nodes are offering filters of its own.
+    {"--instance", "/cluster/instance", kText, "ID", "Instance id (capplan catalog instances)", nullptr},
+    {"--nodes", "/cluster/nodes", kNumber, "INT", "Number of instances", nullptr},
+    {"--gpu", "/cluster/gpu", kText, "ID", "GPU id (capplan catalog gpus)", nullptr},
+    {"--gpus", "/cluster/gpus", kNumber, "INT", "Number of GPUs (with --gpu)", nullptr},
+    {"--gpus-per-node", "/cluster/gpus_per_node", kNumber, "INT", "GPUs per node (with --gpu)", nullptr},
+    {"--intra-node-gbps", "/cluster/intra_node_gbps", kNumber, "GBPS",
+     "Intra-node link bandwidth per GPU, one direction, Gbit/s", nullptr},
+    {"--inter-node-gbps-per-gpu", "/cluster/inter_node_gbps_per_gpu", kNumber, "GBPS",
+     "Inter-node bandwidth per GPU, one direction, Gbit/s", nullptr},
+    {"--gpu-speed-spread", "/cluster/gpu_speed_spread", kNumber, "FRACTION",
+     "Relative spread of per-GPU speed; the step waits for the slowest GPU (default 0.015)",
+     "Relative spread of per-GPU speed in your fleet (default 0.015); applies to every offering"},
+    {"--tp", "/strategy/tp", kNumber, "INT|auto", "Tensor-parallel size, or auto",
+     "Fix the tensor-parallel size (default: searched)"},
+    {"--pp", "/strategy/pp", kNumber, "INT|auto", "Pipeline-parallel size, or auto", "Fix the pipeline-parallel size"},
+    {"--dp", "/strategy/dp", kNumber, "INT|auto", "Data-parallel size, or auto", "Fix the data-parallel size"},
+    {"--cp", "/strategy/cp", kNumber, "INT|auto", "Context-parallel size, or auto", "Fix the context-parallel size"},
+    {"--ep", "/strategy/ep", kNumber, "INT|auto", "Expert-parallel size, or auto", "Fix the expert-parallel size"},
+    {"--etp", "/strategy/etp", kNumber, "INT|auto", "Expert tensor-parallel size (1), or auto",
+     "Fix the expert tensor-parallel size"},
+    {"--micro-batch", "/strategy/micro_batch", kNumber, "INT|auto", "Sequences per micro-batch, or auto",
+     "Fix the sequences per micro-batch"},
+    {"--virtual-stages", "/strategy/virtual_stages", kNumber, "INT|auto",
+     "Interleaved pipeline chunks per rank, or auto", "Fix the interleaved pipeline chunks per rank"},
+    {"--zero", "/strategy/zero", kNumber, "INT|auto", "ZeRO stage 0-3, or auto", "Fix the ZeRO stage 0-3"},
+    {"--recompute", "/strategy/recompute", kText, "NAME|auto", "none, selective, full or auto",
+     "Fix recomputation: none, selective or full"},
+    {"--first-stage-layers", "/strategy/first_stage_layers", kNumber, "INT",
+     "Layers on the first pipeline stage (Megatron-Core --decoder-first-pipeline-num-layers; default: even split)",
+     "Fix the layers on the first pipeline stage"},
+    {"--last-stage-layers", "/strategy/last_stage_layers", kNumber, "INT",
+     "Layers on the last pipeline stage (Megatron-Core --decoder-last-pipeline-num-layers; default: even split)",
+     "Fix the layers on the last pipeline stage"},
+};
+
+// After the strategy options.
+constexpr Row kLaterRows[] = {
+    {"--usd-per-gpu-hour", "/pricing/usd_per_gpu_hour", kNumber, "USD", "Price per GPU-hour (overrides the catalog)",
+     nullptr},
+    {"--usd-per-node-hour", "/pricing/usd_per_node_hour", kNumber, "USD", "Price per node-hour (overrides the catalog)",
+     nullptr},
+    {"--purchase", "/pricing/purchase", kText, "NAME", "on_demand (default), spot, reserved or on_prem", nullptr},
+    {"--spot-usd-per-gpu-hour", "/pricing/spot/usd_per_gpu_hour", kNumber, "USD", "Spot price per GPU-hour", nullptr},
+    {"--spot-preemptions-per-node-hour", "/pricing/spot/preemptions_per_node_hour", kNumber, "FRACTION",
+     "Probability a spot node is preempted in an hour (0..1)", nullptr},
+    {"--reserved-usd-per-gpu-hour", "/pricing/reserved/usd_per_gpu_hour", kNumber, "USD",
+     "Reserved (committed) price per GPU-hour", nullptr},
+    {"--reserved-term-months", "/pricing/reserved/term_months", kNumber, "MONTHS",
+     "Commitment term, paid whether used or not", nullptr},
+    {"--reserved-idle-usd-per-gpu-hour", "/pricing/reserved/idle_usd_per_gpu_hour", kNumber, "USD",
+     "Rate for committed but unused GPU-hours (default: the reserved rate)", nullptr},
+    {"--reserved-committed-gpus", "/pricing/reserved/committed_gpus", kNumber, "INT",
+     "GPUs committed (default: the cluster's)", nullptr},
+    {"--on-prem-usd-per-node", "/pricing/on_prem/usd_per_node", kNumber, "USD", "Purchase price of one node", nullptr},
+    {"--on-prem-amortisation-years", "/pricing/on_prem/amortisation_years", kNumber, "YEARS",
+     "Years over which the purchase is written off", nullptr},
+    {"--on-prem-node-power-w", "/pricing/on_prem/node_power_w", kNumber, "W",
+     "Power of one node under load (default GPU TDP x GPUs)", nullptr},
+    {"--on-prem-pue", "/pricing/on_prem/pue", kNumber, "RATIO", "Power usage effectiveness (default 1.58)", nullptr},
+    {"--on-prem-usd-per-kwh", "/pricing/on_prem/usd_per_kwh", kNumber, "USD", "Electricity price per kWh", nullptr},
+    {"--on-prem-ops-usd-per-year", "/pricing/on_prem/ops_usd_per_year", kNumber, "USD",
+     "Operations staff and support per year", nullptr},
+    {"--on-prem-utilisation", "/pricing/on_prem/utilisation", kNumber, "FRACTION",
+     "Share of the owned cluster's time doing useful work (default 1)", nullptr},
+    {"--failure-rate-per-gpu-hour", "/reliability/failure_rate_per_gpu_hour", kNumber, "RATE",
+     "Job interruptions per GPU-hour (default: Llama 3 405B's 2.2e-5)", nullptr},
+    {"--restart-s", "/reliability/restart_s", kNumber, "S",
+     "Relaunch + initialisation seconds before the checkpoint load (default 600, an assumption)", nullptr},
+    {"--node-replacement-s", "/reliability/node_replacement_s", kNumber, "S",
+     "Seconds to get a replacement node when no hot spare is ready", nullptr},
+    {"--hot-spares", "/reliability/hot_spares", kNumber, "NODES", "Spare nodes kept ready", nullptr},
+    {"--checkpoint-interval-s", "/reliability/checkpoint_interval_s", kNumber, "S",
+     "Seconds of training between checkpoints (default: Daly optimum)", nullptr},
+    {"--checkpoint", "/reliability/checkpoint", kText, "MODE", "sync (default) or async", nullptr},
+    {"--checkpoints-kept", "/reliability/checkpoints_kept", kNumber, "INT",
+     "Checkpoints retained on storage (default 2)", nullptr},
+    {"--storage-tier", "/storage/tier", kText, "ID", "Storage tier id (capplan catalog storage)", nullptr},
+    {"--storage-capacity-tib", "/storage/capacity_tib", kNumber, "TIB",
+     "Provisioned capacity (tiers whose throughput scales with it)", nullptr},
+    {"--storage-write-gb-per-s", "/storage/write_gb_per_s", kNumber, "GBPS", "Aggregate storage write bandwidth, GB/s",
+     nullptr},
+    {"--storage-read-gb-per-s", "/storage/read_gb_per_s", kNumber, "GBPS", "Aggregate storage read bandwidth, GB/s",
+     nullptr},
+    {"--storage-write-gb-per-s-per-node", "/storage/write_gb_per_s_per_node", kNumber, "GBPS",
+     "Storage write bandwidth of one node, GB/s", nullptr},
+    {"--storage-read-gb-per-s-per-node", "/storage/read_gb_per_s_per_node", kNumber, "GBPS",
+     "Storage read bandwidth of one node, GB/s", nullptr},
+    {"--storage-local", "/storage/local", kNumber, "BOOL", "Node-local storage (NVMe)", nullptr},
+    {"--storage-upload-tier", "/storage/upload_tier", kText, "ID", "Tier node-local checkpoints are uploaded to",
+     nullptr},
+    {"--storage-usd-per-gb-month", "/storage/usd_per_gb_month", kNumber, "USD", "Storage price per GB-month", nullptr},
+    {"--bytes-per-token", "/data/bytes_per_token", kNumber, "BYTES",
+     "Bytes read per training token (default 2 or 4: pre-tokenised)", nullptr},
+    {"--preprocessing-tokens-per-s-per-node", "/data/preprocessing_tokens_per_s_per_node", kNumber, "RATE",
+     "Tokens one node's CPUs can load and preprocess per second", nullptr},
+    {"--dataset-bytes", "/data/dataset_bytes", kNumber, "BYTES", "Stored dataset size", nullptr},
+};
+
+// A flag that drops the other spelling of its field from the file.
+struct Replaces {
+  const char* flag;
+  const char* section;
+  const char* key;
+};
+constexpr Replaces kReplaces[] = {
+    {"--global-batch", "training", "global_batch_tokens"},
+    {"--global-batch-tokens", "training", "global_batch"},
+    {"--usd-per-gpu-hour", "pricing", "usd_per_node_hour"},
+    {"--usd-per-node-hour", "pricing", "usd_per_gpu_hour"},
+};
+
+ScenarioFlag from_row(const Row& r) { return {r.flag, r.pointer, r.value, r.type, r.help, r.search_help}; }
+
+// Help groups follow the scenario file's sections.
+std::string group(FlagCommand which, std::string_view pointer) {
+  const std::string_view section = pointer.substr(1, pointer.find('/', 1) - 1);
+  if (which == FlagCommand::search) {
+    return section == "strategy" ? "Strategy fields to fix (default: searched)"
+                                 : "Model and training (override the scenario file)";
+  }
+  if (section == "model") return "Model (override the scenario file)";
+  if (section == "training") return "Training";
+  if (section == "cluster") return "Cluster";
+  if (section == "strategy") return "Strategy (a number or auto)";
+  if (section == "reliability") return "Reliability (interruptions, restarts, checkpoints)";
+  if (section == "storage") return "Storage (checkpoints and data)";
+  if (section == "data") return "Data loading";
+  return "Pricing";
+}
+
+// A flag's text as a JSON value; validation stays with data::parse_scenario.
+json flag_value(const ScenarioFlag& flag, const std::string& text) {
+  if (flag.value == FlagValue::number_or_text) {
+    json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_number() || parsed.is_boolean()) return parsed;
+  }
+  return text;
+}
+
+}  // namespace
+
+const std::deque<ScenarioFlag>& scenario_flags() {
+  static const std::deque<ScenarioFlag> rows = [] {
+    std::deque<ScenarioFlag> out;
+    for (const Row& r : kFieldRows) out.push_back(from_row(r));
+    for (const auto& o : sim::kStrategyOptions) {
+      out.push_back({o.flag, std::string("/strategy/") + o.key, kNumber, "BOOL|auto", o.help, kSameHelp});
+    }
+    for (const Row& r : kLaterRows) out.push_back(from_row(r));
+    return out;
+  }();
+  return rows;
+}
+
+void ScenarioFlags::add(CLI::App& cmd, FlagCommand which, std::string* strategy) {
+  const bool search = which == FlagCommand::search;
+  for (const ScenarioFlag& f : scenario_flags()) {
+    if (search && f.search_help == nullptr) continue;
+    std::string type = f.type;
+    if (search && type.ends_with("|auto")) type.resize(type.size() - 5);
+    const std::string help = search && *f.search_help != '\0' ? std::string(f.search_help) : f.help;
+    Bound& b = bound_.emplace_back(Bound{&f, {}, nullptr});
+    b.option = cmd.add_option(f.flag, b.value, help)->type_name(type)->group(group(which, f.pointer));
+    if (strategy != nullptr && f.flag == "--tp") {
+      cmd.add_option("--strategy", *strategy, "auto: let capplan choose the whole strategy")
+          ->type_name("auto")
+          ->check(CLI::IsMember({"auto"}))
+          ->group(group(which, f.pointer));
+    }
+  }
+}
+
+bool ScenarioFlags::given(std::string_view flag) const {
+  for (const Bound& b : bound_) {
+    if (b.row->flag == flag) return b.option->count() > 0;
+  }
+  return false;
+}
+
+bool ScenarioFlags::any_given() const {
+  for (const Bound& b : bound_) {
+    if (b.option->count() > 0) return true;
+  }
+  return false;
+}
+
+void ScenarioFlags::apply(json& doc) const {
+  if (!doc.is_object()) return;                         // parse_scenario reports the wrong top-level type
+  if (given("--model")) doc["model"] = json::object();  // a preset replaces the file's model
+  for (const Replaces& r : kReplaces) {
+    auto it = doc.find(r.section);
+    if (given(r.flag) && it != doc.end() && it->is_object()) it->erase(r.key);
+  }
+  for (const Bound& b : bound_) {
+    // A field set on an "auto" strategy makes it an object with that field, the rest left auto.
+    if (b.option->count() > 0) set_at(doc, b.row->pointer, flag_value(*b.row, b.value));
+  }
+}
+
+void ScenarioFlags::annotate(Diagnostics& diags, std::string_view where) const {
+  for (auto& d : diags) {
+    for (const Bound& b : bound_) {
+      if (b.option->count() == 0) continue;
+      const std::string prefix = std::string(where) + "#" + b.row->pointer;
+      if (d.where == prefix || d.where.starts_with(prefix + "/")) {
+        d.message += " (set by " + b.row->flag + ")";
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace capplan::cli
