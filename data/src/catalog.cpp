@@ -10,6 +10,7 @@
 #include <map>
 
 #include "json_reader.hpp"
+#include "topology_io.hpp"
 
 namespace capplan::data {
 
@@ -236,6 +237,10 @@ constexpr Field<InstanceEntry> kInstanceFields[] = {
      [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.network_gbps = num(v); }},
     {"network", Kind::string, Need::required, false, {}, "network description",
      [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.network = str(v); }},
+    {"topology", Kind::array, Need::optional, false, {}, "network tiers, innermost first, each with a source",
+     [](InstanceEntry& e, const json& v, Reader& r, const std::string& p) {
+       e.topology = detail::read_topology(v, p, r, true);
+     }},
     {"rdma", Kind::boolean, Need::optional, true, {}, "RDMA (GPUDirect, EFA, RoCE, IB)",
      [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.rdma = v.get<bool>(); }},
     {"vcpu", Kind::integer, Need::optional, true, {1, 1e5, false}, "host vCPUs",
@@ -253,6 +258,22 @@ constexpr Field<InstanceEntry> kInstanceFields[] = {
 };
 
 void check_instance(const InstanceEntry& e, Reader& r, const std::string& p) {
+  if (e.topology && !e.topology->empty()) {
+    const std::string tp = detail::child(p, "topology");
+    const sim::Topology& t = *e.topology;
+    const std::size_t last = t.tiers.size() - 1;
+    if (t.tiers[last].gpus > 0) {
+      r.error(detail::child(detail::child(tp, last), "gpus"),
+              "the outermost tier of an instance must omit gpus (it grows with the nodes bought); got " +
+                  std::to_string(t.tiers[last].gpus));
+    }
+    const int inner = t.tiers[0].gpus;
+    if (e.gpus_per_node > 0 && inner > 0 && inner % e.gpus_per_node != 0 && e.gpus_per_node % inner != 0) {
+      r.error(detail::child(detail::child(tp, 0), "gpus"), "must divide or be a multiple of gpus_per_node (" +
+                                                               std::to_string(e.gpus_per_node) + "); got " +
+                                                               std::to_string(inner));
+    }
+  }
   const auto& price = e.price;
   if ((price.usd_per_node_hour || price.usd_per_gpu_hour) && price.sources.empty()) {
     r.error(detail::child(detail::child(p, "price"), "source"), "must name where the price was read; got []");

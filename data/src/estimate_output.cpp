@@ -310,6 +310,23 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
       {"global_batch_tokens", number(static_cast<double>(sc.training.global_batch) * sc.model.seq_len)},
       {"seq_len", sc.model.seq_len},
   };
+  if (!cl.topology.empty()) {
+    // Only a cluster given with tiers shows them; the two-tier form prints as it always has.
+    json tiers = json::array();
+    for (const auto& t : cl.topology.tiers) {
+      json row = {{"name", t.name},
+                  {"kind", sim::to_string(t.kind)},
+                  {"gpus", t.gpus > 0 ? json(t.gpus) : json(nullptr)},
+                  {"gbps_per_gpu", number(t.bandwidth.base() * 8.0 / 1e9)}};
+      if (t.latency.base() > 0) row["latency_us"] = number(t.latency.base() * 1e6);
+      if (t.kind == sim::TierKind::scale_out) {
+        row["rails"] = t.rails;
+        row["oversubscription"] = number(t.oversubscription);
+      }
+      tiers.push_back(std::move(row));
+    }
+    out["scenario"]["topology"] = std::move(tiers);
+  }
   out["cost_model"] = e.cost_model.empty() ? std::string("datasheet") : e.cost_model;
   out["warnings"] = all_warnings(e, s);
   return out;

@@ -198,7 +198,7 @@ class Reader {
 // Field tables (STYLE.md snippet 4): one row per key, used for parsing, range and unknown-key
 // checks alike. `set` receives a value that already passed the kind and range checks.
 
-enum class Kind { number, integer, string, boolean, string_list, string_list_or_empty, object };
+enum class Kind { number, integer, string, boolean, string_list, string_list_or_empty, object, array };
 enum class Need { required, optional };  // optional: may be absent (same as null where nullable)
 
 struct Range {
@@ -242,6 +242,12 @@ bool check_kind(const Field<T>& f, const json& v, Reader& r, const std::string& 
     }
     case Kind::boolean: return r.boolean(v, p).has_value();
     case Kind::object: return r.object(v, p);
+    case Kind::array:
+      if (!v.is_array()) {
+        r.error(p, std::string("expected a list (") + f.help + "); got " + v.type_name() + " " + describe(v));
+        return false;
+      }
+      return true;
     case Kind::string_list:
     case Kind::string_list_or_empty: {
       if (!v.is_array() || (v.empty() && f.kind == Kind::string_list)) {

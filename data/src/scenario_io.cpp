@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "json_reader.hpp"
+#include "topology_io.hpp"
 
 namespace capplan::data {
 
@@ -768,7 +769,7 @@ class ScenarioParser {
     if (!r_.object(j, p)) return std::nullopt;
     const auto before = r_.count();
     r_.unknown_keys(j, p, {"instance", "nodes", "gpu", "gpus", "gpus_per_node", "intra_node_gbps",
-                           "inter_node_gbps_per_gpu", "gpu_speed_spread"});
+                           "inter_node_gbps_per_gpu", "gpu_speed_spread", "topology"});
     std::optional<double> intra, inter, spread;
     if (const json* v = find(j, "gpu_speed_spread")) {
       spread = r_.number(*v, child(p, "gpu_speed_spread"), 0.0, 0.5, false);
@@ -779,6 +780,26 @@ class ScenarioParser {
     if (const json* v = find(j, "inter_node_gbps_per_gpu")) {
       inter = r_.number(*v, child(p, "inter_node_gbps_per_gpu"), 0, kMaxLinkGbps, true);
     }
+    // Network tiers: the scenario's own, else the instance's (below), else two tiers from the
+    // two bandwidths. A scenario topology carries its bandwidths, so the two flat keys are not used.
+    std::optional<sim::Topology> topo;
+    const json* topo_json = find(j, "topology");
+    if (topo_json != nullptr) {
+      topo = detail::read_topology(*topo_json, child(p, "topology"), r_, false);
+      for (const char* key : {"intra_node_gbps", "inter_node_gbps_per_gpu"}) {
+        if (find(j, key) != nullptr) {
+          r_.error(child(p, key), "not used with topology (give each tier's gbps_per_gpu)");
+        }
+      }
+    }
+    const bool user_inter = inter.has_value();
+    auto has_scale_out = [&] {
+      if (!topo) return false;
+      for (const auto& t : topo->tiers) {
+        if (t.kind == sim::TierKind::scale_out) return true;
+      }
+      return false;
+    };
     const json* instance = find(j, "instance");
     const json* gpu = find(j, "gpu");
     if (instance != nullptr && gpu != nullptr) {
@@ -827,10 +848,11 @@ class ScenarioParser {
       c.gpus_per_node = inst->gpus_per_node;
       c.gpus = static_cast<int>(*nodes) * inst->gpus_per_node;
       c.instance_id = inst->id;
+      if (!topo && inst->topology) topo = inst->topology;
       if (!inter) {
         if (inst->network_gbps) {
           inter = *inst->network_gbps / inst->gpus_per_node;
-        } else if (*nodes > 1) {
+        } else if (*nodes > 1 && !has_scale_out()) {
           r_.error(child(p, "instance"), "network bandwidth of '" + inst->id +
                                              "' is unknown in the catalog; give cluster.inter_node_gbps_per_gpu");
           return std::nullopt;
@@ -849,6 +871,8 @@ class ScenarioParser {
         }
       }
       std::optional<std::int64_t> gpn = 8, gpus, nodes;
+      // With a topology, a node defaults to its innermost (NVLink) domain.
+      if (topo && topo->tiers[0].kind == sim::TierKind::scale_up && topo->tiers[0].gpus > 0) gpn = topo->tiers[0].gpus;
       if (const json* v = find(j, "gpus_per_node")) gpn = r_.integer(*v, child(p, "gpus_per_node"), 1, kMaxGpusPerNode);
       if (const json* v = find(j, "gpus")) gpus = r_.integer(*v, child(p, "gpus"), 1, kMaxGpus);
       if (const json* v = find(j, "nodes")) nodes = r_.integer(*v, child(p, "nodes"), 1, kMaxNodes);
@@ -881,7 +905,7 @@ class ScenarioParser {
       c.gpus_per_node = static_cast<int>(*gpn);
       if (!inter) {
         inter = kDefaultInterNodeGbpsPerGpu;
-        if (c.gpus > c.gpus_per_node) {
+        if (c.gpus > c.gpus_per_node && !has_scale_out()) {
           warn(child(p, "inter_node_gbps_per_gpu"),
                "assumed 400 Gbit/s per GPU inter-node (DGX reference); set cluster.inter_node_gbps_per_gpu");
         }
@@ -894,6 +918,18 @@ class ScenarioParser {
       c.intra_node_bandwidth = units::gbit_per_s(*intra);
     } else {
       c.intra_node_bandwidth = c.gpu.nvlink_bandwidth.base() > 0 ? c.gpu.nvlink_bandwidth : c.gpu.pcie_bandwidth;
+    }
+    if (topo) {
+      // The flat keys override an instance's tiers: intra_node_gbps the innermost scale-up tier,
+      // inter_node_gbps_per_gpu every scale-out tier (each keeps its oversubscription).
+      if (intra && topo->tiers[0].kind == sim::TierKind::scale_up) topo->tiers[0].bandwidth = c.intra_node_bandwidth;
+      for (auto& t : topo->tiers) {
+        if (user_inter && t.kind == sim::TierKind::scale_out) t.bandwidth = c.inter_node_bandwidth;
+      }
+      detail::check_topology_fits(*topo, c.gpus, c.gpus_per_node,
+                                  topo_json != nullptr ? child(p, "topology") : child(p, "instance"), r_);
+      if (r_.count() != before) return std::nullopt;
+      c.set_topology(std::move(*topo));
     }
     return c;
   }

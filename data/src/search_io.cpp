@@ -227,6 +227,15 @@ Result<OfferingList> offerings_from_catalog(const Catalogs& catalogs, const Offe
     } else if (inst.network_gbps) {
       c.inter_node_bandwidth = units::gbit_per_s(*inst.network_gbps / inst.gpus_per_node);
     }  // else: unknown (0); the search offers it for one node only and says so
+    if (inst.topology) {
+      sim::Topology t = *inst.topology;
+      if (inter_node_gbps_per_gpu) {
+        for (auto& tier : t.tiers) {
+          if (tier.kind == sim::TierKind::scale_out) tier.bandwidth = units::gbit_per_s(*inter_node_gbps_per_gpu);
+        }
+      }
+      c.set_topology(std::move(t));
+    }
     if (auto it = prices.find(inst.id); it != prices.end()) {
       c.price_per_gpu = units::usd_per_hour(it->second);
       c.price_source = "user: --price " + inst.id;

@@ -227,6 +227,33 @@ CalibratedCost::Choice CalibratedCost::collective_choice(const CollectiveOp& op,
     if (warning != nullptr) *warning = text();
     return Choice{};
   };
+  if (const int tiers = datasheet_.network().size(); tiers > 2) {
+    const TierSpan ts = tier_span(op.group, tiers);
+    if (ts.outer >= 2) {
+      const std::string name = datasheet_.network().tiers[static_cast<std::size_t>(ts.outer)].name;
+      const std::string what = std::string(to_string(op.kind)) + " across tier '" + name + "'";
+      const CollectiveFit* up = nullptr;
+      const CollectiveFit* out = nullptr;
+      for (const auto& f : profile_.collectives) {
+        if (f.kind != op.kind || !(f.busbw_Bps.value > 0)) continue;
+        const CollectiveFit*& best = tier_spans_nodes(f.tier) ? out : up;
+        if (best == nullptr || f.ranks > best->ranks) best = &f;
+      }
+      std::vector<TierLink> links = datasheet_.collectives().links();
+      if (out == nullptr || !(links[1].busbw.base() > 0)) {
+        return fallback([&] { return what + ": no network measurement to scale; datasheet used"; });
+      }
+      const double scale = out->busbw_Bps.value / links[1].busbw.base();
+      if (up != nullptr) links[0].busbw = units::BytesPerSecond::from_base(up->busbw_Bps.value);
+      for (std::size_t i = 1; i < links.size(); ++i) links[i].busbw = links[i].busbw * scale;
+      if (warning != nullptr) {
+        *warning = what + " is beyond the measured tiers; measured network busbw scaled by the topology's tier "
+                          "bandwidths";
+      }
+      return {"scaled",
+              hierarchical_collective_time(op, links, datasheet_.collectives().latency_per_log2_us()).base()};
+    }
+  }
   const bool inter = op.group.spans_nodes();
   const int n = op.group.size;
   auto describe = [&] {

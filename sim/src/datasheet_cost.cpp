@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 namespace capplan::sim {
 
@@ -26,16 +28,38 @@ DatasheetCost::DatasheetCost(const Cluster& cluster, DatasheetAssumptions a)
       hbm_bw_(cluster.gpu.hbm_bandwidth) {
   const double hbm_eff = cluster.gpu.hbm_efficiency > 0 ? cluster.gpu.hbm_efficiency : a.hbm_efficiency;
   mem_bw_ = cluster.gpu.hbm_bandwidth * (hbm_eff * a.elementwise_vs_copy);
-  // Measured NCCL busbw was taken with NVLink at full width; a scenario override of the
-  // intra-node bandwidth scales it proportionally.
+  network_ = cluster.network();
+  std::vector<TierLink> links;
+  links.reserve(network_.tiers.size());
   const double nvlink = cluster.gpu.nvlink_bandwidth.base();
-  const double intra = cluster.intra_node_bandwidth.base();
-  if (cluster.gpu.nvlink_busbw.base() > 0 && nvlink > 0) {
-    intra_busbw_ = cluster.gpu.nvlink_busbw * (intra / nvlink);
-  } else {
-    intra_busbw_ = cluster.intra_node_bandwidth * a.nvlink_busbw_efficiency;
+  for (const NetworkTier& t : network_.tiers) {
+    TierLink l;
+    if (t.kind == TierKind::scale_up) {
+      // Measured NCCL busbw was taken with NVLink at full width; a tier of another bandwidth
+      // (a scenario override) scales it proportionally.
+      if (cluster.gpu.nvlink_busbw.base() > 0 && nvlink > 0) {
+        l.busbw = cluster.gpu.nvlink_busbw * (t.bandwidth.base() / nvlink);
+      } else {
+        l.busbw = t.bandwidth * a.nvlink_busbw_efficiency;
+      }
+      l.latency_us = t.latency.base() > 0 ? t.latency.base() * 1e6 : a.nvlink_latency_us;
+    } else {
+      l.busbw = t.effective_bandwidth() * a.network_busbw_efficiency;
+      l.latency_us = t.latency.base() > 0 ? t.latency.base() * 1e6 : a.network_latency_us;
+    }
+    links.push_back(l);
   }
-  inter_busbw_ = cluster.inter_node_bandwidth * a.network_busbw_efficiency;
+  collectives_ = CollectiveModel(std::move(links), a.latency_per_log2_us);
+}
+
+units::BytesPerSecond DatasheetCost::intra_busbw() const {
+  const auto& l = collectives_.links();
+  return l.empty() ? units::BytesPerSecond{} : l.front().busbw;
+}
+
+units::BytesPerSecond DatasheetCost::inter_busbw() const {
+  const auto& l = collectives_.links();
+  return l.size() < 2 ? units::BytesPerSecond{} : l[1].busbw;
 }
 
 double DatasheetCost::shape_efficiency(const GemmOp& op) const {
@@ -69,50 +93,6 @@ units::Seconds DatasheetCost::memory(const MemoryOp& op) const {
   return op.bytes / mem_bw_ + units::microseconds(a_.memory_launch_us);
 }
 
-units::Seconds DatasheetCost::collective(const CollectiveOp& op) const {
-  const int n = op.group.size;
-  if (n <= 1 || op.bytes.base() <= 0) return {};
-  const double S = op.bytes.base();
-  const double g = std::max(1, op.group.ranks_per_node);
-  const double N = std::max(1, op.group.nodes);
-  const bool inter = op.group.spans_nodes();
-  const double alpha_us =
-      (inter ? a_.network_latency_us : a_.nvlink_latency_us) + a_.latency_per_log2_us * std::log2(double(n));
-  const double bw_intra = intra_busbw_.base();
-  const double bw_inter = inter_busbw_.base();
-  double seconds = 0.0;
-  // nccl-tests bus-bandwidth factors (doc/PERFORMANCE.md): all-reduce 2(n-1)/n, all-gather and
-  // reduce-scatter (n-1)/n, send/recv 1. Across nodes: hierarchical, the intra-node phases over
-  // NVLink and the inter-node phase over the GPUs' NICs in parallel (each carries S/g).
-  switch (op.kind) {
-    case CollectiveKind::all_reduce:
-      if (!inter) {
-        seconds = 2.0 * (n - 1) / n * S / bw_intra;
-      } else {
-        seconds = 2.0 * (g - 1) / g * S / bw_intra + 2.0 * (N - 1) / N * (S / g) / bw_inter;
-      }
-      break;
-    case CollectiveKind::all_gather:
-    case CollectiveKind::reduce_scatter:
-      if (!inter) {
-        seconds = double(n - 1) / n * S / bw_intra;
-      } else {
-        seconds = (g - 1) / g * S / bw_intra + (N - 1) / N * (S / g) / bw_inter;
-      }
-      break;
-    case CollectiveKind::all_to_all:
-      if (!inter) {
-        seconds = double(n - 1) / n * S / bw_intra;
-      } else {
-        // Share of each rank's data that stays on its node vs crosses the network; both run at once.
-        seconds = std::max((g - 1) / n * S / bw_intra, (n - g) / n * S / bw_inter);
-      }
-      break;
-    case CollectiveKind::send_recv:
-      seconds = S / (inter ? bw_inter : bw_intra);
-      break;
-  }
-  return units::seconds(seconds) + units::microseconds(alpha_us);
-}
+units::Seconds DatasheetCost::collective(const CollectiveOp& op) const { return collectives_.time(op); }
 
 }  // namespace capplan::sim

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "capplan/sim/hardware.hpp"
 
+#include <utility>
+
 #include "capplan/sim/strategy.hpp"
 
 namespace capplan::sim {
@@ -52,6 +54,27 @@ const char* to_string(Recompute r) {
     case Recompute::full: return "full";
   }
   return "?";
+}
+
+Topology Cluster::network() const {
+  if (!topology.empty()) return topology;
+  return Topology::two_tier(gpus_per_node, intra_node_bandwidth, inter_node_bandwidth, gpu.nvlink_bandwidth.base() > 0);
+}
+
+void Cluster::set_topology(Topology t) {
+  for (const NetworkTier& tier : t.tiers) {
+    if (tier.kind == TierKind::scale_up) {
+      intra_node_bandwidth = tier.bandwidth;
+      break;
+    }
+  }
+  for (const NetworkTier& tier : t.tiers) {
+    if (tier.kind == TierKind::scale_out) {
+      inter_node_bandwidth = tier.bandwidth;
+      break;
+    }
+  }
+  topology = std::move(t);
 }
 
 std::optional<Recompute> recompute_from_string(const std::string& s) {

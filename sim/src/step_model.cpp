@@ -10,17 +10,32 @@
 
 namespace capplan::sim {
 
-GroupPlacement place_group(int size, int stride, int gpus_per_node) {
+GroupPlacement place_group(int size, int stride, const Topology& topology) {
   GroupPlacement g;
   g.size = std::max(1, size);
+  g.tier = 0;
+  g.span.fill(1);
   if (g.size == 1) return g;
-  if (stride >= gpus_per_node) {
-    g.ranks_per_node = 1;  // every member on its own node
-  } else {
-    g.ranks_per_node = std::clamp(gpus_per_node / std::max(1, stride), 1, g.size);
+  const int tiers = std::clamp(topology.size(), 1, kMaxTiers);
+  int below = 1;  // members in one domain of the tier inside
+  for (int i = 0; i < tiers; ++i) {
+    const int domain = topology.empty() ? 0 : topology.tiers[static_cast<std::size_t>(i)].gpus;
+    int members = g.size;  // unbounded (or outermost) tier: the whole group
+    if (domain > 0 && i + 1 < tiers) {
+      members = stride >= domain ? 1 : std::clamp(domain / std::max(1, stride), 1, g.size);
+    }
+    members = std::max(members, below);
+    g.span[static_cast<std::size_t>(i)] = (members + below - 1) / below;
+    if (g.span[static_cast<std::size_t>(i)] > 1) g.tier = i;
+    below = members;
   }
+  g.ranks_per_node = g.span[0];
   g.nodes = (g.size + g.ranks_per_node - 1) / g.ranks_per_node;
   return g;
+}
+
+GroupPlacement place_group(int size, int stride, int gpus_per_node) {
+  return place_group(size, stride, Topology::two_tier(gpus_per_node, {}, {}));
 }
 
 int expert_data_parallel(const Parallelism& p) {
@@ -226,7 +241,8 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   const double gemm_in = dt == Precision::fp8 ? 1.0 : act;
   const double td = static_cast<double>(tokens), tsp = static_cast<double>(tokens_sp), hd = static_cast<double>(h);
   const double qk_elems = td * (heads + kv_heads) * d_qk;
-  const GroupPlacement tp_group = place_group(p.tp, 1, c.gpus_per_node);
+  const Topology net = c.network();  // built once: every communicator is placed on it
+  const GroupPlacement tp_group = place_group(p.tp, 1, net);
   const bool full_rc = policy.full();
 
   // Tensor-parallel collectives around a TP-split block: one all-reduce in forward and one in
@@ -362,7 +378,7 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       // Ring attention: cp-1 steps, each passing this rank's K and V chunk (s/cp tokens) to the
       // next rank, overlapped with the attention of the chunk in hand; backward passes K, V and
       // their gradients (twice the bytes). Megatron-Core orders ranks TP, CP, DP: stride tp.
-      const GroupPlacement cp_group = place_group(p.cp, p.tp, c.gpus_per_node);
+      const GroupPlacement cp_group = place_group(p.cp, p.tp, net);
       const units::Bytes chunk = units::bytes(act * td * kv_heads * (d_qk + d_v));  // K and V
       const CollectiveOp kv{"cp_kv_send_recv", CollectiveKind::send_recv, chunk, cp_group, Axis::cp};
       b.add(kv, Phase::forward, Scope::layer, p.cp - 1.0, OpRole::collective, 0, 0, rc);
@@ -423,7 +439,7 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       // Token dispatch and combine: each rank sends its T*k hidden vectors; the busiest rank
       // receives capacity_factor times the mean. Forward 2 all-to-alls, backward 2 more. The
       // ETP ranks of an expert are contiguous, so EP peers are etp ranks apart.
-      const GroupPlacement ep_group = place_group(p.ep, p.etp, c.gpus_per_node);
+      const GroupPlacement ep_group = place_group(p.ep, p.etp, net);
       const units::Bytes msg = units::bytes(act * routed * hd);
       const int limit = e.max_nodes_per_token;
       if (limit > 0 && limit < e.top_k && ep_group.spans_nodes()) {
@@ -448,7 +464,7 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       // Expert tensor parallelism (Megatron-Core): the etp ranks sharing an expert gather each
       // other's routed tokens before the experts and reduce-scatter the partial outputs after,
       // forward and backward (the TP pattern on the routed tokens).
-      const GroupPlacement etp_group = place_group(p.etp, 1, c.gpus_per_node);
+      const GroupPlacement etp_group = place_group(p.etp, 1, net);
       const units::Bytes msg = units::bytes(act * routed * hd * p.etp);
       b.collective(CollectiveOp{"etp_all_gather", CollectiveKind::all_gather, msg, etp_group, Axis::ep}, Scope::moe_ffn,
                    full_rc);
@@ -551,7 +567,7 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   const Replicas groups[] = {{"dp", params.dense, dense_dp, p.tp}, {"edp", params.expert, edp, p.ep * p.etp}};
   for (const auto& g : groups) {
     if (g.size <= 1 || g.params <= 0) continue;
-    const GroupPlacement group = place_group(g.size, g.stride, c.gpus_per_node);
+    const GroupPlacement group = place_group(g.size, g.stride, net);
     // Gradients in their reduction dtype (fp32 under Megatron-LM's bf16 default); the updated
     // parameters the distributed optimizer gathers back in the model's weight dtype (16-bit, or
     // FP8 with FP8 parameters).
@@ -571,7 +587,7 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     // ZeRO-3 / FSDP: parameters gathered before forward and again before backward, gradients
     // reduce-scattered after backward, for every micro-batch, per layer (so the schedule can
     // overlap them with that layer's compute).
-    const GroupPlacement group = place_group(dense_dp, p.tp, c.gpus_per_node);
+    const GroupPlacement group = place_group(dense_dp, p.tp, net);
     // Parameters travel in 16 bits (FP8 with FP8 parameters), gradients in their reduction
     // dtype (FSDP's reduce_dtype).
     auto fsdp = [&](double layer_params, Scope scope) {
@@ -591,7 +607,7 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       // expert-data-parallel replicas (nothing to gather when each GPU owns its experts).
       fsdp(static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params(), Scope::moe_ffn);
       if (edp > 1) {
-        const GroupPlacement egroup = place_group(edp, p.ep * p.etp, c.gpus_per_node);
+        const GroupPlacement egroup = place_group(edp, p.ep * p.etp, net);
         const double local = (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp;
         const units::Bytes bytes = units::bytes(job.gathered_param_bytes() * local);
         const units::Bytes grads = units::bytes(job.gradient_bytes() * local);

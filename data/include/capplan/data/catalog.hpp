@@ -45,6 +45,7 @@ struct InstanceEntry {
   int gpus_per_node = 0;
   std::optional<double> network_gbps;  // per node, Gbit/s
   std::string network;
+  std::optional<sim::Topology> topology;  // network tiers; empty: two tiers from gpus_per_node and network_Gbps
   std::optional<bool> rdma;
   std::optional<int> vcpu;
   std::optional<double> ram_gib;

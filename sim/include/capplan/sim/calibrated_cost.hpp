@@ -3,6 +3,11 @@
 // Prices operations with a calibrated Profile: measured numbers where the profile has them, the
 // fitted models inside the measured range, and the datasheet model (built from the scenario's
 // Cluster) everywhere else. Fallback rules in docs/calibration.md ("Using a profile").
+// Collectives: a profile's curves measured inside a node (nvlink, pcie, host-shm) price tier 0 of
+// the topology and those across nodes ("network") tier 1, as measured; a group that crosses a
+// tier beyond them (a spine, an oversubscribed fabric) goes through the shared CollectiveModel
+// with the measured busbw in tiers 0 and 1 and, outside, the measured network busbw scaled by the
+// topology's tier bandwidths (effective, after oversubscription) relative to tier 1.
 // Contract: immutable after construction, no I/O, safe to call from several threads at once;
 // every time is finite and >= 0, zero-sized ops cost zero.
 #include <string>
@@ -29,7 +34,8 @@ class CalibratedCost final : public OpCostModel {
   // "all_to_all across nodes not measured; datasheet used". Deduplicated, in op order.
   std::vector<std::string> coverage_warnings(const std::vector<StepOp>& ops) const;
 
-  // How an op is priced (for tests and reports): "measured", "interpolated", "fitted" or "datasheet".
+  // How an op is priced (for tests and reports): "measured", "interpolated", "fitted", "scaled"
+  // (a collective beyond the measured tiers) or "datasheet".
   std::string pricing(const Op& op) const;
 
   const Profile& profile() const { return profile_; }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
+#include "capplan/sim/collective_model.hpp"
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/op_cost.hpp"
 
@@ -31,20 +32,24 @@ struct DatasheetAssumptions {
   double elementwise_vs_copy = 0.85;
   double memory_launch_us = 3.0;
   // NCCL ring busbw over NVLink when no measurement is catalogued: 8xA100 232-235 of 300 GB/s
-  // one-way (78%); 8xH100/H200 ring 368-370 of 450 (82%).
+  // one-way (78%); 8xH100/H200 ring 368-370 of 450 (82%). Applies to every scale-up tier.
   double nvlink_busbw_efficiency = 0.80;
   // Inter-node busbw as a fraction of the NIC line rate per GPU: measured 76% (p6-b200),
-  // 91% (p5en), 96% (DGX A100 HDR); we take the middle.
+  // 91% (p5en), 96% (DGX A100 HDR); we take the middle. Applies to every scale-out tier, after
+  // its oversubscription (NetworkTier::effective_bandwidth).
   double network_busbw_efficiency = 0.85;
   // Per-collective latency: NCCL small-message all-reduce is ~10-20 us inside a node and
-  // grows with log2(ranks) across nodes (tree/NVLS). alpha = base + per_log2 * log2(size).
+  // grows with log2(ranks) across nodes (tree/NVLS). alpha = base + per_log2 * log2(size), the
+  // base of the outermost tier crossed: a tier's latency_us where the topology gives one, else
+  // nvlink_latency_us for scale-up and network_latency_us for scale-out tiers.
   double nvlink_latency_us = 8.0;
   double network_latency_us = 15.0;
   double latency_per_log2_us = 3.0;
 };
 
 // Roofline with shape-dependent efficiency for GEMMs, a fraction of HBM bandwidth for
-// memory-bound ops, and alpha + bytes/busbw for collectives on the right link tier.
+// memory-bound ops, and collectives through the hierarchical CollectiveModel over the cluster's
+// topology tiers (collective_model.hpp), each tier's busbw a datasheet efficiency of its links.
 class DatasheetCost final : public OpCostModel {
  public:
   explicit DatasheetCost(const Cluster& cluster, DatasheetAssumptions a = {});
@@ -58,8 +63,11 @@ class DatasheetCost final : public OpCostModel {
   // large-GEMM ceiling. Public so that tests and calibration can reason about it.
   double shape_efficiency(const GemmOp& op) const;
   double gemm_ceiling() const { return gemm_eff_; }
-  units::BytesPerSecond intra_busbw() const { return intra_busbw_; }
-  units::BytesPerSecond inter_busbw() const { return inter_busbw_; }
+  // Busbw of the innermost tier and of the first tier outside it (zero when there is none).
+  units::BytesPerSecond intra_busbw() const;
+  units::BytesPerSecond inter_busbw() const;
+  const CollectiveModel& collectives() const { return collectives_; }
+  const Topology& network() const { return network_; }
   units::BytesPerSecond elementwise_bandwidth() const { return mem_bw_; }
 
  private:
@@ -70,8 +78,8 @@ class DatasheetCost final : public OpCostModel {
   double attention_eff_;
   units::BytesPerSecond hbm_bw_;       // for the GEMM memory roof
   units::BytesPerSecond mem_bw_;       // achieved by element-wise kernels
-  units::BytesPerSecond intra_busbw_;  // NCCL busbw inside a node
-  units::BytesPerSecond inter_busbw_;  // NCCL busbw per GPU across nodes
+  Topology network_;
+  CollectiveModel collectives_;  // one TierLink per tier of network_
 };
 
 }  // namespace capplan::sim

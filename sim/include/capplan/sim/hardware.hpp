@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "capplan/sim/topology.hpp"
 #include "capplan/sim/units.hpp"
 #include "capplan/sim/variability.hpp"
 
@@ -47,6 +48,8 @@ struct GpuSpec {
 
 // What one training job runs on. Contract: gpus is a multiple of gpus_per_node unless
 // gpus < gpus_per_node (a partial node); inter-node bandwidth is per GPU, one direction.
+// A node is the unit one buys and loses (an instance, a rack sold whole); the network is
+// `topology`, or, when that is empty, two tiers built from gpus_per_node and the two bandwidths.
 struct Cluster {
   GpuSpec gpu;
   int gpus = 0;
@@ -59,8 +62,16 @@ struct Cluster {
   // Relative standard deviation of per-GPU compute speed within the cluster (variability.hpp):
   // the job's compute runs at the pace of the slowest of its GPUs. 0 = identical GPUs.
   double gpu_speed_spread = kDefaultGpuSpeedSpread;
+  // The network's tiers (topology.hpp); empty = the two-tier network of the fields above.
+  Topology topology;
 
   int nodes() const { return (gpus + gpus_per_node - 1) / gpus_per_node; }
+  // `topology`, or Topology::two_tier(gpus_per_node, intra, inter) when it is empty.
+  Topology network() const;
+  // Sets `topology` and keeps the two-field form in step: intra_node_bandwidth = the innermost
+  // scale-up tier's bandwidth, inter_node_bandwidth = the first scale-out tier's (either kept when
+  // the topology has no such tier).
+  void set_topology(Topology t);
 };
 
 }  // namespace capplan::sim

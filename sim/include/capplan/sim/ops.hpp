@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -36,11 +37,19 @@ const char* to_string(CollectiveKind k);
 // The inverse of to_string; empty for an unknown name.
 std::optional<CollectiveKind> collective_kind_from_string(std::string_view name);
 
-// Where the ranks of a communicator sit. Contract: size == ranks_per_node * nodes.
+// Where the ranks of a communicator sit on the topology's tiers (place_group computes it).
+// "node" here is one innermost (NVLink) domain: 8 GPUs of an HGX node, 72 of an NVL72 rack.
+// Contract: size <= ranks_per_node * nodes; span[0] == ranks_per_node when tier >= 0.
 struct GroupPlacement {
   int size = 1;
-  int ranks_per_node = 1;  // group members that share a node (talk over NVLink)
-  int nodes = 1;           // distinct nodes the group spans
+  int ranks_per_node = 1;  // group members that share one innermost domain (talk over NVLink)
+  int nodes = 1;           // distinct innermost domains the group spans
+  // The outermost tier the group crosses (0 = inside one innermost domain). -1: written by hand
+  // without a topology; the collective model then reads nodes > 1 as crossing tier 1.
+  int tier = -1;
+  // span[i]: tier-(i-1) domains the group spans inside one tier-i domain (span[0]: ranks per
+  // innermost domain); 1 for tiers it does not cross.
+  std::array<int, kMaxTiers> span{};
   bool spans_nodes() const { return nodes > 1; }
 };
 

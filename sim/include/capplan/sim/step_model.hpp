@@ -38,7 +38,10 @@ StageParams stage_params(const ModelSpec& m, const Parallelism& p, const StageLa
 int expert_data_parallel(const Parallelism& p);
 
 // Communicator placement for a group of `size` ranks whose members are `stride` ranks apart, with
-// ranks laid out TP fastest, then DP, then PP (Megatron's order) on nodes of `gpus_per_node`.
+// ranks laid out TP fastest, then DP, then PP (Megatron's order), on the tiers of `topology`: at
+// each tier, min(size, domain GPUs / stride) members share a domain (one when stride >= domain).
+GroupPlacement place_group(int size, int stride, const Topology& topology);
+// The same on the two-tier network of nodes of `gpus_per_node` GPUs.
 GroupPlacement place_group(int size, int stride, int gpus_per_node);
 
 StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const Cluster& c);
