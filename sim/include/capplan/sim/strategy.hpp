@@ -54,6 +54,8 @@ struct StrategyRequest {
   std::optional<bool> ep_comm_overlap;
   std::optional<bool> recompute_norms;
   std::optional<bool> recompute_moe_act;
+  // The framework has no selective recompute (full-layer checkpointing only): not searched.
+  bool selective_recompute = true;
 
   bool fully_specified() const {
     return tp && pp && dp && micro_batch && virtual_stages && zero && recompute && sequence_parallel;
