@@ -72,7 +72,7 @@ constexpr ScenarioFlag kScenarioFlags[] = {
      "Global batch in tokens, e.g. 4M"},
     {"--precision", "/training/precision", FlagValue::text, "NAME", "bf16, fp16, fp8, tf32 or fp32"},
     {"--framework", "/training/framework", FlagValue::text, "NAME",
-     "megatron (fused kernels, default) or pytorch (eager kernels)"},
+     "Framework recipe id (capplan catalog frameworks; default megatron: fused kernels, capplan's defaults)"},
     {"--loss-kernel", "/training/loss_kernel", FlagValue::text, "NAME",
      "Loss kernels: unfused, fused, te or eager (default: fused for megatron, eager for pytorch)"},
     {"--fp8-recipe", "/training/fp8_recipe", FlagValue::text, "NAME",

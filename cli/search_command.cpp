@@ -52,7 +52,7 @@ constexpr ScenarioFlag kScenarioFlags[] = {
     {"--global-batch", "/training/global_batch", false, "INT", "Global batch in sequences"},
     {"--global-batch-tokens", "/training/global_batch_tokens", false, "SI", "Global batch in tokens, e.g. 4M"},
     {"--precision", "/training/precision", true, "NAME", "bf16, fp16, fp8, tf32 or fp32"},
-    {"--framework", "/training/framework", true, "NAME", "megatron (fused kernels, default) or pytorch"},
+    {"--framework", "/training/framework", true, "NAME", "Framework recipe id (capplan catalog frameworks)"},
     {"--loss-kernel", "/training/loss_kernel", true, "NAME", "Loss kernels: unfused, fused, te or eager"},
     {"--fp8-recipe", "/training/fp8_recipe", true, "NAME", "FP8 scaling: delayed (default) or current"},
     {"--fp8-params", "/training/fp8_params", false, "BOOL", "FP8 weights, all-gathered in FP8 (default false)"},
