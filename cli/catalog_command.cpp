@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// `capplan catalog gpus|instances|models|storage [--format table|json]`: what the catalogs hold.
+// `capplan catalog gpus|instances|models|storage|frameworks [--format table|json]`: what the
+// catalogs hold.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -199,6 +201,49 @@ json storage_json(const data::Catalogs& c) {
   return out;
 }
 
+// Framework recipes (data/frameworks.json): one row per recipe, '-' where the recipe has no
+// default (capplan's own applies); the JSON gives every default with its source or note.
+std::string frameworks_table(const data::Catalogs& c) {
+  std::vector<std::vector<std::string>> rows;
+  auto yes_no = [](const std::optional<bool>& b) { return b ? std::string(*b ? "yes" : "no") : std::string("-"); };
+  for (const auto& f : c.frameworks) {
+    const auto& r = f.recipe;
+    std::string grad = "-";
+    if (auto g = r.grad_reduce_in_fp32(sim::Precision::bf16)) grad = *g ? "fp32" : "bf16";
+    const bool kernels_given = std::any_of(f.defaults.begin(), f.defaults.end(), [](const data::FrameworkDefault& d) {
+      return d.key == "kernels" && d.value != "null";
+    });
+    rows.push_back({r.id, !kernels_given ? "-" : r.kernels == sim::Framework::pytorch ? "eager" : "fused",
+                    r.loss_kernel ? sim::to_string(*r.loss_kernel) : "-", grad,
+                    yes_no(r.overlap_dp_comm), yes_no(r.tp_comm_overlap),
+                    r.recompute ? sim::to_string(*r.recompute) : "-", yes_no(r.fp8_param_gather), yes_no(r.cuda_graphs),
+                    f.version});
+  }
+  return render_table({"id", "kernels", "loss", "bf16 grads", "DP overlap", "TP overlap", "recompute", "FP8 gather",
+                       "CUDA graphs", "version"},
+                      rows, {false, false, false, false, false, false, false, false, false, false}) +
+         "\n'-' = no default in the recipe: capplan's own applies. Sources: capplan catalog frameworks --format json.\n";
+}
+
+json frameworks_json(const data::Catalogs& c) {
+  json out = json::array();
+  for (const auto& f : c.frameworks) {
+    json defaults = json::object();
+    for (const auto& d : f.defaults) {
+      json one{{"value", json::parse(d.value)}};
+      if (!d.source.empty()) one["source"] = d.source;
+      if (!d.note.empty()) one["note"] = d.note;
+      defaults[d.key] = std::move(one);
+    }
+    out.push_back({{"id", f.recipe.id},
+                   {"name", f.recipe.name},
+                   {"version", f.version},
+                   {"summary", f.summary},
+                   {"defaults", std::move(defaults)}});
+  }
+  return out;
+}
+
 int run_catalog(const CatalogOptions& opt, const GlobalOptions& global) {
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
@@ -207,12 +252,14 @@ int run_catalog(const CatalogOptions& opt, const GlobalOptions& global) {
     json j = opt.what == "gpus"        ? gpus_json(*catalogs)
              : opt.what == "instances" ? instances_json(*catalogs)
              : opt.what == "storage"   ? storage_json(*catalogs)
+             : opt.what == "frameworks" ? frameworks_json(*catalogs)
                                        : models_json(*catalogs);
     text = j.dump(2) + "\n";
   } else {
     text = opt.what == "gpus"        ? gpus_table(*catalogs)
            : opt.what == "instances" ? instances_table(*catalogs)
            : opt.what == "storage"   ? storage_table(*catalogs)
+           : opt.what == "frameworks" ? frameworks_table(*catalogs)
                                      : models_table(*catalogs);
   }
   return emit(opt.out, text) ? code(Exit::ok) : code(Exit::invalid_input);
@@ -222,10 +269,11 @@ int run_catalog(const CatalogOptions& opt, const GlobalOptions& global) {
 
 Command add_catalog_command(CLI::App& app, const GlobalOptions& global) {
   auto opt = std::make_shared<CatalogOptions>();
-  CLI::App* cmd = app.add_subcommand("catalog", "List the GPUs, instances, models or storage tiers capplan knows");
-  cmd->add_option("what", opt->what, "gpus, instances, models or storage")
+  CLI::App* cmd =
+      app.add_subcommand("catalog", "List the GPUs, instances, models, storage tiers or framework recipes capplan knows");
+  cmd->add_option("what", opt->what, "gpus, instances, models, storage or frameworks")
       ->required()
-      ->check(CLI::IsMember({"gpus", "instances", "models", "storage"}));
+      ->check(CLI::IsMember({"gpus", "instances", "models", "storage", "frameworks"}));
   cmd->add_option("--format", opt->format, "Output format (default: table)")->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout");
   return Command{cmd, [opt, &global] { return run_catalog(*opt, global); }};

@@ -614,6 +614,208 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
+// --- frameworks.json --------------------------------------------------------------------------
+
+// One row per recipe default: how its value is checked and stored. Every default is an object
+// {"value": ..., "source": "..."}, or {"value": null, "note": "..."} where the framework has no
+// such default or it was not read (capplan's own default applies).
+struct RecipeDefault {
+  const char* key;
+  bool required;
+  const char* help;
+  // Checks a non-null value and stores it; false (with the error reported) when it is invalid.
+  bool (*set)(sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p);
+};
+
+bool expect_bool(const json& v, Reader& rd, const std::string& p) { return rd.boolean(v, p).has_value(); }
+
+template <class E>
+bool expect_name(const json& v, Reader& rd, const std::string& p, std::optional<E> (*parse)(const std::string&),
+                 std::vector<std::string> known, E& out) {
+  auto s = rd.string(v, p);
+  if (!s) return false;
+  auto e = parse(*s);
+  if (!e) {
+    rd.error(p, "unknown value '" + *s + "' (" + suggest(*s, known) + ")");
+    return false;
+  }
+  out = *e;
+  return true;
+}
+
+#define CAPPLAN_RECIPE_BOOL(key, member, required, help)                                          \
+  {key, required, help, [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) { \
+     if (!expect_bool(v, rd, p)) return false;                                                       \
+     r.member = v.get<bool>();                                                                       \
+     return true;                                                                                    \
+   }}
+
+std::optional<sim::Framework> kernels_from_string(const std::string& s) {
+  if (s == "fused") return sim::Framework::megatron;
+  if (s == "eager") return sim::Framework::pytorch;
+  return std::nullopt;
+}
+
+constexpr RecipeDefault kRecipeDefaults[] = {
+    {"kernels", true, "element-wise kernels: fused or eager",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       return expect_name<sim::Framework>(v, rd, p, kernels_from_string, {"fused", "eager"}, r.kernels);
+     }},
+    {"loss_kernel", true, "loss kernels: unfused, fused, te or eager",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       sim::LossKernel k{};
+       if (!expect_name<sim::LossKernel>(v, rd, p, sim::loss_kernel_from_string, {"unfused", "fused", "te", "eager"},
+                                         k))
+         return false;
+       r.loss_kernel = k;
+       return true;
+     }},
+    {"grad_reduce_in_fp32", true, "gradients reduced in fp32, per precision: {bf16, fp16, fp8} (each true, false or null)",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       if (!rd.object(v, p)) return false;
+       bool ok = true;
+       auto one = [&](const char* key, std::optional<bool>& out) {
+         auto it = v.find(key);
+         if (it == v.end()) {
+           rd.error(detail::child(p, key), "required (true, false or null) is missing");
+           ok = false;
+         } else if (!it->is_null()) {
+           if (auto b = rd.boolean(*it, detail::child(p, key))) {
+             out = *b;
+           } else {
+             ok = false;
+           }
+         }
+       };
+       one("bf16", r.grad_reduce_in_fp32_bf16);
+       one("fp16", r.grad_reduce_in_fp32_fp16);
+       one("fp8", r.grad_reduce_in_fp32_fp8);
+       rd.unknown_keys(v, p, {"bf16", "fp16", "fp8"});
+       return ok;
+     }},
+    CAPPLAN_RECIPE_BOOL("fp8_param_gather", fp8_param_gather, true, "FP8 weights, all-gathered in FP8"),
+    {"fp8_recipe", false, "FP8 scaling: delayed or current",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       sim::Fp8Recipe k{};
+       if (!expect_name<sim::Fp8Recipe>(v, rd, p, sim::fp8_recipe_from_string, {"delayed", "current"}, k)) return false;
+       r.fp8_recipe = k;
+       return true;
+     }},
+    CAPPLAN_RECIPE_BOOL("overlap_dp_comm", overlap_dp_comm, true, "gradient reduction overlapped with backward"),
+    CAPPLAN_RECIPE_BOOL("overlap_dp_comm_zero3", overlap_dp_comm_zero3, false,
+                        "the same with ZeRO-3 / full sharding, where it differs"),
+    CAPPLAN_RECIPE_BOOL("tp_comm_overlap", tp_comm_overlap, true, "tensor-parallel communication overlapped with GEMMs"),
+    CAPPLAN_RECIPE_BOOL("pp_comm_overlap", pp_comm_overlap, false, "pipeline send/recv overlapped with compute"),
+    CAPPLAN_RECIPE_BOOL("ep_comm_overlap", ep_comm_overlap, false, "expert-parallel all-to-all overlapped"),
+    {"recompute", true, "activation recompute: none, selective or full",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       sim::Recompute k{};
+       if (!expect_name<sim::Recompute>(v, rd, p, sim::recompute_from_string, {"none", "selective", "full"}, k))
+         return false;
+       r.recompute = k;
+       return true;
+     }},
+    {"recompute_modules", false, "Megatron-Core recompute_modules beyond core_attn: layernorm, moe_act",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       if (!v.is_array()) {
+         rd.error(p, "expected a list of module names (layernorm, moe_act); got " + detail::describe(v));
+         return false;
+       }
+       r.recompute_norms = false;
+       r.recompute_moe_act = false;
+       for (std::size_t i = 0; i < v.size(); ++i) {
+         const std::string name = v[i].is_string() ? v[i].get<std::string>() : v[i].dump();
+         if (name == "layernorm") {
+           r.recompute_norms = true;
+         } else if (name == "moe_act") {
+           r.recompute_moe_act = true;
+         } else {
+           rd.error(detail::child(p, i), "unknown module '" + name + "' (known: layernorm, moe_act)");
+           return false;
+         }
+       }
+       return true;
+     }},
+    {"selective_recompute", false, "false: only full-layer checkpointing exists in this version",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       if (!expect_bool(v, rd, p)) return false;
+       r.selective_recompute = v.get<bool>();
+       return true;
+     }},
+    CAPPLAN_RECIPE_BOOL("flash_attention", flash_attention, false, "fused (flash) attention"),
+    CAPPLAN_RECIPE_BOOL("dropout", dropout, false, "dropout in training"),
+    CAPPLAN_RECIPE_BOOL("expert_tp_follows_tp", expert_tp_follows_tp, false,
+                        "MoE: expert tensor-parallel size defaults to the tensor-parallel size"),
+    CAPPLAN_RECIPE_BOOL("cuda_graphs", cuda_graphs, true, "CUDA graphs captured (not modelled)"),
+};
+#undef CAPPLAN_RECIPE_BOOL
+
+FrameworkEntry parse_framework(const json& j, const std::string& path, Reader& r) {
+  FrameworkEntry e;
+  if (!r.object(j, path)) return e;
+  auto text = [&](const char* key, std::string& out) {
+    auto it = j.find(key);
+    if (it == j.end()) {
+      r.error(detail::child(path, key), "required string is missing");
+    } else if (auto s = r.string(*it, detail::child(path, key))) {
+      if (s->empty()) r.error(detail::child(path, key), "must not be empty");
+      out = *s;
+    }
+  };
+  if (auto it = j.find("id"); it != j.end() && it->is_string()) check_id(*it, r, detail::child(path, "id"));
+  text("id", e.recipe.id);
+  text("name", e.recipe.name);
+  text("version", e.version);
+  text("summary", e.summary);
+  r.unknown_keys(j, path, {"id", "name", "version", "summary", "defaults"});
+  const std::string dp = detail::child(path, "defaults");
+  auto defaults = j.find("defaults");
+  if (defaults == j.end()) {
+    r.error(dp, "required (the recipe's defaults, each {value, source} or {value: null, note}) is missing");
+    return e;
+  }
+  if (!r.object(*defaults, dp)) return e;
+  for (const auto& f : kRecipeDefaults) {
+    const std::string p = detail::child(dp, f.key);
+    auto it = defaults->find(f.key);
+    if (it == defaults->end()) {
+      if (f.required) r.error(p, std::string("required (") + f.help + "; null with a note when there is none) is missing");
+      continue;
+    }
+    if (!r.object(*it, p)) continue;
+    r.unknown_keys(*it, p, {"value", "source", "note"});
+    FrameworkDefault d;
+    d.key = f.key;
+    auto value = it->find("value");
+    auto source = it->find("source");
+    auto note = it->find("note");
+    if (source != it->end()) {
+      if (auto s = r.string(*source, detail::child(p, "source")); s && !s->empty()) d.source = *s;
+    }
+    if (note != it->end()) {
+      if (auto s = r.string(*note, detail::child(p, "note")); s && !s->empty()) d.note = *s;
+    }
+    if (value == it->end()) {
+      r.error(detail::child(p, "value"), std::string("required (") + f.help + ", or null) is missing");
+      continue;
+    }
+    d.value = value->dump();
+    if (value->is_null()) {
+      if (d.note.empty()) r.error(detail::child(p, "note"), "required where the value is null (why there is none)");
+    } else {
+      if (d.source.empty()) r.error(detail::child(p, "source"), "required (where the value was read: URL, file#line)");
+      f.set(e.recipe, *value, r, detail::child(p, "value"));
+    }
+    e.defaults.push_back(std::move(d));
+  }
+  r.unknown_keys(*defaults, dp, [] {
+    std::vector<std::string> keys;
+    for (const auto& f : kRecipeDefaults) keys.emplace_back(f.key);
+    return keys;
+  }());
+  return e;
+}
+
 }  // namespace
 
 std::optional<double> InstancePrice::per_gpu_hour(int gpus_per_node) const {
@@ -633,6 +835,24 @@ const InstanceEntry* Catalogs::find_instance(std::string_view id) const {
 const StorageEntry* Catalogs::find_storage(std::string_view id) const {
   auto it = std::find_if(storage.begin(), storage.end(), [&](const StorageEntry& e) { return e.id == id; });
   return it == storage.end() ? nullptr : &*it;
+}
+const FrameworkEntry* Catalogs::find_framework(std::string_view id) const {
+  auto it = std::find_if(frameworks.begin(), frameworks.end(), [&](const FrameworkEntry& e) { return e.recipe.id == id; });
+  return it == frameworks.end() ? nullptr : &*it;
+}
+std::optional<sim::FrameworkRecipe> Catalogs::framework_recipe(std::string_view id) const {
+  if (const auto* e = find_framework(id)) return e->recipe;
+  if (id == "megatron") return sim::kernel_style_recipe(sim::Framework::megatron);
+  if (id == "pytorch") return sim::kernel_style_recipe(sim::Framework::pytorch);
+  return std::nullopt;
+}
+std::vector<std::string> Catalogs::framework_ids() const {
+  std::vector<std::string> ids;
+  for (const char* legacy : {"megatron", "pytorch"}) {
+    if (find_framework(legacy) == nullptr) ids.emplace_back(legacy);
+  }
+  for (const auto& e : frameworks) ids.push_back(e.recipe.id);
+  return ids;
 }
 const ModelEntry* Catalogs::find_model(std::string_view id) const {
   auto it = std::find_if(models.begin(), models.end(), [&](const ModelEntry& m) { return m.id == id; });
@@ -726,6 +946,12 @@ Result<Catalogs> load_catalogs(const std::filesystem::path& dir) {
           return e;
         },
         [](const StorageEntry& e) -> const std::string& { return e.id; });
+  }
+
+  // Framework recipes (optional file: without it, only the kernel styles megatron and pytorch).
+  if (std::error_code ec; std::filesystem::is_regular_file(dir / "frameworks.json", ec)) {
+    load_list(dir, "frameworks.json", "frameworks", c.frameworks, diags, parse_framework,
+              [](const FrameworkEntry& e) -> const std::string& { return e.recipe.id; });
   }
 
   // Across records: every instance names a GPU that gpus.json defines.

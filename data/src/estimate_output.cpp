@@ -299,7 +299,9 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
       {"gpus_per_node", cl.gpus_per_node},
       {"nodes", cl.nodes()},
       {"precision", sim::to_string(sc.training.precision)},
-      {"framework", sim::to_string(sc.training.framework)},
+      {"framework", sc.training.framework_id.empty() ? std::string(sim::to_string(sc.training.framework))
+                                                     : sc.training.framework_id},
+      {"kernels", sc.training.framework == sim::Framework::pytorch ? "eager" : "fused"},
       {"loss_kernel", sim::to_string(sc.training.loss())},
       {"grad_reduce_in_fp32", sc.training.fp32_gradients()},
       {"fp8_recipe", sc.training.precision == sim::Precision::fp8 ? json(sim::to_string(sc.training.fp8_recipe))

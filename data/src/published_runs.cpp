@@ -368,6 +368,53 @@ double eq3_flops_per_token(double l, double h, double s, double V) {
   return 96.0 * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
 }
 
+// The CSV's framework column -> a recipe id of data/frameworks.json. The first row whose needle
+// the column contains wins; `until_year` > 0: only rows published up to that year (the column
+// names no version). What the framework does is the recipe's business, never this table's.
+struct FrameworkName {
+  const char* needle;
+  int until_year;
+  const char* recipe;
+};
+constexpr FrameworkName kFrameworkNames[] = {
+    {"automodel", 0, "nemo-automodel"},
+    {"megatron-bridge", 0, "megatron-bridge-perf"},  // NVIDIA's Megatron-Bridge performance tables
+    {"nemo 24.07", 0, "nemo-1"},
+    {"nemo 24.03", 0, "nemo-1"},
+    {"nemo", 0, "nemo-2-perf"},                      // NVIDIA's NeMo performance tables
+    {"megascale", 0, "megascale"},
+    {"megatron-lm commit 285068c8", 0, "megatron-lm-285068c8"},
+    {"megatron-lm (2019)", 0, "megatron-lm-v1"},
+    {"megatron-lm (ptd-p)", 0, "megatron-lm-v2"},
+    {"megatron-deepspeed", 0, "megatron-deepspeed"},
+    {"metaseq", 0, "pytorch"},
+    {"megatron-lm", 2022, "megatron-lm-2022"},
+    {"megatron-lm", 0, "megatron-lm"},
+    {"deepspeed", 0, "deepspeed"},
+    {"composer", 0, "llm-foundry"},
+    {"fms-fsdp", 0, "fms-fsdp-2024-03"},  // the rows cite the March 2024 PyTorch blog
+    {"torchtitan", 0, "torchtitan"},
+    {"fsdp", 0, "pytorch-fsdp"},
+};
+
+}  // namespace
+
+std::optional<std::string> framework_recipe_for(const std::string& framework, std::optional<int> year,
+                                                const std::string& model_name) {
+  for (const auto& f : kFrameworkNames) {
+    if (!contains(framework, f.needle)) continue;
+    if (f.until_year > 0 && !(year && *year <= f.until_year)) continue;
+    // Megatron-Bridge's GPT-OSS presets carry their own recompute (a recipe of their own).
+    if (std::string_view(f.recipe) == "megatron-bridge-perf" && contains(model_name, "gpt-oss")) {
+      return "megatron-bridge-perf-gpt-oss";
+    }
+    return std::string(f.recipe);
+  }
+  return std::nullopt;
+}
+
+namespace {
+
 // MoE columns -> model.moe. Routing imbalance is not a CSV column: balanced routing
 // (capacity_factor 1.0) is assumed and said so, with the reason when the benchmark forces it.
 void read_moe(RowReader& rr, json& model) {
@@ -614,27 +661,26 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
     }
   }
   model["tied_embeddings"] = false;
-  model["dropout"] = false;
   const std::string attention_text = rr.cell("attention_notes") + " " + rr.cell("framework");
   const auto year = publication_year(rr.cell("source"), rr.cell("source_url"));
-  if (year && *year <= 2022 && !contains(attention_text, "flash") && !contains(attention_text, "sdpa")) {
+  // The framework column names a recipe (data/frameworks.json); its defaults (kernels, loss,
+  // gradient dtype, overlap, recompute, attention kernel, dropout, ...) apply through the scenario.
+  const std::string framework = rr.cell("framework");
+  const auto mapped = framework_recipe_for(framework, year, name);
+  const std::string recipe_id = mapped.value_or("megatron");
+  const auto recipe = cat.framework_recipe(recipe_id);
+  if (mapped) {
+    rr.assume("framework '" + framework + "': recipe '" + recipe_id + "' (data/frameworks.json)");
+  } else {
+    rr.assume("framework '" + framework + "' has no recipe: 'megatron' (fused kernels, capplan's defaults)");
+  }
+  if (recipe && !recipe->flash_attention && year && *year <= 2022 && !contains(attention_text, "flash") &&
+      !contains(attention_text, "sdpa")) {
+    // The recipe does not know the attention kernel (the model code decides): FlashAttention
+    // (arXiv:2205.14135) appeared in May 2022.
     model["flash_attention"] = false;
     rr.assume("published " + std::to_string(*year) +
               ", before fused (flash) attention was in use: unfused attention assumed");
-    if (contains(rr.cell("framework"), "megatron")) {
-      // Megatron-LM's defaults then: --hidden-dropout 0.1 --attention-dropout 0.1 (the masks
-      // Korthikanti et al. count in their activation memory).
-      model["dropout"] = true;
-      rr.assume("Megatron-LM of that time trains with dropout 0.1 (its default): dropout masks and kernels kept");
-    }
-  }
-  if (contains(rr.cell("source"), "megascale") && contains(rr.cell("model_name"), "[megatron-lm")) {
-    // MegaScale (Jiang et al., NSDI'24, Sec. 3.4) lists FlashAttention-2 and fused LayerNorm/GeLU
-    // among its own changes to Megatron-LM: its Megatron-LM baseline ran unfused attention.
-    model["flash_attention"] = false;
-    model["dropout"] = true;
-    rr.assume("MegaScale's Megatron-LM baseline: unfused attention (FlashAttention-2 is one of MegaScale's "
-              "own changes, Sec. 3.4) and Megatron-LM's default dropout 0.1");
   }
   // Norm and position embedding: from the attention notes where they say so, else the model
   // family (Llama-family models use RMSNorm and RoPE).
@@ -672,53 +718,20 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
     training["fp8_recipe"] = "current";
     rr.assume("precision '" + rr.cell("precision") + "': FP8 current (tensorwise) scaling, an amax pass before each cast");
   }
-  // Eager PyTorch frameworks run the element-wise ops as separate kernels.
-  const std::string framework = rr.cell("framework");
+  training["framework"] = recipe_id;
   // NeMo AutoModel's benchmark configs with "kernel opts: TE" select Transformer Engine's fused
   // RMSNorm, attention and RoPE (examples/benchmark/configs/*_te_*.yaml: backend rms_norm: te,
-  // attn: te, rope_fusion: true): fused kernels, as in Megatron-Core.
-  const bool automodel_te = contains(framework, "automodel") && contains(rr.cell("other_settings"), "kernel opts: te");
+  // attn: te, rope_fusion: true): a published setting over the recipe's eager kernels.
+  const bool automodel_te = recipe_id == "nemo-automodel" && contains(rr.cell("other_settings"), "kernel opts: te");
   if (automodel_te) {
+    training["kernels"] = "fused";
     rr.assume("framework '" + framework + "' with kernel opts TE: Transformer Engine's fused RMSNorm, RoPE and "
               "attention (NeMo AutoModel benchmark configs: rms_norm te, rope_fusion true)");
-  } else if (contains(framework, "fsdp") || contains(framework, "composer") || contains(framework, "torchtitan") ||
-             contains(framework, "metaseq")) {
-    training["framework"] = "pytorch";
-    rr.assume("framework '" + framework + "': eager PyTorch element-wise kernels");
   }
-  // Gradient reduction dtype where the source's recipes fix it; elsewhere the framework default
-  // (fp32 for bf16/FP8: Megatron-LM's accumulate_allreduce_grads_in_fp32, torchtitan's
-  // mixed_precision_reduce).
-  {
-    const std::string fw = lower(framework);
-    const std::string prec = lower(rr.cell("precision"));
-    if (contains(fw, "bridge") || (contains(fw, "nemo") && !contains(fw, "automodel"))) {
-      // Megatron-Bridge's perf configs set mixed_precision.grad_reduce_in_fp32 = False and
-      // ddp.grad_reduce_in_fp32 = False; NeMo 2's perf helper does so for every FP8 run, and its
-      // BF16 perf recipes (Grok-1, GPT-3 175B, Mixtral) in pretrain_performance_optimizations.
-      training["grad_reduce_in_fp32"] = false;
-      rr.assume("framework '" + framework +
-                "': gradients reduced in bf16 (grad_reduce_in_fp32 = False in NVIDIA's performance recipes)");
-      if (training["precision"] == "fp8" && !contains(fw, "24.07")) {
-        // NeMo 2's bf16_with_fp8_mixed and Megatron-Bridge's FP8 recipes set fp8_param_gather =
-        // True (FP8 model parameters). NeMo 24.07's YAML recipes are not known to.
-        training["fp8_params"] = true;
-        rr.assume("framework '" + framework + "': FP8 parameters gathered in FP8 (fp8_param_gather = True in its "
-                  "FP8 recipes)");
-      }
-    } else if (contains(fw, "composer")) {
-      // llm-foundry's FSDP mixed precision (composer get_mixed_precision): PURE keeps parameters,
-      // gradients and buffers in bf16; DEFAULT, the MP Mode of its amp_* benchmark rows, reduces
-      // gradients in fp32.
-      const bool pure = contains(prec, "pure");
-      training["grad_reduce_in_fp32"] = !pure;
-      rr.assume(pure ? "FSDP mixed precision PURE: gradients reduced in bf16"
-                     : "FSDP mixed precision DEFAULT (llm-foundry's amp_* benchmark rows): gradients reduced in fp32");
-    } else if (contains(fw, "fms-fsdp")) {
-      // fms-fsdp's bfSixteen policy: param_dtype and reduce_dtype bfloat16.
-      training["grad_reduce_in_fp32"] = false;
-      rr.assume("framework '" + framework + "': bfSixteen mixed precision, gradients reduced in bf16");
-    }
+  if (recipe_id == "llm-foundry" && contains(rr.cell("precision"), "pure")) {
+    // The row's FSDP mixed precision PURE (Composer get_mixed_precision): reductions in bf16.
+    training["grad_reduce_in_fp32"] = false;
+    rr.assume("precision '" + rr.cell("precision") + "': FSDP mixed precision PURE, gradients reduced in bf16");
   }
 
   // Hardware.
@@ -762,21 +775,12 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
   }
   if (auto etp = rr.integer("etp"); etp && *etp > 0) {
     strategy["etp"] = *etp;
+  } else if (moe_row && recipe && recipe->expert_tp_follows_tp.value_or(false)) {
+    rr.assume("etp = '" + rr.cell("etp") + "': recipe '" + recipe_id +
+              "' default (Megatron-Core: the tensor-parallel size when --expert-tensor-parallel-size is not given)");
   } else if (moe_row) {
-    // Megatron-Core (and NeMo, Megatron-Bridge on it) sets expert_tensor_parallel_size to the
-    // tensor-parallel size when it is not given (megatron/training/arguments.py and
-    // megatron/core/parallel_state.py: `if expert_tensor_parallel_size is None: ... = tp`).
-    const std::string fw = lower(rr.cell("framework"));
-    const auto tp = rr.integer("tp");
-    const bool mcore = contains(fw, "core") || contains(fw, "nemo") || contains(fw, "bridge");
-    if (mcore && tp && *tp > 1 && !contains(fw, "automodel")) {
-      strategy["etp"] = *tp;
-      rr.assume("etp = '" + rr.cell("etp") + "': " + std::to_string(*tp) +
-                " (Megatron-Core's default: the tensor-parallel size when --expert-tensor-parallel-size is not given)");
-    } else {
-      strategy["etp"] = 1;
-      rr.assume("etp = '" + rr.cell("etp") + "': 1 assumed (experts not split by tensor parallelism)");
-    }
+    strategy["etp"] = 1;
+    rr.assume("etp = '" + rr.cell("etp") + "': 1 assumed (experts not split by tensor parallelism)");
   }
   if (auto v = rr.integer("micro_batch_size"); v && *v > 0) {
     strategy["micro_batch"] = *v;
@@ -805,50 +809,18 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
       rr.note_weak("activation_recompute");
     }
   }
-  if (strategy["recompute"] == "auto" && contains(lower(rr.cell("framework")), "megatron-deepspeed")) {
-    // Megatron-DeepSpeed of 2021-22 (MT-NLG, BLOOM) checkpoints whole layers only
-    // (--checkpoint-activations, or DeepSpeed's activation_checkpointing); selective recomputation
-    // came with Korthikanti et al. 2022 in Megatron-LM. Its published large-model scripts all pass
-    // --checkpoint-activations, so the planner may not pick selective for these rows.
-    strategy["recompute"] = "full";
-    rr.assume("framework '" + rr.cell("framework") +
-              "': full-layer activation checkpointing (--checkpoint-activations; the framework had no "
-              "selective recomputation then)");
-  }
-  if (strategy["recompute"] == "auto" && contains(lower(rr.cell("framework")), "bridge") &&
-      contains(lower(rr.cell("model_name")), "gpt-oss")) {
-    // Megatron-Bridge's GPT-OSS performance presets (GPT_OSS_120B_PRETRAIN_CONFIG_H100_BF16_V1/V2):
-    // recompute_granularity selective, recompute_modules [layernorm, moe_act].
-    strategy["recompute"] = "selective";
-    strategy["recompute_norms"] = true;
-    strategy["recompute_moe_act"] = true;
-    rr.assume("framework '" + rr.cell("framework") +
-              "' GPT-OSS recipe: selective recompute of the norms and the experts' activation (recompute_modules "
-              "layernorm, moe_act)");
+  if (strategy["recompute"] == "auto" && recipe && recipe->recompute && *recipe->recompute != sim::Recompute::none) {
+    // A preset that states its recompute (not an argument parser's "none", which says nothing
+    // about what a large run used): the recipe's.
+    strategy.erase("recompute");
+    rr.assume("activation_recompute = '" + rc + "': recipe '" + recipe_id + "' (" + sim::to_string(*recipe->recompute) +
+              ")");
   }
   if (auto z = map_zero(rr.cell("zero_or_fsdp"), rr)) {
     strategy["zero"] = *z;
   } else {
     strategy["zero"] = "auto";
   }
-  {
-    // Megatron-LM (outside Megatron-Core recipes such as NeMo's) reduces gradients after the
-    // backward pass unless --overlap-grad-reduce is given (off by default); Megatron-DeepSpeed
-    // likewise (DeepSpeed's overlap_comm defaults to false for ZeRO stages 0-2).
-    const std::string fw = lower(rr.cell("framework"));
-    const bool megatron_lm = contains(fw, "megatron-lm") || contains(fw, "megatron-deepspeed");
-    const bool overlapping = contains(fw, "core") || contains(fw, "nemo") || contains(fw, "bridge") ||
-                             contains(fw, "megascale");
-    if (megatron_lm && !overlapping) {
-      strategy["overlap_dp_comm"] = false;
-      rr.assume("framework '" + rr.cell("framework") +
-                "': data-parallel gradient reduction not overlapped with backward (the framework's default)");
-      // --cross-entropy-loss-fusion is off by default in Megatron-LM's arguments.
-      training["loss_kernel"] = "unfused";
-      rr.assume("framework '" + rr.cell("framework") + "': unfused vocab-parallel cross-entropy (the framework's default)");
-    }
-  }
-
   if (automodel_te && model.contains("moe") && strategy.contains("ep")) {
     // NeMo AutoModel's MoE benchmark configs route with FakeBalancedGate (fake_balanced_gate: true
     // in examples/benchmark/configs/*_te_deepep.yaml): token i goes to experts i*k .. i*k+k-1

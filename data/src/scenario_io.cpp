@@ -308,6 +308,11 @@ class ScenarioParser {
     auto t = training ? parse_training(*training, m) : std::nullopt;
     auto c = cluster ? parse_cluster(*cluster) : std::nullopt;
     if (c && t) check_precision(*c, t->precision);
+    if (m && recipe_ && model->is_object()) {
+      // Attention kernel and dropout: the framework's default unless the model says.
+      if (recipe_->flash_attention && !find(*model, "flash_attention")) m->flash_attention = *recipe_->flash_attention;
+      if (recipe_->dropout && !find(*model, "dropout")) m->dropout = *recipe_->dropout;
+    }
     if (const json* pricing = find(j, "pricing")) {
       parse_pricing(*pricing, c);
     } else if (c) {
@@ -651,8 +656,8 @@ class ScenarioParser {
     if (!r_.object(j, p)) return std::nullopt;
     const auto before = r_.count();
     r_.unknown_keys(j, p,
-                    {"tokens", "global_batch_tokens", "global_batch", "precision", "framework", "overlap_compute_slowdown",
-                     "loss_kernel", "grad_reduce_in_fp32", "fp8_recipe", "fp8_params"});
+                    {"tokens", "global_batch_tokens", "global_batch", "precision", "framework", "kernels",
+                     "overlap_compute_slowdown", "loss_kernel", "grad_reduce_in_fp32", "fp8_recipe", "fp8_params"});
     sim::TrainingJob t;
     if (const json* v = required_in(j, p, "tokens", "total training tokens, e.g. \"2T\"")) {
       if (auto x = si_number(*v, child(p, "tokens"), kMaxTokens)) t.tokens = *x;
@@ -688,12 +693,33 @@ class ScenarioParser {
         }
       }
     }
+    // The framework recipe (data/frameworks.json) gives the defaults of the keys below that the
+    // scenario leaves out; "megatron" (fused kernels, capplan's defaults) when none is named.
+    recipe_ = cat_.framework_recipe("megatron");
     if (const json* v = find(j, "framework")) {
       if (auto s = r_.string(*v, child(p, "framework"))) {
-        if (auto f = sim::framework_from_string(*s)) {
-          t.framework = *f;
+        recipe_ = cat_.framework_recipe(*s);
+        if (!recipe_) {
+          const std::string hint = suggest(*s, cat_.framework_ids());
+          const auto known = hint.find("known: ");
+          r_.error(child(p, "framework"), "unknown framework '" + *s + "'; " + hint.substr(0, known) + "(" +
+                                              hint.substr(known) + ")");
+        }
+      }
+    }
+    if (recipe_) {
+      t.framework = recipe_->kernels;
+      t.framework_id = recipe_->id;
+    }
+    if (const json* v = find(j, "kernels")) {
+      // Overrides the recipe's kernel style: fused (Megatron/TE) or eager PyTorch element-wise kernels.
+      if (auto s = r_.string(*v, child(p, "kernels"))) {
+        if (*s == "fused") {
+          t.framework = sim::Framework::megatron;
+        } else if (*s == "eager") {
+          t.framework = sim::Framework::pytorch;
         } else {
-          r_.error(child(p, "framework"), "unknown framework '" + *s + "' (" + suggest(*s, {"megatron", "pytorch"}) + ")");
+          r_.error(child(p, "kernels"), "unknown kernels '" + *s + "' (" + suggest(*s, {"fused", "eager"}) + ")");
         }
       }
     }
@@ -727,6 +753,14 @@ class ScenarioParser {
       if (auto x = r_.number(*v, child(p, "overlap_compute_slowdown"), 0.0, 1.0, false)) {
         t.overlap_compute_slowdown = *x;
       }
+    }
+    if (recipe_) {  // the recipe's defaults for what the scenario leaves out
+      if (!find(j, "loss_kernel") && recipe_->loss_kernel) t.loss_kernel = recipe_->loss_kernel;
+      if (!find(j, "grad_reduce_in_fp32")) {
+        if (auto g = recipe_->grad_reduce_in_fp32(t.precision)) t.grad_reduce_in_fp32 = g;
+      }
+      if (!find(j, "fp8_params") && recipe_->fp8_param_gather) t.fp8_params = *recipe_->fp8_param_gather;
+      if (!find(j, "fp8_recipe") && recipe_->fp8_recipe) t.fp8_recipe = *recipe_->fp8_recipe;
     }
     if (r_.count() != before || !model) return std::nullopt;
     return t;
@@ -1151,9 +1185,32 @@ class ScenarioParser {
       any = true;
     }
     out_.strategy_all_auto = !any;
+    if (recipe_) apply_recipe(j, s, m);
 
     if (c) check_gpu_count(s, c->gpus);
     return s;
+  }
+
+  // The recipe's strategy defaults for the keys the strategy object leaves out ("auto" stays a
+  // search); whether the version has selective recompute at all.
+  void apply_recipe(const json& j, sim::StrategyRequest& s, const std::optional<sim::ModelSpec>& m) {
+    const auto& r = *recipe_;
+    const auto absent = [&](const char* key) { return find(j, key) == nullptr; };
+    s.selective_recompute = r.selective_recompute;
+    if (!r.selective_recompute && s.recompute == sim::Recompute::selective) {
+      r_.error("/strategy/recompute", "framework '" + r.id +
+                                          "' has no selective recompute (full-layer checkpointing only); got \"selective\"");
+    }
+    if (absent("overlap_dp_comm")) {
+      if (auto o = r.overlap_dp_comm_for(s.zero)) s.overlap_dp_comm = o;
+    }
+    if (absent("tp_comm_overlap") && r.tp_comm_overlap) s.tp_comm_overlap = r.tp_comm_overlap;
+    if (absent("pp_comm_overlap") && r.pp_comm_overlap) s.pp_comm_overlap = r.pp_comm_overlap;
+    if (absent("ep_comm_overlap") && r.ep_comm_overlap) s.ep_comm_overlap = r.ep_comm_overlap;
+    if (absent("recompute") && r.recompute) s.recompute = r.recompute;
+    if (absent("recompute_norms") && r.recompute_norms) s.recompute_norms = r.recompute_norms;
+    if (absent("recompute_moe_act") && r.recompute_moe_act) s.recompute_moe_act = r.recompute_moe_act;
+    if (absent("etp") && r.expert_tp_follows_tp.value_or(false) && m && m->is_moe() && s.tp) s.etp = s.tp;
   }
 
   // The GPU-count identity (other layout divisibility is sim::check_layout's job).
@@ -1214,6 +1271,7 @@ class ScenarioParser {
   const Catalogs& cat_;
   ParsedScenario out_;
   std::optional<double> batch_tokens_;  // global_batch_tokens when not a whole number of sequences
+  std::optional<sim::FrameworkRecipe> recipe_;  // training.framework's recipe
 };
 
 }  // namespace

@@ -114,8 +114,16 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
           [this](int) { doc_->set_value("/training/precision", precision_->currentData().toString().toStdString()); });
   tg->addWidget(new QLabel(tr("Framework"), train_box), 3, 0);
   framework_ = new QComboBox(train_box);
-  framework_->addItem(tr("megatron (fused kernels)"), QStringLiteral("megatron"));
-  framework_->addItem(tr("pytorch (eager kernels)"), QStringLiteral("pytorch"));
+  // The framework recipes (data/frameworks.json, `capplan catalog frameworks`); the two kernel
+  // styles when the catalog has none.
+  for (const auto& id : doc_->catalogs().framework_ids()) {
+    const auto* entry = doc_->catalogs().find_framework(id);
+    const QString name = QString::fromStdString(entry != nullptr ? entry->recipe.name : id);
+    framework_->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(id), name), QString::fromStdString(id));
+    if (entry != nullptr) {
+      framework_->setItemData(framework_->count() - 1, QString::fromStdString(entry->summary), Qt::ToolTipRole);
+    }
+  }
   tg->addWidget(framework_, 3, 1, 1, 2);
   connect(framework_, &QComboBox::activated, this,
           [this](int) { doc_->set_value("/training/framework", framework_->currentData().toString().toStdString()); });
@@ -151,7 +159,7 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
               {tr("eager PyTorch"), QStringLiteral("eager")}});
   add_option(5, tr("Gradient reduction"), "/training/grad_reduce_in_fp32",
              tr("Gradients accumulated and reduced in fp32 (Megatron-LM's bf16 default) or in 16 bits"),
-             {{tr("framework default (fp32 for bf16/fp8)"), QString()},
+             {{tr("framework default"), QString()},
               {tr("fp32"), QStringLiteral("true")},
               {tr("16-bit"), QStringLiteral("false")}});
   add_option(6, tr("FP8 scaling"), "/training/fp8_recipe",

@@ -72,7 +72,9 @@ void for_each_inner_layout(const ModelSpec& m, const StrategyRequest& r, const O
   const std::vector<bool> sps =
       o.tp > 1 ? (m.is_moe() ? std::vector<bool>{true} : std::vector<bool>{true, false}) : std::vector<bool>{false};
   const std::vector<Recompute> rcs =
-      fixed_or(r.recompute, {Recompute::none, Recompute::selective, Recompute::full});
+      fixed_or(r.recompute, r.selective_recompute ? std::vector<Recompute>{Recompute::none, Recompute::selective,
+                                                                           Recompute::full}
+                                                  : std::vector<Recompute>{Recompute::none, Recompute::full});
   for (int mb : fixed_or(r.micro_batch, mbs)) {
     const long long micro_batches = o.per_dp / std::max(1, mb);
     std::vector<int> vs{1};

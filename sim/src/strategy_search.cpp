@@ -28,7 +28,7 @@ Parallelism fill_defaults(const Scenario& s) {
   p.micro_batch = r.micro_batch.value_or(1);
   p.virtual_stages = r.virtual_stages.value_or(1);
   p.zero = r.zero.value_or(0);
-  p.recompute = r.recompute.value_or(Recompute::selective);
+  p.recompute = r.recompute.value_or(r.selective_recompute ? Recompute::selective : Recompute::full);
   for (const auto& o : kStrategyOptions) p.*o.value = (r.*o.request).value_or(o.fallback);
   p.sequence_parallel = r.sequence_parallel.value_or(p.tp > 1);
   p.first_stage_layers = r.first_stage_layers.value_or(0);

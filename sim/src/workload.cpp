@@ -1,9 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "capplan/sim/workload.hpp"
 
+#include "capplan/sim/framework.hpp"
+
 namespace capplan::sim {
 
 const char* to_string(Framework f) { return f == Framework::pytorch ? "pytorch" : "megatron"; }
+
+FrameworkRecipe kernel_style_recipe(Framework kernels) {
+  FrameworkRecipe r;
+  r.id = to_string(kernels);
+  r.name = kernels == Framework::pytorch ? "eager PyTorch kernels, capplan defaults" : "fused kernels, capplan defaults";
+  r.kernels = kernels;
+  return r;
+}
 
 std::optional<Framework> framework_from_string(const std::string& s) {
   if (s == "megatron") return Framework::megatron;

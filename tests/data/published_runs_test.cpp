@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "capplan/data/published_runs.hpp"
@@ -195,7 +196,7 @@ TEST(PublishedRunsDev, MoeRowBuildsExpertsFromItsColumns) {
   const auto& grok = row("R123");  // Grok-1: gated GELU experts, etp unknown, cp 2
   EXPECT_EQ(grok.scenario.at("model").at("gated_ffn"), true);
   EXPECT_TRUE(mentions(grok.assumptions, "gated GeLU (GeGLU)"));
-  EXPECT_TRUE(mentions(grok.assumptions, "etp = 'unknown': 4 (Megatron-Core's default"));
+  EXPECT_TRUE(mentions(grok.assumptions, "etp = 'unknown': recipe 'nemo-2-perf' default"));
   EXPECT_TRUE(mentions(grok.assumptions, "real routing imbalance is not published"));
   EXPECT_EQ(grok.scenario.at("strategy").at("cp"), 2);
   EXPECT_EQ(grok.scenario.at("strategy").at("ep"), 8);
@@ -284,7 +285,6 @@ TEST(PublishedRunsDev, R003ThroughputInvertsNarayananEq3) {
   EXPECT_EQ(sc.at("model").at("layers"), 36);
   EXPECT_EQ(sc.at("model").at("hidden"), 4096);
   EXPECT_EQ(sc.at("model").at("gated_ffn"), false);  // GeLU
-  EXPECT_EQ(sc.at("model").at("flash_attention"), false);  // 2021: before fused attention
   EXPECT_EQ(sc.at("training").at("precision"), "fp16");  // "mixed fp16"
   EXPECT_EQ(sc.at("cluster").at("gpu"), "a100-80gb-sxm");
   EXPECT_EQ(sc.at("cluster").at("gpus"), 128);
@@ -322,60 +322,56 @@ TEST(PublishedRunsDev, RowsThatCannotBeModelledSayWhy) {
   }
 }
 
-TEST(PublishedRunsDev, FrameworkDefaultsFollowTheSource) {
-  // torchtitan rows run eager PyTorch kernels on a Llama-family model (RMSNorm, RoPE).
-  const auto& r151 = row("R151");
-  EXPECT_EQ(r151.scenario.at("training").at("framework"), "pytorch");
-  EXPECT_EQ(r151.scenario.at("model").at("rmsnorm"), true);
-  EXPECT_EQ(r151.scenario.at("model").at("rope"), true);
-  // MegaScale's Megatron-LM baseline: unfused attention (FlashAttention-2 is MegaScale's change);
-  // MegaScale's own rows keep fused attention.
-  EXPECT_EQ(row("R058").scenario.at("model").at("flash_attention"), false);
-  EXPECT_FALSE(row("R063").scenario.at("model").contains("flash_attention"));
-  // Megatron-LM (not Core/NeMo): gradient reduction after backward, its default.
-  EXPECT_EQ(row("R003").scenario.at("strategy").at("overlap_dp_comm"), false);
-  EXPECT_FALSE(row("R117").scenario.at("strategy").contains("overlap_dp_comm"));  // NeMo
-  // ... and its unfused cross-entropy (--cross-entropy-loss-fusion is off by default).
-  EXPECT_EQ(row("R003").scenario.at("training").at("loss_kernel"), "unfused");
-  EXPECT_FALSE(row("R117").scenario.at("training").contains("loss_kernel"));  // NeMo: the fused default
-  // Megatron-Core sets the expert tensor-parallel size to tp when it is not given: Grok-1 on
-  // NeMo (R123, tp 4, etp not published) splits its experts 4 ways; a published etp is kept.
-  EXPECT_EQ(row("R123").scenario.at("strategy").at("etp"), 4);
-  EXPECT_TRUE(mentions(row("R123").assumptions, "Megatron-Core's default"));
-  EXPECT_EQ(row("R095").scenario.at("strategy").at("etp"), 1);
-  // Megatron-DeepSpeed of MT-NLG's time checkpoints whole layers: an unpublished recompute is
-  // full, not left to the planner (which would pick selective, a 2022 Megatron-LM feature).
-  EXPECT_EQ(row("R029").scenario.at("strategy").at("recompute"), "full");
-  EXPECT_TRUE(mentions(row("R029").assumptions, "--checkpoint-activations"));
-  EXPECT_EQ(row("R057").scenario.at("strategy").at("recompute"), "auto");  // Megatron-LM, unpublished
-  // Gradient reduction dtype: NVIDIA's perf recipes reduce in bf16; llm-foundry's PURE rows in
-  // bf16 and its DEFAULT (amp_*) rows in fp32; fms-fsdp's bfSixteen in bf16; Megatron-LM keeps
-  // its own fp32 default (nothing set).
-  EXPECT_EQ(row("R095").scenario.at("training").at("grad_reduce_in_fp32"), false);
-  EXPECT_EQ(row("R117").scenario.at("training").at("grad_reduce_in_fp32"), false);
-  EXPECT_EQ(row("R133").scenario.at("training").at("grad_reduce_in_fp32"), false);
-  EXPECT_EQ(row("R127").scenario.at("training").at("grad_reduce_in_fp32"), true);
-  EXPECT_EQ(row("R161").scenario.at("training").at("grad_reduce_in_fp32"), false);
-  EXPECT_FALSE(row("R057").scenario.at("training").contains("grad_reduce_in_fp32"));
-  EXPECT_FALSE(row("R173").scenario.at("training").contains("grad_reduce_in_fp32"));  // AutoModel: unknown
-  // "FP8 current-scaling" rows run TE's tensorwise recipe; other FP8 rows keep delayed scaling.
-  EXPECT_EQ(row("R095").scenario.at("training").at("fp8_recipe"), "current");
-  EXPECT_FALSE(row("R082").scenario.at("training").contains("fp8_recipe"));
-  // NVIDIA's NeMo 2 / Megatron-Bridge FP8 recipes gather FP8 parameters; NeMo 24.07's are not
-  // known to, and BF16 rows have nothing to gather in FP8.
-  EXPECT_EQ(row("R095").scenario.at("training").at("fp8_params"), true);
-  EXPECT_EQ(row("R118").scenario.at("training").at("fp8_params"), true);
-  EXPECT_FALSE(row("R082").scenario.at("training").contains("fp8_params"));
-  EXPECT_FALSE(row("R117").scenario.at("training").contains("fp8_params"));
-  // gpt-oss's clamped SwiGLU and expert biases come from its config, as in the preset.
-  EXPECT_EQ(row("R097").scenario.at("model").at("moe").at("activation_clamp"), 7.0);
-  EXPECT_EQ(row("R097").scenario.at("model").at("moe").at("expert_bias"), true);
-  EXPECT_FALSE(row("R095").scenario.at("model").at("moe").contains("expert_bias"));
-  // ... and its Megatron-Bridge recipe recomputes the norms and the experts' activation.
-  EXPECT_EQ(row("R097").scenario.at("strategy").at("recompute"), "selective");
-  EXPECT_EQ(row("R097").scenario.at("strategy").at("recompute_norms"), true);
-  EXPECT_EQ(row("R097").scenario.at("strategy").at("recompute_moe_act"), true);
-  EXPECT_FALSE(row("R095").scenario.at("strategy").contains("recompute_moe_act"));
+// The framework column maps to a recipe id (data/frameworks.json) and nothing else: what a
+// recipe does is tested against its sources in frameworks_test.cpp.
+TEST(PublishedRunsNames, FrameworkColumnMapsToARecipeId) {
+  struct Case {
+    const char* framework;
+    std::optional<int> year;
+    const char* model;
+    const char* recipe;
+  };
+  const Case cases[] = {
+      {"Megatron-LM (2019)", 2019, "GPT-2 8.3B", "megatron-lm-v1"},
+      {"Megatron-LM (PTD-P)", 2021, "GPT-3 175B", "megatron-lm-v2"},
+      {"Megatron-LM", 2022, "GPT-3 175B", "megatron-lm-2022"},
+      {"Megatron-LM", 2024, "Nemotron-4 340B", "megatron-lm"},
+      {"Megatron-LM", std::nullopt, "x", "megatron-lm"},
+      {"Megatron-LM fork", 2023, "StarCoderBase", "megatron-lm"},
+      {"Megatron-LM commit 285068c8", 2024, "175B GPT", "megatron-lm-285068c8"},
+      {"MegaScale (Megatron-LM fork)", 2024, "175B GPT", "megascale"},
+      {"Megatron-DeepSpeed", 2022, "MT-NLG 530B", "megatron-deepspeed"},
+      {"GPT-NeoX (Megatron+DeepSpeed)", 2022, "GPT-NeoX-20B", "deepspeed"},
+      {"DeepSpeed ZeRO-3 (no model parallelism)", 2021, "GPT-3 175B", "deepspeed"},
+      {"NeMo / Megatron-Core", std::nullopt, "Llama 3.1 70B", "nemo-2-perf"},
+      {"NeMo 24.07 / Megatron-Core", std::nullopt, "LLAMA2-13B", "nemo-1"},
+      {"NeMo 24.03.01 / Megatron-Core", std::nullopt, "Llama 2 7B", "nemo-1"},
+      {"Megatron-Bridge / Megatron-Core (NeMo 25.09)", std::nullopt, "Llama 3 70B", "megatron-bridge-perf"},
+      {"Megatron-Bridge / Megatron-Core (NeMo 26.04.01)", std::nullopt, "GPT-OSS-120B", "megatron-bridge-perf-gpt-oss"},
+      {"NeMo AutoModel (PyTorch FSDP2 backend)", std::nullopt, "Llama 3 70B", "nemo-automodel"},
+      {"Composer + PyTorch FSDP (llm-foundry)", std::nullopt, "MPT-7b", "llm-foundry"},
+      {"fms-fsdp (PyTorch FSDP, post-2.2 nightlies)", 2024, "Llama 2 13B", "fms-fsdp-2024-03"},
+      {"torchtitan (FSDP2)", 2024, "Llama 3 8B", "torchtitan"},
+      {"metaseq (FSDP + Megatron-LM tensor parallelism)", 2022, "OPT-175B", "pytorch"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(framework_recipe_for(c.framework, c.year, c.model), std::optional<std::string>(c.recipe)) << c.framework;
+    EXPECT_NE(test::real_catalogs().find_framework(c.recipe), nullptr) << c.recipe;
+  }
+  for (const char* unknown : {"Meta internal", "HAI-LLM", "xformers-based custom (model + sequence parallelism)"}) {
+    EXPECT_EQ(framework_recipe_for(unknown, 2024, "x"), std::nullopt) << unknown;
+  }
+}
+
+// Every row's scenario names its recipe (the 'megatron' kernel style where the column has none).
+TEST(PublishedRunsNames, RowsCarryTheirRecipeId) {
+  EXPECT_EQ(row("R003").scenario.at("training").at("framework"), "megatron-lm-v2");
+  EXPECT_EQ(row("R151").scenario.at("training").at("framework"), "torchtitan");
+  EXPECT_EQ(row("R117").scenario.at("training").at("framework"), "nemo-2-perf");
+  EXPECT_EQ(row("R097").scenario.at("training").at("framework"), "megatron-bridge-perf-gpt-oss");
+  EXPECT_EQ(row("R044").scenario.at("training").at("framework"), "megatron");
+  EXPECT_TRUE(mentions(row("R044").assumptions, "has no recipe"));
+  EXPECT_TRUE(mentions(row("R003").assumptions, "recipe 'megatron-lm-v2'"));
 }
 
 // NeMo AutoModel with "kernel opts: TE" runs Transformer Engine's fused kernels, not eager ones;
@@ -384,7 +380,8 @@ TEST(PublishedRunsDev, AutoModelTeRowsUseFusedKernelsAndItsBenchmarkRouting) {
   for (const char* id : {"R173", "R174"}) {
     const auto& r = row(id);
     ASSERT_TRUE(r.usable) << r.skip_reason;
-    EXPECT_FALSE(r.scenario.at("training").contains("framework")) << id;
+    EXPECT_EQ(r.scenario.at("training").at("framework"), "nemo-automodel") << id;
+    EXPECT_EQ(r.scenario.at("training").at("kernels"), "fused") << id;
     EXPECT_TRUE(mentions(r.assumptions, "with kernel opts TE")) << id;
   }
   const auto& r173 = row("R173");
@@ -411,7 +408,7 @@ TEST(PublishedRunsDev, AssumptionsAreStated) {
   // The 96 GB HBM2e / 500 W H100 SKU is not in the catalog: skipped with the reason, not predicted.
   EXPECT_FALSE(row("R145").usable);
   EXPECT_NE(row("R145").skip_reason.find("not in the catalog"), std::string::npos);
-  EXPECT_TRUE(mentions(row("R023").assumptions, "dropout"));  // Megatron-LM 2022 default
+  EXPECT_TRUE(mentions(row("R023").assumptions, "recipe 'megatron-lm-2022'"));
   EXPECT_TRUE(mentions(row("R058").assumptions, "read as A100 80GB SXM"));   // "NVIDIA Ampere"
   EXPECT_TRUE(mentions(row("R127").assumptions, "not published"));          // no fabric given
   EXPECT_TRUE(row("R023").assumptions.size() >= 1);                          // 2022: unfused attention

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "capplan/sim/framework.hpp"
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/result.hpp"
 #include "capplan/sim/workload.hpp"
@@ -84,23 +85,48 @@ struct StorageEntry {
   std::string notes;
 };
 
+// One default of a framework recipe as data/frameworks.json gives it: the value as JSON text
+// ("null" where the framework has none or it was not read), its source, or the note saying why
+// there is no value.
+struct FrameworkDefault {
+  std::string key;
+  std::string value;
+  std::string source;
+  std::string note;
+};
+
+// A framework recipe (data/frameworks.json): the values the model uses, and where each came from.
+struct FrameworkEntry {
+  sim::FrameworkRecipe recipe;  // recipe.id, recipe.name
+  std::string version;
+  std::string summary;
+  std::vector<FrameworkDefault> defaults;  // in the file's order
+};
+
 struct Catalogs {
   std::vector<GpuEntry> gpus;
   std::vector<InstanceEntry> instances;
   std::vector<ModelEntry> models;
   std::vector<StorageEntry> storage;  // storage.json; empty when the file is absent
+  std::vector<FrameworkEntry> frameworks;  // frameworks.json; empty when the file is absent
 
   const GpuEntry* find_gpu(std::string_view id) const;
   const InstanceEntry* find_instance(std::string_view id) const;
   const ModelEntry* find_model(std::string_view id) const;
   const StorageEntry* find_storage(std::string_view id) const;
+  const FrameworkEntry* find_framework(std::string_view id) const;
+  // The recipe training.framework names: frameworks.json's, else the built-in kernel-style
+  // recipes "megatron" and "pytorch" (catalogs without frameworks.json); nullopt when unknown.
+  std::optional<sim::FrameworkRecipe> framework_recipe(std::string_view id) const;
+  // Every id training.framework accepts, for "known: ..." messages and combo boxes.
+  std::vector<std::string> framework_ids() const;
 };
 
 // The folder with gpus.json, instances.json, models.json: $CAPPLAN_DATA_DIR if set, else the
 // source tree's data/ (compile-time), else <exe dir>/../share/capplan/data.
 std::filesystem::path default_data_dir();
 
-// Loads and validates all three catalogs (and storage.json when present); every problem is reported with its JSON pointer
+// Loads and validates all three catalogs (and storage.json, frameworks.json when present); every problem is reported with its JSON pointer
 // ("gpus.json#/gpus/3/hbm_GiB: must be > 0; got -80"), cross-references included
 // (instance -> gpu id).
 Result<Catalogs> load_catalogs(const std::filesystem::path& dir);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,13 @@ Result<std::vector<PublishedRun>> load_published_runs(const std::filesystem::pat
 // goes to experts i*k .. i*k+k-1 mod E), with E/ep experts per EP rank and EP ranks contiguous on
 // nodes of `gpus_per_node`: the most over all tokens. 0 when the EP group fits in one node or the
 // sizes are invalid (E not a multiple of ep, k > E).
+// The recipe id (data/frameworks.json) for a published run's framework column: a small name table,
+// with the publication year where the column names no version (Megatron-LM up to 2022) and the
+// model where a framework's performance recipe is per model (Megatron-Bridge GPT-OSS);
+// nullopt when no recipe matches (the row then uses "megatron": fused kernels, capplan's defaults).
+std::optional<std::string> framework_recipe_for(const std::string& framework, std::optional<int> year,
+                                                const std::string& model_name);
+
 int fake_balanced_gate_nodes(int experts, int top_k, int ep, int gpus_per_node);
 
 }  // namespace capplan::data

@@ -62,6 +62,8 @@ struct StrategyRequest {
   std::optional<bool> recompute_moe_act;
   std::optional<int> first_stage_layers;
   std::optional<int> last_stage_layers;
+  // The framework has no selective recompute (full-layer checkpointing only): not searched.
+  bool selective_recompute = true;
 
   bool fully_specified() const {
     return tp && pp && dp && micro_batch && virtual_stages && zero && recompute && sequence_parallel;

@@ -139,6 +139,8 @@ struct TrainingJob {
   std::int64_t global_batch = 0;  // sequences per optimizer step
   Precision precision = Precision::bf16;
   Framework framework = Framework::megatron;
+  // The recipe (data/frameworks.json) the defaults below were resolved from; echoed in output.
+  std::string framework_id = "megatron";
   // Compute that overlaps communication runs this much slower (NCCL kernels take SMs and HBM
   // bandwidth): Lee et al. 2025 (arXiv:2507.03114) measure 18.9% on average on A100 and H100
   // (up to 40%). 0 would be ideal overlap.

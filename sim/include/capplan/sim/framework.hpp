@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include <optional>
+#include <string>
+
+#include "capplan/sim/hardware.hpp"
+#include "capplan/sim/strategy.hpp"
+#include "capplan/sim/workload.hpp"
+
+namespace capplan::sim {
+
+// What a training framework (one version of it) does when the user does not say otherwise: the
+// defaults of its arguments, config classes or recipes. data/frameworks.json holds them, each
+// with its source; this struct carries the values. An empty optional = the framework has no
+// such default, or it is not known: capplan's own default applies (TrainingJob, Parallelism).
+struct FrameworkRecipe {
+  std::string id;    // kebab-case, as in training.framework
+  std::string name;  // display name with the version
+  Framework kernels = Framework::megatron;  // fused (Megatron/TE) or eager PyTorch element-wise kernels
+  std::optional<LossKernel> loss_kernel;
+  // Gradients accumulated and reduced in fp32, per training precision (tf32/fp32 always are).
+  std::optional<bool> grad_reduce_in_fp32_bf16;
+  std::optional<bool> grad_reduce_in_fp32_fp16;
+  std::optional<bool> grad_reduce_in_fp32_fp8;
+  std::optional<bool> fp8_param_gather;  // FP8 weights and FP8 parameter all-gathers (fp8 only)
+  std::optional<Fp8Recipe> fp8_recipe;
+  std::optional<bool> overlap_dp_comm;        // gradient reduction overlapped with backward
+  std::optional<bool> overlap_dp_comm_zero3;  // the same with ZeRO-3 / full sharding, where it differs
+  std::optional<bool> tp_comm_overlap;
+  std::optional<bool> pp_comm_overlap;
+  std::optional<bool> ep_comm_overlap;
+  std::optional<Recompute> recompute;  // activation recompute when the strategy does not give it
+  bool selective_recompute = true;     // false: the version has only full-layer checkpointing
+  // Megatron-Core recompute_modules beyond core_attn (Parallelism::recompute_norms, recompute_moe_act).
+  std::optional<bool> recompute_norms;
+  std::optional<bool> recompute_moe_act;
+  std::optional<bool> flash_attention;  // fused (flash) attention when the model does not say
+  std::optional<bool> dropout;          // dropout kept in training when the model does not say
+  // MoE: the expert tensor-parallel size defaults to the tensor-parallel size (Megatron-Core).
+  std::optional<bool> expert_tp_follows_tp;
+  // CUDA graphs captured by default. Carried for output only: the step model has no launch-
+  // overhead term that graphs would remove.
+  std::optional<bool> cuda_graphs;
+
+  std::optional<bool> grad_reduce_in_fp32(Precision p) const {
+    switch (p) {
+      case Precision::bf16: return grad_reduce_in_fp32_bf16;
+      case Precision::fp16: return grad_reduce_in_fp32_fp16;
+      case Precision::fp8: return grad_reduce_in_fp32_fp8;
+      default: return std::nullopt;  // tf32 / fp32: gradients are fp32 anyway
+    }
+  }
+  // The data-parallel overlap default for a ZeRO stage (nullopt stage: not known yet).
+  std::optional<bool> overlap_dp_comm_for(std::optional<int> zero) const {
+    if (!overlap_dp_comm_zero3 || *overlap_dp_comm_zero3 == overlap_dp_comm) return overlap_dp_comm;
+    if (!zero) return std::nullopt;  // differs by stage and the stage is searched
+    return *zero == 3 ? overlap_dp_comm_zero3 : overlap_dp_comm;
+  }
+};
+
+// The two kernel-style recipes capplan had before recipes were data (training.framework
+// "megatron" and "pytorch"): only the kernel style, every other default capplan's own.
+FrameworkRecipe kernel_style_recipe(Framework kernels);
+
+}  // namespace capplan::sim
