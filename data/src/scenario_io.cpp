@@ -295,8 +295,9 @@ class ScenarioParser {
 
   Result<ParsedScenario> run(const json& j) {
     if (!r_.object(j, "")) return std::unexpected(std::move(diags_));
-    r_.unknown_keys(j, "", {"name", "description", "model", "training", "cluster", "strategy", "pricing", "reliability",
-                           "storage", "data"});
+    r_.unknown_keys(j, "", {"name", "description", "workload", "model", "training", "cluster", "strategy", "pricing",
+                           "reliability", "storage", "data"});
+    if (const json* w = find(j, "workload")) parse_workload(*w);
     for (const char* key : {"name", "description"}) {
       if (const json* v = find(j, key)) r_.string(*v, child("", key));
     }
@@ -385,6 +386,30 @@ class ScenarioParser {
   }
 
   // --- model ------------------------------------------------------------------------------
+  // workload: { kind } (CONTRACT.md). pretrain is the default; fine-tuning and serving are named
+  // but not available in this version.
+  void parse_workload(const json& w) {
+    if (!w.is_object()) {
+      r_.error("/workload", std::string("expected an object such as {\"kind\": \"pretrain\"}; got ") + w.type_name());
+      return;
+    }
+    r_.unknown_keys(w, "/workload", {"kind"});
+    const json* kind = find(w, "kind");
+    if (kind == nullptr) return;
+    if (!kind->is_string()) {
+      r_.error("/workload/kind", std::string("expected a string (pretrain); got ") + kind->type_name());
+      return;
+    }
+    const std::string k = kind->get<std::string>();
+    if (auto parsed = sim::workload_kind_from_string(k)) {
+      out_.scenario.workload.kind = *parsed;
+    } else if (k == "finetune" || k == "serve") {
+      r_.error("/workload/kind", "'" + k + "' is not available in this version of capplan (known: pretrain)");
+    } else {
+      r_.error("/workload/kind", "unknown workload kind '" + k + "' (known: pretrain)");
+    }
+  }
+
   std::optional<sim::ModelSpec> parse_model(const json& j) {
     const std::string p = "/model";
     if (!r_.object(j, p)) return std::nullopt;

@@ -139,7 +139,10 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
       st.tp += output.tp;
     }
     st.pp = p.pp > 1 ? pipeline.pp * p.virtual_stages : 0.0;
-    if (p.pp_comm_overlap) st.pp = exposed(st.pp, st.compute);
+    // Megatron-LM overlaps p2p only in the interleaved schedule: arguments.py sets
+    // overlap_p2p_comm = False when virtual_pipeline_model_parallel_size is None ("non-interleaved
+    // schedule does not support overlapping p2p communication").
+    if (p.pp_comm_overlap && p.virtual_stages > 1) st.pp = exposed(st.pp, st.compute);
     st.total = st.compute * (1.0 + slow) + st.tp + st.pp + st.fsdp + st.ep + st.cp;
     sum_total += st.total * run.count;
     if (st.total > worst.total) worst = st;

@@ -39,6 +39,10 @@ Parallelism fill_defaults(const Scenario& s) {
 }  // namespace
 
 Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
+  // The workload seam: each kind has its own lowering and schedule (today: the training step).
+  switch (s.workload.kind) {
+    case WorkloadKind::pretrain: break;
+  }
   const StrategyRequest& r = s.strategy;
   const ModelSpec& m = s.model;
   const int gpus = s.cluster.gpus;

@@ -5,6 +5,18 @@
 
 namespace capplan::sim {
 
+const char* to_string(WorkloadKind k) {
+  switch (k) {
+    case WorkloadKind::pretrain: return "pretrain";
+  }
+  return "?";
+}
+
+std::optional<WorkloadKind> workload_kind_from_string(const std::string& s) {
+  if (s == "pretrain") return WorkloadKind::pretrain;
+  return std::nullopt;
+}
+
 const char* to_string(Framework f) { return f == Framework::pytorch ? "pytorch" : "megatron"; }
 
 FrameworkRecipe kernel_style_recipe(Framework kernels) {

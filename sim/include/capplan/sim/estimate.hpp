@@ -17,6 +17,7 @@ namespace capplan::sim {
 
 // Everything one estimate needs, as plain values (parsed and checked by capplan_data).
 struct Scenario {
+  WorkloadSpec workload;  // what is asked: pretrain (the training step below)
   ModelSpec model;
   TrainingJob training;
   Cluster cluster;

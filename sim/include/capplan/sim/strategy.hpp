@@ -28,7 +28,8 @@ struct Parallelism {
   // GEMMs (Megatron-Core/Transformer Engine userbuffers, NeMo's tp_comm_overlap). Off by default,
   // as in Megatron-LM.
   bool tp_comm_overlap = false;
-  // Pipeline send/recv overlapped with compute (Megatron's overlap_p2p_comm, interleaved schedule).
+  // Pipeline send/recv overlapped with compute (Megatron's overlap_p2p_comm): only in the
+  // interleaved schedule (virtual_stages > 1); Megatron-LM turns it off without interleaving.
   bool pp_comm_overlap = false;
   // Expert-parallel all-to-all (dispatch/combine) of one micro-batch overlapped with the compute of
   // another: Megatron-Core's --overlap-moe-expert-parallel-comm (off by default), DeepSeek-V3's

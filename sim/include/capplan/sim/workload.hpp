@@ -134,6 +134,18 @@ const char* to_string(Fp8Recipe r);
 std::optional<Fp8Recipe> fp8_recipe_from_string(const std::string& s);
 double fp8_cast_bytes_per_element(Fp8Recipe r);
 
+// What the scenario asks about: the seam where new workloads plug in. Each kind lowers to its own
+// op list and schedule; `pretrain` (the default) is the training step of sim/step_model.hpp.
+// Fine-tuning and serving are the next kinds (the scenario parser names them and says they are
+// not available yet).
+enum class WorkloadKind { pretrain };
+const char* to_string(WorkloadKind k);
+std::optional<WorkloadKind> workload_kind_from_string(const std::string& s);
+
+struct WorkloadSpec {
+  WorkloadKind kind = WorkloadKind::pretrain;
+};
+
 struct TrainingJob {
   double tokens = 0;             // total training tokens
   std::int64_t global_batch = 0;  // sequences per optimizer step
