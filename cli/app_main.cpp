@@ -10,6 +10,15 @@
 
 namespace capplan::cli {
 
+void add_common_options(CLI::App& app, const std::string& program, GlobalOptions& global) {
+  app.set_version_flag("--version", program + " " + CAPPLAN_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();  // global options are also accepted after the subcommand
+  app.add_option("--data-dir", global.data_dir,
+                 "Folder with gpus.json, instances.json, models.json (default: $CAPPLAN_DATA_DIR or the "
+                 "installed data)");
+}
+
 int run_app(CLI::App& app, const std::vector<Command>& commands, int argc, char** argv) {
   try {
     try {

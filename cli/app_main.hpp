@@ -4,11 +4,16 @@
 // escaped exception is 1).
 #pragma once
 #include <CLI/CLI.hpp>
+#include <string>
 #include <vector>
 
 #include "commands.hpp"
 
 namespace capplan::cli {
+
+// What both programs' command lines share: `--version` (printing "<program> <version>"), exactly
+// one subcommand, global options accepted after it, and `--data-dir` into `global`.
+void add_common_options(CLI::App& app, const std::string& program, GlobalOptions& global);
 
 // `app` has its subcommands added (`commands`); returns the process's exit code.
 int run_app(CLI::App& app, const std::vector<Command>& commands, int argc, char** argv);

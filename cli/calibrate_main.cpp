@@ -15,14 +15,8 @@
 int main(int argc, char** argv) {
   using namespace capplan::cli;
   CLI::App app{"capplan-calibrate: the measurement commands of capplan (calibrate, validate)", "capplan-calibrate"};
-  app.set_version_flag("--version", std::string("capplan-calibrate ") + CAPPLAN_VERSION);
-  app.require_subcommand(1);
-  app.fallthrough();  // global options are also accepted after the subcommand
-
   GlobalOptions global;
-  app.add_option("--data-dir", global.data_dir,
-                 "Folder with gpus.json, instances.json, models.json (default: $CAPPLAN_DATA_DIR or the "
-                 "installed data)");
+  add_common_options(app, "capplan-calibrate", global);
 
   CalibrateOptions calibrate;
   ValidateOptions validate;

@@ -16,14 +16,8 @@
 int main(int argc, char** argv) {
   using namespace capplan::cli;
   CLI::App app{"capplan: LLM training cost and capacity planner", "capplan"};
-  app.set_version_flag("--version", std::string("capplan ") + CAPPLAN_VERSION);
-  app.require_subcommand(1);
-  app.fallthrough();  // global options are also accepted after the subcommand
-
   GlobalOptions global;
-  app.add_option("--data-dir", global.data_dir,
-                 "Folder with gpus.json, instances.json, models.json (default: $CAPPLAN_DATA_DIR or the "
-                 "installed data)");
+  add_common_options(app, "capplan", global);
 
   // Parsed here for --help and flag errors; capplan-calibrate parses the same arguments again and runs them.
   CalibrateOptions calibrate;
