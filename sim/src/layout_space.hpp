@@ -44,6 +44,20 @@ std::vector<T> fixed_or(const std::optional<T>& fixed, std::vector<T> all) {
 // Calls visit(const Parallelism&, long long micro_batches) for every completion of `o`: micro-batch
 // (increasing), virtual stages, ZeRO stage, recompute, sequence parallelism. The layouts are not
 // yet checked with check_layout.
+// The one rule by which estimate's `auto` choice and the planner rank layouts that fit: the
+// faster step first, then the smaller peak memory, then the layout order, so a choice never
+// depends on the order layouts are visited in or on how they are split across threads.
+struct LayoutScore {
+  double step_s = 0;
+  double memory_bytes = 0;
+  Parallelism p;
+};
+inline bool better(const LayoutScore& a, const LayoutScore& b) {
+  if (a.step_s != b.step_s) return a.step_s < b.step_s;
+  if (a.memory_bytes != b.memory_bytes) return a.memory_bytes < b.memory_bytes;
+  return a.p < b.p;
+}
+
 template <class Visit>
 void for_each_inner_layout(const ModelSpec& m, const StrategyRequest& r, const OuterLayout& o, Visit&& visit,
                            LayoutSpaceKind kind = LayoutSpaceKind::standard) {

@@ -143,14 +143,9 @@ struct Shape {
 };
 
 // A timed layout of one shape.
-struct Timed {
-  double step_s = 0;
-  Parallelism p;
-};
-bool faster(const Timed& a, const Timed& b) {
-  if (a.step_s != b.step_s) return a.step_s < b.step_s;
-  return a.p < b.p;
-}
+// A timed layout, ranked by the selection rule estimate() uses (layout_space.hpp, better()).
+using Timed = LayoutScore;
+bool faster(const Timed& a, const Timed& b) { return better(a, b); }
 
 // A layout that does not fit, by its exact memory.
 struct Oversized {
@@ -324,7 +319,7 @@ void Worker::run(const WorkItem& item) {
     b.optimizer = st.optimizer;
     const StepTiming timing = schedule_step(s, p, b, stage_params, runs->second);
     ++counters_.timed;
-    keep_best(res.best, {timing.breakdown.total().base(), p}, keep_);
+    keep_best(res.best, {timing.breakdown.total().base(), mem.total().base(), p}, keep_);
   }, kind_);
 }
 
@@ -377,6 +372,7 @@ Scored score(const std::vector<Shape>& shapes, int shape, const Timed& t, const 
 // Total orders: the objective first, then the other axis, then a stable key (shape, layout).
 bool stable_less(const Scored& a, const Scored& b) {
   if (a.shape != b.shape) return a.shape < b.shape;
+  if (a.timed.memory_bytes != b.timed.memory_bytes) return a.timed.memory_bytes < b.timed.memory_bytes;
   return a.timed.p < b.timed.p;
 }
 bool by_time(const Scored& a, const Scored& b) {

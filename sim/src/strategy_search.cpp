@@ -80,7 +80,8 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
       add_op_costs(buckets, ops.ops, cost);
       const double t = schedule_step(s, p, buckets, ops.stage_params).breakdown.total().base();
       if (fits) {
-        if (!have_fit || t < best_time * (1 - 1e-9) || (t <= best_time * (1 + 1e-9) && bytes < best_fit_mem)) {
+        // The planner's rule (better(): time, then memory, then layout order).
+        if (!have_fit || better({t, bytes, p}, {best_time, best_fit_mem, best_fit})) {
           best_fit = p;
           best_time = t;
           best_fit_mem = bytes;

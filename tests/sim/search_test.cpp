@@ -71,6 +71,7 @@ struct Point {
   Parallelism p;
   double step = 0, time = 0;
   std::optional<double> cost;
+  double memory = 0;  // peak bytes per GPU: the selection rule's tie-break after the step time
 };
 
 // Every fitting layout of every shape, evaluated one by one.
@@ -87,7 +88,8 @@ std::vector<Point> brute_force(const SearchRequest& r) {
       for (const Parallelism& p : candidate_layouts(s, r.space)) {
         const Estimate e = evaluate(s, p, cost);
         if (!e.memory.fits()) continue;
-        Point pt{static_cast<int>(i), n, p, e.step_time.base(), plan_time(e).base(), std::nullopt};
+        Point pt{static_cast<int>(i), n, p, e.step_time.base(), plan_time(e).base(), std::nullopt,
+                 e.memory.total().base()};
         if (plan_cost(e)) pt.cost = plan_cost(e)->base();
         out.push_back(pt);
       }
@@ -96,7 +98,8 @@ std::vector<Point> brute_force(const SearchRequest& r) {
   return out;
 }
 
-// The fastest layout of each shape (ties: the smaller layout), as the planner keeps them.
+// The fastest layout of each shape (ties: less memory, then the smaller layout), as the planner
+// and estimate's auto choice keep them (layout_space.hpp, better()).
 std::vector<Point> best_per_shape(const std::vector<Point>& all) {
   std::vector<Point> best;
   for (const Point& pt : all) {
@@ -104,7 +107,7 @@ std::vector<Point> best_per_shape(const std::vector<Point>& all) {
                            [&](const Point& b) { return b.offering == pt.offering && b.nodes == pt.nodes; });
     if (it == best.end()) {
       best.push_back(pt);
-    } else if (std::tie(pt.step, pt.p) < std::tie(it->step, it->p)) {
+    } else if (std::tie(pt.step, pt.memory, pt.p) < std::tie(it->step, it->memory, it->p)) {
       *it = pt;
     }
   }
@@ -175,7 +178,8 @@ TEST(Search, FastestWithinBudgetEqualsBruteForce) {
     if (meets(r, pt)) ranked.push_back(pt);
   }
   std::sort(ranked.begin(), ranked.end(), [](const Point& a, const Point& b) {
-    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.p) < std::tie(b.time, *b.cost, b.offering, b.nodes, b.p);
+    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.memory, a.p) <
+           std::tie(b.time, *b.cost, b.offering, b.nodes, b.memory, b.p);
   });
   ASSERT_FALSE(ranked.empty());
   ASSERT_LT(ranked.size(), all.size());
@@ -195,7 +199,8 @@ TEST(Search, ExhaustiveSpaceEqualsBruteForceAndContainsTheStandardOne) {
   ASSERT_TRUE(result.has_value());
   std::vector<Point> ranked = best_per_shape(brute_force(r));
   std::sort(ranked.begin(), ranked.end(), [](const Point& a, const Point& b) {
-    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.p) < std::tie(b.time, *b.cost, b.offering, b.nodes, b.p);
+    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.memory, a.p) <
+           std::tie(b.time, *b.cost, b.offering, b.nodes, b.memory, b.p);
   });
   ASSERT_EQ(result->plans.size(), ranked.size());
   for (std::size_t i = 0; i < ranked.size(); ++i) expect_same_plan(result->plans[i], ranked[i]);
@@ -233,7 +238,8 @@ TEST(Search, MoeLongContextEqualsBruteForce) {
   ASSERT_TRUE(result.has_value());
   std::vector<Point> ranked = best_per_shape(brute_force(r));
   std::sort(ranked.begin(), ranked.end(), [](const Point& a, const Point& b) {
-    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.p) < std::tie(b.time, *b.cost, b.offering, b.nodes, b.p);
+    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.memory, a.p) <
+           std::tie(b.time, *b.cost, b.offering, b.nodes, b.memory, b.p);
   });
   ASSERT_EQ(ranked.size(), 4u);  // every shape has a layout that fits
   ASSERT_EQ(result->plans.size(), ranked.size());
@@ -252,7 +258,8 @@ TEST(Search, AllLayoutsModeListsTheTopLayoutsOfEveryShape) {
   ASSERT_TRUE(result.has_value());
   std::vector<Point> all = brute_force(r);
   std::sort(all.begin(), all.end(), [](const Point& a, const Point& b) {
-    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.p) < std::tie(b.time, *b.cost, b.offering, b.nodes, b.p);
+    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.memory, a.p) <
+           std::tie(b.time, *b.cost, b.offering, b.nodes, b.memory, b.p);
   });
   ASSERT_EQ(result->plans.size(), 7u);
   for (std::size_t i = 0; i < 7; ++i) expect_same_plan(result->plans[i], all[i]);
@@ -379,7 +386,8 @@ TEST(Search, DeadlineNobodyMeetsNamesTheDeadlineAndTheFastestPlan) {
   ASSERT_TRUE(result->failure->closest.has_value());
   std::vector<Point> all = best_per_shape(brute_force(r));
   const Point fastest = *std::min_element(all.begin(), all.end(), [](const Point& a, const Point& b) {
-    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.p) < std::tie(b.time, *b.cost, b.offering, b.nodes, b.p);
+    return std::tie(a.time, *a.cost, a.offering, a.nodes, a.memory, a.p) <
+           std::tie(b.time, *b.cost, b.offering, b.nodes, b.memory, b.p);
   });
   expect_same_plan(*result->failure->closest, fastest);
   EXPECT_FALSE(result->failure->closest->meets_deadline);
