@@ -20,74 +20,103 @@ std::string num(double v) {
   return std::to_string(tenths / 10) + "." + std::to_string(std::llabs(tenths % 10));
 }
 
-void error(Diagnostics& d, const std::string& field, std::string message) {
-  d.push_back({Diagnostic::Severity::error, "scenario#/strategy/" + field, std::move(message)});
-}
-
-}  // namespace
-
-Diagnostics check_layout(const Scenario& s, const Parallelism& p) {
-  Diagnostics d;
+// The layout checks, written once. `sink.fail(reason, field, message)` receives each failed rule;
+// `message` is a callable that builds the sentence, called only by a sink that wants text (the
+// planner's precheck never builds one). An empty field names the strategy as a whole.
+template <class Sink>
+void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
+  using R = LayoutReason;
   const ModelSpec& m = s.model;
+  bool ok = true;
   auto positive = [&](const char* field, int v) {
-    if (v < 1) error(d, field, "must be a positive integer; got " + num(v));
-    return v >= 1;
+    if (v < 1) {
+      sink.fail(R::not_positive, field, [v] { return "must be a positive integer; got " + num(v); });
+      ok = false;
+    }
   };
-  bool ok = positive("tp", p.tp) & positive("pp", p.pp) & positive("dp", p.dp) & positive("cp", p.cp) &
-            positive("ep", p.ep) & positive("etp", p.etp) & positive("micro_batch", p.micro_batch) &
-            positive("virtual_stages", p.virtual_stages);
-  if (p.zero < 0 || p.zero > 3) error(d, "zero", "must be 0, 1, 2 or 3; got " + num(p.zero));
-  if (!ok) return d;
-  if (p.etp > 1 && !m.is_moe()) error(d, "etp", "expert tensor parallelism needs an MoE model; got " + num(p.etp));
-  if (p.etp > 1 && m.is_moe() && m.moe.expert_ffn_hidden % p.etp != 0) {
-    error(d, "etp", "must divide expert_ffn_hidden (" + num(m.moe.expert_ffn_hidden) + "); got " + num(p.etp));
+  positive("tp", p.tp);
+  positive("pp", p.pp);
+  positive("dp", p.dp);
+  positive("cp", p.cp);
+  positive("ep", p.ep);
+  positive("etp", p.etp);
+  positive("micro_batch", p.micro_batch);
+  positive("virtual_stages", p.virtual_stages);
+  if (p.zero < 0 || p.zero > 3) {
+    sink.fail(R::zero_out_of_range, "zero", [&] { return "must be 0, 1, 2 or 3; got " + num(p.zero); });
   }
-  if (p.ep > 1 && !m.is_moe()) error(d, "ep", "expert parallelism needs an MoE model; got " + num(p.ep));
+  if (!ok) return;
+  if (p.etp > 1 && !m.is_moe()) {
+    sink.fail(R::experts_need_moe, "etp",
+              [&] { return "expert tensor parallelism needs an MoE model; got " + num(p.etp); });
+  }
+  if (p.etp > 1 && m.is_moe() && m.moe.expert_ffn_hidden % p.etp != 0) {
+    sink.fail(R::etp_divides_expert_ffn, "etp", [&] {
+      return "must divide expert_ffn_hidden (" + num(m.moe.expert_ffn_hidden) + "); got " + num(p.etp);
+    });
+  }
+  if (p.ep > 1 && !m.is_moe()) {
+    sink.fail(R::experts_need_moe, "ep", [&] { return "expert parallelism needs an MoE model; got " + num(p.ep); });
+  }
   if (m.is_moe()) {
     const long long ranks = 1LL * p.tp * p.dp * p.cp;
     if (m.moe.experts % p.ep != 0) {
-      error(d, "ep", "must divide the number of routed experts (" + num(m.moe.experts) + "); got " + num(p.ep));
+      sink.fail(R::ep_divides_experts, "ep", [&] {
+        return "must divide the number of routed experts (" + num(m.moe.experts) + "); got " + num(p.ep);
+      });
     }
     if (ranks % (1LL * p.ep * p.etp) != 0) {
       // Megatron-Core spreads the experts over the same ranks as tp*dp*cp.
-      error(d, "ep", "ep*etp must divide tp*dp*cp (" + num(static_cast<double>(ranks)) + "); got " + num(p.ep) +
-                         "*" + num(p.etp));
+      sink.fail(R::ep_divides_ranks, "ep", [&] {
+        return "ep*etp must divide tp*dp*cp (" + num(static_cast<double>(ranks)) + "); got " + num(p.ep) + "*" +
+               num(p.etp);
+      });
     }
     if (p.tp > 1 && !p.sequence_parallel) {
-      error(d, "sequence_parallel", "MoE with tp > 1 needs sequence parallelism (Megatron-Core); got false");
+      sink.fail(R::moe_tp_needs_sequence_parallel, "sequence_parallel",
+                [] { return std::string("MoE with tp > 1 needs sequence parallelism (Megatron-Core); got false"); });
     }
   }
   if ((p.recompute_norms || p.recompute_moe_act) && p.recompute != Recompute::selective) {
     // Megatron-Core takes --recompute-modules only with --recompute-granularity selective.
-    error(d, p.recompute_norms ? "recompute_norms" : "recompute_moe_act",
-          std::string("module recompute needs recompute selective; got recompute ") + to_string(p.recompute));
+    sink.fail(R::module_recompute_needs_selective, p.recompute_norms ? "recompute_norms" : "recompute_moe_act", [&] {
+      return std::string("module recompute needs recompute selective; got recompute ") + to_string(p.recompute);
+    });
   }
   if (p.recompute_moe_act && !m.is_moe()) {
-    error(d, "recompute_moe_act", "recomputing the experts' activation needs an MoE model; got true");
+    sink.fail(R::experts_need_moe, "recompute_moe_act",
+              [] { return std::string("recomputing the experts' activation needs an MoE model; got true"); });
   }
   if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0) {
     // Megatron-Core splits each sequence into 2*cp chunks to balance the causal work.
-    error(d, "cp", "seq_len (" + num(m.seq_len) + ") must be a multiple of 2*cp; got cp " + num(p.cp));
+    sink.fail(R::cp_divides_sequence, "cp",
+              [&] { return "seq_len (" + num(m.seq_len) + ") must be a multiple of 2*cp; got cp " + num(p.cp); });
   }
   if (m.heads % p.tp != 0) {
-    error(d, "tp", "must divide the number of attention heads (" + num(m.heads) + "); got " + num(p.tp));
+    sink.fail(R::tp_divides_heads, "tp", [&] {
+      return "must divide the number of attention heads (" + num(m.heads) + "); got " + num(p.tp);
+    });
   }
   if (m.ffn_hidden % p.tp != 0) {
-    error(d, "tp", "must divide ffn_hidden (" + num(m.ffn_hidden) + "); got " + num(p.tp));
+    sink.fail(R::tp_divides_ffn, "tp",
+              [&] { return "must divide ffn_hidden (" + num(m.ffn_hidden) + "); got " + num(p.tp); });
   }
   // Megatron-Core's layout: tp*pp*dp*cp ranks; experts are spread over the tp*dp*cp ranks.
   const long long product = 1LL * p.tp * p.pp * p.dp * p.cp;
   if (product != s.cluster.gpus) {
-    d.push_back({Diagnostic::Severity::error, "scenario#/strategy",
-                 "tp*pp*dp*cp must equal the number of GPUs (" + num(s.cluster.gpus) + "); got " + num(p.tp) +
-                     "*" + num(p.pp) + "*" + num(p.dp) + "*" + num(p.cp) + " = " + num(static_cast<double>(product))});
+    sink.fail(R::product_is_not_the_gpus, "", [&] {
+      return "tp*pp*dp*cp must equal the number of GPUs (" + num(s.cluster.gpus) + "); got " + num(p.tp) + "*" +
+             num(p.pp) + "*" + num(p.dp) + "*" + num(p.cp) + " = " + num(static_cast<double>(product));
+    });
   }
   if (p.pp > m.layers) {
-    error(d, "pp", "more pipeline stages than layers (" + num(m.layers) + "); got " + num(p.pp));
+    sink.fail(R::pipeline_exceeds_layers, "pp",
+              [&] { return "more pipeline stages than layers (" + num(m.layers) + "); got " + num(p.pp); });
   } else if (1LL * p.pp * p.virtual_stages > m.layers) {
-    error(d, "virtual_stages",
-          "pp*virtual_stages must not exceed the layers (" + num(m.layers) + "); got " + num(p.pp) + "*" +
-              num(p.virtual_stages));
+    sink.fail(R::pipeline_exceeds_layers, "virtual_stages", [&] {
+      return "pp*virtual_stages must not exceed the layers (" + num(m.layers) + "); got " + num(p.pp) + "*" +
+             num(p.virtual_stages);
+    });
   }
   if (p.first_stage_layers != 0 || p.last_stage_layers != 0) {
     // Megatron-Core's --decoder-first/last-pipeline-num-layers: the other stages share the rest.
@@ -96,31 +125,70 @@ Diagnostics check_layout(const Scenario& s, const Parallelism& p) {
     const int middle = p.pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
     const int rest = m.layers - first - last;
     if (p.first_stage_layers < 0 || p.last_stage_layers < 0) {
-      error(d, p.first_stage_layers < 0 ? "first_stage_layers" : "last_stage_layers",
-            "must be a positive number of layers (or 0 for an even split); got " +
-                num(std::min(p.first_stage_layers, p.last_stage_layers)));
+      sink.fail(R::stage_layers_invalid, p.first_stage_layers < 0 ? "first_stage_layers" : "last_stage_layers", [&] {
+        return "must be a positive number of layers (or 0 for an even split); got " +
+               num(std::min(p.first_stage_layers, p.last_stage_layers));
+      });
     } else if (p.pp < 2) {
-      error(d, field, "setting the layers of the first or last stage needs pp >= 2; got pp " + num(p.pp));
+      sink.fail(R::stage_layers_invalid, field, [&] {
+        return "setting the layers of the first or last stage needs pp >= 2; got pp " + num(p.pp);
+      });
     } else if (middle == 0 ? rest != 0 : rest < middle * std::max(1, p.virtual_stages)) {
-      error(d, field,
-            "first_stage_layers + last_stage_layers (" + num(first) + " + " + num(last) +
-                ") must leave at least one layer per remaining stage and chunk of the " + num(m.layers) +
-                " layers (" + num(middle) + " stages" + (middle == 0 ? ": they must add up to the layers)" : ")"));
+      sink.fail(R::stage_layers_invalid, field, [&] {
+        return "first_stage_layers + last_stage_layers (" + num(first) + " + " + num(last) +
+               ") must leave at least one layer per remaining stage and chunk of the " + num(m.layers) + " layers (" +
+               num(middle) + " stages" + (middle == 0 ? ": they must add up to the layers)" : ")");
+      });
     } else if ((first > 0 && first < p.virtual_stages) || (last > 0 && last < p.virtual_stages)) {
-      error(d, field, "each stage needs at least one layer per virtual stage (" + num(p.virtual_stages) + ")");
+      sink.fail(R::stage_layers_invalid, field, [&] {
+        return "each stage needs at least one layer per virtual stage (" + num(p.virtual_stages) + ")";
+      });
     }
   }
   if (p.virtual_stages > 1 && p.pp == 1) {
-    error(d, "virtual_stages", "interleaving needs pipeline parallelism (pp > 1); got " + num(p.virtual_stages));
+    sink.fail(R::interleaving_needs_pipeline, "virtual_stages", [&] {
+      return "interleaving needs pipeline parallelism (pp > 1); got " + num(p.virtual_stages);
+    });
   }
   const long long per_step = 1LL * p.micro_batch * p.dp;
   if (s.training.global_batch % per_step != 0) {
-    error(d, "micro_batch",
-          "global batch (" + num(static_cast<double>(s.training.global_batch)) +
-              " sequences) must be a multiple of micro_batch*dp (" + num(p.micro_batch) + "*" + num(p.dp) + " = " +
-              num(static_cast<double>(per_step)) + ")");
+    sink.fail(R::batch_not_divisible, "micro_batch", [&] {
+      return "global batch (" + num(static_cast<double>(s.training.global_batch)) +
+             " sequences) must be a multiple of micro_batch*dp (" + num(p.micro_batch) + "*" + num(p.dp) + " = " +
+             num(static_cast<double>(per_step)) + ")";
+    });
   }
-  return d;
+}
+
+struct CodeSink {
+  LayoutCheck check;
+  template <class Message>
+  void fail(LayoutReason r, const char*, Message&&) {
+    check.reasons |= 1u << static_cast<unsigned>(r);
+  }
+};
+
+struct DiagnosticSink {
+  Diagnostics d;
+  template <class Message>
+  void fail(LayoutReason, const char* field, Message&& message) {
+    const std::string where = *field ? std::string("scenario#/strategy/") + field : std::string("scenario#/strategy");
+    d.push_back({Diagnostic::Severity::error, where, message()});
+  }
+};
+
+}  // namespace
+
+LayoutCheck precheck_layout(const Scenario& s, const Parallelism& p) {
+  CodeSink sink;
+  run_layout_checks(s, p, sink);
+  return sink.check;
+}
+
+Diagnostics check_layout(const Scenario& s, const Parallelism& p) {
+  DiagnosticSink sink;
+  run_layout_checks(s, p, sink);
+  return std::move(sink.d);
 }
 
 Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& cost) {

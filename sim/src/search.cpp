@@ -62,7 +62,7 @@ std::vector<Parallelism> candidate_layouts(const Scenario& s, LayoutSpace space)
     for_each_inner_layout(
         s.model, s.strategy, o,
         [&](const Parallelism& p, long long) {
-          if (!has_errors(check_layout(s, p))) out.push_back(p);
+          if (precheck_layout(s, p).ok()) out.push_back(p);
         },
         kind);
   }
@@ -259,7 +259,7 @@ void Worker::run(const WorkItem& item) {
   std::vector<int> failed_variants;
 
   for_each_inner_layout(s.model, s.strategy, item.outer, [&](const Parallelism& p, long long micro_batches) {
-    if (has_errors(check_layout(s, p))) return;
+    if (!precheck_layout(s, p).ok()) return;
     ++counters_.configurations;
     const int variant = variant_of(p);
     const std::size_t zi = static_cast<std::size_t>(std::clamp(p.zero, 0, 3));

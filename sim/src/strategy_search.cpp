@@ -67,7 +67,7 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
 
   for (const OuterLayout& o : outer_layouts(m, s.training, r, gpus, gpn)) {
     for_each_inner_layout(m, r, o, [&](const Parallelism& p, long long micro_batches) {
-      if (has_errors(check_layout(s, p))) return;
+      if (!precheck_layout(s, p).ok()) return;
       ++evaluated;
       // One op list per layout: memory and time are folds over it.
       build_step_ops_into(ops, m, s.training, p, s.cluster, StepOpParts::all);

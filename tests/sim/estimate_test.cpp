@@ -493,5 +493,33 @@ TEST(StepTiming, OverlappedDataParallelReductionSlowsTheComputeItHidesBehind) {
   EXPECT_DOUBLE_EQ(evaluate(s, p, cost).breakdown.dp_comm.base(), 1.0);
 }
 
+
+// The planner's coded precheck and check_layout run the same rules: a layout fails one exactly
+// when it fails the other, and the code names the rule.
+TEST(LayoutCheck, PrecheckCodesAgreeWithTheWordedCheck) {
+  const ModelSpec m = test::mixtral_8x7b();  // 32 heads, 8 experts
+  const Cluster c = test::cluster_of(test::h100_sxm(), 64);
+  const Scenario s = test::scenario_of(m, test::job_of(64), c);
+  int failing = 0;
+  for (int tp : {1, 2, 3, 8}) {
+    for (int pp : {1, 2, 4}) {
+      for (int ep : {1, 2, 3, 8}) {
+        for (bool sp : {false, true}) {
+          Parallelism p = test::layout(tp, pp, 64 / (tp * pp) > 0 ? 64 / (tp * pp) : 1, 1, Recompute::selective, sp);
+          p.ep = ep;
+          const bool worded = !check_layout(s, p).empty();
+          EXPECT_EQ(!precheck_layout(s, p).ok(), worded) << tp << " " << pp << " " << ep << " " << sp;
+          failing += worded ? 1 : 0;
+        }
+      }
+    }
+  }
+  EXPECT_GT(failing, 0);
+  Parallelism p = test::layout(3, 1, 21, 1, Recompute::selective, true);
+  EXPECT_TRUE(precheck_layout(s, p).has(LayoutReason::tp_divides_heads));
+  EXPECT_TRUE(precheck_layout(s, p).has(LayoutReason::product_is_not_the_gpus));  // 63 of 64 GPUs
+  EXPECT_FALSE(precheck_layout(s, p).has(LayoutReason::ep_divides_experts));
+}
+
 }  // namespace
 }  // namespace capplan::sim

@@ -104,6 +104,33 @@ struct Estimate {
   Goodput goodput;
 };
 
+// Why a layout cannot run, as codes: the cheap check the planner and estimate's auto search run on
+// every candidate (no message is built). check_layout runs the same rules and words them.
+enum class LayoutReason : unsigned {
+  not_positive,
+  zero_out_of_range,
+  experts_need_moe,
+  etp_divides_expert_ffn,
+  ep_divides_experts,
+  ep_divides_ranks,
+  moe_tp_needs_sequence_parallel,
+  module_recompute_needs_selective,
+  cp_divides_sequence,
+  tp_divides_heads,
+  tp_divides_ffn,
+  product_is_not_the_gpus,
+  pipeline_exceeds_layers,
+  stage_layers_invalid,
+  interleaving_needs_pipeline,
+  batch_not_divisible,
+};
+struct LayoutCheck {
+  unsigned reasons = 0;  // bit r set: LayoutReason r failed
+  bool ok() const { return reasons == 0; }
+  bool has(LayoutReason r) const { return (reasons >> static_cast<unsigned>(r)) & 1u; }
+};
+LayoutCheck precheck_layout(const Scenario& s, const Parallelism& p);
+
 // Checks a complete layout against the scenario. Errors name the strategy field
 // ("scenario#/strategy/tp: must divide heads (64); got 6").
 Diagnostics check_layout(const Scenario& s, const Parallelism& p);
