@@ -19,6 +19,7 @@
 #include "capplan/data/error_bands.hpp"
 #include "capplan/data/published_runs.hpp"
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/data/validation.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
 #include "capplan/sim/uncertainty.hpp"
@@ -40,76 +41,15 @@ struct ValidateOptions {
   bool whole_run = false;         // report the whole-run GPU-hour rows with the goodput model instead
 };
 
-// One usable row after estimating it.
-struct RowResult {
-  const data::PublishedRun* run = nullptr;
-  bool predicted = false;
-  std::string error;  // why it could not be estimated
-  std::string gpu;    // catalog id once parsed, else the CSV's name
-  int gpus = 0;
-  sim::Parallelism layout;
-  int micro_batches = 1;
-  bool fits = true;
-  double measured = 0;    // tokens/s per GPU
-  double estimate = 0;    // tokens/s per GPU
-  double error_frac = 0;  // (estimate - measured) / measured
-  std::string category;   // sim::error_category of the scenario ("dense/megatron")
-  std::string arch;       // dense / moe (the category's first part)
-  sim::Scenario scenario;
-  sim::Estimate full;     // the whole estimate, for its error band
-  // Leave-one-out p10-p90 of tokens/s per GPU (the band fitted without this row).
-  bool has_interval = false;
-  double p10 = NAN;
-  double p90 = NAN;
-  std::string band_category;  // the table entry used ("dense", "all", ...)
-  bool inside = false;        // p10 <= measured <= p90
-};
-
-struct Accuracy {
-  int predicted = 0;
-  double mape = NAN;          // percent
-  double median_ape = NAN;    // percent
-  double within_10pct = NAN;  // fraction of rows with |error| <= 10%
-  int with_interval = 0;               // rows that got a leave-one-out interval
-  double interval_coverage = NAN;      // fraction of those whose measured value is inside p10-p90
-};
-
-Accuracy accuracy(const std::vector<const RowResult*>& rows) {
-  Accuracy a;
-  std::vector<double> abs_errors;
-  int inside = 0;
-  for (const auto* r : rows) {
-    abs_errors.push_back(std::fabs(r->error_frac));
-    if (r->has_interval) {
-      ++a.with_interval;
-      inside += r->inside ? 1 : 0;
-    }
-  }
-  if (a.with_interval > 0) a.interval_coverage = static_cast<double>(inside) / a.with_interval;
-  a.predicted = static_cast<int>(abs_errors.size());
-  if (abs_errors.empty()) return a;
-  std::sort(abs_errors.begin(), abs_errors.end());
-  double sum = 0;
-  int within = 0;
-  for (double e : abs_errors) {
-    sum += e;
-    within += e <= 0.10 ? 1 : 0;
-  }
-  const size_t n = abs_errors.size();
-  a.mape = 100.0 * sum / static_cast<double>(n);
-  a.median_ape = 100.0 * (n % 2 == 1 ? abs_errors[n / 2] : 0.5 * (abs_errors[n / 2 - 1] + abs_errors[n / 2]));
-  a.within_10pct = static_cast<double>(within) / static_cast<double>(n);
-  return a;
-}
-
-// Scale buckets of the summary (GPUs): one node, up to 512, beyond.
-constexpr const char* kScaleBuckets[] = {"<=8", "9-512", ">512"};
-
-std::string scale_bucket(int gpus) {
-  if (gpus <= 8) return kScaleBuckets[0];
-  if (gpus <= 512) return kScaleBuckets[1];
-  return kScaleBuckets[2];
-}
+// The harness lives in capplan_data (capplan/data/validation.hpp); this file renders it.
+using RowResult = data::ValidationRow;
+using Report = data::ValidationReport;
+using data::Accuracy;
+using data::accuracy;
+using data::coverage;
+using data::kScaleBuckets;
+using data::one_line;
+using data::scale_bucket;
 
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -120,15 +60,6 @@ json accuracy_json(const Accuracy& a) {
           {"within_10pct", number(a.within_10pct)},
           {"interval_coverage", number(a.interval_coverage)},
           {"interval_rows", a.with_interval}};
-}
-
-std::string one_line(const Diagnostics& diags) {
-  std::string text;
-  for (const auto& d : diags) {
-    if (d.severity != Diagnostic::Severity::error) continue;
-    text += (text.empty() ? "" : "; ") + (d.where.empty() ? "" : d.where + ": ") + d.message;
-  }
-  return text.empty() ? "unknown error" : text;
 }
 
 std::string layout_text(const RowResult& r) {
@@ -143,117 +74,6 @@ std::string layout_text(const RowResult& r) {
 
 std::string shorten(const std::string& s, size_t width) {
   return s.size() <= width ? s : s.substr(0, width - 3) + "...";
-}
-
-RowResult evaluate_row(const data::PublishedRun& run, const data::Catalogs& catalogs) {
-  RowResult r;
-  r.run = &run;
-  r.gpu = run.gpu_model;
-  r.gpus = run.num_gpus;
-  r.measured = run.measured_tokens_per_s_per_gpu;
-  auto parsed = data::parse_scenario(run.scenario, catalogs, run.row_id);
-  if (!parsed) {
-    r.error = one_line(parsed.error());
-    return r;
-  }
-  r.gpu = parsed->scenario.cluster.gpu.id;
-  r.gpus = parsed->scenario.cluster.gpus;
-  r.category = sim::error_category(parsed->scenario);
-  r.arch = r.category.substr(0, r.category.find('/'));
-  r.scenario = parsed->scenario;
-  const sim::DatasheetCost cost(parsed->scenario.cluster);
-  auto e = sim::estimate(parsed->scenario, cost);
-  if (!e) {
-    r.error = one_line(e.error());
-    return r;
-  }
-  r.layout = e->strategy;
-  r.micro_batches = e->micro_batches;
-  r.fits = e->memory.fits();
-  r.estimate = r.gpus > 0 ? e->tokens_per_s / r.gpus : NAN;
-  if (!(r.measured > 0) || !std::isfinite(r.measured)) {
-    r.error = "no measured throughput to compare with";
-    return r;
-  }
-  if (!std::isfinite(r.estimate)) {
-    r.error = "the estimate is not a finite number";
-    return r;
-  }
-  r.error_frac = (r.estimate - r.measured) / r.measured;
-  r.full = std::move(*e);
-  r.predicted = true;
-  return r;
-}
-
-struct Report {
-  int rows = 0;
-  int usable = 0;
-  std::vector<RowResult> results;  // usable rows
-  std::vector<const data::PublishedRun*> skipped;
-  Accuracy overall;
-  std::map<std::string, Accuracy> by_arch;
-  std::map<std::string, Accuracy> by_gpu;
-  std::map<std::string, Accuracy> by_scale;
-  sim::ResidualTable table;  // fitted on every predicted row (what --write-error-bands writes)
-};
-
-std::vector<sim::ResidualSample> residual_samples(const std::vector<RowResult>& results, const RowResult* except) {
-  std::vector<sim::ResidualSample> samples;
-  for (const auto& r : results) {
-    if (r.predicted && &r != except) samples.push_back({r.category, r.measured, r.estimate});
-  }
-  return samples;
-}
-
-// The row's interval as `capplan estimate` would report it with a table that never saw the row.
-void leave_one_out_interval(RowResult& r, const std::vector<RowResult>& results) {
-  const sim::ResidualTable table = sim::fit_residuals(residual_samples(results, &r));
-  sim::Estimate e = r.full;
-  sim::apply_error_band(e, r.scenario, table);
-  if (!e.band || !e.tokens_per_s_p10_p90 || r.gpus <= 0) return;
-  r.has_interval = true;
-  r.band_category = e.band->category;
-  r.p10 = e.tokens_per_s_p10_p90->low / r.gpus;
-  r.p90 = e.tokens_per_s_p10_p90->high / r.gpus;
-  r.inside = r.p10 <= r.measured && r.measured <= r.p90;
-}
-
-Report build_report(const std::vector<data::PublishedRun>& runs, const data::Catalogs& catalogs) {
-  Report rep;
-  rep.rows = static_cast<int>(runs.size());
-  for (const auto& run : runs) {
-    if (!run.usable) {
-      rep.skipped.push_back(&run);
-      continue;
-    }
-    ++rep.usable;
-    rep.results.push_back(evaluate_row(run, catalogs));
-  }
-  for (auto& r : rep.results) {
-    if (r.predicted) leave_one_out_interval(r, rep.results);
-  }
-  rep.table = sim::fit_residuals(residual_samples(rep.results, nullptr));
-
-  std::vector<const RowResult*> all;
-  std::map<std::string, std::vector<const RowResult*>> arch_rows;
-  std::map<std::string, std::vector<const RowResult*>> gpu_rows;
-  std::map<std::string, std::vector<const RowResult*>> scale_rows;
-  for (const auto& r : rep.results) {
-    if (!r.predicted) continue;
-    all.push_back(&r);
-    arch_rows[r.arch].push_back(&r);
-    gpu_rows[r.gpu].push_back(&r);
-    scale_rows[scale_bucket(r.gpus)].push_back(&r);
-  }
-  rep.overall = accuracy(all);
-  for (auto& [arch, rows] : arch_rows) rep.by_arch[arch] = accuracy(rows);
-  for (auto& [gpu, rows] : gpu_rows) rep.by_gpu[gpu] = accuracy(rows);
-  for (auto& [bucket, rows] : scale_rows) rep.by_scale[bucket] = accuracy(rows);
-  return rep;
-}
-
-double coverage(const Report& rep) {
-  return rep.usable > 0 ? static_cast<double>(rep.overall.predicted) / rep.usable : NAN;
 }
 
 json report_json(const Report& rep, const std::string& csv) {
@@ -594,7 +414,7 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
     const std::string text = whole_run_report(*runs, *catalogs, csv.string(), opt.format == "json");
     return emit(opt.out, text) ? code(Exit::ok) : code(Exit::invalid_input);
   }
-  const Report rep = build_report(*runs, *catalogs);
+  const Report rep = data::validate_published(*runs, *catalogs);
   const std::string text =
       opt.format == "json" ? report_json(rep, csv.string()).dump(2) + "\n" : report_table(rep, csv.string());
   if (!emit(opt.out, text)) return code(Exit::invalid_input);

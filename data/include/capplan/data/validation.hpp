@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// The accuracy harness: every usable published run estimated, its error against the measured
+// throughput, the leave-one-out p10-p90 interval, and the accuracy by architecture, GPU and scale.
+// `capplan validate-published`, the tests and the GUI render it; nothing here prints.
+#pragma once
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "capplan/data/catalog.hpp"
+#include "capplan/data/published_runs.hpp"
+#include "capplan/sim/estimate.hpp"
+#include "capplan/sim/result.hpp"
+#include "capplan/sim/uncertainty.hpp"
+
+namespace capplan::data {
+
+// One usable row after estimating it.
+struct ValidationRow {
+  const PublishedRun* run = nullptr;
+  bool predicted = false;
+  std::string error;  // why it could not be estimated
+  std::string gpu;    // catalog id once parsed, else the CSV's name
+  int gpus = 0;
+  sim::Parallelism layout;
+  int micro_batches = 1;
+  bool fits = true;
+  double measured = 0;    // tokens/s per GPU
+  double estimate = 0;    // tokens/s per GPU
+  double error_frac = 0;  // (estimate - measured) / measured
+  std::string category;   // sim::error_category of the scenario ("dense/megatron")
+  std::string arch;       // dense / moe (the category's first part)
+  sim::Scenario scenario;
+  sim::Estimate full;     // the whole estimate, for its error band
+  // Leave-one-out p10-p90 of tokens/s per GPU (the band fitted without this row).
+  bool has_interval = false;
+  double p10 = NAN;
+  double p90 = NAN;
+  std::string band_category;  // the table entry used ("dense", "all", ...)
+  bool inside = false;        // p10 <= measured <= p90
+};
+
+struct Accuracy {
+  int predicted = 0;
+  double mape = NAN;          // percent
+  double median_ape = NAN;    // percent
+  double within_10pct = NAN;  // fraction of rows with |error| <= 10%
+  int with_interval = 0;               // rows that got a leave-one-out interval
+  double interval_coverage = NAN;      // fraction of those whose measured value is inside p10-p90
+};
+
+// MAPE, median absolute error, share within 10%, interval coverage of `rows`.
+Accuracy accuracy(const std::vector<const ValidationRow*>& rows);
+
+// Scale buckets of the summary (GPUs): one node, up to 512, beyond.
+inline constexpr const char* kScaleBuckets[] = {"<=8", "9-512", ">512"};
+std::string scale_bucket(int gpus);
+
+// The errors of `diags` on one line ("where: message; ...").
+std::string one_line(const Diagnostics& diags);
+
+// One run estimated with the datasheet model.
+ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs);
+
+struct ValidationReport {
+  int rows = 0;
+  int usable = 0;
+  std::vector<ValidationRow> results;  // usable rows
+  std::vector<const PublishedRun*> skipped;
+  Accuracy overall;
+  std::map<std::string, Accuracy> by_arch;
+  std::map<std::string, Accuracy> by_gpu;
+  std::map<std::string, Accuracy> by_scale;
+  sim::ResidualTable table;  // fitted on every predicted row (what --write-error-bands writes)
+};
+
+// Every usable run estimated, with leave-one-out intervals and the residual table of all rows.
+ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs);
+
+// Predicted rows / usable rows.
+double coverage(const ValidationReport& rep);
+
+}  // namespace capplan::data

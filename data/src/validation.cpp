@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "capplan/data/validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "capplan/data/scenario_io.hpp"
+#include "capplan/sim/datasheet_cost.hpp"
+
+namespace capplan::data {
+
+Accuracy accuracy(const std::vector<const ValidationRow*>& rows) {
+  Accuracy a;
+  std::vector<double> abs_errors;
+  int inside = 0;
+  for (const auto* r : rows) {
+    abs_errors.push_back(std::fabs(r->error_frac));
+    if (r->has_interval) {
+      ++a.with_interval;
+      inside += r->inside ? 1 : 0;
+    }
+  }
+  if (a.with_interval > 0) a.interval_coverage = static_cast<double>(inside) / a.with_interval;
+  a.predicted = static_cast<int>(abs_errors.size());
+  if (abs_errors.empty()) return a;
+  std::sort(abs_errors.begin(), abs_errors.end());
+  double sum = 0;
+  int within = 0;
+  for (double e : abs_errors) {
+    sum += e;
+    within += e <= 0.10 ? 1 : 0;
+  }
+  const size_t n = abs_errors.size();
+  a.mape = 100.0 * sum / static_cast<double>(n);
+  a.median_ape = 100.0 * (n % 2 == 1 ? abs_errors[n / 2] : 0.5 * (abs_errors[n / 2 - 1] + abs_errors[n / 2]));
+  a.within_10pct = static_cast<double>(within) / static_cast<double>(n);
+  return a;
+}
+
+std::string scale_bucket(int gpus) {
+  if (gpus <= 8) return kScaleBuckets[0];
+  if (gpus <= 512) return kScaleBuckets[1];
+  return kScaleBuckets[2];
+}
+
+std::string one_line(const Diagnostics& diags) {
+  std::string text;
+  for (const auto& d : diags) {
+    if (d.severity != Diagnostic::Severity::error) continue;
+    text += (text.empty() ? "" : "; ") + (d.where.empty() ? "" : d.where + ": ") + d.message;
+  }
+  return text.empty() ? "unknown error" : text;
+}
+
+ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs) {
+  ValidationRow r;
+  r.run = &run;
+  r.gpu = run.gpu_model;
+  r.gpus = run.num_gpus;
+  r.measured = run.measured_tokens_per_s_per_gpu;
+  auto parsed = parse_scenario(run.scenario, catalogs, run.row_id);
+  if (!parsed) {
+    r.error = one_line(parsed.error());
+    return r;
+  }
+  r.gpu = parsed->scenario.cluster.gpu.id;
+  r.gpus = parsed->scenario.cluster.gpus;
+  r.category = sim::error_category(parsed->scenario);
+  r.arch = r.category.substr(0, r.category.find('/'));
+  r.scenario = parsed->scenario;
+  const sim::DatasheetCost cost(parsed->scenario.cluster);
+  auto e = sim::estimate(parsed->scenario, cost);
+  if (!e) {
+    r.error = one_line(e.error());
+    return r;
+  }
+  r.layout = e->strategy;
+  r.micro_batches = e->micro_batches;
+  r.fits = e->memory.fits();
+  r.estimate = r.gpus > 0 ? e->tokens_per_s / r.gpus : NAN;
+  if (!(r.measured > 0) || !std::isfinite(r.measured)) {
+    r.error = "no measured throughput to compare with";
+    return r;
+  }
+  if (!std::isfinite(r.estimate)) {
+    r.error = "the estimate is not a finite number";
+    return r;
+  }
+  r.error_frac = (r.estimate - r.measured) / r.measured;
+  r.full = std::move(*e);
+  r.predicted = true;
+  return r;
+}
+
+namespace {
+
+std::vector<sim::ResidualSample> residual_samples(const std::vector<ValidationRow>& results, const ValidationRow* except) {
+  std::vector<sim::ResidualSample> samples;
+  for (const auto& r : results) {
+    if (r.predicted && &r != except) samples.push_back({r.category, r.measured, r.estimate});
+  }
+  return samples;
+}
+
+// The row's interval as `capplan estimate` would report it with a table that never saw the row.
+void leave_one_out_interval(ValidationRow& r, const std::vector<ValidationRow>& results) {
+  const sim::ResidualTable table = sim::fit_residuals(residual_samples(results, &r));
+  sim::Estimate e = r.full;
+  sim::apply_error_band(e, r.scenario, table);
+  if (!e.band || !e.tokens_per_s_p10_p90 || r.gpus <= 0) return;
+  r.has_interval = true;
+  r.band_category = e.band->category;
+  r.p10 = e.tokens_per_s_p10_p90->low / r.gpus;
+  r.p90 = e.tokens_per_s_p10_p90->high / r.gpus;
+  r.inside = r.p10 <= r.measured && r.measured <= r.p90;
+}
+
+}  // namespace
+
+ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs) {
+  ValidationReport rep;
+  rep.rows = static_cast<int>(runs.size());
+  for (const auto& run : runs) {
+    if (!run.usable) {
+      rep.skipped.push_back(&run);
+      continue;
+    }
+    ++rep.usable;
+    rep.results.push_back(evaluate_row(run, catalogs));
+  }
+  for (auto& r : rep.results) {
+    if (r.predicted) leave_one_out_interval(r, rep.results);
+  }
+  rep.table = sim::fit_residuals(residual_samples(rep.results, nullptr));
+
+  std::vector<const ValidationRow*> all;
+  std::map<std::string, std::vector<const ValidationRow*>> arch_rows;
+  std::map<std::string, std::vector<const ValidationRow*>> gpu_rows;
+  std::map<std::string, std::vector<const ValidationRow*>> scale_rows;
+  for (const auto& r : rep.results) {
+    if (!r.predicted) continue;
+    all.push_back(&r);
+    arch_rows[r.arch].push_back(&r);
+    gpu_rows[r.gpu].push_back(&r);
+    scale_rows[scale_bucket(r.gpus)].push_back(&r);
+  }
+  rep.overall = accuracy(all);
+  for (auto& [arch, rows] : arch_rows) rep.by_arch[arch] = accuracy(rows);
+  for (auto& [gpu, rows] : gpu_rows) rep.by_gpu[gpu] = accuracy(rows);
+  for (auto& [bucket, rows] : scale_rows) rep.by_scale[bucket] = accuracy(rows);
+  return rep;
+}
+
+double coverage(const ValidationReport& rep) {
+  return rep.usable > 0 ? static_cast<double>(rep.overall.predicted) / rep.usable : NAN;
+}
+
+}  // namespace capplan::data
