@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private to sim/src/step_model.cpp: the helper that appends the ops of one step (each with its
+// Private to sim/src/lowering/step_model.cpp: the helper that appends the ops of one step (each with its
 // role, FLOPs, kept bytes and recompute flag, as RecomputePolicy decides) and the attention work
 // fraction of fused kernels.
 #pragma once

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "capplan/sim/estimate.hpp"
-#include "layout_space.hpp"
-#include "step_timing.hpp"
+#include "search/layout_space.hpp"
+#include "schedule/step_timing.hpp"
 
 namespace capplan::sim {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "capplan/sim/step_model.hpp"
-#include "step_timing.hpp"
+#include "schedule/step_timing.hpp"
 
 namespace capplan::sim {
 

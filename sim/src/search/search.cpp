@@ -19,8 +19,8 @@
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/memory.hpp"
 #include "capplan/sim/step_model.hpp"
-#include "layout_space.hpp"
-#include "step_timing.hpp"
+#include "search/layout_space.hpp"
+#include "schedule/step_timing.hpp"
 
 namespace capplan::sim {
 

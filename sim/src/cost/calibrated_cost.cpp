@@ -51,7 +51,7 @@ std::string range(const char* what, std::int64_t lo, std::int64_t hi) {
   return std::string(what) + " " + std::to_string(lo) + ".." + std::to_string(hi);
 }
 
-// Which measured memory pattern class an op runs like (names from sim/src/step_model.cpp, whose
+// Which measured memory pattern class an op runs like (names from sim/src/lowering/step_model.cpp, whose
 // layer slice is also the measured step): norms and softmax reduce per row; everything else is element-wise.
 std::string memory_pattern(const MemoryOp& op) {
   const std::string name = op.name ? op.name : "";

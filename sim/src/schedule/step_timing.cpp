@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "step_timing.hpp"
+#include "schedule/step_timing.hpp"
 
 #include <algorithm>
 

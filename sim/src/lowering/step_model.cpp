@@ -7,7 +7,7 @@
 #include "capplan/sim/memory.hpp"
 #include "capplan/sim/recompute_policy.hpp"
 #include "capplan/sim/stage_layout.hpp"
-#include "op_list_builder.hpp"
+#include "lowering/op_list_builder.hpp"
 
 namespace capplan::sim {
 
