@@ -63,13 +63,6 @@ void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostM
   }
 }
 
-StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel& cost) {
-  const StepOps ops = build_step_ops(s.model, s.training, p, s.cluster);
-  OpBuckets buckets;
-  add_op_costs(buckets, ops.ops, cost);
-  return schedule_step(s, p, buckets, ops.stage_params);
-}
-
 StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBuckets& buckets, double stage_params) {
   return schedule_step(s, p, buckets, stage_params, stage_runs(s.model, p));
 }

@@ -42,8 +42,4 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
 StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBuckets& buckets, double stage_params,
                          const std::vector<StageRun>& runs);
 
-// Prices the step's op list and places it on the pipeline schedule. Contract: `p` passed
-// check_layout for `s`.
-StepTiming time_step(const Scenario& s, const Parallelism& p, const OpCostModel& cost);
-
 }  // namespace capplan::sim

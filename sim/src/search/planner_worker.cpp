@@ -115,7 +115,7 @@ void Worker::run(const WorkItem& item) {
       stage_params = scratch_.stage_params;
     }
     // The parts are disjoint by field (OpBuckets' contract): assigning them reproduces the sums
-    // time_step() forms over the whole list, bit for bit.
+    // evaluate() forms over the whole list, bit for bit.
     const OpBuckets& st = *step_by_zero[zi];
     b.pipeline = pipe->second.pipeline;
     b.layer.fsdp = st.layer.fsdp;
