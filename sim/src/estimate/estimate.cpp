@@ -196,13 +196,15 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
   const StepOps ops = build_step_ops(s.model, s.training, p, s.cluster);
   OpBuckets buckets;
   add_op_costs(buckets, ops.ops, cost);
-  const StepTiming timing = schedule_step(s, p, buckets, ops.stage_params);
+  const std::vector<StageRun> runs = stage_runs(s.model, p);  // one per layout: time and memory visit them
+  const StepTiming timing = schedule_step(s, p, buckets, ops.stage_params, runs);
   Estimate e;
   e.strategy = p;
   e.micro_batches = timing.micro_batches;
   e.breakdown = timing.breakdown;
   e.step_time = e.breakdown.total();
-  e.memory = memory_per_gpu(activation_footprint(ops.ops), s.model, s.training, p, s.cluster.gpu, timing.micro_batches);
+  e.memory = memory_per_gpu(activation_footprint(ops.ops), runs, s.model, s.training, p, s.cluster.gpu,
+                            timing.micro_batches);
   e.cost_model = cost.source();
   e.flops = step_flops(ops, s.model, p, s.training.global_batch);
 

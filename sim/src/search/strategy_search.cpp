@@ -71,14 +71,15 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
       ++evaluated;
       // One op list per layout: memory and time are folds over it.
       build_step_ops_into(ops, m, s.training, p, s.cluster, StepOpParts::all);
-      const MemoryBreakdown mem = memory_per_gpu(activation_footprint(ops.ops), m, s.training, p, s.cluster.gpu,
+      const std::vector<StageRun> runs = stage_runs(m, p);
+      const MemoryBreakdown mem = memory_per_gpu(activation_footprint(ops.ops), runs, m, s.training, p, s.cluster.gpu,
                                                  static_cast<int>(micro_batches));
       const double bytes = mem.total().base();
       const bool fits = mem.fits();
       if (!fits && have_fit) return;  // cannot beat a layout that fits
       OpBuckets buckets;
       add_op_costs(buckets, ops.ops, cost);
-      const double t = schedule_step(s, p, buckets, ops.stage_params).breakdown.total().base();
+      const double t = schedule_step(s, p, buckets, ops.stage_params, runs).breakdown.total().base();
       if (fits) {
         // The planner's rule (better(): time, then memory, then layout order).
         if (!have_fit || better({t, bytes, p}, {best_time, best_fit_mem, best_fit})) {
