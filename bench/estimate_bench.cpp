@@ -72,7 +72,7 @@ void BM_EstimateAutoStrategy(benchmark::State& state) {
   long evaluated = 0;
   for (auto _ : state) {
     auto e = sim::estimate(s, cost);
-    evaluated = e ? e->configurations_evaluated : 0;
+    evaluated = e ? e->layout.configurations_evaluated : 0;
     benchmark::DoNotOptimize(e);
   }
   state.counters["layouts"] = static_cast<double>(evaluated);

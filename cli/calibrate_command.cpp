@@ -66,7 +66,7 @@ bool scenario_gemms(const CalibrateOptions& opt, const GlobalOptions& global, st
       print_diagnostics(e.error());
       return false;
     }
-    const auto ops = sim::build_step_ops(s.model, s.training, e->strategy, s.cluster);
+    const auto ops = sim::build_step_ops(s.model, s.training, e->layout.strategy, s.cluster);
     for (const auto& g : calib::gemm_shapes_of(ops)) out.push_back(g);
   }
   return true;

@@ -171,8 +171,8 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
   }
   if (*bands) {
     sim::apply_error_band(*estimate, parsed->scenario, (*bands)->table);
-    if (profile && estimate->band) estimate->warnings.push_back(data::kProfileBandNote);
-    if (!estimate->band) {
+    if (profile && estimate->uncertainty.band) estimate->warnings.push_back(data::kProfileBandNote);
+    if (!estimate->uncertainty.band) {
       estimate->warnings.push_back("no error band: " + bands_file.string() + " has no entry for '" +
                                    sim::error_category(parsed->scenario) +
                                    "' (nor a fallback), so the estimate carries no p10-p90 interval");

@@ -89,7 +89,7 @@ void apply_bands(sim::Plan& plan, const sim::SearchRequest& request, const std::
     return;
   }
   sim::apply_error_band(plan.estimate, s, bands->table);
-  if (!plan.estimate.band) {
+  if (!plan.estimate.uncertainty.band) {
     plan.estimate.warnings.push_back("no error band: " + file.string() + " has no entry for '" +
                                      sim::error_category(s) +
                                      "' (nor a fallback), so the estimate carries no p10-p90 interval");

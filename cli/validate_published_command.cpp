@@ -278,10 +278,10 @@ WholeRunResult evaluate_whole_run(const data::PublishedRun& run, const data::Cat
     return r;
   }
   RowResult tmp;
-  tmp.layout = e->strategy;
-  tmp.micro_batches = e->micro_batches;
+  tmp.layout = e->layout.strategy;
+  tmp.micro_batches = e->layout.micro_batches;
   r.layout = layout_text(tmp);
-  r.steady_gpu_hours = e->gpu_hours;
+  r.steady_gpu_hours = e->totals.gpu_hours;
   r.goodput_gpu_hours = r.gpus * units::to_hours(e->goodput.wall);
   if (!std::isfinite(r.goodput_gpu_hours) || !(run.measured_gpu_hours > 0)) {
     r.error = "no finite prediction";

@@ -229,18 +229,18 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   const int gpus = cl.gpus;
   json out = json::object();
 
-  out["step_time_s"] = number(e.step_time.base());
-  out["tokens_per_s"] = number(e.tokens_per_s);
-  out["tokens_per_s_per_gpu"] = gpus > 0 ? number(e.tokens_per_s / gpus) : json(nullptr);
-  out["model_tflops_per_gpu"] = number(units::to_tflop_per_s(e.model_flops_per_gpu));
-  out["mfu"] = number(e.mfu);
-  out["mfu_bf16_peak"] = number(e.mfu_bf16_peak);  // the same model FLOPs against the BF16 dense peak
-  out["hfu"] = number(e.hfu);
-  out["time_to_train_days"] = number(units::to_days(e.time_to_train));
-  out["steps"] = number(e.steps);
-  out["gpu_hours"] = number(e.gpu_hours);
-  out["cost_usd"] = e.cost ? number(e.cost->base()) : json(nullptr);
-  out["usd_per_gpu_hour"] = e.price_per_gpu ? number(units::to_usd_per_hour(*e.price_per_gpu)) : json(nullptr);
+  out["step_time_s"] = number(e.step.time.base());
+  out["tokens_per_s"] = number(e.step.tokens_per_s);
+  out["tokens_per_s_per_gpu"] = gpus > 0 ? number(e.step.tokens_per_s / gpus) : json(nullptr);
+  out["model_tflops_per_gpu"] = number(units::to_tflop_per_s(e.step.model_flops_per_gpu));
+  out["mfu"] = number(e.step.mfu);
+  out["mfu_bf16_peak"] = number(e.step.mfu_bf16_peak);  // the same model FLOPs against the BF16 dense peak
+  out["hfu"] = number(e.step.hfu);
+  out["time_to_train_days"] = number(units::to_days(e.totals.time_to_train));
+  out["steps"] = number(e.totals.steps);
+  out["gpu_hours"] = number(e.totals.gpu_hours);
+  out["cost_usd"] = e.totals.cost ? number(e.totals.cost->base()) : json(nullptr);
+  out["usd_per_gpu_hour"] = e.totals.price_per_gpu ? number(units::to_usd_per_hour(*e.totals.price_per_gpu)) : json(nullptr);
   out["price_source"] = cl.price_source.empty() ? json(nullptr) : json(cl.price_source);
 
   // p10-p90 intervals (sim/uncertainty.hpp); null when no error band is known.
@@ -248,15 +248,15 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
     out[std::string(key) + "_p10"] = i ? number(i->low) : json(nullptr);
     out[std::string(key) + "_p90"] = i ? number(i->high) : json(nullptr);
   };
-  bounds("step_time_s", e.step_time_s_p10_p90);
-  bounds("tokens_per_s", e.tokens_per_s_p10_p90);
-  bounds("time_to_train_days", e.time_to_train_days_p10_p90);
-  bounds("cost_usd", e.cost_usd_p10_p90);
-  if (e.band) {
-    out["error_band"] = {{"category", e.band->category},
-                         {"ratio_p10", number(e.band->ratio_p10)},
-                         {"ratio_p90", number(e.band->ratio_p90)},
-                         {"basis", e.band->basis}};
+  bounds("step_time_s", e.uncertainty.step_time_s);
+  bounds("tokens_per_s", e.uncertainty.tokens_per_s);
+  bounds("time_to_train_days", e.uncertainty.time_to_train_days);
+  bounds("cost_usd", e.uncertainty.cost_usd);
+  if (e.uncertainty.band) {
+    out["error_band"] = {{"category", e.uncertainty.band->category},
+                         {"ratio_p10", number(e.uncertainty.band->ratio_p10)},
+                         {"ratio_p90", number(e.uncertainty.band->ratio_p90)},
+                         {"basis", e.uncertainty.band->basis}};
   } else {
     out["error_band"] = nullptr;
   }
@@ -274,7 +274,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   out["memory_peak_stage"] = m.stage;
   out["fits_in_memory"] = m.fits();
 
-  const sim::StepBreakdown& b = e.breakdown;
+  const sim::StepBreakdown& b = e.step.breakdown;
   out["breakdown_s"] = {
       {"compute", number(b.compute.base())},     {"recompute", number(b.recompute.base())},
       {"tp_comm", number(b.tp_comm.base())},     {"pp_comm", number(b.pp_comm.base())},
@@ -283,11 +283,11 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
       {"optimizer", number(b.optimizer.base())}, {"variability", number(b.variability.base())},
       {"other", number(b.other.base())},
   };
-  out["flops_per_step"] = {{"model", number(e.flops.model.base())}, {"hardware", number(e.flops.hardware.base())}};
+  out["flops_per_step"] = {{"model", number(e.step.flops.model.base())}, {"hardware", number(e.step.flops.hardware.base())}};
 
-  out["strategy"] = parallelism_to_json(e.strategy, e.micro_batches);
-  out["strategy"]["chosen_by_capplan"] = e.strategy_chosen_by_capplan;
-  out["strategy"]["configurations_evaluated"] = e.configurations_evaluated;
+  out["strategy"] = parallelism_to_json(e.layout.strategy, e.layout.micro_batches);
+  out["strategy"]["chosen_by_capplan"] = e.layout.chosen_by_capplan;
+  out["strategy"]["configurations_evaluated"] = e.layout.configurations_evaluated;
 
   out["scenario"] = {
       {"model", s.model_id},
@@ -329,7 +329,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
     }
     out["scenario"]["topology"] = std::move(tiers);
   }
-  out["cost_model"] = e.cost_model.empty() ? std::string("datasheet") : e.cost_model;
+  out["cost_model"] = e.step.cost_model.empty() ? std::string("datasheet") : e.step.cost_model;
   out["warnings"] = all_warnings(e, s);
   return out;
 }
@@ -394,7 +394,7 @@ std::string estimate_to_csv(const sim::Estimate& e, const ParsedScenario& s) {
 std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
   const sim::Scenario& sc = s.scenario;
   const sim::Cluster& cl = sc.cluster;
-  const sim::Parallelism& p = e.strategy;
+  const sim::Parallelism& p = e.layout.strategy;
   std::string out;
   auto line = [&](const std::string& text) { out += text + "\n"; };
   auto row = [&](const std::string& label, const std::string& value) { line("  " + pad_right(label, 22) + value); };
@@ -417,37 +417,37 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
 
   // Headline.
   line("Result");
-  const double days = units::to_days(e.time_to_train);
+  const double days = units::to_days(e.totals.time_to_train);
   auto day_text = [](double d) { return d >= 1000.0 ? grouped(d) : fixed(d, 1); };
   // " (p10-p90: 31.0-44.2)" after a value when the estimate has an error band.
   auto range = [](const std::optional<sim::Interval>& i, auto text) {
     return i ? " (p10-p90: " + text(i->low) + "-" + text(i->high) + ")" : std::string();
   };
-  row("time to train", day_text(days) + " days" + range(e.time_to_train_days_p10_p90, day_text) + " (" +
-                           grouped(e.steps) + " steps)");
-  if (e.cost) {
-    row("cost", usd(e.cost->base()) + range(e.cost_usd_p10_p90, usd) + " (" + grouped(e.gpu_hours) + " GPU-hours)");
+  row("time to train", day_text(days) + " days" + range(e.uncertainty.time_to_train_days, day_text) + " (" +
+                           grouped(e.totals.steps) + " steps)");
+  if (e.totals.cost) {
+    row("cost", usd(e.totals.cost->base()) + range(e.uncertainty.cost_usd, usd) + " (" + grouped(e.totals.gpu_hours) + " GPU-hours)");
   } else {
-    row("cost", "unknown: no price (" + grouped(e.gpu_hours) + " GPU-hours); give --usd-per-gpu-hour");
+    row("cost", "unknown: no price (" + grouped(e.totals.gpu_hours) + " GPU-hours); give --usd-per-gpu-hour");
   }
-  if (e.price_per_gpu) {
-    std::string price = "$" + fixed(units::to_usd_per_hour(*e.price_per_gpu), 2) + " per GPU-hour";
+  if (e.totals.price_per_gpu) {
+    std::string price = "$" + fixed(units::to_usd_per_hour(*e.totals.price_per_gpu), 2) + " per GPU-hour";
     if (!cl.price_source.empty()) price += " (" + cl.price_source + ")";
     row("price", price);
   }
-  row("step time", seconds_text(e.step_time.base()) + range(e.step_time_s_p10_p90, seconds_text));
-  row("throughput", si(e.tokens_per_s) + " tokens/s" + range(e.tokens_per_s_p10_p90, si) + " (" +
-                        (cl.gpus > 0 ? grouped(e.tokens_per_s / cl.gpus) : std::string("n/a")) + " per GPU)");
-  if (e.band) {
-    row("error band", "measured/predicted " + fixed(e.band->ratio_p10, 2) + "-" + fixed(e.band->ratio_p90, 2) +
-                          " (p10-p90, " + e.band->category + ")");
-    for (const auto& text : wrap(e.band->basis, 76)) row("", text);
+  row("step time", seconds_text(e.step.time.base()) + range(e.uncertainty.step_time_s, seconds_text));
+  row("throughput", si(e.step.tokens_per_s) + " tokens/s" + range(e.uncertainty.tokens_per_s, si) + " (" +
+                        (cl.gpus > 0 ? grouped(e.step.tokens_per_s / cl.gpus) : std::string("n/a")) + " per GPU)");
+  if (e.uncertainty.band) {
+    row("error band", "measured/predicted " + fixed(e.uncertainty.band->ratio_p10, 2) + "-" + fixed(e.uncertainty.band->ratio_p90, 2) +
+                          " (p10-p90, " + e.uncertainty.band->category + ")");
+    for (const auto& text : wrap(e.uncertainty.band->basis, 76)) row("", text);
   }
-  row("model TFLOP/s per GPU", fixed(units::to_tflop_per_s(e.model_flops_per_gpu), 1));
-  row("MFU / HFU", fixed(100.0 * e.mfu, 1) + "% / " + fixed(100.0 * e.hfu, 1) + "%" +
+  row("model TFLOP/s per GPU", fixed(units::to_tflop_per_s(e.step.model_flops_per_gpu), 1));
+  row("MFU / HFU", fixed(100.0 * e.step.mfu, 1) + "% / " + fixed(100.0 * e.step.hfu, 1) + "%" +
                        (sc.training.precision == sim::Precision::fp8 ? " of the FP8 peak" : ""));
   if (sc.training.precision == sim::Precision::fp8) {
-    row("MFU vs BF16 peak", fixed(100.0 * e.mfu_bf16_peak, 1) + "%");
+    row("MFU vs BF16 peak", fixed(100.0 * e.step.mfu_bf16_peak, 1) + "%");
   }
   line("");
 
@@ -520,8 +520,8 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
   line("");
 
   // Step breakdown.
-  const sim::StepBreakdown& b = e.breakdown;
-  const double total = e.step_time.base();
+  const sim::StepBreakdown& b = e.step.breakdown;
+  const double total = e.step.time.base();
   line("Step time breakdown");
   const std::pair<const char*, units::Seconds> phases[] = {
       {"compute", b.compute},           {"  of which recompute", b.recompute},
@@ -543,19 +543,19 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
   std::string strategy = "tp " + std::to_string(p.tp) + ", pp " + std::to_string(p.pp) + ", dp " + std::to_string(p.dp);
   if (p.cp != 1) strategy += ", cp " + std::to_string(p.cp);
   if (p.ep != 1) strategy += ", ep " + std::to_string(p.ep);
-  strategy += ", micro-batch " + std::to_string(p.micro_batch) + " x " + std::to_string(e.micro_batches) +
+  strategy += ", micro-batch " + std::to_string(p.micro_batch) + " x " + std::to_string(e.layout.micro_batches) +
               " accumulation steps";
   if (p.virtual_stages != 1) strategy += ", " + std::to_string(p.virtual_stages) + " virtual stages";
   strategy += ", ZeRO " + std::to_string(p.zero) + ", recompute " + sim::to_string(p.recompute);
   for (const auto& o : sim::kStrategyOptions) {
     if (o.tag != nullptr && p.*o.value) strategy += std::string(", ") + o.label;
   }
-  line("Strategy" + std::string(e.strategy_chosen_by_capplan
+  line("Strategy" + std::string(e.layout.chosen_by_capplan
                                     ? " (chosen by capplan from " +
-                                          grouped(static_cast<double>(e.configurations_evaluated)) + " configurations)"
+                                          grouped(static_cast<double>(e.layout.configurations_evaluated)) + " configurations)"
                                     : ""));
   line("  " + strategy);
-  line("  cost model: " + (e.cost_model.empty() ? std::string("datasheet") : e.cost_model));
+  line("  cost model: " + (e.step.cost_model.empty() ? std::string("datasheet") : e.step.cost_model));
 
   const auto warnings = all_warnings(e, s);
   if (!warnings.empty()) {

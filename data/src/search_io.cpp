@@ -132,9 +132,9 @@ std::string plan_rows(const std::vector<sim::Plan>& plans) {
     if (!p.meets_deadline) flags += std::string(flags.empty() ? "" : "; ") + "misses deadline";
     if (!p.meets_budget && p.price_known) flags += std::string(flags.empty() ? "" : "; ") + "over budget";
     rows.push_back({std::to_string(++rank), p.instance_id.empty() ? "-" : p.instance_id, p.gpu_id,
-                    std::to_string(p.nodes), std::to_string(p.gpus), layout_cell(e.strategy),
-                    fixed(units::to_days(sim::plan_time(e)), 1), fixed(units::to_days(e.time_to_train), 1),
-                    sim::plan_cost(e) ? usd(sim::plan_cost(e)->base()) : "n/a", fixed(e.mfu * 100, 1) + "%",
+                    std::to_string(p.nodes), std::to_string(p.gpus), layout_cell(e.layout.strategy),
+                    fixed(units::to_days(sim::plan_time(e)), 1), fixed(units::to_days(e.totals.time_to_train), 1),
+                    sim::plan_cost(e) ? usd(sim::plan_cost(e)->base()) : "n/a", fixed(e.step.mfu * 100, 1) + "%",
                     fixed(units::to_gib(e.memory.total()), 1), flags});
   }
   // "days": expected wall time with interruptions and checkpoints (what the planner ranks on);

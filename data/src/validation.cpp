@@ -74,10 +74,10 @@ ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs) {
     r.error = one_line(e.error());
     return r;
   }
-  r.layout = e->strategy;
-  r.micro_batches = e->micro_batches;
+  r.layout = e->layout.strategy;
+  r.micro_batches = e->layout.micro_batches;
   r.fits = e->memory.fits();
-  r.estimate = r.gpus > 0 ? e->tokens_per_s / r.gpus : NAN;
+  r.estimate = r.gpus > 0 ? e->step.tokens_per_s / r.gpus : NAN;
   if (!(r.measured > 0) || !std::isfinite(r.measured)) {
     r.error = "no measured throughput to compare with";
     return r;
@@ -107,11 +107,11 @@ void leave_one_out_interval(ValidationRow& r, const std::vector<ValidationRow>& 
   const sim::ResidualTable table = sim::fit_residuals(residual_samples(results, &r));
   sim::Estimate e = r.full;
   sim::apply_error_band(e, r.scenario, table);
-  if (!e.band || !e.tokens_per_s_p10_p90 || r.gpus <= 0) return;
+  if (!e.uncertainty.band || !e.uncertainty.tokens_per_s || r.gpus <= 0) return;
   r.has_interval = true;
-  r.band_category = e.band->category;
-  r.p10 = e.tokens_per_s_p10_p90->low / r.gpus;
-  r.p90 = e.tokens_per_s_p10_p90->high / r.gpus;
+  r.band_category = e.uncertainty.band->category;
+  r.p10 = e.uncertainty.tokens_per_s->low / r.gpus;
+  r.p90 = e.uncertainty.tokens_per_s->high / r.gpus;
   r.inside = r.p10 <= r.measured && r.measured <= r.p90;
 }
 

@@ -249,7 +249,7 @@ void PlanView::on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot) 
   }
   progress_->setValue(1000);
   const sim::SearchResult& r = *snapshot->result;
-  const QString priced_by = r.plans.empty() ? cost_label_ : QString::fromStdString(r.plans.front().estimate.cost_model);
+  const QString priced_by = r.plans.empty() ? cost_label_ : QString::fromStdString(r.plans.front().estimate.step.cost_model);
   status_->setText(tr("%1 configurations on %2 shapes in %3 s (%4 threads; cost model: %5). Click a point or "
                        "double-click a plan to load it into the editor.")
                        .arg(count_text(static_cast<double>(r.configurations_evaluated)))
@@ -380,7 +380,7 @@ void PlanView::load_plan(int row) {
   const sim::Plan* p = model_.plan(row);
   if (p == nullptr) return;
   const int count = p->instance_id.empty() ? p->gpus : p->nodes;
-  doc_->apply_plan(p->instance_id, p->gpu_id, count, p->estimate.strategy);
+  doc_->apply_plan(p->instance_id, p->gpu_id, count, p->estimate.layout.strategy);
   // Catalog offerings were priced from the catalog: a per-scenario price override no longer applies.
   if (from_catalog_ && doc_->has("/pricing")) doc_->set_price_override(std::nullopt);
   emit plan_chosen();

@@ -152,7 +152,7 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
   const auto& cl = sc.cluster;
 
   // What was estimated, and with which layout.
-  const auto& p = e.strategy;
+  const auto& p = e.layout.strategy;
   QString model = QString::fromStdString(sc.model.name.empty() ? snapshot.scenario.model_id : sc.model.name);
   QString where = QStringLiteral("%1 x %2").arg(cl.gpus).arg(QString::fromStdString(cl.gpu.name.empty() ? cl.gpu.id
                                                                                                         : cl.gpu.name));
@@ -164,7 +164,7 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
   if (p.ep != 1) layout += QStringLiteral(" · EP %1").arg(p.ep);
   layout += QStringLiteral(" · micro-batch %1 x %2 accumulation · ZeRO %3 · recompute %4")
                 .arg(p.micro_batch)
-                .arg(e.micro_batches)
+                .arg(e.layout.micro_batches)
                 .arg(p.zero)
                 .arg(QString::fromLatin1(sim::to_string(p.recompute)));
   for (const auto& o : sim::kStrategyOptions) {
@@ -178,9 +178,9 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
                         .arg(QString::fromLatin1(sim::to_string(sc.training.precision)))
                         .arg(where.toHtmlEscaped())
                         .arg(layout)
-                        .arg(e.strategy_chosen_by_capplan
+                        .arg(e.layout.chosen_by_capplan
                                  ? tr(" <i>(chosen by capplan from %1 layouts)</i>")
-                                       .arg(count_text(static_cast<double>(e.configurations_evaluated)))
+                                       .arg(count_text(static_cast<double>(e.layout.configurations_evaluated)))
                                  : QString()));
   const QString source = snapshot.cost_model_label();
   const bool calibrated = source.startsWith(QLatin1String("calibrated"));
@@ -192,50 +192,50 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
     return i ? QStringLiteral("%1–%2").arg(text(i->low), text(i->high)) : tr("no error band");
   };
   const sim::Goodput& g = e.goodput;
-  const QString band = range(e.time_to_train_days_p10_p90,
+  const QString band = range(e.uncertainty.time_to_train_days,
                              [](double d) { return days_text(d).replace(QStringLiteral(" days"), QString()); }) +
-                       (e.time_to_train_days_p10_p90 ? tr(" days (p10–p90)") : QString());
-  const QString steps = tr("%1 steps of %2").arg(count_text(e.steps), seconds_text(e.step_time.base()));
+                       (e.uncertainty.time_to_train_days ? tr(" days (p10–p90)") : QString());
+  const QString steps = tr("%1 steps of %2").arg(count_text(e.totals.steps), seconds_text(e.step.time.base()));
   if (g.modelled) {
     // Headline: the expected time with failures, restarts and checkpoints; steady state beside it.
     time_.value->setText(g.finite ? days_text(units::to_days(g.wall)) : tr("unbounded"));
     time_.detail->setText(tr("expected, with failures (goodput %1)\nsteady state %2 · band %3\n%4")
-                              .arg(percent_text(g.fraction), days_text(units::to_days(e.time_to_train)), band, steps));
+                              .arg(percent_text(g.fraction), days_text(units::to_days(e.totals.time_to_train)), band, steps));
   } else {
-    time_.value->setText(days_text(units::to_days(e.time_to_train)));
+    time_.value->setText(days_text(units::to_days(e.totals.time_to_train)));
     time_.detail->setText(band + QStringLiteral("\n") + steps);
   }
-  QString price = e.price_per_gpu ? usd_text(units::to_usd_per_hour(*e.price_per_gpu)) + tr(" per GPU-hour") : QString();
+  QString price = e.totals.price_per_gpu ? usd_text(units::to_usd_per_hour(*e.totals.price_per_gpu)) + tr(" per GPU-hour") : QString();
   const QString price_source = QString::fromStdString(cl.price_source);
-  if (e.price_per_gpu) {
+  if (e.totals.price_per_gpu) {
     price += price_source.startsWith(QLatin1String("catalog")) ? tr(" (catalog)") : tr(" (your override)");
   }
   cost_.detail->setToolTip(tr("Price source: %1").arg(price_source));
   if (g.modelled) {
     const sim::CostBreakdown& c = g.cost;
     const QString terms = QString::fromLatin1(sim::to_string(c.model)).replace(QLatin1Char('_'), QLatin1Char('-'));
-    const QString sticker = e.cost ? tr("sticker %1").arg(usd_text(e.cost->base())) : tr("sticker unknown");
+    const QString sticker = e.totals.cost ? tr("sticker %1").arg(usd_text(e.totals.cost->base())) : tr("sticker unknown");
     if (c.total) {
       cost_.value->setText(usd_text(c.total->base()));
       cost_.detail->setText(tr("total, %1\n%2 · band %3\n%4")
                                 .arg(terms, sticker,
-                                     range(e.cost_usd_p10_p90, [](double d) { return usd_text(d); }), price));
+                                     range(e.uncertainty.cost_usd, [](double d) { return usd_text(d); }), price));
     } else {
       cost_.value->setText(tr("unknown"));
       QStringList missing;
       for (const auto& m : c.missing) missing << QString::fromStdString(m);
       cost_.detail->setText(tr("%1 terms need: %2\n%3 (%4 GPU-hours)")
                                 .arg(terms, missing.isEmpty() ? tr("a price") : missing.join(QStringLiteral(", ")),
-                                     sticker, count_text(e.gpu_hours)));
+                                     sticker, count_text(e.totals.gpu_hours)));
     }
-  } else if (e.cost) {
-    cost_.value->setText(usd_text(e.cost->base()));
-    cost_.detail->setText(range(e.cost_usd_p10_p90, [](double d) { return usd_text(d); }) +
-                          (e.cost_usd_p10_p90 ? tr(" (p10–p90)") : QString()) + QStringLiteral("\n") + price);
+  } else if (e.totals.cost) {
+    cost_.value->setText(usd_text(e.totals.cost->base()));
+    cost_.detail->setText(range(e.uncertainty.cost_usd, [](double d) { return usd_text(d); }) +
+                          (e.uncertainty.cost_usd ? tr(" (p10–p90)") : QString()) + QStringLiteral("\n") + price);
   } else {
     cost_.value->setText(tr("unknown"));
     cost_.detail->setText(tr("no price for this offering in the catalog: set a price override (%1 GPU-hours)")
-                              .arg(count_text(e.gpu_hours)));
+                              .arg(count_text(e.totals.gpu_hours)));
   }
   if (auto per = snapshot.usd_per_billion_tokens()) {
     per_token_.value->setText(usd_text(*per));
@@ -243,14 +243,14 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
     per_token_.value->setText(tr("unknown"));
   }
   per_token_.detail->setText(tr("%1 GPU-hours\n%2 tokens/s (%3 per GPU)")
-                                 .arg(count_text(e.gpu_hours), si_text(e.tokens_per_s),
-                                      count_text(cl.gpus > 0 ? e.tokens_per_s / cl.gpus : 0)));
-  mfu_.value->setText(percent_text(e.mfu));
+                                 .arg(count_text(e.totals.gpu_hours), si_text(e.step.tokens_per_s),
+                                      count_text(cl.gpus > 0 ? e.step.tokens_per_s / cl.gpus : 0)));
+  mfu_.value->setText(percent_text(e.step.mfu));
   QString mfu_detail = tr("%1 TFLOP/s per GPU (model)\nHFU %2")
-                           .arg(units::to_tflop_per_s(e.model_flops_per_gpu), 0, 'f', 0)
-                           .arg(percent_text(e.hfu));
+                           .arg(units::to_tflop_per_s(e.step.model_flops_per_gpu), 0, 'f', 0)
+                           .arg(percent_text(e.step.hfu));
   if (sc.training.precision == sim::Precision::fp8) {
-    mfu_detail += tr(" · of the FP8 peak; %1 of BF16").arg(percent_text(e.mfu_bf16_peak));
+    mfu_detail += tr(" · of the FP8 peak; %1 of BF16").arg(percent_text(e.step.mfu_bf16_peak));
   }
   mfu_.detail->setText(mfu_detail);
   const auto& m = e.memory;
@@ -273,7 +273,7 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
   tables_->setTabEnabled(0, goodput_model_.rowCount() > 0);
   fill_breakdown_chart(breakdown_view_->chart(), breakdown_model_);
   fill_memory_chart(memory_view_->chart(), memory_model_);
-  breakdown_view_->chart()->setTitle(tr("Where one step's time goes (step %1)").arg(seconds_text(e.step_time.base())));
+  breakdown_view_->chart()->setTitle(tr("Where one step's time goes (step %1)").arg(seconds_text(e.step.time.base())));
 }
 
 void ResultsView::show_problem(const QStringList& messages) {

@@ -480,7 +480,7 @@ void ScenarioEditor::refresh() {
     fields_["/cluster/gpus_per_node"]->setPlaceholderText(QString::number(good->scenario.cluster.gpus_per_node));
   }
   if (last_result_) {
-    const auto& p = last_result_->estimate.strategy;
+    const auto& p = last_result_->estimate.layout.strategy;
     const std::pair<const char*, int> chosen[] = {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp},
                                                   {"ep", p.ep}, {"micro_batch", p.micro_batch},
                                                   {"virtual_stages", p.virtual_stages}, {"zero", p.zero}};
@@ -558,7 +558,7 @@ void ScenarioEditor::refresh() {
     const bool fixed = !(all_auto || no_strategy) && (t == QLatin1String("true") || t == QLatin1String("false"));
     // In effect: the document's value, else capplan's choice, else the default.
     const bool on = fixed ? t == QLatin1String("true")
-                          : last_result_ ? last_result_->estimate.strategy.*b.option->value : b.option->fallback;
+                          : last_result_ ? last_result_->estimate.layout.strategy.*b.option->value : b.option->fallback;
     b.box->setChecked(on);
     if (b.automatic != nullptr) {
       b.automatic->setChecked(!fixed);

@@ -47,11 +47,11 @@ std::optional<double> CompareModel::value(const EstimateSnapshot& s, Metric m) {
     case kCost: return sim::plan_cost(e) ? std::optional<double>(sim::plan_cost(e)->base()) : std::nullopt;
     case kCostPerBillionTokens: return s.usd_per_billion_tokens();
     case kPricePerGpuHour:
-      return e.price_per_gpu ? std::optional<double>(units::to_usd_per_hour(*e.price_per_gpu)) : std::nullopt;
+      return e.totals.price_per_gpu ? std::optional<double>(units::to_usd_per_hour(*e.totals.price_per_gpu)) : std::nullopt;
     case kGpus: return s.scenario.scenario.cluster.gpus;
-    case kStepTime: return e.step_time.base();
-    case kTokensPerS: return e.tokens_per_s;
-    case kMfu: return e.mfu;
+    case kStepTime: return e.step.time.base();
+    case kTokensPerS: return e.step.tokens_per_s;
+    case kMfu: return e.step.mfu;
     case kMemory: return e.memory.total().base();
     case kFits: return e.memory.fits() ? 1.0 : 0.0;
     case kStrategy:
@@ -84,7 +84,7 @@ QString value_text(CompareModel::Metric m, const EstimateSnapshot& s, std::optio
     case CompareModel::kMemory: return gib_text(*v) + QStringLiteral(" of ") + gib_text(e.memory.capacity.base());
     case CompareModel::kFits: return *v > 0 ? QStringLiteral("yes") : QStringLiteral("NO");
     case CompareModel::kStrategy: {
-      const auto& p = e.strategy;
+      const auto& p = e.layout.strategy;
       QString text = QStringLiteral("TP %1 · PP %2 · DP %3").arg(p.tp).arg(p.pp).arg(p.dp);
       if (p.cp != 1) text += QStringLiteral(" · CP %1").arg(p.cp);
       if (p.ep != 1) text += QStringLiteral(" · EP %1").arg(p.ep);

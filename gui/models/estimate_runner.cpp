@@ -11,7 +11,7 @@
 namespace capplan::gui {
 
 QString EstimateSnapshot::cost_model_label() const {
-  const std::string& source = estimate.cost_model;
+  const std::string& source = estimate.step.cost_model;
   if (source.empty() || source == "datasheet") return QStringLiteral("datasheet model");
   return QString::fromStdString(source);  // "calibrated: <profile>"
 }
@@ -39,8 +39,8 @@ EstimateOutcome EstimateRunner::compute(const data::ParsedScenario& scenario, co
   if (!estimate) return std::unexpected(std::move(estimate.error()));
   if (bands != nullptr && !bands->empty()) {
     sim::apply_error_band(*estimate, scenario.scenario, *bands);
-    if (profile != nullptr && estimate->band) estimate->warnings.push_back(data::kProfileBandNote);
-    if (!estimate->band) {
+    if (profile != nullptr && estimate->uncertainty.band) estimate->warnings.push_back(data::kProfileBandNote);
+    if (!estimate->uncertainty.band) {
       estimate->warnings.push_back("no error band: error_bands.json has no entry for '" +
                                    sim::error_category(scenario.scenario) +
                                    "' (nor a fallback), so the estimate carries no p10-p90 interval");

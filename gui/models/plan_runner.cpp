@@ -14,7 +14,7 @@ namespace capplan::gui {
 bool PlanSnapshot::on_pareto_front(const sim::Plan& p) const {
   if (!result) return false;
   for (const auto& q : result->pareto) {
-    if (q.offering == p.offering && q.nodes == p.nodes && q.estimate.strategy == p.estimate.strategy) return true;
+    if (q.offering == p.offering && q.nodes == p.nodes && q.estimate.layout.strategy == p.estimate.layout.strategy) return true;
   }
   return false;
 }
@@ -119,8 +119,8 @@ QVariant PlansModel::data(const QModelIndex& index, int role) const {
       case kTime: return units::to_days(sim::plan_time(e));
       case kCost: return cost ? QVariant(*cost) : QVariant(std::numeric_limits<double>::max());
       case kPerBillionTokens: return per_b ? QVariant(*per_b) : QVariant(std::numeric_limits<double>::max());
-      case kMfu: return e.mfu;
-      case kLayout: return layout_text(e.strategy);
+      case kMfu: return e.step.mfu;
+      case kLayout: return layout_text(e.layout.strategy);
       case kPareto: return pareto ? 1 : 0;
     }
     return {};
@@ -137,8 +137,8 @@ QVariant PlansModel::data(const QModelIndex& index, int role) const {
     case kTime: return days_text(units::to_days(sim::plan_time(e)));
     case kCost: return cost ? usd_text(*cost) : tr("unknown price");
     case kPerBillionTokens: return per_b ? usd_text(*per_b) : QString();
-    case kMfu: return percent_text(e.mfu);
-    case kLayout: return layout_text(e.strategy);
+    case kMfu: return percent_text(e.step.mfu);
+    case kLayout: return layout_text(e.layout.strategy);
     case kPareto: return pareto ? QStringLiteral("●") : QString();
   }
   return {};

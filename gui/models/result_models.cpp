@@ -11,8 +11,8 @@ namespace capplan::gui {
 
 void BreakdownModel::set_snapshot(const EstimateSnapshot& snapshot) {
   beginResetModel();
-  const sim::StepBreakdown& b = snapshot.estimate.breakdown;
-  step_s_ = snapshot.estimate.step_time.base();
+  const sim::StepBreakdown& b = snapshot.estimate.step.breakdown;
+  step_s_ = snapshot.estimate.step.time.base();
   rows_.clear();
   const Row all[] = {
       {"compute", tr("compute"), (b.compute - b.recompute).base()},

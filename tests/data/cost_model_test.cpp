@@ -46,8 +46,8 @@ TEST(CostModel, AProfilePricesWithCalibratedCostAndListsWhatFellBackToTheDatashe
   auto datasheet = estimate_with_profile(s.scenario, nullptr);
   auto calibrated = estimate_with_profile(s.scenario, &profile);
   ASSERT_TRUE(datasheet.has_value() && calibrated.has_value());
-  EXPECT_EQ(calibrated->cost_model.rfind("calibrated: synthetic H100", 0), 0u) << calibrated->cost_model;
-  EXPECT_NE(calibrated->step_time.base(), datasheet->step_time.base());
+  EXPECT_EQ(calibrated->step.cost_model.rfind("calibrated: synthetic H100", 0), 0u) << calibrated->step.cost_model;
+  EXPECT_NE(calibrated->step.time.base(), datasheet->step.time.base());
   int fallbacks = 0;
   for (const auto& w : calibrated->warnings) {
     if (w.starts_with("profile: ")) {
@@ -58,7 +58,7 @@ TEST(CostModel, AProfilePricesWithCalibratedCostAndListsWhatFellBackToTheDatashe
   EXPECT_GE(fallbacks, 1);
   // The planner's factory builds the same model for any offering's cluster.
   auto factory = cost_model_factory(std::make_shared<const sim::Profile>(profile));
-  EXPECT_EQ(factory(s.scenario.cluster)->source(), calibrated->cost_model);
+  EXPECT_EQ(factory(s.scenario.cluster)->source(), calibrated->step.cost_model);
 }
 
 }  // namespace

@@ -81,7 +81,7 @@ class GuiAppTest : public QObject {
     w.set_ephemeral(true);
     w.show();
     QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
-    const double catalog_cost = w.results()->snapshot()->estimate.cost->base();
+    const double catalog_cost = w.results()->snapshot()->estimate.totals.cost->base();
     // Price: tick Override (starts from the catalog price), then type a lower one.
     QCheckBox* override_box = nullptr;
     for (auto* b : w.findChildren<QCheckBox*>()) {
@@ -93,7 +93,7 @@ class GuiAppTest : public QObject {
     auto* price = w.findChild<QLineEdit*>(QStringLiteral("/pricing/usd_per_gpu_hour"));
     QVERIFY(price != nullptr);
     type_into(price, QStringLiteral("3.44"));
-    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->estimate.cost->base() < 0.6 * catalog_cost, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->estimate.totals.cost->base() < 0.6 * catalog_cost, 60000);
     QCOMPARE(w.results()->snapshot()->scenario.scenario.cluster.price_source, std::string("scenario pricing"));
 
     // Strategy: untick "auto" for the whole strategy, then fix tp to what capplan chose.
@@ -102,7 +102,7 @@ class GuiAppTest : public QObject {
       if (b->text().startsWith(QStringLiteral("Let capplan choose"))) all_auto = b;
     }
     QVERIFY(all_auto != nullptr && all_auto->isChecked());
-    const int chosen_tp = w.results()->snapshot()->estimate.strategy.tp;
+    const int chosen_tp = w.results()->snapshot()->estimate.layout.strategy.tp;
     all_auto->click();
     QVERIFY(w.document()->document()["strategy"].is_object());
     auto* tp = w.findChild<QLineEdit*>(QStringLiteral("/strategy/tp"));
@@ -115,9 +115,9 @@ class GuiAppTest : public QObject {
     QCOMPARE(w.document()->text("/strategy/tp"), QString::number(chosen_tp));
     QVERIFY(tp->isEnabled());
     QVERIFY(w.document()->valid());
-    QTRY_VERIFY_WITH_TIMEOUT(!w.results()->snapshot()->estimate.strategy_chosen_by_capplan ||
+    QTRY_VERIFY_WITH_TIMEOUT(!w.results()->snapshot()->estimate.layout.chosen_by_capplan ||
                                  w.results()->snapshot()->scenario.scenario.strategy.tp.has_value(), 60000);
-    QCOMPARE(w.results()->snapshot()->estimate.strategy.tp, chosen_tp);
+    QCOMPARE(w.results()->snapshot()->estimate.layout.strategy.tp, chosen_tp);
   }
 
   void training_options_set_and_clear_their_scenario_keys() {
@@ -165,10 +165,10 @@ class GuiAppTest : public QObject {
     QCOMPARE(chosen.count(), 1);
     QVERIFY2(w.document()->valid(), qPrintable(w.document()->all_messages().join(QLatin1Char(10))));
     QCOMPARE(w.document()->last_good()->scenario.cluster.gpus, best->gpus);
-    QCOMPARE(*w.document()->last_good()->scenario.strategy.tp, best->estimate.strategy.tp);
-    QTRY_COMPARE_WITH_TIMEOUT(w.results()->snapshot()->estimate.strategy, best->estimate.strategy, 60000);
+    QCOMPARE(*w.document()->last_good()->scenario.strategy.tp, best->estimate.layout.strategy.tp);
+    QTRY_COMPARE_WITH_TIMEOUT(w.results()->snapshot()->estimate.layout.strategy, best->estimate.layout.strategy, 60000);
     // The editor's estimate of the plan is the planner's (same library, same layout).
-    QCOMPARE(w.results()->snapshot()->estimate.step_time.base(), best->estimate.step_time.base());
+    QCOMPARE(w.results()->snapshot()->estimate.step.time.base(), best->estimate.step.time.base());
   }
 
   void a_scenario_saved_by_the_window_opens_to_the_same_scenario() {
@@ -199,7 +199,7 @@ class GuiAppTest : public QObject {
     MainWindow w(catalogs(), nullptr);
     w.show();
     QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
-    const double datasheet_step = w.results()->snapshot()->estimate.step_time.base();
+    const double datasheet_step = w.results()->snapshot()->estimate.step.time.base();
     auto* label = w.findChild<ScenarioEditor*>()->profile_label();
     QVERIFY(label->text().contains(QStringLiteral("datasheet model")));
 
@@ -215,7 +215,7 @@ class GuiAppTest : public QObject {
 
     // The synthetic H100 profile of the CLI tests: the estimate changes, and the labels say so.
     QVERIFY(w.load_profile(dir + QStringLiteral("synthetic-h100-profile.json")).isEmpty());
-    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->estimate.step_time.base() != datasheet_step, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->estimate.step.time.base() != datasheet_step, 60000);
     const QString name = w.profile()->label();
     QVERIFY(name.startsWith(QStringLiteral("calibrated: synthetic H100")));
     QCOMPARE(w.results()->snapshot()->cost_model_label(), name);
@@ -228,7 +228,7 @@ class GuiAppTest : public QObject {
 
     // Back to the datasheet model.
     w.use_datasheet();
-    QTRY_COMPARE_WITH_TIMEOUT(w.results()->snapshot()->estimate.step_time.base(), datasheet_step, 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(w.results()->snapshot()->estimate.step.time.base(), datasheet_step, 60000);
     QVERIFY(!label->text().contains(QStringLiteral("calibrated")));
   }
 
@@ -240,7 +240,7 @@ class GuiAppTest : public QObject {
     QVERIFY(e.goodput.modelled && e.goodput.cost.total);
     QCOMPARE(w.results()->time_value()->text(), days_text(units::to_days(e.goodput.wall)));
     QCOMPARE(w.results()->cost_value()->text(), usd_text(e.goodput.cost.total->base()));
-    QVERIFY(w.results()->cost_detail()->text().contains(QStringLiteral("sticker ") + usd_text(e.cost->base())));
+    QVERIFY(w.results()->cost_detail()->text().contains(QStringLiteral("sticker ") + usd_text(e.totals.cost->base())));
     QCOMPARE(w.results()->goodput_model().rowCount(), 10);
 
     // Spot terms without a spot price: the total is unknown, and the card names the missing input.

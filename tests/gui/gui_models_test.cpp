@@ -82,7 +82,7 @@ class GuiModelsTest : public QObject {
     for (int r = 0; r < breakdown.rowCount(); ++r) {
       sum += breakdown.index(r, BreakdownModel::kTime).data(kSortRole).toDouble();
     }
-    QVERIFY(std::abs(sum - snap.estimate.step_time.base()) <= 1e-9 * snap.estimate.step_time.base());
+    QVERIFY(std::abs(sum - snap.estimate.step.time.base()) <= 1e-9 * snap.estimate.step.time.base());
     // Memory rows add up to the peak total (raw bytes on kSortRole, text with a unit on DisplayRole).
     QVERIFY(std::abs(memory.total_bytes() - snap.estimate.memory.total().base()) < 1.0);
     QVERIFY(memory.index(0, MemoryModel::kSize).data().toString().endsWith(QStringLiteral("GiB")));
@@ -120,7 +120,7 @@ class GuiModelsTest : public QObject {
         QStringLiteral("Daly optimum")));
     QVERIFY(model.index(model.row_of("fraction"), GoodputModel::kValue).data().toString().endsWith(QStringLiteral("%")));
     // The headline time is the expected wall time with failures, above the steady state.
-    QVERIFY(g.wall.base() > snap.estimate.time_to_train.base());
+    QVERIFY(g.wall.base() > snap.estimate.totals.time_to_train.base());
     model.clear();
     QCOMPARE(model.rowCount(), 0);
   }
@@ -140,7 +140,7 @@ class GuiModelsTest : public QObject {
     QVERIFY(datasheet.has_value() && calibrated.has_value());
     QCOMPARE(datasheet->cost_model_label(), QStringLiteral("datasheet model"));
     QCOMPARE(calibrated->cost_model_label(), loaded->label());
-    QVERIFY(calibrated->estimate.step_time.base() != datasheet->estimate.step_time.base());
+    QVERIFY(calibrated->estimate.step.time.base() != datasheet->estimate.step.time.base());
     // What the profile did not cover is listed, each saying the datasheet was used.
     bool coverage = false;
     for (const auto& w : calibrated->estimate.warnings) coverage = coverage || (w.starts_with("profile: ") && w.ends_with("datasheet used"));
@@ -152,7 +152,7 @@ class GuiModelsTest : public QObject {
     QSignalSpy spy(&runner, &EstimateRunner::finished);
     runner.request(*parsed);
     QVERIFY(spy.wait(60000));
-    QCOMPARE(spy.at(0).at(0).value<EstimateSnapshot>().estimate.step_time.base(), calibrated->estimate.step_time.base());
+    QCOMPARE(spy.at(0).at(0).value<EstimateSnapshot>().estimate.step.time.base(), calibrated->estimate.step.time.base());
 
     // The planner's factory (SearchRequest::cost_model) builds the same calibrated model.
     const auto factory = data::cost_model_factory(loaded->profile);
@@ -228,8 +228,8 @@ class GuiModelsTest : public QObject {
     // The GUI shows the library's numbers: the same as computing directly.
     const auto direct = EstimateRunner::compute(*doc.last_good(), nullptr);
     QVERIFY(direct.has_value());
-    QCOMPARE(second.estimate.step_time.base(), direct->estimate.step_time.base());
-    QVERIFY(second.estimate.time_to_train > first.estimate.time_to_train);
+    QCOMPARE(second.estimate.step.time.base(), direct->estimate.step.time.base());
+    QVERIFY(second.estimate.totals.time_to_train > first.estimate.totals.time_to_train);
   }
 
   void the_latest_request_wins() {
@@ -431,7 +431,7 @@ class GuiModelsTest : public QObject {
     for (int r = 0; r < plans.rowCount(); ++r) marked += plans.index(r, PlansModel::kPareto).data(kSortRole).toInt();
     QVERIFY(marked >= 1);
     // A plan loads into the editor as a scenario that parses.
-    doc.apply_plan(best.instance_id, best.gpu_id, best.nodes, best.estimate.strategy);
+    doc.apply_plan(best.instance_id, best.gpu_id, best.nodes, best.estimate.layout.strategy);
     QVERIFY2(doc.valid(), qPrintable(doc.all_messages().join(QLatin1Char(10))));
     QCOMPARE(doc.last_good()->scenario.cluster.gpus, best.gpus);
     plans.set_snapshot(nullptr);

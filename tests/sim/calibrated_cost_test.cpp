@@ -223,10 +223,10 @@ TEST(CalibratedCost, AnEstimateWithAProfileUsesItAndNamesIt) {
   auto datasheet = estimate(s, DatasheetCost(c));
   ASSERT_TRUE(calibrated.has_value());
   ASSERT_TRUE(datasheet.has_value());
-  EXPECT_EQ(calibrated->cost_model, "calibrated: NVIDIA H100 80GB HBM3 (2026-11-30)");
-  EXPECT_TRUE(test::finite(calibrated->step_time.base()));
-  EXPECT_NE(calibrated->step_time.base(), datasheet->step_time.base());
-  const auto ops = build_step_ops(s.model, s.training, calibrated->strategy, c);
+  EXPECT_EQ(calibrated->step.cost_model, "calibrated: NVIDIA H100 80GB HBM3 (2026-11-30)");
+  EXPECT_TRUE(test::finite(calibrated->step.time.base()));
+  EXPECT_NE(calibrated->step.time.base(), datasheet->step.time.base());
+  const auto ops = build_step_ops(s.model, s.training, calibrated->layout.strategy, c);
   for (const auto& op : ops.ops) {
     const double t = cost.cost(op.op).base();
     EXPECT_TRUE(std::isfinite(t) && t >= 0);

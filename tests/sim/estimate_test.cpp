@@ -53,52 +53,52 @@ TEST(Estimate, BreakdownSumsToStepTime) {
        {layout(2, 1, 4, 2, Recompute::selective, true), layout(1, 2, 4, 1, Recompute::full),
         layout(8, 1, 1, 4, Recompute::none, false), layout(1, 1, 8, 2, Recompute::none, false, 3)}) {
     const Estimate e = evaluate(s, p, cost);
-    const StepBreakdown& b = e.breakdown;
+    const StepBreakdown& b = e.step.breakdown;
     const double sum = b.compute.base() + b.tp_comm.base() + b.pp_comm.base() + b.dp_comm.base() + b.ep_comm.base() +
                        b.cp_comm.base() + b.bubble.base() + b.optimizer.base() + b.variability.base() + b.other.base();
     // Same ten terms in a possibly different order: 1e-12 relative covers the round-off.
-    EXPECT_NEAR(sum, e.step_time.base(), 1e-12 * e.step_time.base());
+    EXPECT_NEAR(sum, e.step.time.base(), 1e-12 * e.step.time.base());
     for (double part : {b.compute.base(), b.recompute.base(), b.tp_comm.base(), b.pp_comm.base(), b.dp_comm.base(),
                         b.bubble.base(), b.optimizer.base(), b.variability.base(), b.other.base()}) {
       EXPECT_GE(part, 0.0);
     }
     EXPECT_LE(b.recompute.base(), b.compute.base());  // recompute is a part of compute
-    EXPECT_GT(e.step_time.base(), 0.0);
+    EXPECT_GT(e.step.time.base(), 0.0);
   }
 }
 
 TEST(Estimate, ThroughputMfuTimeAndCostFollowFromStepTime) {
   const Scenario s = small_scenario();
   const Estimate e = evaluate(s, layout(2, 1, 4, 2, Recompute::selective, true), DatasheetCost(s.cluster));
-  const double step = e.step_time.base();
+  const double step = e.step.time.base();
   const double gb = 64, seq = 2048, gpus = 8, peak = 989.4e12;
   // Model FLOPs of a step, by hand: per token 3 * (L*(24h^2 + 4sh) + 2hV) for this GPT shape.
   const double h = 2048, L = 24, V = 51200;
   const double model_flops = gb * seq * 3.0 * (L * (24.0 * h * h + 4.0 * seq * h) + 2.0 * h * V);
   // Each metric is one or two divisions/products of the same doubles: 1e-12 relative.
   constexpr double kRel = 1e-12;
-  EXPECT_NEAR(e.flops.model.base(), model_flops, kRel * model_flops);
-  EXPECT_NEAR(e.tokens_per_s, gb * seq / step, kRel * e.tokens_per_s);
-  EXPECT_NEAR(e.mfu, model_flops / (step * gpus * peak), kRel * e.mfu);
-  EXPECT_NEAR(e.model_flops_per_gpu.base(), model_flops / step / gpus, kRel * e.model_flops_per_gpu.base());
-  EXPECT_GE(e.hfu, e.mfu);
+  EXPECT_NEAR(e.step.flops.model.base(), model_flops, kRel * model_flops);
+  EXPECT_NEAR(e.step.tokens_per_s, gb * seq / step, kRel * e.step.tokens_per_s);
+  EXPECT_NEAR(e.step.mfu, model_flops / (step * gpus * peak), kRel * e.step.mfu);
+  EXPECT_NEAR(e.step.model_flops_per_gpu.base(), model_flops / step / gpus, kRel * e.step.model_flops_per_gpu.base());
+  EXPECT_GE(e.step.hfu, e.step.mfu);
   const double steps = 26e9 / (gb * seq);
-  EXPECT_NEAR(e.steps, steps, kRel * steps);
-  EXPECT_NEAR(e.time_to_train.base(), steps * step, kRel * steps * step);
-  EXPECT_NEAR(e.gpu_hours, gpus * steps * step / 3600.0, kRel * e.gpu_hours);
-  ASSERT_TRUE(e.cost.has_value());
+  EXPECT_NEAR(e.totals.steps, steps, kRel * steps);
+  EXPECT_NEAR(e.totals.time_to_train.base(), steps * step, kRel * steps * step);
+  EXPECT_NEAR(e.totals.gpu_hours, gpus * steps * step / 3600.0, kRel * e.totals.gpu_hours);
+  ASSERT_TRUE(e.totals.cost.has_value());
   const double usd = 3.0 / 3600.0 * gpus * steps * step;
-  EXPECT_NEAR(e.cost->base(), usd, kRel * usd);
-  EXPECT_EQ(e.micro_batches, 64 / (2 * 4));
-  EXPECT_EQ(e.cost_model, "datasheet");
+  EXPECT_NEAR(e.totals.cost->base(), usd, kRel * usd);
+  EXPECT_EQ(e.layout.micro_batches, 64 / (2 * 4));
+  EXPECT_EQ(e.step.cost_model, "datasheet");
 }
 
 TEST(Estimate, CostIsNullWithAWarningWhenNoPriceIsKnown) {
   Scenario s = small_scenario();
   s.cluster.price_per_gpu.reset();
   const Estimate e = evaluate(s, layout(2, 1, 4, 2, Recompute::selective, true), DatasheetCost(s.cluster));
-  EXPECT_FALSE(e.cost.has_value());
-  EXPECT_FALSE(e.price_per_gpu.has_value());
+  EXPECT_FALSE(e.totals.cost.has_value());
+  EXPECT_FALSE(e.totals.price_per_gpu.has_value());
   EXPECT_TRUE(any_warning_contains(e, "no price"));
 }
 
@@ -224,9 +224,9 @@ constexpr double kSched = 1e-12;
 
 TEST(PipelineSchedule, NoBubbleWithoutPipelineParallelism) {
   const Scenario s = small_scenario();
-  EXPECT_EQ(evaluate(s, layout(2, 1, 4, 2), DatasheetCost(s.cluster)).breakdown.bubble.base(), 0.0);
+  EXPECT_EQ(evaluate(s, layout(2, 1, 4, 2), DatasheetCost(s.cluster)).step.breakdown.bubble.base(), 0.0);
   const UniformPipeline u(64);
-  EXPECT_EQ(u.run(1, 1).breakdown.bubble.base(), 0.0);
+  EXPECT_EQ(u.run(1, 1).step.breakdown.bubble.base(), 0.0);
 }
 
 TEST(PipelineSchedule, OneFOneBBubbleIsPMinusOneStageTimesForIdenticalStages) {
@@ -235,21 +235,21 @@ TEST(PipelineSchedule, OneFOneBBubbleIsPMinusOneStageTimesForIdenticalStages) {
   const UniformPipeline u(64);
   const Estimate e = u.run(4, 1);
   const double T = u.stage_seconds(4), m = 32, p = 4;
-  ASSERT_EQ(e.micro_batches, 32);
-  EXPECT_NEAR(e.breakdown.compute.base(), m * T, kSched * m * T);
-  EXPECT_NEAR(e.breakdown.bubble.base(), (p - 1) * T, kSched * m * T);
-  EXPECT_NEAR(e.breakdown.bubble / e.breakdown.compute, (p - 1) / m, kSched);
-  EXPECT_NEAR(e.step_time.base(), (m + p - 1) * T, kSched * m * T);
+  ASSERT_EQ(e.layout.micro_batches, 32);
+  EXPECT_NEAR(e.step.breakdown.compute.base(), m * T, kSched * m * T);
+  EXPECT_NEAR(e.step.breakdown.bubble.base(), (p - 1) * T, kSched * m * T);
+  EXPECT_NEAR(e.step.breakdown.bubble / e.step.breakdown.compute, (p - 1) / m, kSched);
+  EXPECT_NEAR(e.step.time.base(), (m + p - 1) * T, kSched * m * T);
 }
 
 TEST(PipelineSchedule, InterleavingWithTwoVirtualStagesHalvesTheBubble) {
   // Narayanan et al. 2021, Sec. 2.2.2: bubble (p-1)/v of a micro-batch's stage time.
   const UniformPipeline u(64);
   const Estimate plain = u.run(4, 1), interleaved = u.run(4, 2);
-  EXPECT_NEAR(interleaved.breakdown.bubble.base(), plain.breakdown.bubble.base() / 2.0,
-              kSched * plain.breakdown.bubble.base());
-  EXPECT_NEAR(interleaved.breakdown.compute.base(), plain.breakdown.compute.base(),
-              kSched * plain.breakdown.compute.base());
+  EXPECT_NEAR(interleaved.step.breakdown.bubble.base(), plain.step.breakdown.bubble.base() / 2.0,
+              kSched * plain.step.breakdown.bubble.base());
+  EXPECT_NEAR(interleaved.step.breakdown.compute.base(), plain.step.breakdown.compute.base(),
+              kSched * plain.step.breakdown.compute.base());
 }
 
 TEST(PipelineSchedule, PipelineWithSameStageTimeAsAFullModelRunAddsOnlyTheBubble) {
@@ -262,9 +262,9 @@ TEST(PipelineSchedule, PipelineWithSameStageTimeAsAFullModelRunAddsOnlyTheBubble
   // pp = 1 on 8 GPUs gives dp = 8 and m = 8; use global batch 256 so that m = 32 like the pipeline.
   shallow.s.training.global_batch = 256;
   const Estimate flat = shallow.run(1, 1);
-  ASSERT_EQ(flat.micro_batches, piped.micro_batches);
-  const double T = flat.step_time.base() / flat.micro_batches;
-  EXPECT_NEAR(piped.step_time.base(), flat.step_time.base() + 3.0 * T, kSched * piped.step_time.base());
+  ASSERT_EQ(flat.layout.micro_batches, piped.layout.micro_batches);
+  const double T = flat.step.time.base() / flat.layout.micro_batches;
+  EXPECT_NEAR(piped.step.time.base(), flat.step.time.base() + 3.0 * T, kSched * piped.step.time.base());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -288,8 +288,8 @@ TEST(StrategySearch, AutoPickIsNoSlowerThanAnyFittingLayoutOfTheDocumentedSpace)
   ASSERT_TRUE(r.has_value()) << to_string(r.error());
   const Estimate& pick = *r;
   EXPECT_TRUE(pick.memory.fits());
-  EXPECT_TRUE(pick.strategy_chosen_by_capplan);
-  EXPECT_GT(pick.configurations_evaluated, 1);
+  EXPECT_TRUE(pick.layout.chosen_by_capplan);
+  EXPECT_GT(pick.layout.configurations_evaluated, 1);
 
   const ModelSpec& m = s.model;
   double best = std::numeric_limits<double>::infinity();
@@ -318,7 +318,7 @@ TEST(StrategySearch, AutoPickIsNoSlowerThanAnyFittingLayoutOfTheDocumentedSpace)
                 const Estimate e = evaluate(s, p, cost);
                 if (!e.memory.fits()) continue;
                 ++fitting;
-                best = std::min(best, e.step_time.base());
+                best = std::min(best, e.step.time.base());
               }
             }
           }
@@ -330,7 +330,7 @@ TEST(StrategySearch, AutoPickIsNoSlowerThanAnyFittingLayoutOfTheDocumentedSpace)
   EXPECT_LT(fitting, valid);  // the 24 GiB limit does rule some layouts out
   // The search keeps the first of layouts tied within 1e-9 relative (then the one with less
   // memory), so the pick may exceed the brute-force minimum by at most that.
-  EXPECT_LE(pick.step_time.base(), best * (1.0 + 1e-9));
+  EXPECT_LE(pick.step.time.base(), best * (1.0 + 1e-9));
 }
 
 TEST(StrategySearch, FixedFieldsAreKept) {
@@ -339,9 +339,9 @@ TEST(StrategySearch, FixedFieldsAreKept) {
   s.strategy.recompute = Recompute::full;
   const Result<Estimate> r = estimate(s, DatasheetCost(s.cluster));
   ASSERT_TRUE(r.has_value()) << to_string(r.error());
-  EXPECT_EQ(r->strategy.tp, 2);
-  EXPECT_EQ(r->strategy.recompute, Recompute::full);
-  EXPECT_TRUE(r->strategy_chosen_by_capplan);
+  EXPECT_EQ(r->layout.strategy.tp, 2);
+  EXPECT_EQ(r->layout.strategy.recompute, Recompute::full);
+  EXPECT_TRUE(r->layout.chosen_by_capplan);
 }
 
 TEST(StrategySearch, ImpossibleFixedTpIsAnErrorNamingTp) {
@@ -374,10 +374,10 @@ TEST(StrategySearch, WhenNothingFitsTheLeastMemoryLayoutIsShownFlagged) {
 // ---------------------------------------------------------------------------------------------
 
 void expect_all_finite(const Estimate& e, const std::string& what) {
-  const StepBreakdown& b = e.breakdown;
+  const StepBreakdown& b = e.step.breakdown;
   const MemoryBreakdown& mem = e.memory;
-  for (double x : {e.step_time.base(), e.tokens_per_s, e.model_flops_per_gpu.base(), e.mfu, e.hfu, e.flops.model.base(),
-                   e.flops.hardware.base(), e.steps, e.time_to_train.base(), e.gpu_hours, b.compute.base(),
+  for (double x : {e.step.time.base(), e.step.tokens_per_s, e.step.model_flops_per_gpu.base(), e.step.mfu, e.step.hfu, e.step.flops.model.base(),
+                   e.step.flops.hardware.base(), e.totals.steps, e.totals.time_to_train.base(), e.totals.gpu_hours, b.compute.base(),
                    b.recompute.base(), b.tp_comm.base(), b.pp_comm.base(), b.dp_comm.base(), b.ep_comm.base(),
                    b.cp_comm.base(), b.bubble.base(), b.optimizer.base(), b.variability.base(), b.other.base(),
                    mem.weights.base(),
@@ -386,10 +386,10 @@ void expect_all_finite(const Estimate& e, const std::string& what) {
     EXPECT_TRUE(std::isfinite(x)) << what;
     EXPECT_GE(x, 0.0) << what;
   }
-  if (e.cost) {
-    EXPECT_TRUE(std::isfinite(e.cost->base())) << what;
+  if (e.totals.cost) {
+    EXPECT_TRUE(std::isfinite(e.totals.cost->base())) << what;
   }
-  EXPECT_GT(e.step_time.base(), 0.0) << what;
+  EXPECT_GT(e.step.time.base(), 0.0) << what;
 }
 
 TEST(EstimateRobustness, NoNanOrInfFromTinyToHuge) {
@@ -443,8 +443,8 @@ TEST(PublishedRuns, Gpt3OneSeventyFiveBOnSixtyFourA100sIsWithinTenPercentOfEight
   ASSERT_TRUE(check_layout(s, p).empty()) << to_string(check_layout(s, p));
   const Estimate e = evaluate(s, p, DatasheetCost(s.cluster));
   const double measured = 18.13;
-  EXPECT_NEAR(e.step_time.base(), measured, kPublishedRunBand * measured)
-      << "predicted " << e.step_time.base() << " s, MFU " << e.mfu;
+  EXPECT_NEAR(e.step.time.base(), measured, kPublishedRunBand * measured)
+      << "predicted " << e.step.time.base() << " s, MFU " << e.step.mfu;
 }
 
 TEST(PublishedRuns, MtNlgFiveThirtyBOn280A100sIsWithinTenPercentOfFortyNinePointOhFiveSeconds) {
@@ -453,8 +453,8 @@ TEST(PublishedRuns, MtNlgFiveThirtyBOn280A100sIsWithinTenPercentOfFortyNinePoint
   ASSERT_TRUE(check_layout(s, p).empty()) << to_string(check_layout(s, p));
   const Estimate e = evaluate(s, p, DatasheetCost(s.cluster));
   const double measured = 49.05;
-  EXPECT_NEAR(e.step_time.base(), measured, kPublishedRunBand * measured)
-      << "predicted " << e.step_time.base() << " s, MFU " << e.mfu;
+  EXPECT_NEAR(e.step.time.base(), measured, kPublishedRunBand * measured)
+      << "predicted " << e.step.time.base() << " s, MFU " << e.step.mfu;
 }
 
 // Only the data-parallel all-reduce and the GEMMs cost time: 1 s per all-reduce, GEMMs as above.
@@ -486,11 +486,11 @@ TEST(StepTiming, OverlappedDataParallelReductionSlowsTheComputeItHidesBehind) {
   const Estimate overlapped = evaluate(s, p, cost);
   // The stub's backward (2/3 of the GEMM time) is far shorter than 1 s, so only `backward` of the
   // all-reduce hides.
-  const double backward = overlapped.breakdown.compute.base() * 2.0 / 3.0;  // fwd : bwd = 1 : 2
+  const double backward = overlapped.step.breakdown.compute.base() * 2.0 / 3.0;  // fwd : bwd = 1 : 2
   const double hidden = std::min(1.0 - 1.0 * lb, backward);
-  EXPECT_NEAR(overlapped.breakdown.dp_comm.base(), 1.0 - hidden + 0.189 * hidden, 1e-9);
+  EXPECT_NEAR(overlapped.step.breakdown.dp_comm.base(), 1.0 - hidden + 0.189 * hidden, 1e-9);
   p.overlap_dp_comm = false;
-  EXPECT_DOUBLE_EQ(evaluate(s, p, cost).breakdown.dp_comm.base(), 1.0);
+  EXPECT_DOUBLE_EQ(evaluate(s, p, cost).step.breakdown.dp_comm.base(), 1.0);
 }
 
 

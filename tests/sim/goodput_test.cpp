@@ -376,10 +376,10 @@ TEST(Goodput, EstimateCarriesItAndKeepsTheSteadyStateTime) {
   const auto e = estimate(sc, DatasheetCost(sc.cluster));
   ASSERT_TRUE(e.has_value());
   EXPECT_TRUE(e->goodput.modelled);
-  EXPECT_DOUBLE_EQ(e->goodput.steady.base(), e->time_to_train.base());
-  EXPECT_GT(e->goodput.wall.base(), e->time_to_train.base());
+  EXPECT_DOUBLE_EQ(e->goodput.steady.base(), e->totals.time_to_train.base());
+  EXPECT_GT(e->goodput.wall.base(), e->totals.time_to_train.base());
   EXPECT_TRUE(std::isfinite(e->goodput.fraction));
-  EXPECT_GT(e->goodput.cost.total->base(), e->cost->base());
+  EXPECT_GT(e->goodput.cost.total->base(), e->totals.cost->base());
 }
 
 }  // namespace

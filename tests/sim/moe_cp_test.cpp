@@ -282,7 +282,7 @@ TEST(Fp8, MfuIsReportedAgainstBothPeaks) {
   Scenario s = test::scenario_of(test::llama2_70b(), job_of(8, 1e12, Precision::fp8), cluster_of(test::h100_sxm(), 8));
   const DatasheetCost cost(s.cluster);
   const Estimate e = evaluate(s, layout(8, 1, 1, 1, Recompute::none, true), cost);
-  EXPECT_NEAR(e.mfu_bf16_peak / e.mfu, 1978.9 / 989.4, 1e-9);
+  EXPECT_NEAR(e.step.mfu_bf16_peak / e.step.mfu, 1978.9 / 989.4, 1e-9);
 }
 
 }  // namespace
@@ -325,7 +325,7 @@ double iteration_time(const Table5Row& r, Recompute rc, bool sp) {
   Scenario s = test::scenario_of(m, job, cluster_of(gpu, r.gpus, 8, units::gbit_per_s(200)));
   Parallelism p = layout(8, r.pp, 1, 1, rc, sp, 0, r.virtual_stages);
   const DatasheetCost cost(s.cluster);
-  return evaluate(s, p, cost).step_time.base();
+  return evaluate(s, p, cost).step.time.base();
 }
 
 TEST(Korthikanti2022Table5, MeanIterationTimeErrorIsAtMostFivePercent) {

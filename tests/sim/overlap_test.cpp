@@ -35,9 +35,9 @@ TEST(TpCommOverlap, FirstChunkStaysExposedAndTheRestSlowsTheGemms) {
   Scenario s = llama_on(8);
   Parallelism p = test::layout(8, 1, 1, 1, Recompute::none, true);
   const Stub cost;
-  const double plain = evaluate(s, p, cost).breakdown.tp_comm.base();
+  const double plain = evaluate(s, p, cost).step.breakdown.tp_comm.base();
   p.tp_comm_overlap = true;
-  const double overlapped = evaluate(s, p, cost).breakdown.tp_comm.base();
+  const double overlapped = evaluate(s, p, cost).step.breakdown.tp_comm.base();
   const double factor = 1.0 / 8 + 0.189 * (1 - 1.0 / 8);
   // The output layer's collectives (not overlapped) are the same in both: subtract them.
   const double output = 2e-6;  // one all-gather forward + one reduce-scatter backward per micro-batch
@@ -51,17 +51,17 @@ TEST(PpCommOverlap, SendsHideBehindStageComputeInTheInterleavedScheduleOnly) {
   Scenario s = llama_on(2);
   Parallelism p = test::layout(1, 2, 1, 1, Recompute::none, false, 0, 2);
   const Stub cost;
-  const double plain = evaluate(s, p, cost).breakdown.pp_comm.base();
+  const double plain = evaluate(s, p, cost).step.breakdown.pp_comm.base();
   p.pp_comm_overlap = true;
-  const double overlapped = evaluate(s, p, cost).breakdown.pp_comm.base();
+  const double overlapped = evaluate(s, p, cost).step.breakdown.pp_comm.base();
   EXPECT_NEAR(plain, 8 * 4e-6 * 2, 1e-15);  // 8 micro-batches x (2 + 2) us x 2 chunks
   EXPECT_NEAR(overlapped, 0.189 * plain, 1e-15);
   // Plain 1F1B: Megatron-LM sets overlap_p2p_comm = False without interleaving
   // (megatron/training/arguments.py), so the option changes nothing there.
   Parallelism q = test::layout(1, 2, 1, 1, Recompute::none);
-  const double q_plain = evaluate(s, q, cost).breakdown.pp_comm.base();
+  const double q_plain = evaluate(s, q, cost).step.breakdown.pp_comm.base();
   q.pp_comm_overlap = true;
-  EXPECT_EQ(evaluate(s, q, cost).breakdown.pp_comm.base(), q_plain);
+  EXPECT_EQ(evaluate(s, q, cost).step.breakdown.pp_comm.base(), q_plain);
 }
 
 // Expert-parallel all-to-all with a configurable duration; GEMMs at 1 PFLOP/s, the rest free.
@@ -100,10 +100,10 @@ TEST(EpCommOverlap, ShortAllToAllsHideBehindTheLayerAndSlowIt) {
   Scenario s = mixtral_on_one_node();
   Parallelism p = ep8();
   const EpStub cost(1e-6);
-  const double plain = evaluate(s, p, cost).breakdown.ep_comm.base();
+  const double plain = evaluate(s, p, cost).step.breakdown.ep_comm.base();
   EXPECT_NEAR(plain, 32 * 4 * 1e-6, 1e-15);  // 32 layers x 4 x 1 us, one micro-batch
   p.ep_comm_overlap = true;
-  EXPECT_NEAR(evaluate(s, p, cost).breakdown.ep_comm.base(), 0.189 * plain, 1e-15);
+  EXPECT_NEAR(evaluate(s, p, cost).step.breakdown.ep_comm.base(), 0.189 * plain, 1e-15);
 }
 
 TEST(EpCommOverlap, LongAllToAllsHideOnlyTheLayersCompute) {
@@ -114,13 +114,13 @@ TEST(EpCommOverlap, LongAllToAllsHideOnlyTheLayersCompute) {
   Parallelism p = ep8();
   const EpStub cost(1.0);
   const Estimate plain_e = evaluate(s, p, cost);
-  const double plain = plain_e.breakdown.ep_comm.base();
+  const double plain = plain_e.step.breakdown.ep_comm.base();
   p.ep_comm_overlap = true;
-  const double overlapped = evaluate(s, p, cost).breakdown.ep_comm.base();
+  const double overlapped = evaluate(s, p, cost).step.breakdown.ep_comm.base();
   s.training.overlap_compute_slowdown = 0.0;
-  const double ideal = evaluate(s, p, cost).breakdown.ep_comm.base();
+  const double ideal = evaluate(s, p, cost).step.breakdown.ep_comm.base();
   const double hidden = plain - ideal;  // 32 W
-  EXPECT_NEAR(hidden, plain_e.breakdown.compute.base(), 1e-4 * hidden);
+  EXPECT_NEAR(hidden, plain_e.step.breakdown.compute.base(), 1e-4 * hidden);
   EXPECT_NEAR(overlapped - ideal, 0.189 * hidden, 1e-9);
 }
 
@@ -128,9 +128,9 @@ TEST(EpCommOverlap, ChangesNothingWithoutExpertParallelism) {
   Scenario s = llama_on(8);
   Parallelism p = test::layout(8, 1, 1, 1, Recompute::none, true);
   const Stub cost;
-  const double plain = evaluate(s, p, cost).step_time.base();
+  const double plain = evaluate(s, p, cost).step.time.base();
   p.ep_comm_overlap = true;
-  EXPECT_DOUBLE_EQ(evaluate(s, p, cost).step_time.base(), plain);
+  EXPECT_DOUBLE_EQ(evaluate(s, p, cost).step.time.base(), plain);
 }
 
 TEST(OverlapSlowdown, IsAParameterAndZeroMeansIdealOverlap) {
@@ -139,9 +139,9 @@ TEST(OverlapSlowdown, IsAParameterAndZeroMeansIdealOverlap) {
   Parallelism p = test::layout(8, 1, 1, 1, Recompute::none, true);
   p.tp_comm_overlap = true;
   const Stub cost;
-  const double with_overlap = evaluate(s, p, cost).breakdown.tp_comm.base();
+  const double with_overlap = evaluate(s, p, cost).step.breakdown.tp_comm.base();
   p.tp_comm_overlap = false;
-  const double without = evaluate(s, p, cost).breakdown.tp_comm.base();
+  const double without = evaluate(s, p, cost).step.breakdown.tp_comm.base();
   const double output = 8 * 2e-6;
   EXPECT_NEAR(with_overlap - output, (without - output) / 8, 1e-12);  // only the first chunk stays
 }

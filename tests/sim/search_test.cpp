@@ -88,7 +88,7 @@ std::vector<Point> brute_force(const SearchRequest& r) {
       for (const Parallelism& p : candidate_layouts(s, r.space)) {
         const Estimate e = evaluate(s, p, cost);
         if (!e.memory.fits()) continue;
-        Point pt{static_cast<int>(i), n, p, e.step_time.base(), plan_time(e).base(), std::nullopt,
+        Point pt{static_cast<int>(i), n, p, e.step.time.base(), plan_time(e).base(), std::nullopt,
                  e.memory.total().base()};
         if (plan_cost(e)) pt.cost = plan_cost(e)->base();
         out.push_back(pt);
@@ -123,8 +123,8 @@ bool meets(const SearchRequest& r, const Point& pt) {
 void expect_same_plan(const Plan& plan, const Point& pt) {
   EXPECT_EQ(plan.offering, pt.offering);
   EXPECT_EQ(plan.nodes, pt.nodes);
-  EXPECT_EQ(plan.estimate.strategy, pt.p);
-  EXPECT_EQ(plan.estimate.step_time.base(), pt.step);  // bit for bit: the same arithmetic
+  EXPECT_EQ(plan.estimate.layout.strategy, pt.p);
+  EXPECT_EQ(plan.estimate.step.time.base(), pt.step);  // bit for bit: the same arithmetic
 }
 
 // The planner's cheapest-first ranking equals brute force over evaluate() for the same request.
@@ -156,8 +156,8 @@ TEST(Search, TheScenariosGpuSpeedSpreadAppliesToEveryOffering) {
   r.base.cluster.gpu_speed_spread = 0.0;
   auto uniform = search(r);
   ASSERT_TRUE(uniform.has_value());
-  EXPECT_GT(spread->plans.front().estimate.breakdown.variability.base(), 0.0);
-  EXPECT_EQ(uniform->plans.front().estimate.breakdown.variability.base(), 0.0);
+  EXPECT_GT(spread->plans.front().estimate.step.breakdown.variability.base(), 0.0);
+  EXPECT_EQ(uniform->plans.front().estimate.step.breakdown.variability.base(), 0.0);
 }
 
 TEST(Search, FastestWithinBudgetEqualsBruteForce) {
@@ -308,8 +308,8 @@ void expect_same_result(const SearchResult& a, const SearchResult& b) {
     for (std::size_t i = 0; i < x.size(); ++i) {
       EXPECT_EQ(x[i].offering, y[i].offering);
       EXPECT_EQ(x[i].nodes, y[i].nodes);
-      EXPECT_EQ(x[i].estimate.strategy, y[i].estimate.strategy);
-      EXPECT_EQ(x[i].estimate.step_time.base(), y[i].estimate.step_time.base());
+      EXPECT_EQ(x[i].estimate.layout.strategy, y[i].estimate.layout.strategy);
+      EXPECT_EQ(x[i].estimate.step.time.base(), y[i].estimate.step.time.base());
     }
   };
   same_plans(a.plans, b.plans);
@@ -350,7 +350,7 @@ TEST(Search, PruningNeverRemovesAFeasibleOptimum) {
   EXPECT_EQ(pruned->stats.timed, full->stats.timed);  // pruning only skips layouts that do not fit
   auto same = [](const std::vector<Plan>& x, const std::vector<Plan>& y) {
     ASSERT_EQ(x.size(), y.size());
-    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x[i].estimate.strategy, y[i].estimate.strategy);
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x[i].estimate.layout.strategy, y[i].estimate.layout.strategy);
   };
   same(pruned->plans, full->plans);
   same(pruned->pareto, full->pareto);
@@ -465,9 +465,9 @@ TEST(Search, PlansCarryTheFullEstimateOfTheirScenario) {
   const Plan& p = result->plans.front();
   const Scenario s = plan_scenario(r, p);
   EXPECT_EQ(s.cluster.gpus, p.gpus);
-  const Estimate e = evaluate(s, p.estimate.strategy, DatasheetCost(s.cluster));
-  EXPECT_EQ(e.time_to_train.base(), p.estimate.time_to_train.base());
-  EXPECT_EQ(e.cost->base(), p.estimate.cost->base());
+  const Estimate e = evaluate(s, p.estimate.layout.strategy, DatasheetCost(s.cluster));
+  EXPECT_EQ(e.totals.time_to_train.base(), p.estimate.totals.time_to_train.base());
+  EXPECT_EQ(e.totals.cost->base(), p.estimate.totals.cost->base());
   EXPECT_EQ(plan_time(e).base(), plan_time(p.estimate).base());
   EXPECT_EQ(plan_cost(e)->base(), plan_cost(p.estimate)->base());
   EXPECT_EQ(e.memory.total().base(), p.estimate.memory.total().base());
@@ -482,7 +482,7 @@ TEST(Search, PlansAreRankedOnExpectedWallTimeAndTotalCost) {
   ASSERT_TRUE(result.has_value());
   const Estimate& e = result->plans.front().estimate;
   ASSERT_TRUE(e.goodput.modelled);
-  EXPECT_GT(plan_time(e).base(), e.time_to_train.base());
+  EXPECT_GT(plan_time(e).base(), e.totals.time_to_train.base());
   EXPECT_EQ(plan_time(e).base(), e.goodput.wall.base());
   ASSERT_TRUE(e.goodput.cost.total.has_value());
   EXPECT_EQ(plan_cost(e)->base(), e.goodput.cost.total->base());
@@ -496,8 +496,8 @@ TEST(Search, FixedStrategyFieldsAreRespected) {
   ASSERT_TRUE(result.has_value());
   ASSERT_FALSE(result->plans.empty());
   for (const Plan& p : result->plans) {
-    EXPECT_EQ(p.estimate.strategy.tp, 2);
-    EXPECT_EQ(p.estimate.strategy.recompute, Recompute::full);
+    EXPECT_EQ(p.estimate.layout.strategy.tp, 2);
+    EXPECT_EQ(p.estimate.layout.strategy.recompute, Recompute::full);
   }
 }
 

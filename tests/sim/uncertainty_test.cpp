@@ -150,35 +150,35 @@ TEST(ApplyErrorBand, UsesTheExactCategoryThenTheArchitectureThenAll) {
                    {"dense/pytorch", 10, std::log(0.9), std::log(1.0)}}};
   Estimate e = base;
   apply_error_band(e, s, t);
-  ASSERT_TRUE(e.band);
-  EXPECT_EQ(e.band->category, "dense/pytorch");
-  EXPECT_NEAR(e.band->ratio_p10, 0.9, 1e-12);
+  ASSERT_TRUE(e.uncertainty.band);
+  EXPECT_EQ(e.uncertainty.band->category, "dense/pytorch");
+  EXPECT_NEAR(e.uncertainty.band->ratio_p10, 0.9, 1e-12);
 
   t.categories.pop_back();  // no dense/pytorch entry -> dense
   e = base;
   apply_error_band(e, s, t);
-  ASSERT_TRUE(e.band);
-  EXPECT_EQ(e.band->category, "dense");
-  EXPECT_NEAR(e.band->ratio_p90, 1.1, 1e-12);
-  EXPECT_NE(e.band->basis.find("too few validated dense/pytorch runs"), std::string::npos) << e.band->basis;
+  ASSERT_TRUE(e.uncertainty.band);
+  EXPECT_EQ(e.uncertainty.band->category, "dense");
+  EXPECT_NEAR(e.uncertainty.band->ratio_p90, 1.1, 1e-12);
+  EXPECT_NE(e.uncertainty.band->basis.find("too few validated dense/pytorch runs"), std::string::npos) << e.uncertainty.band->basis;
 
   t.categories.pop_back();  // only "all"
   e = base;
   apply_error_band(e, s, t);
-  ASSERT_TRUE(e.band);
-  EXPECT_EQ(e.band->category, "all");
-  EXPECT_NEAR(e.band->ratio_p10, 0.7, 1e-12);
+  ASSERT_TRUE(e.uncertainty.band);
+  EXPECT_EQ(e.uncertainty.band->category, "all");
+  EXPECT_NEAR(e.uncertainty.band->ratio_p10, 0.7, 1e-12);
 }
 
 TEST(ApplyErrorBand, AnEmptyTableLeavesNoBandAndNoIntervals) {
   const Scenario s = scenario(true);
   Estimate e = estimate_of(s);
   apply_error_band(e, s, ResidualTable{});
-  EXPECT_FALSE(e.band);
-  EXPECT_FALSE(e.tokens_per_s_p10_p90);
-  EXPECT_FALSE(e.step_time_s_p10_p90);
-  EXPECT_FALSE(e.time_to_train_days_p10_p90);
-  EXPECT_FALSE(e.cost_usd_p10_p90);
+  EXPECT_FALSE(e.uncertainty.band);
+  EXPECT_FALSE(e.uncertainty.tokens_per_s);
+  EXPECT_FALSE(e.uncertainty.step_time_s);
+  EXPECT_FALSE(e.uncertainty.time_to_train_days);
+  EXPECT_FALSE(e.uncertainty.cost_usd);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -191,24 +191,24 @@ TEST(ApplyErrorBand, ThroughputScalesByTheRatiosAndTimeAndCostByTheirInverse) {
   const Scenario s = scenario(true);
   Estimate e = estimate_of(s);
   apply_error_band(e, s, table_of("dense/megatron", 0.8, 1.25));
-  ASSERT_TRUE(e.band && e.tokens_per_s_p10_p90 && e.step_time_s_p10_p90 && e.time_to_train_days_p10_p90 &&
-              e.cost_usd_p10_p90);
-  EXPECT_NEAR(e.band->ratio_p10, 0.8, 1e-12);  // no widening: the GPU's efficiencies are published
-  EXPECT_NEAR(e.band->ratio_p90, 1.25, 1e-12);
-  EXPECT_NEAR(e.tokens_per_s_p10_p90->low, e.tokens_per_s * 0.8, 1e-9 * e.tokens_per_s);
-  EXPECT_NEAR(e.tokens_per_s_p10_p90->high, e.tokens_per_s * 1.25, 1e-9 * e.tokens_per_s);
-  const double step = e.step_time.base();
-  EXPECT_NEAR(e.step_time_s_p10_p90->low, step / 1.25, 1e-12 * step);
-  EXPECT_NEAR(e.step_time_s_p10_p90->high, step / 0.8, 1e-12 * step);
-  const double days = units::to_days(e.time_to_train);
-  EXPECT_NEAR(e.time_to_train_days_p10_p90->low, days / 1.25, 1e-12 * days);
-  EXPECT_NEAR(e.time_to_train_days_p10_p90->high, days / 0.8, 1e-12 * days);
-  const double usd = e.cost->base();
-  EXPECT_NEAR(e.cost_usd_p10_p90->low, usd / 1.25, 1e-9 * usd);
-  EXPECT_NEAR(e.cost_usd_p10_p90->high, usd / 0.8, 1e-9 * usd);
+  ASSERT_TRUE(e.uncertainty.band && e.uncertainty.tokens_per_s && e.uncertainty.step_time_s && e.uncertainty.time_to_train_days &&
+              e.uncertainty.cost_usd);
+  EXPECT_NEAR(e.uncertainty.band->ratio_p10, 0.8, 1e-12);  // no widening: the GPU's efficiencies are published
+  EXPECT_NEAR(e.uncertainty.band->ratio_p90, 1.25, 1e-12);
+  EXPECT_NEAR(e.uncertainty.tokens_per_s->low, e.step.tokens_per_s * 0.8, 1e-9 * e.step.tokens_per_s);
+  EXPECT_NEAR(e.uncertainty.tokens_per_s->high, e.step.tokens_per_s * 1.25, 1e-9 * e.step.tokens_per_s);
+  const double step = e.step.time.base();
+  EXPECT_NEAR(e.uncertainty.step_time_s->low, step / 1.25, 1e-12 * step);
+  EXPECT_NEAR(e.uncertainty.step_time_s->high, step / 0.8, 1e-12 * step);
+  const double days = units::to_days(e.totals.time_to_train);
+  EXPECT_NEAR(e.uncertainty.time_to_train_days->low, days / 1.25, 1e-12 * days);
+  EXPECT_NEAR(e.uncertainty.time_to_train_days->high, days / 0.8, 1e-12 * days);
+  const double usd = e.totals.cost->base();
+  EXPECT_NEAR(e.uncertainty.cost_usd->low, usd / 1.25, 1e-9 * usd);
+  EXPECT_NEAR(e.uncertainty.cost_usd->high, usd / 0.8, 1e-9 * usd);
   // The step-time interval is the throughput interval inverted: tokens per step / tokens per s.
   const double tokens_per_step = 64.0 * s.model.seq_len;
-  EXPECT_NEAR(e.step_time_s_p10_p90->low, tokens_per_step / e.tokens_per_s_p10_p90->high, 1e-9 * step);
+  EXPECT_NEAR(e.uncertainty.step_time_s->low, tokens_per_step / e.uncertainty.tokens_per_s->high, 1e-9 * step);
 }
 
 TEST(ApplyErrorBand, IntervalsAreOrderedEvenWhenTheBandExcludesThePrediction) {
@@ -216,14 +216,14 @@ TEST(ApplyErrorBand, IntervalsAreOrderedEvenWhenTheBandExcludesThePrediction) {
   Estimate e = estimate_of(s);
   // The model over-predicts this category: measured is 60-90% of predicted.
   apply_error_band(e, s, table_of("dense/megatron", 0.6, 0.9));
-  ASSERT_TRUE(e.tokens_per_s_p10_p90 && e.step_time_s_p10_p90 && e.time_to_train_days_p10_p90 && e.cost_usd_p10_p90);
-  for (const auto& i : {*e.tokens_per_s_p10_p90, *e.step_time_s_p10_p90, *e.time_to_train_days_p10_p90,
-                        *e.cost_usd_p10_p90}) {
+  ASSERT_TRUE(e.uncertainty.tokens_per_s && e.uncertainty.step_time_s && e.uncertainty.time_to_train_days && e.uncertainty.cost_usd);
+  for (const auto& i : {*e.uncertainty.tokens_per_s, *e.uncertainty.step_time_s, *e.uncertainty.time_to_train_days,
+                        *e.uncertainty.cost_usd}) {
     EXPECT_LE(i.low, i.high);
     EXPECT_TRUE(std::isfinite(i.low) && std::isfinite(i.high));
   }
-  EXPECT_LT(e.tokens_per_s_p10_p90->high, e.tokens_per_s);  // honest: the band lies below the estimate
-  EXPECT_GT(e.step_time_s_p10_p90->low, e.step_time.base());
+  EXPECT_LT(e.uncertainty.tokens_per_s->high, e.step.tokens_per_s);  // honest: the band lies below the estimate
+  EXPECT_GT(e.uncertainty.step_time_s->low, e.step.time.base());
 }
 
 TEST(ApplyErrorBand, NoPriceMeansNoCostInterval) {
@@ -231,8 +231,8 @@ TEST(ApplyErrorBand, NoPriceMeansNoCostInterval) {
   s.cluster.price_per_gpu.reset();
   Estimate e = estimate_of(s);
   apply_error_band(e, s, table_of("all", 0.8, 1.1));
-  EXPECT_TRUE(e.tokens_per_s_p10_p90);
-  EXPECT_FALSE(e.cost_usd_p10_p90);
+  EXPECT_TRUE(e.uncertainty.tokens_per_s);
+  EXPECT_FALSE(e.uncertainty.cost_usd);
 }
 
 // A GPU without published efficiencies is priced at the defaults (0.75 GEMM, 0.35 attention);
@@ -242,34 +242,34 @@ TEST(ApplyErrorBand, DatasheetOnlyGpuWidensByTheThroughputAtThePublishedEfficien
   const Scenario s = scenario(false);
   Estimate e = estimate_of(s);
   apply_error_band(e, s, table_of("dense/megatron", 0.9, 1.05));
-  ASSERT_TRUE(e.band);
+  ASSERT_TRUE(e.uncertainty.band);
 
   auto throughput_at = [&](double gemm, double attention) {
     Scenario t = s;
     t.cluster.gpu.gemm_efficiency = gemm;
     t.cluster.gpu.attention_efficiency = attention;
-    return evaluate(t, e.strategy, DatasheetCost(t.cluster)).tokens_per_s;
+    return evaluate(t, e.layout.strategy, DatasheetCost(t.cluster)).step.tokens_per_s;
   };
   const InputSpread spread;
-  const double down = throughput_at(spread.gemm_low, spread.attention_low) / e.tokens_per_s;
-  const double up = throughput_at(spread.gemm_high, spread.attention_high) / e.tokens_per_s;
+  const double down = throughput_at(spread.gemm_low, spread.attention_low) / e.step.tokens_per_s;
+  const double up = throughput_at(spread.gemm_high, spread.attention_high) / e.step.tokens_per_s;
   ASSERT_LT(down, 1.0);
   ASSERT_GT(up, 1.0);
-  EXPECT_NEAR(e.band->ratio_p10, 0.9 * down, 1e-9);
-  EXPECT_NEAR(e.band->ratio_p90, 1.05 * up, 1e-9);
+  EXPECT_NEAR(e.uncertainty.band->ratio_p10, 0.9 * down, 1e-9);
+  EXPECT_NEAR(e.uncertainty.band->ratio_p90, 1.05 * up, 1e-9);
   // Compute-bound at most: GEMM time scales with 1/efficiency, so the throughput cannot move by
   // more than the efficiency ratio itself.
   EXPECT_GE(down, spread.gemm_low / 0.75 - 1e-9);
   EXPECT_LE(up, spread.attention_high / 0.35 + 1e-9);
-  EXPECT_NE(e.band->basis.find("no published GEMM or attention efficiency"), std::string::npos) << e.band->basis;
+  EXPECT_NE(e.uncertainty.band->basis.find("no published GEMM or attention efficiency"), std::string::npos) << e.uncertainty.band->basis;
 
   // With the GPU's own figures there is nothing to widen.
   const Scenario measured = scenario(true);
   Estimate m = estimate_of(measured);
   apply_error_band(m, measured, table_of("dense/megatron", 0.9, 1.05));
-  ASSERT_TRUE(m.band);
-  EXPECT_NEAR(m.band->ratio_p10, 0.9, 1e-12);
-  EXPECT_NEAR(m.band->ratio_p90, 1.05, 1e-12);
+  ASSERT_TRUE(m.uncertainty.band);
+  EXPECT_NEAR(m.uncertainty.band->ratio_p10, 0.9, 1e-12);
+  EXPECT_NEAR(m.uncertainty.band->ratio_p90, 1.05, 1e-12);
 }
 
 TEST(ApplyErrorBand, OnlyTheUnknownEfficiencyWidens) {
@@ -277,10 +277,10 @@ TEST(ApplyErrorBand, OnlyTheUnknownEfficiencyWidens) {
   s.cluster.gpu.attention_efficiency = 0;  // GEMM published, attention not: the default is the low end
   Estimate e = estimate_of(s);
   apply_error_band(e, s, table_of("dense/megatron", 0.9, 1.05));
-  ASSERT_TRUE(e.band);
-  EXPECT_NEAR(e.band->ratio_p10, 0.9, 1e-12);  // attention cannot be slower than the default here
-  EXPECT_GT(e.band->ratio_p90, 1.05);
-  EXPECT_NE(e.band->basis.find("no published attention efficiency"), std::string::npos) << e.band->basis;
+  ASSERT_TRUE(e.uncertainty.band);
+  EXPECT_NEAR(e.uncertainty.band->ratio_p10, 0.9, 1e-12);  // attention cannot be slower than the default here
+  EXPECT_GT(e.uncertainty.band->ratio_p90, 1.05);
+  EXPECT_NE(e.uncertainty.band->basis.find("no published attention efficiency"), std::string::npos) << e.uncertainty.band->basis;
 }
 
 }  // namespace

@@ -76,13 +76,13 @@ TEST(SlowestGpu, StretchesComputeAndOptimizerInTheStepBreakdown) {
   s.cluster.gpu_speed_spread = 0.02;
   const Estimate spread = evaluate(s, p, DatasheetCost(s.cluster));
   const double slow = slowest_gpu_slowdown(64, 0.02);
-  const StepBreakdown& u = uniform.breakdown;
-  const StepBreakdown& b = spread.breakdown;
+  const StepBreakdown& u = uniform.step.breakdown;
+  const StepBreakdown& b = spread.step.breakdown;
   EXPECT_EQ(u.variability.base(), 0.0);
   EXPECT_DOUBLE_EQ(b.compute.base(), u.compute.base());
   EXPECT_DOUBLE_EQ(b.optimizer.base(), u.optimizer.base());
   EXPECT_NEAR(b.variability.base(), slow * (u.compute.base() + u.optimizer.base()), 1e-12);
-  EXPECT_NEAR(spread.step_time.base(), uniform.step_time.base() + b.variability.base(), 1e-12);
+  EXPECT_NEAR(spread.step.time.base(), uniform.step.time.base() + b.variability.base(), 1e-12);
 }
 
 TEST(SlowestGpu, PipelineFillAndDrainWaitForTheSlowestGpuToo) {
@@ -95,16 +95,16 @@ TEST(SlowestGpu, PipelineFillAndDrainWaitForTheSlowestGpuToo) {
   s.cluster.gpu_speed_spread = kDefaultGpuSpeedSpread;
   const Estimate spread = evaluate(s, p, DatasheetCost(s.cluster));
   const double slow = slowest_gpu_slowdown(64, kDefaultGpuSpeedSpread);
-  EXPECT_GT(spread.breakdown.bubble.base(), uniform.breakdown.bubble.base());
-  EXPECT_LE(spread.breakdown.bubble.base(), (1.0 + slow) * uniform.breakdown.bubble.base() * (1.0 + 1e-12));
-  EXPECT_GT(spread.step_time.base(), uniform.step_time.base() * (1.0 + 0.5 * slow));
-  EXPECT_LT(spread.step_time.base(), uniform.step_time.base() * (1.0 + slow) * (1.0 + 1e-12));
+  EXPECT_GT(spread.step.breakdown.bubble.base(), uniform.step.breakdown.bubble.base());
+  EXPECT_LE(spread.step.breakdown.bubble.base(), (1.0 + slow) * uniform.step.breakdown.bubble.base() * (1.0 + 1e-12));
+  EXPECT_GT(spread.step.time.base(), uniform.step.time.base() * (1.0 + 0.5 * slow));
+  EXPECT_LT(spread.step.time.base(), uniform.step.time.base() * (1.0 + slow) * (1.0 + 1e-12));
 }
 
 TEST(SlowestGpu, OneGpuHasNoVariability) {
   Scenario s = scenario_of(test::gpt_1_3b(), job_of(8), cluster_of(test::h100_sxm(), 1));
   const Estimate e = evaluate(s, layout(1, 1, 1, 1), DatasheetCost(s.cluster));
-  EXPECT_EQ(e.breakdown.variability.base(), 0.0);
+  EXPECT_EQ(e.step.breakdown.variability.base(), 0.0);
 }
 
 }  // namespace

@@ -199,31 +199,31 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
   const std::vector<StageRun> runs = stage_runs(s.model, p);  // one per layout: time and memory visit them
   const StepTiming timing = schedule_step(s, p, buckets, ops.stage_params, runs);
   Estimate e;
-  e.strategy = p;
-  e.micro_batches = timing.micro_batches;
-  e.breakdown = timing.breakdown;
-  e.step_time = e.breakdown.total();
+  e.layout.strategy = p;
+  e.layout.micro_batches = timing.micro_batches;
+  e.step.breakdown = timing.breakdown;
+  e.step.time = e.step.breakdown.total();
   e.memory = memory_per_gpu(activation_footprint(ops.ops), runs, s.model, s.training, p, s.cluster.gpu,
                             timing.micro_batches);
-  e.cost_model = cost.source();
-  e.flops = step_flops(ops, s.model, p, s.training.global_batch);
+  e.step.cost_model = cost.source();
+  e.step.flops = step_flops(ops, s.model, p, s.training.global_batch);
 
   const double gpus = s.cluster.gpus;
-  const double step = e.step_time.base();
+  const double step = e.step.time.base();
   const double tokens_per_step = static_cast<double>(s.training.global_batch) * s.model.seq_len;
-  e.tokens_per_s = tokens_per_step / step;
-  e.model_flops_per_gpu = e.flops.model / e.step_time / gpus;
+  e.step.tokens_per_s = tokens_per_step / step;
+  e.step.model_flops_per_gpu = e.step.flops.model / e.step.time / gpus;
   const units::FlopsPerSecond peak = s.cluster.gpu.peak.for_precision(s.training.precision);
-  e.mfu = peak.base() > 0 ? e.model_flops_per_gpu / peak : 0.0;
+  e.step.mfu = peak.base() > 0 ? e.step.model_flops_per_gpu / peak : 0.0;
   const units::FlopsPerSecond bf16 =
       s.cluster.gpu.peak.bf16.base() > 0 ? s.cluster.gpu.peak.bf16 : s.cluster.gpu.peak.fp16;
-  e.mfu_bf16_peak = bf16.base() > 0 ? e.model_flops_per_gpu / bf16 : 0.0;
-  e.hfu = peak.base() > 0 ? (e.flops.hardware / e.step_time / gpus) / peak : 0.0;
-  e.steps = s.training.tokens / tokens_per_step;
-  e.time_to_train = e.step_time * e.steps;
-  e.gpu_hours = gpus * units::to_hours(e.time_to_train);
-  e.price_per_gpu = s.cluster.price_per_gpu;
-  if (s.cluster.price_per_gpu) e.cost = *s.cluster.price_per_gpu * e.time_to_train * gpus;
+  e.step.mfu_bf16_peak = bf16.base() > 0 ? e.step.model_flops_per_gpu / bf16 : 0.0;
+  e.step.hfu = peak.base() > 0 ? (e.step.flops.hardware / e.step.time / gpus) / peak : 0.0;
+  e.totals.steps = s.training.tokens / tokens_per_step;
+  e.totals.time_to_train = e.step.time * e.totals.steps;
+  e.totals.gpu_hours = gpus * units::to_hours(e.totals.time_to_train);
+  e.totals.price_per_gpu = s.cluster.price_per_gpu;
+  if (s.cluster.price_per_gpu) e.totals.cost = *s.cluster.price_per_gpu * e.totals.time_to_train * gpus;
 
   // Warnings: things that are allowed but that a user should know.
   auto warn = [&](std::string w) { e.warnings.push_back(std::move(w)); };
@@ -251,7 +251,7 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
   }
   {
     const GoodputInputs in{&s.model, &s.training, &s.cluster, &s.reliability, &s.storage, &s.data, &s.pricing};
-    e.goodput = compute_goodput(in, p, e.time_to_train, e.step_time, e.tokens_per_s, e.warnings);
+    e.goodput = compute_goodput(in, p, e.totals.time_to_train, e.step.time, e.step.tokens_per_s, e.warnings);
   }
   if (!s.cluster.price_per_gpu && s.pricing.model == PurchaseModel::on_demand) warn("no price known for this cluster: cost_usd is null (give pricing.usd_per_gpu_hour)");
   return e;

@@ -39,7 +39,7 @@ double throughput_with(const Scenario& s, const Parallelism& p, double gemm, dou
   if (gemm > 0) t.cluster.gpu.gemm_efficiency = gemm;
   if (attention > 0) t.cluster.gpu.attention_efficiency = attention;
   const DatasheetCost cost(t.cluster);
-  return evaluate(t, p, cost).tokens_per_s;
+  return evaluate(t, p, cost).step.tokens_per_s;
 }
 
 // Interval of a quantity inversely proportional to throughput (time, money).
@@ -104,11 +104,11 @@ ResidualTable fit_residuals(const std::vector<ResidualSample>& samples, int min_
 }
 
 void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, const InputSpread& spread) {
-  e.band.reset();
-  e.step_time_s_p10_p90.reset();
-  e.tokens_per_s_p10_p90.reset();
-  e.time_to_train_days_p10_p90.reset();
-  e.cost_usd_p10_p90.reset();
+  e.uncertainty.band.reset();
+  e.uncertainty.step_time_s.reset();
+  e.uncertainty.tokens_per_s.reset();
+  e.uncertainty.time_to_train_days.reset();
+  e.uncertainty.cost_usd.reset();
 
   const std::string category = error_category(s);
   const ResidualQuantiles* q = nullptr;
@@ -133,11 +133,11 @@ void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, co
   const GpuSpec& gpu = s.cluster.gpu;
   const bool gemm_unknown = !(gpu.gemm_efficiency > 0);
   const bool attention_unknown = !(gpu.attention_efficiency > 0);
-  if ((gemm_unknown || attention_unknown) && positive_finite(e.tokens_per_s)) {
-    const double base = throughput_with(s, e.strategy, 0, 0);
-    const double low = throughput_with(s, e.strategy, gemm_unknown ? spread.gemm_low : 0,
+  if ((gemm_unknown || attention_unknown) && positive_finite(e.step.tokens_per_s)) {
+    const double base = throughput_with(s, e.layout.strategy, 0, 0);
+    const double low = throughput_with(s, e.layout.strategy, gemm_unknown ? spread.gemm_low : 0,
                                        attention_unknown ? spread.attention_low : 0);
-    const double high = throughput_with(s, e.strategy, gemm_unknown ? spread.gemm_high : 0,
+    const double high = throughput_with(s, e.layout.strategy, gemm_unknown ? spread.gemm_high : 0,
                                         attention_unknown ? spread.attention_high : 0);
     if (positive_finite(base) && positive_finite(low) && positive_finite(high)) {
       const double down = std::min(1.0, std::min(low, high) / base);
@@ -156,21 +156,21 @@ void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, co
     }
   }
   if (!positive_finite(band.ratio_p10) || !positive_finite(band.ratio_p90)) return;
-  e.band = band;
+  e.uncertainty.band = band;
 
   const double r10 = band.ratio_p10;
   const double r90 = band.ratio_p90;
-  if (positive_finite(e.tokens_per_s)) {
-    e.tokens_per_s_p10_p90 = finite({e.tokens_per_s * r10, e.tokens_per_s * r90});
+  if (positive_finite(e.step.tokens_per_s)) {
+    e.uncertainty.tokens_per_s = finite({e.step.tokens_per_s * r10, e.step.tokens_per_s * r90});
   }
-  if (positive_finite(e.step_time.base())) {
-    e.step_time_s_p10_p90 = finite(inverse(e.step_time.base(), r10, r90));
+  if (positive_finite(e.step.time.base())) {
+    e.uncertainty.step_time_s = finite(inverse(e.step.time.base(), r10, r90));
   }
-  if (non_negative_finite(e.time_to_train.base())) {
-    e.time_to_train_days_p10_p90 = finite(inverse(units::to_days(e.time_to_train), r10, r90));
+  if (non_negative_finite(e.totals.time_to_train.base())) {
+    e.uncertainty.time_to_train_days = finite(inverse(units::to_days(e.totals.time_to_train), r10, r90));
   }
-  if (e.cost && non_negative_finite(e.cost->base())) {
-    e.cost_usd_p10_p90 = finite(inverse(e.cost->base(), r10, r90));
+  if (e.totals.cost && non_negative_finite(e.totals.cost->base())) {
+    e.uncertainty.cost_usd = finite(inverse(e.totals.cost->base(), r10, r90));
   }
 }
 

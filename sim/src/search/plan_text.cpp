@@ -61,11 +61,11 @@ std::string shape_text(const Plan& p) {
 
 std::string explain(const Plan& plan) {
   const Estimate& e = plan.estimate;
-  const StepBreakdown& b = e.breakdown;
-  const double total = e.step_time.base();
-  std::string s = shape_text(plan) + ", " + layout_text(e.strategy) + ": " + days_text(plan_time(e).base());
-  if (e.goodput.modelled && e.goodput.wall.base() > e.time_to_train.base()) {
-    s += " with failures and checkpoints (" + days_text(e.time_to_train.base()) + " steady)";
+  const StepBreakdown& b = e.step.breakdown;
+  const double total = e.step.time.base();
+  std::string s = shape_text(plan) + ", " + layout_text(e.layout.strategy) + ": " + days_text(plan_time(e).base());
+  if (e.goodput.modelled && e.goodput.wall.base() > e.totals.time_to_train.base()) {
+    s += " with failures and checkpoints (" + days_text(e.totals.time_to_train.base()) + " steady)";
   }
   if (const auto c = plan_cost(e)) s += ", " + usd_text(c->base());
   s += ". Step " + sig3(total) + " s: compute " + percent(b.compute.base() / total);
@@ -77,7 +77,7 @@ std::string explain(const Plan& plan) {
   for (const auto& [name, v] : parts) {
     if (v / total >= 0.005) s += ", " + std::string(name) + " " + percent(v / total);
   }
-  s += "; MFU " + percent(e.mfu) + "; memory " + fixed(units::to_gib(e.memory.total()), 1) + " of " +
+  s += "; MFU " + percent(e.step.mfu) + "; memory " + fixed(units::to_gib(e.memory.total()), 1) + " of " +
        fixed(units::to_gib(e.memory.capacity), 0) + " GiB per GPU.";
   return s;
 }

@@ -103,8 +103,8 @@ struct Scored {
 
 }  // namespace
 
-units::Seconds plan_time(const Estimate& e) { return e.goodput.modelled ? e.goodput.wall : e.time_to_train; }
-std::optional<units::Usd> plan_cost(const Estimate& e) { return e.goodput.modelled ? e.goodput.cost.total : e.cost; }
+units::Seconds plan_time(const Estimate& e) { return e.goodput.modelled ? e.goodput.wall : e.totals.time_to_train; }
+std::optional<units::Usd> plan_cost(const Estimate& e) { return e.goodput.modelled ? e.goodput.cost.total : e.totals.cost; }
 
 namespace {
 
@@ -177,7 +177,7 @@ Plan make_plan(const std::vector<Shape>& shapes, const SearchRequest& req, const
   const Shape& sh = shapes[static_cast<std::size_t>(sc.shape)];
   Plan plan;
   plan.estimate = evaluate(sh.scenario, sc.timed.p, *sh.cost);
-  plan.estimate.strategy_chosen_by_capplan = !req.base.strategy.fully_specified();
+  plan.estimate.layout.chosen_by_capplan = !req.base.strategy.fully_specified();
   plan.offering = sh.offering;
   plan.instance_id = sh.scenario.cluster.instance_id;
   plan.gpu_id = sh.scenario.cluster.gpu.id;
@@ -426,7 +426,7 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
         sc.timed.p = least->second.p;
         f.closest = make_plan(shapes, req, sc);
         const Plan& c = *f.closest;
-        f.message += "; the closest, " + shape_text(c) + " with " + layout_text(c.estimate.strategy) + ", needs " +
+        f.message += "; the closest, " + shape_text(c) + " with " + layout_text(c.estimate.layout.strategy) + ", needs " +
                      fixed(units::to_gib(c.estimate.memory.total()), 1) + " GiB per GPU of " +
                      fixed(units::to_gib(c.estimate.memory.capacity), 0);
       }
@@ -468,7 +468,7 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
                     (closest.cost ? " and costs " + usd_text(*closest.cost) : std::string(" at an unknown price"));
       }
       f.closest = make_plan(shapes, req, closest);
-      f.message += " (" + shape_text(*f.closest) + ", " + layout_text(f.closest->estimate.strategy) + ")";
+      f.message += " (" + shape_text(*f.closest) + ", " + layout_text(f.closest->estimate.layout.strategy) + ")";
       chosen = closest;
     }
     result.failure = std::move(f);
@@ -545,7 +545,7 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
   }
 
   // Each plan's estimate reports the search it came from (as estimate() does for "auto").
-  auto stamp = [&](Plan& p) { p.estimate.configurations_evaluated = result.configurations_evaluated; };
+  auto stamp = [&](Plan& p) { p.estimate.layout.configurations_evaluated = result.configurations_evaluated; };
   for (Plan& p : result.plans) stamp(p);
   for (Plan& p : result.pareto) stamp(p);
   for (RunnerUp& u : result.runner_ups) stamp(u.plan);

@@ -104,8 +104,8 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
     return std::unexpected(std::move(d));
   }
   Estimate e = evaluate(s, have_fit ? best_fit : least_memory, cost);
-  e.strategy_chosen_by_capplan = true;
-  e.configurations_evaluated = evaluated;
+  e.layout.chosen_by_capplan = true;
+  e.layout.configurations_evaluated = evaluated;
   if (!have_fit) {
     e.warnings.insert(e.warnings.begin(), "no layout fits in memory: showing the one that needs the least (" +
                                               std::to_string(evaluated) + " layouts evaluated)");

@@ -71,37 +71,58 @@ struct StepFlops {
   units::Flops hardware;  // including recomputation
 };
 
-struct Estimate {
+// How the layout was chosen.
+struct LayoutChoice {
   Parallelism strategy;
-  bool strategy_chosen_by_capplan = false;
+  bool chosen_by_capplan = false;
   long configurations_evaluated = 1;
   int micro_batches = 1;  // per data-parallel rank per step (gradient accumulation steps)
-  units::Seconds step_time;
+};
+
+// One optimizer step: its time, where the time goes, and the FLOP rates it achieves.
+struct StepResult {
+  units::Seconds time;
   double tokens_per_s = 0;
   units::FlopsPerSecond model_flops_per_gpu;
-  double mfu = 0;  // against the dense peak of the chosen precision
+  double mfu = 0;            // against the dense peak of the chosen precision
   double mfu_bf16_peak = 0;  // against the dense BF16 (or FP16) peak, whatever the precision
-  double hfu = 0;  // hardware FLOPs (with recomputation) against the same peak
+  double hfu = 0;            // hardware FLOPs (with recomputation) against the same peak
   StepFlops flops;
+  StepBreakdown breakdown;
+  std::string cost_model;  // OpCostModel::source()
+};
+
+// The whole run at steady state and sticker price (Goodput has the expected figures).
+struct RunTotals {
   double steps = 0;
   units::Seconds time_to_train;
   double gpu_hours = 0;
   std::optional<units::Usd> cost;
   std::optional<units::UsdPerSecond> price_per_gpu;
-  MemoryBreakdown memory;
-  StepBreakdown breakdown;
-  std::string cost_model;  // OpCostModel::source()
-  std::vector<std::string> warnings;
-  // Filled by apply_error_band(): empty when no band is known.
+};
+
+// Filled by apply_error_band(): empty when no band is known.
+struct Uncertainty {
   std::optional<ErrorBand> band;
-  std::optional<Interval> step_time_s_p10_p90;
-  std::optional<Interval> tokens_per_s_p10_p90;
-  std::optional<Interval> time_to_train_days_p10_p90;
-  std::optional<Interval> cost_usd_p10_p90;
+  std::optional<Interval> step_time_s;
+  std::optional<Interval> tokens_per_s;
+  std::optional<Interval> time_to_train_days;
+  std::optional<Interval> cost_usd;
+};
+
+// One estimate, grouped: the layout, one step, memory per GPU, the run's totals, their
+// uncertainty, goodput, and what the user should know (findings, rendered by the front ends).
+struct Estimate {
+  LayoutChoice layout;
+  StepResult step;
+  MemoryBreakdown memory;
+  RunTotals totals;
+  Uncertainty uncertainty;
   // Expected time with interruptions, checkpoints and data loading, and the total cost
-  // (time_to_train and cost stay the steady-state, sticker-price figures). A planner ranks on
-  // goodput.wall and goodput.cost.total.
+  // (totals stay the steady-state, sticker-price figures). A planner ranks on goodput.wall and
+  // goodput.cost.total.
   Goodput goodput;
+  std::vector<std::string> warnings;
 };
 
 // Why a layout cannot run, as codes: the cheap check the planner and estimate's auto search run on
