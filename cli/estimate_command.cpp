@@ -171,16 +171,16 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
   }
   if (*bands) {
     sim::apply_error_band(*estimate, parsed->scenario, (*bands)->table);
-    if (profile && estimate->uncertainty.band) estimate->warnings.push_back(data::kProfileBandNote);
+    if (profile && estimate->uncertainty.band) estimate->findings.push_back(sim::note(data::kProfileBandNote));
     if (!estimate->uncertainty.band) {
-      estimate->warnings.push_back("no error band: " + bands_file.string() + " has no entry for '" +
-                                   sim::error_category(parsed->scenario) +
-                                   "' (nor a fallback), so the estimate carries no p10-p90 interval");
+      estimate->findings.push_back(sim::note("no error band: " + bands_file.string() + " has no entry for '" +
+                                             sim::error_category(parsed->scenario) +
+                                             "' (nor a fallback), so the estimate carries no p10-p90 interval"));
     }
   } else {
-    estimate->warnings.push_back("no error band: " + bands_file.string() +
-                                 " not found, so the estimate carries no p10-p90 interval (capplan "
-                                 "validate-published --write-error-bands FILE makes one)");
+    estimate->findings.push_back(sim::note("no error band: " + bands_file.string() +
+                                           " not found, so the estimate carries no p10-p90 interval (capplan "
+                                           "validate-published --write-error-bands FILE makes one)"));
   }
 
   std::string rendered;
@@ -195,11 +195,7 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
 
   // The table lists its warnings; when it went to a file, repeat them where the user looks.
   if (format == "table" && writes_file(opt.out)) {
-    std::vector<std::string> warnings = parsed->warnings;
-    for (const auto& w : estimate->warnings) {
-      if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
-    }
-    for (const auto& w : warnings) print_warning(w);
+    for (const auto& w : data::estimate_warnings(*estimate, *parsed)) print_warning(w);
   }
 
   if (opt.require_fit && !estimate->memory.fits()) {

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "capplan/data/findings.hpp"
 #include "capplan/data/cost_model.hpp"
 #include "capplan/data/error_bands.hpp"
 #include "capplan/data/profile_io.hpp"
@@ -83,16 +84,16 @@ void apply_bands(sim::Plan& plan, const sim::SearchRequest& request, const std::
                  const std::filesystem::path& file) {
   const sim::Scenario s = sim::plan_scenario(request, plan);
   if (!bands) {
-    plan.estimate.warnings.push_back("no error band: " + file.string() +
-                                     " not found, so the estimate carries no p10-p90 interval (capplan "
-                                     "validate-published --write-error-bands FILE makes one)");
+    plan.estimate.findings.push_back(sim::note("no error band: " + file.string() +
+                                               " not found, so the estimate carries no p10-p90 interval (capplan "
+                                               "validate-published --write-error-bands FILE makes one)"));
     return;
   }
   sim::apply_error_band(plan.estimate, s, bands->table);
   if (!plan.estimate.uncertainty.band) {
-    plan.estimate.warnings.push_back("no error band: " + file.string() + " has no entry for '" +
-                                     sim::error_category(s) +
-                                     "' (nor a fallback), so the estimate carries no p10-p90 interval");
+    plan.estimate.findings.push_back(sim::note("no error band: " + file.string() + " has no entry for '" +
+                                               sim::error_category(s) +
+                                               "' (nor a fallback), so the estimate carries no p10-p90 interval"));
   }
 }
 
@@ -297,13 +298,15 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   }
   // The library's notes name what to give; here that is a flag.
   for (auto& n : result->notes) {
+    std::string words = data::render(n);
     for (const auto& [from, to] : {std::pair<std::string, std::string>{"(give the inter-node bandwidth per GPU)",
                                                                        "(give --inter-node-gbps-per-gpu)"},
                                    {"(give a price)", "(give --price ID=USD_PER_GPU_HOUR)"}}) {
-      if (const size_t at = n.find(from); at != std::string::npos) n.replace(at, from.size(), to);
+      if (const size_t at = words.find(from); at != std::string::npos) words.replace(at, from.size(), to);
     }
+    n = sim::note(std::move(words));
   }
-  result->notes.insert(result->notes.begin(), notes.begin(), notes.end());
+  for (auto it = notes.rbegin(); it != notes.rend(); ++it) result->notes.insert(result->notes.begin(), sim::note(*it));
   const std::optional<data::ErrorBands> table = *bands ? std::optional<data::ErrorBands>(**bands) : std::nullopt;
   for (auto& p : result->plans) apply_bands(p, request, table, bands_file);
   for (auto& p : result->pareto) apply_bands(p, request, table, bands_file);

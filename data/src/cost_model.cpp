@@ -25,7 +25,7 @@ Result<sim::Estimate> estimate_with_profile(const sim::Scenario& scenario, const
   if (const auto* calibrated = dynamic_cast<const sim::CalibratedCost*>(cost.get())) {
     // What the profile did not cover, for the layout that was chosen.
     const auto ops = sim::build_step_ops(scenario.model, scenario.training, estimate->layout.strategy, scenario.cluster);
-    for (auto& w : calibrated->coverage_warnings(ops.ops)) estimate->warnings.push_back("profile: " + std::move(w));
+    for (auto& w : calibrated->coverage_warnings(ops.ops)) estimate->findings.push_back(sim::note("profile: " + std::move(w)));
   }
   return estimate;
 }

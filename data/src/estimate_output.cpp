@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "capplan/data/findings.hpp"
 #include "capplan/data/scenario_io.hpp"
 
 namespace capplan::data {
@@ -22,13 +23,18 @@ json number(double v) {
   return v;
 }
 
-std::vector<std::string> all_warnings(const sim::Estimate& e, const ParsedScenario& s) {
+}  // namespace
+
+std::vector<std::string> estimate_warnings(const sim::Estimate& e, const ParsedScenario& s) {
   std::vector<std::string> out = s.warnings;
-  for (const auto& w : e.warnings) {
-    if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+  for (const auto& f : e.findings) {
+    std::string w = render(f);
+    if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
   }
   return out;
 }
+
+namespace {
 
 // ---- text helpers (g++ 12 has no <format>) ----
 
@@ -330,7 +336,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
     out["scenario"]["topology"] = std::move(tiers);
   }
   out["cost_model"] = e.step.cost_model.empty() ? std::string("datasheet") : e.step.cost_model;
-  out["warnings"] = all_warnings(e, s);
+  out["warnings"] = estimate_warnings(e, s);
   return out;
 }
 
@@ -557,7 +563,7 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
   line("  " + strategy);
   line("  cost model: " + (e.step.cost_model.empty() ? std::string("datasheet") : e.step.cost_model));
 
-  const auto warnings = all_warnings(e, s);
+  const auto warnings = estimate_warnings(e, s);
   if (!warnings.empty()) {
     line("");
     line("Warnings");

@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "capplan/data/findings.hpp"
+
 namespace capplan::data {
 namespace {
 
@@ -345,7 +347,7 @@ nlohmann::json search_result_to_json(const sim::SearchResult& r, const sim::Sear
                           {"plan", plan_to_json(u.plan, request, base)}});
   }
   out["runner_ups"] = std::move(runner_ups);
-  out["notes"] = r.notes;
+  out["notes"] = render(r.notes);
   return out;
 }
 
@@ -406,7 +408,7 @@ std::string search_result_to_table(const sim::SearchResult& r, const sim::Search
   }
   if (!r.notes.empty()) {
     out << "\nNotes:\n";
-    for (const auto& n : r.notes) out << "  " << n << "\n";
+    for (const auto& n : r.notes) out << "  " << render(n) << "\n";
   }
   return out.str();
 }

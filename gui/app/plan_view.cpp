@@ -21,6 +21,7 @@
 #include <map>
 
 #include "capplan/data/search_io.hpp"
+#include "capplan/gui/finding_text.hpp"
 #include "capplan/gui/format.hpp"
 #include "capplan/gui/result_models.hpp"
 #include "charts.hpp"
@@ -264,7 +265,7 @@ void PlanView::on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot) 
   if (!r.explanation.empty()) text += QStringLiteral("<b>Why #1:</b> ") + QString::fromStdString(r.explanation).toHtmlEscaped();
   for (const auto& u : r.runner_ups) text += QStringLiteral("<br>• ") + QString::fromStdString(u.explanation).toHtmlEscaped();
   for (const auto& n : offering_notes_) text += QStringLiteral("<br><i>note: ") + n.toHtmlEscaped() + "</i>";
-  for (const auto& n : r.notes) text += QStringLiteral("<br><i>note: ") + QString::fromStdString(n).toHtmlEscaped() + "</i>";
+  for (const auto& n : r.notes) text += QStringLiteral("<br><i>note: ") + finding_text(n).toHtmlEscaped() + "</i>";
   explanation_->setText(text);
   fill_chart();
   emit finished();

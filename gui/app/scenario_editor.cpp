@@ -591,8 +591,11 @@ void ScenarioEditor::refresh() {
   } else {
     QStringList fallback;
     if (last_result_) {
-      for (const auto& w : last_result_->estimate.warnings) {
-        if (w.starts_with("profile: ")) fallback << QString::fromStdString(w.substr(9)).toHtmlEscaped();
+      for (const auto& f : last_result_->estimate.findings) {
+        const std::string& w = f.text("text");
+        if (f.code == sim::FindingCode::note && w.starts_with("profile: ")) {
+          fallback << QString::fromStdString(w.substr(9)).toHtmlEscaped();
+        }
       }
     }
     QStringList measured;

@@ -39,15 +39,15 @@ EstimateOutcome EstimateRunner::compute(const data::ParsedScenario& scenario, co
   if (!estimate) return std::unexpected(std::move(estimate.error()));
   if (bands != nullptr && !bands->empty()) {
     sim::apply_error_band(*estimate, scenario.scenario, *bands);
-    if (profile != nullptr && estimate->uncertainty.band) estimate->warnings.push_back(data::kProfileBandNote);
+    if (profile != nullptr && estimate->uncertainty.band) estimate->findings.push_back(sim::note(data::kProfileBandNote));
     if (!estimate->uncertainty.band) {
-      estimate->warnings.push_back("no error band: error_bands.json has no entry for '" +
-                                   sim::error_category(scenario.scenario) +
-                                   "' (nor a fallback), so the estimate carries no p10-p90 interval");
+      estimate->findings.push_back(sim::note("no error band: error_bands.json has no entry for '" +
+                                             sim::error_category(scenario.scenario) +
+                                             "' (nor a fallback), so the estimate carries no p10-p90 interval"));
     }
   } else {
-    estimate->warnings.push_back("no error band: error_bands.json not loaded, so the estimate carries no p10-p90 "
-                                 "interval");
+    estimate->findings.push_back(
+        sim::note("no error band: error_bands.json not loaded, so the estimate carries no p10-p90 interval"));
   }
   EstimateSnapshot snap;
   snap.scenario = scenario;

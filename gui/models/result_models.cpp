@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "capplan/gui/finding_text.hpp"
 #include "capplan/gui/format.hpp"
 
 namespace capplan::gui {
@@ -169,8 +170,8 @@ QVariant WarningsModel::data(const QModelIndex& index, int role) const {
 QStringList snapshot_warnings(const EstimateSnapshot& snapshot) {
   QStringList out;
   for (const auto& w : snapshot.scenario.warnings) out << QString::fromStdString(w);
-  for (const auto& w : snapshot.estimate.warnings) {
-    const QString text = QString::fromStdString(w);
+  for (const auto& f : snapshot.estimate.findings) {
+    const QString text = finding_text(f);
     if (!out.contains(text)) out << text;
   }
   return out;

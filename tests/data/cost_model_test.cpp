@@ -8,6 +8,7 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/cost_model.hpp"
+#include "capplan/data/findings.hpp"
 #include "capplan/data/profile_io.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "test_support.hpp"
@@ -37,7 +38,7 @@ TEST(CostModel, WithoutAProfileIsTheDatasheetModelAndAddsNoProfileWarnings) {
   EXPECT_EQ(make_cost_model(s.scenario.cluster, nullptr)->source(), "datasheet");
   auto e = estimate_with_profile(s.scenario, nullptr);
   ASSERT_TRUE(e.has_value());
-  for (const auto& w : e->warnings) EXPECT_FALSE(w.starts_with("profile: ")) << w;
+  for (const auto& w : render(e->findings)) EXPECT_FALSE(w.starts_with("profile: ")) << w;
 }
 
 TEST(CostModel, AProfilePricesWithCalibratedCostAndListsWhatFellBackToTheDatasheet) {
@@ -49,7 +50,7 @@ TEST(CostModel, AProfilePricesWithCalibratedCostAndListsWhatFellBackToTheDatashe
   EXPECT_EQ(calibrated->step.cost_model.rfind("calibrated: synthetic H100", 0), 0u) << calibrated->step.cost_model;
   EXPECT_NE(calibrated->step.time.base(), datasheet->step.time.base());
   int fallbacks = 0;
-  for (const auto& w : calibrated->warnings) {
+  for (const auto& w : render(calibrated->findings)) {
     if (w.starts_with("profile: ")) {
       ++fallbacks;
       EXPECT_TRUE(w.ends_with("datasheet used")) << w;

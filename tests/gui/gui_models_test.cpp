@@ -12,6 +12,7 @@
 
 #include "capplan/data/cost_model.hpp"
 #include "capplan/data/error_bands.hpp"
+#include "capplan/data/findings.hpp"
 #include "capplan/gui/catalog_models.hpp"
 #include "capplan/gui/compare_model.hpp"
 #include "capplan/data/search_io.hpp"
@@ -143,7 +144,10 @@ class GuiModelsTest : public QObject {
     QVERIFY(calibrated->estimate.step.time.base() != datasheet->estimate.step.time.base());
     // What the profile did not cover is listed, each saying the datasheet was used.
     bool coverage = false;
-    for (const auto& w : calibrated->estimate.warnings) coverage = coverage || (w.starts_with("profile: ") && w.ends_with("datasheet used"));
+    for (const auto& f : calibrated->estimate.findings) {
+      const std::string w = data::render(f);
+      coverage = coverage || (w.starts_with("profile: ") && w.ends_with("datasheet used"));
+    }
     QVERIFY(coverage);
 
     // The runner prices later requests with the profile it holds.

@@ -30,10 +30,7 @@ bool any_where(const Diagnostics& d, const std::string& where) {
   });
 }
 
-bool any_warning_contains(const Estimate& e, const std::string& needle) {
-  return std::any_of(e.warnings.begin(), e.warnings.end(),
-                     [&](const std::string& w) { return w.find(needle) != std::string::npos; });
-}
+bool has_finding(const Estimate& e, FindingCode code) { return has(e.findings, code); }
 
 // GPT 1.3B on one 8 x H100 node, tp 2, dp 4, micro-batch 2, global batch 64, $3/GPU-hour.
 Scenario small_scenario() {
@@ -99,7 +96,7 @@ TEST(Estimate, CostIsNullWithAWarningWhenNoPriceIsKnown) {
   const Estimate e = evaluate(s, layout(2, 1, 4, 2, Recompute::selective, true), DatasheetCost(s.cluster));
   EXPECT_FALSE(e.totals.cost.has_value());
   EXPECT_FALSE(e.totals.price_per_gpu.has_value());
-  EXPECT_TRUE(any_warning_contains(e, "no price"));
+  EXPECT_TRUE(has_finding(e, FindingCode::no_price));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,15 +168,15 @@ TEST(EstimateWarnings, UnevenLayerSplitIsReported) {
   Scenario s = small_scenario();
   s.model.layers = 30;
   const Estimate e = evaluate(s, layout(2, 4, 1, 1), DatasheetCost(s.cluster));  // 30 % 4 != 0
-  EXPECT_TRUE(any_warning_contains(e, "uneven"));
+  EXPECT_TRUE(has_finding(e, FindingCode::uneven_stages));
 }
 
 TEST(EstimateWarnings, TpWiderThanANodeIsReported) {
   Scenario s = small_scenario();
   s.cluster.gpus = 16;
   const Estimate e = evaluate(s, layout(16, 1, 1, 1), DatasheetCost(s.cluster));
-  EXPECT_TRUE(any_warning_contains(e, "wider than a node"));
-  EXPECT_FALSE(any_warning_contains(evaluate(s, layout(8, 1, 2, 1), DatasheetCost(s.cluster)), "wider than a node"));
+  EXPECT_TRUE(has_finding(e, FindingCode::tp_wider_than_node));
+  EXPECT_FALSE(has_finding(evaluate(s, layout(8, 1, 2, 1), DatasheetCost(s.cluster)), FindingCode::tp_wider_than_node));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -365,8 +362,9 @@ TEST(StrategySearch, WhenNothingFitsTheLeastMemoryLayoutIsShownFlagged) {
   const Result<Estimate> r = estimate(s, DatasheetCost(s.cluster));
   ASSERT_TRUE(r.has_value()) << to_string(r.error());
   EXPECT_FALSE(r->memory.fits());
-  EXPECT_TRUE(any_warning_contains(*r, "no layout fits"));
-  EXPECT_TRUE(any_warning_contains(*r, "does not fit"));
+  ASSERT_FALSE(r->findings.empty());
+  EXPECT_EQ(r->findings.front().code, FindingCode::no_layout_fits);  // said first
+  EXPECT_TRUE(has_finding(*r, FindingCode::does_not_fit));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -198,7 +198,7 @@ struct Rig {
     storage.tier.write.aggregate = units::gb_per_s(10);
     storage.tier.read.aggregate = units::gb_per_s(20);
   }
-  Goodput run(units::Seconds steady, std::vector<std::string>& w) {
+  Goodput run(units::Seconds steady, std::vector<Finding>& w) {
     const GoodputInputs in{&model, &training, &cluster, &reliability, &storage, &data, &pricing};
     return compute_goodput(in, p, steady, units::seconds(1), 1e5, w);
   }
@@ -206,7 +206,7 @@ struct Rig {
 
 TEST(Goodput, SyncLosesHalfAnIntervalPlusTheStallPerInterruption) {
   Rig s;
-  std::vector<std::string> w;
+  std::vector<Finding> w;
   const Goodput g = s.run(units::hours(1000), w);
   const double delta = g.checkpoint.total.base() / 10e9;  // written at the 10 GB/s aggregate
   EXPECT_NEAR(g.checkpoint_stall.base(), delta, 1e-9);
@@ -220,21 +220,21 @@ TEST(Goodput, SyncLosesHalfAnIntervalPlusTheStallPerInterruption) {
 TEST(Goodput, AsyncStallsOnlyForTheHostCopyAndLosesTheWriteToo) {
   Rig s;
   s.reliability.checkpoint_mode = CheckpointMode::async;
-  std::vector<std::string> w;
+  std::vector<Finding> w;
   const Goodput g = s.run(units::hours(1000), w);
   // Device-to-host copy of the rank's shard over PCIe (64 GB/s for the test H100).
   EXPECT_NEAR(g.checkpoint_stall.base(), g.checkpoint.per_rank_max.base() / 64e9, 1e-12);
   EXPECT_NEAR(g.lost_per_interruption.base(),
               (g.checkpoint_interval.base() + g.checkpoint_stall.base()) / 2.0 + g.checkpoint_write.base(), 1e-9);
   Rig sync;
-  std::vector<std::string> w2;
+  std::vector<Finding> w2;
   EXPECT_LT(g.checkpoint_overhead.base(), sync.run(units::hours(1000), w2).checkpoint_overhead.base());
 }
 
 TEST(Goodput, BreakdownSumsToTheWallTime) {
   Rig s;
   s.reliability.interruptions_per_gpu_hour = 1e-3;  // MTBI 62.5 h on 16 GPUs
-  std::vector<std::string> w;
+  std::vector<Finding> w;
   const Goodput g = s.run(units::hours(1000), w);
   const double sum = g.steady.base() + g.data_stall.base() + g.checkpoint_overhead.base() + g.restart_total.base() +
                      g.lost_work.base();
@@ -247,7 +247,7 @@ TEST(Goodput, BreakdownSumsToTheWallTime) {
 TEST(Goodput, HotSparesSkipTheReplacementWait) {
   Rig s;
   s.reliability.node_replacement = units::seconds(3600);
-  std::vector<std::string> w;
+  std::vector<Finding> w;
   const double without = s.run(units::hours(100), w).restart.base();
   s.reliability.hot_spare_nodes = 1;
   const double with = s.run(units::hours(100), w).restart.base();
@@ -257,7 +257,7 @@ TEST(Goodput, HotSparesSkipTheReplacementWait) {
 TEST(Goodput, GivenIntervalIsKept) {
   Rig s;
   s.reliability.checkpoint_interval = units::seconds(1800);
-  std::vector<std::string> w;
+  std::vector<Finding> w;
   const Goodput g = s.run(units::hours(100), w);
   EXPECT_TRUE(g.interval_given);
   EXPECT_DOUBLE_EQ(g.checkpoint_interval.base(), 1800.0);
@@ -283,7 +283,7 @@ TEST(Cost, OnPremIsAmortisedCapitalPlusEnergyPlusOperationsOverUtilisation) {
   op.usd_per_kwh = 0.10;
   op.ops_usd_per_year = 2e6;
   op.utilisation = 0.5;
-  std::vector<std::string> w;
+  std::vector<Finding> w;
   const Goodput g = s.run(units::hours(1000), w);
   const double h = units::to_hours(g.wall);
   ASSERT_NEAR(h, 1000.0, 1e-3);  // one checkpoint of ~20 GB at 100 TB/s
@@ -303,7 +303,7 @@ TEST(Cost, OnPremWithoutElectricityPriceAsksForIt) {
   s.pricing.on_prem.usd_per_node = 300000;
   s.pricing.on_prem.amortisation_years = 3;
   s.pricing.on_prem.node_power_w = 10000;
-  std::vector<std::string> w;
+  std::vector<Finding> w;
   const Goodput g = s.run(units::hours(10), w);
   EXPECT_FALSE(g.cost.total.has_value());
   bool asked = false;
@@ -316,7 +316,7 @@ TEST(Cost, SpotPricesTimeAtTheSpotRateAndPreemptionsShortenMtbi) {
   s.pricing.model = PurchaseModel::spot;
   s.pricing.spot.usd_per_gpu_hour = 2.0;
   s.pricing.spot.preemptions_per_node_hour = 0.01;
-  std::vector<std::string> w;
+  std::vector<Finding> w;
   const Goodput g = s.run(units::hours(100), w);
   EXPECT_NEAR(units::to_hours(g.mtbi), 1.0 / (0.01 * 2), 1e-9);  // 2 nodes: one preemption per 50 h
   EXPECT_GT(g.expected_interruptions, 1.9);                        // ~100 h / 50 h, plus the overhead
@@ -326,7 +326,7 @@ TEST(Cost, SpotPricesTimeAtTheSpotRateAndPreemptionsShortenMtbi) {
 TEST(Cost, SpotWithoutPriceIsNullAndNamesTheInput) {
   Rig s = no_failures();
   s.pricing.model = PurchaseModel::spot;
-  std::vector<std::string> w;
+  std::vector<Finding> w;
   const Goodput g = s.run(units::hours(10), w);
   EXPECT_FALSE(g.cost.total.has_value());
   EXPECT_EQ(g.cost.missing.front(), "pricing.spot.usd_per_gpu_hour");
@@ -337,7 +337,7 @@ TEST(Cost, ReservedPaysTheWholeTermWhetherUsedOrNot) {
   s.pricing.model = PurchaseModel::reserved;
   s.pricing.reserved.usd_per_gpu_hour = 2.0;
   s.pricing.reserved.term_hours = 2000;
-  std::vector<std::string> w;
+  std::vector<Finding> w;
   const Goodput g = s.run(units::hours(1000), w);
   // 2 x 16 GPUs x 2,000 h = 64,000 paid; the run uses ~1,000 h = 32,000; the rest is idle.
   EXPECT_NEAR(g.cost.total->base(), 64000.0, 1e-6);
@@ -351,7 +351,7 @@ TEST(Cost, IdleCommittedHoursAtTheProvidersIdleRate) {
   s.pricing.reserved.usd_per_gpu_hour = 2.0;
   s.pricing.reserved.term_hours = 2000;
   s.pricing.reserved.idle_usd_per_gpu_hour = 0.6;
-  std::vector<std::string> w;
+  std::vector<Finding> w;
   const Goodput g = s.run(units::hours(1000), w);
   const double h = units::to_hours(g.wall);
   EXPECT_NEAR(g.cost.idle_commitment->base(), 0.6 * 16 * (2000.0 - h), 1e-6);  // ~9,600
@@ -362,7 +362,7 @@ TEST(Cost, StorageIsRetainedCheckpointsAndDatasetPerMonth) {
   Rig s = no_failures();
   s.storage.tier.usd_per_gb_month = 0.02;
   s.data.dataset_bytes = 5e12;  // 5 TB
-  std::vector<std::string> w;
+  std::vector<Finding> w;
   const Goodput g = s.run(units::hours(730), w);
   const double months = units::to_hours(g.wall) / 730.0;
   EXPECT_NEAR(g.cost.data_storage->base(), 5000.0 * 0.02 * months, 1e-9);

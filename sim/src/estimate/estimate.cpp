@@ -225,35 +225,33 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
   e.totals.price_per_gpu = s.cluster.price_per_gpu;
   if (s.cluster.price_per_gpu) e.totals.cost = *s.cluster.price_per_gpu * e.totals.time_to_train * gpus;
 
-  // Warnings: things that are allowed but that a user should know.
-  auto warn = [&](std::string w) { e.warnings.push_back(std::move(w)); };
+  // Findings: things that are allowed but that a user should know (worded by the front ends).
+  using F = FindingCode;
+  auto warn = [&](FindingCode code, const char* field, std::initializer_list<std::pair<std::string_view, double>> v = {}) {
+    e.findings.push_back(finding(code, field, v));
+  };
   if (p.first_stage_layers == 0 && p.last_stage_layers == 0 && s.model.layers % (p.pp * p.virtual_stages) != 0) {
-    warn("layers (" + num(s.model.layers) + ") do not divide evenly into pp*virtual_stages (" +
-         num(p.pp * p.virtual_stages) + "): uneven stages, the slowest sets the pace");
+    warn(F::uneven_stages, "strategy.pp", {{"layers", s.model.layers}, {"stages", p.pp * p.virtual_stages}});
   }
   if (p.tp > s.cluster.gpus_per_node) {
-    warn("tp (" + num(p.tp) + ") is wider than a node (" + num(s.cluster.gpus_per_node) +
-         " GPUs): tensor-parallel traffic crosses the network");
+    warn(F::tp_wider_than_node, "strategy.tp", {{"tp", p.tp}, {"gpus_per_node", s.cluster.gpus_per_node}});
   }
-  if (p.sequence_parallel && p.tp == 1) warn("sequence_parallel has no effect with tp = 1");
+  if (p.sequence_parallel && p.tp == 1) warn(F::sequence_parallel_without_tp, "strategy.sequence_parallel");
   if (p.virtual_stages > 1 && timing.micro_batches % p.pp != 0) {
-    warn("interleaved schedule with micro-batches (" + num(timing.micro_batches) +
-         ") not a multiple of pp (" + num(p.pp) + "): Megatron-LM requires it");
+    warn(F::interleave_micro_batches, "strategy.virtual_stages", {{"micro_batches", timing.micro_batches}, {"pp", p.pp}});
   }
-  if (p.zero >= 2 && p.pp > 1) warn("ZeRO stage >= 2 with pipeline parallelism is not supported by DeepSpeed");
+  if (p.zero >= 2 && p.pp > 1) warn(F::zero_with_pipeline, "strategy.zero", {{"zero", p.zero}, {"pp", p.pp}});
   if (p.pp > 1 && timing.micro_batches < p.pp) {
-    warn("fewer micro-batches (" + num(timing.micro_batches) + ") than pipeline stages (" + num(p.pp) +
-         "): the pipeline never fills");
+    warn(F::pipeline_never_fills, "strategy.pp", {{"micro_batches", timing.micro_batches}, {"pp", p.pp}});
   }
   if (!e.memory.fits()) {
-    warn("does not fit in memory: needs " + num(units::to_gib(e.memory.total())) + " GiB per GPU, the GPU has " +
-         num(units::to_gib(e.memory.capacity)) + " GiB");
+    warn(F::does_not_fit, "", {{"need_gib", units::to_gib(e.memory.total())}, {"have_gib", units::to_gib(e.memory.capacity)}});
   }
   {
     const GoodputInputs in{&s.model, &s.training, &s.cluster, &s.reliability, &s.storage, &s.data, &s.pricing};
-    e.goodput = compute_goodput(in, p, e.totals.time_to_train, e.step.time, e.step.tokens_per_s, e.warnings);
+    e.goodput = compute_goodput(in, p, e.totals.time_to_train, e.step.time, e.step.tokens_per_s, e.findings);
   }
-  if (!s.cluster.price_per_gpu && s.pricing.model == PurchaseModel::on_demand) warn("no price known for this cluster: cost_usd is null (give pricing.usd_per_gpu_hour)");
+  if (!s.cluster.price_per_gpu && s.pricing.model == PurchaseModel::on_demand) warn(F::no_price, "pricing.usd_per_gpu_hour");
   return e;
 }
 

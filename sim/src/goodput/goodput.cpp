@@ -18,18 +18,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kHoursPerYear = 8760.0;
 constexpr double kHoursPerMonth = kHoursPerYear / 12.0;
 
-std::string text(double v, int decimals = 1) {
-  if (!std::isfinite(v)) return "inf";
-  const double scale = std::pow(10.0, decimals);
-  const double r = std::round(v * scale) / scale;
-  std::string s = std::to_string(r);
-  if (s.find('.') != std::string::npos) {
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-  }
-  return s;
-}
-
 }  // namespace
 
 const char* to_string(CheckpointMode m) { return m == CheckpointMode::async ? "async" : "sync"; }
@@ -145,7 +133,7 @@ DataLoadingCheck data_loading(double tokens_per_s, const DataLoadingSpec& d, int
 namespace {
 
 // Cost of the run (see docs/model.md, "Cost beyond the sticker price").
-CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<std::string>& warnings) {
+CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<Finding>& findings) {
   const Cluster& c = *in.cluster;
   const PricingTerms& pr = *in.pricing;
   const ReliabilitySpec& rel = *in.reliability;
@@ -157,12 +145,10 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<std
   const double spare_gpus = spare_nodes * c.gpus_per_node;
   // An input the user must supply: listed, and said once (the on-demand price is already said by
   // the steady-state estimate). `excluded`: the total is still given, without this part.
-  auto need = [&](const std::string& field, const std::string& what, bool excluded = false) {
+  auto need = [&](const std::string& field, bool excluded = false) {
     out.missing.push_back(field);
     if (field == "pricing.usd_per_gpu_hour") return;
-    warnings.push_back("total cost: " + what + " is unknown" +
-                       (excluded ? std::string(", so it is left out of the total") : std::string()) + "; give " +
-                       field);
+    findings.push_back(finding(excluded ? FindingCode::cost_part_unknown : FindingCode::cost_input_unknown, field));
   };
   bool essential_known = true;
   auto rent = [&](std::optional<double> rate) {
@@ -178,32 +164,32 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<std
     case PurchaseModel::on_demand: {
       std::optional<double> rate;
       if (c.price_per_gpu) rate = units::to_usd_per_hour(*c.price_per_gpu);
-      if (!rate) need("pricing.usd_per_gpu_hour", "the on-demand price");
+      if (!rate) need("pricing.usd_per_gpu_hour");
       rent(rate);
       break;
     }
     case PurchaseModel::spot:
-      if (!pr.spot.usd_per_gpu_hour) need("pricing.spot.usd_per_gpu_hour", "the spot price");
+      if (!pr.spot.usd_per_gpu_hour) need("pricing.spot.usd_per_gpu_hour");
       rent(pr.spot.usd_per_gpu_hour);
       break;
     case PurchaseModel::reserved: {
-      if (!pr.reserved.usd_per_gpu_hour) need("pricing.reserved.usd_per_gpu_hour", "the reserved (committed) price");
+      if (!pr.reserved.usd_per_gpu_hour) need("pricing.reserved.usd_per_gpu_hour");
       rent(pr.reserved.usd_per_gpu_hour);
       if (out.compute) {
         const double committed = pr.reserved.committed_gpus ? *pr.reserved.committed_gpus : gpus + spare_gpus;
         if (committed < gpus + spare_gpus) {
-          warnings.push_back("pricing.reserved.committed_gpus (" + text(committed, 0) + ") is less than the GPUs used (" +
-                             text(gpus + spare_gpus, 0) + "): the extra GPUs are priced at the reserved rate too");
+          findings.push_back(finding(FindingCode::reserved_commitment_short, "pricing.reserved.committed_gpus",
+                                     {{"committed", committed}, {"used", gpus + spare_gpus}}));
         }
         double term = hours;
         if (pr.reserved.term_hours) {
           term = *pr.reserved.term_hours;
         } else {
-          need("pricing.reserved.term_months", "the commitment term");
+          need("pricing.reserved.term_months");
         }
         if (term < hours) {
-          warnings.push_back("the run (" + text(hours / kHoursPerMonth) + " months) outlasts the reserved term (" +
-                             text(term / kHoursPerMonth) + " months): hours beyond it priced at the reserved rate");
+          findings.push_back(finding(FindingCode::reserved_term_short, "pricing.reserved.term_months",
+                                     {{"run_months", hours / kHoursPerMonth}, {"term_months", term / kHoursPerMonth}}));
         }
         // Committed GPU-hours not used by this run, billed at the idle rate (default: the reserved rate).
         const double idle_hours =
@@ -215,9 +201,9 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<std
     }
     case PurchaseModel::on_prem: {
       const OnPremTerms& op = pr.on_prem;
-      if (!op.usd_per_node) need("pricing.on_prem.usd_per_node", "the purchase price per node");
-      if (!op.amortisation_years) need("pricing.on_prem.amortisation_years", "the amortisation period");
-      if (!op.usd_per_kwh) need("pricing.on_prem.usd_per_kwh", "the electricity price");
+      if (!op.usd_per_node) need("pricing.on_prem.usd_per_node");
+      if (!op.amortisation_years) need("pricing.on_prem.amortisation_years");
+      if (!op.usd_per_kwh) need("pricing.on_prem.usd_per_kwh");
       const double util = op.utilisation;
       if (op.usd_per_node && op.amortisation_years) {
         // Capital charged to this run: the owned nodes' amortised price for the wall time, divided
@@ -233,12 +219,12 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<std
         out.energy = units::usd(c.nodes() * *op.node_power_w / 1000.0 * op.pue * hours * *op.usd_per_kwh);
       } else {
         essential_known = false;
-        if (!op.node_power_w) need("pricing.on_prem.node_power_w", "the node power");
+        if (!op.node_power_w) need("pricing.on_prem.node_power_w");
       }
       if (op.ops_usd_per_year) {
         out.operations = units::usd(*op.ops_usd_per_year * hours / kHoursPerYear / util);
       } else {
-        need("pricing.on_prem.ops_usd_per_year", "the operations (staff) cost", true);
+        need("pricing.on_prem.ops_usd_per_year", true);
       }
       break;
     }
@@ -252,7 +238,7 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<std
     const double data_bytes = in.data->dataset_bytes ? *in.data->dataset_bytes : in.training->tokens * g.data.bytes_per_token;
     out.data_storage = units::usd(data_bytes / 1e9 * *price * months);
   } else if (in.storage->given) {
-    need("storage.usd_per_gb_month", "the storage price for checkpoints and data", true);
+    need("storage.usd_per_gb_month", true);
   } else {
     out.missing.push_back("storage.tier");  // said once, with the bandwidth fallback
   }
@@ -270,7 +256,7 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<std
 }  // namespace
 
 Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Seconds steady, units::Seconds step,
-                        double tokens_per_s, std::vector<std::string>& warnings) {
+                        double tokens_per_s, std::vector<Finding>& findings) {
   const Cluster& c = *in.cluster;
   const ReliabilitySpec& rel = *in.reliability;
   const PricingTerms& pr = *in.pricing;
@@ -286,17 +272,18 @@ Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Se
     const units::BytesPerSecond nic = c.inter_node_bandwidth * static_cast<double>(c.gpus_per_node);
     tier.write.per_node = nic;
     tier.read.per_node = nic;
-    warnings.push_back("no storage tier given: checkpoints and data assumed to move at the node's network bandwidth (" +
-                       text(nic.base() / 1e9) + " GB/s per node), an optimistic bound; give storage.tier or "
-                       "storage.write_gb_per_s / storage.read_gb_per_s (storage cost not included)");
+    findings.push_back(finding(FindingCode::no_storage_tier, "storage.tier", {{"node_gb_per_s", nic.base() / 1e9}}));
   }
 
   // Data loading.
   g.data = data_loading(tokens_per_s, *in.data, in.model->vocab, tier, nodes);
   if (g.data.bound != "none") {
-    warnings.push_back("data loading is the bottleneck (" + g.data.bound + "): it needs " +
-                       text(g.data.required_bytes_per_s / 1e9, 2) + " GB/s (" + text(g.data.bytes_per_token, 1) +
-                       " bytes/token); training slows by x" + text(g.data.slowdown, 2));
+    Finding f = finding(FindingCode::data_loading_bound, {},
+                        {{"gb_per_s", g.data.required_bytes_per_s / 1e9},
+                         {"bytes_per_token", g.data.bytes_per_token},
+                         {"slowdown", g.data.slowdown}});
+    f.values.push_back({"bound", 0, g.data.bound, true});
+    findings.push_back(std::move(f));
   }
   const units::Seconds solve = steady * g.data.slowdown;
   g.data_stall = solve - steady;
@@ -307,8 +294,7 @@ Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Se
     if (pr.spot.preemptions_per_node_hour) {
       g.preemptions_per_node_hour = *pr.spot.preemptions_per_node_hour;
     } else {
-      warnings.push_back("spot: the preemption rate is unknown, so no preemptions are modelled; give "
-                         "pricing.spot.preemptions_per_node_hour");
+      findings.push_back(finding(FindingCode::spot_preemptions_unknown, "pricing.spot.preemptions_per_node_hour"));
     }
   }
   const double per_hour = interruptions_per_hour(g.interruptions_per_gpu_hour, c.gpus, g.preemptions_per_node_hour,
@@ -325,8 +311,9 @@ Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Se
       upload = transfer_time(g.checkpoint.per_node_max, g.checkpoint.total, in.storage->upload->write);
       read = transfer_time(g.checkpoint.per_node_max, g.checkpoint.total, in.storage->upload->read);
     } else {
-      warnings.push_back("storage tier '" + tier.id + "' is node-local and no upload tier is given: a checkpoint on a "
-                         "failed node is lost with it (modelled as durable; give storage.upload_tier)");
+      Finding f = text_finding(FindingCode::local_tier_without_upload, "tier", tier.id);
+      f.field = "storage.upload_tier";
+      findings.push_back(std::move(f));
     }
   }
   g.checkpoint_write = local_write + upload;
@@ -356,10 +343,10 @@ Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Se
   const units::Seconds floor = std::max(step, pending - g.checkpoint_stall);
   if (g.checkpoint_interval < floor) {
     if (g.interval_given) {
-      warnings.push_back("reliability.checkpoint_interval_s (" + text(g.checkpoint_interval.base()) +
-                         " s) is shorter than " +
-                         (floor == step ? "one step" : std::string("the time to persist a checkpoint")) + " (" +
-                         text(floor.base()) + " s): using " + text(floor.base()) + " s");
+      findings.push_back(finding(floor == step ? FindingCode::checkpoint_interval_below_step
+                                               : FindingCode::checkpoint_interval_below_persist,
+                                 "reliability.checkpoint_interval_s",
+                                 {{"given_s", g.checkpoint_interval.base()}, {"floor_s", floor.base()}}));
     }
     g.checkpoint_interval = floor;
   }
@@ -374,8 +361,8 @@ Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Se
   }
   g.restart = rel.restart_overhead + replacement + g.checkpoint_read;
   if (!rel.restart_overhead_given && per_hour > 0) {
-    warnings.push_back("restart overhead (relaunch + initialisation) assumed " + text(kDefaultRestartOverheadS, 0) +
-                       " s before the checkpoint load; measure yours and give reliability.restart_s");
+    findings.push_back(
+        finding(FindingCode::restart_overhead_assumed, "reliability.restart_s", {{"restart_s", kDefaultRestartOverheadS}}));
   }
   g.lost_per_interruption = (g.checkpoint_interval + g.checkpoint_stall) * 0.5 + pending;
 
@@ -385,8 +372,7 @@ Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Se
   g.wall = daly_wall_time(solve, g.checkpoint_interval, g.checkpoint_stall, g.restart + pending, g.mtbi);
   g.finite = std::isfinite(g.wall.base());
   if (!g.finite) {
-    warnings.push_back("interruptions come faster (every " + text(g.mtbi.base() / 3600.0, 2) +
-                       " h) than the job can restart and make progress: the expected time to train is unbounded");
+    findings.push_back(finding(FindingCode::interruptions_unbounded, {}, {{"mtbi_h", g.mtbi.base() / 3600.0}}));
     g.fraction = 0;
     g.expected_interruptions = kInf;
   } else {
@@ -399,11 +385,10 @@ Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Se
     g.lost_work = rest - g.restart_total;
     g.fraction = g.wall.base() > 0 ? steady / g.wall : 1.0;
     if (!no_failures && (g.checkpoint_interval + g.checkpoint_stall + g.restart) > g.mtbi * 0.5) {
-      warnings.push_back("checkpoint interval + restart is more than half the mean time between interruptions (" +
-                         text(g.mtbi.base() / 3600.0, 2) + " h): most time goes to recovery");
+      findings.push_back(finding(FindingCode::recovery_dominates, {}, {{"mtbi_h", g.mtbi.base() / 3600.0}}));
     }
   }
-  g.cost = cost_of(in, g, warnings);
+  g.cost = cost_of(in, g, findings);
   return g;
 }
 

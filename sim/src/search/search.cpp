@@ -123,7 +123,7 @@ Scored score(const std::vector<Shape>& shapes, int shape, const Timed& t, const 
   // time with interruptions and checkpoints, total cost under the scenario's purchase terms.
   const double tokens_per_s = static_cast<double>(s.training.global_batch) * s.model.seq_len / t.step_s;
   const GoodputInputs in{&s.model, &s.training, &s.cluster, &s.reliability, &s.storage, &s.data, &s.pricing};
-  std::vector<std::string> ignored;
+  std::vector<Finding> ignored;
   const Goodput g = compute_goodput(in, t.p, time_to_train, units::seconds(t.step_s), tokens_per_s, ignored);
   out.time_s = g.modelled ? g.wall.base() : time_to_train.base();
   if (g.modelled) {
@@ -286,12 +286,10 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
       shapes.push_back(std::move(sh));
     }
     if (skipped_network) {
-      result.notes.push_back(name + ": multi-node shapes skipped, its network bandwidth is unknown (give the "
-                                    "inter-node bandwidth per GPU)");
+      result.notes.push_back(text_finding(FindingCode::offering_network_unknown, "offering", name));
     }
     if (!o.node.price_per_gpu) {
-      result.notes.push_back(name + ": price unknown; its plans are ranked on time only and never meet a budget "
-                                    "(give a price)");
+      result.notes.push_back(text_finding(FindingCode::offering_price_unknown, "offering", name));
     }
   }
   if (shapes.empty()) {

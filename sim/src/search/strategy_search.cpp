@@ -107,8 +107,8 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
   e.layout.chosen_by_capplan = true;
   e.layout.configurations_evaluated = evaluated;
   if (!have_fit) {
-    e.warnings.insert(e.warnings.begin(), "no layout fits in memory: showing the one that needs the least (" +
-                                              std::to_string(evaluated) + " layouts evaluated)");
+    e.findings.insert(e.findings.begin(),
+                      finding(FindingCode::no_layout_fits, "", {{"evaluated", static_cast<double>(evaluated)}}));
   }
   return e;
 }

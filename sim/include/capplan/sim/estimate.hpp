@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "capplan/sim/finding.hpp"
 #include "capplan/sim/goodput.hpp"
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/memory.hpp"
@@ -122,7 +123,7 @@ struct Estimate {
   // (totals stay the steady-state, sticker-price figures). A planner ranks on goodput.wall and
   // goodput.cost.total.
   Goodput goodput;
-  std::vector<std::string> warnings;
+  std::vector<Finding> findings;  // in order: layout, memory, goodput and cost, price
 };
 
 // Why a layout cannot run, as codes: the cheap check the planner and estimate's auto search run on

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "capplan/sim/finding.hpp"
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/strategy.hpp"
 #include "capplan/sim/units.hpp"
@@ -227,7 +228,7 @@ DataLoadingCheck data_loading(double tokens_per_s, const DataLoadingSpec& d, int
                               int nodes);
 
 // Everything above for one scenario, given its steady-state time-to-train and throughput.
-// `warnings` receives what the user should know (missing prices, data loading bound, ...).
+// `findings` receives what the user should know (missing prices, data loading bound, ...).
 struct GoodputInputs {
   const ModelSpec* model = nullptr;
   const TrainingJob* training = nullptr;
@@ -239,6 +240,6 @@ struct GoodputInputs {
 };
 // `step` bounds the interval from below (no checkpoint more often than once per step).
 Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Seconds steady, units::Seconds step,
-                        double tokens_per_s, std::vector<std::string>& warnings);
+                        double tokens_per_s, std::vector<Finding>& findings);
 
 }  // namespace capplan::sim

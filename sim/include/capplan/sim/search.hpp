@@ -141,7 +141,7 @@ struct SearchResult {
   std::optional<ConstraintFailure> failure;  // set when no plan meets deadline/budget/memory
   std::string explanation;          // why plans[0] wins: its breakdown in one paragraph
   std::vector<RunnerUp> runner_ups; // for plans[0] (or failure->closest), one per dimension found
-  std::vector<std::string> notes;   // unknown prices, offerings skipped and why
+  std::vector<Finding> notes;       // unknown prices, offerings skipped and why
 };
 
 struct SearchProgress {

@@ -19,3 +19,11 @@ QString si_text(double v);                      // 2T, 4.19M
 QString delta_text(double value, double base);
 
 }  // namespace capplan::gui
+
+namespace capplan::gui {
+
+// A number inside a sentence: `decimals` < 0 for whole numbers as they are, else one decimal;
+// otherwise rounded to `decimals` with trailing zeros dropped. "n/a" when not finite.
+QString number_text(double v, int decimals = -1);
+
+}  // namespace capplan::gui

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// Words for the model's findings (sim/finding.hpp). Each code has one English template; the CLI
+// fills it with its number format, the GUI translates the template (tr) and fills it with its own.
+#pragma once
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "capplan/sim/finding.hpp"
+
+namespace capplan::data {
+
+// The template of `f`: "{name}" is a value of f (a number: whole, or one decimal), "{name:N}" a
+// number rounded to N decimals, "{field}" the scenario field f is about.
+std::string finding_template(const sim::Finding& f);
+
+// A number as a surface writes it: `decimals` < 0 for the default (whole, or one decimal).
+using NumberText = std::function<std::string(double value, int decimals)>;
+
+// `tmpl` with its placeholders replaced by f's values (an unknown name stays as it is written).
+std::string fill(std::string_view tmpl, const sim::Finding& f, const NumberText& number);
+
+// The CLI's number format: whole numbers without decimals, else rounded to `decimals` (default 1)
+// with trailing zeros dropped; "inf" when not finite.
+std::string finding_number(double value, int decimals);
+
+// The English sentence of `f` (what `capplan estimate` prints and writes under "warnings").
+std::string render(const sim::Finding& f);
+std::vector<std::string> render(const std::vector<sim::Finding>& findings);
+
+}  // namespace capplan::data

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "capplan/gui/finding_text.hpp"
+
+#include <QCoreApplication>
+#include <string>
+
+#include "capplan/data/findings.hpp"
+#include "capplan/gui/format.hpp"
+
+namespace capplan::gui {
+
+QString finding_text(const sim::Finding& f) {
+  const std::string tmpl = data::finding_template(f);
+  const QString translated = QCoreApplication::translate("capplan::Finding", tmpl.c_str());
+  const auto number = [](double v, int decimals) { return number_text(v, decimals).toStdString(); };
+  return QString::fromStdString(data::fill(translated.toStdString(), f, number));
+}
+
+}  // namespace capplan::gui
