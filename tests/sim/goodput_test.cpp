@@ -274,15 +274,9 @@ Rig no_failures() {
 
 TEST(Cost, OnPremIsAmortisedCapitalPlusEnergyPlusOperationsOverUtilisation) {
   Rig s = no_failures();
-  s.pricing.model = PurchaseModel::on_prem;
-  auto& op = s.pricing.on_prem;
-  op.usd_per_node = 300000;
-  op.amortisation_years = 3;
-  op.node_power_w = 10000;
-  op.pue = 1.5;
-  op.usd_per_kwh = 0.10;
-  op.ops_usd_per_year = 2e6;
-  op.utilisation = 0.5;
+  s.pricing = {.model = PurchaseModel::on_prem,
+               .on_prem = {.usd_per_node = 300000, .amortisation_years = 3, .node_power_w = 10000, .pue = 1.5,
+                           .usd_per_kwh = 0.10, .ops_usd_per_year = 2e6, .utilisation = 0.5}};
   std::vector<std::string> w;
   const Goodput g = s.run(units::hours(1000), w);
   const double h = units::to_hours(g.wall);
@@ -299,10 +293,8 @@ TEST(Cost, OnPremIsAmortisedCapitalPlusEnergyPlusOperationsOverUtilisation) {
 
 TEST(Cost, OnPremWithoutElectricityPriceAsksForIt) {
   Rig s = no_failures();
-  s.pricing.model = PurchaseModel::on_prem;
-  s.pricing.on_prem.usd_per_node = 300000;
-  s.pricing.on_prem.amortisation_years = 3;
-  s.pricing.on_prem.node_power_w = 10000;
+  s.pricing = {.model = PurchaseModel::on_prem,
+               .on_prem = {.usd_per_node = 300000, .amortisation_years = 3, .node_power_w = 10000}};
   std::vector<std::string> w;
   const Goodput g = s.run(units::hours(10), w);
   EXPECT_FALSE(g.cost.total.has_value());
@@ -313,9 +305,7 @@ TEST(Cost, OnPremWithoutElectricityPriceAsksForIt) {
 
 TEST(Cost, SpotPricesTimeAtTheSpotRateAndPreemptionsShortenMtbi) {
   Rig s = no_failures();
-  s.pricing.model = PurchaseModel::spot;
-  s.pricing.spot.usd_per_gpu_hour = 2.0;
-  s.pricing.spot.preemptions_per_node_hour = 0.01;
+  s.pricing = {.model = PurchaseModel::spot, .spot = {.usd_per_gpu_hour = 2.0, .preemptions_per_node_hour = 0.01}};
   std::vector<std::string> w;
   const Goodput g = s.run(units::hours(100), w);
   EXPECT_NEAR(units::to_hours(g.mtbi), 1.0 / (0.01 * 2), 1e-9);  // 2 nodes: one preemption per 50 h
@@ -334,9 +324,7 @@ TEST(Cost, SpotWithoutPriceIsNullAndNamesTheInput) {
 
 TEST(Cost, ReservedPaysTheWholeTermWhetherUsedOrNot) {
   Rig s = no_failures();
-  s.pricing.model = PurchaseModel::reserved;
-  s.pricing.reserved.usd_per_gpu_hour = 2.0;
-  s.pricing.reserved.term_hours = 2000;
+  s.pricing = {.model = PurchaseModel::reserved, .reserved = {.usd_per_gpu_hour = 2.0, .term_hours = 2000}};
   std::vector<std::string> w;
   const Goodput g = s.run(units::hours(1000), w);
   // 2 x 16 GPUs x 2,000 h = 64,000 paid; the run uses ~1,000 h = 32,000; the rest is idle.
@@ -347,10 +335,8 @@ TEST(Cost, ReservedPaysTheWholeTermWhetherUsedOrNot) {
 TEST(Cost, IdleCommittedHoursAtTheProvidersIdleRate) {
   // Tencent-style idle pool: unused committed hours billed at 0.6 (0.3 x a 2.0 rate) instead of 2.0.
   Rig s = no_failures();
-  s.pricing.model = PurchaseModel::reserved;
-  s.pricing.reserved.usd_per_gpu_hour = 2.0;
-  s.pricing.reserved.term_hours = 2000;
-  s.pricing.reserved.idle_usd_per_gpu_hour = 0.6;
+  s.pricing = {.model = PurchaseModel::reserved,
+               .reserved = {.usd_per_gpu_hour = 2.0, .term_hours = 2000, .idle_usd_per_gpu_hour = 0.6}};
   std::vector<std::string> w;
   const Goodput g = s.run(units::hours(1000), w);
   const double h = units::to_hours(g.wall);
