@@ -23,43 +23,31 @@ namespace capplan::sim::test {
 // used by Korthikanti et al.'s hardware generation: MAMF 271.2/312 = 0.869, ChipBenchmarker copy
 // 1519.8 GB/s of 2039, 8-GPU NCCL all-reduce busbw 233 GB/s.
 inline GpuSpec a100_80gb() {
-  GpuSpec g;
-  g.id = "a100-80gb-sxm";
-  g.name = "NVIDIA A100 80GB SXM4";
-  g.peak.fp32 = units::tflop_per_s(19.5);
-  g.peak.tf32 = units::tflop_per_s(156);
-  g.peak.fp16 = units::tflop_per_s(312);
-  g.peak.bf16 = units::tflop_per_s(312);
-  g.peak.fp8 = units::tflop_per_s(0);  // not supported
-  g.hbm_capacity = units::gib(80);
-  g.hbm_bandwidth = units::gb_per_s(2039);
-  g.nvlink_bandwidth = units::gb_per_s(300);  // 600 GB/s bidirectional
-  g.pcie_bandwidth = units::gb_per_s(32);
-  g.sm_count = 108;
-  g.gemm_efficiency = 0.869;
-  g.hbm_efficiency = 1519.8 / 2039.0;
-  g.nvlink_busbw = units::gb_per_s(233);
-  return g;
+  using namespace units;
+  return {.id = "a100-80gb-sxm",
+          .name = "NVIDIA A100 80GB SXM4",
+          .peak = {.fp32 = tflop_per_s(19.5), .tf32 = tflop_per_s(156), .fp16 = tflop_per_s(312),
+                   .bf16 = tflop_per_s(312), .fp8 = tflop_per_s(0)},  // fp8 not supported
+          .hbm_capacity = gib(80),
+          .hbm_bandwidth = gb_per_s(2039),
+          .nvlink_bandwidth = gb_per_s(300),  // 600 GB/s bidirectional
+          .pcie_bandwidth = gb_per_s(32),
+          .sm_count = 108,
+          .gemm_efficiency = 0.869,
+          .hbm_efficiency = 1519.8 / 2039.0,
+          .nvlink_busbw = gb_per_s(233)};
 }
 
 // NVIDIA H100 SXM5 80GB (datasheet: 989.4 dense BF16, 1978.9 dense FP8, 3.35 TB/s, NVLink4
 // 900 GB/s bidirectional, 132 SMs). Efficiencies left at 0 ("unknown") so that the datasheet
 // model's stated defaults apply.
 inline GpuSpec h100_sxm() {
-  GpuSpec g;
-  g.id = "h100-sxm";
-  g.name = "NVIDIA H100 SXM5 80GB";
-  g.peak.fp32 = units::tflop_per_s(66.9);
-  g.peak.tf32 = units::tflop_per_s(494.7);
-  g.peak.fp16 = units::tflop_per_s(989.4);
-  g.peak.bf16 = units::tflop_per_s(989.4);
-  g.peak.fp8 = units::tflop_per_s(1978.9);
-  g.hbm_capacity = units::gib(80);
-  g.hbm_bandwidth = units::gb_per_s(3350);
-  g.nvlink_bandwidth = units::gb_per_s(450);
-  g.pcie_bandwidth = units::gb_per_s(64);
-  g.sm_count = 132;
-  return g;
+  using namespace units;
+  return {.id = "h100-sxm", .name = "NVIDIA H100 SXM5 80GB",
+          .peak = {.fp32 = tflop_per_s(66.9), .tf32 = tflop_per_s(494.7), .fp16 = tflop_per_s(989.4),
+                   .bf16 = tflop_per_s(989.4), .fp8 = tflop_per_s(1978.9)},
+          .hbm_capacity = gib(80), .hbm_bandwidth = gb_per_s(3350), .nvlink_bandwidth = gb_per_s(450),
+          .pcie_bandwidth = gb_per_s(64), .sm_count = 132};
 }
 
 inline Cluster cluster_of(const GpuSpec& gpu, int gpus, int gpus_per_node = 8,
