@@ -9,6 +9,7 @@
 
 #include "capplan/sim/result.hpp"
 #include "cuda_backend.hpp"
+#include "step_test_support.hpp"
 
 namespace capplan::calib {
 namespace {
@@ -19,13 +20,7 @@ namespace {
   if (!var##_made) GTEST_SKIP() << "skipped: " << to_string(var##_made.error()); \
   CudaBackend& var = **var##_made
 
-RunOptions quick() {
-  RunOptions o;
-  o.warmup = 2;
-  o.iterations = 5;
-  o.max_seconds_per_case = 1.0;
-  return o;
-}
+RunOptions quick() { return {.warmup = 2, .iterations = 5, .max_seconds_per_case = 1.0}; }
 
 TEST(CudaBackendWithoutDevice, FactoryReportsNoCudaDeviceFoundInsteadOfCrashing) {
   auto backend = make_cuda_backend(0);
@@ -61,13 +56,7 @@ TEST(CudaBackendOnGpu, GemmMatchesFloat64ReferenceWithinDtypeTolerance) {
                {sim::Precision::bf16, 1e-2}, {sim::Precision::fp8, 1e-2}};
   for (const auto& c : cases) {
     if (!cuda.supports(c.dtype)) continue;
-    GemmShape shape;
-    shape.m = 96;
-    shape.n = 80;
-    shape.k = 144;
-    shape.batch = 2;
-    shape.dtype = c.dtype;
-    auto err = cuda.gemm_relative_error(shape);
+    auto err = cuda.gemm_relative_error({.m = 96, .n = 80, .k = 144, .batch = 2, .dtype = c.dtype});
     ASSERT_TRUE(err.has_value()) << sim::to_string(c.dtype) << ": " << to_string(err.error());
     EXPECT_LT(*err, c.tolerance) << sim::to_string(c.dtype);
   }
@@ -111,23 +100,12 @@ TEST(CudaBackendOnGpu, NormKernelMatchesFloat64Reference) {
 
 TEST(CudaBackendOnGpu, TrainingStepComponentsAddUpToTheStep) {
   CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
-  StepShape shape;
-  shape.layers = 2;
-  shape.hidden = 512;
-  shape.heads = 8;
-  shape.ffn_hidden = 2048;
-  shape.seq_len = 256;
-  shape.micro_batch = 2;
-  shape.dtype = sim::Precision::bf16;
+  const StepShape shape{.layers = 2, .hidden = 512, .heads = 8, .ffn_hidden = 2048, .seq_len = 256, .micro_batch = 2,
+                        .dtype = sim::Precision::bf16};
   auto rec = cuda.training_step(shape, quick());
   ASSERT_TRUE(rec.has_value()) << to_string(rec.error());
   EXPECT_GT(rec->time.median_s, 0.0);
-  double sum = 0.0;
-  for (const char* c : {"gemm", "attention", "memory"}) {
-    ASSERT_TRUE(rec->components_s.contains(c)) << c;
-    EXPECT_GT(rec->components_s.at(c), 0.0) << c;
-    sum += rec->components_s.at(c);
-  }
+  const double sum = test::expect_positive_components(*rec);
   // Components are medians of per-op event intervals that tile the step; the sum of medians and the
   // median of sums differ only by run-to-run spread: allow 15%.
   EXPECT_NEAR(sum, rec->time.median_s, 0.15 * rec->time.median_s);
@@ -139,29 +117,19 @@ TEST(CudaBackendOnGpu, TrainingStepRunsLlamaStyleLayersInBf16AndFp8) {
   CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
   for (const auto dt : {sim::Precision::bf16, sim::Precision::fp8}) {
     if (!cuda.supports(dt)) continue;
-    StepShape shape;
-    shape.hidden = 1024;
-    shape.heads = 8;
-    shape.kv_heads = 2;
-    shape.ffn_hidden = 2816;
-    shape.seq_len = 512;
-    shape.gated_ffn = shape.rmsnorm = shape.rope = shape.flash_attention = true;
-    shape.dtype = dt;
+    const StepShape shape{.hidden = 1024, .heads = 8, .ffn_hidden = 2816, .seq_len = 512, .gated_ffn = true,
+                          .dtype = dt, .kv_heads = 2, .rmsnorm = true, .rope = true, .flash_attention = true};
     auto rec = cuda.training_step(shape, quick());
     ASSERT_TRUE(rec.has_value()) << sim::to_string(dt) << ": " << to_string(rec.error());
-    for (const char* c : {"gemm", "attention", "memory"}) EXPECT_GT(rec->components_s.at(c), 0.0) << c;
+    test::expect_positive_components(*rec);
   }
 }
 
 TEST(CudaBackendOnGpu, TrainingStepRejectsFp32WithAMessage) {
   CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
-  StepShape shape;
-  shape.hidden = 256;
-  shape.heads = 4;
-  shape.ffn_hidden = 1024;
-  shape.seq_len = 128;
-  shape.dtype = sim::Precision::fp32;
-  auto rec = cuda.training_step(shape, quick());
+  auto rec = cuda.training_step({.hidden = 256, .heads = 4, .ffn_hidden = 1024, .seq_len = 128,
+                                 .dtype = sim::Precision::fp32},
+                                quick());
   ASSERT_FALSE(rec.has_value());
   EXPECT_NE(rec.error().front().where.find("dtype"), std::string::npos);
 }

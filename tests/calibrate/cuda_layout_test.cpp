@@ -89,14 +89,7 @@ void expect_lt_matches_spec(const MatmulSpec& s, const char* name) {
 }
 
 StepShape small_step() {
-  StepShape shape;
-  shape.micro_batch = 2;
-  shape.seq_len = 8;
-  shape.hidden = 16;
-  shape.heads = 2;
-  shape.ffn_hidden = 24;
-  shape.dtype = sim::Precision::bf16;
-  return shape;
+  return {.hidden = 16, .heads = 2, .ffn_hidden = 24, .seq_len = 8, .micro_batch = 2, .dtype = sim::Precision::bf16};
 }
 
 // What CudaBackend::gemm times, and what the step runs for every GemmOp: C = A B^T with B stored

@@ -13,17 +13,12 @@
 #include "capplan/calibrate/host_backend.hpp"
 #include "capplan/calibrate/records.hpp"
 #include "host_layer.hpp"
+#include "step_test_support.hpp"
 
 namespace capplan::calib {
 namespace {
 
-RunOptions fast() {
-  RunOptions o;
-  o.warmup = 1;
-  o.iterations = 3;
-  o.max_seconds_per_case = 0.5;
-  return o;
-}
+RunOptions fast() { return {.warmup = 1, .iterations = 3, .max_seconds_per_case = 0.5}; }
 
 std::unique_ptr<MeasurementBackend> host_backend() {
   auto b = make_host_backend({.use_mpi = false});
@@ -101,22 +96,11 @@ TEST(HostBackend, CollectivesWithOneRankAreSkippedWithAReason) {
 
 TEST(HostBackend, TrainingStepReportsEveryComponent) {
   auto b = host_backend();
-  StepShape s;
-  s.hidden = 64;
-  s.heads = 4;
-  s.ffn_hidden = 256;
-  s.seq_len = 32;
-  s.micro_batch = 2;
-  s.layers = 2;
-  s.dtype = sim::Precision::fp32;
+  StepShape s{.layers = 2, .hidden = 64, .heads = 4, .ffn_hidden = 256, .seq_len = 32, .micro_batch = 2,
+              .dtype = sim::Precision::fp32};
   const auto r = b->training_step(s, fast());
   ASSERT_TRUE(r.has_value());
-  double sum = 0;
-  for (const char* c : {"gemm", "attention", "memory"}) {
-    ASSERT_TRUE(r->components_s.contains(c)) << c;
-    EXPECT_GT(r->components_s.at(c), 0) << c;
-    sum += r->components_s.at(c);
-  }
+  const double sum = test::expect_positive_components(*r);
   // Components are medians of per-iteration sums, the total a median of the sums: close, not equal.
   EXPECT_NEAR(sum, r->time.median_s, 0.5 * r->time.median_s);
   s.heads = 5;
@@ -128,23 +112,15 @@ TEST(HostBackend, TrainingStepReportsEveryComponent) {
 // A Llama-style layer (SwiGLU, GQA, RMSNorm, RoPE) in bf16: GEMMs in bf16, memory kernels on fp32
 // buffers moving the op's bytes.
 StepShape llama_like() {
-  StepShape s;
-  s.hidden = 64;
-  s.heads = 4;
-  s.kv_heads = 2;
-  s.ffn_hidden = 96;
-  s.seq_len = 16;
-  s.micro_batch = 1;
-  s.gated_ffn = s.rmsnorm = s.rope = true;
-  s.dtype = sim::Precision::bf16;
-  return s;
+  return {.hidden = 64, .heads = 4, .ffn_hidden = 96, .seq_len = 16, .micro_batch = 1, .gated_ffn = true,
+          .dtype = sim::Precision::bf16, .kv_heads = 2, .rmsnorm = true, .rope = true};
 }
 
 TEST(HostBackend, TrainingStepMeasuresASwigluGqaRmsnormBf16Layer) {
   auto b = host_backend();
   const auto r = b->training_step(llama_like(), fast());
   ASSERT_TRUE(r.has_value()) << r.error()[0].where << ": " << r.error()[0].message;
-  for (const char* c : {"gemm", "attention", "memory"}) EXPECT_GT(r->components_s.at(c), 0) << c;
+  test::expect_positive_components(*r);
   EXPECT_EQ(r->shape, llama_like());
 }
 

@@ -107,15 +107,7 @@ TEST(LoadCatalogs, ModelFields) {
 TEST(LoadCatalogs, MoeMlaAndSlidingWindowFields) {
   const auto& c = test::good_catalogs();
   const auto& mixtral = c.find_model("mixtral-8x7b")->spec;
-  EXPECT_TRUE(mixtral.is_moe());
-  EXPECT_EQ(mixtral.moe.experts, 8);
-  EXPECT_EQ(mixtral.moe.top_k, 2);
-  EXPECT_EQ(mixtral.moe.expert_ffn_hidden, 14336);
-  EXPECT_EQ(mixtral.moe.shared_experts, 0);      // default
-  EXPECT_EQ(mixtral.moe.dense_layers, 0);        // default
-  EXPECT_EQ(mixtral.moe.every_n_layers, 1);      // default
-  EXPECT_EQ(mixtral.moe.capacity_factor, 1.0);   // a scenario parameter, not a catalog key
-  EXPECT_EQ(mixtral.attention, sim::Attention::standard);
+  test::expect_mixtral_8x7b_experts(mixtral);
 
   const auto& v3 = c.find_model("deepseek-v3")->spec;
   EXPECT_EQ(v3.attention, sim::Attention::mla);

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Every framework recipe default (data/frameworks.json) against the value its source gives; the
-// comment above each assertion is the source the value was read from. A null default (no such
+// Every framework recipe default (data/frameworks.json) against the value its source gives; each
+// row of the table defaults() names the source the value was read from. A null default (no such
 // default, or not read) is an empty optional: capplan's own default applies.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/scenario_io.hpp"
@@ -32,621 +36,432 @@ const sim::FrameworkRecipe& recipe(const std::string& id) {
   return e->recipe;
 }
 
+// A recipe field as the table below reads it: its value, or std::monostate where the recipe leaves
+// it null (an empty optional: capplan's own default applies).
+using Value = std::variant<std::monostate, bool, Framework, LossKernel, Fp8Recipe, Recompute>;
+constexpr std::monostate kNull;
 
-TEST(FrameworkRecipe, MegatronDefaultsMatchTheirSources) {
-  const auto& r = recipe("megatron");
-  // capplan docs/model.md, section 1 (training.framework "megatron" before recipes were data)
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // not set: capplan's default for fused kernels (fused)
-  EXPECT_FALSE(r.loss_kernel.has_value());
-  // not set: capplan's default (fp32 except fp16)
-  EXPECT_FALSE(r.grad_reduce_in_fp32_bf16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // not set: capplan's default (overlapped)
-  EXPECT_FALSE(r.overlap_dp_comm.has_value());
-  // not set: capplan's default (off)
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // not set: searched
-  EXPECT_FALSE(r.recompute.has_value());
-  // not set: capplan's default (off)
-  EXPECT_FALSE(r.fp8_param_gather.has_value());
-  // not modelled
-  EXPECT_FALSE(r.cuda_graphs.has_value());
+template <class T>
+Value value_of(const std::optional<T>& v) {
+  return v ? Value(*v) : Value();
+}
+template <class T>
+Value value_of(const T& v) {
+  return Value(v);
 }
 
-TEST(FrameworkRecipe, PytorchDefaultsMatchTheirSources) {
-  const auto& r = recipe("pytorch");
-  // capplan docs/model.md, section 1 (training.framework "pytorch" before recipes were data)
-  EXPECT_EQ(r.kernels, Framework::pytorch);
-  // not set: capplan's default for eager kernels (eager)
-  EXPECT_FALSE(r.loss_kernel.has_value());
-  // not set: capplan's default (fp32 except fp16)
-  EXPECT_FALSE(r.grad_reduce_in_fp32_bf16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // not set: capplan's default (overlapped)
-  EXPECT_FALSE(r.overlap_dp_comm.has_value());
-  // not set: capplan's default (off)
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // not set: searched
-  EXPECT_FALSE(r.recompute.has_value());
-  // not set: capplan's default (off)
-  EXPECT_FALSE(r.fp8_param_gather.has_value());
-  // not modelled
-  EXPECT_FALSE(r.cuda_graphs.has_value());
+std::string show(const Value& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return "null";
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return x ? "true" : "false";
+        } else {
+          return sim::to_string(x);
+        }
+      },
+      v);
 }
 
-TEST(FrameworkRecipe, MegatronLmDefaultsMatchTheirSources) {
-  const auto& r = recipe("megatron-lm");
-  // https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/training/arguments.py#L2887-L2905 (--no-masked-softmax-fusion, --no-bias-gelu-fusion, --no-bias-swiglu-fusion, --no-bias-dropout-fusion, --no-rope-fusion: fusions on unless disabled)
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/model_parallel_config.py#L320 (cross_entropy_loss_fusion: bool = False)
-  EXPECT_EQ(r.loss_kernel, LossKernel::unfused);
-  // https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/training/arguments.py#L1204-L1217 (bf16 forces accumulate_allreduce_grads_in_fp32 = True unless --grad-reduce-in-bf16); #L3069 (store_true: off for fp16); FP8 runs on --bf16
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, true);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, false);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp8, true);
-  // https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/training/arguments.py#L2016 (--fp8-param-gather, store_true)
-  EXPECT_EQ(r.fp8_param_gather, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/transformer/transformer_config.py#L594 (fp8_recipe = "delayed")
-  EXPECT_EQ(r.fp8_recipe, Fp8Recipe::delayed);
-  // https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/training/arguments.py#L3121 (--overlap-grad-reduce, default False)
-  EXPECT_EQ(r.overlap_dp_comm, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/model_parallel_config.py#L265 (tp_comm_overlap: bool = False)
-  EXPECT_EQ(r.tp_comm_overlap, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/training/arguments.py#L3118 (--no-overlap-p2p-communication, store_false: overlap_p2p_comm on; used by the interleaved schedule)
-  EXPECT_EQ(r.pp_comm_overlap, true);
-  // https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/model_parallel_config.py#L343 (overlap_moe_expert_parallel_comm: bool = False)
-  EXPECT_EQ(r.ep_comm_overlap, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/transformer/transformer_config.py#L532 (recompute_granularity = None)
-  EXPECT_EQ(r.recompute, Recompute::none);
-  // https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/transformer/transformer_config.py#L151 (attention_backend = AttnBackend.auto: Transformer Engine's fused/flash attention)
-  EXPECT_EQ(r.flash_attention, true);
-  // argument default 0.1 (transformer_config.py#L188-L191 hidden_dropout, attention_dropout), but the repository's recipes for current models pass 0.0: the model's own setting decides
-  EXPECT_FALSE(r.dropout.has_value());
-  // https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/training/arguments.py#L587-L588 (expert_tensor_parallel_size None -> tensor_model_parallel_size)
-  EXPECT_EQ(r.expert_tp_follows_tp, true);
-  // https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/transformer/transformer_config.py#L1075 (cuda_graph_impl = "none")
-  EXPECT_EQ(r.cuda_graphs, false);
+struct Field {
+  const char* name;
+  Value (*read)(const sim::FrameworkRecipe&);
+};
+template <auto member>
+constexpr Field field(const char* name) {
+  return {name, [](const sim::FrameworkRecipe& r) { return value_of(r.*member); }};
 }
 
-TEST(FrameworkRecipe, MegatronLm285068c8DefaultsMatchTheirSources) {
-  const auto& r = recipe("megatron-lm-285068c8");
-  // https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L644 (--no-masked-softmax-fusion and the bias-gelu / bias-dropout fusion flags: on unless disabled)
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/model/gpt_model.py (vocab_parallel_cross_entropy: separate PyTorch ops; no loss fusion option at this commit)
-  EXPECT_EQ(r.loss_kernel, LossKernel::unfused);
-  // https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L152-L158 (bf16 forces accumulate_allreduce_grads_in_fp32); no FP8 at this commit
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, true);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, false);
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // no FP8 training at this commit
-  EXPECT_FALSE(r.fp8_param_gather.has_value());
-  // https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L838 (--DDP-impl local: gradients all-reduced after the backward pass in megatron/training.py train_step)
-  EXPECT_EQ(r.overlap_dp_comm, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py (no tensor-parallel communication overlap option at this commit)
-  EXPECT_EQ(r.tp_comm_overlap, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L593 (--recompute-granularity default None)
-  EXPECT_EQ(r.recompute, Recompute::none);
-  // https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L655 (--use-flash-attn, store_true: off by default)
-  EXPECT_EQ(r.flash_attention, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L531-L533 (--attention-dropout 0.1, --hidden-dropout 0.1)
-  EXPECT_EQ(r.dropout, true);
-  // https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py (no CUDA graph option at this commit)
-  EXPECT_EQ(r.cuda_graphs, false);
+namespace f {
+using R = sim::FrameworkRecipe;
+constexpr Field kernels = field<&R::kernels>("kernels");
+constexpr Field loss_kernel = field<&R::loss_kernel>("loss_kernel");
+constexpr Field grad_reduce_in_fp32_bf16 = field<&R::grad_reduce_in_fp32_bf16>("grad_reduce_in_fp32_bf16");
+constexpr Field grad_reduce_in_fp32_fp16 = field<&R::grad_reduce_in_fp32_fp16>("grad_reduce_in_fp32_fp16");
+constexpr Field grad_reduce_in_fp32_fp8 = field<&R::grad_reduce_in_fp32_fp8>("grad_reduce_in_fp32_fp8");
+constexpr Field fp8_param_gather = field<&R::fp8_param_gather>("fp8_param_gather");
+constexpr Field fp8_recipe = field<&R::fp8_recipe>("fp8_recipe");
+constexpr Field overlap_dp_comm = field<&R::overlap_dp_comm>("overlap_dp_comm");
+constexpr Field overlap_dp_comm_zero3 = field<&R::overlap_dp_comm_zero3>("overlap_dp_comm_zero3");
+constexpr Field tp_comm_overlap = field<&R::tp_comm_overlap>("tp_comm_overlap");
+constexpr Field pp_comm_overlap = field<&R::pp_comm_overlap>("pp_comm_overlap");
+constexpr Field ep_comm_overlap = field<&R::ep_comm_overlap>("ep_comm_overlap");
+constexpr Field recompute = field<&R::recompute>("recompute");
+constexpr Field selective_recompute = field<&R::selective_recompute>("selective_recompute");
+constexpr Field recompute_norms = field<&R::recompute_norms>("recompute_norms");
+constexpr Field recompute_moe_act = field<&R::recompute_moe_act>("recompute_moe_act");
+constexpr Field flash_attention = field<&R::flash_attention>("flash_attention");
+constexpr Field dropout = field<&R::dropout>("dropout");
+constexpr Field expert_tp_follows_tp = field<&R::expert_tp_follows_tp>("expert_tp_follows_tp");
+constexpr Field cuda_graphs = field<&R::cuda_graphs>("cuda_graphs");
+}  // namespace f
+
+// One recipe default and the source it was read from. An empty source: the row above's source
+// (one line of a source often gives several fields).
+struct Default {
+  const char* recipe;
+  Field field;
+  Value expected;
+  const char* source;
+};
+
+// The table: one row per default of every recipe, grouped by recipe.
+const std::vector<Default>& defaults() {
+  // The values: the recipe enums' names unqualified (no two of these enums share a name), true,
+  // false, and kNull for a null default.
+  using enum Framework;
+  using enum LossKernel;
+  using enum Fp8Recipe;
+  using enum Recompute;
+  // clang-format off
+  static const std::vector<Default> table = {
+    {"megatron", f::kernels, megatron, "capplan docs/model.md, section 1 (training.framework \"megatron\" before recipes were data)"},
+    {"megatron", f::loss_kernel, kNull, "not set: capplan's default for fused kernels (fused)"},
+    {"megatron", f::grad_reduce_in_fp32_bf16, kNull, "not set: capplan's default (fp32 except fp16)"},
+    {"megatron", f::grad_reduce_in_fp32_fp16, kNull, ""},
+    {"megatron", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"megatron", f::overlap_dp_comm, kNull, "not set: capplan's default (overlapped)"},
+    {"megatron", f::tp_comm_overlap, kNull, "not set: capplan's default (off)"},
+    {"megatron", f::recompute, kNull, "not set: searched"},
+    {"megatron", f::fp8_param_gather, kNull, "not set: capplan's default (off)"},
+    {"megatron", f::cuda_graphs, kNull, "not modelled"},
+
+    {"pytorch", f::kernels, pytorch, "capplan docs/model.md, section 1 (training.framework \"pytorch\" before recipes were data)"},
+    {"pytorch", f::loss_kernel, kNull, "not set: capplan's default for eager kernels (eager)"},
+    {"pytorch", f::grad_reduce_in_fp32_bf16, kNull, "not set: capplan's default (fp32 except fp16)"},
+    {"pytorch", f::grad_reduce_in_fp32_fp16, kNull, ""},
+    {"pytorch", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"pytorch", f::overlap_dp_comm, kNull, "not set: capplan's default (overlapped)"},
+    {"pytorch", f::tp_comm_overlap, kNull, "not set: capplan's default (off)"},
+    {"pytorch", f::recompute, kNull, "not set: searched"},
+    {"pytorch", f::fp8_param_gather, kNull, "not set: capplan's default (off)"},
+    {"pytorch", f::cuda_graphs, kNull, "not modelled"},
+
+    {"megatron-lm", f::kernels, megatron, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/training/arguments.py#L2887-L2905 (--no-masked-softmax-fusion, --no-bias-gelu-fusion, --no-bias-swiglu-fusion, --no-bias-dropout-fusion, --no-rope-fusion: fusions on unless disabled)"},
+    {"megatron-lm", f::loss_kernel, unfused, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/model_parallel_config.py#L320 (cross_entropy_loss_fusion: bool = False)"},
+    {"megatron-lm", f::grad_reduce_in_fp32_bf16, true, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/training/arguments.py#L1204-L1217 (bf16 forces accumulate_allreduce_grads_in_fp32 = True unless --grad-reduce-in-bf16); #L3069 (store_true: off for fp16); FP8 runs on --bf16"},
+    {"megatron-lm", f::grad_reduce_in_fp32_fp16, false, ""},
+    {"megatron-lm", f::grad_reduce_in_fp32_fp8, true, ""},
+    {"megatron-lm", f::fp8_param_gather, false, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/training/arguments.py#L2016 (--fp8-param-gather, store_true)"},
+    {"megatron-lm", f::fp8_recipe, delayed, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/transformer/transformer_config.py#L594 (fp8_recipe = \"delayed\")"},
+    {"megatron-lm", f::overlap_dp_comm, false, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/training/arguments.py#L3121 (--overlap-grad-reduce, default False)"},
+    {"megatron-lm", f::tp_comm_overlap, false, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/model_parallel_config.py#L265 (tp_comm_overlap: bool = False)"},
+    {"megatron-lm", f::pp_comm_overlap, true, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/training/arguments.py#L3118 (--no-overlap-p2p-communication, store_false: overlap_p2p_comm on; used by the interleaved schedule)"},
+    {"megatron-lm", f::ep_comm_overlap, false, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/model_parallel_config.py#L343 (overlap_moe_expert_parallel_comm: bool = False)"},
+    {"megatron-lm", f::recompute, none, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/transformer/transformer_config.py#L532 (recompute_granularity = None)"},
+    {"megatron-lm", f::flash_attention, true, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/transformer/transformer_config.py#L151 (attention_backend = AttnBackend.auto: Transformer Engine's fused/flash attention)"},
+    {"megatron-lm", f::dropout, kNull, "argument default 0.1 (transformer_config.py#L188-L191 hidden_dropout, attention_dropout), but the repository's recipes for current models pass 0.0: the model's own setting decides"},
+    {"megatron-lm", f::expert_tp_follows_tp, true, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/training/arguments.py#L587-L588 (expert_tensor_parallel_size None -> tensor_model_parallel_size)"},
+    {"megatron-lm", f::cuda_graphs, false, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/transformer/transformer_config.py#L1075 (cuda_graph_impl = \"none\")"},
+
+    {"megatron-lm-285068c8", f::kernels, megatron, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L644 (--no-masked-softmax-fusion and the bias-gelu / bias-dropout fusion flags: on unless disabled)"},
+    {"megatron-lm-285068c8", f::loss_kernel, unfused, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/model/gpt_model.py (vocab_parallel_cross_entropy: separate PyTorch ops; no loss fusion option at this commit)"},
+    {"megatron-lm-285068c8", f::grad_reduce_in_fp32_bf16, true, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L152-L158 (bf16 forces accumulate_allreduce_grads_in_fp32); no FP8 at this commit"},
+    {"megatron-lm-285068c8", f::grad_reduce_in_fp32_fp16, false, ""},
+    {"megatron-lm-285068c8", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"megatron-lm-285068c8", f::fp8_param_gather, kNull, "no FP8 training at this commit"},
+    {"megatron-lm-285068c8", f::overlap_dp_comm, false, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L838 (--DDP-impl local: gradients all-reduced after the backward pass in megatron/training.py train_step)"},
+    {"megatron-lm-285068c8", f::tp_comm_overlap, false, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py (no tensor-parallel communication overlap option at this commit)"},
+    {"megatron-lm-285068c8", f::recompute, none, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L593 (--recompute-granularity default None)"},
+    {"megatron-lm-285068c8", f::flash_attention, false, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L655 (--use-flash-attn, store_true: off by default)"},
+    {"megatron-lm-285068c8", f::dropout, true, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L531-L533 (--attention-dropout 0.1, --hidden-dropout 0.1)"},
+    {"megatron-lm-285068c8", f::cuda_graphs, false, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py (no CUDA graph option at this commit)"},
+
+    {"megatron-lm-2022", f::kernels, megatron, "https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py (--no-masked-softmax-fusion, --no-bias-gelu-fusion, --no-bias-dropout-fusion: on unless disabled)"},
+    {"megatron-lm-2022", f::loss_kernel, unfused, "https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/mpu/cross_entropy.py (vocab_parallel_cross_entropy as separate PyTorch ops)"},
+    {"megatron-lm-2022", f::grad_reduce_in_fp32_bf16, true, "https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py#L162-L168 (bf16 forces accumulate_allreduce_grads_in_fp32); no FP8"},
+    {"megatron-lm-2022", f::grad_reduce_in_fp32_fp16, false, ""},
+    {"megatron-lm-2022", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"megatron-lm-2022", f::fp8_param_gather, kNull, "no FP8 training in this version"},
+    {"megatron-lm-2022", f::overlap_dp_comm, false, "https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py#L731 (--DDP-impl local: gradients all-reduced after the backward pass)"},
+    {"megatron-lm-2022", f::tp_comm_overlap, false, "https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py (no tensor-parallel communication overlap option)"},
+    {"megatron-lm-2022", f::recompute, none, "https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py#L497 (--recompute-granularity default None)"},
+    {"megatron-lm-2022", f::flash_attention, false, "https://github.com/NVIDIA/Megatron-LM/commit/d693034ecf (FlashAttention integrated 2022-12-08, after this version)"},
+    {"megatron-lm-2022", f::dropout, true, "https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py#L437 (--hidden-dropout 0.1; --attention-dropout 0.1)"},
+    {"megatron-lm-2022", f::cuda_graphs, false, "https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py (no CUDA graph option)"},
+
+    {"megatron-lm-v2", f::kernels, megatron, "https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py#L419-L427 (--no-masked-softmax-fusion, --no-bias-gelu-fusion, --no-bias-dropout-fusion: on unless disabled)"},
+    {"megatron-lm-v2", f::loss_kernel, unfused, "https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/mpu/cross_entropy.py (vocab_parallel_cross_entropy as separate PyTorch ops)"},
+    {"megatron-lm-v2", f::grad_reduce_in_fp32_bf16, true, "https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py#L136-L145 (bf16 forces accumulate_allreduce_grads_in_fp32); #L553 (store_true: off for fp16); no FP8"},
+    {"megatron-lm-v2", f::grad_reduce_in_fp32_fp16, false, ""},
+    {"megatron-lm-v2", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"megatron-lm-v2", f::fp8_param_gather, kNull, "no FP8 training in this version"},
+    {"megatron-lm-v2", f::overlap_dp_comm, false, "https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/training.py#L365-L369 (DDP-impl local, the default at arguments.py#L578: allreduce_gradients() after the backward pass)"},
+    {"megatron-lm-v2", f::tp_comm_overlap, false, "https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py (no tensor-parallel communication overlap option)"},
+    {"megatron-lm-v2", f::recompute, none, "https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py#L393 (--checkpoint-activations, store_true)"},
+    {"megatron-lm-v2", f::selective_recompute, false, "https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py#L393 (only --checkpoint-activations, whole layers; selective recompute came in 2022)"},
+    {"megatron-lm-v2", f::flash_attention, false, "FlashAttention (Dao et al., arXiv:2205.14135) was published in May 2022, after this version"},
+    {"megatron-lm-v2", f::dropout, true, "https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py#L341-L343 (--attention-dropout 0.1, --hidden-dropout 0.1)"},
+    {"megatron-lm-v2", f::cuda_graphs, false, "https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py (no CUDA graph option)"},
+
+    {"megatron-lm-v1", f::kernels, megatron, "https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/model/transformer.py#L21 (apex FusedLayerNorm) and megatron/model/utils.py#L52 (jit-fused GeLU)"},
+    {"megatron-lm-v1", f::loss_kernel, unfused, "https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/mpu/cross_entropy.py (vocab_parallel_cross_entropy as separate PyTorch ops)"},
+    {"megatron-lm-v1", f::grad_reduce_in_fp32_bf16, kNull, "https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/training.py#L239 (allreduce_params(fp32_allreduce=args.fp32_allreduce), --fp32-allreduce off by default); fp16 only"},
+    {"megatron-lm-v1", f::grad_reduce_in_fp32_fp16, false, ""},
+    {"megatron-lm-v1", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"megatron-lm-v1", f::fp8_param_gather, kNull, "no FP8 training in this version"},
+    {"megatron-lm-v1", f::overlap_dp_comm, false, "https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/training.py#L236-L240 (DDP-impl local, the default at arguments.py#L285: all-reduce after the backward pass)"},
+    {"megatron-lm-v1", f::tp_comm_overlap, false, "https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/arguments.py (no tensor-parallel communication overlap option)"},
+    {"megatron-lm-v1", f::recompute, none, "https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/arguments.py#L159 (--checkpoint-activations, store_true)"},
+    {"megatron-lm-v1", f::selective_recompute, false, "https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/arguments.py#L159 (only --checkpoint-activations, whole layers)"},
+    {"megatron-lm-v1", f::flash_attention, false, "FlashAttention (Dao et al., arXiv:2205.14135) was published in May 2022, after this version"},
+    {"megatron-lm-v1", f::dropout, true, "https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/arguments.py#L140-L142 (--attention-dropout 0.1, --hidden-dropout 0.1)"},
+    {"megatron-lm-v1", f::cuda_graphs, false, "https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/arguments.py (no CUDA graph option)"},
+
+    {"megascale", f::kernels, megatron, "Jiang et al., MegaScale, NSDI'24, Sec. 3.4 (fused LayerNorm and GeLU kernels)"},
+    {"megascale", f::loss_kernel, kNull, "not published"},
+    {"megascale", f::grad_reduce_in_fp32_bf16, kNull, "not published"},
+    {"megascale", f::grad_reduce_in_fp32_fp16, kNull, ""},
+    {"megascale", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"megascale", f::fp8_param_gather, kNull, "not published; no FP8 in the paper"},
+    {"megascale", f::overlap_dp_comm, true, "Jiang et al., MegaScale, NSDI'24, Sec. 3.2 (data-parallel all-gather and reduce-scatter overlapped with compute)"},
+    {"megascale", f::tp_comm_overlap, true, "Jiang et al., MegaScale, NSDI'24, Sec. 3.2 (tensor/sequence-parallel communication fused with the GEMMs)"},
+    {"megascale", f::recompute, kNull, "not published"},
+    {"megascale", f::flash_attention, true, "Jiang et al., MegaScale, NSDI'24, Sec. 3.4 (FlashAttention-2)"},
+    {"megascale", f::cuda_graphs, kNull, "not published"},
+
+    {"nemo-2", f::kernels, megatron, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/gpt/model/base.py (GPTConfig: Megatron-Core fused kernels, masked_softmax_fusion and bias fusions on)"},
+    {"nemo-2", f::loss_kernel, fused, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/gpt/model/base.py#L303 (cross_entropy_loss_fusion: bool = True; Megatron-Core's native implementation)"},
+    {"nemo-2", f::grad_reduce_in_fp32_bf16, true, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/precision/mixed_precision.py#L35 (bf16_mixed: grad_reduce_in_fp32=True), #L52 (fp16_mixed: False); the FP8 plugins start from bf16_mixed"},
+    {"nemo-2", f::grad_reduce_in_fp32_fp16, false, ""},
+    {"nemo-2", f::grad_reduce_in_fp32_fp8, true, ""},
+    {"nemo-2", f::fp8_param_gather, true, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/precision/mixed_precision.py#L70 (bf16_with_fp8_mixed: fp8_param_gather = True)"},
+    {"nemo-2", f::fp8_recipe, delayed, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/precision/mixed_precision.py#L66 (fp8_recipe = \"delayed\")"},
+    {"nemo-2", f::overlap_dp_comm, true, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/llama3_70b.py#L119-L120 (DistributedDataParallelConfig overlap_grad_reduce=True, overlap_param_gather=True)"},
+    {"nemo-2", f::tp_comm_overlap, kNull, "per model recipe (MegatronCommOverlapCallback, tp_comm_overlap None by default: nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py#L44)"},
+    {"nemo-2", f::recompute, kNull, "per model recipe"},
+    {"nemo-2", f::flash_attention, true, "Megatron-Core attention_backend auto (Transformer Engine fused/flash attention)"},
+    {"nemo-2", f::expert_tp_follows_tp, true, "Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)"},
+    {"nemo-2", f::cuda_graphs, kNull, "per model recipe"},
+
+    {"nemo-2-perf", f::kernels, megatron, "as nemo-2 (GPTConfig on Megatron-Core)"},
+    {"nemo-2-perf", f::loss_kernel, fused, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/gpt/model/base.py#L303 (cross_entropy_loss_fusion: bool = True)"},
+    {"nemo-2-perf", f::grad_reduce_in_fp32_bf16, false, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/scripts/performance/helpers.py#L234 (set_precision_configs: recipe.trainer.plugins.grad_reduce_in_fp32 = False)"},
+    {"nemo-2-perf", f::grad_reduce_in_fp32_fp16, false, ""},
+    {"nemo-2-perf", f::grad_reduce_in_fp32_fp8, false, ""},
+    {"nemo-2-perf", f::fp8_param_gather, true, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/precision/mixed_precision.py#L70 (the FP8 plugins set_precision_configs picks set fp8_param_gather = True)"},
+    {"nemo-2-perf", f::fp8_recipe, delayed, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/scripts/performance/helpers.py (set_precision_configs: fp8_recipe defaults to \"ds\", delayed scaling)"},
+    {"nemo-2-perf", f::overlap_dp_comm, true, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/llama3_70b.py#L119-L120 (overlap_grad_reduce=True)"},
+    {"nemo-2-perf", f::tp_comm_overlap, kNull, "per model recipe"},
+    {"nemo-2-perf", f::recompute, kNull, "per model recipe"},
+    {"nemo-2-perf", f::flash_attention, true, "Megatron-Core attention_backend auto (Transformer Engine fused/flash attention)"},
+    {"nemo-2-perf", f::expert_tp_follows_tp, true, "Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)"},
+    {"nemo-2-perf", f::cuda_graphs, kNull, "per model recipe"},
+
+    {"nemo-1", f::kernels, megatron, "https://github.com/NVIDIA/NeMo/blob/v1.23.0/examples/nlp/language_modeling/conf/megatron_gpt_config.yaml (Megatron-Core GPT with Transformer Engine)"},
+    {"nemo-1", f::loss_kernel, kNull, "not read"},
+    {"nemo-1", f::grad_reduce_in_fp32_bf16, kNull, "not read for the published performance configs"},
+    {"nemo-1", f::grad_reduce_in_fp32_fp16, kNull, ""},
+    {"nemo-1", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"nemo-1", f::fp8_param_gather, kNull, "no fp8_params key in v1.23.0's megatron_gpt_config.yaml; the 24.07 performance configs were not read"},
+    {"nemo-1", f::overlap_dp_comm, kNull, "not read"},
+    {"nemo-1", f::tp_comm_overlap, false, "https://github.com/NVIDIA/NeMo/blob/v1.23.0/examples/nlp/language_modeling/conf/megatron_gpt_config.yaml#L194 (ub_tp_comm_overlap: False)"},
+    {"nemo-1", f::recompute, none, "https://github.com/NVIDIA/NeMo/blob/v1.23.0/examples/nlp/language_modeling/conf/megatron_gpt_config.yaml#L155 (activations_checkpoint_granularity: null)"},
+    {"nemo-1", f::flash_attention, true, "Megatron-Core with Transformer Engine (use_flash_attention 'does nothing when transformer_engine=True', megatron_gpt_config.yaml#L203)"},
+    {"nemo-1", f::expert_tp_follows_tp, true, "Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)"},
+    {"nemo-1", f::cuda_graphs, kNull, "not read"},
+
+    {"megatron-bridge", f::kernels, megatron, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/models/gpt_provider.py#L204 (masked_softmax_fusion: bool = True; Megatron-Core fused kernels)"},
+    {"megatron-bridge", f::loss_kernel, fused, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/models/gpt_provider.py#L205 (cross_entropy_loss_fusion: bool = True; Megatron-Core's native implementation)"},
+    {"megatron-bridge", f::grad_reduce_in_fp32_bf16, true, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/training/mixed_precision.py#L185-L197 (bf16_mixed: grad_reduce_in_fp32=True), #L201-L213 (fp16_mixed: False); FP8 configs start from bf16_mixed"},
+    {"megatron-bridge", f::grad_reduce_in_fp32_fp16, false, ""},
+    {"megatron-bridge", f::grad_reduce_in_fp32_fp8, true, ""},
+    {"megatron-bridge", f::fp8_param_gather, true, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/training/mixed_precision.py#L231 (bf16_with_fp8_delayed_scaling_mixed: fp8_param_gather = True; also #L302 current scaling, #L264 MXFP8)"},
+    {"megatron-bridge", f::fp8_recipe, delayed, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/training/mixed_precision.py#L227"},
+    {"megatron-bridge", f::overlap_dp_comm, true, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/recipes/common.py#L82-L84 (DistributedDataParallelConfig overlap_grad_reduce=True, overlap_param_gather=True)"},
+    {"megatron-bridge", f::tp_comm_overlap, kNull, "per model recipe (CommOverlapConfig, src/megatron/bridge/training/comm_overlap.py#L356)"},
+    {"megatron-bridge", f::recompute, kNull, "per model recipe"},
+    {"megatron-bridge", f::flash_attention, true, "Megatron-Core attention_backend auto (Transformer Engine fused/flash attention)"},
+    {"megatron-bridge", f::expert_tp_follows_tp, true, "Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)"},
+    {"megatron-bridge", f::cuda_graphs, kNull, "per model recipe"},
+
+    {"megatron-bridge-perf", f::kernels, megatron, "as megatron-bridge"},
+    {"megatron-bridge-perf", f::loss_kernel, te, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/_common.py#L70 (_benchmark_common: cross_entropy_fusion_impl = \"te\")"},
+    {"megatron-bridge-perf", f::grad_reduce_in_fp32_bf16, false, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/_common.py#L72-L74 (mixed_precision.grad_reduce_in_fp32 = False, ddp.grad_reduce_in_fp32 = False) and #L122 (_perf_precision)"},
+    {"megatron-bridge-perf", f::grad_reduce_in_fp32_fp16, false, ""},
+    {"megatron-bridge-perf", f::grad_reduce_in_fp32_fp8, false, ""},
+    {"megatron-bridge-perf", f::fp8_param_gather, true, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/training/mixed_precision.py#L302 (bf16_with_fp8_current_scaling_mixed, which _perf_precision uses for fp8_cs: fp8_param_gather = True)"},
+    {"megatron-bridge-perf", f::fp8_recipe, kNull, "chosen per run: https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/_common.py#L99-L122 (_perf_precision: fp8_cs current scaling, fp8_ds delayed, fp8_mx MXFP8)"},
+    {"megatron-bridge-perf", f::overlap_dp_comm, true, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/recipes/common.py#L82-L84 (overlap_grad_reduce=True)"},
+    {"megatron-bridge-perf", f::tp_comm_overlap, kNull, "per model recipe"},
+    {"megatron-bridge-perf", f::recompute, kNull, "per model recipe"},
+    {"megatron-bridge-perf", f::flash_attention, true, "Megatron-Core attention_backend auto (Transformer Engine fused/flash attention)"},
+    {"megatron-bridge-perf", f::expert_tp_follows_tp, true, "Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)"},
+    {"megatron-bridge-perf", f::cuda_graphs, kNull, "per model recipe (cuda_graph_impl set by the recipe or --cuda_graph_impl)"},
+
+    {"megatron-bridge-perf-gpt-oss", f::kernels, megatron, "as megatron-bridge"},
+    {"megatron-bridge-perf-gpt-oss", f::loss_kernel, te, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/_common.py#L70 (_benchmark_common: cross_entropy_fusion_impl = \"te\")"},
+    {"megatron-bridge-perf-gpt-oss", f::grad_reduce_in_fp32_bf16, false, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/gpt_oss/common.py#L81-L82 (mixed_precision.grad_reduce_in_fp32 = False, ddp.grad_reduce_in_fp32 = False)"},
+    {"megatron-bridge-perf-gpt-oss", f::grad_reduce_in_fp32_fp16, false, ""},
+    {"megatron-bridge-perf-gpt-oss", f::grad_reduce_in_fp32_fp8, false, ""},
+    {"megatron-bridge-perf-gpt-oss", f::fp8_param_gather, true, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/training/mixed_precision.py#L302 (bf16_with_fp8_current_scaling_mixed: fp8_param_gather = True)"},
+    {"megatron-bridge-perf-gpt-oss", f::fp8_recipe, kNull, "chosen per preset (bf16 and fp8cs presets in src/megatron/bridge/perf_recipes/gpt_oss/h100/gpt_oss.py)"},
+    {"megatron-bridge-perf-gpt-oss", f::overlap_dp_comm, true, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/recipes/common.py#L82-L84 (overlap_grad_reduce=True)"},
+    {"megatron-bridge-perf-gpt-oss", f::tp_comm_overlap, kNull, "per preset"},
+    {"megatron-bridge-perf-gpt-oss", f::recompute, selective, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/gpt_oss/h100/gpt_oss.py#L40 (recompute_granularity = \"selective\")"},
+    {"megatron-bridge-perf-gpt-oss", f::recompute_norms, true, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/gpt_oss/h100/gpt_oss.py#L39 (recompute_modules = [\"layernorm\", \"moe_act\"])"},
+    {"megatron-bridge-perf-gpt-oss", f::recompute_moe_act, true, ""},
+    {"megatron-bridge-perf-gpt-oss", f::flash_attention, true, "Megatron-Core attention_backend auto (Transformer Engine fused/flash attention)"},
+    {"megatron-bridge-perf-gpt-oss", f::expert_tp_follows_tp, true, "Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)"},
+    {"megatron-bridge-perf-gpt-oss", f::cuda_graphs, kNull, "per preset"},
+
+    {"nemo-automodel", f::kernels, pytorch, "NeMo AutoModel: Hugging Face model code on PyTorch; TE kernels opt-in per config (examples/benchmark/configs/*_te_*.yaml: backend rms_norm te, rope_fusion true)"},
+    {"nemo-automodel", f::loss_kernel, kNull, "not read"},
+    {"nemo-automodel", f::grad_reduce_in_fp32_bf16, kNull, "not read"},
+    {"nemo-automodel", f::grad_reduce_in_fp32_fp16, kNull, ""},
+    {"nemo-automodel", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"nemo-automodel", f::fp8_param_gather, kNull, "not read"},
+    {"nemo-automodel", f::overlap_dp_comm, kNull, "not read (FSDP2)"},
+    {"nemo-automodel", f::tp_comm_overlap, kNull, "not read"},
+    {"nemo-automodel", f::recompute, kNull, "not read"},
+    {"nemo-automodel", f::expert_tp_follows_tp, false, "not Megatron-Core: experts are not split by tensor parallelism unless configured"},
+    {"nemo-automodel", f::cuda_graphs, kNull, "not read"},
+
+    {"megatron-deepspeed", f::kernels, megatron, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py (Megatron's masked-softmax and bias fusions, on unless disabled)"},
+    {"megatron-deepspeed", f::loss_kernel, unfused, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/mpu/cross_entropy.py (vocab_parallel_cross_entropy as separate PyTorch ops)"},
+    {"megatron-deepspeed", f::grad_reduce_in_fp32_bf16, true, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L182 (bf16 forces accumulate_allreduce_grads_in_fp32); no FP8"},
+    {"megatron-deepspeed", f::grad_reduce_in_fp32_fp16, false, ""},
+    {"megatron-deepspeed", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"megatron-deepspeed", f::fp8_param_gather, kNull, "no FP8 training in this version"},
+    {"megatron-deepspeed", f::overlap_dp_comm, false, "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/config.py#L383-L386 (overlap_comm defaults to True only for ZeRO stage 3) and https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L728 (--DDP-impl local)"},
+    {"megatron-deepspeed", f::overlap_dp_comm_zero3, true, "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/config.py#L383-L386"},
+    {"megatron-deepspeed", f::tp_comm_overlap, false, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py (no tensor-parallel communication overlap option)"},
+    {"megatron-deepspeed", f::recompute, none, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L512 (--checkpoint-activations, store_true)"},
+    {"megatron-deepspeed", f::selective_recompute, false, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L512 (only --checkpoint-activations, whole layers)"},
+    {"megatron-deepspeed", f::flash_attention, false, "FlashAttention (Dao et al., arXiv:2205.14135) was published in May 2022, after this version"},
+    {"megatron-deepspeed", f::dropout, true, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L460-L462 (--attention-dropout 0.1, --hidden-dropout 0.1)"},
+    {"megatron-deepspeed", f::cuda_graphs, false, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py (no CUDA graph option)"},
+
+    {"deepspeed", f::kernels, megatron, "the wrapped model's code decides; null: capplan default (fused)"},
+    {"deepspeed", f::loss_kernel, kNull, "the wrapped model's code decides"},
+    {"deepspeed", f::grad_reduce_in_fp32_bf16, false, "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/engine.py#L1405-L1416 (communication_data_type: the training dtype, fp16 or bf16, unless set; COMMUNICATION_DATA_TYPE_DEFAULT = None in deepspeed/runtime/constants.py#L286)"},
+    {"deepspeed", f::grad_reduce_in_fp32_fp16, false, ""},
+    {"deepspeed", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"deepspeed", f::fp8_param_gather, kNull, "not a DeepSpeed default"},
+    {"deepspeed", f::overlap_dp_comm, false, "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/config.py#L138 and #L383-L386 (overlap_comm None -> True only for stage 3)"},
+    {"deepspeed", f::overlap_dp_comm_zero3, true, "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/config.py#L383-L386"},
+    {"deepspeed", f::tp_comm_overlap, kNull, "no tensor parallelism of its own"},
+    {"deepspeed", f::recompute, none, "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/activation_checkpointing/config.py (activation checkpointing only when the model calls deepspeed.checkpointing)"},
+    {"deepspeed", f::flash_attention, kNull, "the wrapped model's code decides"},
+    {"deepspeed", f::cuda_graphs, kNull, "not modelled"},
+
+    {"pytorch-fsdp", f::kernels, pytorch, "plain PyTorch modules: each element-wise op its own kernel (no compile by default)"},
+    {"pytorch-fsdp", f::loss_kernel, eager, "torch.nn.functional.cross_entropy in the training script"},
+    {"pytorch-fsdp", f::grad_reduce_in_fp32_bf16, kNull, "MixedPrecision(param_dtype=None, reduce_dtype=None): whatever the user's policy sets (https://github.com/pytorch/pytorch/blob/01d5c2cc8ac53ec6f45d10e2b90f7387df1f1ac4/torch/distributed/fsdp/api.py)"},
+    {"pytorch-fsdp", f::grad_reduce_in_fp32_fp16, kNull, ""},
+    {"pytorch-fsdp", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"pytorch-fsdp", f::fp8_param_gather, false, "FSDP1 has no FP8 all-gather"},
+    {"pytorch-fsdp", f::overlap_dp_comm, kNull, "reduce-scatter issued from post-backward hooks on a separate stream; capplan's default (overlapped)"},
+    {"pytorch-fsdp", f::tp_comm_overlap, kNull, "no tensor parallelism of its own"},
+    {"pytorch-fsdp", f::recompute, none, "activation checkpointing only where the user wraps modules (torch.distributed.algorithms._checkpoint.checkpoint_wrapper)"},
+    {"pytorch-fsdp", f::cuda_graphs, false, "not used by FSDP"},
+
+    {"pytorch-fsdp2", f::kernels, pytorch, "plain PyTorch modules: each element-wise op its own kernel (no compile by default)"},
+    {"pytorch-fsdp2", f::loss_kernel, eager, "torch.nn.functional.cross_entropy in the training script"},
+    {"pytorch-fsdp2", f::grad_reduce_in_fp32_bf16, kNull, "https://github.com/pytorch/pytorch/blob/01d5c2cc8ac53ec6f45d10e2b90f7387df1f1ac4/torch/distributed/fsdp/_fully_shard/_fsdp_api.py#L27-L49 (MixedPrecisionPolicy reduce_dtype None: the original parameter dtype, fp32 for fp32 master weights; bf16 when the model itself is bf16)"},
+    {"pytorch-fsdp2", f::grad_reduce_in_fp32_fp16, kNull, ""},
+    {"pytorch-fsdp2", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"pytorch-fsdp2", f::fp8_param_gather, false, "FP8 all-gather only through torchao's Float8 training with enable_fsdp_float8_all_gather"},
+    {"pytorch-fsdp2", f::overlap_dp_comm, kNull, "reduce-scatter on a separate stream overlapping backward; capplan's default (overlapped)"},
+    {"pytorch-fsdp2", f::tp_comm_overlap, kNull, "no tensor parallelism of its own"},
+    {"pytorch-fsdp2", f::recompute, none, "activation checkpointing only where the user applies it"},
+    {"pytorch-fsdp2", f::cuda_graphs, false, "not used by FSDP2"},
+
+    {"torchtitan", f::kernels, pytorch, "https://github.com/pytorch/torchtitan/blob/f6a9daa13e04f01adde911ab412c617e8dee6a9d/torchtitan/config_manager.py#L399-L403 (--training.compile, store_true: eager unless compiled)"},
+    {"torchtitan", f::loss_kernel, eager, "https://github.com/pytorch/torchtitan/blob/f6a9daa13e04f01adde911ab412c617e8dee6a9d/train.py (loss_fn: torch.nn.functional.cross_entropy on pred.float())"},
+    {"torchtitan", f::grad_reduce_in_fp32_bf16, true, "https://github.com/pytorch/torchtitan/blob/f6a9daa13e04f01adde911ab412c617e8dee6a9d/torchtitan/config_manager.py#L388-L396 (--training.mixed_precision_reduce default float32)"},
+    {"torchtitan", f::grad_reduce_in_fp32_fp16, kNull, ""},
+    {"torchtitan", f::grad_reduce_in_fp32_fp8, true, ""},
+    {"torchtitan", f::fp8_param_gather, false, "https://github.com/pytorch/torchtitan/blob/f6a9daa13e04f01adde911ab412c617e8dee6a9d/torchtitan/config_manager.py#L541-L545 (--float8.enable_fsdp_float8_all_gather, store_true)"},
+    {"torchtitan", f::overlap_dp_comm, kNull, "FSDP2's default; capplan's default (overlapped)"},
+    {"torchtitan", f::tp_comm_overlap, false, "https://github.com/pytorch/torchtitan/blob/f6a9daa13e04f01adde911ab412c617e8dee6a9d/torchtitan/config_manager.py#L287-L291 (--experimental.enable_async_tensor_parallel, store_true)"},
+    {"torchtitan", f::recompute, kNull, "https://github.com/pytorch/torchtitan/blob/f6a9daa13e04f01adde911ab412c617e8dee6a9d/torchtitan/config_manager.py#L515-L528: --activation_checkpoint.mode selective with selective_ac_option \"2\" (every second layer fully checkpointed), which capplan has no mode for"},
+    {"torchtitan", f::flash_attention, true, "torch.nn.functional.scaled_dot_product_attention (flash backend) in torchtitan/models/llama/model.py"},
+    {"torchtitan", f::cuda_graphs, false, "not used"},
+
+    {"llm-foundry", f::kernels, pytorch, "llm-foundry MPT modules in plain PyTorch (no compile by default)"},
+    {"llm-foundry", f::loss_kernel, eager, "torch.nn.CrossEntropyLoss in llm-foundry's model classes"},
+    {"llm-foundry", f::grad_reduce_in_fp32_bf16, true, "https://github.com/mosaicml/composer/blob/6405188805a0054b4551ec49e4919c54c971d0e8/composer/utils/parallelism.py#L34 (mixed_precision: str = 'DEFAULT') and composer/distributed/mosaic_parallelism.py#L78-L80 (DEFAULT: reduce_dtype = torch.float32; PURE: the training dtype, #L82-L84)"},
+    {"llm-foundry", f::grad_reduce_in_fp32_fp16, true, ""},
+    {"llm-foundry", f::grad_reduce_in_fp32_fp8, true, ""},
+    {"llm-foundry", f::fp8_param_gather, false, "FP8 only through Transformer Engine layers (amp_fp8); parameters stay 16-bit"},
+    {"llm-foundry", f::overlap_dp_comm, kNull, "FSDP's default; capplan's default (overlapped)"},
+    {"llm-foundry", f::tp_comm_overlap, kNull, "no tensor parallelism by default"},
+    {"llm-foundry", f::recompute, none, "llm-foundry FSDP config activation_checkpointing: false unless set"},
+    {"llm-foundry", f::cuda_graphs, false, "not used"},
+
+    {"fms-fsdp-2024-03", f::kernels, pytorch, "https://github.com/foundation-model-stack/fms-fsdp/blob/3cb16b4f8dc693050a69024ad9e70e842bf7a76b/fms_fsdp/config/training.py#L42 (use_torch_compile: bool = False: eager element-wise kernels)"},
+    {"fms-fsdp-2024-03", f::loss_kernel, eager, "torch.nn.CrossEntropyLoss in fms_fsdp/utils/train_utils.py (outside the compiled model)"},
+    {"fms-fsdp-2024-03", f::grad_reduce_in_fp32_bf16, false, "https://github.com/foundation-model-stack/fms-fsdp/blob/3cb16b4f8dc693050a69024ad9e70e842bf7a76b/fms_fsdp/policies/mixed_precision.py#L11-L15 (bfSixteen: param_dtype, reduce_dtype, buffer_dtype bfloat16) and fms_fsdp/utils/train_utils.py#L150 (mixed_precision True -> bfSixteen)"},
+    {"fms-fsdp-2024-03", f::grad_reduce_in_fp32_fp16, false, ""},
+    {"fms-fsdp-2024-03", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"fms-fsdp-2024-03", f::fp8_param_gather, kNull, "no FP8 in this version"},
+    {"fms-fsdp-2024-03", f::overlap_dp_comm, kNull, "FSDP's default; capplan's default (overlapped)"},
+    {"fms-fsdp-2024-03", f::tp_comm_overlap, kNull, "no tensor parallelism"},
+    {"fms-fsdp-2024-03", f::recompute, none, "https://github.com/foundation-model-stack/fms-fsdp/blob/3cb16b4f8dc693050a69024ad9e70e842bf7a76b/fms_fsdp/config/training.py#L22 (fsdp_activation_checkpointing: bool = False)"},
+    {"fms-fsdp-2024-03", f::cuda_graphs, false, "not used"},
+
+    {"fms-fsdp", f::kernels, megatron, "https://github.com/foundation-model-stack/fms-fsdp/blob/9031328050b05d3d1f3a12ed1c9b637c8c8a43b5/fms_fsdp/config/training.py#L54 (use_torch_compile: bool = True: inductor fuses the element-wise ops)"},
+    {"fms-fsdp", f::loss_kernel, eager, "torch.nn.CrossEntropyLoss in fms_fsdp/utils/train_utils.py (outside the compiled model)"},
+    {"fms-fsdp", f::grad_reduce_in_fp32_bf16, false, "https://github.com/foundation-model-stack/fms-fsdp/blob/9031328050b05d3d1f3a12ed1c9b637c8c8a43b5/fms_fsdp/policies/mixed_precision.py (bfSixteen: param_dtype, reduce_dtype, buffer_dtype bfloat16) and fms_fsdp/utils/train_utils.py#L204 (mixed_precision True -> bfSixteen)"},
+    {"fms-fsdp", f::grad_reduce_in_fp32_fp16, false, ""},
+    {"fms-fsdp", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"fms-fsdp", f::fp8_param_gather, kNull, "no FP8 in this version"},
+    {"fms-fsdp", f::overlap_dp_comm, kNull, "FSDP's default; capplan's default (overlapped)"},
+    {"fms-fsdp", f::tp_comm_overlap, kNull, "no tensor parallelism"},
+    {"fms-fsdp", f::recompute, none, "https://github.com/foundation-model-stack/fms-fsdp/blob/9031328050b05d3d1f3a12ed1c9b637c8c8a43b5/fms_fsdp/config/training.py#L28 (fsdp_activation_checkpointing: bool = False)"},
+    {"fms-fsdp", f::cuda_graphs, false, "not used"},
+
+    {"hf-trainer", f::kernels, pytorch, "Hugging Face modeling code in plain PyTorch (torch_compile and use_liger_kernel off by default in TrainingArguments)"},
+    {"hf-trainer", f::loss_kernel, eager, "https://github.com/huggingface/transformers/blob/0114da07ec0e101b420a923dedeb6032b6ac3a44/src/transformers/loss/loss_utils.py (ForCausalLMLoss: logits.float(), nn.functional.cross_entropy)"},
+    {"hf-trainer", f::grad_reduce_in_fp32_bf16, kNull, "bf16/fp16 through torch.autocast: gradients in the parameters' dtype, fp32 unless the model is loaded in 16 bits"},
+    {"hf-trainer", f::grad_reduce_in_fp32_fp16, kNull, ""},
+    {"hf-trainer", f::grad_reduce_in_fp32_fp8, kNull, ""},
+    {"hf-trainer", f::fp8_param_gather, false, "no FP8 all-gather"},
+    {"hf-trainer", f::overlap_dp_comm, kNull, "torch DDP buckets overlap backward; capplan's default (overlapped)"},
+    {"hf-trainer", f::tp_comm_overlap, kNull, "no tensor parallelism by default"},
+    {"hf-trainer", f::recompute, none, "TrainingArguments.gradient_checkpointing defaults to False"},
+    {"hf-trainer", f::cuda_graphs, false, "not used"},
+  };
+  // clang-format on
+  return table;
 }
 
-TEST(FrameworkRecipe, MegatronLm2022DefaultsMatchTheirSources) {
-  const auto& r = recipe("megatron-lm-2022");
-  // https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py (--no-masked-softmax-fusion, --no-bias-gelu-fusion, --no-bias-dropout-fusion: on unless disabled)
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/mpu/cross_entropy.py (vocab_parallel_cross_entropy as separate PyTorch ops)
-  EXPECT_EQ(r.loss_kernel, LossKernel::unfused);
-  // https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py#L162-L168 (bf16 forces accumulate_allreduce_grads_in_fp32); no FP8
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, true);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, false);
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // no FP8 training in this version
-  EXPECT_FALSE(r.fp8_param_gather.has_value());
-  // https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py#L731 (--DDP-impl local: gradients all-reduced after the backward pass)
-  EXPECT_EQ(r.overlap_dp_comm, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py (no tensor-parallel communication overlap option)
-  EXPECT_EQ(r.tp_comm_overlap, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py#L497 (--recompute-granularity default None)
-  EXPECT_EQ(r.recompute, Recompute::none);
-  // https://github.com/NVIDIA/Megatron-LM/commit/d693034ecf (FlashAttention integrated 2022-12-08, after this version)
-  EXPECT_EQ(r.flash_attention, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py#L437 (--hidden-dropout 0.1; --attention-dropout 0.1)
-  EXPECT_EQ(r.dropout, true);
-  // https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py (no CUDA graph option)
-  EXPECT_EQ(r.cuda_graphs, false);
+// The recipes of the table, in its order: one test each.
+std::vector<std::string> recipes_in_table() {
+  std::vector<std::string> ids;
+  for (const Default& d : defaults()) {
+    if (std::find(ids.begin(), ids.end(), d.recipe) == ids.end()) ids.emplace_back(d.recipe);
+  }
+  return ids;
 }
 
-TEST(FrameworkRecipe, MegatronLmV2DefaultsMatchTheirSources) {
-  const auto& r = recipe("megatron-lm-v2");
-  // https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py#L419-L427 (--no-masked-softmax-fusion, --no-bias-gelu-fusion, --no-bias-dropout-fusion: on unless disabled)
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/mpu/cross_entropy.py (vocab_parallel_cross_entropy as separate PyTorch ops)
-  EXPECT_EQ(r.loss_kernel, LossKernel::unfused);
-  // https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py#L136-L145 (bf16 forces accumulate_allreduce_grads_in_fp32); #L553 (store_true: off for fp16); no FP8
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, true);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, false);
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // no FP8 training in this version
-  EXPECT_FALSE(r.fp8_param_gather.has_value());
-  // https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/training.py#L365-L369 (DDP-impl local, the default at arguments.py#L578: allreduce_gradients() after the backward pass)
-  EXPECT_EQ(r.overlap_dp_comm, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py (no tensor-parallel communication overlap option)
-  EXPECT_EQ(r.tp_comm_overlap, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py#L393 (--checkpoint-activations, store_true)
-  EXPECT_EQ(r.recompute, Recompute::none);
-  // https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py#L393 (only --checkpoint-activations, whole layers; selective recompute came in 2022)
-  EXPECT_EQ(r.selective_recompute, false);
-  // FlashAttention (Dao et al., arXiv:2205.14135) was published in May 2022, after this version
-  EXPECT_EQ(r.flash_attention, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py#L341-L343 (--attention-dropout 0.1, --hidden-dropout 0.1)
-  EXPECT_EQ(r.dropout, true);
-  // https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py (no CUDA graph option)
-  EXPECT_EQ(r.cuda_graphs, false);
+class FrameworkRecipeDefaults : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FrameworkRecipeDefaults, MatchTheirSources) {
+  const std::string& id = GetParam();
+  const auto& r = recipe(id);
+  int checked = 0;
+  std::string source;
+  for (const Default& d : defaults()) {
+    if (d.recipe != id) continue;
+    if (*d.source != '\0') source = d.source;
+    ++checked;
+    const Value got = d.field.read(r);
+    EXPECT_TRUE(got == d.expected) << id << " " << d.field.name << ": " << show(got) << ", the source gives "
+                                   << show(d.expected) << "\n  source: " << source;
+  }
+  EXPECT_GT(checked, 0) << "no default of '" << id << "' in the table";
 }
 
-TEST(FrameworkRecipe, MegatronLmV1DefaultsMatchTheirSources) {
-  const auto& r = recipe("megatron-lm-v1");
-  // https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/model/transformer.py#L21 (apex FusedLayerNorm) and megatron/model/utils.py#L52 (jit-fused GeLU)
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/mpu/cross_entropy.py (vocab_parallel_cross_entropy as separate PyTorch ops)
-  EXPECT_EQ(r.loss_kernel, LossKernel::unfused);
-  // https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/training.py#L239 (allreduce_params(fp32_allreduce=args.fp32_allreduce), --fp32-allreduce off by default); fp16 only
-  EXPECT_FALSE(r.grad_reduce_in_fp32_bf16.has_value());
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, false);
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // no FP8 training in this version
-  EXPECT_FALSE(r.fp8_param_gather.has_value());
-  // https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/training.py#L236-L240 (DDP-impl local, the default at arguments.py#L285: all-reduce after the backward pass)
-  EXPECT_EQ(r.overlap_dp_comm, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/arguments.py (no tensor-parallel communication overlap option)
-  EXPECT_EQ(r.tp_comm_overlap, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/arguments.py#L159 (--checkpoint-activations, store_true)
-  EXPECT_EQ(r.recompute, Recompute::none);
-  // https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/arguments.py#L159 (only --checkpoint-activations, whole layers)
-  EXPECT_EQ(r.selective_recompute, false);
-  // FlashAttention (Dao et al., arXiv:2205.14135) was published in May 2022, after this version
-  EXPECT_EQ(r.flash_attention, false);
-  // https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/arguments.py#L140-L142 (--attention-dropout 0.1, --hidden-dropout 0.1)
-  EXPECT_EQ(r.dropout, true);
-  // https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/arguments.py (no CUDA graph option)
-  EXPECT_EQ(r.cuda_graphs, false);
-}
-
-TEST(FrameworkRecipe, MegascaleDefaultsMatchTheirSources) {
-  const auto& r = recipe("megascale");
-  // Jiang et al., MegaScale, NSDI'24, Sec. 3.4 (fused LayerNorm and GeLU kernels)
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // not published
-  EXPECT_FALSE(r.loss_kernel.has_value());
-  // not published
-  EXPECT_FALSE(r.grad_reduce_in_fp32_bf16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // not published; no FP8 in the paper
-  EXPECT_FALSE(r.fp8_param_gather.has_value());
-  // Jiang et al., MegaScale, NSDI'24, Sec. 3.2 (data-parallel all-gather and reduce-scatter overlapped with compute)
-  EXPECT_EQ(r.overlap_dp_comm, true);
-  // Jiang et al., MegaScale, NSDI'24, Sec. 3.2 (tensor/sequence-parallel communication fused with the GEMMs)
-  EXPECT_EQ(r.tp_comm_overlap, true);
-  // not published
-  EXPECT_FALSE(r.recompute.has_value());
-  // Jiang et al., MegaScale, NSDI'24, Sec. 3.4 (FlashAttention-2)
-  EXPECT_EQ(r.flash_attention, true);
-  // not published
-  EXPECT_FALSE(r.cuda_graphs.has_value());
-}
-
-TEST(FrameworkRecipe, Nemo2DefaultsMatchTheirSources) {
-  const auto& r = recipe("nemo-2");
-  // https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/gpt/model/base.py (GPTConfig: Megatron-Core fused kernels, masked_softmax_fusion and bias fusions on)
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/gpt/model/base.py#L303 (cross_entropy_loss_fusion: bool = True; Megatron-Core's native implementation)
-  EXPECT_EQ(r.loss_kernel, LossKernel::fused);
-  // https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/precision/mixed_precision.py#L35 (bf16_mixed: grad_reduce_in_fp32=True), #L52 (fp16_mixed: False); the FP8 plugins start from bf16_mixed
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, true);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, false);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp8, true);
-  // https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/precision/mixed_precision.py#L70 (bf16_with_fp8_mixed: fp8_param_gather = True)
-  EXPECT_EQ(r.fp8_param_gather, true);
-  // https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/precision/mixed_precision.py#L66 (fp8_recipe = "delayed")
-  EXPECT_EQ(r.fp8_recipe, Fp8Recipe::delayed);
-  // https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/llama3_70b.py#L119-L120 (DistributedDataParallelConfig overlap_grad_reduce=True, overlap_param_gather=True)
-  EXPECT_EQ(r.overlap_dp_comm, true);
-  // per model recipe (MegatronCommOverlapCallback, tp_comm_overlap None by default: nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py#L44)
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // per model recipe
-  EXPECT_FALSE(r.recompute.has_value());
-  // Megatron-Core attention_backend auto (Transformer Engine fused/flash attention)
-  EXPECT_EQ(r.flash_attention, true);
-  // Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)
-  EXPECT_EQ(r.expert_tp_follows_tp, true);
-  // per model recipe
-  EXPECT_FALSE(r.cuda_graphs.has_value());
-}
-
-TEST(FrameworkRecipe, Nemo2PerfDefaultsMatchTheirSources) {
-  const auto& r = recipe("nemo-2-perf");
-  // as nemo-2 (GPTConfig on Megatron-Core)
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/gpt/model/base.py#L303 (cross_entropy_loss_fusion: bool = True)
-  EXPECT_EQ(r.loss_kernel, LossKernel::fused);
-  // https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/scripts/performance/helpers.py#L234 (set_precision_configs: recipe.trainer.plugins.grad_reduce_in_fp32 = False)
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, false);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, false);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp8, false);
-  // https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/precision/mixed_precision.py#L70 (the FP8 plugins set_precision_configs picks set fp8_param_gather = True)
-  EXPECT_EQ(r.fp8_param_gather, true);
-  // https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/scripts/performance/helpers.py (set_precision_configs: fp8_recipe defaults to "ds", delayed scaling)
-  EXPECT_EQ(r.fp8_recipe, Fp8Recipe::delayed);
-  // https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/llama3_70b.py#L119-L120 (overlap_grad_reduce=True)
-  EXPECT_EQ(r.overlap_dp_comm, true);
-  // per model recipe
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // per model recipe
-  EXPECT_FALSE(r.recompute.has_value());
-  // Megatron-Core attention_backend auto (Transformer Engine fused/flash attention)
-  EXPECT_EQ(r.flash_attention, true);
-  // Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)
-  EXPECT_EQ(r.expert_tp_follows_tp, true);
-  // per model recipe
-  EXPECT_FALSE(r.cuda_graphs.has_value());
-}
-
-TEST(FrameworkRecipe, Nemo1DefaultsMatchTheirSources) {
-  const auto& r = recipe("nemo-1");
-  // https://github.com/NVIDIA/NeMo/blob/v1.23.0/examples/nlp/language_modeling/conf/megatron_gpt_config.yaml (Megatron-Core GPT with Transformer Engine)
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // not read
-  EXPECT_FALSE(r.loss_kernel.has_value());
-  // not read for the published performance configs
-  EXPECT_FALSE(r.grad_reduce_in_fp32_bf16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // no fp8_params key in v1.23.0's megatron_gpt_config.yaml; the 24.07 performance configs were not read
-  EXPECT_FALSE(r.fp8_param_gather.has_value());
-  // not read
-  EXPECT_FALSE(r.overlap_dp_comm.has_value());
-  // https://github.com/NVIDIA/NeMo/blob/v1.23.0/examples/nlp/language_modeling/conf/megatron_gpt_config.yaml#L194 (ub_tp_comm_overlap: False)
-  EXPECT_EQ(r.tp_comm_overlap, false);
-  // https://github.com/NVIDIA/NeMo/blob/v1.23.0/examples/nlp/language_modeling/conf/megatron_gpt_config.yaml#L155 (activations_checkpoint_granularity: null)
-  EXPECT_EQ(r.recompute, Recompute::none);
-  // Megatron-Core with Transformer Engine (use_flash_attention 'does nothing when transformer_engine=True', megatron_gpt_config.yaml#L203)
-  EXPECT_EQ(r.flash_attention, true);
-  // Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)
-  EXPECT_EQ(r.expert_tp_follows_tp, true);
-  // not read
-  EXPECT_FALSE(r.cuda_graphs.has_value());
-}
-
-TEST(FrameworkRecipe, MegatronBridgeDefaultsMatchTheirSources) {
-  const auto& r = recipe("megatron-bridge");
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/models/gpt_provider.py#L204 (masked_softmax_fusion: bool = True; Megatron-Core fused kernels)
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/models/gpt_provider.py#L205 (cross_entropy_loss_fusion: bool = True; Megatron-Core's native implementation)
-  EXPECT_EQ(r.loss_kernel, LossKernel::fused);
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/training/mixed_precision.py#L185-L197 (bf16_mixed: grad_reduce_in_fp32=True), #L201-L213 (fp16_mixed: False); FP8 configs start from bf16_mixed
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, true);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, false);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp8, true);
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/training/mixed_precision.py#L231 (bf16_with_fp8_delayed_scaling_mixed: fp8_param_gather = True; also #L302 current scaling, #L264 MXFP8)
-  EXPECT_EQ(r.fp8_param_gather, true);
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/training/mixed_precision.py#L227
-  EXPECT_EQ(r.fp8_recipe, Fp8Recipe::delayed);
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/recipes/common.py#L82-L84 (DistributedDataParallelConfig overlap_grad_reduce=True, overlap_param_gather=True)
-  EXPECT_EQ(r.overlap_dp_comm, true);
-  // per model recipe (CommOverlapConfig, src/megatron/bridge/training/comm_overlap.py#L356)
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // per model recipe
-  EXPECT_FALSE(r.recompute.has_value());
-  // Megatron-Core attention_backend auto (Transformer Engine fused/flash attention)
-  EXPECT_EQ(r.flash_attention, true);
-  // Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)
-  EXPECT_EQ(r.expert_tp_follows_tp, true);
-  // per model recipe
-  EXPECT_FALSE(r.cuda_graphs.has_value());
-}
-
-TEST(FrameworkRecipe, MegatronBridgePerfDefaultsMatchTheirSources) {
-  const auto& r = recipe("megatron-bridge-perf");
-  // as megatron-bridge
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/_common.py#L70 (_benchmark_common: cross_entropy_fusion_impl = "te")
-  EXPECT_EQ(r.loss_kernel, LossKernel::te);
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/_common.py#L72-L74 (mixed_precision.grad_reduce_in_fp32 = False, ddp.grad_reduce_in_fp32 = False) and #L122 (_perf_precision)
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, false);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, false);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp8, false);
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/training/mixed_precision.py#L302 (bf16_with_fp8_current_scaling_mixed, which _perf_precision uses for fp8_cs: fp8_param_gather = True)
-  EXPECT_EQ(r.fp8_param_gather, true);
-  // chosen per run: https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/_common.py#L99-L122 (_perf_precision: fp8_cs current scaling, fp8_ds delayed, fp8_mx MXFP8)
-  EXPECT_FALSE(r.fp8_recipe.has_value());
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/recipes/common.py#L82-L84 (overlap_grad_reduce=True)
-  EXPECT_EQ(r.overlap_dp_comm, true);
-  // per model recipe
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // per model recipe
-  EXPECT_FALSE(r.recompute.has_value());
-  // Megatron-Core attention_backend auto (Transformer Engine fused/flash attention)
-  EXPECT_EQ(r.flash_attention, true);
-  // Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)
-  EXPECT_EQ(r.expert_tp_follows_tp, true);
-  // per model recipe (cuda_graph_impl set by the recipe or --cuda_graph_impl)
-  EXPECT_FALSE(r.cuda_graphs.has_value());
-}
-
-TEST(FrameworkRecipe, MegatronBridgePerfGptOssDefaultsMatchTheirSources) {
-  const auto& r = recipe("megatron-bridge-perf-gpt-oss");
-  // as megatron-bridge
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/_common.py#L70 (_benchmark_common: cross_entropy_fusion_impl = "te")
-  EXPECT_EQ(r.loss_kernel, LossKernel::te);
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/gpt_oss/common.py#L81-L82 (mixed_precision.grad_reduce_in_fp32 = False, ddp.grad_reduce_in_fp32 = False)
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, false);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, false);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp8, false);
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/training/mixed_precision.py#L302 (bf16_with_fp8_current_scaling_mixed: fp8_param_gather = True)
-  EXPECT_EQ(r.fp8_param_gather, true);
-  // chosen per preset (bf16 and fp8cs presets in src/megatron/bridge/perf_recipes/gpt_oss/h100/gpt_oss.py)
-  EXPECT_FALSE(r.fp8_recipe.has_value());
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/recipes/common.py#L82-L84 (overlap_grad_reduce=True)
-  EXPECT_EQ(r.overlap_dp_comm, true);
-  // per preset
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/gpt_oss/h100/gpt_oss.py#L40 (recompute_granularity = "selective")
-  EXPECT_EQ(r.recompute, Recompute::selective);
-  // https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/gpt_oss/h100/gpt_oss.py#L39 (recompute_modules = ["layernorm", "moe_act"])
-  EXPECT_EQ(r.recompute_norms, true);
-  EXPECT_EQ(r.recompute_moe_act, true);
-  // Megatron-Core attention_backend auto (Transformer Engine fused/flash attention)
-  EXPECT_EQ(r.flash_attention, true);
-  // Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)
-  EXPECT_EQ(r.expert_tp_follows_tp, true);
-  // per preset
-  EXPECT_FALSE(r.cuda_graphs.has_value());
-}
-
-TEST(FrameworkRecipe, NemoAutomodelDefaultsMatchTheirSources) {
-  const auto& r = recipe("nemo-automodel");
-  // NeMo AutoModel: Hugging Face model code on PyTorch; TE kernels opt-in per config (examples/benchmark/configs/*_te_*.yaml: backend rms_norm te, rope_fusion true)
-  EXPECT_EQ(r.kernels, Framework::pytorch);
-  // not read
-  EXPECT_FALSE(r.loss_kernel.has_value());
-  // not read
-  EXPECT_FALSE(r.grad_reduce_in_fp32_bf16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // not read
-  EXPECT_FALSE(r.fp8_param_gather.has_value());
-  // not read (FSDP2)
-  EXPECT_FALSE(r.overlap_dp_comm.has_value());
-  // not read
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // not read
-  EXPECT_FALSE(r.recompute.has_value());
-  // not Megatron-Core: experts are not split by tensor parallelism unless configured
-  EXPECT_EQ(r.expert_tp_follows_tp, false);
-  // not read
-  EXPECT_FALSE(r.cuda_graphs.has_value());
-}
-
-TEST(FrameworkRecipe, MegatronDeepspeedDefaultsMatchTheirSources) {
-  const auto& r = recipe("megatron-deepspeed");
-  // https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py (Megatron's masked-softmax and bias fusions, on unless disabled)
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/mpu/cross_entropy.py (vocab_parallel_cross_entropy as separate PyTorch ops)
-  EXPECT_EQ(r.loss_kernel, LossKernel::unfused);
-  // https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L182 (bf16 forces accumulate_allreduce_grads_in_fp32); no FP8
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, true);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, false);
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // no FP8 training in this version
-  EXPECT_FALSE(r.fp8_param_gather.has_value());
-  // https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/config.py#L383-L386 (overlap_comm defaults to True only for ZeRO stage 3) and https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L728 (--DDP-impl local)
-  EXPECT_EQ(r.overlap_dp_comm, false);
-  // https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/config.py#L383-L386
-  EXPECT_EQ(r.overlap_dp_comm_zero3, true);
-  // https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py (no tensor-parallel communication overlap option)
-  EXPECT_EQ(r.tp_comm_overlap, false);
-  // https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L512 (--checkpoint-activations, store_true)
-  EXPECT_EQ(r.recompute, Recompute::none);
-  // https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L512 (only --checkpoint-activations, whole layers)
-  EXPECT_EQ(r.selective_recompute, false);
-  // FlashAttention (Dao et al., arXiv:2205.14135) was published in May 2022, after this version
-  EXPECT_EQ(r.flash_attention, false);
-  // https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L460-L462 (--attention-dropout 0.1, --hidden-dropout 0.1)
-  EXPECT_EQ(r.dropout, true);
-  // https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py (no CUDA graph option)
-  EXPECT_EQ(r.cuda_graphs, false);
-}
-
-TEST(FrameworkRecipe, DeepspeedDefaultsMatchTheirSources) {
-  const auto& r = recipe("deepspeed");
-  // the wrapped model's code decides
-  EXPECT_EQ(r.kernels, Framework::megatron);  // null: capplan default (fused)
-  // the wrapped model's code decides
-  EXPECT_FALSE(r.loss_kernel.has_value());
-  // https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/engine.py#L1405-L1416 (communication_data_type: the training dtype, fp16 or bf16, unless set; COMMUNICATION_DATA_TYPE_DEFAULT = None in deepspeed/runtime/constants.py#L286)
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, false);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, false);
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // not a DeepSpeed default
-  EXPECT_FALSE(r.fp8_param_gather.has_value());
-  // https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/config.py#L138 and #L383-L386 (overlap_comm None -> True only for stage 3)
-  EXPECT_EQ(r.overlap_dp_comm, false);
-  // https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/config.py#L383-L386
-  EXPECT_EQ(r.overlap_dp_comm_zero3, true);
-  // no tensor parallelism of its own
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/activation_checkpointing/config.py (activation checkpointing only when the model calls deepspeed.checkpointing)
-  EXPECT_EQ(r.recompute, Recompute::none);
-  // the wrapped model's code decides
-  EXPECT_FALSE(r.flash_attention.has_value());
-  // not modelled
-  EXPECT_FALSE(r.cuda_graphs.has_value());
-}
-
-TEST(FrameworkRecipe, PytorchFsdpDefaultsMatchTheirSources) {
-  const auto& r = recipe("pytorch-fsdp");
-  // plain PyTorch modules: each element-wise op its own kernel (no compile by default)
-  EXPECT_EQ(r.kernels, Framework::pytorch);
-  // torch.nn.functional.cross_entropy in the training script
-  EXPECT_EQ(r.loss_kernel, LossKernel::eager);
-  // MixedPrecision(param_dtype=None, reduce_dtype=None): whatever the user's policy sets (https://github.com/pytorch/pytorch/blob/01d5c2cc8ac53ec6f45d10e2b90f7387df1f1ac4/torch/distributed/fsdp/api.py)
-  EXPECT_FALSE(r.grad_reduce_in_fp32_bf16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // FSDP1 has no FP8 all-gather
-  EXPECT_EQ(r.fp8_param_gather, false);
-  // reduce-scatter issued from post-backward hooks on a separate stream; capplan's default (overlapped)
-  EXPECT_FALSE(r.overlap_dp_comm.has_value());
-  // no tensor parallelism of its own
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // activation checkpointing only where the user wraps modules (torch.distributed.algorithms._checkpoint.checkpoint_wrapper)
-  EXPECT_EQ(r.recompute, Recompute::none);
-  // not used by FSDP
-  EXPECT_EQ(r.cuda_graphs, false);
-}
-
-TEST(FrameworkRecipe, PytorchFsdp2DefaultsMatchTheirSources) {
-  const auto& r = recipe("pytorch-fsdp2");
-  // plain PyTorch modules: each element-wise op its own kernel (no compile by default)
-  EXPECT_EQ(r.kernels, Framework::pytorch);
-  // torch.nn.functional.cross_entropy in the training script
-  EXPECT_EQ(r.loss_kernel, LossKernel::eager);
-  // https://github.com/pytorch/pytorch/blob/01d5c2cc8ac53ec6f45d10e2b90f7387df1f1ac4/torch/distributed/fsdp/_fully_shard/_fsdp_api.py#L27-L49 (MixedPrecisionPolicy reduce_dtype None: the original parameter dtype, fp32 for fp32 master weights; bf16 when the model itself is bf16)
-  EXPECT_FALSE(r.grad_reduce_in_fp32_bf16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // FP8 all-gather only through torchao's Float8 training with enable_fsdp_float8_all_gather
-  EXPECT_EQ(r.fp8_param_gather, false);
-  // reduce-scatter on a separate stream overlapping backward; capplan's default (overlapped)
-  EXPECT_FALSE(r.overlap_dp_comm.has_value());
-  // no tensor parallelism of its own
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // activation checkpointing only where the user applies it
-  EXPECT_EQ(r.recompute, Recompute::none);
-  // not used by FSDP2
-  EXPECT_EQ(r.cuda_graphs, false);
-}
-
-TEST(FrameworkRecipe, TorchtitanDefaultsMatchTheirSources) {
-  const auto& r = recipe("torchtitan");
-  // https://github.com/pytorch/torchtitan/blob/f6a9daa13e04f01adde911ab412c617e8dee6a9d/torchtitan/config_manager.py#L399-L403 (--training.compile, store_true: eager unless compiled)
-  EXPECT_EQ(r.kernels, Framework::pytorch);
-  // https://github.com/pytorch/torchtitan/blob/f6a9daa13e04f01adde911ab412c617e8dee6a9d/train.py (loss_fn: torch.nn.functional.cross_entropy on pred.float())
-  EXPECT_EQ(r.loss_kernel, LossKernel::eager);
-  // https://github.com/pytorch/torchtitan/blob/f6a9daa13e04f01adde911ab412c617e8dee6a9d/torchtitan/config_manager.py#L388-L396 (--training.mixed_precision_reduce default float32)
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, true);
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp16.has_value());
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp8, true);
-  // https://github.com/pytorch/torchtitan/blob/f6a9daa13e04f01adde911ab412c617e8dee6a9d/torchtitan/config_manager.py#L541-L545 (--float8.enable_fsdp_float8_all_gather, store_true)
-  EXPECT_EQ(r.fp8_param_gather, false);
-  // FSDP2's default; capplan's default (overlapped)
-  EXPECT_FALSE(r.overlap_dp_comm.has_value());
-  // https://github.com/pytorch/torchtitan/blob/f6a9daa13e04f01adde911ab412c617e8dee6a9d/torchtitan/config_manager.py#L287-L291 (--experimental.enable_async_tensor_parallel, store_true)
-  EXPECT_EQ(r.tp_comm_overlap, false);
-  // https://github.com/pytorch/torchtitan/blob/f6a9daa13e04f01adde911ab412c617e8dee6a9d/torchtitan/config_manager.py#L515-L528: --activation_checkpoint.mode selective with selective_ac_option "2" (every second layer fully checkpointed), which capplan has no mode for
-  EXPECT_FALSE(r.recompute.has_value());
-  // torch.nn.functional.scaled_dot_product_attention (flash backend) in torchtitan/models/llama/model.py
-  EXPECT_EQ(r.flash_attention, true);
-  // not used
-  EXPECT_EQ(r.cuda_graphs, false);
-}
-
-TEST(FrameworkRecipe, LlmFoundryDefaultsMatchTheirSources) {
-  const auto& r = recipe("llm-foundry");
-  // llm-foundry MPT modules in plain PyTorch (no compile by default)
-  EXPECT_EQ(r.kernels, Framework::pytorch);
-  // torch.nn.CrossEntropyLoss in llm-foundry's model classes
-  EXPECT_EQ(r.loss_kernel, LossKernel::eager);
-  // https://github.com/mosaicml/composer/blob/6405188805a0054b4551ec49e4919c54c971d0e8/composer/utils/parallelism.py#L34 (mixed_precision: str = 'DEFAULT') and composer/distributed/mosaic_parallelism.py#L78-L80 (DEFAULT: reduce_dtype = torch.float32; PURE: the training dtype, #L82-L84)
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, true);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, true);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp8, true);
-  // FP8 only through Transformer Engine layers (amp_fp8); parameters stay 16-bit
-  EXPECT_EQ(r.fp8_param_gather, false);
-  // FSDP's default; capplan's default (overlapped)
-  EXPECT_FALSE(r.overlap_dp_comm.has_value());
-  // no tensor parallelism by default
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // llm-foundry FSDP config activation_checkpointing: false unless set
-  EXPECT_EQ(r.recompute, Recompute::none);
-  // not used
-  EXPECT_EQ(r.cuda_graphs, false);
-}
-
-TEST(FrameworkRecipe, FmsFsdp202403DefaultsMatchTheirSources) {
-  const auto& r = recipe("fms-fsdp-2024-03");
-  // https://github.com/foundation-model-stack/fms-fsdp/blob/3cb16b4f8dc693050a69024ad9e70e842bf7a76b/fms_fsdp/config/training.py#L42 (use_torch_compile: bool = False: eager element-wise kernels)
-  EXPECT_EQ(r.kernels, Framework::pytorch);
-  // torch.nn.CrossEntropyLoss in fms_fsdp/utils/train_utils.py (outside the compiled model)
-  EXPECT_EQ(r.loss_kernel, LossKernel::eager);
-  // https://github.com/foundation-model-stack/fms-fsdp/blob/3cb16b4f8dc693050a69024ad9e70e842bf7a76b/fms_fsdp/policies/mixed_precision.py#L11-L15 (bfSixteen: param_dtype, reduce_dtype, buffer_dtype bfloat16) and fms_fsdp/utils/train_utils.py#L150 (mixed_precision True -> bfSixteen)
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, false);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, false);
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // no FP8 in this version
-  EXPECT_FALSE(r.fp8_param_gather.has_value());
-  // FSDP's default; capplan's default (overlapped)
-  EXPECT_FALSE(r.overlap_dp_comm.has_value());
-  // no tensor parallelism
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // https://github.com/foundation-model-stack/fms-fsdp/blob/3cb16b4f8dc693050a69024ad9e70e842bf7a76b/fms_fsdp/config/training.py#L22 (fsdp_activation_checkpointing: bool = False)
-  EXPECT_EQ(r.recompute, Recompute::none);
-  // not used
-  EXPECT_EQ(r.cuda_graphs, false);
-}
-
-TEST(FrameworkRecipe, FmsFsdpDefaultsMatchTheirSources) {
-  const auto& r = recipe("fms-fsdp");
-  // https://github.com/foundation-model-stack/fms-fsdp/blob/9031328050b05d3d1f3a12ed1c9b637c8c8a43b5/fms_fsdp/config/training.py#L54 (use_torch_compile: bool = True: inductor fuses the element-wise ops)
-  EXPECT_EQ(r.kernels, Framework::megatron);
-  // torch.nn.CrossEntropyLoss in fms_fsdp/utils/train_utils.py (outside the compiled model)
-  EXPECT_EQ(r.loss_kernel, LossKernel::eager);
-  // https://github.com/foundation-model-stack/fms-fsdp/blob/9031328050b05d3d1f3a12ed1c9b637c8c8a43b5/fms_fsdp/policies/mixed_precision.py (bfSixteen: param_dtype, reduce_dtype, buffer_dtype bfloat16) and fms_fsdp/utils/train_utils.py#L204 (mixed_precision True -> bfSixteen)
-  EXPECT_EQ(r.grad_reduce_in_fp32_bf16, false);
-  EXPECT_EQ(r.grad_reduce_in_fp32_fp16, false);
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // no FP8 in this version
-  EXPECT_FALSE(r.fp8_param_gather.has_value());
-  // FSDP's default; capplan's default (overlapped)
-  EXPECT_FALSE(r.overlap_dp_comm.has_value());
-  // no tensor parallelism
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // https://github.com/foundation-model-stack/fms-fsdp/blob/9031328050b05d3d1f3a12ed1c9b637c8c8a43b5/fms_fsdp/config/training.py#L28 (fsdp_activation_checkpointing: bool = False)
-  EXPECT_EQ(r.recompute, Recompute::none);
-  // not used
-  EXPECT_EQ(r.cuda_graphs, false);
-}
-
-TEST(FrameworkRecipe, HfTrainerDefaultsMatchTheirSources) {
-  const auto& r = recipe("hf-trainer");
-  // Hugging Face modeling code in plain PyTorch (torch_compile and use_liger_kernel off by default in TrainingArguments)
-  EXPECT_EQ(r.kernels, Framework::pytorch);
-  // https://github.com/huggingface/transformers/blob/0114da07ec0e101b420a923dedeb6032b6ac3a44/src/transformers/loss/loss_utils.py (ForCausalLMLoss: logits.float(), nn.functional.cross_entropy)
-  EXPECT_EQ(r.loss_kernel, LossKernel::eager);
-  // bf16/fp16 through torch.autocast: gradients in the parameters' dtype, fp32 unless the model is loaded in 16 bits
-  EXPECT_FALSE(r.grad_reduce_in_fp32_bf16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp16.has_value());
-  EXPECT_FALSE(r.grad_reduce_in_fp32_fp8.has_value());
-  // no FP8 all-gather
-  EXPECT_EQ(r.fp8_param_gather, false);
-  // torch DDP buckets overlap backward; capplan's default (overlapped)
-  EXPECT_FALSE(r.overlap_dp_comm.has_value());
-  // no tensor parallelism by default
-  EXPECT_FALSE(r.tp_comm_overlap.has_value());
-  // TrainingArguments.gradient_checkpointing defaults to False
-  EXPECT_EQ(r.recompute, Recompute::none);
-  // not used
-  EXPECT_EQ(r.cuda_graphs, false);
-}
+INSTANTIATE_TEST_SUITE_P(FrameworkRecipe, FrameworkRecipeDefaults, ::testing::ValuesIn(recipes_in_table()),
+                         [](const ::testing::TestParamInfo<std::string>& recipe_id) {
+                           std::string name = recipe_id.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 TEST(FrameworkCatalog, EveryDefaultHasASourceOrANote) {
   ASSERT_GE(real_catalogs().frameworks.size(), 20u);

@@ -26,56 +26,20 @@ sim::Profile sample_profile() {
                {"version.cuda_runtime", "13.0"},
                {"version.cublas", "13.0.0"},
                {"clock.sm_mhz", "1980"}};
-  sim::GemmFit g;
-  g.dtype = sim::Precision::bf16;
-  g.launch_s = param(5.5e-6);
-  g.peak_flops_per_s = param(7.1e14);
-  g.m_half = param(40);
-  g.n_half = param(0.0);
-  g.k_half = param(150);
-  g.wave_units = 132;
-  g.quality = {42, 0.031, 0.09, 0.998};
-  g.min_m = 64;
-  g.max_m = 8192;
-  g.min_n = 128;
-  g.max_n = 8192;
-  g.min_k = 64;
-  g.max_k = 16384;
-  p.gemm.push_back(g);
+  p.gemm.push_back({.dtype = sim::Precision::bf16, .launch_s = param(5.5e-6), .peak_flops_per_s = param(7.1e14),
+                    .m_half = param(40), .n_half = param(0.0), .k_half = param(150), .wave_units = 132,
+                    .quality = {42, 0.031, 0.09, 0.998}, .min_m = 64, .max_m = 8192, .min_n = 128, .max_n = 8192,
+                    .min_k = 64, .max_k = 16384});
   p.gemm_points.push_back({4096, 4096, 4096, 1, sim::Precision::bf16, 2.1e-4, 20, 0.004});
-  sim::MemoryFit m;
-  m.pattern = "copy";
-  m.latency_s = param(3e-6);
-  m.bandwidth_Bps = param(4.1e12);
-  m.quality = {12, 0.01, 0.03, 0.9999};
-  m.min_bytes = 4096;
-  m.max_bytes = 4.2e9;
-  p.memory.push_back(m);
+  p.memory.push_back({.pattern = "copy", .latency_s = param(3e-6), .bandwidth_Bps = param(4.1e12),
+                      .quality = {12, 0.01, 0.03, 0.9999}, .min_bytes = 4096, .max_bytes = 4.2e9});
   p.memory_points.push_back({"copy", 4096, 4.1e-6, 5, 0.02});
-  sim::CollectiveFit c;
-  c.kind = sim::CollectiveKind::all_gather;
-  c.ranks = 2;
-  c.nodes = 1;
-  c.tier = "host-shm";
-  c.latency_s = param(2e-6);
-  c.busbw_Bps = param(9e9);
-  c.quality = {10, 0.05, 0.1, 0.99};
-  c.min_bytes = 8;
-  c.max_bytes = 6.7e7;
-  p.collectives.push_back(c);
-  sim::MeasuredStep s;
-  s.layers = 2;
-  s.hidden = 1024;
-  s.heads = 16;
-  s.ffn_hidden = 4096;
-  s.seq_len = 512;
-  s.micro_batch = 2;
-  s.dtype = sim::Precision::bf16;
-  s.time_s = 0.0123;
-  s.samples = 5;
-  s.cv = 0.02;
-  s.components_s = {{"gemm", 0.008}, {"memory", 0.003}};
-  p.steps.push_back(s);
+  p.collectives.push_back({.kind = sim::CollectiveKind::all_gather, .ranks = 2, .nodes = 1, .tier = "host-shm",
+                           .latency_s = param(2e-6), .busbw_Bps = param(9e9), .quality = {10, 0.05, 0.1, 0.99},
+                           .min_bytes = 8, .max_bytes = 6.7e7});
+  p.steps.push_back({.layers = 2, .hidden = 1024, .heads = 16, .ffn_hidden = 4096, .seq_len = 512, .micro_batch = 2,
+                     .dtype = sim::Precision::bf16, .time_s = 0.0123, .samples = 5, .cv = 0.02,
+                     .components_s = {{"gemm", 0.008}, {"memory", 0.003}}});
   p.notes.push_back("gemm/fp8: 2 distinct shapes measured; a fit needs 6");
   return p;
 }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "capplan/data/published_runs.hpp"
 #include "capplan/data/scenario_io.hpp"
@@ -38,6 +40,14 @@ const PublishedRun& row(const std::string& id) {
 bool mentions(const std::vector<std::string>& texts, const std::string& needle) {
   return std::any_of(texts.begin(), texts.end(),
                      [&](const std::string& t) { return t.find(needle) != std::string::npos; });
+}
+
+// Each {JSON pointer, value} of `want` is what the row's scenario holds there.
+void expect_scenario_has(const PublishedRun& r,
+                         const std::vector<std::pair<std::string, nlohmann::json>>& want) {
+  for (const auto& [pointer, value] : want) {
+    EXPECT_EQ(r.scenario.at(nlohmann::json::json_pointer(pointer)), value) << r.row_id << " " << pointer;
+  }
 }
 
 std::string header_line() {
@@ -173,22 +183,15 @@ TEST(PublishedRunsDev, MoeAndContextParallelRowsAreUsable) {
 
 TEST(PublishedRunsDev, MoeRowBuildsExpertsFromItsColumns) {
   const auto& r = row("R095");  // Qwen3-235B-A22B (token-drop), 256 H100, tp 2 pp 8 dp 16 ep 32
-  const auto& m = r.scenario.at("model");
-  EXPECT_EQ(m.at("moe").at("experts"), 128);
-  EXPECT_EQ(m.at("moe").at("top_k"), 8);
-  EXPECT_EQ(m.at("moe").at("expert_ffn_hidden"), 1536);
-  EXPECT_EQ(m.at("moe").at("shared_experts"), 0);
-  EXPECT_EQ(m.at("moe").at("dense_layers"), 0);
-  EXPECT_EQ(m.at("moe").at("capacity_factor"), 1.0);
-  EXPECT_EQ(m.at("ffn_hidden"), 1536);  // "n/a (all MoE)": the expert size, unused
-  EXPECT_EQ(m.at("kv_heads"), 4);
-  EXPECT_EQ(r.scenario.at("strategy").at("ep"), 32);
-  EXPECT_EQ(r.scenario.at("strategy").at("etp"), 1);
-  EXPECT_EQ(r.scenario.at("strategy").at("dp"), 16);
+  expect_scenario_has(r, {{"/model/moe/experts", 128}, {"/model/moe/top_k", 8}, {"/model/moe/expert_ffn_hidden", 1536},
+                          {"/model/moe/shared_experts", 0}, {"/model/moe/dense_layers", 0},
+                          {"/model/moe/capacity_factor", 1.0},
+                          {"/model/ffn_hidden", 1536},  // "n/a (all MoE)": the expert size, unused
+                          {"/model/kv_heads", 4}, {"/strategy/ep", 32}, {"/strategy/etp", 1}, {"/strategy/dp", 16}});
   EXPECT_TRUE(mentions(r.assumptions, "token-drop / force-balanced benchmark routing: balanced"));
   EXPECT_TRUE(mentions(r.assumptions, "ffn_hidden_size = 'n/a (all MoE)'"));
   EXPECT_TRUE(mentions(r.assumptions, "attention head size 128"));  // Qwen3's head_dim, from its config
-  EXPECT_EQ(m.at("head_dim"), 128);
+  EXPECT_EQ(r.scenario.at("model").at("head_dim"), 128);
   EXPECT_TRUE(mentions(row("R097").assumptions, "attention head size 64"));  // gpt-oss
   EXPECT_TRUE(mentions(row("R097").assumptions, "every second layer attends within a 128-token window"));
   EXPECT_EQ(row("R097").scenario.at("model").at("sliding_window_every"), 2);
@@ -260,14 +263,8 @@ TEST(PublishedRunsDev, R023ThroughputIsTheCsvValue) {
   EXPECT_EQ(r.measured_tokens_per_s_per_gpu, 113.0);
   EXPECT_NE(r.measured_how.find("tokens_per_s_per_gpu"), std::string::npos);
   EXPECT_EQ(r.num_gpus, 64);
-  const auto& s = r.scenario;
-  EXPECT_EQ(s.at("training").at("global_batch"), 64);
-  EXPECT_EQ(s.at("strategy").at("tp"), 8);
-  EXPECT_EQ(s.at("strategy").at("pp"), 8);
-  EXPECT_EQ(s.at("strategy").at("dp"), 1);
-  EXPECT_EQ(s.at("strategy").at("micro_batch"), 1);
-  EXPECT_EQ(s.at("strategy").at("virtual_stages"), 3);
-  EXPECT_EQ(s.at("strategy").at("recompute"), "full");
+  expect_scenario_has(r, {{"/training/global_batch", 64}, {"/strategy/tp", 8}, {"/strategy/pp", 8}, {"/strategy/dp", 1},
+                          {"/strategy/micro_batch", 1}, {"/strategy/virtual_stages", 3}, {"/strategy/recompute", "full"}});
 }
 
 // Narayanan et al. SC'21 give TFLOP/s from their Eq. 3, F = 96 B s l h^2 (1 + s/6h + V/16lh) per

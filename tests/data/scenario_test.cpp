@@ -347,15 +347,7 @@ TEST(ParseScenario, MoePresetCarriesItsExperts) {
   auto r = parse(patched({{"model", {{"preset", "mixtral-8x7b"}}}}));
   ASSERT_TRUE(r) << to_string(r.error());
   const auto& m = r->scenario.model;
-  EXPECT_TRUE(m.is_moe());
-  EXPECT_EQ(m.moe.experts, 8);
-  EXPECT_EQ(m.moe.top_k, 2);
-  EXPECT_EQ(m.moe.expert_ffn_hidden, 14336);
-  EXPECT_EQ(m.moe.shared_experts, 0);
-  EXPECT_EQ(m.moe.dense_layers, 0);
-  EXPECT_EQ(m.moe.every_n_layers, 1);
-  EXPECT_EQ(m.moe.capacity_factor, 1.0);
-  EXPECT_EQ(m.attention, sim::Attention::standard);
+  test::expect_mixtral_8x7b_experts(m);
   EXPECT_EQ(m.kv_heads, 8);
   EXPECT_EQ(m.sliding_window, 0);
 }

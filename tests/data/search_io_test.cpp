@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include "capplan/data/catalog.hpp"
@@ -115,23 +116,25 @@ TEST(Offerings, MissingNetworkStaysUnknownUnlessGiven) {
 }
 
 TEST(Offerings, BadFiltersNameTheFlag) {
-  OfferingFilter f;
-  f.gpus = {"h100-sxm"};
-  auto l = offerings_from_catalog(catalogs(), f);
-  ASSERT_FALSE(l.has_value());
-  EXPECT_EQ(l.error().front().where, "--gpu");
-  EXPECT_NE(l.error().front().message.find("h100-sxm"), std::string::npos);
-
-  auto price = offerings_from_catalog(catalogs(), {}, {{"no-such-instance", 1.0}});
-  ASSERT_FALSE(price.has_value());
-  EXPECT_EQ(price.error().front().where, "--price");
-
-  OfferingFilter none;
-  none.instances = {"nothing-*"};
-  auto empty = offerings_from_catalog(catalogs(), none);
-  ASSERT_FALSE(empty.has_value());
-  EXPECT_EQ(empty.error().front().where, "--instances");
-  EXPECT_NE(empty.error().front().message.find("nothing-*"), std::string::npos);
+  const struct {
+    OfferingFilter filter;
+    std::map<std::string, double> prices;
+    const char* where;
+    const char* names;  // the message quotes it (nullptr: not checked)
+  } cases[] = {
+      {{.gpus = {"h100-sxm"}}, {}, "--gpu", "h100-sxm"},
+      {{}, {{"no-such-instance", 1.0}}, "--price", nullptr},
+      {{.instances = {"nothing-*"}}, {}, "--instances", "nothing-*"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.where);
+    auto l = offerings_from_catalog(catalogs(), c.filter, c.prices);
+    ASSERT_FALSE(l.has_value());
+    EXPECT_EQ(l.error().front().where, c.where);
+    if (c.names != nullptr) {
+      EXPECT_NE(l.error().front().message.find(c.names), std::string::npos);
+    }
+  }
 }
 
 TEST(NodeCounts, RangesListsAndMixes) {

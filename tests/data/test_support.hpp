@@ -14,6 +14,20 @@
 
 namespace capplan::data::test {
 
+// The mixtral-8x7b entry's MoE block (catalogs and scenario presets): 8 experts of 14336, top-2,
+// the rest the defaults, standard (GQA) attention.
+inline void expect_mixtral_8x7b_experts(const sim::ModelSpec& m) {
+  EXPECT_TRUE(m.is_moe());
+  EXPECT_EQ(m.moe.experts, 8);
+  EXPECT_EQ(m.moe.top_k, 2);
+  EXPECT_EQ(m.moe.expert_ffn_hidden, 14336);
+  EXPECT_EQ(m.moe.shared_experts, 0);     // default
+  EXPECT_EQ(m.moe.dense_layers, 0);       // default
+  EXPECT_EQ(m.moe.every_n_layers, 1);     // default
+  EXPECT_EQ(m.moe.capacity_factor, 1.0);  // a scenario parameter, not a catalog key
+  EXPECT_EQ(m.attention, sim::Attention::standard);
+}
+
 inline std::filesystem::path fixtures() { return std::filesystem::path(CAPPLAN_TEST_DATA_DIR) / "data"; }
 inline std::filesystem::path source_data_dir() { return std::filesystem::path(CAPPLAN_SOURCE_DIR) / "data"; }
 

@@ -3,18 +3,18 @@
 set(json "${DIR}/export_estimate.json")
 set(csv "${DIR}/export_estimate.csv")
 file(REMOVE "${json}" "${csv}" "${DIR}/export_chart-breakdown.svg" "${DIR}/export_chart-memory.png")
-execute_process(COMMAND "${EXE}" --screenshot "${DIR}/export_window.png" --export-results "${json}"
-                        --export-charts "${DIR}/export_chart.svg"
-                RESULT_VARIABLE rc ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "capplan-gui exited with ${rc}: ${err}")
-endif()
-execute_process(COMMAND "${EXE}" --screenshot "${DIR}/export_window.png" --export-results "${csv}"
-                        --export-charts "${DIR}/export_chart.png"
-                RESULT_VARIABLE rc ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "capplan-gui exited with ${rc}: ${err}")
-endif()
+# Two GUI runs: the JSON results with SVG charts, the CSV results with PNG charts.
+foreach(run "${json}|svg" "${csv}|png")
+  string(REPLACE "|" ";" run "${run}")
+  list(GET run 0 results)
+  list(GET run 1 chart_ext)
+  execute_process(COMMAND "${EXE}" --screenshot "${DIR}/export_window.png" --export-results "${results}"
+                          --export-charts "${DIR}/export_chart.${chart_ext}"
+                  RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "capplan-gui exited with ${rc}: ${err}")
+  endif()
+endforeach()
 execute_process(COMMAND "${CLI}" estimate --format json OUTPUT_VARIABLE cli_json RESULT_VARIABLE rc)
 execute_process(COMMAND "${CLI}" estimate --format csv OUTPUT_VARIABLE cli_csv RESULT_VARIABLE rc2)
 if(NOT rc EQUAL 0 OR NOT rc2 EQUAL 0)

@@ -202,12 +202,16 @@ struct Rig {
     const GoodputInputs in{&model, &training, &cluster, &reliability, &storage, &data, &pricing};
     return compute_goodput(in, p, steady, units::seconds(1), 1e5, w);
   }
+  // The same for a test that does not look at the warnings.
+  Goodput run(units::Seconds steady) {
+    std::vector<Finding> ignored;
+    return run(steady, ignored);
+  }
 };
 
 TEST(Goodput, SyncLosesHalfAnIntervalPlusTheStallPerInterruption) {
   Rig s;
-  std::vector<Finding> w;
-  const Goodput g = s.run(units::hours(1000), w);
+  const Goodput g = s.run(units::hours(1000));
   const double delta = g.checkpoint.total.base() / 10e9;  // written at the 10 GB/s aggregate
   EXPECT_NEAR(g.checkpoint_stall.base(), delta, 1e-9);
   EXPECT_NEAR(g.checkpoint_write.base(), delta, 1e-9);
@@ -220,8 +224,7 @@ TEST(Goodput, SyncLosesHalfAnIntervalPlusTheStallPerInterruption) {
 TEST(Goodput, AsyncStallsOnlyForTheHostCopyAndLosesTheWriteToo) {
   Rig s;
   s.reliability.checkpoint_mode = CheckpointMode::async;
-  std::vector<Finding> w;
-  const Goodput g = s.run(units::hours(1000), w);
+  const Goodput g = s.run(units::hours(1000));
   // Device-to-host copy of the rank's shard over PCIe (64 GB/s for the test H100).
   EXPECT_NEAR(g.checkpoint_stall.base(), g.checkpoint.per_rank_max.base() / 64e9, 1e-12);
   EXPECT_NEAR(g.lost_per_interruption.base(),
@@ -234,8 +237,7 @@ TEST(Goodput, AsyncStallsOnlyForTheHostCopyAndLosesTheWriteToo) {
 TEST(Goodput, BreakdownSumsToTheWallTime) {
   Rig s;
   s.reliability.interruptions_per_gpu_hour = 1e-3;  // MTBI 62.5 h on 16 GPUs
-  std::vector<Finding> w;
-  const Goodput g = s.run(units::hours(1000), w);
+  const Goodput g = s.run(units::hours(1000));
   const double sum = g.steady.base() + g.data_stall.base() + g.checkpoint_overhead.base() + g.restart_total.base() +
                      g.lost_work.base();
   EXPECT_NEAR(sum / g.wall.base(), 1.0, 1e-12);
@@ -247,18 +249,16 @@ TEST(Goodput, BreakdownSumsToTheWallTime) {
 TEST(Goodput, HotSparesSkipTheReplacementWait) {
   Rig s;
   s.reliability.node_replacement = units::seconds(3600);
-  std::vector<Finding> w;
-  const double without = s.run(units::hours(100), w).restart.base();
+  const double without = s.run(units::hours(100)).restart.base();
   s.reliability.hot_spare_nodes = 1;
-  const double with = s.run(units::hours(100), w).restart.base();
+  const double with = s.run(units::hours(100)).restart.base();
   EXPECT_NEAR(without - with, 3600.0, 1e-9);
 }
 
 TEST(Goodput, GivenIntervalIsKept) {
   Rig s;
   s.reliability.checkpoint_interval = units::seconds(1800);
-  std::vector<Finding> w;
-  const Goodput g = s.run(units::hours(100), w);
+  const Goodput g = s.run(units::hours(100));
   EXPECT_TRUE(g.interval_given);
   EXPECT_DOUBLE_EQ(g.checkpoint_interval.base(), 1800.0);
 }
@@ -274,17 +274,10 @@ Rig no_failures() {
 
 TEST(Cost, OnPremIsAmortisedCapitalPlusEnergyPlusOperationsOverUtilisation) {
   Rig s = no_failures();
-  s.pricing.model = PurchaseModel::on_prem;
-  auto& op = s.pricing.on_prem;
-  op.usd_per_node = 300000;
-  op.amortisation_years = 3;
-  op.node_power_w = 10000;
-  op.pue = 1.5;
-  op.usd_per_kwh = 0.10;
-  op.ops_usd_per_year = 2e6;
-  op.utilisation = 0.5;
-  std::vector<Finding> w;
-  const Goodput g = s.run(units::hours(1000), w);
+  s.pricing = {.model = PurchaseModel::on_prem,
+               .on_prem = {.usd_per_node = 300000, .amortisation_years = 3, .node_power_w = 10000, .pue = 1.5,
+                           .usd_per_kwh = 0.10, .ops_usd_per_year = 2e6, .utilisation = 0.5}};
+  const Goodput g = s.run(units::hours(1000));
   const double h = units::to_hours(g.wall);
   ASSERT_NEAR(h, 1000.0, 1e-3);  // one checkpoint of ~20 GB at 100 TB/s
   // capital: 300,000 / (3 x 8,760 h) / 0.5 = 22.831 per node-hour x 2 nodes x h
@@ -299,12 +292,9 @@ TEST(Cost, OnPremIsAmortisedCapitalPlusEnergyPlusOperationsOverUtilisation) {
 
 TEST(Cost, OnPremWithoutElectricityPriceAsksForIt) {
   Rig s = no_failures();
-  s.pricing.model = PurchaseModel::on_prem;
-  s.pricing.on_prem.usd_per_node = 300000;
-  s.pricing.on_prem.amortisation_years = 3;
-  s.pricing.on_prem.node_power_w = 10000;
-  std::vector<Finding> w;
-  const Goodput g = s.run(units::hours(10), w);
+  s.pricing = {.model = PurchaseModel::on_prem,
+               .on_prem = {.usd_per_node = 300000, .amortisation_years = 3, .node_power_w = 10000}};
+  const Goodput g = s.run(units::hours(10));
   EXPECT_FALSE(g.cost.total.has_value());
   bool asked = false;
   for (const auto& m : g.cost.missing) asked = asked || m == "pricing.on_prem.usd_per_kwh";
@@ -313,11 +303,8 @@ TEST(Cost, OnPremWithoutElectricityPriceAsksForIt) {
 
 TEST(Cost, SpotPricesTimeAtTheSpotRateAndPreemptionsShortenMtbi) {
   Rig s = no_failures();
-  s.pricing.model = PurchaseModel::spot;
-  s.pricing.spot.usd_per_gpu_hour = 2.0;
-  s.pricing.spot.preemptions_per_node_hour = 0.01;
-  std::vector<Finding> w;
-  const Goodput g = s.run(units::hours(100), w);
+  s.pricing = {.model = PurchaseModel::spot, .spot = {.usd_per_gpu_hour = 2.0, .preemptions_per_node_hour = 0.01}};
+  const Goodput g = s.run(units::hours(100));
   EXPECT_NEAR(units::to_hours(g.mtbi), 1.0 / (0.01 * 2), 1e-9);  // 2 nodes: one preemption per 50 h
   EXPECT_GT(g.expected_interruptions, 1.9);                        // ~100 h / 50 h, plus the overhead
   EXPECT_NEAR(g.cost.compute->base(), 2.0 * 16 * units::to_hours(g.wall), 1e-6);
@@ -326,19 +313,15 @@ TEST(Cost, SpotPricesTimeAtTheSpotRateAndPreemptionsShortenMtbi) {
 TEST(Cost, SpotWithoutPriceIsNullAndNamesTheInput) {
   Rig s = no_failures();
   s.pricing.model = PurchaseModel::spot;
-  std::vector<Finding> w;
-  const Goodput g = s.run(units::hours(10), w);
+  const Goodput g = s.run(units::hours(10));
   EXPECT_FALSE(g.cost.total.has_value());
   EXPECT_EQ(g.cost.missing.front(), "pricing.spot.usd_per_gpu_hour");
 }
 
 TEST(Cost, ReservedPaysTheWholeTermWhetherUsedOrNot) {
   Rig s = no_failures();
-  s.pricing.model = PurchaseModel::reserved;
-  s.pricing.reserved.usd_per_gpu_hour = 2.0;
-  s.pricing.reserved.term_hours = 2000;
-  std::vector<Finding> w;
-  const Goodput g = s.run(units::hours(1000), w);
+  s.pricing = {.model = PurchaseModel::reserved, .reserved = {.usd_per_gpu_hour = 2.0, .term_hours = 2000}};
+  const Goodput g = s.run(units::hours(1000));
   // 2 x 16 GPUs x 2,000 h = 64,000 paid; the run uses ~1,000 h = 32,000; the rest is idle.
   EXPECT_NEAR(g.cost.total->base(), 64000.0, 1e-6);
   EXPECT_NEAR(g.cost.idle_commitment->base(), 64000.0 - g.cost.compute->base(), 1e-6);
@@ -347,12 +330,9 @@ TEST(Cost, ReservedPaysTheWholeTermWhetherUsedOrNot) {
 TEST(Cost, IdleCommittedHoursAtTheProvidersIdleRate) {
   // Tencent-style idle pool: unused committed hours billed at 0.6 (0.3 x a 2.0 rate) instead of 2.0.
   Rig s = no_failures();
-  s.pricing.model = PurchaseModel::reserved;
-  s.pricing.reserved.usd_per_gpu_hour = 2.0;
-  s.pricing.reserved.term_hours = 2000;
-  s.pricing.reserved.idle_usd_per_gpu_hour = 0.6;
-  std::vector<Finding> w;
-  const Goodput g = s.run(units::hours(1000), w);
+  s.pricing = {.model = PurchaseModel::reserved,
+               .reserved = {.usd_per_gpu_hour = 2.0, .term_hours = 2000, .idle_usd_per_gpu_hour = 0.6}};
+  const Goodput g = s.run(units::hours(1000));
   const double h = units::to_hours(g.wall);
   EXPECT_NEAR(g.cost.idle_commitment->base(), 0.6 * 16 * (2000.0 - h), 1e-6);  // ~9,600
   EXPECT_NEAR(g.cost.total->base(), 2.0 * 16 * h + 0.6 * 16 * (2000.0 - h), 1e-6);
@@ -362,8 +342,7 @@ TEST(Cost, StorageIsRetainedCheckpointsAndDatasetPerMonth) {
   Rig s = no_failures();
   s.storage.tier.usd_per_gb_month = 0.02;
   s.data.dataset_bytes = 5e12;  // 5 TB
-  std::vector<Finding> w;
-  const Goodput g = s.run(units::hours(730), w);
+  const Goodput g = s.run(units::hours(730));
   const double months = units::to_hours(g.wall) / 730.0;
   EXPECT_NEAR(g.cost.data_storage->base(), 5000.0 * 0.02 * months, 1e-9);
   EXPECT_NEAR(g.cost.checkpoint_storage->base(), 2 * g.checkpoint.total.base() / 1e9 * 0.02 * months, 1e-9);

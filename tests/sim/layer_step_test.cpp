@@ -18,15 +18,8 @@ class RateCost final : public OpCostModel {
 };
 
 LayerStepShape gpt_shape() {
-  LayerStepShape s;
-  s.layers = 2;
-  s.hidden = 512;
-  s.heads = 8;
-  s.ffn_hidden = 4 * 512;
-  s.seq_len = 256;
-  s.micro_batch = 2;
-  s.dtype = Precision::fp32;
-  return s;
+  return {.layers = 2, .hidden = 512, .heads = 8, .ffn_hidden = 4 * 512, .seq_len = 256, .micro_batch = 2,
+          .dtype = Precision::fp32};
 }
 
 TEST(LayerStep, GemmFlopsAreThreeTimesTheGptForwardFormula) {
@@ -156,45 +149,22 @@ void expect_slice_of_build_step_ops(const LayerStepShape& shape, const ModelSpec
 }
 
 TEST(LayerStep, IsTheLayerSliceOfTheEstimatesOpList) {
-  ModelSpec m;  // a Llama-3-8B-like layer, smaller
-  m.name = "llama-like";
-  m.layers = 4;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 4;
-  m.ffn_hidden = 3584;
-  m.vocab = 32000;
-  m.seq_len = 512;
-  m.gated_ffn = true;
-  m.rmsnorm = true;
-  m.rope = true;
-  m.flash_attention = true;
+  // A Llama-3-8B-like layer, smaller.
+  const ModelSpec m{.name = "llama-like", .layers = 4, .hidden = 1024, .heads = 16, .kv_heads = 4, .ffn_hidden = 3584,
+                    .vocab = 32000, .seq_len = 512, .gated_ffn = true, .flash_attention = true, .rmsnorm = true,
+                    .rope = true};
   for (const Precision dt : {Precision::bf16, Precision::fp8}) {
     TrainingJob job;
     job.precision = dt;
-    LayerStepShape s;
-    s.layers = 4;
-    s.hidden = 1024;
-    s.heads = 16;
-    s.kv_heads = 4;
-    s.ffn_hidden = 3584;
-    s.seq_len = 512;
-    s.micro_batch = 2;
-    s.dtype = dt;
-    s.gated_ffn = s.rmsnorm = s.rope = s.flash_attention = true;
+    const LayerStepShape s{.layers = 4, .hidden = 1024, .heads = 16, .ffn_hidden = 3584, .seq_len = 512,
+                           .micro_batch = 2, .dtype = dt, .kv_heads = 4, .gated_ffn = true, .rmsnorm = true,
+                           .rope = true, .flash_attention = true};
     SCOPED_TRACE(to_string(dt));
     expect_slice_of_build_step_ops(s, m, job);
   }
   // And the default GPT-style shape against a GPT-style model with unfused attention.
-  ModelSpec gpt;
-  gpt.layers = 2;
-  gpt.hidden = 512;
-  gpt.heads = 8;
-  gpt.kv_heads = 8;
-  gpt.ffn_hidden = 2048;
-  gpt.vocab = 50304;
-  gpt.seq_len = 256;
-  gpt.flash_attention = false;
+  const ModelSpec gpt{.layers = 2, .hidden = 512, .heads = 8, .kv_heads = 8, .ffn_hidden = 2048, .vocab = 50304,
+                      .seq_len = 256, .flash_attention = false};
   TrainingJob fp32;
   fp32.precision = Precision::fp32;
   expect_slice_of_build_step_ops(gpt_shape(), gpt, fp32);

@@ -95,18 +95,15 @@ TEST(MoeOps, LocalExpertsRunAsOneGemmKernelEachOnTheirTokens) {
   Parallelism p = layout(1, 1, 8);
   p.ep = 4;
   const StepOps ops = build_step_ops(m, job_of(8), p, cluster_of(test::h100_sxm(), 8));
-  bool found = false;
-  for (const StepOp& so : ops.ops) {
-    const auto* g = std::get_if<GemmOp>(&so.op);
-    if (g == nullptr || so.phase != Phase::forward || std::strcmp(g->name, "expert_up") != 0) continue;
-    found = true;
-    EXPECT_EQ(so.count, 2.0);  // two local experts: two kernels
+  const auto ups = test::forward_gemms(ops, "expert_up");
+  EXPECT_FALSE(ups.empty());
+  for (const auto& [so, g] : ups) {
+    EXPECT_EQ(so->count, 2.0);  // two local experts: two kernels
     EXPECT_EQ(g->batch, 1);
     EXPECT_EQ(g->m, 4096);
     EXPECT_EQ(g->n, 2 * 14336);  // gate + up
     EXPECT_EQ(g->k, 4096);
   }
-  EXPECT_TRUE(found);
 }
 
 TEST(MoeOps, ClampedActivationAndExpertBiasesAddTheirElementWisePasses) {
@@ -217,9 +214,7 @@ TEST(ContextParallel, AttentionCoreSplitsQueriesAndKeepsAllKeys) {
   // cp = 4 on a 32k sequence: each rank's 8192 queries meet all 32768 keys, i.e. 1/4 of the
   // attention work of the whole sequence.
   const StepOps ops = llama_32k_cp4_ops();
-  for (const StepOp& so : ops.ops) {
-    const auto* g = std::get_if<GemmOp>(&so.op);
-    if (g == nullptr || std::strcmp(g->name, "attn_score") != 0 || so.phase != Phase::forward) continue;
+  for (const auto& [so, g] : test::forward_gemms(ops, "attn_score")) {
     EXPECT_EQ(g->m, 8192);
     EXPECT_EQ(g->n, 32768);
     EXPECT_EQ(g->k, 128);
@@ -362,16 +357,13 @@ TEST(ExpertTensorParallel, SplitsExpertsAndGathersTheGroupsTokens) {
   p.etp = 2;
   EXPECT_DOUBLE_EQ(stage_params(m, p, 0).expert, 32 * 2 * 3.0 * 4096 * 14336 / 2);
   const StepOps ops = build_step_ops(m, job_of(8), p, cluster_of(test::h100_sxm(), 8));
-  bool found = false;
-  for (const StepOp& so : ops.ops) {
-    const auto* g = std::get_if<GemmOp>(&so.op);
-    if (g == nullptr || so.phase != Phase::forward || std::strcmp(g->name, "expert_up") != 0) continue;
-    found = true;
+  const auto ups = test::forward_gemms(ops, "expert_up");
+  EXPECT_FALSE(ups.empty());
+  for (const auto& [so, g] : ups) {
     EXPECT_EQ(g->m, 8192);
     EXPECT_EQ(g->n, 14336);  // 2 * 14336 / 2
-    EXPECT_EQ(so.count, 2.0);
+    EXPECT_EQ(so->count, 2.0);
   }
-  EXPECT_TRUE(found);
   EXPECT_DOUBLE_EQ(sum_bytes(ops, "etp_all_gather", Phase::forward), 2.0 * 2 * 4096 * 2 * 4096);
   Scenario s = test::scenario_of(m, job_of(8), cluster_of(test::h100_sxm(), 8));
   EXPECT_FALSE(has_errors(check_layout(s, p))) << to_string(check_layout(s, p));
@@ -387,19 +379,9 @@ TEST(NodeLimitedRouting, TokensCrossTheNetworkOncePerTargetNode) {
   // DeepSeek-V3-style routing on 16 GPUs (2 nodes), ep 16, top-8, at most 4 nodes per token:
   // a token crosses the network min(4, 2) = 2 times instead of 8, and is forwarded to its
   // experts over NVLink inside the node (the full 8 copies).
-  ModelSpec m;
-  m.layers = 4;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn_hidden = 512;
-  m.vocab = 1000;
-  m.seq_len = 1024;
-  m.gated_ffn = true;
-  m.moe.experts = 64;
-  m.moe.top_k = 8;
-  m.moe.expert_ffn_hidden = 512;
-  m.moe.max_nodes_per_token = 4;
+  ModelSpec m{.layers = 4, .hidden = 1024, .heads = 16, .kv_heads = 16, .ffn_hidden = 512, .vocab = 1000,
+              .seq_len = 1024, .gated_ffn = true,
+              .moe = {.experts = 64, .top_k = 8, .expert_ffn_hidden = 512, .max_nodes_per_token = 4}};
   Parallelism p = layout(1, 1, 16);
   p.ep = 16;
   const StepOps ops = build_step_ops(m, job_of(16), p, cluster_of(test::h100_sxm(), 16));
@@ -426,14 +408,9 @@ TEST(SlidingWindow, AlternatingLayersAverageTheAttentionWork) {
   const double s = 4096, w = 128;
   const double expected = 0.5 * (w / s - w * w / (2 * s * s)) + 0.5 * 0.5;
   const StepOps ops = build_step_ops(m, job_of(8), layout(8, 1, 1), cluster_of(test::h100_sxm(), 8));
-  bool found = false;
-  for (const StepOp& so : ops.ops) {
-    const auto* g = std::get_if<GemmOp>(&so.op);
-    if (g == nullptr || so.phase != Phase::forward || std::strcmp(g->name, "attn_score") != 0) continue;
-    found = true;
-    EXPECT_DOUBLE_EQ(so.count, expected);
-  }
-  EXPECT_TRUE(found);
+  const auto scores = test::forward_gemms(ops, "attn_score");
+  EXPECT_FALSE(scores.empty());
+  for (const auto& [so, g] : scores) EXPECT_DOUBLE_EQ(so->count, expected);
   // Model FLOPs count w keys per query in windowed layers and s in the others.
   const StepFlops f = step_flops(m, job_of(8), Recompute::none);
   m.sliding_window = 0;

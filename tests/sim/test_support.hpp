@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <variant>
+#include <vector>
 
 #include "capplan/sim/estimate.hpp"
 #include "capplan/sim/hardware.hpp"
@@ -21,43 +23,31 @@ namespace capplan::sim::test {
 // used by Korthikanti et al.'s hardware generation: MAMF 271.2/312 = 0.869, ChipBenchmarker copy
 // 1519.8 GB/s of 2039, 8-GPU NCCL all-reduce busbw 233 GB/s.
 inline GpuSpec a100_80gb() {
-  GpuSpec g;
-  g.id = "a100-80gb-sxm";
-  g.name = "NVIDIA A100 80GB SXM4";
-  g.peak.fp32 = units::tflop_per_s(19.5);
-  g.peak.tf32 = units::tflop_per_s(156);
-  g.peak.fp16 = units::tflop_per_s(312);
-  g.peak.bf16 = units::tflop_per_s(312);
-  g.peak.fp8 = units::tflop_per_s(0);  // not supported
-  g.hbm_capacity = units::gib(80);
-  g.hbm_bandwidth = units::gb_per_s(2039);
-  g.nvlink_bandwidth = units::gb_per_s(300);  // 600 GB/s bidirectional
-  g.pcie_bandwidth = units::gb_per_s(32);
-  g.sm_count = 108;
-  g.gemm_efficiency = 0.869;
-  g.hbm_efficiency = 1519.8 / 2039.0;
-  g.nvlink_busbw = units::gb_per_s(233);
-  return g;
+  using namespace units;
+  return {.id = "a100-80gb-sxm",
+          .name = "NVIDIA A100 80GB SXM4",
+          .peak = {.fp32 = tflop_per_s(19.5), .tf32 = tflop_per_s(156), .fp16 = tflop_per_s(312),
+                   .bf16 = tflop_per_s(312), .fp8 = tflop_per_s(0)},  // fp8 not supported
+          .hbm_capacity = gib(80),
+          .hbm_bandwidth = gb_per_s(2039),
+          .nvlink_bandwidth = gb_per_s(300),  // 600 GB/s bidirectional
+          .pcie_bandwidth = gb_per_s(32),
+          .sm_count = 108,
+          .gemm_efficiency = 0.869,
+          .hbm_efficiency = 1519.8 / 2039.0,
+          .nvlink_busbw = gb_per_s(233)};
 }
 
 // NVIDIA H100 SXM5 80GB (datasheet: 989.4 dense BF16, 1978.9 dense FP8, 3.35 TB/s, NVLink4
 // 900 GB/s bidirectional, 132 SMs). Efficiencies left at 0 ("unknown") so that the datasheet
 // model's stated defaults apply.
 inline GpuSpec h100_sxm() {
-  GpuSpec g;
-  g.id = "h100-sxm";
-  g.name = "NVIDIA H100 SXM5 80GB";
-  g.peak.fp32 = units::tflop_per_s(66.9);
-  g.peak.tf32 = units::tflop_per_s(494.7);
-  g.peak.fp16 = units::tflop_per_s(989.4);
-  g.peak.bf16 = units::tflop_per_s(989.4);
-  g.peak.fp8 = units::tflop_per_s(1978.9);
-  g.hbm_capacity = units::gib(80);
-  g.hbm_bandwidth = units::gb_per_s(3350);
-  g.nvlink_bandwidth = units::gb_per_s(450);
-  g.pcie_bandwidth = units::gb_per_s(64);
-  g.sm_count = 132;
-  return g;
+  using namespace units;
+  return {.id = "h100-sxm", .name = "NVIDIA H100 SXM5 80GB",
+          .peak = {.fp32 = tflop_per_s(66.9), .tf32 = tflop_per_s(494.7), .fp16 = tflop_per_s(989.4),
+                   .bf16 = tflop_per_s(989.4), .fp8 = tflop_per_s(1978.9)},
+          .hbm_capacity = gib(80), .hbm_bandwidth = gb_per_s(3350), .nvlink_bandwidth = gb_per_s(450),
+          .pcie_bandwidth = gb_per_s(64), .sm_count = 132};
 }
 
 inline Cluster cluster_of(const GpuSpec& gpu, int gpus, int gpus_per_node = 8,
@@ -75,148 +65,64 @@ inline Cluster cluster_of(const GpuSpec& gpu, int gpus, int gpus_per_node = 8,
 // vocabulary 51200 as padded by Megatron, 2048 tokens. Korthikanti et al. train it with dropout
 // and without fused attention.
 inline ModelSpec gpt3_175b() {
-  ModelSpec m;
-  m.name = "gpt3-175b";
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.kv_heads = 96;
-  m.ffn_hidden = 4 * 12288;
-  m.vocab = 51200;
-  m.seq_len = 2048;
-  m.gated_ffn = false;
-  m.tied_embeddings = true;
-  m.dropout = true;
-  m.flash_attention = false;
-  return m;
+  return {.name = "gpt3-175b", .layers = 96, .hidden = 12288, .heads = 96, .kv_heads = 96, .ffn_hidden = 4 * 12288,
+          .vocab = 51200, .seq_len = 2048, .gated_ffn = false, .tied_embeddings = true, .dropout = true,
+          .flash_attention = false};
 }
 
-// Megatron-Turing NLG 530B as run by Korthikanti et al. (Table 3): 105 layers, h 20480, 128 heads.
+// Megatron-Turing NLG 530B as run by Korthikanti et al. (Table 3): 105 layers, h 20480, 128 heads;
+// otherwise GPT-3 175B's architecture (ffn 4h, vocabulary 51200, 2048 tokens, dropout, no fused attention).
 inline ModelSpec mt_nlg_530b() {
-  ModelSpec m = gpt3_175b();
-  m.name = "mt-nlg-530b";
-  m.layers = 105;
-  m.hidden = 20480;
-  m.heads = 128;
-  m.kv_heads = 128;
-  m.ffn_hidden = 4 * 20480;
-  return m;
+  return {.name = "mt-nlg-530b", .layers = 105, .hidden = 20480, .heads = 128, .kv_heads = 128,
+          .ffn_hidden = 4 * 20480, .vocab = 51200, .seq_len = 2048, .gated_ffn = false, .tied_embeddings = true,
+          .dropout = true, .flash_attention = false};
 }
 
 // Mixtral 8x7B (Jiang et al. 2024; mistralai/Mixtral-8x7B-v0.1 config.json): 32 layers, hidden
 // 4096, 32 heads, 8 KV heads, 8 experts of 14336 (SwiGLU), top-2, vocab 32000, untied.
 inline ModelSpec mixtral_8x7b() {
-  ModelSpec m;
-  m.name = "mixtral-8x7b";
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
-  m.vocab = 32000;
-  m.seq_len = 4096;
-  m.gated_ffn = true;
-  m.rmsnorm = true;
-  m.rope = true;
-  m.moe.experts = 8;
-  m.moe.top_k = 2;
-  m.moe.expert_ffn_hidden = 14336;
-  return m;
+  return {.name = "mixtral-8x7b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .ffn_hidden = 14336,
+          .vocab = 32000, .seq_len = 4096, .gated_ffn = true, .rmsnorm = true, .rope = true,
+          .moe = {.experts = 8, .top_k = 2, .expert_ffn_hidden = 14336}};
 }
 
 // Llama-2-70B (Touvron et al. 2023; HF config): 80 layers, 8192 hidden, 64 heads, 8 KV heads,
 // SwiGLU ffn 28672, vocabulary 32000, untied embeddings, 4096 tokens.
 inline ModelSpec llama2_70b() {
-  ModelSpec m;
-  m.name = "llama2-70b";
-  m.layers = 80;
-  m.hidden = 8192;
-  m.heads = 64;
-  m.kv_heads = 8;
-  m.ffn_hidden = 28672;
-  m.vocab = 32000;
-  m.seq_len = 4096;
-  m.gated_ffn = true;
-  m.tied_embeddings = false;
-  m.dropout = false;
-  m.flash_attention = true;
-  return m;
+  return {.name = "llama2-70b", .layers = 80, .hidden = 8192, .heads = 64, .kv_heads = 8, .ffn_hidden = 28672,
+          .vocab = 32000, .seq_len = 4096, .gated_ffn = true, .tied_embeddings = false, .dropout = false,
+          .flash_attention = true};
 }
 
-// Llama-3.1-405B shape: 126 layers, 16384 hidden, 128 heads, 8 KV heads, ffn 53248, vocab 128256.
+// Llama-3.1-405B shape: 126 layers, 16384 hidden, 128 heads, 8 KV heads, ffn 53248, vocab 128256,
+// 8192 tokens; otherwise as Llama-2-70B above (SwiGLU, untied, no dropout, fused attention).
 inline ModelSpec llama3_405b() {
-  ModelSpec m = llama2_70b();
-  m.name = "llama3-405b";
-  m.layers = 126;
-  m.hidden = 16384;
-  m.heads = 128;
-  m.kv_heads = 8;
-  m.ffn_hidden = 53248;
-  m.vocab = 128256;
-  m.seq_len = 8192;
-  return m;
+  return {.name = "llama3-405b", .layers = 126, .hidden = 16384, .heads = 128, .kv_heads = 8, .ffn_hidden = 53248,
+          .vocab = 128256, .seq_len = 8192, .gated_ffn = true, .tied_embeddings = false, .dropout = false,
+          .flash_attention = true};
 }
 
 // A GPT-style 1.3B model (24 layers, h 2048, 16 heads, ffn 4h, vocab 51200, 2048 tokens).
 inline ModelSpec gpt_1_3b() {
-  ModelSpec m;
-  m.name = "gpt-1.3b";
-  m.layers = 24;
-  m.hidden = 2048;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn_hidden = 8192;
-  m.vocab = 51200;
-  m.seq_len = 2048;
-  m.gated_ffn = false;
-  m.tied_embeddings = true;
-  m.dropout = false;
-  m.flash_attention = true;
-  return m;
+  return {.name = "gpt-1.3b", .layers = 24, .hidden = 2048, .heads = 16, .kv_heads = 16, .ffn_hidden = 8192,
+          .vocab = 51200, .seq_len = 2048, .gated_ffn = false, .tied_embeddings = true, .dropout = false,
+          .flash_attention = true};
 }
 
 // A deliberately tiny model: 2 layers, h 64, 4 heads, 2 KV heads, gated ffn 128, vocab 256.
 inline ModelSpec tiny_model() {
-  ModelSpec m;
-  m.name = "tiny";
-  m.layers = 2;
-  m.hidden = 64;
-  m.heads = 4;
-  m.kv_heads = 2;
-  m.ffn_hidden = 128;
-  m.vocab = 256;
-  m.seq_len = 128;
-  m.gated_ffn = true;
-  m.tied_embeddings = false;
-  m.dropout = false;
-  m.flash_attention = true;
-  return m;
+  return {.name = "tiny", .layers = 2, .hidden = 64, .heads = 4, .kv_heads = 2, .ffn_hidden = 128, .vocab = 256,
+          .seq_len = 128, .gated_ffn = true, .tied_embeddings = false, .dropout = false, .flash_attention = true};
 }
 
 // DeepSeek-V3 (DeepSeek-AI 2024, arXiv:2412.19437, Sec. 4.2; deepseek-ai/DeepSeek-V3 config.json):
 // 61 layers, hidden 7168, 128 heads with MLA (q_lora 1536, kv_lora 512, 128 + 64 RoPE, v 128),
 // dense FFN 18432 on the first 3 layers, then 256 routed experts of 2048 (top 8) + 1 shared.
 inline ModelSpec deepseek_v3() {
-  ModelSpec m;
-  m.name = "deepseek-v3";
-  m.layers = 61;
-  m.hidden = 7168;
-  m.heads = 128;
-  m.kv_heads = 128;
-  m.ffn_hidden = 18432;
-  m.vocab = 129280;
-  m.seq_len = 4096;
-  m.gated_ffn = true;
-  m.rmsnorm = true;
-  m.rope = true;
-  m.attention = Attention::mla;
-  m.mla = {1536, 512, 128, 64, 128};
-  m.moe.experts = 256;
-  m.moe.top_k = 8;
-  m.moe.expert_ffn_hidden = 2048;
-  m.moe.shared_experts = 1;
-  m.moe.dense_layers = 3;
-  return m;
+  return {.name = "deepseek-v3", .layers = 61, .hidden = 7168, .heads = 128, .kv_heads = 128, .ffn_hidden = 18432,
+          .vocab = 129280, .seq_len = 4096, .gated_ffn = true, .rmsnorm = true, .rope = true,
+          .attention = Attention::mla, .mla = {1536, 512, 128, 64, 128},
+          .moe = {.experts = 256, .top_k = 8, .expert_ffn_hidden = 2048, .shared_experts = 1, .dense_layers = 3}};
 }
 
 inline TrainingJob job_of(std::int64_t global_batch, double tokens = 300e9, Precision precision = Precision::bf16) {
@@ -236,43 +142,20 @@ inline TrainingJob with_16bit_gradients(TrainingJob j) {
 
 inline Parallelism layout(int tp, int pp, int dp, int micro_batch = 1, Recompute rc = Recompute::selective,
                           bool sp = false, int zero = 0, int virtual_stages = 1) {
-  Parallelism p;
-  p.tp = tp;
-  p.pp = pp;
-  p.dp = dp;
-  p.micro_batch = micro_batch;
-  p.recompute = rc;
-  p.sequence_parallel = sp;
-  p.zero = zero;
-  p.virtual_stages = virtual_stages;
-  return p;
+  return {.tp = tp, .pp = pp, .dp = dp, .micro_batch = micro_batch, .virtual_stages = virtual_stages, .zero = zero,
+          .recompute = rc, .sequence_parallel = sp};
 }
 
 // A request with every field fixed to `p` (estimate() then only checks and evaluates it).
 inline StrategyRequest fixed_request(const Parallelism& p) {
-  StrategyRequest r;
-  r.tp = p.tp;
-  r.pp = p.pp;
-  r.dp = p.dp;
-  r.cp = p.cp;
-  r.ep = p.ep;
-  r.micro_batch = p.micro_batch;
-  r.virtual_stages = p.virtual_stages;
-  r.zero = p.zero;
-  r.recompute = p.recompute;
-  r.sequence_parallel = p.sequence_parallel;
-  r.overlap_dp_comm = p.overlap_dp_comm;
-  return r;
+  return {.tp = p.tp, .pp = p.pp, .dp = p.dp, .cp = p.cp, .ep = p.ep, .micro_batch = p.micro_batch,
+          .virtual_stages = p.virtual_stages, .zero = p.zero, .recompute = p.recompute,
+          .sequence_parallel = p.sequence_parallel, .overlap_dp_comm = p.overlap_dp_comm};
 }
 
 inline Scenario scenario_of(const ModelSpec& m, const TrainingJob& job, const Cluster& c,
                             const StrategyRequest& r = {}) {
-  Scenario s;
-  s.model = m;
-  s.training = job;
-  s.cluster = c;
-  s.strategy = r;
-  return s;
+  return {.model = m, .training = job, .cluster = c, .strategy = r};
 }
 
 inline bool finite(double x) { return std::isfinite(x); }
@@ -289,6 +172,17 @@ inline double op_bytes(const StepOps& ops, const char* name) {
     }
   }
   return total;
+}
+
+// The forward entries of the named GEMM in one step, each with the step op that carries it (its
+// count of kernels).
+inline std::vector<std::pair<const StepOp*, const GemmOp*>> forward_gemms(const StepOps& ops, const char* name) {
+  std::vector<std::pair<const StepOp*, const GemmOp*>> found;
+  for (const StepOp& so : ops.ops) {
+    const auto* g = std::get_if<GemmOp>(&so.op);
+    if (g != nullptr && so.phase == Phase::forward && std::strcmp(g->name, name) == 0) found.emplace_back(&so, g);
+  }
+  return found;
 }
 
 }  // namespace capplan::sim::test
