@@ -15,6 +15,7 @@
 #include <QStatusBar>
 
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/gui/format.hpp"
 #include "charts.hpp"
 #include "compare_view.hpp"
 #include "plan_view.hpp"
@@ -191,7 +192,7 @@ void MainWindow::on_result(const EstimateSnapshot& snapshot) {
   if (doc_->valid()) results_->show_snapshot(snapshot);
   editor_->show_result(snapshot);
   status_source_->setText(tr("cost model: %1").arg(snapshot.cost_model_label()));
-  status_timing_->setText(tr("estimated in %1 ms").arg(snapshot.elapsed_ms, 0, 'f', 1));
+  status_timing_->setText(tr("estimated in %1 ms").arg(fixed_text(snapshot.elapsed_ms, 1)));
 }
 
 void MainWindow::update_title() {

@@ -254,7 +254,7 @@ void PlanView::on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot) 
                        "double-click a plan to load it into the editor.")
                        .arg(count_text(static_cast<double>(r.configurations_evaluated)))
                        .arg(r.stats.shapes)
-                       .arg(r.elapsed_s, 0, 'f', 2)
+                       .arg(fixed_text(r.elapsed_s, 2))
                        .arg(r.stats.threads)
                        .arg(priced_by.toHtmlEscaped()));
   model_.set_snapshot(snapshot);

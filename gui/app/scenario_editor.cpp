@@ -50,8 +50,8 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   auto* mg = new QGridLayout(model_box);
   preset_ = new QComboBox(model_box);
   for (const auto& m : doc_->catalogs().models) {
-    preset_->addItem(QStringLiteral("%1  (%2B)").arg(QString::fromStdString(m.id)).arg(m.spec.total_params() / 1e9, 0,
-                                                                                      'f', 1),
+    preset_->addItem(QStringLiteral("%1  (%2B)")
+                         .arg(QString::fromStdString(m.id), fixed_text(m.spec.total_params() / 1e9, 1)),
                      QString::fromStdString(m.id));
   }
   preset_->addItem(tr("custom dimensions"), QStringLiteral("custom"));
@@ -225,8 +225,8 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   gb->addWidget(new QLabel(tr("GPU"), gpu_box_), 0, 0);
   gpu_ = new QComboBox(gpu_box_);
   for (const auto& g : doc_->catalogs().gpus) {
-    gpu_->addItem(QStringLiteral("%1  (%2 GiB)").arg(QString::fromStdString(g.spec.id))
-                      .arg(units::to_gib(g.spec.hbm_capacity), 0, 'f', 0),
+    gpu_->addItem(QStringLiteral("%1  (%2 GiB)").arg(QString::fromStdString(g.spec.id),
+                                                      fixed_text(units::to_gib(g.spec.hbm_capacity), 0)),
                   QString::fromStdString(g.spec.id));
   }
   gb->addWidget(gpu_, 0, 1, 1, 2);
@@ -529,8 +529,7 @@ void ScenarioEditor::refresh() {
                                    .arg(id.toHtmlEscaped())
                                    .arg(e->gpus_per_node)
                                    .arg(QString::fromStdString(e->gpu))
-                                   .arg(e->network_gbps ? QString::number(*e->network_gbps, 'f', 0) + " Gbit/s"
-                                                        : tr("unknown"))
+                                   .arg(e->network_gbps ? gbit_text(*e->network_gbps) : tr("unknown"))
                                    .arg(QString::fromStdString(e->network).toHtmlEscaped()));
     } else {
       instance_label_->setText(id.isEmpty() ? tr("Pick an instance above") : tr("unknown instance '%1'").arg(id));

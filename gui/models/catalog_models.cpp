@@ -46,7 +46,8 @@ TableSpec<InstanceEntry> instance_spec() {
              return price ? *price : -1.0;
            },
            kAlignNumber},
-          {M::tr("Price date"), [](const InstanceEntry& e) -> QVariant { return QString::fromStdString(e.price.date); }},
+          {M::tr("Price date"),
+           [](const InstanceEntry& e) -> QVariant { return QString::fromStdString(e.price.date); }},
       },
       .key = [](const InstanceEntry& e) { return QString::fromStdString(e.id); },
       .tooltip = &tooltip,

@@ -78,9 +78,7 @@ QString value_text(CompareModel::Metric m, const EstimateSnapshot& s, std::optio
     case CompareModel::kFits: return *v > 0 ? QStringLiteral("yes") : QStringLiteral("NO");
     case CompareModel::kStrategy: {
       const auto& p = e.strategy;
-      QString text = QStringLiteral("TP %1 · PP %2 · DP %3").arg(p.tp).arg(p.pp).arg(p.dp);
-      if (p.cp != 1) text += QStringLiteral(" · CP %1").arg(p.cp);
-      if (p.ep != 1) text += QStringLiteral(" · EP %1").arg(p.ep);
+      QString text = degrees_text(p);
       text += QStringLiteral("\nmicro-batch %1 · ZeRO %2 · %3").arg(p.micro_batch).arg(p.zero).arg(
           QString::fromLatin1(sim::to_string(p.recompute)));
       return text;

@@ -4,6 +4,8 @@
 #include <QLocale>
 #include <cmath>
 
+#include "capplan/sim/strategy.hpp"
+
 namespace capplan::gui {
 
 namespace {
@@ -82,6 +84,13 @@ QString si_text(double v) {
 }
 
 QString fixed_text(double v, int decimals) { return QString::number(v, 'f', decimals); }
+
+QString degrees_text(const sim::Parallelism& p) {
+  QString text = QStringLiteral("TP %1 · PP %2 · DP %3").arg(p.tp).arg(p.pp).arg(p.dp);
+  if (p.cp != 1) text += QStringLiteral(" · CP %1").arg(p.cp);
+  if (p.ep != 1) text += QStringLiteral(" · EP %1").arg(p.ep);
+  return text;
+}
 
 QString delta_text(double value, double base) {
   if (!std::isfinite(value) || !std::isfinite(base) || base == 0) return {};

@@ -68,9 +68,7 @@ void PlanRunner::start(data::ParsedScenario base, sim::SearchRequest request) {
 }
 
 QString layout_text(const sim::Parallelism& p) {
-  QString text = QStringLiteral("TP %1 · PP %2 · DP %3").arg(p.tp).arg(p.pp).arg(p.dp);
-  if (p.cp != 1) text += QStringLiteral(" · CP %1").arg(p.cp);
-  if (p.ep != 1) text += QStringLiteral(" · EP %1").arg(p.ep);
+  QString text = degrees_text(p);
   text += QStringLiteral(" · mb %1").arg(p.micro_batch);
   if (p.virtual_stages != 1) text += QStringLiteral(" · v%1").arg(p.virtual_stages);
   text += QStringLiteral(" · ZeRO %1 · %2").arg(p.zero).arg(QString::fromLatin1(sim::to_string(p.recompute)));
@@ -98,7 +96,9 @@ TableSpec<PlanRow> plans_spec() {
           {M::tr("#"), [](const PlanRow& r) -> QVariant { return r.rank; }, {}, kAlignNumber},
           {M::tr("Offering"), [](const PlanRow& r) -> QVariant { return offering_text(*r.plan); }},
           {M::tr("GPUs"),
-           [](const PlanRow& r) -> QVariant { return QStringLiteral("%1 (%2 nodes)").arg(r.plan->gpus).arg(r.plan->nodes); },
+           [](const PlanRow& r) -> QVariant {
+             return QStringLiteral("%1 (%2 nodes)").arg(r.plan->gpus).arg(r.plan->nodes);
+           },
            [](const PlanRow& r) -> QVariant { return r.plan->gpus; }, kAlignNumber},
           {M::tr("Expected days (with failures)"),
            [](const PlanRow& r) -> QVariant { return days_text(units::to_days(sim::plan_time(r.plan->estimate))); },

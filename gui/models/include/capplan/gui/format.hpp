@@ -6,6 +6,10 @@
 #include <QString>
 #include <optional>
 
+namespace capplan::sim {
+struct Parallelism;
+}
+
 namespace capplan::gui {
 
 QString days_text(double days);                 // "31.4 days", "1,234 days"
@@ -20,6 +24,8 @@ QString percent_text(double fraction, int decimals = 1);  // 0.412 -> "41.2 %"
 QString count_text(double v);                   // 12,345,678
 QString si_text(double v);                      // 2T, 4.19M
 QString fixed_text(double v, int decimals);     // 3.14159, 2 -> "3.14" (no grouping, no unit)
+// "TP 8 · PP 4 · DP 16", with " · CP 2" and " · EP 8" when they are not 1: the head of every layout text.
+QString degrees_text(const sim::Parallelism& p);
 // "+12.3 %" / "-4.0 %" of `value` against `base`; empty when base is 0 or either is not finite.
 QString delta_text(double value, double base);
 

@@ -66,7 +66,9 @@ class TableModel : public QAbstractTableModel {
     const int field = spec_.transposed ? index.row() : index.column();
     const Row& r = rows_[static_cast<std::size_t>(spec_.transposed ? index.column() : index.row())];
     if (spec_.placeholder) {
-      if (const auto text = spec_.placeholder(r)) return role == Qt::DisplayRole && field == 0 ? QVariant(*text) : QVariant();
+      if (const auto text = spec_.placeholder(r)) {
+        return role == Qt::DisplayRole && field == 0 ? QVariant(*text) : QVariant();
+      }
     }
     const Field<Row>& f = spec_.fields[static_cast<std::size_t>(field)];
     switch (role) {
