@@ -207,21 +207,22 @@ QString MainWindow::open_file(const QString& path) {
   const QByteArray bytes = f.readAll();
   auto loaded = doc_->load_text(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
   if (!loaded) return diagnostics_text(loaded.error());
-  doc_->set_file_path(path);
-  doc_->set_modified(false);
-  add_recent(path);
-  update_title();
+  adopt_file(path);
   return {};
 }
 
 QString MainWindow::save_file(const QString& path) {
   const std::string text = doc_->to_text();
   if (QString err = write_atomically(path, QByteArray::fromStdString(text)); !err.isEmpty()) return err;
+  adopt_file(path);
+  return {};
+}
+
+void MainWindow::adopt_file(const QString& path) {
   doc_->set_file_path(path);
   doc_->set_modified(false);
   add_recent(path);
   update_title();
-  return {};
 }
 
 QString MainWindow::export_results(const QString& path) {

@@ -5,34 +5,24 @@
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QSortFilterProxyModel>
 #include <QTabBar>
 #include <QVBoxLayout>
 #include <algorithm>
 
 #include "capplan/gui/format.hpp"
 #include "charts.hpp"
+#include "table_view.hpp"
 
 namespace capplan::gui {
 
 namespace {
 
 QTableView* make_table(QAbstractItemModel* model, QWidget* parent) {
-  auto* proxy = new QSortFilterProxyModel(parent);
-  proxy->setSourceModel(model);
-  proxy->setSortRole(kSortRole);
-  auto* view = new QTableView(parent);
-  view->setModel(proxy);
-  view->setSortingEnabled(true);
-  view->sortByColumn(-1, Qt::AscendingOrder);
-  view->verticalHeader()->hide();
+  auto* view = make_table_view(sort_by_value(model, parent), -1, 22, parent);
   view->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
   view->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
   view->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
-  view->setSelectionBehavior(QAbstractItemView::SelectRows);
-  view->setEditTriggers(QAbstractItemView::NoEditTriggers);
   view->setAlternatingRowColors(true);
-  view->verticalHeader()->setDefaultSectionSize(22);
   return view;
 }
 

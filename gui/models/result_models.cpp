@@ -36,23 +36,20 @@ BreakdownModel::BreakdownModel(QObject* parent)
 
 void BreakdownModel::set_snapshot(const EstimateSnapshot& snapshot) {
   const sim::StepBreakdown& b = snapshot.estimate.breakdown;
-  const Part all[] = {
-      {"compute", tr("compute"), (b.compute - b.recompute).base()},
-      {"recompute", tr("recompute"), b.recompute.base()},
-      {"tp_comm", tr("TP comm (exposed)"), b.tp_comm.base()},
-      {"pp_comm", tr("PP comm (exposed)"), b.pp_comm.base()},
-      {"dp_comm", tr("DP comm (exposed)"), b.dp_comm.base()},
-      {"ep_comm", tr("EP comm (exposed)"), b.ep_comm.base()},
-      {"cp_comm", tr("CP comm (exposed)"), b.cp_comm.base()},
-      {"bubble", tr("pipeline bubble"), b.bubble.base()},
-      {"optimizer", tr("optimizer"), b.optimizer.base()},
-      {"variability", tr("slowest GPU wait"), b.variability.base()},
-      {"other", tr("other"), b.other.base()},
+  std::vector<Part> parts = {{"compute", tr("compute"), (b.compute - b.recompute).base()}};  // always shown
+  auto add_if_any = [&parts](const char* key, const QString& label, units::Seconds time) {
+    if (time.base() > 0) parts.push_back({key, label, time.base()});
   };
-  std::vector<Part> parts;
-  for (const auto& p : all) {
-    if (p.amount > 0 || p.key == "compute") parts.push_back(p);
-  }
+  add_if_any("recompute", tr("recompute"), b.recompute);
+  add_if_any("tp_comm", tr("TP comm (exposed)"), b.tp_comm);
+  add_if_any("pp_comm", tr("PP comm (exposed)"), b.pp_comm);
+  add_if_any("dp_comm", tr("DP comm (exposed)"), b.dp_comm);
+  add_if_any("ep_comm", tr("EP comm (exposed)"), b.ep_comm);
+  add_if_any("cp_comm", tr("CP comm (exposed)"), b.cp_comm);
+  add_if_any("bubble", tr("pipeline bubble"), b.bubble);
+  add_if_any("optimizer", tr("optimizer"), b.optimizer);
+  add_if_any("variability", tr("slowest GPU wait"), b.variability);
+  add_if_any("other", tr("other"), b.other);
   set_parts(std::move(parts), snapshot.estimate.step_time.base());
 }
 
