@@ -5,7 +5,6 @@
 // raw SI number (seconds, bytes, fraction) so proxies sort and charts plot by value, never by text.
 #pragma once
 #include <QAbstractListModel>
-#include <QAbstractTableModel>
 #include <string>
 #include <vector>
 
