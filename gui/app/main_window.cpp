@@ -15,6 +15,7 @@
 #include <QStatusBar>
 
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/gui/format.hpp"
 #include "charts.hpp"
 #include "compare_view.hpp"
 #include "plan_view.hpp"
@@ -191,7 +192,7 @@ void MainWindow::on_result(const EstimateSnapshot& snapshot) {
   if (doc_->valid()) results_->show_snapshot(snapshot);
   editor_->show_result(snapshot);
   status_source_->setText(tr("cost model: %1").arg(snapshot.cost_model_label()));
-  status_timing_->setText(tr("estimated in %1 ms").arg(snapshot.elapsed_ms, 0, 'f', 1));
+  status_timing_->setText(tr("estimated in %1 ms").arg(fixed_text(snapshot.elapsed_ms, 1)));
 }
 
 void MainWindow::update_title() {
@@ -206,21 +207,22 @@ QString MainWindow::open_file(const QString& path) {
   const QByteArray bytes = f.readAll();
   auto loaded = doc_->load_text(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
   if (!loaded) return diagnostics_text(loaded.error());
-  doc_->set_file_path(path);
-  doc_->set_modified(false);
-  add_recent(path);
-  update_title();
+  adopt_file(path);
   return {};
 }
 
 QString MainWindow::save_file(const QString& path) {
   const std::string text = doc_->to_text();
   if (QString err = write_atomically(path, QByteArray::fromStdString(text)); !err.isEmpty()) return err;
+  adopt_file(path);
+  return {};
+}
+
+void MainWindow::adopt_file(const QString& path) {
   doc_->set_file_path(path);
   doc_->set_modified(false);
   add_recent(path);
   update_title();
-  return {};
 }
 
 QString MainWindow::export_results(const QString& path) {

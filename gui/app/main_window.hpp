@@ -65,6 +65,8 @@ class MainWindow final : public QMainWindow {
   void on_document_changed();
   void on_result(const EstimateSnapshot& snapshot);
   void update_title();
+  // The document now is the file at `path`, unmodified: the title and the recent files follow.
+  void adopt_file(const QString& path);
   void add_recent(const QString& path);
   void rebuild_recent_menu();
   bool confirm_discard();

@@ -8,7 +8,6 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QRegularExpression>
-#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <QtCharts/QLegendMarker>
@@ -25,6 +24,7 @@
 #include "capplan/gui/format.hpp"
 #include "capplan/gui/result_models.hpp"
 #include "charts.hpp"
+#include "table_view.hpp"
 
 namespace capplan::gui {
 
@@ -36,6 +36,12 @@ std::vector<std::string> split_list(const QString& text) {
     out.push_back(part.toStdString());
   }
   return out;
+}
+
+// A setting's label and its field side by side in the search settings' grid.
+void add_setting(QGridLayout* form, int row, int column, const QString& label, QWidget* field) {
+  form->addWidget(new QLabel(label, field->parentWidget()), row, column);
+  form->addWidget(field, row, column + 1);
 }
 
 // Distinct colours for up to 10 offerings (Okabe-Ito, then Tableau), repeated beyond.
@@ -68,18 +74,12 @@ PlanView::PlanView(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), do
   objective_->addItem(tr("cheapest that meets the deadline"), QStringLiteral("cheapest"));
   objective_->addItem(tr("fastest within the budget"), QStringLiteral("fastest"));
   objective_->addItem(tr("Pareto front only"), QStringLiteral("pareto"));
-  form->addWidget(new QLabel(tr("Instances"), this), 0, 0);
-  form->addWidget(instances_, 0, 1);
-  form->addWidget(new QLabel(tr("GPUs"), this), 0, 2);
-  form->addWidget(gpus_, 0, 3);
-  form->addWidget(new QLabel(tr("Nodes"), this), 0, 4);
-  form->addWidget(nodes_, 0, 5);
-  form->addWidget(new QLabel(tr("Deadline (days)"), this), 1, 0);
-  form->addWidget(deadline_, 1, 1);
-  form->addWidget(new QLabel(tr("Budget (USD)"), this), 1, 2);
-  form->addWidget(budget_, 1, 3);
-  form->addWidget(new QLabel(tr("Objective"), this), 1, 4);
-  form->addWidget(objective_, 1, 5);
+  add_setting(form, 0, 0, tr("Instances"), instances_);
+  add_setting(form, 0, 2, tr("GPUs"), gpus_);
+  add_setting(form, 0, 4, tr("Nodes"), nodes_);
+  add_setting(form, 1, 0, tr("Deadline (days)"), deadline_);
+  add_setting(form, 1, 2, tr("Budget (USD)"), budget_);
+  add_setting(form, 1, 4, tr("Objective"), objective_);
   form->setColumnStretch(1, 1);
   form->setColumnStretch(3, 1);
   form->setColumnStretch(5, 1);
@@ -117,17 +117,8 @@ PlanView::PlanView(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), do
   auto* right = new QWidget(split);
   auto* rl = new QVBoxLayout(right);
   rl->setContentsMargins(0, 0, 0, 0);
-  auto* proxy = new QSortFilterProxyModel(this);
-  proxy->setSourceModel(&model_);
-  proxy->setSortRole(kSortRole);
-  table_ = new QTableView(right);
-  table_->setModel(proxy);
-  table_->setSortingEnabled(true);
-  table_->sortByColumn(PlansModel::kRank, Qt::AscendingOrder);
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  table_->verticalHeader()->hide();
-  table_->verticalHeader()->setDefaultSectionSize(21);
+  auto* proxy = sort_by_value(&model_, this);
+  table_ = make_table_view(proxy, PlansModel::kRank, 21, right);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setAlternatingRowColors(true);
@@ -255,7 +246,7 @@ void PlanView::on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot) 
                        "double-click a plan to load it into the editor.")
                        .arg(count_text(static_cast<double>(r.configurations_evaluated)))
                        .arg(r.stats.shapes)
-                       .arg(r.elapsed_s, 0, 'f', 2)
+                       .arg(fixed_text(r.elapsed_s, 2))
                        .arg(r.stats.threads)
                        .arg(priced_by.toHtmlEscaped()));
   model_.set_snapshot(snapshot);

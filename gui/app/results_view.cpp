@@ -5,34 +5,24 @@
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QSortFilterProxyModel>
 #include <QTabBar>
 #include <QVBoxLayout>
 #include <algorithm>
 
 #include "capplan/gui/format.hpp"
 #include "charts.hpp"
+#include "table_view.hpp"
 
 namespace capplan::gui {
 
 namespace {
 
 QTableView* make_table(QAbstractItemModel* model, QWidget* parent) {
-  auto* proxy = new QSortFilterProxyModel(parent);
-  proxy->setSourceModel(model);
-  proxy->setSortRole(kSortRole);
-  auto* view = new QTableView(parent);
-  view->setModel(proxy);
-  view->setSortingEnabled(true);
-  view->sortByColumn(-1, Qt::AscendingOrder);
-  view->verticalHeader()->hide();
+  auto* view = make_table_view(sort_by_value(model, parent), -1, 22, parent);
   view->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
   view->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
   view->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
-  view->setSelectionBehavior(QAbstractItemView::SelectRows);
-  view->setEditTriggers(QAbstractItemView::NoEditTriggers);
   view->setAlternatingRowColors(true);
-  view->verticalHeader()->setDefaultSectionSize(22);
   return view;
 }
 
@@ -159,9 +149,7 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
   if (!cl.instance_id.empty()) {
     where += QStringLiteral(" (%1 x %2)").arg(cl.nodes()).arg(QString::fromStdString(cl.instance_id));
   }
-  QString layout = QStringLiteral("TP %1 · PP %2 · DP %3").arg(p.tp).arg(p.pp).arg(p.dp);
-  if (p.cp != 1) layout += QStringLiteral(" · CP %1").arg(p.cp);
-  if (p.ep != 1) layout += QStringLiteral(" · EP %1").arg(p.ep);
+  QString layout = degrees_text(p);
   layout += QStringLiteral(" · micro-batch %1 x %2 accumulation · ZeRO %3 · recompute %4")
                 .arg(p.micro_batch)
                 .arg(e.layout.micro_batches)
@@ -173,7 +161,7 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
   if (p.virtual_stages != 1) layout += QStringLiteral(" · %1 virtual stages").arg(p.virtual_stages);
   summary_->setText(QStringLiteral("<b>%1</b> (%2B parameters), %3 tokens, %4 on %5<br>%6%7")
                         .arg(model.toHtmlEscaped())
-                        .arg(sc.model.total_params() / 1e9, 0, 'f', 1)
+                        .arg(fixed_text(sc.model.total_params() / 1e9, 1))
                         .arg(si_text(sc.training.tokens))
                         .arg(QString::fromLatin1(sim::to_string(sc.training.precision)))
                         .arg(where.toHtmlEscaped())
@@ -247,7 +235,7 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
                                       count_text(cl.gpus > 0 ? e.step.tokens_per_s / cl.gpus : 0)));
   mfu_.value->setText(percent_text(e.step.mfu));
   QString mfu_detail = tr("%1 TFLOP/s per GPU (model)\nHFU %2")
-                           .arg(units::to_tflop_per_s(e.step.model_flops_per_gpu), 0, 'f', 0)
+                           .arg(fixed_text(units::to_tflop_per_s(e.step.model_flops_per_gpu), 0))
                            .arg(percent_text(e.step.hfu));
   if (sc.training.precision == sim::Precision::fp8) {
     mfu_detail += tr(" · of the FP8 peak; %1 of BF16").arg(percent_text(e.step.mfu_bf16_peak));

@@ -13,12 +13,20 @@
 #include "capplan/gui/format.hpp"
 #include "capplan/gui/result_models.hpp"
 #include "capplan/sim/strategy.hpp"
+#include "table_view.hpp"
 
 namespace capplan::gui {
 
 namespace {
 
 const char* const kGroups[] = {"/model", "/training", "/cluster", "/strategy", "/pricing"};
+
+// A label whose text wraps to the width it is given (messages, descriptions).
+QLabel* wrapped_label(QWidget* parent) {
+  auto* label = new QLabel(parent);
+  label->setWordWrap(true);
+  return label;
+}
 
 void set_combo_data(QComboBox* combo, const QString& value) {
   const int i = combo->findData(value);
@@ -39,8 +47,7 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   scroll->setWidget(body);
   outer->addWidget(scroll);
 
-  general_errors_ = new QLabel(body);
-  general_errors_->setWordWrap(true);
+  general_errors_ = wrapped_label(body);
   general_errors_->setStyleSheet(QStringLiteral("color: #c62828;"));
   general_errors_->hide();
   layout->addWidget(general_errors_);
@@ -50,8 +57,8 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   auto* mg = new QGridLayout(model_box);
   preset_ = new QComboBox(model_box);
   for (const auto& m : doc_->catalogs().models) {
-    preset_->addItem(QStringLiteral("%1  (%2B)").arg(QString::fromStdString(m.id)).arg(m.spec.total_params() / 1e9, 0,
-                                                                                      'f', 1),
+    preset_->addItem(QStringLiteral("%1  (%2B)")
+                         .arg(QString::fromStdString(m.id), fixed_text(m.spec.total_params() / 1e9, 1)),
                      QString::fromStdString(m.id));
   }
   preset_->addItem(tr("custom dimensions"), QStringLiteral("custom"));
@@ -76,8 +83,7 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
     add_field(mg, row++, QString::fromLatin1(key), std::string("/model/") + key,
               QString::fromLatin1(std::string_view(key) == "seq_len" ? "tokens" : ""), QString::fromLatin1(help));
   }
-  errors_["/model"] = add_error_label(model_box);
-  layout->addWidget(model_box);
+  add_group(layout, model_box, "/model");
 
   // ---- Training ----
   auto* train_box = new QGroupBox(tr("Training"), body);
@@ -169,8 +175,7 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   add_option(7, tr("FP8 weights"), "/training/fp8_params",
              tr("With fp8 precision: weights kept and all-gathered in FP8 (Megatron --fp8-param-gather)"),
              {{tr("16-bit + FP8 copy (default)"), QString()}, {tr("FP8, gathered in FP8"), QStringLiteral("true")}});
-  errors_["/training"] = add_error_label(train_box);
-  layout->addWidget(train_box);
+  add_group(layout, train_box, "/training");
 
   // ---- Cluster ----
   auto* cluster_box = new QGroupBox(tr("Cluster"), body);
@@ -193,23 +198,15 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   instance_model_ = new InstanceCatalogModel(doc_->catalogs_ptr(), this);
   instance_filter_ = new InstanceFilterModel(this);
   instance_filter_->setSourceModel(instance_model_);
-  instances_ = new QTableView(instance_box_);
-  instances_->setModel(instance_filter_);
-  instances_->setSortingEnabled(true);
-  instances_->sortByColumn(-1, Qt::AscendingOrder);
-  instances_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  instances_ = make_table_view(instance_filter_, -1, 20, instance_box_);
   instances_->setSelectionMode(QAbstractItemView::SingleSelection);
-  instances_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  instances_->verticalHeader()->hide();
-  instances_->verticalHeader()->setDefaultSectionSize(20);
   instances_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   instances_->horizontalHeader()->setStretchLastSection(true);
   instances_->hideColumn(InstanceCatalogModel::kPriceDate);  // in the tooltip
   instances_->setMinimumHeight(140);
   instances_->setMaximumHeight(170);
   ib->addWidget(instances_, 1, 0, 1, 3);
-  instance_label_ = new QLabel(instance_box_);
-  instance_label_->setWordWrap(true);
+  instance_label_ = wrapped_label(instance_box_);
   ib->addWidget(instance_label_, 2, 0, 1, 3);
   add_field(ib, 3, tr("Nodes"), "/cluster/nodes", tr("instances"), tr("Number of instances (nodes)"));
   connect(instance_search_, &QLineEdit::textChanged, instance_filter_, &InstanceFilterModel::set_query);
@@ -225,8 +222,8 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   gb->addWidget(new QLabel(tr("GPU"), gpu_box_), 0, 0);
   gpu_ = new QComboBox(gpu_box_);
   for (const auto& g : doc_->catalogs().gpus) {
-    gpu_->addItem(QStringLiteral("%1  (%2 GiB)").arg(QString::fromStdString(g.spec.id))
-                      .arg(units::to_gib(g.spec.hbm_capacity), 0, 'f', 0),
+    gpu_->addItem(QStringLiteral("%1  (%2 GiB)").arg(QString::fromStdString(g.spec.id),
+                                                      fixed_text(units::to_gib(g.spec.hbm_capacity), 0)),
                   QString::fromStdString(g.spec.id));
   }
   gb->addWidget(gpu_, 0, 1, 1, 2);
@@ -265,8 +262,7 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
     const std::string gpu = doc_->last_good() ? doc_->last_good()->scenario.cluster.gpu.id : std::string("h100-sxm-80gb");
     doc_->use_gpu(gpu);
   });
-  errors_["/cluster"] = add_error_label(cluster_box);
-  layout->addWidget(cluster_box);
+  add_group(layout, cluster_box, "/cluster");
 
   // ---- Strategy ----
   auto* strategy_box = new QGroupBox(tr("Parallel strategy"), body);
@@ -332,14 +328,12 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
     ++row;
   }
   sl->addWidget(strategy_fields_);
-  errors_["/strategy"] = add_error_label(strategy_box);
-  layout->addWidget(strategy_box);
+  add_group(layout, strategy_box, "/strategy");
 
   // ---- Pricing ----
   auto* price_box = new QGroupBox(tr("Price"), body);
   auto* pg = new QGridLayout(price_box);
-  price_label_ = new QLabel(price_box);
-  price_label_->setWordWrap(true);
+  price_label_ = wrapped_label(price_box);
   pg->addWidget(price_label_, 0, 0, 1, 3);
   price_override_ = new QCheckBox(tr("Override"), price_box);
   pg->addWidget(price_override_, 1, 0);
@@ -361,14 +355,12 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   connect(price_, &QLineEdit::textEdited, this, [this](const QString& t) {
     if (!refreshing_) doc_->set_text("/pricing/usd_per_gpu_hour", t);
   });
-  errors_["/pricing"] = add_error_label(price_box);
-  layout->addWidget(price_box);
+  add_group(layout, price_box, "/pricing");
 
   // ---- Calibration ----
   auto* cal_box = new QGroupBox(tr("Cost model"), body);
   auto* cg = new QHBoxLayout(cal_box);
-  profile_label_ = new QLabel(cal_box);
-  profile_label_->setWordWrap(true);
+  profile_label_ = wrapped_label(cal_box);
   auto* choose = new QPushButton(tr("Calibration profile…"), cal_box);
   connect(choose, &QPushButton::clicked, this, &ScenarioEditor::choose_profile);
   profile_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -409,9 +401,13 @@ QLineEdit* ScenarioEditor::add_field(QGridLayout* grid, int row, const QString& 
   return edit;
 }
 
+void ScenarioEditor::add_group(QVBoxLayout* layout, QGroupBox* box, const char* pointer) {
+  errors_[pointer] = add_error_label(box);
+  layout->addWidget(box);
+}
+
 QLabel* ScenarioEditor::add_error_label(QGroupBox* box) {
-  auto* label = new QLabel(box);
-  label->setWordWrap(true);
+  auto* label = wrapped_label(box);
   label->setTextInteractionFlags(Qt::TextSelectableByMouse);
   label->setStyleSheet(QStringLiteral("color: #c62828;"));
   label->hide();
@@ -529,8 +525,7 @@ void ScenarioEditor::refresh() {
                                    .arg(id.toHtmlEscaped())
                                    .arg(e->gpus_per_node)
                                    .arg(QString::fromStdString(e->gpu))
-                                   .arg(e->network_gbps ? QString::number(*e->network_gbps, 'f', 0) + " Gbit/s"
-                                                        : tr("unknown"))
+                                   .arg(e->network_gbps ? gbit_text(*e->network_gbps) : tr("unknown"))
                                    .arg(QString::fromStdString(e->network).toHtmlEscaped()));
     } else {
       instance_label_->setText(id.isEmpty() ? tr("Pick an instance above") : tr("unknown instance '%1'").arg(id));

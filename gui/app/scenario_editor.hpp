@@ -11,6 +11,7 @@
 #include <QLineEdit>
 #include <QRadioButton>
 #include <QTableView>
+#include <QVBoxLayout>
 #include <QWidget>
 #include <map>
 #include <optional>
@@ -49,6 +50,8 @@ class ScenarioEditor final : public QWidget {
   QLineEdit* add_field(QGridLayout* grid, int row, const QString& label, const std::string& pointer,
                        const QString& unit, const QString& tip);
   QLabel* add_error_label(QGroupBox* box);
+  // Ends a group of the form: its error label (messages under `pointer`) last in it, the group into `layout`.
+  void add_group(QVBoxLayout* layout, QGroupBox* box, const char* pointer);
   void choose_profile();
 
   ScenarioDocument* doc_;

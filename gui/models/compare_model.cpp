@@ -6,20 +6,13 @@
 #include <utility>
 
 #include "capplan/gui/format.hpp"
-#include "capplan/gui/result_models.hpp"
 
 namespace capplan::gui {
 
 void CompareModel::set_columns(std::vector<Column> columns) {
-  beginResetModel();
-  columns_ = std::move(columns);
-  if (columns_.size() > static_cast<size_t>(kMaxScenarios)) columns_.resize(kMaxScenarios);
-  endResetModel();
-}
-
-int CompareModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kMetricCount; }
-int CompareModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(columns_.size());
+  if (columns.size() > static_cast<size_t>(kMaxScenarios)) columns.resize(kMaxScenarios);
+  const auto previous = std::exchange(columns_, std::move(columns));  // alive until the rows are replaced
+  show_rows(columns_);
 }
 
 QString CompareModel::metric_label(Metric m) {
@@ -85,9 +78,7 @@ QString value_text(CompareModel::Metric m, const EstimateSnapshot& s, std::optio
     case CompareModel::kFits: return *v > 0 ? QStringLiteral("yes") : QStringLiteral("NO");
     case CompareModel::kStrategy: {
       const auto& p = e.layout.strategy;
-      QString text = QStringLiteral("TP %1 · PP %2 · DP %3").arg(p.tp).arg(p.pp).arg(p.dp);
-      if (p.cp != 1) text += QStringLiteral(" · CP %1").arg(p.cp);
-      if (p.ep != 1) text += QStringLiteral(" · EP %1").arg(p.ep);
+      QString text = degrees_text(p);
       text += QStringLiteral("\nmicro-batch %1 · ZeRO %2 · %3").arg(p.micro_batch).arg(p.zero).arg(
           QString::fromLatin1(sim::to_string(p.recompute)));
       return text;
@@ -97,43 +88,54 @@ QString value_text(CompareModel::Metric m, const EstimateSnapshot& s, std::optio
   return {};
 }
 
+// The figures shown without a value ("unknown (no price)"); the others leave the cell empty.
+bool shown_without_value(CompareModel::Metric m) {
+  return m == CompareModel::kStrategy || m == CompareModel::kCost || m == CompareModel::kCostPerBillionTokens ||
+         m == CompareModel::kPricePerGpuHour;
+}
+
+// Row `m` of the table: the figure's text in each scenario, with its delta against the first.
+Field<CompareColumn> metric_field(const CompareModel* model, CompareModel::Metric m) {
+  auto display = [model, m](const CompareColumn& c) -> QVariant {
+    const auto v = CompareModel::value(*c.snapshot, m);
+    if (!v && !shown_without_value(m)) return {};
+    QString text = value_text(m, *c.snapshot, v);
+    // Deltas against the first scenario for the numeric figures.
+    const CompareColumn& first = model->rows().front();
+    if (&c != &first && v && m != CompareModel::kFits && m != CompareModel::kGpus && first.snapshot) {
+      if (auto base = CompareModel::value(*first.snapshot, m)) {
+        const QString d = delta_text(*v, *base);
+        if (!d.isEmpty()) text += QStringLiteral("  (") + d + QStringLiteral(")");
+      }
+    }
+    return text;
+  };
+  auto sort = [m](const CompareColumn& c) -> QVariant {
+    const auto v = CompareModel::value(*c.snapshot, m);
+    return v ? QVariant(*v) : QVariant();
+  };
+  return {CompareModel::metric_label(m), display, sort, kAlignNumber};
+}
+
+TableSpec<CompareColumn> compare_spec(const CompareModel* model) {
+  TableSpec<CompareColumn> spec{
+      .placeholder = [](const CompareColumn& c) -> std::optional<QString> {
+        if (c.snapshot) return std::nullopt;
+        return c.problem.isEmpty() ? CompareModel::tr("computing…") : c.problem;
+      },
+      .transposed = true,
+      .record_header = [](const CompareColumn& c, int i) -> QVariant {
+        return (i == 0 ? CompareModel::tr("A (base): ") : QString(QChar(u'A' + i)) + QStringLiteral(": ")) + c.label;
+      },
+  };
+  for (int m = 0; m < CompareModel::kMetricCount; ++m) {
+    spec.fields.push_back(metric_field(model, static_cast<CompareModel::Metric>(m)));
+  }
+  return spec;
+}
+
 }  // namespace
 
-QVariant CompareModel::data(const QModelIndex& index, int role) const {
-  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-  const auto metric = static_cast<Metric>(index.row());
-  const Column& col = columns_[static_cast<size_t>(index.column())];
-  if (!col.snapshot) {
-    if (role == Qt::DisplayRole && index.row() == 0) return col.problem.isEmpty() ? tr("computing…") : col.problem;
-    return {};
-  }
-  const auto v = value(*col.snapshot, metric);
-  if (role == kSortRole) return v ? QVariant(*v) : QVariant();
-  if (role == Qt::TextAlignmentRole) return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
-  if (role != Qt::DisplayRole) return {};
-  if (!v && metric != kStrategy && metric != kCost && metric != kCostPerBillionTokens && metric != kPricePerGpuHour) {
-    return {};
-  }
-  QString text = value_text(metric, *col.snapshot, v);
-  // Deltas against the first scenario for the numeric figures.
-  if (index.column() > 0 && v && metric != kFits && metric != kGpus && columns_.front().snapshot) {
-    if (auto base = value(*columns_.front().snapshot, metric)) {
-      const QString d = delta_text(*v, *base);
-      if (!d.isEmpty()) text += QStringLiteral("  (") + d + QStringLiteral(")");
-    }
-  }
-  return text;
-}
-
-QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (role != Qt::DisplayRole) return {};
-  if (orientation == Qt::Vertical) {
-    if (section < 0 || section >= kMetricCount) return {};
-    return metric_label(static_cast<Metric>(section));
-  }
-  if (section < 0 || section >= static_cast<int>(columns_.size())) return {};
-  return (section == 0 ? tr("A (base): ") : QString(QChar(u'A' + section)) + QStringLiteral(": ")) +
-         columns_[static_cast<size_t>(section)].label;
-}
+CompareModel::CompareModel(QObject* parent) : TableModel(compare_spec(this), parent) {}
 
 }  // namespace capplan::gui

@@ -4,6 +4,8 @@
 #include <QLocale>
 #include <cmath>
 
+#include "capplan/sim/strategy.hpp"
+
 namespace capplan::gui {
 
 namespace {
@@ -36,10 +38,23 @@ QString seconds_text(double s) {
   return QString::number(s, 'f', 2) + QStringLiteral(" s");
 }
 
+QString hours_text(double seconds) {
+  if (!std::isfinite(seconds)) return QStringLiteral("never");
+  return seconds >= 3600 ? fixed_text(seconds / 3600.0, 2) + QStringLiteral(" h") : seconds_text(seconds);
+}
+
 QString gib_text(double bytes) {
   if (!std::isfinite(bytes)) return QStringLiteral("n/a");
   return QString::number(bytes / 1073741824.0, 'f', 1) + QStringLiteral(" GiB");
 }
+
+QString bytes_text(double bytes) {
+  const QString s = si_text(bytes);  // "1.99G", or "512" below a thousand
+  return !s.isEmpty() && s.back().isLetter() ? s.chopped(1) + QLatin1Char(' ') + s.back() + QLatin1Char('B')
+                                             : s + QStringLiteral(" B");
+}
+
+QString gbit_text(double gbit_per_s) { return fixed_text(gbit_per_s, 0) + QStringLiteral(" Gbit/s"); }
 
 QString percent_text(double fraction, int decimals) {
   if (!std::isfinite(fraction)) return QStringLiteral("n/a");
@@ -66,6 +81,15 @@ QString si_text(double v) {
     }
   }
   return QString::number(v, 'g', 3);
+}
+
+QString fixed_text(double v, int decimals) { return QString::number(v, 'f', decimals); }
+
+QString degrees_text(const sim::Parallelism& p) {
+  QString text = QStringLiteral("TP %1 · PP %2 · DP %3").arg(p.tp).arg(p.pp).arg(p.dp);
+  if (p.cp != 1) text += QStringLiteral(" · CP %1").arg(p.cp);
+  if (p.ep != 1) text += QStringLiteral(" · EP %1").arg(p.ep);
+  return text;
 }
 
 QString delta_text(double value, double base) {

@@ -4,10 +4,10 @@
 #include <QMetaObject>
 #include <QPointer>
 #include <QtConcurrent/QtConcurrentRun>
+#include <limits>
 #include <utility>
 
 #include "capplan/gui/format.hpp"
-#include "capplan/gui/result_models.hpp"
 
 namespace capplan::gui {
 
@@ -68,9 +68,7 @@ void PlanRunner::start(data::ParsedScenario base, sim::SearchRequest request) {
 }
 
 QString layout_text(const sim::Parallelism& p) {
-  QString text = QStringLiteral("TP %1 · PP %2 · DP %3").arg(p.tp).arg(p.pp).arg(p.dp);
-  if (p.cp != 1) text += QStringLiteral(" · CP %1").arg(p.cp);
-  if (p.ep != 1) text += QStringLiteral(" · EP %1").arg(p.ep);
+  QString text = degrees_text(p);
   text += QStringLiteral(" · mb %1").arg(p.micro_batch);
   if (p.virtual_stages != 1) text += QStringLiteral(" · v%1").arg(p.virtual_stages);
   text += QStringLiteral(" · ZeRO %1 · %2").arg(p.zero).arg(QString::fromLatin1(sim::to_string(p.recompute)));
@@ -84,80 +82,68 @@ QString offering_text(const sim::Plan& p) {
   return QString::fromStdString(p.instance_id.empty() ? p.gpu_id : p.instance_id);
 }
 
+namespace {
+
+// Unknown costs sort last.
+QVariant usd_or_last(const std::optional<double>& usd) {
+  return usd ? QVariant(*usd) : QVariant(std::numeric_limits<double>::max());
+}
+
+TableSpec<PlanRow> plans_spec() {
+  using M = PlansModel;
+  return {
+      .fields = {
+          {M::tr("#"), [](const PlanRow& r) -> QVariant { return r.rank; }, {}, kAlignNumber},
+          {M::tr("Offering"), [](const PlanRow& r) -> QVariant { return offering_text(*r.plan); }},
+          {M::tr("GPUs"),
+           [](const PlanRow& r) -> QVariant {
+             return QStringLiteral("%1 (%2 nodes)").arg(r.plan->gpus).arg(r.plan->nodes);
+           },
+           [](const PlanRow& r) -> QVariant { return r.plan->gpus; }, kAlignNumber},
+          {M::tr("Expected days (with failures)"),
+           [](const PlanRow& r) -> QVariant { return days_text(units::to_days(sim::plan_time(r.plan->estimate))); },
+           [](const PlanRow& r) -> QVariant { return units::to_days(sim::plan_time(r.plan->estimate)); }, kAlignNumber},
+          {M::tr("Total cost"),
+           [](const PlanRow& r) -> QVariant { return r.cost ? usd_text(*r.cost) : M::tr("unknown price"); },
+           [](const PlanRow& r) { return usd_or_last(r.cost); }, kAlignNumber},
+          {M::tr("$/B tokens"),
+           [](const PlanRow& r) -> QVariant {
+             return r.usd_per_billion_tokens ? usd_text(*r.usd_per_billion_tokens) : QString();
+           },
+           [](const PlanRow& r) { return usd_or_last(r.usd_per_billion_tokens); }, kAlignNumber},
+          {M::tr("MFU"), [](const PlanRow& r) -> QVariant { return percent_text(r.plan->estimate.step.mfu); },
+           [](const PlanRow& r) -> QVariant { return r.plan->estimate.step.mfu; }, kAlignNumber},
+          {M::tr("Layout"), [](const PlanRow& r) -> QVariant { return layout_text(r.plan->estimate.layout.strategy); }},
+          {M::tr("Pareto"), [](const PlanRow& r) -> QVariant { return r.pareto ? QStringLiteral("●") : QString(); },
+           [](const PlanRow& r) -> QVariant { return r.pareto ? 1 : 0; }, kAlignNumber},
+      },
+      .tooltip = [](const PlanRow& r) -> QVariant { return QString::fromStdString(r.plan->price_source); },
+  };
+}
+
+}  // namespace
+
+PlansModel::PlansModel(QObject* parent) : TableModel(plans_spec(), parent) {}
+
 void PlansModel::set_snapshot(std::shared_ptr<const PlanSnapshot> snapshot) {
-  beginResetModel();
-  snapshot_ = std::move(snapshot);
-  endResetModel();
+  std::vector<PlanRow> rows;
+  if (snapshot && snapshot->result) {
+    const double tokens = snapshot->base.scenario.training.tokens;
+    for (const sim::Plan& p : snapshot->result->plans) {
+      PlanRow r{.rank = static_cast<int>(rows.size()) + 1, .plan = &p};
+      if (p.price_known && sim::plan_cost(p.estimate)) r.cost = sim::plan_cost(p.estimate)->base();
+      if (r.cost && tokens > 0) r.usd_per_billion_tokens = *r.cost / (tokens / 1e9);
+      r.pareto = snapshot->on_pareto_front(p);
+      rows.push_back(r);
+    }
+  }
+  const auto previous = std::exchange(snapshot_, std::move(snapshot));  // alive until the rows are replaced
+  set_rows(std::move(rows));
 }
 
 const sim::Plan* PlansModel::plan(int row) const {
-  if (!snapshot_ || !snapshot_->result || row < 0 || row >= static_cast<int>(snapshot_->result->plans.size())) {
-    return nullptr;
-  }
-  return &snapshot_->result->plans[static_cast<size_t>(row)];
-}
-
-int PlansModel::rowCount(const QModelIndex& parent) const {
-  if (parent.isValid() || !snapshot_ || !snapshot_->result) return 0;
-  return static_cast<int>(snapshot_->result->plans.size());
-}
-int PlansModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumnCount; }
-
-QVariant PlansModel::data(const QModelIndex& index, int role) const {
-  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-  const sim::Plan& p = *plan(index.row());
-  const sim::Estimate& e = p.estimate;
-  const double tokens = snapshot_->base.scenario.training.tokens;
-  const std::optional<double> cost = (p.price_known && sim::plan_cost(e)) ? std::optional<double>(sim::plan_cost(e)->base()) : std::nullopt;
-  const std::optional<double> per_b = (cost && tokens > 0) ? std::optional<double>(*cost / (tokens / 1e9)) : std::nullopt;
-  const bool pareto = snapshot_->on_pareto_front(p);
-  if (role == kSortRole) {
-    switch (index.column()) {
-      case kRank: return index.row() + 1;
-      case kOffering: return offering_text(p);
-      case kGpus: return p.gpus;
-      case kTime: return units::to_days(sim::plan_time(e));
-      case kCost: return cost ? QVariant(*cost) : QVariant(std::numeric_limits<double>::max());
-      case kPerBillionTokens: return per_b ? QVariant(*per_b) : QVariant(std::numeric_limits<double>::max());
-      case kMfu: return e.step.mfu;
-      case kLayout: return layout_text(e.layout.strategy);
-      case kPareto: return pareto ? 1 : 0;
-    }
-    return {};
-  }
-  if (role == Qt::ToolTipRole) return QString::fromStdString(p.price_source);
-  if (role == Qt::TextAlignmentRole && index.column() != kOffering && index.column() != kLayout) {
-    return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
-  }
-  if (role != Qt::DisplayRole) return {};
-  switch (index.column()) {
-    case kRank: return index.row() + 1;
-    case kOffering: return offering_text(p);
-    case kGpus: return QStringLiteral("%1 (%2 nodes)").arg(p.gpus).arg(p.nodes);
-    case kTime: return days_text(units::to_days(sim::plan_time(e)));
-    case kCost: return cost ? usd_text(*cost) : tr("unknown price");
-    case kPerBillionTokens: return per_b ? usd_text(*per_b) : QString();
-    case kMfu: return percent_text(e.step.mfu);
-    case kLayout: return layout_text(e.layout.strategy);
-    case kPareto: return pareto ? QStringLiteral("●") : QString();
-  }
-  return {};
-}
-
-QVariant PlansModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  switch (section) {
-    case kRank: return tr("#");
-    case kOffering: return tr("Offering");
-    case kGpus: return tr("GPUs");
-    case kTime: return tr("Expected days (with failures)");
-    case kCost: return tr("Total cost");
-    case kPerBillionTokens: return tr("$/B tokens");
-    case kMfu: return tr("MFU");
-    case kLayout: return tr("Layout");
-    case kPareto: return tr("Pareto");
-  }
-  return {};
+  if (row < 0 || row >= static_cast<int>(rows().size())) return nullptr;
+  return rows()[static_cast<std::size_t>(row)].plan;
 }
 
 }  // namespace capplan::gui

@@ -8,145 +8,74 @@
 
 namespace capplan::gui {
 
+// ---- PartsModel -------------------------------------------------------------------------
+
+PartsModel::PartsModel(QString part, QString amount, QString share, QString (*amount_text)(double), QObject* parent)
+    : TableModel({.fields = {
+                      {part, [](const Part& p) -> QVariant { return p.label; }},
+                      {amount, [amount_text](const Part& p) -> QVariant { return amount_text(p.amount); },
+                       [](const Part& p) -> QVariant { return p.amount; }, kAlignNumber},
+                      {share, [this](const Part& p) -> QVariant { return percent_text(share_of(p)); },
+                       [this](const Part& p) -> QVariant { return share_of(p); }, kAlignNumber},
+                  },
+                  .key = [](const Part& p) { return QString::fromStdString(p.key); }},
+                 parent) {}
+
+double PartsModel::share_of(const Part& p) const { return whole_ > 0 ? p.amount / whole_ : 0.0; }
+
+void PartsModel::set_parts(std::vector<Part> parts, double whole) {
+  whole_ = whole;
+  set_rows(std::move(parts));
+}
+
+void PartsModel::clear() { set_parts({}, 0); }
+
 // ---- BreakdownModel ---------------------------------------------------------------------
 
+BreakdownModel::BreakdownModel(QObject* parent)
+    : PartsModel(tr("Part of the step"), tr("Time per step"), tr("Share"), &seconds_text, parent) {}
+
 void BreakdownModel::set_snapshot(const EstimateSnapshot& snapshot) {
-  beginResetModel();
   const sim::StepBreakdown& b = snapshot.estimate.step.breakdown;
-  step_s_ = snapshot.estimate.step.time.base();
-  rows_.clear();
-  const Row all[] = {
-      {"compute", tr("compute"), (b.compute - b.recompute).base()},
-      {"recompute", tr("recompute"), b.recompute.base()},
-      {"tp_comm", tr("TP comm (exposed)"), b.tp_comm.base()},
-      {"pp_comm", tr("PP comm (exposed)"), b.pp_comm.base()},
-      {"dp_comm", tr("DP comm (exposed)"), b.dp_comm.base()},
-      {"ep_comm", tr("EP comm (exposed)"), b.ep_comm.base()},
-      {"cp_comm", tr("CP comm (exposed)"), b.cp_comm.base()},
-      {"bubble", tr("pipeline bubble"), b.bubble.base()},
-      {"optimizer", tr("optimizer"), b.optimizer.base()},
-      {"variability", tr("slowest GPU wait"), b.variability.base()},
-      {"other", tr("other"), b.other.base()},
+  std::vector<Part> parts = {{"compute", tr("compute"), (b.compute - b.recompute).base()}};  // always shown
+  auto add_if_any = [&parts](const char* key, const QString& label, units::Seconds time) {
+    if (time.base() > 0) parts.push_back({key, label, time.base()});
   };
-  for (const auto& r : all) {
-    if (r.seconds > 0 || r.key == "compute") rows_.push_back(r);
-  }
-  endResetModel();
-}
-
-void BreakdownModel::clear() {
-  beginResetModel();
-  rows_.clear();
-  step_s_ = 0;
-  endResetModel();
-}
-
-int BreakdownModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
-}
-int BreakdownModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumnCount; }
-
-QVariant BreakdownModel::data(const QModelIndex& index, int role) const {
-  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-  const Row& r = rows_[static_cast<size_t>(index.row())];
-  const double share = step_s_ > 0 ? r.seconds / step_s_ : 0.0;
-  if (role == kKeyRole) return QString::fromStdString(r.key);
-  if (role == kSortRole) {
-    switch (index.column()) {
-      case kPart: return r.label;
-      case kTime: return r.seconds;
-      case kShare: return share;
-    }
-    return {};
-  }
-  if (role == Qt::TextAlignmentRole && index.column() != kPart) {
-    return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
-  }
-  if (role != Qt::DisplayRole) return {};
-  switch (index.column()) {
-    case kPart: return r.label;
-    case kTime: return seconds_text(r.seconds);
-    case kShare: return percent_text(share);
-  }
-  return {};
-}
-
-QVariant BreakdownModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  switch (section) {
-    case kPart: return tr("Part of the step");
-    case kTime: return tr("Time per step");
-    case kShare: return tr("Share");
-  }
-  return {};
+  add_if_any("recompute", tr("recompute"), b.recompute);
+  add_if_any("tp_comm", tr("TP comm (exposed)"), b.tp_comm);
+  add_if_any("pp_comm", tr("PP comm (exposed)"), b.pp_comm);
+  add_if_any("dp_comm", tr("DP comm (exposed)"), b.dp_comm);
+  add_if_any("ep_comm", tr("EP comm (exposed)"), b.ep_comm);
+  add_if_any("cp_comm", tr("CP comm (exposed)"), b.cp_comm);
+  add_if_any("bubble", tr("pipeline bubble"), b.bubble);
+  add_if_any("optimizer", tr("optimizer"), b.optimizer);
+  add_if_any("variability", tr("slowest GPU wait"), b.variability);
+  add_if_any("other", tr("other"), b.other);
+  set_parts(std::move(parts), snapshot.estimate.step.time.base());
 }
 
 // ---- MemoryModel ------------------------------------------------------------------------
 
-void MemoryModel::set_snapshot(const EstimateSnapshot& snapshot) {
-  beginResetModel();
-  const sim::MemoryBreakdown& m = snapshot.estimate.memory;
-  capacity_ = m.capacity.base();
-  rows_ = {
-      {"weights", tr("weights"), m.weights.base()},
-      {"gradients", tr("gradients"), m.gradients.base()},
-      {"optimizer", tr("optimizer state"), m.optimizer.base()},
-      {"activations", tr("activations"), m.activations.base()},
-      {"logits", tr("logits"), m.logits.base()},
-      {"reserve", tr("reserve"), m.reserve.base()},
-  };
-  endResetModel();
-}
+MemoryModel::MemoryModel(QObject* parent)
+    : PartsModel(tr("Memory per GPU"), tr("Size"), tr("Of HBM capacity"), &gib_text, parent) {}
 
-void MemoryModel::clear() {
-  beginResetModel();
-  rows_.clear();
-  capacity_ = 0;
-  endResetModel();
+void MemoryModel::set_snapshot(const EstimateSnapshot& snapshot) {
+  const sim::MemoryBreakdown& m = snapshot.estimate.memory;
+  set_parts({
+                {"weights", tr("weights"), m.weights.base()},
+                {"gradients", tr("gradients"), m.gradients.base()},
+                {"optimizer", tr("optimizer state"), m.optimizer.base()},
+                {"activations", tr("activations"), m.activations.base()},
+                {"logits", tr("logits"), m.logits.base()},
+                {"reserve", tr("reserve"), m.reserve.base()},
+            },
+            m.capacity.base());
 }
 
 double MemoryModel::total_bytes() const {
   double t = 0;
-  for (const auto& r : rows_) t += r.bytes;
+  for (const auto& p : rows()) t += p.amount;
   return t;
-}
-
-int MemoryModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(rows_.size()); }
-int MemoryModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumnCount; }
-
-QVariant MemoryModel::data(const QModelIndex& index, int role) const {
-  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-  const Row& r = rows_[static_cast<size_t>(index.row())];
-  const double share = capacity_ > 0 ? r.bytes / capacity_ : 0.0;
-  if (role == kKeyRole) return QString::fromStdString(r.key);
-  if (role == kSortRole) {
-    switch (index.column()) {
-      case kPart: return r.label;
-      case kSize: return r.bytes;
-      case kShare: return share;
-    }
-    return {};
-  }
-  if (role == Qt::TextAlignmentRole && index.column() != kPart) {
-    return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
-  }
-  if (role != Qt::DisplayRole) return {};
-  switch (index.column()) {
-    case kPart: return r.label;
-    case kSize: return gib_text(r.bytes);
-    case kShare: return percent_text(share);
-  }
-  return {};
-}
-
-QVariant MemoryModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  switch (section) {
-    case kPart: return tr("Memory per GPU");
-    case kSize: return tr("Size");
-    case kShare: return tr("Of HBM capacity");
-  }
-  return {};
 }
 
 // ---- WarningsModel ----------------------------------------------------------------------

@@ -22,6 +22,7 @@
 #include "capplan/gui/plan_runner.hpp"
 #include "capplan/gui/result_models.hpp"
 #include "capplan/gui/scenario_document.hpp"
+#include "capplan/gui/table_model.hpp"
 
 using namespace capplan;
 using namespace capplan::gui;
@@ -51,6 +52,36 @@ EstimateSnapshot example_snapshot() {
   if (!snap) qFatal("example does not estimate");
   return *snap;
 }
+
+// A table of the base model alone: two fields with their own sort and tooltip, one with neither.
+struct Crate {
+  std::string id;
+  double kg = 0;
+  std::optional<QString> pending;  // set: nothing to show yet
+};
+
+TableSpec<Crate> crate_spec(bool transposed) {
+  Field<Crate> id{QStringLiteral("Crate"), [](const Crate& c) -> QVariant { return QString::fromStdString(c.id); }};
+  Field<Crate> weight{QStringLiteral("Weight"),
+                      [](const Crate& c) -> QVariant { return QStringLiteral("%1 kg").arg(c.kg); },
+                      [](const Crate& c) -> QVariant { return c.kg; }, Qt::AlignRight | Qt::AlignVCenter,
+                      [](const Crate& c) -> QVariant { return QStringLiteral("weighed: %1").arg(c.kg); }};
+  return {.fields = {id, weight},
+          .key = [](const Crate& c) { return QString::fromStdString(c.id); },
+          .tooltip = [](const Crate& c) -> QVariant { return QStringLiteral("row ") + QString::fromStdString(c.id); },
+          .placeholder = [](const Crate& c) { return c.pending; },
+          .transposed = transposed,
+          .record_header = [](const Crate& c, int i) -> QVariant {
+            return QString::number(i) + QStringLiteral(":") + QString::fromStdString(c.id);
+          }};
+}
+
+class CrateTable final : public TableModel<Crate> {
+ public:
+  explicit CrateTable(bool transposed) : TableModel(crate_spec(transposed)) {}
+  using TableModel::set_rows;
+  using TableModel::show_rows;
+};
 
 // Keeps the runner fed from the document, as MainWindow does.
 void wire(ScenarioDocument& doc, EstimateRunner& runner) {
@@ -90,6 +121,67 @@ class GuiModelsTest : public QObject {
     breakdown.clear();
     memory.clear();
     QCOMPARE(breakdown.rowCount(), 0);
+  }
+
+  void the_base_table_model_answers_every_role_from_its_fields() {
+    CrateTable table(false);
+    QAbstractItemModelTester tester(&table, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(table.rowCount(), 0);
+    QCOMPARE(table.columnCount(), 2);
+    QSignalSpy reset(&table, &QAbstractItemModel::modelReset);
+    table.set_rows({{"apples", 12.5, {}}, {"pears", 3, {}}, {"plums", 1, QStringLiteral("weighing…")}});
+    QCOMPARE(reset.count(), 1);
+    QCOMPARE(table.rowCount(), 3);
+    QCOMPARE(table.rowCount(table.index(0, 0)), 0);  // flat: no children
+    QCOMPARE(table.columnCount(table.index(0, 0)), 0);
+    // Headers: the fields' along the top, nothing but DisplayRole, nothing out of range.
+    QCOMPARE(table.headerData(0, Qt::Horizontal, Qt::DisplayRole).toString(), QStringLiteral("Crate"));
+    QCOMPARE(table.headerData(1, Qt::Horizontal, Qt::DisplayRole).toString(), QStringLiteral("Weight"));
+    QVERIFY(!table.headerData(2, Qt::Horizontal, Qt::DisplayRole).isValid());
+    QVERIFY(!table.headerData(-1, Qt::Horizontal, Qt::DisplayRole).isValid());
+    QVERIFY(!table.headerData(0, Qt::Horizontal, Qt::ToolTipRole).isValid());
+    QCOMPARE(table.headerData(1, Qt::Vertical, Qt::DisplayRole).toString(), QStringLiteral("1:pears"));
+    // Cells: display, sort (the display value when a field has none), key, tooltips, alignment.
+    const QModelIndex name = table.index(0, 0);
+    const QModelIndex weight = table.index(0, 1);
+    QCOMPARE(name.data().toString(), QStringLiteral("apples"));
+    QCOMPARE(weight.data().toString(), QStringLiteral("12.5 kg"));
+    QCOMPARE(weight.data(kSortRole).toDouble(), 12.5);
+    QCOMPARE(name.data(kSortRole).toString(), QStringLiteral("apples"));
+    QCOMPARE(weight.data(kKeyRole).toString(), QStringLiteral("apples"));
+    QCOMPARE(weight.data(Qt::ToolTipRole).toString(), QStringLiteral("weighed: 12.5"));
+    QCOMPARE(name.data(Qt::ToolTipRole).toString(), QStringLiteral("row apples"));
+    QCOMPARE(weight.data(Qt::TextAlignmentRole).value<Qt::Alignment>(), Qt::AlignRight | Qt::AlignVCenter);
+    QVERIFY(!name.data(Qt::TextAlignmentRole).isValid());
+    QVERIFY(!name.data(Qt::EditRole).isValid());
+    QVERIFY(!name.data(Qt::DecorationRole).isValid());
+    // A record with nothing to show: its text in the first field only, no other role.
+    QCOMPARE(table.index(2, 0).data().toString(), QStringLiteral("weighing…"));
+    QVERIFY(!table.index(2, 1).data().isValid());
+    QVERIFY(!table.index(2, 0).data(kKeyRole).isValid());
+    QVERIFY(!table.index(2, 1).data(kSortRole).isValid());
+    QCOMPARE(table.row_of_key(QStringLiteral("pears")), 1);
+    QCOMPARE(table.row_of_key(QStringLiteral("figs")), -1);
+    // A view over storage the subclass keeps: no copy.
+    const std::vector<Crate> kept = {{"figs", 2, {}}};
+    table.show_rows(kept);
+    QCOMPARE(reset.count(), 2);
+    QCOMPARE(table.rows().data(), kept.data());
+    QCOMPARE(table.index(0, 1).data(kSortRole).toDouble(), 2.0);
+    table.set_rows({});
+    QCOMPARE(table.rowCount(), 0);
+
+    // Transposed: fields down the side, one column per record, named by record_header.
+    CrateTable side(true);
+    QAbstractItemModelTester side_tester(&side, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    side.set_rows({{"apples", 12.5, {}}, {"plums", 1, QStringLiteral("weighing…")}});
+    QCOMPARE(side.rowCount(), 2);
+    QCOMPARE(side.columnCount(), 2);
+    QCOMPARE(side.headerData(1, Qt::Vertical, Qt::DisplayRole).toString(), QStringLiteral("Weight"));
+    QCOMPARE(side.headerData(1, Qt::Horizontal, Qt::DisplayRole).toString(), QStringLiteral("1:plums"));
+    QCOMPARE(side.index(1, 0).data().toString(), QStringLiteral("12.5 kg"));
+    QCOMPARE(side.index(0, 1).data().toString(), QStringLiteral("weighing…"));
+    QVERIFY(!side.index(1, 1).data().isValid());
   }
 
   void goodput_model_shows_the_estimates_goodput_with_raw_numbers() {

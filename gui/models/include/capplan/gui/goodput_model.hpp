@@ -6,40 +6,34 @@
 // gives text with units; kSortRole the raw number (count, seconds, bytes, fraction or slowdown);
 // kKeyRole a stable row id ("mtbi"). No number is computed here beyond unit conversion.
 #pragma once
-#include <QAbstractTableModel>
 #include <string>
 #include <vector>
 
 #include "capplan/gui/estimate_runner.hpp"
+#include "capplan/gui/table_model.hpp"
 
 namespace capplan::gui {
 
-class GoodputModel final : public QAbstractTableModel {
+// One row of the panel: a stable id, the item, its value as text and as a raw number, a note.
+struct GoodputRow {
+  std::string key;
+  QString item;
+  QString value;
+  double raw = 0;
+  QString note;
+};
+
+class GoodputModel final : public TableModel<GoodputRow> {
   Q_OBJECT
  public:
   enum Column { kItem, kValue, kNote, kColumnCount };
-  using QAbstractTableModel::QAbstractTableModel;
+  explicit GoodputModel(QObject* parent = nullptr);
 
   void set_snapshot(const EstimateSnapshot& snapshot);
   void clear();
 
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role) const override;
-  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
-
   // Row of `key`, or -1.
   int row_of(const std::string& key) const;
-
- private:
-  struct Row {
-    std::string key;
-    QString item;
-    QString value;
-    double raw = 0;
-    QString note;
-  };
-  std::vector<Row> rows_;
 };
 
 }  // namespace capplan::gui

@@ -9,7 +9,6 @@
 //    the running one first.
 //  * The destructor cancels and waits, so no worker outlives the runner.
 #pragma once
-#include <QAbstractTableModel>
 #include <QFutureWatcher>
 #include <QObject>
 #include <QStringList>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/gui/table_model.hpp"
 #include "capplan/sim/search.hpp"
 
 namespace capplan::gui {
@@ -53,21 +53,25 @@ class PlanRunner final : public QObject {
   std::shared_ptr<std::atomic<bool>> cancel_;
 };
 
+// One plan of a search as the table shows it: its rank (1 = best) and the figures priced once.
+struct PlanRow {
+  int rank = 0;
+  const sim::Plan* plan = nullptr;  // into the snapshot the model holds
+  std::optional<double> cost = {};  // total USD, when the price is known
+  std::optional<double> usd_per_billion_tokens = {};
+  bool pareto = false;  // on the Pareto front
+};
+
 // The plans of one search, best first; kSortRole gives raw numbers (days, USD, fraction).
-class PlansModel final : public QAbstractTableModel {
+class PlansModel final : public TableModel<PlanRow> {
   Q_OBJECT
  public:
   enum Column { kRank, kOffering, kGpus, kTime, kCost, kPerBillionTokens, kMfu, kLayout, kPareto, kColumnCount };
-  using QAbstractTableModel::QAbstractTableModel;
+  explicit PlansModel(QObject* parent = nullptr);
 
   void set_snapshot(std::shared_ptr<const PlanSnapshot> snapshot);
   const sim::Plan* plan(int row) const;
   const PlanSnapshot* snapshot() const { return snapshot_.get(); }
-
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role) const override;
-  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
 
  private:
   std::shared_ptr<const PlanSnapshot> snapshot_;

@@ -5,71 +5,62 @@
 // raw SI number (seconds, bytes, fraction) so proxies sort and charts plot by value, never by text.
 #pragma once
 #include <QAbstractListModel>
-#include <QAbstractTableModel>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "capplan/gui/estimate_runner.hpp"
+#include "capplan/gui/table_model.hpp"
 
 namespace capplan::gui {
 
-enum Role { kSortRole = Qt::UserRole + 1, kKeyRole };  // kKeyRole: stable id of a row ("tp_comm")
+// One part of a whole (a step's time, a GPU's memory): a stable id, its label and its amount in SI units.
+struct Part {
+  std::string key;
+  QString label;
+  double amount = 0;
+};
+
+// Parts of a whole: the part, its amount with a unit, and its share of the whole (raw numbers on
+// kSortRole, the part's key on kKeyRole). BreakdownModel and MemoryModel differ in their texts only.
+class PartsModel : public TableModel<Part> {
+ public:
+  enum Column { kPart, kAmount, kShare, kColumnCount };
+
+  void clear();
+  double whole() const { return whole_; }
+
+ protected:
+  // Headers of the three columns; `amount_text` writes an amount with its unit.
+  PartsModel(QString part, QString amount, QString share, QString (*amount_text)(double), QObject* parent);
+  void set_parts(std::vector<Part> parts, double whole);
+
+ private:
+  double share_of(const Part& p) const;
+  double whole_ = 0;
+};
 
 // Where one step's time goes; the rows partition the step time (compute is shown without its
 // recompute part, which has its own row). Rows with no time in this layout are left out, except compute.
-class BreakdownModel final : public QAbstractTableModel {
+class BreakdownModel final : public PartsModel {
   Q_OBJECT
  public:
-  enum Column { kPart, kTime, kShare, kColumnCount };
-  using QAbstractTableModel::QAbstractTableModel;
+  enum Column { kPart = PartsModel::kPart, kTime = PartsModel::kAmount, kShare = PartsModel::kShare, kColumnCount };
+  explicit BreakdownModel(QObject* parent = nullptr);
 
   void set_snapshot(const EstimateSnapshot& snapshot);
-  void clear();
-
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role) const override;
-  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
-
-  double step_seconds() const { return step_s_; }
-
- private:
-  struct Row {
-    std::string key;
-    QString label;
-    double seconds = 0;
-  };
-  std::vector<Row> rows_;
-  double step_s_ = 0;
+  double step_seconds() const { return whole(); }
 };
 
 // Peak memory of the most loaded GPU by kind, against its HBM capacity.
-class MemoryModel final : public QAbstractTableModel {
+class MemoryModel final : public PartsModel {
   Q_OBJECT
  public:
-  enum Column { kPart, kSize, kShare, kColumnCount };
-  using QAbstractTableModel::QAbstractTableModel;
+  enum Column { kPart = PartsModel::kPart, kSize = PartsModel::kAmount, kShare = PartsModel::kShare, kColumnCount };
+  explicit MemoryModel(QObject* parent = nullptr);
 
   void set_snapshot(const EstimateSnapshot& snapshot);
-  void clear();
-
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role) const override;
-  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
-
-  double capacity_bytes() const { return capacity_; }
+  double capacity_bytes() const { return whole(); }
   double total_bytes() const;
-
- private:
-  struct Row {
-    std::string key;
-    QString label;
-    double bytes = 0;
-  };
-  std::vector<Row> rows_;
-  double capacity_ = 0;
 };
 
 // Warnings of the parse and the estimate, as the CLI lists them.
