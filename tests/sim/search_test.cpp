@@ -336,6 +336,39 @@ TEST(Search, ThreadCountDoesNotChangeTheResult) {
   expect_same_result(*one, *four);
 }
 
+// The threads take the work list by a deterministic split (layout_space.hpp, split_indices): with
+// 1, 2 and 3 threads, on a dense and on a MoE long-context request, the plans, the runner-ups and
+// every counter are the same, and the thread count asked for is the one used.
+TEST(Search, OneTwoAndThreeThreadsGiveTheSamePlansAndCounters) {
+  SearchRequest dense = small_request();
+  dense.node_counts = {1, 2, 3, 4};
+  dense.top_k = 8;
+  SearchRequest moe = small_request();  // the same model with 8 experts of 2048, top-2, on 32k tokens
+  moe.base.model.seq_len = 32768;
+  moe.base.model.moe.experts = 8;
+  moe.base.model.moe.top_k = 2;
+  moe.base.model.moe.expert_ffn_hidden = 2048;
+  moe.base.training.global_batch = 16;
+  moe.node_counts = {1, 2};
+  moe.space = LayoutSpace::exhaustive;
+  for (SearchRequest r : {dense, moe}) {
+    r.threads = 1;
+    auto one = search(r);
+    ASSERT_TRUE(one.has_value());
+    ASSERT_GT(one->stats.configurations, 0);
+    ASSERT_FALSE(one->plans.empty());
+    EXPECT_GT(one->stats.pruned_by_bound + one->stats.memory_rejected, 0);
+    for (int threads : {2, 3}) {
+      r.threads = threads;
+      auto other = search(r);
+      ASSERT_TRUE(other.has_value());
+      EXPECT_EQ(other->stats.threads, threads);
+      EXPECT_EQ(other->stats.shapes, one->stats.shapes);
+      expect_same_result(*one, *other);
+    }
+  }
+}
+
 TEST(Search, PruningNeverRemovesAFeasibleOptimum) {
   SearchRequest r = small_request();
   r.top_k = 50;

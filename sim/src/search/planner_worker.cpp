@@ -3,6 +3,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 namespace capplan::sim::planner {
 
@@ -65,7 +70,7 @@ void Worker::run(const WorkItem& item) {
   std::array<bool, 4> static_too_big{};
   std::vector<int> failed_variants;
 
-  for_each_inner_layout(s.model, s.strategy, item.outer, [&](const Parallelism& p, long long micro_batches) {
+  InnerLayoutSpace(s.model, s.strategy, item.outer, kind_).for_each([&](const Parallelism& p, long long micro_batches) {
     if (!precheck_layout(s, p).ok()) return;
     ++counters_.configurations;
     const int variant = variant_of(p);
@@ -127,7 +132,51 @@ void Worker::run(const WorkItem& item) {
     const StepTiming timing = schedule_step(s, p, b, stage_params, runs->second);
     ++counters_.timed;
     keep_best(res.best, {timing.breakdown.total().base(), mem.total().base(), p}, keep_);
-  }, kind_);
+  });
+}
+
+std::vector<WorkItem> work_items(const std::vector<Shape>& shapes, LayoutSpaceKind kind) {
+  std::vector<WorkItem> items;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const Scenario& s = shapes[i].scenario;
+    const ShapeLayoutSpace space(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node, kind);
+    for (const OuterLayout& o : space.outer_layouts()) items.push_back({static_cast<int>(i), o});
+  }
+  return items;
+}
+
+bool run_split(std::vector<Worker>& workers, const std::vector<WorkItem>& items, const ProgressCallback& progress) {
+  const std::vector<IndexRange> ranges = split_indices(items.size(), static_cast<int>(workers.size()));
+  std::atomic<long> done{0};
+  std::atomic<bool> cancel{false};
+  std::atomic<int> running{static_cast<int>(workers.size())};
+  std::mutex mutex;
+  std::condition_variable finished;
+  const long total = static_cast<long>(items.size());
+  if (progress && !progress({0, total})) cancel = true;
+  {
+    std::vector<std::jthread> pool;
+    for (std::size_t t = 0; t < workers.size(); ++t) {
+      pool.emplace_back([&, t] {
+        const IndexRange range = ranges[t];
+        for (std::size_t i = range.begin; i < range.end && !cancel.load(std::memory_order_relaxed); i += range.stride) {
+          workers[t].run(items[i]);
+          done.fetch_add(1, std::memory_order_relaxed);
+        }
+        if (--running == 0) {
+          std::lock_guard lock(mutex);
+          finished.notify_all();
+        }
+      });
+    }
+    std::unique_lock lock(mutex);
+    while (running.load() > 0) {
+      finished.wait_for(lock, std::chrono::milliseconds(50));
+      if (progress && !cancel && running.load() > 0 && !progress({done.load(), total})) cancel = true;
+    }
+  }
+  if (progress && !cancel && !progress({total, total})) cancel = true;
+  return !cancel;
 }
 
 }  // namespace capplan::sim::planner

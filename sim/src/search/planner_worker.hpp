@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Private to the planner (search.cpp): the cluster shapes it searches, what it keeps per shape,
-// and the per-thread worker that enumerates, prechecks, bounds, prices and times the layouts of
-// one (shape, outer layout) work item.
+// the work list (each shape's outer layouts), the per-thread worker that enumerates, prechecks,
+// bounds, prices and times the layouts of one (shape, outer layout) work item, and the threads
+// that run the work list split deterministically (split_indices).
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "capplan/sim/estimate.hpp"
 #include "capplan/sim/memory.hpp"
 #include "capplan/sim/op_cost.hpp"
+#include "capplan/sim/search.hpp"
 #include "capplan/sim/step_model.hpp"
 #include "schedule/step_timing.hpp"
 #include "search/layout_space.hpp"
@@ -46,6 +48,11 @@ struct WorkItem {
   int shape = 0;
   OuterLayout outer;
 };
+
+// Every shape's outer layouts (ShapeLayoutSpace::outer_layouts), shape by shape. An item is the
+// unit a thread takes: the memory bounds of docs/planner.md carry across the inner points of one
+// outer layout, so those stay together.
+std::vector<WorkItem> work_items(const std::vector<Shape>& shapes, LayoutSpaceKind kind);
 
 struct Counters {
   long configurations = 0, timed = 0, memory_rejected = 0, pruned = 0;
@@ -97,5 +104,11 @@ class Worker {
   StepOps scratch_;
   std::unordered_map<std::pair<int, Parallelism>, MicroCosts, MicroKeyHash> micro_;
 };
+
+// Runs the work list on one thread per worker: worker t takes the items of range t of
+// split_indices(items.size(), workers.size()), in order, so which worker does what depends on the
+// thread count only. Reports the items done to `progress` (about every 50 ms, and at the start and
+// the end) from the calling thread; false when `progress` cancelled the search.
+bool run_split(std::vector<Worker>& workers, const std::vector<WorkItem>& items, const ProgressCallback& progress);
 
 }  // namespace capplan::sim::planner

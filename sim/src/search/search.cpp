@@ -5,14 +5,11 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdint>
 #include <limits>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 
@@ -58,16 +55,10 @@ LayoutSpaceKind kind_of(LayoutSpace s) {
 
 std::vector<Parallelism> candidate_layouts(const Scenario& s, LayoutSpace space) {
   std::vector<Parallelism> out;
-  const LayoutSpaceKind kind = kind_of(space);
-  for (const OuterLayout& o :
-       outer_layouts(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node, kind)) {
-    for_each_inner_layout(
-        s.model, s.strategy, o,
-        [&](const Parallelism& p, long long) {
-          if (precheck_layout(s, p).ok()) out.push_back(p);
-        },
-        kind);
-  }
+  ShapeLayoutSpace(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node, kind_of(space))
+      .for_each([&](const Parallelism& p, long long) {
+        if (precheck_layout(s, p).ok()) out.push_back(p);
+      });
   return out;
 }
 
@@ -297,17 +288,10 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
                                         std::to_string(req.max_gpus) + ") or lacks a network bandwidth for several nodes");
   }
 
-  std::vector<WorkItem> items;
-  for (std::size_t i = 0; i < shapes.size(); ++i) {
-    const Scenario& s = shapes[i].scenario;
-    for (const OuterLayout& o :
-         outer_layouts(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node, kind_of(req.space))) {
-      items.push_back({static_cast<int>(i), o});
-    }
-  }
-
-  // Workers pull items in order; every item is done by exactly one worker and results are merged
-  // by total orders, so the answer does not depend on which worker did what.
+  // The work list: each shape's outer layouts (layout_space.hpp), split over the threads by
+  // split_indices; every item is done by exactly one worker and results are merged by total
+  // orders, so the answer does not depend on the thread count.
+  const std::vector<WorkItem> items = work_items(shapes, kind_of(req.space));
   // Per shape: its best layout, plus a few more for the "layout" runner-up (ties are common: with
   // fused attention selective recompute costs nothing).
   const std::size_t keep = req.one_plan_per_shape ? 6 : std::max<std::size_t>(6, static_cast<std::size_t>(req.top_k));
@@ -316,36 +300,7 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
   std::vector<Worker> workers;
   workers.reserve(static_cast<std::size_t>(threads));
   for (int t = 0; t < threads; ++t) workers.emplace_back(shapes, keep, req.prune, kind_of(req.space));
-  std::atomic<std::size_t> next{0};
-  std::atomic<long> done{0};
-  std::atomic<bool> cancel{false};
-  std::atomic<int> running{threads};
-  std::mutex mutex;
-  std::condition_variable finished;
-  const long total = static_cast<long>(items.size());
-  if (progress && !progress({0, total})) cancel = true;
-  {
-    std::vector<std::jthread> pool;
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&, t] {
-        Worker& w = workers[static_cast<std::size_t>(t)];
-        for (std::size_t i = next++; i < items.size() && !cancel.load(std::memory_order_relaxed); i = next++) {
-          w.run(items[i]);
-          done.fetch_add(1, std::memory_order_relaxed);
-        }
-        if (--running == 0) {
-          std::lock_guard lock(mutex);
-          finished.notify_all();
-        }
-      });
-    }
-    std::unique_lock lock(mutex);
-    while (running.load() > 0) {
-      finished.wait_for(lock, std::chrono::milliseconds(50));
-      if (progress && !cancel && running.load() > 0 && !progress({done.load(), total})) cancel = true;
-    }
-  }
-  if (progress && !cancel && !progress({total, total})) cancel = true;
+  const bool cancel = !run_split(workers, items, progress);
   result.stats.threads = threads;
   result.stats.shapes = static_cast<long>(shapes.size());
   if (cancel) {

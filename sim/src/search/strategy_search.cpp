@@ -65,8 +65,9 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
   double least_mem = std::numeric_limits<double>::infinity();
   double least_mem_time = 0;
 
-  for (const OuterLayout& o : outer_layouts(m, s.training, r, gpus, gpn)) {
-    for_each_inner_layout(m, r, o, [&](const Parallelism& p, long long micro_batches) {
+  const ShapeLayoutSpace space(m, s.training, r, gpus, gpn);
+  for (const OuterLayout& o : space.outer_layouts()) {
+    space.inner(o).for_each([&](const Parallelism& p, long long micro_batches) {
       if (!precheck_layout(s, p).ok()) return;
       ++evaluated;
       // One op list per layout: memory and time are folds over it.
@@ -111,64 +112,6 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
                       finding(FindingCode::no_layout_fits, "", {{"evaluated", static_cast<double>(evaluated)}}));
   }
   return e;
-}
-
-}  // namespace capplan::sim
-
-namespace capplan::sim {
-
-namespace {
-
-std::vector<int> divisors(long long n, long long limit) {
-  std::vector<int> out;
-  for (long long d = 1; d <= n && d <= limit; ++d) {
-    if (n % d == 0) out.push_back(static_cast<int>(d));
-  }
-  return out;
-}
-
-}  // namespace
-
-std::vector<OuterLayout> outer_layouts(const ModelSpec& m, const TrainingJob& job, const StrategyRequest& r, int gpus,
-                                       int gpn, LayoutSpaceKind kind) {
-  using detail::fixed_or;
-  std::vector<int> tps;
-  for (int t : divisors(gpus, kind == LayoutSpaceKind::exhaustive ? gpus : gpn)) {
-    if (m.heads % t == 0 && m.ffn_hidden % t == 0) tps.push_back(t);
-  }
-  tps = fixed_or(r.tp, tps);
-  const int etp = r.etp.value_or(1);
-  // Context parallelism is searched for long sequences only; expert parallelism for MoE models.
-  std::vector<int> cps{1};
-  if (m.seq_len >= kLongContext) {
-    for (int c : {2, 4, 8, 16}) {
-      if (gpus % c == 0 && m.seq_len % (2 * c) == 0) cps.push_back(c);
-    }
-  }
-  cps = fixed_or(r.cp, cps);
-  std::vector<int> eps{1};
-  if (m.is_moe()) {
-    for (int e : {2, 4, 8, 16, 32, 64, 128, 256}) {
-      if (m.moe.experts % e == 0) eps.push_back(e);
-    }
-  }
-  eps = fixed_or(r.ep, eps);
-
-  std::vector<OuterLayout> out;
-  for (int cp : cps)
-  for (int ep : eps)
-  for (int tp : tps) {
-    if (tp < 1 || gpus % tp != 0) continue;
-    for (int pp : fixed_or(r.pp, divisors(gpus / tp, m.layers))) {
-      if (pp < 1 || 1LL * tp * pp * cp > gpus || gpus % (1LL * tp * pp * cp) != 0) continue;
-      const int dp = static_cast<int>(gpus / (1LL * tp * pp * cp));
-      if (m.is_moe() && (1LL * tp * dp * cp) % (1LL * ep * etp) != 0) continue;
-      if (r.dp && *r.dp != dp) continue;
-      if (job.global_batch % dp != 0) continue;
-      out.push_back({tp, pp, dp, cp, ep, etp, job.global_batch / dp});
-    }
-  }
-  return out;
 }
 
 }  // namespace capplan::sim
