@@ -168,11 +168,4 @@ std::string render_table(const std::vector<std::string>& header, const std::vect
   return out;
 }
 
-std::string fixed(double v, int decimals) {
-  if (!std::isfinite(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 }  // namespace capplan::cli

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "capplan/data/catalog.hpp"
+#include "capplan/data/format.hpp"
 #include "capplan/sim/result.hpp"
 
 namespace capplan::cli {
@@ -61,7 +62,7 @@ std::filesystem::path data_dir(const GlobalOptions& global);
 std::string render_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                          const std::vector<bool>& right_aligned, std::string_view indent = "");
 
-// Number formatting for tables: fixed decimals; "n/a" for NaN/Inf.
-std::string fixed(double v, int decimals);
+// Number formatting for tables: fixed decimals; "n/a" for NaN/Inf (the format data's renderers use).
+using data::format::fixed;
 
 }  // namespace capplan::cli

@@ -10,35 +10,21 @@
 #include <set>
 #include <sstream>
 
+#include "capplan/data/format.hpp"
+
 namespace capplan::data {
 namespace {
 
 using nlohmann::json;
-
-json number(double v) {
-  if (!std::isfinite(v)) return nullptr;
-  return v;
-}
-
-std::string fixed(double v, int decimals) {
-  if (!std::isfinite(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
+using format::csv_field;
+using format::fixed;
+using format::number;
 
 std::string usd(double v) {
   if (!std::isfinite(v)) return "n/a";
   if (std::fabs(v) >= 1e6) return "$" + fixed(v / 1e6, 2) + "M";
   if (std::fabs(v) >= 1e3) return "$" + fixed(v / 1e3, 1) + "k";
   return "$" + fixed(v, 2);
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 std::vector<std::string> split(std::string_view text, char sep) {
