@@ -130,14 +130,12 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
   } else {
     json doc;
     if (!file.empty()) {
-      doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (doc.is_discarded()) {
-        // data::parse_scenario_text words the syntax error (line, column) for us.
-        auto syntax = data::parse_scenario_text(text, *catalogs, kWhere);
-        print_diagnostics(syntax ? Diagnostics{{Diagnostic::Severity::error, std::string(kWhere), "invalid JSON"}}
-                                 : syntax.error());
+      auto document = data::parse_scenario_document(text, kWhere);
+      if (!document) {
+        print_diagnostics(document.error());
         return code(Exit::invalid_input);
       }
+      doc = std::move(*document);
     } else {
       doc = data::example_scenario();
       if (opt.flags.given("--model")) {

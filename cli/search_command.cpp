@@ -253,13 +253,12 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   // needed to parse it when the offerings come from the catalog.
   json doc;
   if (!file.empty()) {
-    doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded()) {
-      auto syntax = data::parse_scenario_text(text, *catalogs, kWhere);
-      print_diagnostics(syntax ? Diagnostics{{Diagnostic::Severity::error, std::string(kWhere), "invalid JSON"}}
-                               : syntax.error());
+    auto document = data::parse_scenario_document(text, kWhere);
+    if (!document) {
+      print_diagnostics(document.error());
       return code(Exit::invalid_input);
     }
+    doc = std::move(*document);
   } else {
     doc = data::example_scenario();
     doc.erase("name");

@@ -1303,8 +1303,12 @@ Result<ParsedScenario> parse_scenario(const nlohmann::json& j, const Catalogs& c
   return ScenarioParser(catalogs, where).run(j);
 }
 
+Result<nlohmann::json> parse_scenario_document(std::string_view text, std::string_view where) {
+  return detail::parse_json_text(text, std::string(where));
+}
+
 Result<ParsedScenario> parse_scenario_text(std::string_view text, const Catalogs& catalogs, std::string_view where) {
-  auto j = detail::parse_json_text(text, std::string(where));
+  auto j = parse_scenario_document(text, where);
   if (!j) return std::unexpected(std::move(j.error()));
   return parse_scenario(*j, catalogs, where);
 }
