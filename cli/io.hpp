@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "capplan/data/catalog.hpp"
+#include "capplan/data/error_bands.hpp"
 #include "capplan/data/format.hpp"
+#include "capplan/sim/profile.hpp"
 #include "capplan/sim/result.hpp"
 
 namespace capplan::cli {
@@ -56,6 +58,18 @@ void print_note(std::string_view message);
 // when they do not load.
 std::optional<data::Catalogs> load_catalogs_or_report(const GlobalOptions& global);
 std::filesystem::path data_dir(const GlobalOptions& global);
+
+// The scenario file `file` ("-": standard input) into `text`; prints the reason and returns false
+// when it cannot be read.
+bool read_scenario_or_report(const std::string& file, std::string& text);
+
+// The calibration profile at `path` ("-": standard input), validated (data::parse_profile);
+// prints what is wrong and returns nullopt.
+std::optional<sim::Profile> load_profile_or_report(const std::string& path);
+
+// The catalogs' error_bands.json into `bands` (nullopt when there is no such file); prints what
+// is wrong and returns false.
+bool load_error_bands_or_report(const GlobalOptions& global, std::optional<data::ErrorBands>& bands);
 
 // An aligned plain-text table: a header line, a rule, then the rows. Columns listed in
 // `right_aligned` are right-aligned (numbers).

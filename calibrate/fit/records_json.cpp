@@ -179,7 +179,8 @@ Result<Measurements> parse_measurements(const std::string& text, const std::stri
   });
   top.list("collectives", [&](Object& o) {
     CollectiveRecord rec;
-    rec.kind = o.one_of("kind", sim::collective_kind_from_string, data::detail::kCollectiveNames, "collective", rec.kind);
+    rec.kind =
+        o.one_of("kind", sim::collective_kind_from_string, data::detail::kCollectiveNames, "collective", rec.kind);
     rec.bytes = o.number("bytes", 0, true);
     rec.ranks = static_cast<int>(o.integer("ranks", 2, 2));
     rec.ranks_per_node = static_cast<int>(o.integer("ranks_per_node", 1, 1));

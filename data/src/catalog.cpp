@@ -308,52 +308,43 @@ template <bool sim::ModelSpec::*member>
 void set_flag(ModelDraft& m, const json& v, Reader&, const std::string&) {
   m.entry.spec.*member = v.get<bool>();
 }
-template <int sim::MoeSpec::*member>
-void set_moe(sim::MoeSpec& m, const json& v, Reader&, const std::string&) {
-  m.*member = integer(v);
-}
-void set_moe_clamp(sim::MoeSpec& m, const json& v, Reader&, const std::string&) { m.activation_clamp = v.get<double>(); }
-void set_moe_bias(sim::MoeSpec& m, const json& v, Reader&, const std::string&) { m.expert_bias = v.get<bool>(); }
-template <int sim::MlaSpec::*member>
-void set_mla(sim::MlaSpec& m, const json& v, Reader&, const std::string&) {
-  m.*member = integer(v);
-}
 
 // Routed experts as the model was trained; routing imbalance (capacity_factor) belongs to a
 // scenario, not to the model, so it is not a catalog key.
 constexpr Field<sim::MoeSpec> kMoeFields[] = {
     {"experts", Kind::integer, Need::required, false, {1, 1e5, false}, "routed experts per MoE layer",
-     set_moe<&sim::MoeSpec::experts>},
+     detail::store<&sim::MoeSpec::experts>},
     {"top_k", Kind::integer, Need::required, false, {1, 1e5, false}, "routed experts each token uses",
-     set_moe<&sim::MoeSpec::top_k>},
+     detail::store<&sim::MoeSpec::top_k>},
     {"expert_ffn_hidden", Kind::integer, Need::required, false, {1, 1e7, false}, "inner size of one expert",
-     set_moe<&sim::MoeSpec::expert_ffn_hidden>},
+     detail::store<&sim::MoeSpec::expert_ffn_hidden>},
     {"shared_experts", Kind::integer, Need::optional, false, {0, 1e5, false},
-     "always-active experts of expert_ffn_hidden (default 0)", set_moe<&sim::MoeSpec::shared_experts>},
+     "always-active experts of expert_ffn_hidden (default 0)", detail::store<&sim::MoeSpec::shared_experts>},
     {"dense_layers", Kind::integer, Need::optional, false, {0, 1e4, false},
-     "leading layers with a dense FFN of ffn_hidden (default 0)", set_moe<&sim::MoeSpec::dense_layers>},
+     "leading layers with a dense FFN of ffn_hidden (default 0)", detail::store<&sim::MoeSpec::dense_layers>},
     {"every_n_layers", Kind::integer, Need::optional, false, {1, 1e4, false},
-     "after the dense layers every n-th layer is MoE (default 1)", set_moe<&sim::MoeSpec::every_n_layers>},
+     "after the dense layers every n-th layer is MoE (default 1)", detail::store<&sim::MoeSpec::every_n_layers>},
     {"max_nodes_per_token", Kind::integer, Need::optional, false, {0, 1e5, false},
      "node-limited routing: nodes a token's experts may span (default 0 = unlimited)",
-     set_moe<&sim::MoeSpec::max_nodes_per_token>},
+     detail::store<&sim::MoeSpec::max_nodes_per_token>},
     {"activation_clamp", Kind::number, Need::optional, false, {0, 1e6, false},
-     "gated-activation input clamp, run as eager ops in Megatron-Core (default 0 = none)", set_moe_clamp},
+     "gated-activation input clamp, run as eager ops in Megatron-Core (default 0 = none)",
+     detail::store<&sim::MoeSpec::activation_clamp>},
     {"expert_bias", Kind::boolean, Need::optional, false, {}, "expert linears carry biases (default false)",
-     set_moe_bias},
+     detail::store<&sim::MoeSpec::expert_bias>},
 };
 
 constexpr Field<sim::MlaSpec> kMlaFields[] = {
     {"q_lora_rank", Kind::integer, Need::required, false, {0, 1e6, false},
-     "query latent rank (0 = queries projected directly)", set_mla<&sim::MlaSpec::q_lora_rank>},
+     "query latent rank (0 = queries projected directly)", detail::store<&sim::MlaSpec::q_lora_rank>},
     {"kv_lora_rank", Kind::integer, Need::required, false, {1, 1e6, false}, "compressed key/value latent rank",
-     set_mla<&sim::MlaSpec::kv_lora_rank>},
+     detail::store<&sim::MlaSpec::kv_lora_rank>},
     {"qk_nope_head_dim", Kind::integer, Need::required, false, {1, 1e5, false},
-     "per-head query/key dimension without RoPE", set_mla<&sim::MlaSpec::qk_nope_head_dim>},
+     "per-head query/key dimension without RoPE", detail::store<&sim::MlaSpec::qk_nope_head_dim>},
     {"qk_rope_head_dim", Kind::integer, Need::required, false, {1, 1e5, false},
-     "per-head decoupled RoPE dimension", set_mla<&sim::MlaSpec::qk_rope_head_dim>},
+     "per-head decoupled RoPE dimension", detail::store<&sim::MlaSpec::qk_rope_head_dim>},
     {"v_head_dim", Kind::integer, Need::required, false, {1, 1e5, false}, "per-head value dimension",
-     set_mla<&sim::MlaSpec::v_head_dim>},
+     detail::store<&sim::MlaSpec::v_head_dim>},
 };
 
 std::vector<std::string> attention_kinds() { return {"mha", "gqa", "mqa", "mla", "sliding_window"}; }
@@ -562,7 +553,9 @@ Loaded load_list(const std::filesystem::path& dir, const std::string& file, cons
   }
   Reader r(file, diags);
   if (!r.object(*j, "")) return {};
-  if (const json* s = r.required(*j, "", "schema", "catalog schema version, 1")) r.schema_version(*s, "/schema", kSchema);
+  if (const json* s = r.required(*j, "", "schema", "catalog schema version, 1")) {
+    r.schema_version(*s, "/schema", kSchema);
+  }
   if (const json* n = Reader::find(*j, "notes")) r.string(*n, "/notes");
   r.unknown_keys(*j, "", {"schema", list_key, "notes"});
   const json* list = r.required(*j, "", list_key, "the list of records");
