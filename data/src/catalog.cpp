@@ -499,9 +499,7 @@ constexpr Field<StorageEntry> kStorageFields[] = {
     {"kind", Kind::string, Need::required, false, {}, "parallel_fs, object or local_nvme",
      [](StorageEntry& e, const json& v, Reader& r, const std::string& p) {
        e.kind = str(v);
-       bool ok = false;
-       for (const char* k : kStorageKinds) ok = ok || e.kind == k;
-       if (!ok) r.error(p, "unknown kind (known: parallel_fs, object, local_nvme); got " + detail::describe(v));
+       r.one_of(v, p, {std::begin(kStorageKinds), std::end(kStorageKinds)}, "kind");
      }},
     CAPPLAN_STORAGE_BW("write_GBps", write_gb_per_s, "aggregate write bandwidth, GB/s"),
     CAPPLAN_STORAGE_BW("read_GBps", read_gb_per_s, "aggregate read bandwidth, GB/s"),

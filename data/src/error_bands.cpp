@@ -11,10 +11,7 @@ namespace capplan::data {
 
 namespace {
 
-using detail::Field;
 using detail::json;
-using detail::Kind;
-using detail::Need;
 using detail::Reader;
 
 constexpr int kSchema = 1;
@@ -36,21 +33,21 @@ bool valid_category(const std::string& c) {
   return sim::framework_from_string(c.substr(slash + 1)).has_value();
 }
 
-constexpr Field<sim::ResidualQuantiles> kCategoryFields[] = {
-    {"category", Kind::string, Need::required, false, {}, "all, <arch> or <arch>/<framework>",
+constexpr detail::Field<sim::ResidualQuantiles> kCategoryFields[] = {
+    {"category", detail::Kind::string, detail::Need::required, false, {}, "all, <arch> or <arch>/<framework>",
      [](sim::ResidualQuantiles& q, const json& v, Reader& r, const std::string& p) {
        q.category = v.get<std::string>();
        if (!valid_category(q.category)) {
          r.error(p, "unknown category '" + q.category + "' (" + suggest(q.category, known_categories()) + ")");
        }
      }},
-    {"n", Kind::integer, Need::required, false, {1, 1e9, false}, "validated runs in this category",
+    {"n", detail::Kind::integer, detail::Need::required, false, {1, 1e9, false}, "validated runs in this category",
      [](sim::ResidualQuantiles& q, const json& v, Reader&, const std::string&) {
        q.n = static_cast<int>(v.get<double>());
      }},
-    {"log_ratio_p10", Kind::number, Need::required, false, kLogRatio, "p10 of ln(measured/predicted)",
+    {"log_ratio_p10", detail::Kind::number, detail::Need::required, false, kLogRatio, "p10 of ln(measured/predicted)",
      detail::store<&sim::ResidualQuantiles::log_ratio_p10>},
-    {"log_ratio_p90", Kind::number, Need::required, false, kLogRatio, "p90 of ln(measured/predicted)",
+    {"log_ratio_p90", detail::Kind::number, detail::Need::required, false, kLogRatio, "p90 of ln(measured/predicted)",
      detail::store<&sim::ResidualQuantiles::log_ratio_p90>},
 };
 
@@ -77,22 +74,23 @@ void read_categories(ErrorBands& bands, const json& list, Reader& r, const std::
   }
 }
 
-constexpr Field<ErrorBands> kTopFields[] = {
-    {"schema", Kind::integer, Need::required, false, {1, 1e9, false}, "file schema version, 1",
+constexpr detail::Field<ErrorBands> kTopFields[] = {
+    {"schema", detail::Kind::integer, detail::Need::required, false, {1, 1e9, false}, "file schema version, 1",
      [](ErrorBands&, const json& v, Reader& r, const std::string& p) { r.schema_version(v, p, kSchema); }},
-    {"generated", Kind::string, Need::required, false, {}, "date the table was generated, YYYY-MM-DD",
+    {"generated", detail::Kind::string, detail::Need::required, false, {}, "date the table was generated, YYYY-MM-DD",
      [](ErrorBands& b, const json& v, Reader& r, const std::string& p) {
        b.generated = v.get<std::string>();
        if (!detail::is_date(b.generated, false)) r.error(p, "must be a date YYYY-MM-DD; got " + detail::describe(v));
      }},
-    {"source", Kind::string, Need::required, false, {}, "the command and data set that produced the table",
+    {"source", detail::Kind::string, detail::Need::required, false, {},
+     "the command and data set that produced the table",
      detail::store<&ErrorBands::source>},
-    {"method", Kind::string, Need::required, false, {}, "how the quantiles were computed",
+    {"method", detail::Kind::string, detail::Need::required, false, {}, "how the quantiles were computed",
      detail::store<&ErrorBands::method>},
-    {"leave_one_out_coverage", Kind::number, Need::optional, true, {0, 1, false},
+    {"leave_one_out_coverage", detail::Kind::number, detail::Need::optional, true, {0, 1, false},
      "share of validated rows inside their leave-one-out p10-p90 interval, 0-1",
      detail::store<&ErrorBands::leave_one_out_coverage>},
-    {"categories", Kind::array, Need::required, false, {},
+    {"categories", detail::Kind::array, detail::Need::required, false, {},
      "one {category, n, log_ratio_p10, log_ratio_p90} per category", read_categories},
 };
 

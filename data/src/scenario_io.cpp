@@ -179,11 +179,8 @@ constexpr detail::Field<sim::ReliabilitySpec> kReliabilityFields[] = {
      }},
     {"checkpoint", detail::Kind::string, detail::Need::optional, false, {}, "sync or async",
      [](sim::ReliabilitySpec& r, const json& v, Reader& rd, const std::string& p) {
-       if (auto m = sim::checkpoint_mode_from_string(v.get<std::string>())) {
+       if (auto m = rd.one_of(v, p, sim::checkpoint_mode_from_string, {"sync", "async"}, "checkpoint mode")) {
          r.checkpoint_mode = *m;
-       } else {
-         rd.error(p, "unknown checkpoint mode (" + suggest(v.get<std::string>(), {"sync", "async"}) + "); got " +
-                         describe(v));
        }
      }},
     {"checkpoints_kept", detail::Kind::integer, detail::Need::optional, false, {1, 1e4, false},
