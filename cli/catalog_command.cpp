@@ -22,9 +22,9 @@ struct CatalogOptions {
   std::string out;
 };
 
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+using data::format::number;
 json positive_or_null(double v) { return std::isfinite(v) && v > 0 ? json(v) : json(nullptr); }
-json optional_number(const std::optional<double>& v) { return v ? number(*v) : json(nullptr); }
+json optional_number(const std::optional<double>& v) { return number(v); }
 json text_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 double tflops(units::FlopsPerSecond f) { return units::to_tflop_per_s(f); }

@@ -82,42 +82,22 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
 
   // Read the document before the catalogs so that a missing file is reported first.
   std::string text;
-  if (!file.empty()) {
-    auto read = read_input(file);
-    if (!read) {
-      print_error((file == "-" ? std::string("scenario from standard input") : "scenario file '" + file + "'") + ": " +
-                  read.error());
-      return code(Exit::invalid_input);
-    }
-    text = std::move(*read);
-  }
+  if (!file.empty() && !read_scenario_or_report(file, text)) return code(Exit::invalid_input);
 
   // A calibration profile (--profile) is validated before anything is estimated: a bad or
   // truncated file is invalid input naming the field (or the file, line and column).
   std::optional<sim::Profile> profile;
   if (opt.profile_option->count() > 0) {
-    auto read = read_input(opt.profile);
-    if (!read) {
-      print_error("profile file '" + opt.profile + "': " + read.error());
-      return code(Exit::invalid_input);
-    }
-    auto parsed_profile = data::parse_profile(*read, opt.profile == "-" ? std::string("profile") : opt.profile);
-    if (!parsed_profile) {
-      print_diagnostics(parsed_profile.error());
-      return code(Exit::invalid_input);
-    }
-    profile = std::move(*parsed_profile);
+    profile = load_profile_or_report(opt.profile);
+    if (!profile) return code(Exit::invalid_input);
   }
 
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
   // The model's error bars (docs/accuracy.md, "Error bars"); a missing file means no interval.
   const std::filesystem::path bands_file = data::error_bands_path(data_dir(global));
-  auto bands = data::load_error_bands(bands_file);
-  if (!bands) {
-    print_diagnostics(bands.error());
-    return code(Exit::invalid_input);
-  }
+  std::optional<data::ErrorBands> bands;
+  if (!load_error_bands_or_report(global, bands)) return code(Exit::invalid_input);
 
   const bool any_flag = !opt.strategy.empty() || opt.flags.any_given();
 
@@ -130,14 +110,12 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
   } else {
     json doc;
     if (!file.empty()) {
-      doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (doc.is_discarded()) {
-        // data::parse_scenario_text words the syntax error (line, column) for us.
-        auto syntax = data::parse_scenario_text(text, *catalogs, kWhere);
-        print_diagnostics(syntax ? Diagnostics{{Diagnostic::Severity::error, std::string(kWhere), "invalid JSON"}}
-                                 : syntax.error());
+      auto document = data::parse_scenario_document(text, kWhere);
+      if (!document) {
+        print_diagnostics(document.error());
         return code(Exit::invalid_input);
       }
+      doc = std::move(*document);
     } else {
       doc = data::example_scenario();
       if (opt.flags.given("--model")) {
@@ -169,8 +147,8 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
     print_diagnostics(diags);
     return code(Exit::invalid_input);
   }
-  if (*bands) {
-    sim::apply_error_band(*estimate, parsed->scenario, (*bands)->table);
+  if (bands) {
+    sim::apply_error_band(*estimate, parsed->scenario, bands->table);
     if (profile && estimate->uncertainty.band) estimate->findings.push_back(sim::note(data::kProfileBandNote));
     if (!estimate->uncertainty.band) {
       estimate->findings.push_back(sim::note("no error band: " + bands_file.string() + " has no entry for '" +

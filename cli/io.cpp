@@ -13,6 +13,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "capplan/data/profile_io.hpp"
+
 namespace capplan::cli {
 
 std::expected<std::string, std::string> read_input(const std::string& path) {
@@ -139,6 +141,41 @@ std::optional<data::Catalogs> load_catalogs_or_report(const GlobalOptions& globa
   return std::move(*catalogs);
 }
 
+bool read_scenario_or_report(const std::string& file, std::string& text) {
+  auto read = read_input(file);
+  if (!read) {
+    print_error((file == "-" ? std::string("scenario from standard input") : "scenario file '" + file + "'") + ": " +
+                read.error());
+    return false;
+  }
+  text = std::move(*read);
+  return true;
+}
+
+std::optional<sim::Profile> load_profile_or_report(const std::string& path) {
+  auto read = read_input(path);
+  if (!read) {
+    print_error("profile file '" + path + "': " + read.error());
+    return std::nullopt;
+  }
+  auto profile = data::parse_profile(*read, path == "-" ? std::string("profile") : path);
+  if (!profile) {
+    print_diagnostics(profile.error());
+    return std::nullopt;
+  }
+  return std::move(*profile);
+}
+
+bool load_error_bands_or_report(const GlobalOptions& global, std::optional<data::ErrorBands>& bands) {
+  auto loaded = data::load_error_bands(data::error_bands_path(data_dir(global)));
+  if (!loaded) {
+    print_diagnostics(loaded.error());
+    return false;
+  }
+  bands = std::move(*loaded);
+  return true;
+}
+
 std::string render_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                          const std::vector<bool>& right_aligned, std::string_view indent) {
   std::vector<size_t> width(header.size(), 0);
@@ -166,13 +203,6 @@ std::string render_table(const std::vector<std::string>& header, const std::vect
   out += rule + "\n";
   for (const auto& row : rows) out += format_row(row);
   return out;
-}
-
-std::string fixed(double v, int decimals) {
-  if (!std::isfinite(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
 }
 
 }  // namespace capplan::cli

@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "capplan/data/catalog.hpp"
+#include "capplan/data/error_bands.hpp"
+#include "capplan/data/format.hpp"
+#include "capplan/sim/profile.hpp"
 #include "capplan/sim/result.hpp"
 
 namespace capplan::cli {
@@ -56,12 +59,24 @@ void print_note(std::string_view message);
 std::optional<data::Catalogs> load_catalogs_or_report(const GlobalOptions& global);
 std::filesystem::path data_dir(const GlobalOptions& global);
 
+// The scenario file `file` ("-": standard input) into `text`; prints the reason and returns false
+// when it cannot be read.
+bool read_scenario_or_report(const std::string& file, std::string& text);
+
+// The calibration profile at `path` ("-": standard input), validated (data::parse_profile);
+// prints what is wrong and returns nullopt.
+std::optional<sim::Profile> load_profile_or_report(const std::string& path);
+
+// The catalogs' error_bands.json into `bands` (nullopt when there is no such file); prints what
+// is wrong and returns false.
+bool load_error_bands_or_report(const GlobalOptions& global, std::optional<data::ErrorBands>& bands);
+
 // An aligned plain-text table: a header line, a rule, then the rows. Columns listed in
 // `right_aligned` are right-aligned (numbers).
 std::string render_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                          const std::vector<bool>& right_aligned, std::string_view indent = "");
 
-// Number formatting for tables: fixed decimals; "n/a" for NaN/Inf.
-std::string fixed(double v, int decimals);
+// Number formatting for tables: fixed decimals; "n/a" for NaN/Inf (the format data's renderers use).
+using data::format::fixed;
 
 }  // namespace capplan::cli

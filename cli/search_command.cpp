@@ -199,37 +199,18 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   // A calibration profile prices every offering's operations (datasheet outside its measured
   // range), exactly as `capplan estimate --profile` does; checked before the scenario is read.
   if (!opt.profile.empty()) {
-    auto read = read_input(opt.profile);
-    if (!read) {
-      print_error("profile file '" + opt.profile + "': " + read.error());
-      return code(Exit::invalid_input);
-    }
-    auto parsed_profile = data::parse_profile(*read, opt.profile);
-    if (!parsed_profile) {
-      print_diagnostics(parsed_profile.error());
-      return code(Exit::invalid_input);
-    }
+    auto parsed_profile = load_profile_or_report(opt.profile);
+    if (!parsed_profile) return code(Exit::invalid_input);
     request.cost_model = data::cost_model_factory(std::make_shared<const sim::Profile>(std::move(*parsed_profile)));
   }
 
   std::string text;
-  if (!file.empty()) {
-    auto read = read_input(file);
-    if (!read) {
-      print_error((file == "-" ? std::string("scenario from standard input") : "scenario file '" + file + "'") + ": " +
-                  read.error());
-      return code(Exit::invalid_input);
-    }
-    text = std::move(*read);
-  }
+  if (!file.empty() && !read_scenario_or_report(file, text)) return code(Exit::invalid_input);
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
   const std::filesystem::path bands_file = data::error_bands_path(data_dir(global));
-  auto bands = data::load_error_bands(bands_file);
-  if (!bands) {
-    print_diagnostics(bands.error());
-    return code(Exit::invalid_input);
-  }
+  std::optional<data::ErrorBands> bands;
+  if (!load_error_bands_or_report(global, bands)) return code(Exit::invalid_input);
 
   // Offerings: the catalog instances the filters select, or the scenario's own cluster.
   data::OfferingFilter filter;
@@ -254,13 +235,12 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   // needed to parse it when the offerings come from the catalog.
   json doc;
   if (!file.empty()) {
-    doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded()) {
-      auto syntax = data::parse_scenario_text(text, *catalogs, kWhere);
-      print_diagnostics(syntax ? Diagnostics{{Diagnostic::Severity::error, std::string(kWhere), "invalid JSON"}}
-                               : syntax.error());
+    auto document = data::parse_scenario_document(text, kWhere);
+    if (!document) {
+      print_diagnostics(document.error());
       return code(Exit::invalid_input);
     }
+    doc = std::move(*document);
   } else {
     doc = data::example_scenario();
     doc.erase("name");
@@ -307,7 +287,7 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     n = sim::note(std::move(words));
   }
   for (auto it = notes.rbegin(); it != notes.rend(); ++it) result->notes.insert(result->notes.begin(), sim::note(*it));
-  const std::optional<data::ErrorBands> table = *bands ? std::optional<data::ErrorBands>(**bands) : std::nullopt;
+  const std::optional<data::ErrorBands>& table = bands;
   for (auto& p : result->plans) apply_bands(p, request, table, bands_file);
   for (auto& p : result->pareto) apply_bands(p, request, table, bands_file);
   for (auto& u : result->runner_ups) apply_bands(u.plan, request, table, bands_file);

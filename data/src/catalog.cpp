@@ -58,9 +58,9 @@ struct Measured {
 
 constexpr Field<Measured> kMeasuredFields[] = {
     {"value", Kind::number, Need::required, false, kPositive, "the measured figure",
-     [](Measured& m, const json& v, Reader&, const std::string&) { m.value = num(v); }},
+     detail::store<&Measured::value>},
     {"source", Kind::string, Need::required, false, {}, "where it was measured or published",
-     [](Measured& m, const json& v, Reader&, const std::string&) { m.source = str(v); }},
+     detail::store<&Measured::source>},
     {"notes", Kind::string, Need::optional, false, {}, "caveats", nullptr},
 };
 
@@ -195,13 +195,13 @@ GpuEntry finish_gpu(GpuDraft d, Reader& r) {
 
 constexpr Field<InstancePrice> kPriceFields[] = {
     {"usd_per_node_hour", Kind::number, Need::optional, true, {0, 1e6, false}, "price of the whole node per hour, USD",
-     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.usd_per_node_hour = num(v); }},
+     detail::store<&InstancePrice::usd_per_node_hour>},
     {"usd_per_gpu_hour", Kind::number, Need::optional, true, {0, 1e5, false}, "price per GPU-hour, USD",
-     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.usd_per_gpu_hour = num(v); }},
+     detail::store<&InstancePrice::usd_per_gpu_hour>},
     {"type", Kind::string, Need::required, false, {}, "on-demand, spot, reserved, ...",
-     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.type = str(v); }},
+     detail::store<&InstancePrice::type>},
     {"region", Kind::string, Need::optional, true, {}, "region the price applies to",
-     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.region = str(v); }},
+     detail::store<&InstancePrice::region>},
     {"date", Kind::string, Need::optional, true, {}, "date the price was read, YYYY-MM-DD",
      [](InstancePrice& p, const json& v, Reader& r, const std::string& path) {
        if (!detail::is_date(str(v), true)) {
@@ -210,13 +210,13 @@ constexpr Field<InstancePrice> kPriceFields[] = {
        p.date = str(v);
      }},
     {"currency", Kind::string, Need::required, false, {}, "ISO currency code of the source price",
-     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.currency = str(v); }},
+     detail::store<&InstancePrice::currency>},
     {"source", Kind::string_list_or_empty, Need::required, false, {}, "where the price was read; [] when no price",
-     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.sources = strings(v); }},
+     detail::store<&InstancePrice::sources>},
     {"confidence", Kind::string, Need::required, false, {}, "confidence in the price",
-     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.confidence = str(v); }},
+     detail::store<&InstancePrice::confidence>},
     {"notes", Kind::string, Need::optional, false, {}, "caveats",
-     [](InstancePrice& p, const json& v, Reader&, const std::string&) { p.notes = str(v); }},
+     detail::store<&InstancePrice::notes>},
 };
 
 constexpr Field<InstanceEntry> kInstanceFields[] = {
@@ -226,35 +226,35 @@ constexpr Field<InstanceEntry> kInstanceFields[] = {
        e.id = str(v);
      }},
     {"provider", Kind::string, Need::required, false, {}, "cloud provider",
-     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.provider = str(v); }},
+     detail::store<&InstanceEntry::provider>},
     {"name", Kind::string, Need::required, false, {}, "the provider's instance name",
-     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.name = str(v); }},
+     detail::store<&InstanceEntry::name>},
     {"gpu", Kind::string, Need::required, false, {}, "GPU id from gpus.json",
-     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.gpu = str(v); }},
+     detail::store<&InstanceEntry::gpu>},
     {"gpus_per_node", Kind::integer, Need::required, false, {1, 1024, false}, "GPUs in one instance",
-     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.gpus_per_node = integer(v); }},
+     detail::store<&InstanceEntry::gpus_per_node>},
     {"network_Gbps", Kind::number, Need::optional, true, {0, 1e6, true}, "inter-node network per node, Gbit/s",
-     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.network_gbps = num(v); }},
+     detail::store<&InstanceEntry::network_gbps>},
     {"network", Kind::string, Need::required, false, {}, "network description",
-     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.network = str(v); }},
+     detail::store<&InstanceEntry::network>},
     {"topology", Kind::array, Need::optional, false, {}, "network tiers, innermost first, each with a source",
      [](InstanceEntry& e, const json& v, Reader& r, const std::string& p) {
        e.topology = detail::read_topology(v, p, r, true);
      }},
     {"rdma", Kind::boolean, Need::optional, true, {}, "RDMA (GPUDirect, EFA, RoCE, IB)",
-     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.rdma = v.get<bool>(); }},
+     detail::store<&InstanceEntry::rdma>},
     {"vcpu", Kind::integer, Need::optional, true, {1, 1e5, false}, "host vCPUs",
-     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.vcpu = integer(v); }},
+     detail::store<&InstanceEntry::vcpu>},
     {"ram_GiB", Kind::number, Need::optional, true, {0, 1e6, true}, "host memory, GiB",
-     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.ram_gib = num(v); }},
+     detail::store<&InstanceEntry::ram_gib>},
     {"price", Kind::object, Need::required, false, {}, "price with type, region, date, currency and source",
      [](InstanceEntry& e, const json& v, Reader& r, const std::string& p) {
        detail::read_fields<InstancePrice>(v, p, kPriceFields, e.price, r);
      }},
     {"source", Kind::string_list, Need::required, false, {}, "sources of the instance specification",
-     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.sources = strings(v); }},
+     detail::store<&InstanceEntry::sources>},
     {"notes", Kind::string, Need::optional, false, {}, "caveats",
-     [](InstanceEntry& e, const json& v, Reader&, const std::string&) { e.notes = str(v); }},
+     detail::store<&InstanceEntry::notes>},
 };
 
 void check_instance(const InstanceEntry& e, Reader& r, const std::string& p) {
@@ -308,52 +308,43 @@ template <bool sim::ModelSpec::*member>
 void set_flag(ModelDraft& m, const json& v, Reader&, const std::string&) {
   m.entry.spec.*member = v.get<bool>();
 }
-template <int sim::MoeSpec::*member>
-void set_moe(sim::MoeSpec& m, const json& v, Reader&, const std::string&) {
-  m.*member = integer(v);
-}
-void set_moe_clamp(sim::MoeSpec& m, const json& v, Reader&, const std::string&) { m.activation_clamp = v.get<double>(); }
-void set_moe_bias(sim::MoeSpec& m, const json& v, Reader&, const std::string&) { m.expert_bias = v.get<bool>(); }
-template <int sim::MlaSpec::*member>
-void set_mla(sim::MlaSpec& m, const json& v, Reader&, const std::string&) {
-  m.*member = integer(v);
-}
 
 // Routed experts as the model was trained; routing imbalance (capacity_factor) belongs to a
 // scenario, not to the model, so it is not a catalog key.
 constexpr Field<sim::MoeSpec> kMoeFields[] = {
     {"experts", Kind::integer, Need::required, false, {1, 1e5, false}, "routed experts per MoE layer",
-     set_moe<&sim::MoeSpec::experts>},
+     detail::store<&sim::MoeSpec::experts>},
     {"top_k", Kind::integer, Need::required, false, {1, 1e5, false}, "routed experts each token uses",
-     set_moe<&sim::MoeSpec::top_k>},
+     detail::store<&sim::MoeSpec::top_k>},
     {"expert_ffn_hidden", Kind::integer, Need::required, false, {1, 1e7, false}, "inner size of one expert",
-     set_moe<&sim::MoeSpec::expert_ffn_hidden>},
+     detail::store<&sim::MoeSpec::expert_ffn_hidden>},
     {"shared_experts", Kind::integer, Need::optional, false, {0, 1e5, false},
-     "always-active experts of expert_ffn_hidden (default 0)", set_moe<&sim::MoeSpec::shared_experts>},
+     "always-active experts of expert_ffn_hidden (default 0)", detail::store<&sim::MoeSpec::shared_experts>},
     {"dense_layers", Kind::integer, Need::optional, false, {0, 1e4, false},
-     "leading layers with a dense FFN of ffn_hidden (default 0)", set_moe<&sim::MoeSpec::dense_layers>},
+     "leading layers with a dense FFN of ffn_hidden (default 0)", detail::store<&sim::MoeSpec::dense_layers>},
     {"every_n_layers", Kind::integer, Need::optional, false, {1, 1e4, false},
-     "after the dense layers every n-th layer is MoE (default 1)", set_moe<&sim::MoeSpec::every_n_layers>},
+     "after the dense layers every n-th layer is MoE (default 1)", detail::store<&sim::MoeSpec::every_n_layers>},
     {"max_nodes_per_token", Kind::integer, Need::optional, false, {0, 1e5, false},
      "node-limited routing: nodes a token's experts may span (default 0 = unlimited)",
-     set_moe<&sim::MoeSpec::max_nodes_per_token>},
+     detail::store<&sim::MoeSpec::max_nodes_per_token>},
     {"activation_clamp", Kind::number, Need::optional, false, {0, 1e6, false},
-     "gated-activation input clamp, run as eager ops in Megatron-Core (default 0 = none)", set_moe_clamp},
+     "gated-activation input clamp, run as eager ops in Megatron-Core (default 0 = none)",
+     detail::store<&sim::MoeSpec::activation_clamp>},
     {"expert_bias", Kind::boolean, Need::optional, false, {}, "expert linears carry biases (default false)",
-     set_moe_bias},
+     detail::store<&sim::MoeSpec::expert_bias>},
 };
 
 constexpr Field<sim::MlaSpec> kMlaFields[] = {
     {"q_lora_rank", Kind::integer, Need::required, false, {0, 1e6, false},
-     "query latent rank (0 = queries projected directly)", set_mla<&sim::MlaSpec::q_lora_rank>},
+     "query latent rank (0 = queries projected directly)", detail::store<&sim::MlaSpec::q_lora_rank>},
     {"kv_lora_rank", Kind::integer, Need::required, false, {1, 1e6, false}, "compressed key/value latent rank",
-     set_mla<&sim::MlaSpec::kv_lora_rank>},
+     detail::store<&sim::MlaSpec::kv_lora_rank>},
     {"qk_nope_head_dim", Kind::integer, Need::required, false, {1, 1e5, false},
-     "per-head query/key dimension without RoPE", set_mla<&sim::MlaSpec::qk_nope_head_dim>},
+     "per-head query/key dimension without RoPE", detail::store<&sim::MlaSpec::qk_nope_head_dim>},
     {"qk_rope_head_dim", Kind::integer, Need::required, false, {1, 1e5, false},
-     "per-head decoupled RoPE dimension", set_mla<&sim::MlaSpec::qk_rope_head_dim>},
+     "per-head decoupled RoPE dimension", detail::store<&sim::MlaSpec::qk_rope_head_dim>},
     {"v_head_dim", Kind::integer, Need::required, false, {1, 1e5, false}, "per-head value dimension",
-     set_mla<&sim::MlaSpec::v_head_dim>},
+     detail::store<&sim::MlaSpec::v_head_dim>},
 };
 
 std::vector<std::string> attention_kinds() { return {"mha", "gqa", "mqa", "mla", "sliding_window"}; }
@@ -422,7 +413,7 @@ constexpr Field<ModelDraft> kModelFields[] = {
      [](ModelDraft& m, const json& v, Reader&, const std::string&) { m.entry.params_b_published = num(v); }},
     {"params_active_B_published", Kind::number, Need::optional, false, {0, 1e6, true},
      "parameters active per token as published (MoE), billions",
-     [](ModelDraft& m, const json& v, Reader&, const std::string&) { m.params_active_b_published = num(v); }},
+     detail::store<&ModelDraft::params_active_b_published>},
     {"source", Kind::string_list, Need::required, false, {}, "where the dimensions come from",
      [](ModelDraft& m, const json& v, Reader&, const std::string&) { m.entry.sources = strings(v); }},
     {"notes", Kind::string, Need::optional, false, {}, "caveats",
@@ -494,7 +485,7 @@ constexpr const char* kStorageKinds[] = {"parallel_fs", "object", "local_nvme"};
 // Bandwidths in GB/s (decimal), null when not published; 1e5 GB/s = 100 TB/s is beyond any system.
 #define CAPPLAN_STORAGE_BW(key, member, help)                                                     \
   {key, Kind::number, Need::optional, true, {0, 1e5, true}, help,                                 \
-   [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.member = num(v); }}
+   detail::store<&StorageEntry::member>}
 constexpr Field<StorageEntry> kStorageFields[] = {
     {"id", Kind::string, Need::required, false, {}, "<provider>-<name>, lower case",
      [](StorageEntry& e, const json& v, Reader& r, const std::string& p) {
@@ -502,15 +493,13 @@ constexpr Field<StorageEntry> kStorageFields[] = {
        e.id = str(v);
      }},
     {"provider", Kind::string, Need::required, false, {}, "provider or site",
-     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.provider = str(v); }},
+     detail::store<&StorageEntry::provider>},
     {"name", Kind::string, Need::required, false, {}, "the offering's name",
-     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.name = str(v); }},
+     detail::store<&StorageEntry::name>},
     {"kind", Kind::string, Need::required, false, {}, "parallel_fs, object or local_nvme",
      [](StorageEntry& e, const json& v, Reader& r, const std::string& p) {
        e.kind = str(v);
-       bool ok = false;
-       for (const char* k : kStorageKinds) ok = ok || e.kind == k;
-       if (!ok) r.error(p, "unknown kind (known: parallel_fs, object, local_nvme); got " + detail::describe(v));
+       r.one_of(v, p, {std::begin(kStorageKinds), std::end(kStorageKinds)}, "kind");
      }},
     CAPPLAN_STORAGE_BW("write_GBps", write_gb_per_s, "aggregate write bandwidth, GB/s"),
     CAPPLAN_STORAGE_BW("read_GBps", read_gb_per_s, "aggregate read bandwidth, GB/s"),
@@ -518,9 +507,9 @@ constexpr Field<StorageEntry> kStorageFields[] = {
     CAPPLAN_STORAGE_BW("read_GBps_per_node", read_gb_per_s_per_node, "read bandwidth of one node, GB/s"),
     CAPPLAN_STORAGE_BW("GBps_per_TiB", gb_per_s_per_tib, "throughput per TiB provisioned, GB/s"),
     {"usd_per_GB_month", Kind::number, Need::optional, true, {0, 1e3, false}, "price per decimal GB-month, USD",
-     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.usd_per_gb_month = num(v); }},
+     detail::store<&StorageEntry::usd_per_gb_month>},
     {"region", Kind::string, Need::optional, true, {}, "region the price applies to",
-     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.region = str(v); }},
+     detail::store<&StorageEntry::region>},
     {"date", Kind::string, Need::required, false, {}, "date the figures were read, YYYY-MM-DD",
      [](StorageEntry& e, const json& v, Reader& r, const std::string& path) {
        if (!detail::is_date(str(v), true)) {
@@ -529,13 +518,13 @@ constexpr Field<StorageEntry> kStorageFields[] = {
        e.date = str(v);
      }},
     {"currency", Kind::string, Need::required, false, {}, "ISO currency code of the price",
-     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.currency = str(v); }},
+     detail::store<&StorageEntry::currency>},
     {"source", Kind::string_list, Need::required, false, {}, "where each figure was read",
-     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.sources = strings(v); }},
+     detail::store<&StorageEntry::sources>},
     {"confidence", Kind::string, Need::required, false, {}, "confidence in the figures",
-     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.confidence = str(v); }},
+     detail::store<&StorageEntry::confidence>},
     {"notes", Kind::string, Need::optional, false, {}, "caveats",
-     [](StorageEntry& e, const json& v, Reader&, const std::string&) { e.notes = str(v); }},
+     detail::store<&StorageEntry::notes>},
 };
 #undef CAPPLAN_STORAGE_BW
 
@@ -562,23 +551,13 @@ Loaded load_list(const std::filesystem::path& dir, const std::string& file, cons
   }
   Reader r(file, diags);
   if (!r.object(*j, "")) return {};
-  if (auto s = j->find("schema"); s == j->end()) {
-    r.error("/schema", "required (catalog schema version, 1) is missing");
-  } else if (auto v = r.integer(*s, "/schema", 1, 1e9); v && *v != kSchema) {
-    r.error("/schema", "unsupported schema version (this capplan reads " + std::to_string(kSchema) + "); got " +
-                           detail::describe(*s));
+  if (const json* s = r.required(*j, "", "schema", "catalog schema version, 1")) {
+    r.schema_version(*s, "/schema", kSchema);
   }
-  if (auto n = j->find("notes"); n != j->end()) r.string(*n, "/notes");
+  if (const json* n = Reader::find(*j, "notes")) r.string(*n, "/notes");
   r.unknown_keys(*j, "", {"schema", list_key, "notes"});
-  auto list = j->find(list_key);
-  if (list == j->end()) {
-    r.error("/" + list_key, "required (the list of records) is missing");
-    return {};
-  }
-  if (!list->is_array()) {
-    r.error("/" + list_key, std::string("expected an array; got ") + list->type_name());
-    return {};
-  }
+  const json* list = r.required(*j, "", list_key, "the list of records");
+  if (list == nullptr || !r.array(*list, "/" + list_key)) return {};
   std::map<std::string, std::size_t> first_index;
   for (std::size_t i = 0; i < list->size(); ++i) {
     const std::string p = detail::child("/" + list_key, i);
@@ -632,15 +611,9 @@ bool expect_bool(const json& v, Reader& rd, const std::string& p) { return rd.bo
 template <class E>
 bool expect_name(const json& v, Reader& rd, const std::string& p, std::optional<E> (*parse)(const std::string&),
                  std::vector<std::string> known, E& out) {
-  auto s = rd.string(v, p);
-  if (!s) return false;
-  auto e = parse(*s);
-  if (!e) {
-    rd.error(p, "unknown value '" + *s + "' (" + suggest(*s, known) + ")");
-    return false;
-  }
-  out = *e;
-  return true;
+  auto e = rd.one_of(v, p, parse, known, "value");
+  if (e) out = *e;
+  return e.has_value();
 }
 
 #define CAPPLAN_RECIPE_BOOL(key, member, required, help)                                          \
@@ -675,16 +648,13 @@ constexpr RecipeDefault kRecipeDefaults[] = {
        if (!rd.object(v, p)) return false;
        bool ok = true;
        auto one = [&](const char* key, std::optional<bool>& out) {
-         auto it = v.find(key);
-         if (it == v.end()) {
-           rd.error(detail::child(p, key), "required (true, false or null) is missing");
+         const json* b = rd.required(v, p, key, "true, false or null");
+         if (b == nullptr) {
            ok = false;
-         } else if (!it->is_null()) {
-           if (auto b = rd.boolean(*it, detail::child(p, key))) {
-             out = *b;
-           } else {
-             ok = false;
-           }
+         } else if (!b->is_null()) {
+           auto flag = rd.boolean(*b, detail::child(p, key));
+           if (flag) out = *flag;
+           ok = ok && flag.has_value();
          }
        };
        one("bf16", r.grad_reduce_in_fp32_bf16);
@@ -753,32 +723,20 @@ constexpr RecipeDefault kRecipeDefaults[] = {
 FrameworkEntry parse_framework(const json& j, const std::string& path, Reader& r) {
   FrameworkEntry e;
   if (!r.object(j, path)) return e;
-  auto text = [&](const char* key, std::string& out) {
-    auto it = j.find(key);
-    if (it == j.end()) {
-      r.error(detail::child(path, key), "required string is missing");
-    } else if (auto s = r.string(*it, detail::child(path, key))) {
-      if (s->empty()) r.error(detail::child(path, key), "must not be empty");
-      out = *s;
-    }
-  };
-  if (auto it = j.find("id"); it != j.end() && it->is_string()) check_id(*it, r, detail::child(path, "id"));
-  text("id", e.recipe.id);
-  text("name", e.recipe.name);
-  text("version", e.version);
-  text("summary", e.summary);
-  r.unknown_keys(j, path, {"id", "name", "version", "summary", "defaults"});
-  const std::string dp = detail::child(path, "defaults");
-  auto defaults = j.find("defaults");
-  if (defaults == j.end()) {
-    r.error(dp, "required (the recipe's defaults, each {value, source} or {value: null, note}) is missing");
-    return e;
-  }
-  if (!r.object(*defaults, dp)) return e;
+  detail::Object o{j, path, r};
+  if (const json* id = Reader::find(j, "id"); id != nullptr && id->is_string()) check_id(*id, r, o.at("id"));
+  e.recipe.id = o.string("id", true);
+  e.recipe.name = o.string("name", true);
+  e.version = o.string("version", true);
+  e.summary = o.string("summary", true);
+  o.known({"id", "name", "version", "summary", "defaults"});
+  const std::string dp = o.at("defaults");
+  const json* defaults = o.get("defaults", "the recipe's defaults, each {value, source} or {value: null, note}");
+  if (defaults == nullptr || !r.object(*defaults, dp)) return e;
   for (const auto& f : kRecipeDefaults) {
     const std::string p = detail::child(dp, f.key);
-    auto it = defaults->find(f.key);
-    if (it == defaults->end()) {
+    const json* it = Reader::find(*defaults, f.key);
+    if (it == nullptr) {
       if (f.required) r.error(p, std::string("required (") + f.help + "; null with a note when there is none) is missing");
       continue;
     }
@@ -786,19 +744,12 @@ FrameworkEntry parse_framework(const json& j, const std::string& path, Reader& r
     r.unknown_keys(*it, p, {"value", "source", "note"});
     FrameworkDefault d;
     d.key = f.key;
-    auto value = it->find("value");
-    auto source = it->find("source");
-    auto note = it->find("note");
-    if (source != it->end()) {
-      if (auto s = r.string(*source, detail::child(p, "source")); s && !s->empty()) d.source = *s;
+    for (auto [key, out] : {std::pair{"source", &d.source}, std::pair{"note", &d.note}}) {
+      const json* v = Reader::find(*it, key);
+      if (auto s = v ? r.string(*v, detail::child(p, key)) : std::nullopt; s && !s->empty()) *out = *s;
     }
-    if (note != it->end()) {
-      if (auto s = r.string(*note, detail::child(p, "note")); s && !s->empty()) d.note = *s;
-    }
-    if (value == it->end()) {
-      r.error(detail::child(p, "value"), std::string("required (") + f.help + ", or null) is missing");
-      continue;
-    }
+    const json* value = r.required(*it, p, "value", std::string(f.help) + ", or null");
+    if (value == nullptr) continue;
     d.value = value->dump();
     if (value->is_null()) {
       if (d.note.empty()) r.error(detail::child(p, "note"), "required where the value is null (why there is none)");

@@ -11,10 +11,7 @@ namespace capplan::data {
 
 namespace {
 
-using detail::Field;
 using detail::json;
-using detail::Kind;
-using detail::Need;
 using detail::Reader;
 
 constexpr int kSchema = 1;
@@ -36,46 +33,65 @@ bool valid_category(const std::string& c) {
   return sim::framework_from_string(c.substr(slash + 1)).has_value();
 }
 
-constexpr Field<sim::ResidualQuantiles> kCategoryFields[] = {
-    {"category", Kind::string, Need::required, false, {}, "all, <arch> or <arch>/<framework>",
+constexpr detail::Field<sim::ResidualQuantiles> kCategoryFields[] = {
+    {"category", detail::Kind::string, detail::Need::required, false, {}, "all, <arch> or <arch>/<framework>",
      [](sim::ResidualQuantiles& q, const json& v, Reader& r, const std::string& p) {
        q.category = v.get<std::string>();
        if (!valid_category(q.category)) {
          r.error(p, "unknown category '" + q.category + "' (" + suggest(q.category, known_categories()) + ")");
        }
      }},
-    {"n", Kind::integer, Need::required, false, {1, 1e9, false}, "validated runs in this category",
+    {"n", detail::Kind::integer, detail::Need::required, false, {1, 1e9, false}, "validated runs in this category",
      [](sim::ResidualQuantiles& q, const json& v, Reader&, const std::string&) {
        q.n = static_cast<int>(v.get<double>());
      }},
-    {"log_ratio_p10", Kind::number, Need::required, false, kLogRatio, "p10 of ln(measured/predicted)",
-     [](sim::ResidualQuantiles& q, const json& v, Reader&, const std::string&) { q.log_ratio_p10 = v.get<double>(); }},
-    {"log_ratio_p90", Kind::number, Need::required, false, kLogRatio, "p90 of ln(measured/predicted)",
-     [](sim::ResidualQuantiles& q, const json& v, Reader&, const std::string&) { q.log_ratio_p90 = v.get<double>(); }},
+    {"log_ratio_p10", detail::Kind::number, detail::Need::required, false, kLogRatio, "p10 of ln(measured/predicted)",
+     detail::store<&sim::ResidualQuantiles::log_ratio_p10>},
+    {"log_ratio_p90", detail::Kind::number, detail::Need::required, false, kLogRatio, "p90 of ln(measured/predicted)",
+     detail::store<&sim::ResidualQuantiles::log_ratio_p90>},
 };
 
-constexpr Field<ErrorBands> kTopFields[] = {
-    {"schema", Kind::integer, Need::required, false, {1, 1e9, false}, "file schema version, 1",
-     [](ErrorBands&, const json& v, Reader& r, const std::string& p) {
-       if (v.get<double>() != kSchema) {
-         r.error(p, "unsupported schema version (this capplan reads " + std::to_string(kSchema) + "); got " +
-                        detail::describe(v));
-       }
-     }},
-    {"generated", Kind::string, Need::required, false, {}, "date the table was generated, YYYY-MM-DD",
+void read_categories(ErrorBands& bands, const json& list, Reader& r, const std::string& path) {
+  std::map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string p = detail::child(path, i);
+    const auto before = r.count();
+    sim::ResidualQuantiles q;
+    detail::read_fields<sim::ResidualQuantiles>(list[i], p, kCategoryFields, q, r);
+    if (r.count() != before) continue;
+    if (q.log_ratio_p10 > q.log_ratio_p90) {
+      r.error(detail::child(p, "log_ratio_p90"),
+              "must be >= log_ratio_p10 (" + detail::fmt(q.log_ratio_p10) + "); got " + detail::fmt(q.log_ratio_p90));
+      continue;
+    }
+    auto [it, inserted] = first.emplace(q.category, i);
+    if (!inserted) {
+      r.error(detail::child(p, "category"), "duplicate category '" + q.category + "' (first at #" + path + "/" +
+                                                std::to_string(it->second) + ")");
+      continue;
+    }
+    bands.table.categories.push_back(std::move(q));
+  }
+}
+
+constexpr detail::Field<ErrorBands> kTopFields[] = {
+    {"schema", detail::Kind::integer, detail::Need::required, false, {1, 1e9, false}, "file schema version, 1",
+     [](ErrorBands&, const json& v, Reader& r, const std::string& p) { r.schema_version(v, p, kSchema); }},
+    {"generated", detail::Kind::string, detail::Need::required, false, {}, "date the table was generated, YYYY-MM-DD",
      [](ErrorBands& b, const json& v, Reader& r, const std::string& p) {
        b.generated = v.get<std::string>();
        if (!detail::is_date(b.generated, false)) r.error(p, "must be a date YYYY-MM-DD; got " + detail::describe(v));
      }},
-    {"source", Kind::string, Need::required, false, {}, "the command and data set that produced the table",
-     [](ErrorBands& b, const json& v, Reader&, const std::string&) { b.source = v.get<std::string>(); }},
-    {"method", Kind::string, Need::required, false, {}, "how the quantiles were computed",
-     [](ErrorBands& b, const json& v, Reader&, const std::string&) { b.method = v.get<std::string>(); }},
-    {"leave_one_out_coverage", Kind::number, Need::optional, true, {0, 1, false},
+    {"source", detail::Kind::string, detail::Need::required, false, {},
+     "the command and data set that produced the table",
+     detail::store<&ErrorBands::source>},
+    {"method", detail::Kind::string, detail::Need::required, false, {}, "how the quantiles were computed",
+     detail::store<&ErrorBands::method>},
+    {"leave_one_out_coverage", detail::Kind::number, detail::Need::optional, true, {0, 1, false},
      "share of validated rows inside their leave-one-out p10-p90 interval, 0-1",
-     [](ErrorBands& b, const json& v, Reader&, const std::string&) { b.leave_one_out_coverage = v.get<double>(); }},
-    {"categories", Kind::object, Need::required, false, {}, "list of {category, n, log_ratio_p10, log_ratio_p90}",
-     nullptr},  // an array: read below (the field row is here for the required and unknown-key checks)
+     detail::store<&ErrorBands::leave_one_out_coverage>},
+    {"categories", detail::Kind::array, detail::Need::required, false, {},
+     "one {category, n, log_ratio_p10, log_ratio_p90} per category", read_categories},
 };
 
 }  // namespace
@@ -86,50 +102,7 @@ Result<ErrorBands> error_bands_from_json(const json& doc, const std::string& whe
   Diagnostics diags;
   Reader r(where, diags);
   ErrorBands bands;
-  if (!r.object(doc, "")) return std::unexpected(std::move(diags));
-  // Every scalar field through the table; "categories" is an array, so it is checked here.
-  for (const auto& f : kTopFields) {
-    const std::string p = detail::child("", f.key);
-    auto it = doc.find(f.key);
-    if (it == doc.end()) {
-      if (f.need == Need::required) r.error(p, std::string("required (") + f.help + ") is missing");
-      continue;
-    }
-    if (it->is_null()) {
-      if (!f.nullable) r.error(p, std::string("must not be null (") + f.help + ")");
-      continue;
-    }
-    if (f.set == nullptr) continue;
-    if (detail::check_kind(f, *it, r, p)) f.set(bands, *it, r, p);
-  }
-  r.unknown_keys(doc, "", detail::field_keys<ErrorBands>(kTopFields));
-
-  if (auto list = doc.find("categories"); list != doc.end() && !list->is_null()) {
-    if (!list->is_array()) {
-      r.error("/categories", std::string("expected an array; got ") + list->type_name() + " " + detail::describe(*list));
-    } else {
-      std::map<std::string, std::size_t> first;
-      for (std::size_t i = 0; i < list->size(); ++i) {
-        const std::string p = detail::child("/categories", i);
-        const auto before = r.count();
-        sim::ResidualQuantiles q;
-        detail::read_fields<sim::ResidualQuantiles>((*list)[i], p, kCategoryFields, q, r);
-        if (r.count() != before) continue;
-        if (q.log_ratio_p10 > q.log_ratio_p90) {
-          r.error(detail::child(p, "log_ratio_p90"),
-                  "must be >= log_ratio_p10 (" + detail::fmt(q.log_ratio_p10) + "); got " + detail::fmt(q.log_ratio_p90));
-          continue;
-        }
-        auto [it, inserted] = first.emplace(q.category, i);
-        if (!inserted) {
-          r.error(detail::child(p, "category"), "duplicate category '" + q.category + "' (first at #/categories/" +
-                                                    std::to_string(it->second) + ")");
-          continue;
-        }
-        bands.table.categories.push_back(std::move(q));
-      }
-    }
-  }
+  detail::read_fields<ErrorBands>(doc, "", kTopFields, bands, r);
   if (has_errors(diags)) return std::unexpected(std::move(diags));
   return bands;
 }

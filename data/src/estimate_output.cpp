@@ -10,18 +10,17 @@
 #include <vector>
 
 #include "capplan/data/findings.hpp"
+#include "capplan/data/format.hpp"
 #include "capplan/data/scenario_io.hpp"
 
 namespace capplan::data {
 namespace {
 
 using nlohmann::json;
-
-// Every double written by capplan passes through here: NaN and Inf become null.
-json number(double v) {
-  if (!std::isfinite(v)) return nullptr;
-  return v;
-}
+// Every double written by capplan passes through format::number: NaN and Inf become null.
+using format::csv_field;
+using format::fixed;
+using format::number;
 
 }  // namespace
 
@@ -37,13 +36,6 @@ std::vector<std::string> estimate_warnings(const sim::Estimate& e, const ParsedS
 namespace {
 
 // ---- text helpers (g++ 12 has no <format>) ----
-
-std::string fixed(double v, int decimals) {
-  if (!std::isfinite(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 // Thousands separators for large counts: 12,345,678.
 std::string grouped(double v) {
@@ -134,17 +126,6 @@ std::string detail_join(const std::vector<std::string>& items) {
 
 // ---- CSV ----
 
-std::string csv_field(const std::string& text) {
-  const bool needs_quotes = text.find_first_of(",\"\r\n") != std::string::npos ||
-                            (!text.empty() && (text.front() == ' ' || text.back() == ' '));
-  if (!needs_quotes) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string csv_value(const json& v) {
   if (v.is_null()) return "";

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "capplan/data/format.hpp"
+
 namespace capplan::data {
 
 namespace {
@@ -103,24 +105,6 @@ std::string finding_template(const sim::Finding& f) {
   return "{text}";
 }
 
-std::string finding_number(double v, int decimals) {
-  if (!std::isfinite(v)) return "inf";
-  if (decimals < 0) {
-    // Whole numbers as they are, else one decimal.
-    if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
-    const long long tenths = std::llround(v * 10.0);
-    return std::string(tenths < 0 ? "-" : "") + std::to_string(std::llabs(tenths) / 10) + "." +
-           std::to_string(std::llabs(tenths) % 10);
-  }
-  const double scale = std::pow(10.0, decimals);
-  std::string s = std::to_string(std::round(v * scale) / scale);
-  if (s.find('.') != std::string::npos) {
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-  }
-  return s;
-}
-
 std::string fill(std::string_view tmpl, const sim::Finding& f, const NumberText& number) {
   std::string out;
   out.reserve(tmpl.size() + 32);
@@ -155,7 +139,7 @@ std::string fill(std::string_view tmpl, const sim::Finding& f, const NumberText&
   return out;
 }
 
-std::string render(const sim::Finding& f) { return fill(finding_template(f), f, finding_number); }
+std::string render(const sim::Finding& f) { return fill(finding_template(f), f, format::in_sentence); }
 
 std::vector<std::string> render(const std::vector<sim::Finding>& findings) {
   std::vector<std::string> out;

@@ -8,16 +8,19 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "capplan/data/catalog.hpp"
+#include "capplan/sim/hardware.hpp"
 #include "capplan/sim/result.hpp"
 
 namespace capplan::data::detail {
@@ -84,6 +87,10 @@ inline std::string describe(const json& v) {
   if (s.size() > 80) s = s.substr(0, 77) + "...";
   return s;
 }
+
+// For files capplan writes and reads back (profile, records): a non-finite value is written as 0
+// (nlohmann would write null), which the reader then rejects where a positive value is required.
+inline double finite_or_zero(double v) { return std::isfinite(v) ? v : 0.0; }
 
 // JSON pointer of a child (RFC 6901 escaping).
 inline std::string child(const std::string& path, std::string_view key) {
@@ -173,6 +180,67 @@ class Reader {
     return true;
   }
 
+  // A JSON array; `what` says what it lists ("of strings"), empty for a plain list.
+  bool array(const json& v, const std::string& p, std::string_view what = {}) {
+    if (!v.is_array()) {
+      error(p, "expected a list" + (what.empty() ? std::string() : " " + std::string(what)) + "; got " +
+                   v.type_name() + " " + describe(v));
+      return false;
+    }
+    return true;
+  }
+
+  // The member `key` of the object `obj` at `path`, or nullptr when it is absent. `required`
+  // reports the absence: "required (<help>) is missing", or "required field is missing".
+  static const json* find(const json& obj, std::string_view key) {
+    if (!obj.is_object()) return nullptr;
+    auto it = obj.find(key);
+    return it == obj.end() ? nullptr : &*it;
+  }
+  const json* required(const json& obj, const std::string& path, std::string_view key, std::string_view help = {}) {
+    const json* v = find(obj, key);
+    if (v == nullptr) {
+      error(child(path, key), help.empty() ? std::string("required field is missing")
+                                           : "required (" + std::string(help) + ") is missing");
+    }
+    return v;
+  }
+
+  // A string naming one of `known` (an enum's spellings): "unknown <what> '<got>' (did you mean
+  // ...? known: ...)". `parse` maps the spelling to the value.
+  template <class Parse>
+  auto one_of(const json& v, const std::string& p, Parse&& parse, const std::vector<std::string>& known,
+              std::string_view what) -> decltype(parse(std::string())) {
+    auto s = string(v, p);
+    if (!s) return std::nullopt;
+    auto e = parse(*s);
+    if (!e) error(p, "unknown " + std::string(what) + " '" + *s + "' (" + suggest(*s, known) + ")");
+    return e;
+  }
+  // The same for a plain name kept as a string.
+  std::optional<std::string> one_of(const json& v, const std::string& p, const std::vector<std::string>& known,
+                                    std::string_view what) {
+    return one_of(
+        v, p,
+        [&](const std::string& s) -> std::optional<std::string> {
+          for (const auto& k : known) {
+            if (k == s) return s;
+          }
+          return std::nullopt;
+        },
+        known, what);
+  }
+
+  // A file's schema version: an integer that must equal `expected`.
+  std::optional<std::int64_t> schema_version(const json& v, const std::string& p, int expected) {
+    auto n = integer(v, p, 1, 1e9);
+    if (n && *n != expected) {
+      error(p, "unsupported schema version (this capplan reads " + std::to_string(expected) + "); got " + describe(v));
+      return std::nullopt;
+    }
+    return n;
+  }
+
   // Typos are errors, not silently ignored.
   void unknown_keys(const json& obj, const std::string& p, const std::vector<std::string>& known) {
     if (!obj.is_object()) return;
@@ -193,6 +261,132 @@ class Reader {
   std::string prefix_;
   Diagnostics& diags_;
 };
+
+// Each element of the list `v` at `p` that is an object, as each(element, pointer); the others
+// are reported.
+template <class Each>
+void for_each_object(const json& v, const std::string& p, Reader& r, Each&& each) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string ip = child(p, i);
+    if (r.object(v[i], ip)) each(v[i], ip);
+  }
+}
+
+// Typed accessors over one JSON object whose keys are all required unless `has` is asked first
+// (the calibrated profile, the records file). Each reports a missing or invalid value by its
+// pointer and returns a neutral value (0, "", false, the fallback) so that reading goes on and
+// every finding is collected.
+struct Object {
+  const json& j;
+  std::string path;
+  Reader& r;
+
+  std::string at(std::string_view key) const { return child(path, key); }
+  bool has(std::string_view key) const { return Reader::find(j, key) != nullptr; }
+  void error(std::string_view key, std::string message) { r.error(at(key), std::move(message)); }
+  const json* get(std::string_view key, std::string_view help = {}) { return r.required(j, path, key, help); }
+
+  double number(std::string_view key, double lo, bool lo_open, double hi = kInf) {
+    const json* v = get(key);
+    return v == nullptr ? 0 : r.number(*v, at(key), lo, hi, lo_open).value_or(0);
+  }
+  std::int64_t integer(std::string_view key, double lo, std::int64_t fallback = 0) {
+    const json* v = get(key);
+    return v == nullptr ? fallback : r.integer(*v, at(key), lo, 9.0e15).value_or(fallback);
+  }
+  // With `non_empty`, "" is reported ("must not be empty", with `help` when given).
+  std::string string(std::string_view key, bool non_empty = false, std::string_view help = {}) {
+    const json* v = get(key);
+    if (v == nullptr) return {};
+    auto s = r.string(*v, at(key));
+    if (s && s->empty() && non_empty) {
+      r.error(at(key), "must not be empty" + (help.empty() ? std::string() : " (" + std::string(help) + ")"));
+    }
+    return s.value_or("");
+  }
+  bool boolean(std::string_view key) {
+    const json* v = get(key);
+    return v != nullptr && r.boolean(*v, at(key)).value_or(false);
+  }
+  // An enum spelled as a string (Reader::one_of); `fallback` when it is missing or unknown.
+  template <class Parse, class E>
+  E one_of(std::string_view key, Parse&& parse, const std::vector<std::string>& known, std::string_view what,
+           E fallback) {
+    const json* v = get(key);
+    if (v == nullptr) return fallback;
+    return r.one_of(*v, at(key), parse, known, what).value_or(fallback);
+  }
+  // A name from `known`, kept as a string; "" is reported unless `empty_ok`.
+  std::string one_of(std::string_view key, const std::vector<std::string>& known, std::string_view what,
+                     bool empty_ok = false) {
+    const json* v = get(key);
+    if (v == nullptr) return {};
+    auto s = r.string(*v, at(key));
+    if (!s) return {};
+    if (s->empty()) {
+      if (!empty_ok) r.error(at(key), "must not be empty");
+      return {};
+    }
+    r.one_of(*v, at(key), known, what);
+    return *s;
+  }
+  // An object of strings, or of numbers >= lo, keyed by name.
+  std::map<std::string, std::string> string_map(std::string_view key) {
+    std::map<std::string, std::string> out;
+    const json* v = get(key);
+    if (v == nullptr || !r.object(*v, at(key))) return out;
+    for (const auto& [k, x] : v->items()) {
+      if (auto s = r.string(x, child(at(key), k))) out[k] = *s;
+    }
+    return out;
+  }
+  std::map<std::string, double> number_map(std::string_view key, double lo) {
+    std::map<std::string, double> out;
+    const json* v = get(key);
+    if (v == nullptr || !r.object(*v, at(key))) return out;
+    for (const auto& [k, x] : v->items()) {
+      if (auto n = r.number(x, child(at(key), k), lo, kInf, false)) out[k] = *n;
+    }
+    return out;
+  }
+  // A nested object read by `read(Object&)`.
+  template <class Read>
+  void object(std::string_view key, Read&& read) {
+    const json* v = get(key);
+    if (v == nullptr || !r.object(*v, at(key))) return;
+    Object o{*v, at(key), r};
+    read(o);
+  }
+  // A required list (may be empty) of objects, each read by each(Object&).
+  template <class Each>
+  void list(std::string_view key, Each&& each) {
+    const json* v = get(key, "a list, may be empty");
+    if (v == nullptr || !r.array(*v, at(key))) return;
+    for_each_object(*v, at(key), r, [&](const json& e, const std::string& p) {
+      Object o{e, p, r};
+      each(o);
+    });
+  }
+  // The file's "schema" name and "schema_version".
+  void schema(std::string_view name, int version) {
+    if (const json* s = get("schema"); s != nullptr && (!s->is_string() || s->get<std::string>() != name)) {
+      r.error(at("schema"), "must be \"" + std::string(name) + "\"; got " + describe(*s));
+    }
+    if (const json* v = get("schema_version")) r.schema_version(*v, at("schema_version"), version);
+  }
+  void known(const std::vector<std::string>& keys) { r.unknown_keys(j, path, keys); }
+};
+
+// Spellings in the files `capplan calibrate` writes (profile and records).
+inline const std::vector<std::string> kPrecisionNames = {"fp32", "tf32", "fp16", "bf16", "fp8"};
+inline const std::vector<std::string> kCollectiveNames = {"all_reduce", "all_gather", "reduce_scatter",
+                                                          "all_to_all", "send_recv"};
+inline const std::vector<std::string> kTierNames = {"nvlink", "pcie", "host-shm", "network"};
+
+// The record's "dtype" (bf16 where it is missing or unknown, which is reported).
+inline sim::Precision precision(Object& o) {
+  return o.one_of("dtype", sim::precision_from_string, kPrecisionNames, "dtype", sim::Precision::bf16);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Field tables (STYLE.md snippet 4): one row per key, used for parsing, range and unknown-key
@@ -218,6 +412,30 @@ struct Field {
   const char* help;
   void (*set)(T& out, const json& value, Reader& r, const std::string& path);
 };
+
+// A `set` that stores the checked value in a member as it is: a number (double), an integer
+// (int), a string, a bool or a list of strings, each plain or std::optional.
+// {"notes", Kind::string, ..., store<&Entry::notes>}
+template <class M, class V>
+inline constexpr bool plain_or_optional = std::is_same_v<M, V> || std::is_same_v<M, std::optional<V>>;
+
+template <auto Member, class T>
+void store(T& out, const json& v, Reader&, const std::string&) {
+  auto& m = out.*Member;
+  using M = std::remove_cvref_t<decltype(m)>;
+  if constexpr (plain_or_optional<M, int>) {
+    m = static_cast<int>(v.get<double>());
+  } else if constexpr (plain_or_optional<M, double>) {
+    m = v.get<double>();
+  } else if constexpr (plain_or_optional<M, bool>) {
+    m = v.get<bool>();
+  } else if constexpr (plain_or_optional<M, std::string>) {
+    m = v.get<std::string>();
+  } else {
+    static_assert(std::is_same_v<M, std::vector<std::string>>, "store<> needs a number, string, bool or string list");
+    m = v.get<std::vector<std::string>>();
+  }
+}
 
 template <class T>
 std::vector<std::string> field_keys(std::span<const Field<T>> fields) {

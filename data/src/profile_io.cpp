@@ -19,6 +19,9 @@ namespace {
 using detail::child;
 using detail::describe;
 using detail::kInf;
+using detail::finite_or_zero;
+using detail::Object;
+using detail::precision;
 using detail::Reader;
 using nlohmann::json;
 
@@ -29,119 +32,45 @@ constexpr const char* kSchema = "capplan-profile";
 constexpr const char* kContextStrings[] = {"backend", "device", "host", "date_utc", "capplan_version"};
 constexpr const char* kContextIntegers[] = {"ranks", "ranks_per_node", "devices_per_rank", "threads"};
 
-double finite(double v) { return std::isfinite(v) ? v : 0.0; }
-
 json param_to_json(const sim::Param& p) {
-  return {{"value", finite(p.value)},
+  return {{"value", finite_or_zero(p.value)},
           {"source", sim::to_string(p.source)},
           {"samples", p.samples},
-          {"residual", finite(p.residual)}};
+          {"residual", finite_or_zero(p.residual)}};
 }
 
 json quality_to_json(const sim::FitQuality& q) {
   return {{"samples", q.samples},
-          {"rms_relative_residual", finite(q.rms_relative_residual)},
-          {"max_relative_residual", finite(q.max_relative_residual)},
-          {"r2", finite(q.r2)}};
+          {"rms_relative_residual", finite_or_zero(q.rms_relative_residual)},
+          {"max_relative_residual", finite_or_zero(q.max_relative_residual)},
+          {"r2", finite_or_zero(q.r2)}};
 }
 
-// Typed accessors over one JSON object; each reports a missing or invalid field by its pointer.
-struct Obj {
-  const json& j;
-  std::string path;
-  Reader& r;
-
-  const json* get(const char* key) {
-    auto it = j.find(key);
-    if (it == j.end()) {
-      r.error(child(path, key), "required field is missing");
-      return nullptr;
-    }
-    return &*it;
-  }
-  double number(const char* key, double lo, bool lo_open, double hi = kInf) {
-    const json* v = get(key);
-    if (v == nullptr) return 0;
-    return r.number(*v, child(path, key), lo, hi, lo_open).value_or(0);
-  }
-  std::int64_t integer(const char* key, double lo) {
-    const json* v = get(key);
-    if (v == nullptr) return 0;
-    return r.integer(*v, child(path, key), lo, 9.0e15).value_or(0);
-  }
-  std::string string(const char* key, bool non_empty = true) {
-    const json* v = get(key);
-    if (v == nullptr) return {};
-    auto s = r.string(*v, child(path, key));
-    if (s && s->empty() && non_empty) r.error(child(path, key), "must not be empty");
-    return s.value_or("");
-  }
-  bool boolean(const char* key) {
-    const json* v = get(key);
-    if (v == nullptr) return false;
-    return r.boolean(*v, child(path, key)).value_or(false);
-  }
-  sim::Precision dtype(const char* key) {
-    const json* v = get(key);
-    if (v == nullptr) return sim::Precision::bf16;
-    auto s = r.string(*v, child(path, key));
-    if (!s) return sim::Precision::bf16;
-    if (auto p = sim::precision_from_string(*s)) return *p;
-    r.error(child(path, key), "unknown dtype (known: fp32, tf32, fp16, bf16, fp8); got \"" + *s + "\"");
-    return sim::Precision::bf16;
-  }
-  // A fitted parameter: {"value", "source", "samples", "residual"}; value in [lo, inf).
-  sim::Param param(const char* key, double lo, bool lo_open) {
-    sim::Param p;
-    const json* v = get(key);
-    const std::string pp = child(path, key);
-    if (v == nullptr || !r.object(*v, pp)) return p;
-    Obj o{*v, pp, r};
+// A fitted parameter: {"value", "source", "samples", "residual"}; value in [lo, inf).
+sim::Param param(Object& parent, const char* key, double lo, bool lo_open) {
+  sim::Param p;
+  parent.object(key, [&](Object& o) {
     p.value = o.number("value", lo, lo_open);
-    const std::string src = o.string("source");
-    if (auto s = sim::param_source_from_string(src)) {
-      p.source = *s;
-    } else if (!src.empty()) {
-      r.error(child(pp, "source"), "unknown source (known: measured, fitted, datasheet); got \"" + src + "\"");
-    }
+    p.source = o.one_of("source", sim::param_source_from_string, {"measured", "fitted", "datasheet"}, "source",
+                        p.source);
     p.samples = static_cast<int>(o.integer("samples", 0));
     p.residual = o.number("residual", 0, false);
     o.known({"value", "source", "samples", "residual"});
-    return p;
-  }
-  sim::FitQuality quality(const char* key) {
-    sim::FitQuality q;
-    const json* v = get(key);
-    const std::string qp = child(path, key);
-    if (v == nullptr || !r.object(*v, qp)) return q;
-    Obj o{*v, qp, r};
+  });
+  return p;
+}
+
+sim::FitQuality quality(Object& parent) {
+  sim::FitQuality q;
+  parent.object("quality", [&](Object& o) {
     q.samples = static_cast<int>(o.integer("samples", 1));
     q.rms_relative_residual = o.number("rms_relative_residual", 0, false);
     q.max_relative_residual = o.number("max_relative_residual", 0, false);
     // R^2 of log time can be negative for a fit worse than the mean; never above 1.
     q.r2 = o.number("r2", -kInf, false, 1.0);
     o.known({"samples", "rms_relative_residual", "max_relative_residual", "r2"});
-    return q;
-  }
-  void known(const std::vector<std::string>& keys) { r.unknown_keys(j, path, keys); }
-};
-
-template <class F>
-void read_list(const json& root, const char* key, Reader& r, F&& each) {
-  auto it = root.find(key);
-  const std::string p = child(std::string(), key);
-  if (it == root.end()) {
-    r.error(p, "required field is missing (a list, may be empty)");
-    return;
-  }
-  if (!it->is_array()) {
-    r.error(p, std::string("expected a list; got ") + it->type_name() + " " + describe(*it));
-    return;
-  }
-  for (std::size_t i = 0; i < it->size(); ++i) {
-    const std::string ip = child(p, i);
-    if (r.object((*it)[i], ip)) each((*it)[i], ip);
-  }
+  });
+  return q;
 }
 
 void check_order(Reader& r, const std::string& path, const char* lo_key, double lo, const char* hi_key, double hi) {
@@ -207,9 +136,9 @@ std::string profile_to_json(const sim::Profile& p) {
                       {"k", g.k},
                       {"batch", g.batch},
                       {"dtype", sim::to_string(g.dtype)},
-                      {"time_s", finite(g.time_s)},
+                      {"time_s", finite_or_zero(g.time_s)},
                       {"samples", g.samples},
-                      {"cv", finite(g.cv)}});
+                      {"cv", finite_or_zero(g.cv)}});
   }
   root["gemm_points"] = points;
   json memory = json::array();
@@ -218,17 +147,17 @@ std::string profile_to_json(const sim::Profile& p) {
                       {"latency_s", param_to_json(f.latency_s)},
                       {"bandwidth_Bps", param_to_json(f.bandwidth_Bps)},
                       {"quality", quality_to_json(f.quality)},
-                      {"min_bytes", finite(f.min_bytes)},
-                      {"max_bytes", finite(f.max_bytes)}});
+                      {"min_bytes", finite_or_zero(f.min_bytes)},
+                      {"max_bytes", finite_or_zero(f.max_bytes)}});
   }
   root["memory"] = memory;
   json mpoints = json::array();
   for (const auto& m : p.memory_points) {
     mpoints.push_back({{"pattern", m.pattern},
-                       {"bytes", finite(m.bytes)},
-                       {"time_s", finite(m.time_s)},
+                       {"bytes", finite_or_zero(m.bytes)},
+                       {"time_s", finite_or_zero(m.time_s)},
                        {"samples", m.samples},
-                       {"cv", finite(m.cv)}});
+                       {"cv", finite_or_zero(m.cv)}});
   }
   root["memory_points"] = mpoints;
   json colls = json::array();
@@ -240,14 +169,14 @@ std::string profile_to_json(const sim::Profile& p) {
                      {"latency_s", param_to_json(f.latency_s)},
                      {"busbw_Bps", param_to_json(f.busbw_Bps)},
                      {"quality", quality_to_json(f.quality)},
-                     {"min_bytes", finite(f.min_bytes)},
-                     {"max_bytes", finite(f.max_bytes)}});
+                     {"min_bytes", finite_or_zero(f.min_bytes)},
+                     {"max_bytes", finite_or_zero(f.max_bytes)}});
   }
   root["collectives"] = colls;
   json steps = json::array();
   for (const auto& s : p.steps) {
     json comps = json::object();
-    for (const auto& [k, v] : s.components_s) comps[k] = finite(v);
+    for (const auto& [k, v] : s.components_s) comps[k] = finite_or_zero(v);
     steps.push_back({{"layers", s.layers},
                      {"hidden", s.hidden},
                      {"heads", s.heads},
@@ -260,9 +189,9 @@ std::string profile_to_json(const sim::Profile& p) {
                      {"rmsnorm", s.rmsnorm},
                      {"rope", s.rope},
                      {"flash_attention", s.flash_attention},
-                     {"time_s", finite(s.time_s)},
+                     {"time_s", finite_or_zero(s.time_s)},
                      {"samples", s.samples},
-                     {"cv", finite(s.cv)},
+                     {"cv", finite_or_zero(s.cv)},
                      {"components_s", comps}});
   }
   root["steps"] = steps;
@@ -279,53 +208,34 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
   Reader r(where, diags);
   if (!r.object(root, "")) return std::unexpected(std::move(diags));
   sim::Profile p;
-  Obj top{root, "", r};
-  if (const json* s = top.get("schema"); s != nullptr && (!s->is_string() || s->get<std::string>() != kSchema)) {
-    r.error("/schema", std::string("must be \"") + kSchema + "\"; got " + describe(*s));
-  }
-  if (const json* v = top.get("schema_version"); v != nullptr) {
-    if (auto n = r.integer(*v, "/schema_version", 1, 1e9)) {
-      if (*n != sim::kProfileSchemaVersion) {
-        r.error("/schema_version", "unsupported version (this capplan reads " +
-                                       std::to_string(sim::kProfileSchemaVersion) + "); got " + std::to_string(*n));
-      }
-      p.schema_version = static_cast<int>(*n);
-    }
-  }
+  Object top{root, "", r};
+  top.schema(kSchema, sim::kProfileSchemaVersion);
   top.known({"schema", "schema_version", "context", "gemm", "gemm_points", "memory", "memory_points", "collectives",
              "steps", "notes"});
 
-  if (const json* cj = top.get("context"); cj != nullptr && r.object(*cj, "/context")) {
-    Obj o{*cj, "/context", r};
-    for (const char* k : kContextStrings) p.context[k] = o.string(k);
+  top.object("context", [&](Object& o) {
+    for (const char* k : kContextStrings) p.context[k] = o.string(k, true);
     for (const char* k : kContextIntegers) p.context[k] = std::to_string(o.integer(k, 1));
     for (const auto& [name, prefix] : {std::pair{"versions", "version."}, std::pair{"clocks", "clock."}}) {
-      const json* m = o.get(name);
-      const std::string mp = child("/context", name);
-      if (m == nullptr || !r.object(*m, mp)) continue;
-      for (const auto& [k, v] : m->items()) {
-        if (auto s = r.string(v, child(mp, k))) p.context[prefix + k] = *s;
-      }
+      for (const auto& [k, v] : o.string_map(name)) p.context[prefix + k] = v;
     }
     std::vector<std::string> keys(std::begin(kContextStrings), std::end(kContextStrings));
     keys.insert(keys.end(), std::begin(kContextIntegers), std::end(kContextIntegers));
     keys.insert(keys.end(), {"versions", "clocks"});
     o.known(keys);
-  }
+  });
 
-  read_list(root, "gemm", r, [&](const json& j, const std::string& path) {
-    Obj o{j, path, r};
+  top.list("gemm", [&](Object& o) {
     sim::GemmFit f;
-    f.dtype = o.dtype("dtype");
-    f.launch_s = o.param("launch_s", 0, false);
-    f.peak_flops_per_s = o.param("peak_flops_per_s", 0, true);
-    f.m_half = o.param("m_half", 0, false);
-    f.n_half = o.param("n_half", 0, false);
-    f.k_half = o.param("k_half", 0, false);
+    f.dtype = precision(o);
+    f.launch_s = param(o, "launch_s", 0, false);
+    f.peak_flops_per_s = param(o, "peak_flops_per_s", 0, true);
+    f.m_half = param(o, "m_half", 0, false);
+    f.n_half = param(o, "n_half", 0, false);
+    f.k_half = param(o, "k_half", 0, false);
     f.wave_units = static_cast<int>(o.integer("wave_units", 0));
-    f.quality = o.quality("quality");
-    if (const json* rg = o.get("range"); rg != nullptr && r.object(*rg, child(path, "range"))) {
-      Obj ro{*rg, child(path, "range"), r};
+    f.quality = quality(o);
+    o.object("range", [&](Object& ro) {
       f.min_m = ro.integer("min_m", 1);
       f.max_m = ro.integer("max_m", 1);
       f.min_n = ro.integer("min_n", 1);
@@ -333,48 +243,44 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
       f.min_k = ro.integer("min_k", 1);
       f.max_k = ro.integer("max_k", 1);
       ro.known({"min_m", "max_m", "min_n", "max_n", "min_k", "max_k"});
-      const std::string rp = child(path, "range");
-      check_order(r, rp, "min_m", double(f.min_m), "max_m", double(f.max_m));
-      check_order(r, rp, "min_n", double(f.min_n), "max_n", double(f.max_n));
-      check_order(r, rp, "min_k", double(f.min_k), "max_k", double(f.max_k));
-    }
+      check_order(r, ro.path, "min_m", double(f.min_m), "max_m", double(f.max_m));
+      check_order(r, ro.path, "min_n", double(f.min_n), "max_n", double(f.max_n));
+      check_order(r, ro.path, "min_k", double(f.min_k), "max_k", double(f.max_k));
+    });
     o.known({"dtype", "launch_s", "peak_flops_per_s", "m_half", "n_half", "k_half", "wave_units", "quality", "range"});
     for (const auto& other : p.gemm) {
-      if (other.dtype == f.dtype) r.error(child(path, "dtype"), std::string("a second fit for ") + sim::to_string(f.dtype));
+      if (other.dtype == f.dtype) r.error(o.at("dtype"), std::string("a second fit for ") + sim::to_string(f.dtype));
     }
     p.gemm.push_back(f);
   });
-  read_list(root, "gemm_points", r, [&](const json& j, const std::string& path) {
-    Obj o{j, path, r};
+  top.list("gemm_points", [&](Object& o) {
     sim::GemmPoint g;
     g.m = o.integer("m", 1);
     g.n = o.integer("n", 1);
     g.k = o.integer("k", 1);
     g.batch = o.integer("batch", 1);
-    g.dtype = o.dtype("dtype");
+    g.dtype = precision(o);
     g.time_s = o.number("time_s", 0, true);
     g.samples = static_cast<int>(o.integer("samples", 0));
     g.cv = o.number("cv", 0, false);
     o.known({"m", "n", "k", "batch", "dtype", "time_s", "samples", "cv"});
     p.gemm_points.push_back(g);
   });
-  read_list(root, "memory", r, [&](const json& j, const std::string& path) {
-    Obj o{j, path, r};
+  top.list("memory", [&](Object& o) {
     sim::MemoryFit f;
-    f.pattern = o.string("pattern");
-    f.latency_s = o.param("latency_s", 0, false);
-    f.bandwidth_Bps = o.param("bandwidth_Bps", 0, true);
-    f.quality = o.quality("quality");
+    f.pattern = o.string("pattern", true);
+    f.latency_s = param(o, "latency_s", 0, false);
+    f.bandwidth_Bps = param(o, "bandwidth_Bps", 0, true);
+    f.quality = quality(o);
     f.min_bytes = o.number("min_bytes", 0, true);
     f.max_bytes = o.number("max_bytes", 0, true);
-    check_order(r, path, "min_bytes", f.min_bytes, "max_bytes", f.max_bytes);
+    check_order(r, o.path, "min_bytes", f.min_bytes, "max_bytes", f.max_bytes);
     o.known({"pattern", "latency_s", "bandwidth_Bps", "quality", "min_bytes", "max_bytes"});
     p.memory.push_back(f);
   });
-  read_list(root, "memory_points", r, [&](const json& j, const std::string& path) {
-    Obj o{j, path, r};
+  top.list("memory_points", [&](Object& o) {
     sim::MemoryPoint m;
-    m.pattern = o.string("pattern");
+    m.pattern = o.string("pattern", true);
     m.bytes = o.number("bytes", 0, true);
     m.time_s = o.number("time_s", 0, true);
     m.samples = static_cast<int>(o.integer("samples", 0));
@@ -382,37 +288,22 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
     o.known({"pattern", "bytes", "time_s", "samples", "cv"});
     p.memory_points.push_back(m);
   });
-  read_list(root, "collectives", r, [&](const json& j, const std::string& path) {
-    Obj o{j, path, r};
+  top.list("collectives", [&](Object& o) {
     sim::CollectiveFit f;
-    if (const json* k = o.get("kind")) {
-      if (auto s = r.string(*k, child(path, "kind"))) {
-        if (auto kind = sim::collective_kind_from_string(*s)) {
-          f.kind = *kind;
-        } else {
-          r.error(child(path, "kind"),
-                  "unknown collective (known: all_reduce, all_gather, reduce_scatter, all_to_all, send_recv); got \"" +
-                      *s + "\"");
-        }
-      }
-    }
+    f.kind = o.one_of("kind", sim::collective_kind_from_string, detail::kCollectiveNames, "collective", f.kind);
     f.ranks = static_cast<int>(o.integer("ranks", 2));
     f.nodes = static_cast<int>(o.integer("nodes", 1));
-    f.tier = o.string("tier");
-    if (!f.tier.empty() && f.tier != "nvlink" && f.tier != "pcie" && f.tier != "host-shm" && f.tier != "network") {
-      r.error(child(path, "tier"), "unknown tier (known: nvlink, pcie, host-shm, network); got \"" + f.tier + "\"");
-    }
-    f.latency_s = o.param("latency_s", 0, false);
-    f.busbw_Bps = o.param("busbw_Bps", 0, true);
-    f.quality = o.quality("quality");
+    f.tier = o.one_of("tier", detail::kTierNames, "tier");
+    f.latency_s = param(o, "latency_s", 0, false);
+    f.busbw_Bps = param(o, "busbw_Bps", 0, true);
+    f.quality = quality(o);
     f.min_bytes = o.number("min_bytes", 0, true);
     f.max_bytes = o.number("max_bytes", 0, true);
-    check_order(r, path, "min_bytes", f.min_bytes, "max_bytes", f.max_bytes);
+    check_order(r, o.path, "min_bytes", f.min_bytes, "max_bytes", f.max_bytes);
     o.known({"kind", "ranks", "nodes", "tier", "latency_s", "busbw_Bps", "quality", "min_bytes", "max_bytes"});
     p.collectives.push_back(f);
   });
-  read_list(root, "steps", r, [&](const json& j, const std::string& path) {
-    Obj o{j, path, r};
+  top.list("steps", [&](Object& o) {
     sim::MeasuredStep s;
     s.layers = static_cast<int>(o.integer("layers", 1));
     s.hidden = static_cast<int>(o.integer("hidden", 1));
@@ -421,31 +312,23 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
     s.seq_len = static_cast<int>(o.integer("seq_len", 1));
     s.micro_batch = static_cast<int>(o.integer("micro_batch", 1));
     s.gated_ffn = o.boolean("gated_ffn");
-    s.dtype = o.dtype("dtype");
+    s.dtype = precision(o);
     // Optional: profiles written before the layer variants existed describe the default layer.
-    if (j.contains("kv_heads")) s.kv_heads = static_cast<int>(o.integer("kv_heads", 0));
-    if (j.contains("rmsnorm")) s.rmsnorm = o.boolean("rmsnorm");
-    if (j.contains("rope")) s.rope = o.boolean("rope");
-    if (j.contains("flash_attention")) s.flash_attention = o.boolean("flash_attention");
+    if (o.has("kv_heads")) s.kv_heads = static_cast<int>(o.integer("kv_heads", 0));
+    if (o.has("rmsnorm")) s.rmsnorm = o.boolean("rmsnorm");
+    if (o.has("rope")) s.rope = o.boolean("rope");
+    if (o.has("flash_attention")) s.flash_attention = o.boolean("flash_attention");
     s.time_s = o.number("time_s", 0, true);
     s.samples = static_cast<int>(o.integer("samples", 0));
     s.cv = o.number("cv", 0, false);
-    if (const json* c = o.get("components_s"); c != nullptr && r.object(*c, child(path, "components_s"))) {
-      for (const auto& [k, v] : c->items()) {
-        if (auto x = r.number(v, child(child(path, "components_s"), k), 0, kInf, false)) s.components_s[k] = *x;
-      }
-    }
+    s.components_s = o.number_map("components_s", 0);
     o.known({"layers", "hidden", "heads", "ffn_hidden", "seq_len", "micro_batch", "gated_ffn", "dtype", "kv_heads",
              "rmsnorm", "rope", "flash_attention", "time_s", "samples", "cv", "components_s"});
     p.steps.push_back(std::move(s));
   });
-  if (const json* n = top.get("notes")) {
-    if (!n->is_array()) {
-      r.error("/notes", std::string("expected a list of strings; got ") + n->type_name());
-    } else {
-      for (std::size_t i = 0; i < n->size(); ++i) {
-        if (auto s = r.string((*n)[i], child("/notes", i))) p.notes.push_back(*s);
-      }
+  if (const json* n = top.get("notes"); n != nullptr && r.array(*n, "/notes", "of strings")) {
+    for (std::size_t i = 0; i < n->size(); ++i) {
+      if (auto s = r.string((*n)[i], child("/notes", i))) p.notes.push_back(*s);
     }
   }
   if (!diags.empty()) return std::unexpected(std::move(diags));

@@ -179,11 +179,8 @@ constexpr detail::Field<sim::ReliabilitySpec> kReliabilityFields[] = {
      }},
     {"checkpoint", detail::Kind::string, detail::Need::optional, false, {}, "sync or async",
      [](sim::ReliabilitySpec& r, const json& v, Reader& rd, const std::string& p) {
-       if (auto m = sim::checkpoint_mode_from_string(v.get<std::string>())) {
+       if (auto m = rd.one_of(v, p, sim::checkpoint_mode_from_string, {"sync", "async"}, "checkpoint mode")) {
          r.checkpoint_mode = *m;
-       } else {
-         rd.error(p, "unknown checkpoint mode (" + suggest(v.get<std::string>(), {"sync", "async"}) + "); got " +
-                         describe(v));
        }
      }},
     {"checkpoints_kept", detail::Kind::integer, detail::Need::optional, false, {1, 1e4, false},
@@ -200,55 +197,53 @@ struct StorageDraft {
 };
 #define CAPPLAN_BW_FIELD(key, member, help)                                                             \
   {key, detail::Kind::number, detail::Need::optional, false, {0, 1e5, true}, help,                      \
-   [](StorageDraft& d, const json& v, Reader&, const std::string&) { d.member = num_of(v); }}
+   detail::store<&StorageDraft::member>}
 constexpr detail::Field<StorageDraft> kStorageFields[] = {
     {"tier", detail::Kind::string, detail::Need::optional, false, {}, "storage tier id (capplan catalog storage)",
-     [](StorageDraft& d, const json& v, Reader&, const std::string&) { d.tier = v.get<std::string>(); }},
+     detail::store<&StorageDraft::tier>},
     {"capacity_tib", detail::Kind::number, detail::Need::optional, false, {0, 1e6, true},
      "provisioned capacity, TiB (tiers whose throughput scales with capacity)",
-     [](StorageDraft& d, const json& v, Reader&, const std::string&) { d.capacity_tib = num_of(v); }},
+     detail::store<&StorageDraft::capacity_tib>},
     CAPPLAN_BW_FIELD("write_gb_per_s", write, "aggregate write bandwidth, GB/s"),
     CAPPLAN_BW_FIELD("read_gb_per_s", read, "aggregate read bandwidth, GB/s"),
     CAPPLAN_BW_FIELD("write_gb_per_s_per_node", write_node, "write bandwidth of one node, GB/s"),
     CAPPLAN_BW_FIELD("read_gb_per_s_per_node", read_node, "read bandwidth of one node, GB/s"),
     {"local", detail::Kind::boolean, detail::Need::optional, false, {}, "node-local storage (NVMe)",
-     [](StorageDraft& d, const json& v, Reader&, const std::string&) { d.local = v.get<bool>(); }},
+     detail::store<&StorageDraft::local>},
     {"upload_tier", detail::Kind::string, detail::Need::optional, false, {},
      "tier a node-local checkpoint is uploaded to (asynchronously)",
-     [](StorageDraft& d, const json& v, Reader&, const std::string&) { d.upload_tier = v.get<std::string>(); }},
+     detail::store<&StorageDraft::upload_tier>},
     {"usd_per_gb_month", detail::Kind::number, detail::Need::optional, false, {0, 1e3, false},
      "storage price per decimal GB-month, USD",
-     [](StorageDraft& d, const json& v, Reader&, const std::string&) { d.usd_per_gb_month = num_of(v); }},
+     detail::store<&StorageDraft::usd_per_gb_month>},
 };
 #undef CAPPLAN_BW_FIELD
 
 constexpr detail::Field<sim::DataLoadingSpec> kDataFields[] = {
     {"bytes_per_token", detail::Kind::number, detail::Need::optional, false, {0, 1e6, true},
      "bytes read per training token (default 2 or 4: Megatron's pre-tokenised uint16/int32)",
-     [](sim::DataLoadingSpec& d, const json& v, Reader&, const std::string&) { d.bytes_per_token = num_of(v); }},
+     detail::store<&sim::DataLoadingSpec::bytes_per_token>},
     {"preprocessing_tokens_per_s_per_node", detail::Kind::number, detail::Need::optional, true, {0, 1e12, true},
      "tokens one node's CPUs can load and preprocess per second",
-     [](sim::DataLoadingSpec& d, const json& v, Reader&, const std::string&) {
-       d.cpu_tokens_per_s_per_node = num_of(v);
-     }},
+     detail::store<&sim::DataLoadingSpec::cpu_tokens_per_s_per_node>},
     {"dataset_bytes", detail::Kind::number, detail::Need::optional, true, {0, 1e18, true},
      "stored dataset size in bytes (default tokens x bytes_per_token)",
-     [](sim::DataLoadingSpec& d, const json& v, Reader&, const std::string&) { d.dataset_bytes = num_of(v); }},
+     detail::store<&sim::DataLoadingSpec::dataset_bytes>},
 };
 
 constexpr detail::Field<sim::SpotTerms> kSpotFields[] = {
     {"usd_per_gpu_hour", detail::Kind::number, detail::Need::optional, true, {0, kMaxUsdPerGpuHour, false},
      "spot price per GPU-hour, USD",
-     [](sim::SpotTerms& t, const json& v, Reader&, const std::string&) { t.usd_per_gpu_hour = num_of(v); }},
+     detail::store<&sim::SpotTerms::usd_per_gpu_hour>},
     {"preemptions_per_node_hour", detail::Kind::number, detail::Need::optional, true, {0, 1, false},
      "probability that a node is preempted in an hour (0..1)",
-     [](sim::SpotTerms& t, const json& v, Reader&, const std::string&) { t.preemptions_per_node_hour = num_of(v); }},
+     detail::store<&sim::SpotTerms::preemptions_per_node_hour>},
 };
 
 constexpr detail::Field<sim::ReservedTerms> kReservedFields[] = {
     {"usd_per_gpu_hour", detail::Kind::number, detail::Need::optional, true, {0, kMaxUsdPerGpuHour, false},
      "committed price per GPU-hour, USD",
-     [](sim::ReservedTerms& t, const json& v, Reader&, const std::string&) { t.usd_per_gpu_hour = num_of(v); }},
+     detail::store<&sim::ReservedTerms::usd_per_gpu_hour>},
     {"term_months", detail::Kind::number, detail::Need::optional, true, {0, 240, true},
      "commitment term, months (paid whether used or not)",
      [](sim::ReservedTerms& t, const json& v, Reader&, const std::string&) {
@@ -256,7 +251,7 @@ constexpr detail::Field<sim::ReservedTerms> kReservedFields[] = {
      }},
     {"idle_usd_per_gpu_hour", detail::Kind::number, detail::Need::optional, true, {0, kMaxUsdPerGpuHour, false},
      "rate for committed but unused GPU-hours, where billed differently (default: the reserved rate)",
-     [](sim::ReservedTerms& t, const json& v, Reader&, const std::string&) { t.idle_usd_per_gpu_hour = num_of(v); }},
+     detail::store<&sim::ReservedTerms::idle_usd_per_gpu_hour>},
     {"committed_gpus", detail::Kind::integer, detail::Need::optional, true, {1, kMaxGpus, false},
      "GPUs committed (default: the cluster's GPUs and hot spares)",
      [](sim::ReservedTerms& t, const json& v, Reader&, const std::string&) {
@@ -267,25 +262,25 @@ constexpr detail::Field<sim::ReservedTerms> kReservedFields[] = {
 constexpr detail::Field<sim::OnPremTerms> kOnPremFields[] = {
     {"usd_per_node", detail::Kind::number, detail::Need::optional, true, {0, 1e9, true},
      "purchase price of one node, USD",
-     [](sim::OnPremTerms& t, const json& v, Reader&, const std::string&) { t.usd_per_node = num_of(v); }},
+     detail::store<&sim::OnPremTerms::usd_per_node>},
     {"amortisation_years", detail::Kind::number, detail::Need::optional, true, {0, 50, true},
      "years over which the purchase is written off",
-     [](sim::OnPremTerms& t, const json& v, Reader&, const std::string&) { t.amortisation_years = num_of(v); }},
+     detail::store<&sim::OnPremTerms::amortisation_years>},
     {"node_power_w", detail::Kind::number, detail::Need::optional, true, {0, 1e6, true},
      "power of one node under load, W (default: GPU TDP x GPUs per node)",
-     [](sim::OnPremTerms& t, const json& v, Reader&, const std::string&) { t.node_power_w = num_of(v); }},
+     detail::store<&sim::OnPremTerms::node_power_w>},
     {"pue", detail::Kind::number, detail::Need::optional, false, {1, 5, false},
      "power usage effectiveness (default 1.58, Uptime Institute 2023 average)",
-     [](sim::OnPremTerms& t, const json& v, Reader&, const std::string&) { t.pue = num_of(v); }},
+     detail::store<&sim::OnPremTerms::pue>},
     {"usd_per_kwh", detail::Kind::number, detail::Need::optional, true, {0, 100, false},
      "electricity price, USD per kWh",
-     [](sim::OnPremTerms& t, const json& v, Reader&, const std::string&) { t.usd_per_kwh = num_of(v); }},
+     detail::store<&sim::OnPremTerms::usd_per_kwh>},
     {"ops_usd_per_year", detail::Kind::number, detail::Need::optional, true, {0, 1e12, false},
      "operations staff and support for the cluster, USD per year",
-     [](sim::OnPremTerms& t, const json& v, Reader&, const std::string&) { t.ops_usd_per_year = num_of(v); }},
+     detail::store<&sim::OnPremTerms::ops_usd_per_year>},
     {"utilisation", detail::Kind::number, detail::Need::optional, false, {0, 1, true},
      "share of the owned cluster's time doing useful work (default 1)",
-     [](sim::OnPremTerms& t, const json& v, Reader&, const std::string&) { t.utilisation = num_of(v); }},
+     detail::store<&sim::OnPremTerms::utilisation>},
 };
 
 class ScenarioParser {
@@ -1305,8 +1300,12 @@ Result<ParsedScenario> parse_scenario(const nlohmann::json& j, const Catalogs& c
   return ScenarioParser(catalogs, where).run(j);
 }
 
+Result<nlohmann::json> parse_scenario_document(std::string_view text, std::string_view where) {
+  return detail::parse_json_text(text, std::string(where));
+}
+
 Result<ParsedScenario> parse_scenario_text(std::string_view text, const Catalogs& catalogs, std::string_view where) {
-  auto j = detail::parse_json_text(text, std::string(where));
+  auto j = parse_scenario_document(text, where);
   if (!j) return std::unexpected(std::move(j.error()));
   return parse_scenario(*j, catalogs, where);
 }

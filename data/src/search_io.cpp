@@ -11,36 +11,18 @@
 #include <sstream>
 
 #include "capplan/data/findings.hpp"
+#include "capplan/data/format.hpp"
 
 namespace capplan::data {
 namespace {
 
 using nlohmann::json;
 
-json number(double v) {
-  if (!std::isfinite(v)) return nullptr;
-  return v;
-}
-
-std::string fixed(double v, int decimals) {
-  if (!std::isfinite(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 std::string usd(double v) {
   if (!std::isfinite(v)) return "n/a";
-  if (std::fabs(v) >= 1e6) return "$" + fixed(v / 1e6, 2) + "M";
-  if (std::fabs(v) >= 1e3) return "$" + fixed(v / 1e3, 1) + "k";
-  return "$" + fixed(v, 2);
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
+  if (std::fabs(v) >= 1e6) return "$" + format::fixed(v / 1e6, 2) + "M";
+  if (std::fabs(v) >= 1e3) return "$" + format::fixed(v / 1e3, 1) + "k";
+  return "$" + format::fixed(v, 2);
 }
 
 std::vector<std::string> split(std::string_view text, char sep) {
@@ -135,9 +117,11 @@ std::string plan_rows(const std::vector<sim::Plan>& plans) {
     if (!p.meets_budget && p.price_known) flags += std::string(flags.empty() ? "" : "; ") + "over budget";
     rows.push_back({std::to_string(++rank), p.instance_id.empty() ? "-" : p.instance_id, p.gpu_id,
                     std::to_string(p.nodes), std::to_string(p.gpus), layout_cell(e.layout.strategy),
-                    fixed(units::to_days(sim::plan_time(e)), 1), fixed(units::to_days(e.totals.time_to_train), 1),
-                    sim::plan_cost(e) ? usd(sim::plan_cost(e)->base()) : "n/a", fixed(e.step.mfu * 100, 1) + "%",
-                    fixed(units::to_gib(e.memory.total()), 1), flags});
+                    format::fixed(units::to_days(sim::plan_time(e)), 1),
+                    format::fixed(units::to_days(e.totals.time_to_train), 1),
+                    sim::plan_cost(e) ? usd(sim::plan_cost(e)->base()) : "n/a",
+                    format::fixed(e.step.mfu * 100, 1) + "%",
+                    format::fixed(units::to_gib(e.memory.total()), 1), flags});
   }
   // "days": expected wall time with interruptions and checkpoints (what the planner ranks on);
   // "steady": the step model alone; "cost": total cost under the scenario's purchase terms.
@@ -199,7 +183,8 @@ Result<OfferingList> offerings_from_catalog(const Catalogs& catalogs, const Offe
     }
   }
   if (inter_node_gbps_per_gpu && !(*inter_node_gbps_per_gpu > 0 && std::isfinite(*inter_node_gbps_per_gpu))) {
-    error("--inter-node-gbps-per-gpu", "must be a positive number of Gbit/s; got " + fixed(*inter_node_gbps_per_gpu, 3));
+    error("--inter-node-gbps-per-gpu",
+          "must be a positive number of Gbit/s; got " + format::fixed(*inter_node_gbps_per_gpu, 3));
   }
   if (!errors.empty()) return std::unexpected(std::move(errors));
 
@@ -312,15 +297,15 @@ nlohmann::json search_result_to_json(const sim::SearchResult& r, const sim::Sear
                                      const ParsedScenario& base) {
   json out = json::object();
   out["configurations_evaluated"] = r.configurations_evaluated;
-  out["elapsed_s"] = number(r.elapsed_s);
+  out["elapsed_s"] = format::number(r.elapsed_s);
   out["stats"] = {{"configurations", r.stats.configurations}, {"timed", r.stats.timed},
                   {"memory_rejected", r.stats.memory_rejected}, {"pruned_by_bound", r.stats.pruned_by_bound},
                   {"shapes", r.stats.shapes}, {"threads", r.stats.threads}};
   out["objective"] = sim::to_string(request.objective);
   out["space"] = sim::to_string(request.space);
   out["constraints"] = {
-      {"deadline_days", request.deadline ? number(units::to_days(*request.deadline)) : json(nullptr)},
-      {"budget_usd", request.budget ? number(request.budget->base()) : json(nullptr)},
+      {"deadline_days", request.deadline ? format::number(units::to_days(*request.deadline)) : json(nullptr)},
+      {"budget_usd", request.budget ? format::number(request.budget->base()) : json(nullptr)},
       {"max_gpus", request.max_gpus > 0 ? json(request.max_gpus) : json(nullptr)},
   };
   out["cancelled"] = r.cancelled;
@@ -342,8 +327,8 @@ nlohmann::json search_result_to_json(const sim::SearchResult& r, const sim::Sear
   for (const auto& u : r.runner_ups) {
     runner_ups.push_back({{"dimension", u.dimension},
                           {"explanation", u.explanation},
-                          {"time_ratio", number(u.time_ratio)},
-                          {"cost_ratio", u.cost_ratio ? number(*u.cost_ratio) : json(nullptr)},
+                          {"time_ratio", format::number(u.time_ratio)},
+                          {"cost_ratio", u.cost_ratio ? format::number(*u.cost_ratio) : json(nullptr)},
                           {"plan", plan_to_json(u.plan, request, base)}});
   }
   out["runner_ups"] = std::move(runner_ups);
@@ -364,8 +349,8 @@ std::string search_result_to_csv(const sim::SearchResult& r, const sim::SearchRe
         out += "list,rank,instance,gpu,nodes,gpus,price_known,meets_deadline,meets_budget," + csv.substr(0, nl) + "\n";
         header_done = true;
       }
-      out += std::string(list) + "," + std::to_string(++rank) + "," + csv_field(p.instance_id) + "," +
-             csv_field(p.gpu_id) + "," + std::to_string(p.nodes) + "," + std::to_string(p.gpus) + "," +
+      out += std::string(list) + "," + std::to_string(++rank) + "," + format::csv_field(p.instance_id) + "," +
+             format::csv_field(p.gpu_id) + "," + std::to_string(p.nodes) + "," + std::to_string(p.gpus) + "," +
              (p.price_known ? "true" : "false") + "," + (p.meets_deadline ? "true" : "false") + "," +
              (p.meets_budget ? "true" : "false") + "," + csv.substr(nl + 1);
     }
@@ -382,15 +367,15 @@ std::string search_result_to_table(const sim::SearchResult& r, const sim::Search
   const sim::Scenario& sc = request.base;
   std::ostringstream out;
   std::string model = sc.model.name.empty() ? base.model_id : sc.model.name;
-  out << "capplan search: " << model << ", " << fixed(sc.model.total_params() / 1e9, 1) << "B parameters, "
-      << fixed(sc.training.tokens / 1e9, 0) << "B tokens; objective " << sim::to_string(request.objective);
-  if (request.deadline) out << ", deadline " << fixed(units::to_days(*request.deadline), 1) << " days";
+  out << "capplan search: " << model << ", " << format::fixed(sc.model.total_params() / 1e9, 1) << "B parameters, "
+      << format::fixed(sc.training.tokens / 1e9, 0) << "B tokens; objective " << sim::to_string(request.objective);
+  if (request.deadline) out << ", deadline " << format::fixed(units::to_days(*request.deadline), 1) << " days";
   if (request.budget) out << ", budget " << usd(request.budget->base());
   if (request.max_gpus > 0) out << ", at most " << request.max_gpus << " GPUs";
   out << "\n";
   out << "  " << r.configurations_evaluated << " configurations (" << sim::to_string(request.space) << " layout space; " << r.stats.timed << " timed, "
       << r.stats.memory_rejected << " over memory, " << r.stats.pruned_by_bound << " pruned by a memory bound) on "
-      << r.stats.shapes << " cluster shapes in " << fixed(r.elapsed_s, 2) << " s with " << r.stats.threads
+      << r.stats.shapes << " cluster shapes in " << format::fixed(r.elapsed_s, 2) << " s with " << r.stats.threads
       << (r.stats.threads == 1 ? " thread" : " threads") << "\n\n";
   if (r.failure) {
     out << "Constraint not met: " << r.failure->constraint << "\n  " << r.failure->message << "\n";

@@ -12,12 +12,12 @@ constexpr double kMaxTierGbps = 1e6;
 constexpr double kMaxLatencyUs = 1e6;
 constexpr double kMaxOversubscription = 64;
 
+// A tier while it is read: the keys given, checked against each other once every tier is in.
 struct TierDraft {
   sim::NetworkTier tier;
   std::string kind;
-  bool has_gpus = false;
-  bool has_rails = false;
-  bool has_oversubscription = false;
+  std::optional<int> gpus, rails;
+  std::optional<double> oversubscription;
   bool has_source = false;
 };
 
@@ -28,10 +28,7 @@ constexpr Field<TierDraft> kTierFields[] = {
      [](TierDraft& d, const json& v, Reader&, const std::string&) { d.kind = v.get<std::string>(); }},
     {"gpus", Kind::integer, Need::optional, false, {1, kMaxTierGpus, false},
      "GPUs in one domain of this tier; only the outermost tier may omit it",
-     [](TierDraft& d, const json& v, Reader&, const std::string&) {
-       d.tier.gpus = static_cast<int>(v.get<double>());
-       d.has_gpus = true;
-     }},
+     store<&TierDraft::gpus>},
     {"gbps_per_gpu", Kind::number, Need::required, false, {0, kMaxTierGbps, true},
      "link bandwidth per GPU, one direction, Gbit/s",
      [](TierDraft& d, const json& v, Reader&, const std::string&) {
@@ -43,16 +40,10 @@ constexpr Field<TierDraft> kTierFields[] = {
        d.tier.latency = units::microseconds(v.get<double>());
      }},
     {"rails", Kind::integer, Need::optional, false, {1, 1024, false}, "rail planes (NICs per innermost domain)",
-     [](TierDraft& d, const json& v, Reader&, const std::string&) {
-       d.tier.rails = static_cast<int>(v.get<double>());
-       d.has_rails = true;
-     }},
+     store<&TierDraft::rails>},
     {"oversubscription", Kind::number, Need::optional, false, {1, kMaxOversubscription, false},
      "downlink:uplink ratio for traffic that crosses this tier (1 = non-blocking)",
-     [](TierDraft& d, const json& v, Reader&, const std::string&) {
-       d.tier.oversubscription = v.get<double>();
-       d.has_oversubscription = true;
-     }},
+     store<&TierDraft::oversubscription>},
     {"source", Kind::string_list, Need::optional, false, {}, "where the tier's numbers come from",
      [](TierDraft& d, const json&, Reader&, const std::string&) { d.has_source = true; }},
     {"notes", Kind::string, Need::optional, false, {}, "caveats", nullptr},
@@ -74,6 +65,10 @@ std::optional<sim::Topology> read_topology(const json& v, const std::string& poi
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string p = child(pointer, i);
     read_fields<TierDraft>(v[i], p, kTierFields, drafts[i], r);
+    sim::NetworkTier& tier = drafts[i].tier;
+    tier.gpus = drafts[i].gpus.value_or(tier.gpus);
+    tier.rails = drafts[i].rails.value_or(tier.rails);
+    tier.oversubscription = drafts[i].oversubscription.value_or(tier.oversubscription);
     if (require_source && v[i].is_object() && !drafts[i].has_source && v[i].find("source") == v[i].end()) {
       r.error(child(p, "source"), "required (where the tier's numbers come from) is missing");
     }
@@ -93,7 +88,8 @@ std::optional<sim::Topology> read_topology(const json& v, const std::string& poi
     } else if (d.kind == "scale_out") {
       d.tier.kind = sim::TierKind::scale_out;
     } else {
-      r.error(child(p, "kind"), "unknown tier kind (" + suggest(d.kind, {"scale_up", "scale_out"}) + "); got \"" + d.kind + "\"");
+      r.error(child(p, "kind"),
+              "unknown tier kind '" + d.kind + "' (" + suggest(d.kind, {"scale_up", "scale_out"}) + ")");
       continue;
     }
     if (d.tier.kind == sim::TierKind::scale_up && seen_scale_out) {
@@ -102,23 +98,23 @@ std::optional<sim::Topology> read_topology(const json& v, const std::string& poi
     }
     seen_scale_out = seen_scale_out || d.tier.kind == sim::TierKind::scale_out;
     if (d.tier.kind == sim::TierKind::scale_up) {
-      if (d.has_rails) r.error(child(p, "rails"), "only a scale_out tier has rails; got " + std::to_string(d.tier.rails));
-      if (d.has_oversubscription) {
+      if (d.rails) r.error(child(p, "rails"), "only a scale_out tier has rails; got " + std::to_string(d.tier.rails));
+      if (d.oversubscription) {
         r.error(child(p, "oversubscription"),
                 "only a scale_out tier has oversubscription; got " + fmt(d.tier.oversubscription));
       }
     }
-    if (!d.has_gpus && !outermost) {
+    if (!d.gpus && !outermost) {
       r.error(child(p, "gpus"), "required (GPUs in one domain of this tier; only the outermost tier may omit it) is missing");
     }
-    if (d.has_gpus && i > 0 && drafts[i - 1].has_gpus) {
+    if (d.gpus && i > 0 && drafts[i - 1].gpus) {
       const int inner = drafts[i - 1].tier.gpus;
       if (d.tier.gpus <= inner || d.tier.gpus % inner != 0) {
         r.error(child(p, "gpus"), "must be a multiple of tier " + std::to_string(i - 1) + "'s gpus (" +
                                       std::to_string(inner) + ") and larger; got " + std::to_string(d.tier.gpus));
       }
     }
-    if (d.has_rails && drafts[0].has_gpus && d.tier.rails > drafts[0].tier.gpus) {
+    if (d.rails && drafts[0].gpus && d.tier.rails > drafts[0].tier.gpus) {
       r.error(child(p, "rails"), "must be at most the innermost tier's gpus (" + std::to_string(drafts[0].tier.gpus) +
                                      "); got " + std::to_string(d.tier.rails));
     }

@@ -213,7 +213,7 @@ const BadEdit kBadEdits[] = {
     {"SourceNotString", "gpus.json", Op::set, "/gpus/0/source/0", 3, "gpus.json#/gpus/0/source/0",
      "expected a non-empty string"},
     {"UpperCaseId", "gpus.json", Op::set, "/gpus/0/id", "H100", "gpus.json#/gpus/0/id", "must be a lower-case id"},
-    {"GpusNotArray", "gpus.json", Op::set, "/gpus", json::object(), "gpus.json#/gpus", "expected an array; got object"},
+    {"GpusNotArray", "gpus.json", Op::set, "/gpus", json::object(), "gpus.json#/gpus", "expected a list; got object"},
     {"SchemaMissing", "gpus.json", Op::erase, "/schema", nullptr, "gpus.json#/schema",
      "required (catalog schema version, 1)"},
     {"TopLevelTypo", "gpus.json", Op::set, "/gpu", json::array(), "gpus.json#/gpu",

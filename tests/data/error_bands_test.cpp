@@ -150,7 +150,7 @@ TEST(ErrorBands, RequiredFieldsAndTypes) {
   EXPECT_TRUE(has_diag(missing, "error_bands.json#/categories", "required"));
   EXPECT_TRUE(has_diag(missing, "error_bands.json#/source", "required"));
   const auto not_array = errors_of(edited([](json& j) { j["categories"] = json::object(); }));
-  EXPECT_TRUE(has_diag(not_array, "error_bands.json#/categories", "expected an array"));
+  EXPECT_TRUE(has_diag(not_array, "error_bands.json#/categories", "expected a list"));
   const auto not_object = errors_of(json::array());
   EXPECT_TRUE(has_diag(not_object, "error_bands.json#", "expected an object"));
 }

@@ -3,6 +3,8 @@
 // value the model gives, and the sentences are the ones `capplan estimate` has always printed.
 #include "capplan/data/findings.hpp"
 
+#include "capplan/data/format.hpp"
+
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -16,14 +18,14 @@ using sim::FindingCode;
 using sim::finding;
 
 TEST(Findings, NumbersAreWholeOrOneDecimalByDefaultAndRoundedToTheDecimalsAsked) {
-  EXPECT_EQ(finding_number(16, -1), "16");
-  EXPECT_EQ(finding_number(194.37, -1), "194.4");
-  EXPECT_EQ(finding_number(0.05, -1), "0.1");  // llround(0.5) rounds half away from zero
-  EXPECT_EQ(finding_number(2.3456, 2), "2.35");
-  EXPECT_EQ(finding_number(2.5, 2), "2.5");   // trailing zeros dropped
-  EXPECT_EQ(finding_number(600, 0), "600");
-  EXPECT_EQ(finding_number(std::numeric_limits<double>::infinity(), 1), "inf");
-  EXPECT_EQ(finding_number(std::numeric_limits<double>::quiet_NaN(), -1), "inf");
+  EXPECT_EQ(format::in_sentence(16, -1), "16");
+  EXPECT_EQ(format::in_sentence(194.37, -1), "194.4");
+  EXPECT_EQ(format::in_sentence(0.05, -1), "0.1");  // llround(0.5) rounds half away from zero
+  EXPECT_EQ(format::in_sentence(2.3456, 2), "2.35");
+  EXPECT_EQ(format::in_sentence(2.5, 2), "2.5");   // trailing zeros dropped
+  EXPECT_EQ(format::in_sentence(600, 0), "600");
+  EXPECT_EQ(format::in_sentence(std::numeric_limits<double>::infinity(), 1), "inf");
+  EXPECT_EQ(format::in_sentence(std::numeric_limits<double>::quiet_NaN(), -1), "inf");
 }
 
 TEST(Findings, LayoutSentencesNameTheirValues) {

@@ -93,7 +93,7 @@ TEST(ProfileFile, EveryKindOfBadFieldNamesItsPointer) {
   EXPECT_NE(diagnostics_after("/collectives/0/tier", "infiniband").find("profile.json#/collectives/0/tier: unknown tier"),
             std::string::npos);
   EXPECT_NE(diagnostics_after("/gemm/0/launch_s/source", "guessed").find(
-                "profile.json#/gemm/0/launch_s/source: unknown source (known: measured, fitted, datasheet)"),
+                "profile.json#/gemm/0/launch_s/source: unknown source 'guessed' (known: measured, fitted, datasheet)"),
             std::string::npos);
   EXPECT_NE(diagnostics_after("/gemm/0/range/max_m", 32).find(
                 "profile.json#/gemm/0/range/max_m: must be >= min_m (64); got 32"),
@@ -129,7 +129,7 @@ TEST(ProfileFile, AMissingFieldIsNamed) {
 
 TEST(ProfileFile, AnotherSchemaVersionIsRejected) {
   EXPECT_NE(diagnostics_after("/schema_version", 2).find(
-                "profile.json#/schema_version: unsupported version (this capplan reads 1); got 2"),
+                "profile.json#/schema_version: unsupported schema version (this capplan reads 1); got 2"),
             std::string::npos);
   EXPECT_NE(diagnostics_after("/schema", "capplan-records").find("profile.json#/schema: must be \"capplan-profile\""),
             std::string::npos);

@@ -21,11 +21,7 @@ using NumberText = std::function<std::string(double value, int decimals)>;
 // `tmpl` with its placeholders replaced by f's values (an unknown name stays as it is written).
 std::string fill(std::string_view tmpl, const sim::Finding& f, const NumberText& number);
 
-// The CLI's number format: whole numbers without decimals, else rounded to `decimals` (default 1)
-// with trailing zeros dropped; "inf" when not finite.
-std::string finding_number(double value, int decimals);
-
-// The English sentence of `f` (what `capplan estimate` prints and writes under "warnings").
+// The English sentence of `f`, numbers as format::in_sentence writes them (what `capplan estimate` prints and writes under "warnings").
 std::string render(const sim::Finding& f);
 std::vector<std::string> render(const std::vector<sim::Finding>& findings);
 

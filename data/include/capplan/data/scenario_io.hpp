@@ -35,6 +35,11 @@ Result<ParsedScenario> parse_scenario(const nlohmann::json& j, const Catalogs& c
 Result<ParsedScenario> parse_scenario_text(std::string_view text, const Catalogs& catalogs,
                                            std::string_view where = "scenario");
 
+// The JSON document of a scenario file, not yet validated, so that command-line flags can be
+// applied before parse_scenario: syntax errors by line and column, and duplicate keys, as
+// parse_scenario_text reports them.
+Result<nlohmann::json> parse_scenario_document(std::string_view text, std::string_view where = "scenario");
+
 // The built-in example scenario used by the README's first command.
 nlohmann::json example_scenario();
 

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The number formats shared by every renderer of results (data's JSON, CSV and tables, and the
+// CLI's own tables), so that one figure is never written two ways.
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace capplan::data::format {
+
+// A double for a JSON document: NaN and Inf become null.
+nlohmann::json number(double v);
+nlohmann::json number(const std::optional<double>& v);  // null when absent
+
+// Fixed decimals ("12.35"); "n/a" for NaN and Inf.
+std::string fixed(double v, int decimals);
+
+// A number inside a sentence (findings.hpp): whole numbers without decimals when `decimals` < 0,
+// else one decimal; with `decimals` >= 0 rounded to that many, trailing zeros dropped; "inf" for
+// NaN and Inf.
+std::string in_sentence(double v, int decimals);
+
+// A CSV cell, quoted (with doubled quotes) when it holds a comma, quote, line break or edge space.
+std::string csv_field(const std::string& text);
+
+}  // namespace capplan::data::format

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "capplan/data/format.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace capplan::data::format {
+
+nlohmann::json number(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return v;
+}
+
+nlohmann::json number(const std::optional<double>& v) { return v ? number(*v) : nlohmann::json(nullptr); }
+
+std::string fixed(double v, int decimals) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string csv_field(const std::string& text) {
+  const bool needs_quotes = text.find_first_of(",\"\r\n") != std::string::npos ||
+                            (!text.empty() && (text.front() == ' ' || text.back() == ' '));
+  if (!needs_quotes) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string in_sentence(double v, int decimals) {
+  if (!std::isfinite(v)) return "inf";
+  if (decimals < 0) {
+    // Whole numbers as they are, else one decimal.
+    if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+    const long long tenths = std::llround(v * 10.0);
+    return std::string(tenths < 0 ? "-" : "") + std::to_string(std::llabs(tenths) / 10) + "." +
+           std::to_string(std::llabs(tenths) % 10);
+  }
+  const double scale = std::pow(10.0, decimals);
+  std::string s = std::to_string(std::round(v * scale) / scale);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+}  // namespace capplan::data::format
