@@ -11,25 +11,11 @@
 #include "capplan/sim/memory.hpp"
 #include "capplan/sim/op_cost.hpp"
 #include "capplan/sim/result.hpp"
+#include "capplan/sim/scenario.hpp"
 #include "capplan/sim/strategy.hpp"
 #include "capplan/sim/workload.hpp"
 
 namespace capplan::sim {
-
-// Everything one estimate needs, as plain values (parsed and checked by capplan_data).
-struct Scenario {
-  WorkloadSpec workload;  // what is asked: pretrain (the training step below)
-  ModelSpec model;
-  TrainingJob training;
-  Cluster cluster;
-  StrategyRequest strategy;
-  // Goodput and cost beyond the sticker (sim/goodput.hpp); defaults model failures at the
-  // published Llama 3 rate, sync checkpoints at the Daly interval, on-demand pricing.
-  ReliabilitySpec reliability;
-  StorageSpec storage;
-  DataLoadingSpec data;
-  PricingTerms pricing;
-};
 
 // Seconds per optimizer step by where they go. Contract: total() == step time.
 struct StepBreakdown {

@@ -13,116 +13,14 @@
 
 #include "capplan/sim/finding.hpp"
 #include "capplan/sim/hardware.hpp"
+#include "capplan/sim/pricing.hpp"
+#include "capplan/sim/reliability.hpp"
+#include "capplan/sim/storage.hpp"
 #include "capplan/sim/strategy.hpp"
 #include "capplan/sim/units.hpp"
 #include "capplan/sim/workload.hpp"
 
 namespace capplan::sim {
-
-// Llama 3 405B pre-training (Llama Team, Meta 2024, "The Llama 3 Herd of Models", Sec. 3.3.4 and
-// Table 5): 466 job interruptions (47 planned, 419 unexpected) in a 54-day snapshot on 16,384 H100.
-inline constexpr double kLlama3Interruptions = 466;
-inline constexpr double kLlama3UnexpectedInterruptions = 419;
-inline constexpr double kLlama3Gpus = 16384;
-inline constexpr double kLlama3Days = 54;
-// 466 / (16,384 x 54 x 24 GPU-hours) = 2.195e-5 interruptions per GPU-hour (all interruptions: the
-// planned ones also stop and restart the job).
-inline constexpr double kDefaultInterruptionsPerGpuHour =
-    kLlama3Interruptions / (kLlama3Gpus * kLlama3Days * 24.0);
-inline constexpr const char* kDefaultFailureRateSource =
-    "Llama 3 405B: 466 interruptions in 54 days on 16,384 H100 (Dubey et al. 2024, Sec. 3.3.4) = "
-    "466/(16384*54*24) per GPU-hour";
-
-// Relaunch + re-initialisation (scheduler, NCCL communicators, data loader) before the checkpoint
-// load starts. An ASSUMPTION (no published figure we can cite for a general cluster): override
-// reliability.restart_s with your own measurement.
-inline constexpr double kDefaultRestartOverheadS = 600;
-
-// Uptime Institute Global Data Center Survey 2023: average annual PUE 1.58.
-inline constexpr double kDefaultPue = 1.58;
-
-enum class CheckpointMode { sync, async };
-const char* to_string(CheckpointMode m);
-std::optional<CheckpointMode> checkpoint_mode_from_string(const std::string& s);
-
-enum class PurchaseModel { on_demand, spot, reserved, on_prem };
-const char* to_string(PurchaseModel m);
-std::optional<PurchaseModel> purchase_model_from_string(const std::string& s);
-
-struct ReliabilitySpec {
-  double interruptions_per_gpu_hour = kDefaultInterruptionsPerGpuHour;
-  std::string rate_source = kDefaultFailureRateSource;
-  units::Seconds restart_overhead = units::seconds(kDefaultRestartOverheadS);  // relaunch + init
-  bool restart_overhead_given = false;
-  // Waiting for a replacement node after a hardware failure; skipped when a hot spare is ready.
-  std::optional<units::Seconds> node_replacement;
-  int hot_spare_nodes = 0;
-  std::optional<units::Seconds> checkpoint_interval;  // empty: the Daly optimum
-  CheckpointMode checkpoint_mode = CheckpointMode::sync;
-  int checkpoints_kept = 2;  // retained on storage (for the storage cost)
-};
-
-// Bandwidth limits of one direction of a storage tier: a cluster-wide aggregate and a per-node
-// cap (the node's storage NIC or local device). Zero means "no limit of this kind known".
-struct StorageBandwidth {
-  units::BytesPerSecond aggregate;
-  units::BytesPerSecond per_node;
-  bool known() const { return aggregate.base() > 0 || per_node.base() > 0; }
-};
-
-struct StorageTier {
-  std::string id;  // catalog id or "custom"
-  StorageBandwidth write;
-  StorageBandwidth read;
-  std::optional<double> usd_per_gb_month;  // decimal GB
-  bool local = false;  // node-local (NVMe): a checkpoint is durable only once uploaded
-};
-
-struct StorageSpec {
-  bool given = false;  // false: fall back to the node's network bandwidth, with a warning
-  StorageTier tier;
-  std::optional<StorageTier> upload;  // for a local tier: where checkpoints are uploaded
-};
-
-struct DataLoadingSpec {
-  // Bytes read per training token. 0 = Megatron's pre-tokenised indexed dataset: 2 bytes (uint16)
-  // when the vocabulary has fewer than 65,500 entries, else 4 (int32) (Megatron-LM
-  // megatron/core/datasets/indexed_dataset.py, DType.optimal_dtype).
-  double bytes_per_token = 0;
-  std::optional<double> cpu_tokens_per_s_per_node;  // preprocessing capacity of one node
-  std::optional<double> dataset_bytes;               // stored dataset (default: tokens x bytes/token)
-};
-
-struct SpotTerms {
-  std::optional<double> usd_per_gpu_hour;
-  std::optional<double> preemptions_per_node_hour;  // probability per node-hour, 0..1
-};
-struct ReservedTerms {
-  std::optional<double> usd_per_gpu_hour;
-  std::optional<double> term_hours;     // commitment paid whether used or not
-  std::optional<int> committed_gpus;    // default: the cluster's GPUs
-  // Rate at which committed but unused GPU-hours are billed, where the provider bills idle
-  // capacity differently (Tencent Cloud CVM billing doc 560/8025: an idle reserved pool at 0.3x
-  // on-demand). Default: the reserved rate (the whole commitment is paid).
-  std::optional<double> idle_usd_per_gpu_hour;
-};
-struct OnPremTerms {
-  std::optional<double> usd_per_node;          // purchase price of one node
-  std::optional<double> amortisation_years;
-  std::optional<double> node_power_w;          // default: GPU TDP x GPUs per node (GPUs only)
-  bool node_power_from_tdp = false;
-  double pue = kDefaultPue;
-  std::optional<double> usd_per_kwh;
-  std::optional<double> ops_usd_per_year;      // operations staff and support for the cluster
-  double utilisation = 1.0;                    // share of the owned cluster's time doing useful work
-};
-
-struct PricingTerms {
-  PurchaseModel model = PurchaseModel::on_demand;
-  SpotTerms spot;
-  ReservedTerms reserved;
-  OnPremTerms on_prem;
-};
 
 // ---- results -------------------------------------------------------------------------------
 

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scenario's `model` section: the transformer (dense or MoE, standard or MLA attention).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "capplan/sim/hardware.hpp"
+
+namespace capplan::sim {
+
+// Mixture of experts: routed experts with top-k routing, optional shared experts, leading dense
+// layers. Contract: experts == 0 means a dense model; otherwise top_k in [1, experts] and
+// expert_ffn_hidden > 0.
+struct MoeSpec {
+  int experts = 0;             // routed experts per MoE layer
+  int top_k = 0;               // experts each token is routed to
+  int expert_ffn_hidden = 0;   // inner size of one expert (gated like the dense FFN)
+  int shared_experts = 0;      // always-active experts of expert_ffn_hidden each (DeepSeek)
+  int dense_layers = 0;        // leading layers with a dense FFN of ffn_hidden (DeepSeek: 1 or 3)
+  int every_n_layers = 1;      // after the dense ones, every n-th layer is MoE, the rest dense
+  // Load imbalance: tokens on the busiest expert rank / the mean. 1.0 = balanced, as with
+  // token dropping at capacity factor 1.0 or force-balanced benchmark routing; dropless routing
+  // with an auxiliary balancing loss runs above 1 (set it when known).
+  double capacity_factor = 1.0;
+  // Node-limited routing (DeepSeek-V3 Sec. 2.1.2: each token goes to experts on at most M = 4
+  // nodes; its tokens cross the network once per target node and are forwarded over NVLink).
+  // 0 = unlimited: every routed copy may cross the network.
+  int max_nodes_per_token = 0;
+  // Expert implementation details that cost HBM traffic in Megatron-Core (gpt-oss):
+  // activation_clamp > 0: the gated activation clamps its inputs (gpt-oss: limit 7), which
+  // Megatron-Core runs as eager PyTorch before its fused kernel (two out-of-place clamps and a
+  // torch.cat over the up-projection output: 8 bytes per element forward, the masked gradient
+  // 6 backward). expert_bias: the experts' linears carry biases; the down-projection's is added
+  // per expert and concatenated (TEGroupedMLP._apply_bias: 8 bytes per output element forward,
+  // the bias and probability gradients read it twice backward: 4).
+  double activation_clamp = 0.0;
+  bool expert_bias = false;
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3): Q and KV projected through low-rank latents.
+struct MlaSpec {
+  int q_lora_rank = 0;        // 0 = Q projected directly from hidden (DeepSeek-V2-Lite)
+  int kv_lora_rank = 0;       // compressed KV latent
+  int qk_nope_head_dim = 0;   // per-head query/key dimension without RoPE
+  int qk_rope_head_dim = 0;   // per-head decoupled RoPE dimension (shared key)
+  int v_head_dim = 0;         // per-head value dimension
+};
+
+enum class Attention { standard, mla };  // standard covers MHA, GQA and MQA through kv_heads
+
+// A decoder-only transformer (dense or MoE). Contract: heads % kv_heads == 0, hidden % heads == 0.
+struct ModelSpec {
+  std::string name;
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;  // == heads for MHA, 1 for MQA, in between for GQA
+  int ffn_hidden = 0;
+  int vocab = 0;
+  int seq_len = 0;
+  bool gated_ffn = false;        // SwiGLU-style: three FFN matrices instead of two
+  bool tied_embeddings = false;  // output layer shares the input embedding matrix
+  bool dropout = false;          // dropout masks kept for backward (GPT-3/Megatron style)
+  bool flash_attention = true;   // fused attention: no s^2 activations kept or written to HBM
+  bool rmsnorm = false;          // RMSNorm instead of LayerNorm (Llama family)
+  bool rope = false;             // rotary position embedding applied to Q and K in every layer
+  int sliding_window = 0;        // tokens each query attends to (0 = the whole causal prefix)
+  int sliding_window_every = 1;  // one layer in this many uses the window, the others full attention (gpt-oss: 2)
+  int attention_head_dim = 0;    // per-head dimension when it is not hidden/heads (Qwen3, gpt-oss); 0 = hidden/heads
+  Attention attention = Attention::standard;
+  MlaSpec mla;
+  MoeSpec moe;
+
+  int head_dim() const { return attention_head_dim > 0 ? attention_head_dim : hidden / heads; }
+  int kv_dim() const { return kv_heads * head_dim(); }
+  bool is_moe() const { return moe.experts > 0; }
+  // Layer index (0-based) -> whether its FFN is a mixture of experts.
+  bool is_moe_layer(int layer) const {
+    return is_moe() && layer >= moe.dense_layers && (layer - moe.dense_layers) % moe.every_n_layers == 0;
+  }
+  int moe_layer_count() const;
+  // Parameter counts from the shapes (norm weights included; biases left out).
+  double attention_params() const;      // one layer's attention block (+ 2 norms)
+  double dense_ffn_params() const;      // one dense FFN of ffn_hidden
+  double expert_params() const;         // one expert of expert_ffn_hidden
+  double moe_ffn_params() const;        // one MoE FFN: router + all routed + shared experts
+  double moe_active_ffn_params() const; // one MoE FFN as a token sees it: router + top_k + shared
+  double layer_params() const;          // one dense layer (attention + dense FFN)
+  double layers_params() const;         // all layers, dense and MoE
+  double embedding_params() const;      // input embedding (vocab x hidden)
+  double output_params() const;         // 0 when tied
+  double total_params() const;
+  double active_params() const;         // parameters one token passes through (= total when dense)
+};
+
+}  // namespace capplan::sim

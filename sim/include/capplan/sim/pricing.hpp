@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scenario's `pricing` section: the purchase model and its terms (on demand, spot, reserved,
+// on premises).
+#pragma once
+#include <optional>
+#include <string>
+
+namespace capplan::sim {
+
+enum class PurchaseModel { on_demand, spot, reserved, on_prem };
+const char* to_string(PurchaseModel m);
+std::optional<PurchaseModel> purchase_model_from_string(const std::string& s);
+
+// Uptime Institute Global Data Center Survey 2023: average annual PUE 1.58.
+inline constexpr double kDefaultPue = 1.58;
+
+struct SpotTerms {
+  std::optional<double> usd_per_gpu_hour;
+  std::optional<double> preemptions_per_node_hour;  // probability per node-hour, 0..1
+};
+struct ReservedTerms {
+  std::optional<double> usd_per_gpu_hour;
+  std::optional<double> term_hours;     // commitment paid whether used or not
+  std::optional<int> committed_gpus;    // default: the cluster's GPUs
+  // Rate at which committed but unused GPU-hours are billed, where the provider bills idle
+  // capacity differently (Tencent Cloud CVM billing doc 560/8025: an idle reserved pool at 0.3x
+  // on-demand). Default: the reserved rate (the whole commitment is paid).
+  std::optional<double> idle_usd_per_gpu_hour;
+};
+struct OnPremTerms {
+  std::optional<double> usd_per_node;          // purchase price of one node
+  std::optional<double> amortisation_years;
+  std::optional<double> node_power_w;          // default: GPU TDP x GPUs per node (GPUs only)
+  bool node_power_from_tdp = false;
+  double pue = kDefaultPue;
+  std::optional<double> usd_per_kwh;
+  std::optional<double> ops_usd_per_year;      // operations staff and support for the cluster
+  double utilisation = 1.0;                    // share of the owned cluster's time doing useful work
+};
+
+struct PricingTerms {
+  PurchaseModel model = PurchaseModel::on_demand;
+  SpotTerms spot;
+  ReservedTerms reserved;
+  OnPremTerms on_prem;
+};
+
+}  // namespace capplan::sim

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scenario's `training` section: tokens, batch, precision and the framework's kernels.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "capplan/sim/hardware.hpp"
+
+namespace capplan::sim {
+
+// How the framework runs the element-wise parts of a layer.
+// megatron: fused kernels (Megatron-LM / Megatron-Core / NeMo with Apex and Transformer Engine:
+//           one kernel per norm, RoPE, activation, bias-dropout-add);
+// pytorch:  eager PyTorch modules as in torchtitan, llm-foundry, fms-fsdp (each tensor operation
+//           its own kernel and HBM round trip: RMSNorm as six kernels in fp32, RoPE through complex
+//           views, SwiGLU as silu + mul, a copy for the attention output layout).
+enum class Framework { megatron, pytorch };
+const char* to_string(Framework f);
+std::optional<Framework> framework_from_string(const std::string& s);
+
+// The kernels that compute the loss (softmax cross-entropy over the vocabulary, fp32 math on
+// 16-bit logits). HBM bytes per logit element, forward + backward (docs/model.md, section 1):
+// unfused: Megatron's VocabParallelCrossEntropy as separate PyTorch ops (Megatron-LM's default):
+//          cast 6, max 4, subtract 8, exp 8, sum 4, normalise 8 | scale by dloss 8, cast back 6;
+// fused:   Megatron-Core's cross_entropy_loss_fusion (jit-fused; NeMo 2 and Megatron-Bridge turn
+//          it on): cast+max 6, subtract+exp+sum 8, normalise 8 | scale 8, cast back 6;
+// te:      Transformer Engine's parallel cross-entropy (cross_entropy_fusion_impl "te"): an online
+//          softmax pass over the 16-bit logits, then one pass writing the gradient in place:
+//          2 + 2 + 2 | scale the stored gradient 4;
+// eager:   torch.nn.functional.cross_entropy on .float() logits (torchtitan, llm-foundry):
+//          cast 6, log_softmax max/sum/write 16 | nll grad fill 4, log_softmax backward 16,
+//          cast back 6.
+enum class LossKernel { unfused, fused, te, eager };
+const char* to_string(LossKernel k);
+std::optional<LossKernel> loss_kernel_from_string(const std::string& s);
+struct LossBytes {
+  double forward = 0;   // bytes per logit element
+  double backward = 0;
+};
+LossBytes loss_bytes_per_logit(LossKernel k);
+
+// How FP8 training scales each tensor before the cast (Transformer Engine recipes). delayed:
+// DelayedScaling, the scale comes from an amax history and the fused cast + transpose records
+// this tensor's amax on the fly (read 16-bit 2, write row- and column-major FP8 1 + 1 = 4 bytes
+// per element). current: Float8CurrentScaling ("tensorwise"), the scale comes from this tensor's
+// own amax, computed by a separate pass before the cast (one more 16-bit read: 6 bytes).
+enum class Fp8Recipe { delayed, current };
+const char* to_string(Fp8Recipe r);
+std::optional<Fp8Recipe> fp8_recipe_from_string(const std::string& s);
+double fp8_cast_bytes_per_element(Fp8Recipe r);
+
+struct TrainingJob {
+  double tokens = 0;             // total training tokens
+  std::int64_t global_batch = 0;  // sequences per optimizer step
+  Precision precision = Precision::bf16;
+  Framework framework = Framework::megatron;
+  // The recipe (data/frameworks.json) the defaults below were resolved from; echoed in output.
+  std::string framework_id = "megatron";
+  // Compute that overlaps communication runs this much slower (NCCL kernels take SMs and HBM
+  // bandwidth): Lee et al. 2025 (arXiv:2507.03114) measure 18.9% on average on A100 and H100
+  // (up to 40%). 0 would be ideal overlap.
+  double overlap_compute_slowdown = 0.189;
+  // Empty: the framework's default (megatron: fused, pytorch: eager).
+  std::optional<LossKernel> loss_kernel;
+
+  // Gradients accumulated and reduced over data parallelism in fp32 instead of the 16-bit
+  // training precision. Empty: the framework's default. Megatron-LM forces it for bf16 (and FP8,
+  // which runs on --bf16): `accumulate_allreduce_grads_in_fp32 = True` in
+  // megatron/training/arguments.py; NeMo 2's bf16_mixed plugin sets grad_reduce_in_fp32=True.
+  // With fp16 Megatron keeps 16-bit gradient buffers. PyTorch FSDP as torchtitan runs it reduces
+  // in fp32 (mixed_precision_reduce = "float32"). What it costs: 4-byte gradient buffers, twice
+  // the gradient bytes on the data-parallel reduce(-scatter), a 4-byte gradient read in Adam.
+  std::optional<bool> grad_reduce_in_fp32;
+  // FP8 scaling recipe (only read when precision is fp8); Megatron-LM's and TE's default.
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
+  // FP8 parameters (only read when precision is fp8): the model keeps its weights in FP8 and the
+  // distributed optimizer or FSDP all-gathers them in FP8 (Megatron --fp8-param-gather, TE
+  // fp8_model_init; on in NeMo 2's and Megatron-Bridge's FP8 recipes, off by default in
+  // Megatron-LM). Weights take 1 byte plus the cached transpose instead of 16 bits plus an FP8
+  // copy and its transpose; gathers move 1 byte per parameter; Adam writes the FP8 weight.
+  bool fp8_params = false;
+
+  bool fp8_weights() const { return precision == Precision::fp8 && fp8_params; }
+  // Mixed precision: 16-bit (or FP8) compute weights beside fp32 master weights in the optimizer.
+  // fp32 / tf32 training holds one fp32 copy of each weight, which the optimizer updates in place.
+  bool mixed_precision() const { return precision != Precision::fp32 && precision != Precision::tf32; }
+  // Bytes per parameter of the weights a GPU holds for compute (FP8 training adds the FP8 copy
+  // and its transpose to the 16-bit weight; FP8 parameters are 1 byte plus the transpose), and of
+  // one parameter as the model stores and gathers it.
+  double weight_bytes() const {
+    if (precision != Precision::fp8) return element_bytes(precision);
+    return fp8_params ? 1.0 + 1.0 : 2.0 + 2.0;
+  }
+  double gathered_param_bytes() const {
+    if (precision == Precision::fp8) return fp8_params ? 1.0 : 2.0;
+    return element_bytes(precision);
+  }
+  // Adam's state per parameter: fp32 master, momentum and variance under mixed precision
+  // (Rajbhandari et al. 2020, Sec. 3.1: K = 12); momentum and variance alone in fp32 training.
+  double optimizer_state_bytes() const { return mixed_precision() ? 12.0 : 8.0; }
+  // HBM bytes of one Adam step per parameter: read and write the fp32 state (master, m, v; in
+  // fp32 training the weight itself, m, v), read the gradient, and under mixed precision write
+  // the compute weight: 12 + 12 + 2 + 2 = 28 with 16-bit gradients, 30 with fp32 ones.
+  double adam_step_bytes() const {
+    const double state = mixed_precision() ? 12.0 : 4.0 + 8.0;
+    return 2.0 * state + gradient_bytes() + (mixed_precision() ? gathered_param_bytes() : 0.0);
+  }
+  // Bytes per parameter a checkpoint writes: the model's weights as stored (16-bit, FP8 with FP8
+  // parameters, fp32) and the optimizer state (Megatron's distributed optimizer saves the fp32
+  // master, momentum and variance).
+  double checkpoint_bytes_per_param() const { return gathered_param_bytes() + optimizer_state_bytes(); }
+
+  LossKernel loss() const {
+    return loss_kernel.value_or(framework == Framework::pytorch ? LossKernel::eager : LossKernel::fused);
+  }
+  bool fp32_gradients() const {
+    if (precision == Precision::fp32 || precision == Precision::tf32) return true;
+    return grad_reduce_in_fp32.value_or(precision != Precision::fp16);
+  }
+  // Bytes of one gradient element in the gradient buffers and on the data-parallel reduction.
+  double gradient_bytes() const { return fp32_gradients() ? 4.0 : 2.0; }
+};
+
+}  // namespace capplan::sim
