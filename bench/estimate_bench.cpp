@@ -3,6 +3,7 @@
 // The scenario is built by hand (no JSON, no catalogs) so only the model is measured.
 #include <benchmark/benchmark.h>
 
+#include "bench_fixtures.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
 
@@ -14,32 +15,12 @@ using namespace capplan::units;
 // Llama-2-70B on 64 x H100 SXM (figures as in data/gpus.json).
 sim::Scenario llama70b_on_h100() {
   sim::Scenario s;
-  sim::ModelSpec& m = s.model;
-  m.name = "llama2-70b";
-  m.layers = 80;
-  m.hidden = 8192;
-  m.heads = 64;
-  m.kv_heads = 8;
-  m.ffn_hidden = 28672;
-  m.vocab = 32000;
-  m.seq_len = 4096;
-  m.gated_ffn = true;
-  m.rmsnorm = true;
-  m.rope = true;
+  s.model = bench::llama2_70b();
   s.training.tokens = 2e12;
   s.training.global_batch = 1024;
   s.training.precision = sim::Precision::bf16;
-  sim::GpuSpec& g = s.cluster.gpu;
-  g.id = "h100-sxm-80gb";
-  g.peak.bf16 = tflop_per_s(989);
-  g.peak.fp16 = tflop_per_s(989);
-  g.peak.fp8 = tflop_per_s(1979);
-  g.peak.fp32 = tflop_per_s(67);
-  g.hbm_capacity = gib(80);
-  g.hbm_bandwidth = gb_per_s(3350);
-  g.nvlink_bandwidth = gb_per_s(450);
-  g.sm_count = 132;
-  g.gemm_efficiency = 0.803;
+  s.cluster.gpu = bench::h100();
+  const sim::GpuSpec& g = s.cluster.gpu;
   s.cluster.gpus = 64;
   s.cluster.gpus_per_node = 8;
   s.cluster.intra_node_bandwidth = g.nvlink_bandwidth;

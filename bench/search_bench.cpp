@@ -13,59 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "bench_fixtures.hpp"
 #include "capplan/sim/search.hpp"
 
 namespace {
 
 using namespace capplan;
 using namespace capplan::units;
-
-sim::GpuSpec h100() {
-  sim::GpuSpec g;
-  g.id = "h100-sxm-80gb";
-  g.peak.bf16 = tflop_per_s(989);
-  g.peak.fp16 = tflop_per_s(989);
-  g.peak.fp8 = tflop_per_s(1979);
-  g.peak.fp32 = tflop_per_s(67);
-  g.peak.tf32 = tflop_per_s(494);
-  g.hbm_capacity = gib(80);
-  g.hbm_bandwidth = gb_per_s(3350);
-  g.nvlink_bandwidth = gb_per_s(450);
-  g.pcie_bandwidth = gb_per_s(64);
-  g.sm_count = 132;
-  g.gemm_efficiency = 0.803;
-  g.nvlink_busbw = gb_per_s(370);
-  g.attention_efficiency = 0.35;
-  return g;
-}
-
-sim::GpuSpec h200() {
-  sim::GpuSpec g = h100();
-  g.id = "h200-sxm-141gb";
-  g.hbm_capacity = gib(141);
-  g.hbm_bandwidth = gb_per_s(4800);
-  g.gemm_efficiency = 0.8;
-  g.nvlink_busbw = gb_per_s(367.6);
-  return g;
-}
-
-sim::GpuSpec a100(bool big) {
-  sim::GpuSpec g;
-  g.id = big ? "a100-80gb-sxm" : "a100-40gb-sxm";
-  g.peak.bf16 = tflop_per_s(312);
-  g.peak.fp16 = tflop_per_s(312);
-  g.peak.tf32 = tflop_per_s(156);
-  g.peak.fp32 = tflop_per_s(19.5);
-  g.hbm_capacity = big ? gib(80) : gib(40);
-  g.hbm_bandwidth = big ? gb_per_s(2039) : gb_per_s(1555);
-  g.nvlink_bandwidth = gb_per_s(300);
-  g.pcie_bandwidth = gb_per_s(32);
-  g.sm_count = 108;
-  g.gemm_efficiency = 0.869;
-  g.nvlink_busbw = gb_per_s(234.9);
-  g.attention_efficiency = 0.5;
-  return g;
-}
+using bench::a100;
+using bench::h100;
+using bench::h200;
 
 sim::Offering offering(std::string id, sim::GpuSpec gpu, double network_gbps_per_node, double usd_per_gpu_hour) {
   sim::Offering o;
@@ -81,15 +38,7 @@ sim::Offering offering(std::string id, sim::GpuSpec gpu, double network_gbps_per
 
 sim::SearchRequest gpt22b_on_64_h100(int threads) {
   sim::SearchRequest r;
-  sim::ModelSpec& m = r.base.model;
-  m.name = "megatron-gpt-22b";
-  m.layers = 48;
-  m.hidden = 6144;
-  m.heads = 64;
-  m.kv_heads = 64;
-  m.ffn_hidden = 4 * 6144;
-  m.vocab = 51200;
-  m.seq_len = 2048;
+  r.base.model = bench::megatron_gpt_22b();
   r.base.training.tokens = 300e9;
   r.base.training.global_batch = 512;  // 1M tokens
   r.offerings = {offering("aws-p5.48xlarge", h100(), 3200, 6.88)};
@@ -121,18 +70,7 @@ std::vector<sim::Offering> catalog_h100_h200_a100() {
 
 sim::SearchRequest llama70b_on_256_to_2048(int threads) {
   sim::SearchRequest r;
-  sim::ModelSpec& m = r.base.model;
-  m.name = "llama2-70b";
-  m.layers = 80;
-  m.hidden = 8192;
-  m.heads = 64;
-  m.kv_heads = 8;
-  m.ffn_hidden = 28672;
-  m.vocab = 32000;
-  m.seq_len = 4096;
-  m.gated_ffn = true;
-  m.rmsnorm = true;
-  m.rope = true;
+  r.base.model = bench::llama2_70b();
   r.base.training.tokens = 2e12;
   r.base.training.global_batch = 1024;  // 4M tokens
   r.offerings = catalog_h100_h200_a100();
