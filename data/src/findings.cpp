@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 
 #include "capplan/data/format.hpp"
@@ -36,73 +37,93 @@ std::string_view cost_input_name(std::string_view field) {
   return "an input";
 }
 
+// One template per code, in the order of sim::FindingCode (checked at compile time). The cost
+// findings are completed with the name of the input their field asks for.
+struct Template {
+  FindingCode code;
+  std::string_view text;
+};
+constexpr Template kTemplates[] = {
+    {FindingCode::no_layout_fits,
+     "no layout fits in memory: showing the one that needs the least ({evaluated} layouts evaluated)"},
+    {FindingCode::uneven_stages,
+     "layers ({layers}) do not divide evenly into pp*virtual_stages ({stages}): uneven stages, the slowest "
+      "sets the pace"},
+    {FindingCode::tp_wider_than_node,
+     "tp ({tp}) is wider than a node ({gpus_per_node} GPUs): tensor-parallel traffic crosses the network"},
+    {FindingCode::sequence_parallel_without_tp,
+     "sequence_parallel has no effect with tp = 1"},
+    {FindingCode::interleave_micro_batches,
+     "interleaved schedule with micro-batches ({micro_batches}) not a multiple of pp ({pp}): Megatron-LM "
+      "requires it"},
+    {FindingCode::zero_with_pipeline,
+     "ZeRO stage >= 2 with pipeline parallelism is not supported by DeepSpeed"},
+    {FindingCode::pipeline_never_fills,
+     "fewer micro-batches ({micro_batches}) than pipeline stages ({pp}): the pipeline never fills"},
+    {FindingCode::does_not_fit,
+     "does not fit in memory: needs {need_gib} GiB per GPU, the GPU has {have_gib} GiB"},
+    {FindingCode::no_storage_tier,
+     "no storage tier given: checkpoints and data assumed to move at the node's network bandwidth "
+      "({node_gb_per_s:1} GB/s per node), an optimistic bound; give storage.tier or storage.write_gb_per_s / "
+      "storage.read_gb_per_s (storage cost not included)"},
+    {FindingCode::data_loading_bound,
+     "data loading is the bottleneck ({bound}): it needs {gb_per_s:2} GB/s ({bytes_per_token:1} "
+      "bytes/token); training slows by x{slowdown:2}"},
+    {FindingCode::spot_preemptions_unknown,
+     "spot: the preemption rate is unknown, so no preemptions are modelled; give {field}"},
+    {FindingCode::local_tier_without_upload,
+     "storage tier '{tier}' is node-local and no upload tier is given: a checkpoint on a failed node is lost "
+      "with it (modelled as durable; give {field})"},
+    {FindingCode::checkpoint_interval_below_step,
+     "{field} ({given_s:1} s) is shorter than one step ({floor_s:1} s): using {floor_s:1} s"},
+    {FindingCode::checkpoint_interval_below_persist,
+     "{field} ({given_s:1} s) is shorter than the time to persist a checkpoint ({floor_s:1} s): using "
+      "{floor_s:1} s"},
+    {FindingCode::restart_overhead_assumed,
+     "restart overhead (relaunch + initialisation) assumed {restart_s:0} s before the checkpoint load; "
+      "measure yours and give {field}"},
+    {FindingCode::interruptions_unbounded,
+     "interruptions come faster (every {mtbi_h:2} h) than the job can restart and make progress: the "
+      "expected time to train is unbounded"},
+    {FindingCode::recovery_dominates,
+     "checkpoint interval + restart is more than half the mean time between interruptions ({mtbi_h:2} h): "
+      "most time goes to recovery"},
+    {FindingCode::cost_input_unknown,
+     "total cost: {input} is unknown; give {field}"},
+    {FindingCode::cost_part_unknown,
+     "total cost: {input} is unknown, so it is left out of the total; give {field}"},
+    {FindingCode::reserved_commitment_short,
+     "{field} ({committed:0}) is less than the GPUs used ({used:0}): the extra GPUs are priced at the "
+      "reserved rate too"},
+    {FindingCode::reserved_term_short,
+     "the run ({run_months:1} months) outlasts the reserved term ({term_months:1} months): hours beyond it "
+      "priced at the reserved rate"},
+    {FindingCode::no_price,
+     "no price known for this cluster: cost_usd is null (give {field})"},
+    {FindingCode::offering_network_unknown,
+     "{offering}: multi-node shapes skipped, its network bandwidth is unknown (give the inter-node bandwidth "
+      "per GPU)"},
+    {FindingCode::offering_price_unknown,
+     "{offering}: price unknown; its plans are ranked on time only and never meet a budget (give a price)"},
+    {FindingCode::note,
+     "{text}"},
+};
+constexpr bool in_code_order() {
+  for (std::size_t i = 0; i < std::size(kTemplates); ++i) {
+    if (static_cast<std::size_t>(kTemplates[i].code) != i) return false;
+  }
+  return std::size(kTemplates) == static_cast<std::size_t>(FindingCode::note) + 1;
+}
+static_assert(in_code_order(), "kTemplates must list every FindingCode once, in order");
+
 }  // namespace
 
 std::string finding_template(const sim::Finding& f) {
-  switch (f.code) {
-    case FindingCode::no_layout_fits:
-      return "no layout fits in memory: showing the one that needs the least ({evaluated} layouts evaluated)";
-    case FindingCode::uneven_stages:
-      return "layers ({layers}) do not divide evenly into pp*virtual_stages ({stages}): uneven stages, the slowest "
-             "sets the pace";
-    case FindingCode::tp_wider_than_node:
-      return "tp ({tp}) is wider than a node ({gpus_per_node} GPUs): tensor-parallel traffic crosses the network";
-    case FindingCode::sequence_parallel_without_tp: return "sequence_parallel has no effect with tp = 1";
-    case FindingCode::interleave_micro_batches:
-      return "interleaved schedule with micro-batches ({micro_batches}) not a multiple of pp ({pp}): Megatron-LM "
-             "requires it";
-    case FindingCode::zero_with_pipeline:
-      return "ZeRO stage >= 2 with pipeline parallelism is not supported by DeepSpeed";
-    case FindingCode::pipeline_never_fills:
-      return "fewer micro-batches ({micro_batches}) than pipeline stages ({pp}): the pipeline never fills";
-    case FindingCode::does_not_fit:
-      return "does not fit in memory: needs {need_gib} GiB per GPU, the GPU has {have_gib} GiB";
-    case FindingCode::no_storage_tier:
-      return "no storage tier given: checkpoints and data assumed to move at the node's network bandwidth "
-             "({node_gb_per_s:1} GB/s per node), an optimistic bound; give storage.tier or storage.write_gb_per_s / "
-             "storage.read_gb_per_s (storage cost not included)";
-    case FindingCode::data_loading_bound:
-      return "data loading is the bottleneck ({bound}): it needs {gb_per_s:2} GB/s ({bytes_per_token:1} "
-             "bytes/token); training slows by x{slowdown:2}";
-    case FindingCode::spot_preemptions_unknown:
-      return "spot: the preemption rate is unknown, so no preemptions are modelled; give {field}";
-    case FindingCode::local_tier_without_upload:
-      return "storage tier '{tier}' is node-local and no upload tier is given: a checkpoint on a failed node is lost "
-             "with it (modelled as durable; give {field})";
-    case FindingCode::checkpoint_interval_below_step:
-      return "{field} ({given_s:1} s) is shorter than one step ({floor_s:1} s): using {floor_s:1} s";
-    case FindingCode::checkpoint_interval_below_persist:
-      return "{field} ({given_s:1} s) is shorter than the time to persist a checkpoint ({floor_s:1} s): using "
-             "{floor_s:1} s";
-    case FindingCode::restart_overhead_assumed:
-      return "restart overhead (relaunch + initialisation) assumed {restart_s:0} s before the checkpoint load; "
-             "measure yours and give {field}";
-    case FindingCode::interruptions_unbounded:
-      return "interruptions come faster (every {mtbi_h:2} h) than the job can restart and make progress: the "
-             "expected time to train is unbounded";
-    case FindingCode::recovery_dominates:
-      return "checkpoint interval + restart is more than half the mean time between interruptions ({mtbi_h:2} h): "
-             "most time goes to recovery";
-    case FindingCode::cost_input_unknown:
-      return "total cost: " + std::string(cost_input_name(f.field)) + " is unknown; give {field}";
-    case FindingCode::cost_part_unknown:
-      return "total cost: " + std::string(cost_input_name(f.field)) +
-             " is unknown, so it is left out of the total; give {field}";
-    case FindingCode::reserved_commitment_short:
-      return "{field} ({committed:0}) is less than the GPUs used ({used:0}): the extra GPUs are priced at the "
-             "reserved rate too";
-    case FindingCode::reserved_term_short:
-      return "the run ({run_months:1} months) outlasts the reserved term ({term_months:1} months): hours beyond it "
-             "priced at the reserved rate";
-    case FindingCode::no_price: return "no price known for this cluster: cost_usd is null (give {field})";
-    case FindingCode::offering_network_unknown:
-      return "{offering}: multi-node shapes skipped, its network bandwidth is unknown (give the inter-node bandwidth "
-             "per GPU)";
-    case FindingCode::offering_price_unknown:
-      return "{offering}: price unknown; its plans are ranked on time only and never meet a budget (give a price)";
-    case FindingCode::note: return "{text}";
+  std::string t(kTemplates[static_cast<std::size_t>(f.code)].text);
+  if (f.code == FindingCode::cost_input_unknown || f.code == FindingCode::cost_part_unknown) {
+    t.replace(t.find("{input}"), 7, cost_input_name(f.field));
   }
-  return "{text}";
+  return t;
 }
 
 std::string fill(std::string_view tmpl, const sim::Finding& f, const NumberText& number) {
