@@ -7,6 +7,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -18,6 +19,7 @@
 #include "capplan/data/search_io.hpp"
 #include "capplan/gui/calibration.hpp"
 #include "capplan/gui/estimate_runner.hpp"
+#include "capplan/gui/finding_text.hpp"
 #include "capplan/gui/goodput_model.hpp"
 #include "capplan/gui/plan_runner.hpp"
 #include "capplan/gui/result_models.hpp"
@@ -182,6 +184,22 @@ class GuiModelsTest : public QObject {
     QCOMPARE(side.index(1, 0).data().toString(), QStringLiteral("12.5 kg"));
     QCOMPARE(side.index(0, 1).data().toString(), QStringLiteral("weighing…"));
     QVERIFY(!side.index(1, 1).data().isValid());
+  }
+
+  // A finding in the GUI's words: data/'s template (through tr()), the GUI's number format. Where
+  // both formats write a number the same way the sentence is the CLI's; a number that is not
+  // finite reads "n/a" here and "inf" in the CLI.
+  void findings_are_worded_with_the_guis_number_format() {
+    const sim::Finding fit =
+        sim::finding(sim::FindingCode::does_not_fit, "", {{"need_gib", 194.37}, {"have_gib", 141}});
+    QCOMPARE(finding_text(fit), QStringLiteral("does not fit in memory: needs 194.4 GiB per GPU, the GPU has 141 GiB"));
+    QCOMPARE(finding_text(fit).toStdString(), data::render(fit));
+    const sim::Finding unbounded = sim::finding(sim::FindingCode::interruptions_unbounded, "",
+                                                {{"mtbi_h", std::numeric_limits<double>::infinity()}});
+    QVERIFY(finding_text(unbounded).contains(QStringLiteral("(every n/a h)")));
+    QVERIFY(data::render(unbounded).find("(every inf h)") != std::string::npos);
+    QCOMPARE(finding_text(sim::note("profile: gemm fp8 not measured; datasheet used")),
+             QStringLiteral("profile: gemm fp8 not measured; datasheet used"));
   }
 
   void goodput_model_shows_the_estimates_goodput_with_raw_numbers() {
