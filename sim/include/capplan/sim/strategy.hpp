@@ -75,7 +75,7 @@ struct StrategyRequest {
 // "strategy" keys), `capplan estimate` and `capplan search` offer each as a flag, the GUI shows each
 // as a check box, and the planner fills the ones it does not search from the request. A new option
 // is a member of Parallelism and of StrategyRequest plus a row here; what it changes in the step is
-// the lowering's business, and a searched one needs its values in sim/src/search/layout_space.hpp.
+// the lowering's business, and a searched one needs a dimension in sim/src/search/layout_space.{hpp,cpp}.
 struct StrategyOption {
   const char* key;    // scenario and output JSON key
   const char* flag;   // command-line flag
