@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/scenario_io.hpp"
@@ -14,6 +15,17 @@
 namespace capplan::data {
 namespace {
 
+// Micro-batch 1, no recompute, sequence parallel.
+sim::Parallelism layout(int tp, int pp, int dp, int zero) {
+  sim::Parallelism l;
+  std::tie(l.tp, l.pp, l.dp, l.zero) = std::tuple{tp, pp, dp, zero};
+  l.micro_batch = 1;
+  l.recompute = sim::Recompute::none;
+  l.sequence_parallel = true;
+  return l;
+}
+
+// A plan on `nodes` nodes of an instance, tp 4 pp 1, ZeRO 2.
 sim::Plan plan_on(const std::string& instance, int nodes, int gpus_per_node) {
   sim::Plan p;
   p.instance_id = instance;
@@ -21,14 +33,7 @@ sim::Plan plan_on(const std::string& instance, int nodes, int gpus_per_node) {
   p.nodes = nodes;
   p.gpus = nodes * gpus_per_node;
   p.price_known = true;
-  sim::Parallelism& l = p.estimate.layout.strategy;
-  l.tp = 4;
-  l.pp = 1;
-  l.dp = p.gpus / 4;
-  l.micro_batch = 1;
-  l.zero = 2;
-  l.recompute = sim::Recompute::none;
-  l.sequence_parallel = true;
+  p.estimate.layout.strategy = layout(4, 1, p.gpus / 4, 2);
   return p;
 }
 
@@ -61,11 +66,7 @@ TEST(RunnerUpText, NamesTheChangeAndWhatItDoes) {
 TEST(RunnerUpText, NamesTheLayoutFieldsThatDifferAndTheConstraintsMissed) {
   const sim::Plan chosen = plan_on("aws-p5.48xlarge", 16, 8);
   sim::Plan other = chosen;
-  sim::Parallelism& l = other.estimate.layout.strategy;
-  l.tp = 2;
-  l.pp = 16;
-  l.dp = 4;
-  l.zero = 1;
+  other.estimate.layout.strategy = layout(2, 16, 4, 1);
   other.meets_deadline = false;
   other.meets_budget = false;
   EXPECT_EQ(runner_up_text(runner_up("layout", other, 1.005, 1.005), chosen),

@@ -4,10 +4,11 @@
 #include "capplan/sim/search.hpp"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <limits>
 #include <thread>
 #include <unordered_map>
@@ -194,12 +195,12 @@ RunnerUp runner_up(const std::string& dimension, const Plan& chosen, Plan other)
   return r;
 }
 
-// A number in an input error: fixed decimals, locale-free.
+// A number in an input error: fixed decimals, locale-free (to_chars is exact; no <format> in g++ 12).
 std::string fixed(double v, int digits) {
   if (!std::isfinite(v)) return "?";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
+  std::array<char, 64> buf{};
+  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::fixed, digits);
+  return std::string(buf.data(), r.ptr);
 }
 
 Diagnostics validate(const SearchRequest& r) {
