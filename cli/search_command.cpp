@@ -21,6 +21,7 @@
 #include "capplan/data/findings.hpp"
 #include "capplan/data/cost_model.hpp"
 #include "capplan/data/error_bands.hpp"
+#include "capplan/data/plan_text.hpp"
 #include "capplan/data/profile_io.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/search_io.hpp"
@@ -304,7 +305,7 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   if (!emit(opt.out, rendered)) return code(Exit::invalid_input);
 
   if (result->failure) {
-    print_error(result->failure->message);
+    print_error(data::failure_message(*result->failure, request));
     return code(Exit::infeasible);
   }
   return code(Exit::ok);

@@ -12,6 +12,7 @@
 
 #include "capplan/data/findings.hpp"
 #include "capplan/data/format.hpp"
+#include "capplan/data/plan_text.hpp"
 
 namespace capplan::data {
 namespace {
@@ -316,17 +317,18 @@ nlohmann::json search_result_to_json(const sim::SearchResult& r, const sim::Sear
   for (const auto& p : r.pareto) pareto.push_back(plan_to_json(p, request, base));
   out["pareto"] = std::move(pareto);
   if (r.failure) {
-    out["failure"] = {{"constraint", r.failure->constraint},
-                      {"message", r.failure->message},
+    out["failure"] = {{"constraint", constraint_name(r.failure->kind)},
+                      {"message", failure_message(*r.failure, request)},
                       {"closest", r.failure->closest ? plan_to_json(*r.failure->closest, request, base) : json(nullptr)}};
   } else {
     out["failure"] = nullptr;
   }
-  out["explanation"] = r.explanation;
+  out["explanation"] = explanation(r, request);
+  const sim::Plan* chosen = sim::chosen_plan(r);
   json runner_ups = json::array();
   for (const auto& u : r.runner_ups) {
     runner_ups.push_back({{"dimension", u.dimension},
-                          {"explanation", u.explanation},
+                          {"explanation", chosen ? runner_up_text(u, *chosen) : std::string()},
                           {"time_ratio", format::number(u.time_ratio)},
                           {"cost_ratio", u.cost_ratio ? format::number(*u.cost_ratio) : json(nullptr)},
                           {"plan", plan_to_json(u.plan, request, base)}});
@@ -378,7 +380,8 @@ std::string search_result_to_table(const sim::SearchResult& r, const sim::Search
       << r.stats.shapes << " cluster shapes in " << format::fixed(r.elapsed_s, 2) << " s with " << r.stats.threads
       << (r.stats.threads == 1 ? " thread" : " threads") << "\n\n";
   if (r.failure) {
-    out << "Constraint not met: " << r.failure->constraint << "\n  " << r.failure->message << "\n";
+    out << "Constraint not met: " << constraint_name(r.failure->kind) << "\n  " << failure_message(*r.failure, request)
+        << "\n";
     if (r.failure->closest) out << "\nClosest plan:\n" << plan_rows({*r.failure->closest});
   } else {
     out << "Plans (best first):\n" << plan_rows(r.plans);
@@ -386,10 +389,10 @@ std::string search_result_to_table(const sim::SearchResult& r, const sim::Search
   if (!r.pareto.empty() && request.objective != sim::Objective::pareto) {
     out << "\nPareto front (time vs cost, fastest first):\n" << plan_rows(r.pareto);
   }
-  if (!r.explanation.empty()) out << "\nWhy: " << r.explanation << "\n";
-  if (!r.runner_ups.empty()) {
+  if (const std::string why = explanation(r, request); !why.empty()) out << "\nWhy: " << why << "\n";
+  if (const sim::Plan* chosen = sim::chosen_plan(r); chosen && !r.runner_ups.empty()) {
     out << "\nRunner-ups:\n";
-    for (const auto& u : r.runner_ups) out << "  " << u.dimension << ": " << u.explanation << "\n";
+    for (const auto& u : r.runner_ups) out << "  " << u.dimension << ": " << runner_up_text(u, *chosen) << "\n";
   }
   if (!r.notes.empty()) {
     out << "\nNotes:\n";

@@ -19,6 +19,7 @@
 #include <limits>
 #include <map>
 
+#include "capplan/data/plan_text.hpp"
 #include "capplan/data/search_io.hpp"
 #include "capplan/gui/finding_text.hpp"
 #include "capplan/gui/format.hpp"
@@ -252,9 +253,19 @@ void PlanView::on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot) 
   model_.set_snapshot(snapshot);
   table_->resizeColumnsToContents();
   QString text;
-  if (r.failure) text += QStringLiteral("<b style='color:#c62828'>%1</b><br>").arg(QString::fromStdString(r.failure->message).toHtmlEscaped());
-  if (!r.explanation.empty()) text += QStringLiteral("<b>Why #1:</b> ") + QString::fromStdString(r.explanation).toHtmlEscaped();
-  for (const auto& u : r.runner_ups) text += QStringLiteral("<br>• ") + QString::fromStdString(u.explanation).toHtmlEscaped();
+  const sim::SearchRequest& request = snapshot->request;
+  if (r.failure) {
+    text += QStringLiteral("<b style='color:#c62828'>%1</b><br>")
+                .arg(QString::fromStdString(data::failure_message(*r.failure, request)).toHtmlEscaped());
+  }
+  if (const std::string why = data::explanation(r, request); !why.empty()) {
+    text += QStringLiteral("<b>Why #1:</b> ") + QString::fromStdString(why).toHtmlEscaped();
+  }
+  if (const sim::Plan* chosen = sim::chosen_plan(r)) {
+    for (const auto& u : r.runner_ups) {
+      text += QStringLiteral("<br>• ") + QString::fromStdString(data::runner_up_text(u, *chosen)).toHtmlEscaped();
+    }
+  }
   for (const auto& n : offering_notes_) text += QStringLiteral("<br><i>note: ") + n.toHtmlEscaped() + "</i>";
   for (const auto& n : r.notes) text += QStringLiteral("<br><i>note: ") + finding_text(n).toHtmlEscaped() + "</i>";
   explanation_->setText(text);

@@ -18,7 +18,6 @@
 #include "capplan/sim/step_model.hpp"
 #include "search/layout_space.hpp"
 #include "schedule/step_timing.hpp"
-#include "search/plan_text.hpp"
 #include "search/planner_worker.hpp"
 
 namespace capplan::sim {
@@ -62,6 +61,13 @@ std::vector<Parallelism> candidate_layouts(const Scenario& s, LayoutSpace space)
   return out;
 }
 
+const Plan* chosen_plan(const SearchResult& r) {
+  if (!r.plans.empty()) return &r.plans.front();
+  if (!r.failure || !r.failure->closest) return nullptr;
+  return r.failure->kind == FailureKind::no_layout || r.failure->kind == FailureKind::memory ? nullptr
+                                                                                             : &*r.failure->closest;
+}
+
 Scenario plan_scenario(const SearchRequest& request, const Plan& plan) {
   Scenario s = request.base;
   if (!request.offerings.empty() && plan.offering >= 0 &&
@@ -73,8 +79,6 @@ Scenario plan_scenario(const SearchRequest& request, const Plan& plan) {
 }
 
 namespace {
-
-using namespace plan_text;  // the sentences of plans and notes (plan_text.hpp)
 
 // ---------------------------------------------------------------------------------------------
 // The search proper.
@@ -181,17 +185,22 @@ Plan make_plan(const std::vector<Shape>& shapes, const SearchRequest& req, const
   return plan;
 }
 
-RunnerUp runner_up(const std::string& dimension, const std::string& what, const Plan& chosen, Plan other) {
+RunnerUp runner_up(const std::string& dimension, const Plan& chosen, Plan other) {
   RunnerUp r;
   r.dimension = dimension;
   r.time_ratio = plan_time(other.estimate).base() / plan_time(chosen.estimate).base();
   const auto chosen_cost = plan_cost(chosen.estimate), other_cost = plan_cost(other.estimate);
   if (chosen_cost && other_cost && chosen_cost->base() > 0) r.cost_ratio = other_cost->base() / chosen_cost->base();
-  r.explanation = what + ": " + change_text(r.time_ratio, r.cost_ratio);
-  if (!other.meets_deadline) r.explanation += " (misses the deadline)";
-  if (!other.meets_budget) r.explanation += other.price_known ? " (over the budget)" : " (price unknown)";
   r.plan = std::move(other);
   return r;
+}
+
+// A number in an input error: fixed decimals, locale-free (to_chars is exact; no <format> in g++ 12).
+std::string fixed(double v, int digits) {
+  if (!std::isfinite(v)) return "?";
+  std::array<char, 64> buf{};
+  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::fixed, digits);
+  return std::string(buf.data(), r.ptr);
 }
 
 Diagnostics validate(const SearchRequest& r) {
@@ -355,57 +364,42 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
   if (ranked.size() > static_cast<std::size_t>(req.top_k)) ranked.resize(static_cast<std::size_t>(req.top_k));
   for (const Scored& sc : ranked) result.plans.push_back(make_plan(shapes, req, sc));
 
-  // Nothing meets the constraints: say which, and show the closest plan.
+  // Nothing meets the constraints: say which, and keep the closest plan.
   std::optional<Scored> chosen;
   if (!ranked.empty()) chosen = ranked.front();
   if (ranked.empty()) {
     ConstraintFailure f;
+    f.any_price = std::any_of(candidates.begin(), candidates.end(), [](auto& x) { return x.cost.has_value(); });
     if (counters.configurations == 0) {
-      f.constraint = "layout";
-      f.message = "no valid parallel layout exists for any cluster shape searched with this model, batch and the "
-                  "fixed strategy fields";
+      f.kind = FailureKind::no_layout;
     } else if (candidates.empty()) {
-      f.constraint = "memory";
+      f.kind = FailureKind::memory;
       std::optional<std::pair<int, Oversized>> least;
       for (std::size_t i = 0; i < shapes.size(); ++i) {
         if (merged[i].least_memory && (!least || smaller(*merged[i].least_memory, least->second))) {
           least = std::pair<int, Oversized>{static_cast<int>(i), *merged[i].least_memory};
         }
       }
-      f.message = "no layout fits in GPU memory on any cluster shape searched";
       if (least) {
         Scored sc;
         sc.shape = least->first;
         sc.timed.p = least->second.p;
         f.closest = make_plan(shapes, req, sc);
-        const Plan& c = *f.closest;
-        f.message += "; the closest, " + shape_text(c) + " with " + layout_text(c.estimate.layout.strategy) + ", needs " +
-                     fixed(units::to_gib(c.estimate.memory.total()), 1) + " GiB per GPU of " +
-                     fixed(units::to_gib(c.estimate.memory.capacity), 0);
       }
     } else {
       const bool any_deadline = std::any_of(candidates.begin(), candidates.end(), [](auto& x) { return x.meets_deadline; });
       const bool any_budget = std::any_of(candidates.begin(), candidates.end(), [](auto& x) { return x.meets_budget; });
-      const std::string deadline_text = req.deadline ? days_text(req.deadline->base()) : "";
-      const std::string budget_text = req.budget ? usd_text(req.budget->base()) : "";
       Scored closest;
       if (req.deadline && !any_deadline) {
         closest = *std::min_element(candidates.begin(), candidates.end(), by_time);
-        f.constraint = req.budget && !any_budget ? "deadline and budget" : "deadline";
-        f.message = "no plan meets the deadline of " + deadline_text;
-        if (f.constraint == "deadline and budget") f.message += " (nor the budget of " + budget_text + ")";
-        f.message += ": the fastest takes " + days_text(closest.time_s);
+        f.kind = req.budget && !any_budget ? FailureKind::deadline_nor_budget : FailureKind::deadline;
       } else if (req.budget && !any_budget) {
-        f.constraint = "budget";
-        const bool priced = std::any_of(candidates.begin(), candidates.end(), [](auto& x) { return x.cost.has_value(); });
+        f.kind = FailureKind::budget;
         closest = *std::min_element(candidates.begin(), candidates.end(), by_cost);
-        f.message = "no plan meets the budget of " + budget_text;
-        f.message += priced ? ": the cheapest costs " + usd_text(*closest.cost)
-                            : ": no offering searched has a known price (give one)";
       } else {
         // Each constraint alone is met by some plan, never both at once: the plan that misses by
         // the least (the larger of time/deadline and cost/budget is smallest).
-        f.constraint = "deadline and budget";
+        f.kind = FailureKind::deadline_and_budget;
         auto excess = [&](const Scored& x) {
           const double t = x.time_s / req.deadline->base();
           const double c = x.cost ? *x.cost / req.budget->base() : std::numeric_limits<double>::infinity();
@@ -416,31 +410,18 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
           if (ea != eb) return ea < eb;
           return by_cost(a, b);
         });
-        f.message = "no plan meets both the deadline of " + deadline_text + " and the budget of " + budget_text +
-                    ": the closest takes " + days_text(closest.time_s) +
-                    (closest.cost ? " and costs " + usd_text(*closest.cost) : std::string(" at an unknown price"));
       }
       f.closest = make_plan(shapes, req, closest);
-      f.message += " (" + shape_text(*f.closest) + ", " + layout_text(f.closest->estimate.layout.strategy) + ")";
+      f.closest_time = units::seconds(closest.time_s);
+      if (closest.cost) f.closest_cost = units::usd(*closest.cost);
       chosen = closest;
     }
     result.failure = std::move(f);
   }
 
-  // Explain the chosen plan (or the closest) and its runner-ups along each dimension.
+  // The chosen plan (or the closest) and its runner-ups along each dimension.
   if (chosen) {
-    const Plan chosen_plan = make_plan(shapes, req, *chosen);
-    std::string lead;
-    if (result.failure) {
-      lead = "Closest plan";
-    } else {
-      lead = req.objective == Objective::cheapest ? "Cheapest plan"
-             : req.objective == Objective::fastest ? "Fastest plan"
-                                                   : "Fastest plan on the Pareto front";
-      if (req.deadline) lead += " that meets the deadline of " + days_text(req.deadline->base());
-      if (req.budget) lead += std::string(req.deadline ? " and" : "") + " within the budget of " + usd_text(req.budget->base());
-    }
-    result.explanation = lead + ": " + explain(chosen_plan);
+    const Plan picked = make_plan(shapes, req, *chosen);
     const int offering = shapes[static_cast<std::size_t>(chosen->shape)].offering;
     const int nodes = shapes[static_cast<std::size_t>(chosen->shape)].nodes;
     const auto order = req.objective == Objective::fastest ? by_time : by_cost;
@@ -460,8 +441,7 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
     for (const auto& o : {more, fewer}) {
       if (!o) continue;
       const int n = shapes[static_cast<std::size_t>(o->shape)].nodes;
-      result.runner_ups.push_back(runner_up(n > nodes ? "more_nodes" : "fewer_nodes", nodes_text(nodes, n), chosen_plan,
-                                            make_plan(shapes, req, *o)));
+      result.runner_ups.push_back(runner_up(n > nodes ? "more_nodes" : "fewer_nodes", picked, make_plan(shapes, req, *o)));
     }
     // The best plan on another offering (by the objective's order, constraints met first).
     std::optional<Scored> other;
@@ -469,30 +449,23 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
       if (shapes[static_cast<std::size_t>(sc.shape)].offering == offering) continue;
       if (!other || better(sc, *other)) other = sc;
     }
-    if (other) {
-      const Plan p = make_plan(shapes, req, *other);
-      result.runner_ups.push_back(runner_up("offering", shape_text(p) + " instead of " + shape_text(chosen_plan),
-                                            chosen_plan, p));
-    }
+    if (other) result.runner_ups.push_back(runner_up("offering", picked, make_plan(shapes, req, *other)));
     // The next layout on the same shape that is not just as fast (layouts that tie add nothing).
     const auto& same = merged[static_cast<std::size_t>(chosen->shape)].best;
     for (const Timed& t : same) {
       if (t.p == chosen->timed.p || t.step_s == chosen->timed.step_s) continue;
-      const Plan p = make_plan(shapes, req, score(shapes, chosen->shape, t, req));
-      result.runner_ups.push_back(runner_up("layout", layout_diff(chosen->timed.p, t.p), chosen_plan, p));
+      result.runner_ups.push_back(runner_up("layout", picked, make_plan(shapes, req, score(shapes, chosen->shape, t, req))));
       break;
     }
     // The extremes, when they are not the chosen plan.
     if (!best_per_shape.empty()) {
       const Scored fastest = *std::min_element(best_per_shape.begin(), best_per_shape.end(), by_time);
       if (fastest.shape != chosen->shape) {
-        const Plan p = make_plan(shapes, req, fastest);
-        result.runner_ups.push_back(runner_up("fastest", "the fastest plan, " + shape_text(p), chosen_plan, p));
+        result.runner_ups.push_back(runner_up("fastest", picked, make_plan(shapes, req, fastest)));
       }
       const Scored cheapest = *std::min_element(best_per_shape.begin(), best_per_shape.end(), by_cost);
       if (cheapest.cost && cheapest.shape != chosen->shape) {
-        const Plan p = make_plan(shapes, req, cheapest);
-        result.runner_ups.push_back(runner_up("cheapest", "the cheapest plan, " + shape_text(p), chosen_plan, p));
+        result.runner_ups.push_back(runner_up("cheapest", picked, make_plan(shapes, req, cheapest)));
       }
     }
   }

@@ -98,22 +98,40 @@ struct Plan {
   std::string price_source;
 };
 
-// Why no plan met the constraints, and the plan that came closest.
+// Why no plan met the constraints. The planner returns structure only; data/plan_text.hpp
+// writes the sentences (failure_message, runner_up_text, explanation).
+enum class FailureKind {
+  no_layout,            // no valid parallel layout exists for any cluster shape searched
+  memory,               // no layout fits in GPU memory on any shape searched
+  deadline,             // no plan meets the deadline (the budget, if given, is met by some)
+  budget,               // no plan meets the budget (the deadline, if given, is met by some)
+  deadline_nor_budget,  // no plan meets the deadline, and none meets the budget
+  deadline_and_budget,  // each is met by some plan, never both at once
+};
+
 struct ConstraintFailure {
-  std::string constraint;  // "deadline", "budget", "deadline and budget", "memory"
-  std::string message;     // one sentence naming the constraint, its value and the closest plan's
+  FailureKind kind = FailureKind::no_layout;
+  bool any_price = false;  // whether any plan searched had a known price (a budget needs one)
+  // The plan that came closest: for memory the layout needing the least memory per GPU; for
+  // deadline (and deadline_nor_budget) the fastest; for budget the cheapest; for
+  // deadline_and_budget the one whose larger of time/deadline and cost/budget is smallest.
+  // Empty for no_layout (and for memory when no layout was sized).
   std::optional<Plan> closest;
+  // The closest plan's position on the two axes as the search ranked it (time to train with
+  // failures and checkpoints; total cost, empty when its price is unknown). Unset for memory.
+  units::Seconds closest_time;
+  std::optional<units::Usd> closest_cost;
 };
 
 // The best plan that differs from the chosen one along one dimension, and what that change does.
+// The chosen plan is chosen_plan(result); the sentence is data::runner_up_text's.
 struct RunnerUp {
   // "more_nodes" / "fewer_nodes" (the best plan on the same offering with more / fewer nodes),
   // "offering" (the best plan on another offering), "layout" (the next layout on the same shape
   // that is not just as fast), "fastest", "cheapest" (overall, when not the chosen plan).
   // "Best": meeting the constraints first, then by the objective.
   std::string dimension;
-  std::string explanation;  // "2x the nodes (16 -> 32): 41% faster, 12% dearer"
-  Plan plan;
+  Plan plan;  // its nodes, shape and layout against the chosen plan's say what changed
   double time_ratio = 1;  // runner-up time-to-train / chosen
   std::optional<double> cost_ratio;  // runner-up cost / chosen (empty when a price is unknown)
 };
@@ -139,10 +157,13 @@ struct SearchResult {
   std::vector<Plan> plans;          // best first by the objective, at most top_k, all meet the constraints
   std::vector<Plan> pareto;         // non-dominated (time, cost) plans with a known price, fastest first
   std::optional<ConstraintFailure> failure;  // set when no plan meets deadline/budget/memory
-  std::string explanation;          // why plans[0] wins: its breakdown in one paragraph
-  std::vector<RunnerUp> runner_ups; // for plans[0] (or failure->closest), one per dimension found
+  std::vector<RunnerUp> runner_ups; // for chosen_plan(), one per dimension found
   std::vector<Finding> notes;       // unknown prices, offerings skipped and why
 };
+
+// The plan the search explains and compares its runner-ups with: plans[0], or, when no plan met
+// the deadline or budget, failure->closest; null when there is none (cancelled, no layout, memory).
+const Plan* chosen_plan(const SearchResult& r);
 
 struct SearchProgress {
   long done = 0;   // work items finished
