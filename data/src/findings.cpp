@@ -105,6 +105,9 @@ constexpr Template kTemplates[] = {
       "per GPU)"},
     {FindingCode::offering_price_unknown,
      "{offering}: price unknown; its plans are ranked on time only and never meet a budget (give a price)"},
+    {FindingCode::pareto_without_prices,
+     "no plan that meets the constraints has a known price, so there is no (time, cost) front: plans ranked by "
+     "time (give a price)"},
     {FindingCode::note,
      "{text}"},
 };

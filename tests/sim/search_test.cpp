@@ -328,6 +328,29 @@ void expect_same_result(const SearchResult& a, const SearchResult& b) {
   }
 }
 
+// Pareto over offerings without a price: no front exists (it holds priced plans only), so the
+// plans are ranked by time and a note says why; before, this fell into the "deadline and budget"
+// failure and read the unset deadline and budget.
+TEST(Search, ParetoWithoutPricesRanksByTimeAndSaysSo) {
+  SearchRequest r = small_request();
+  for (auto& o : r.offerings) o.node.price_per_gpu.reset();
+  r.objective = Objective::pareto;
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value()) << to_string(result.error());
+  EXPECT_FALSE(result->failure.has_value());
+  EXPECT_TRUE(result->pareto.empty());
+  ASSERT_FALSE(result->plans.empty());
+  for (std::size_t i = 1; i < result->plans.size(); ++i) {
+    EXPECT_LE(plan_time(result->plans[i - 1].estimate).base(), plan_time(result->plans[i].estimate).base());
+  }
+  EXPECT_TRUE(has(result->notes, FindingCode::pareto_without_prices));
+  // The fastest plan is the one `fastest` picks.
+  r.objective = Objective::fastest;
+  auto fastest = search(r);
+  ASSERT_TRUE(fastest.has_value());
+  EXPECT_EQ(plan_time(result->plans[0].estimate).base(), plan_time(fastest->plans[0].estimate).base());
+}
+
 TEST(Search, ThreadCountDoesNotChangeTheResult) {
   SearchRequest r = small_request();
   r.space = LayoutSpace::exhaustive;

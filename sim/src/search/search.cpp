@@ -357,6 +357,14 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
     for (const Scored& sc : front) {
       if (sc.feasible()) ranked.push_back(sc);
     }
+    // The front holds priced plans only. A priced plan that meets the constraints is dominated only
+    // by one that meets them too, so an empty ranking beside feasible plans means none of those has
+    // a price: there is no front to rank by, and time is what can be compared.
+    if (ranked.empty() && !feasible.empty()) {
+      ranked = feasible;
+      std::sort(ranked.begin(), ranked.end(), by_time);
+      result.notes.push_back(finding(FindingCode::pareto_without_prices));
+    }
   } else {
     ranked = feasible;
     std::sort(ranked.begin(), ranked.end(), req.objective == Objective::cheapest ? by_cost : by_time);

@@ -40,6 +40,7 @@ enum class FindingCode : std::uint8_t {
   // The planner (search/search.cpp).
   offering_network_unknown,  // offering (text): multi-node shapes skipped
   offering_price_unknown,    // offering (text): ranked on time only
+  pareto_without_prices,     // no plan that meets the constraints has a price: ranked by time
   // Words from data/ or a front end (profile coverage, error bands), carried with the estimate.
   note,  // text
 };
