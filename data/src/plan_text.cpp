@@ -196,9 +196,11 @@ std::string explanation(const sim::SearchResult& r, const sim::SearchRequest& re
   if (r.failure) {
     lead = "Closest plan";
   } else {
-    lead = req.objective == sim::Objective::cheapest  ? "Cheapest plan"
-           : req.objective == sim::Objective::fastest ? "Fastest plan"
-                                                       : "Fastest plan on the Pareto front";
+    // Pareto without a priced plan ranks by time alone (sim::FindingCode::pareto_without_prices).
+    const bool no_front = sim::has(r.notes, sim::FindingCode::pareto_without_prices);
+    lead = req.objective == sim::Objective::cheapest                 ? "Cheapest plan"
+           : req.objective == sim::Objective::fastest || no_front ? "Fastest plan"
+                                                                     : "Fastest plan on the Pareto front";
     if (req.deadline) lead += " that meets the deadline of " + days_text(req.deadline->base());
     if (req.budget) lead += std::string(req.deadline ? " and" : "") + " within the budget of " + usd_text(req.budget->base());
   }

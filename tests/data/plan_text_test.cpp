@@ -186,6 +186,19 @@ TEST_F(SearchText, ExplainsTheChosenPlanAndItsRunnerUps) {
       << explanation(*result, request_);
 }
 
+// Pareto with no priced plan: ranked by time, so the lead does not claim a Pareto front.
+TEST_F(SearchText, ParetoWithoutPricesLeadsWithTheFastestPlan) {
+  request_.objective = sim::Objective::pareto;
+  auto priced = sim::search(request_);
+  ASSERT_TRUE(priced.has_value());
+  EXPECT_TRUE(explanation(*priced, request_).starts_with("Fastest plan on the Pareto front: "))
+      << explanation(*priced, request_);
+  for (auto& o : request_.offerings) o.node.price_per_gpu.reset();
+  auto unpriced = sim::search(request_);
+  ASSERT_TRUE(unpriced.has_value());
+  EXPECT_TRUE(explanation(*unpriced, request_).starts_with("Fastest plan: ")) << explanation(*unpriced, request_);
+}
+
 TEST_F(SearchText, AFailureExplainsTheClosestPlanAndMemoryNothing) {
   request_.deadline = units::seconds(3600);
   auto result = sim::search(request_);
