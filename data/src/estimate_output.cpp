@@ -243,7 +243,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
     out["error_band"] = {{"category", e.uncertainty.band->category},
                          {"ratio_p10", number(e.uncertainty.band->ratio_p10)},
                          {"ratio_p90", number(e.uncertainty.band->ratio_p90)},
-                         {"basis", e.uncertainty.band->basis}};
+                         {"basis", error_band_basis(*e.uncertainty.band)}};
   } else {
     out["error_band"] = nullptr;
   }
@@ -428,7 +428,7 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
   if (e.uncertainty.band) {
     row("error band", "measured/predicted " + fixed(e.uncertainty.band->ratio_p10, 2) + "-" + fixed(e.uncertainty.band->ratio_p90, 2) +
                           " (p10-p90, " + e.uncertainty.band->category + ")");
-    for (const auto& text : wrap(e.uncertainty.band->basis, 76)) row("", text);
+    for (const auto& text : wrap(error_band_basis(*e.uncertainty.band), 76)) row("", text);
   }
   row("model TFLOP/s per GPU", fixed(units::to_tflop_per_s(e.step.model_flops_per_gpu), 1));
   row("MFU / HFU", fixed(100.0 * e.step.mfu, 1) + "% / " + fixed(100.0 * e.step.hfu, 1) + "%" +

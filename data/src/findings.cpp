@@ -7,6 +7,7 @@
 #include <string>
 
 #include "capplan/data/format.hpp"
+#include "capplan/sim/uncertainty.hpp"
 
 namespace capplan::data {
 
@@ -170,6 +171,25 @@ std::vector<std::string> render(const std::vector<sim::Finding>& findings) {
   out.reserve(findings.size());
   for (const auto& f : findings) out.push_back(render(f));
   return out;
+}
+
+std::string error_band_basis(const sim::ErrorBand& b) {
+  using format::fixed;
+  std::string s = "p10-p90 of measured/predicted tokens/s over " + std::to_string(b.runs) + " validated ";
+  s += b.category == sim::kAllCategory ? std::string("runs") : b.category + " runs";
+  if (!b.asked.empty() && b.asked != b.category) s += " (too few validated " + b.asked + " runs for their own band)";
+  if (const auto& w = b.widened) {
+    std::string what;
+    if (w->gemm) what = "GEMM " + fixed(w->gemm_low, 2) + "-" + fixed(w->gemm_high, 2);
+    if (w->attention) {
+      what += what.empty() ? "" : ", ";
+      what += "attention " + fixed(w->attention_low, 2) + "-" + fixed(w->attention_high, 2);
+    }
+    s += "; widened x" + fixed(w->down, 2) + " / x" + fixed(w->up, 2) + ": no published ";
+    s += w->gemm && w->attention ? "GEMM or attention" : (w->gemm ? "GEMM" : "attention");
+    s += " efficiency for this GPU (other GPUs' published range: " + what + " of peak)";
+  }
+  return s;
 }
 
 }  // namespace capplan::data

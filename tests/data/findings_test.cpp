@@ -4,6 +4,7 @@
 #include "capplan/data/findings.hpp"
 
 #include "capplan/data/format.hpp"
+#include "capplan/sim/uncertainty.hpp"
 
 #include <gtest/gtest.h>
 
@@ -111,6 +112,29 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
     EXPECT_FALSE(s.empty());
   }
   EXPECT_EQ(all.size(), static_cast<std::size_t>(FindingCode::note) + 1) << "a code without a case here";
+}
+
+// The error band's basis, worded from its structure (the words estimate's JSON and table print).
+TEST(Findings, AnErrorBandsBasisNamesItsRunsItsFallbackAndItsWidening) {
+  sim::ErrorBand b;
+  b.category = "dense";
+  b.asked = "dense/pytorch";
+  b.runs = 12;
+  EXPECT_EQ(error_band_basis(b),
+            "p10-p90 of measured/predicted tokens/s over 12 validated dense runs (too few validated dense/pytorch "
+            "runs for their own band)");
+  b.asked = "dense";
+  b.widened = sim::BandWidening{0.8123, 1.2, true, true, 0.6, 0.87, 0.3, 0.5};
+  EXPECT_EQ(error_band_basis(b),
+            "p10-p90 of measured/predicted tokens/s over 12 validated dense runs; widened x0.81 / x1.20: no "
+            "published GEMM or attention efficiency for this GPU (other GPUs' published range: GEMM 0.60-0.87, "
+            "attention 0.30-0.50 of peak)");
+  b.category = sim::kAllCategory;
+  b.widened->gemm = false;
+  EXPECT_EQ(error_band_basis(b),
+            "p10-p90 of measured/predicted tokens/s over 12 validated runs (too few validated dense runs for their "
+            "own band); widened x0.81 / x1.20: no published attention efficiency for this GPU (other GPUs' "
+            "published range: attention 0.30-0.50 of peak)");
 }
 
 }  // namespace

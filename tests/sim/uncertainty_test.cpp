@@ -160,7 +160,7 @@ TEST(ApplyErrorBand, UsesTheExactCategoryThenTheArchitectureThenAll) {
   ASSERT_TRUE(e.uncertainty.band);
   EXPECT_EQ(e.uncertainty.band->category, "dense");
   EXPECT_NEAR(e.uncertainty.band->ratio_p90, 1.1, 1e-12);
-  EXPECT_NE(e.uncertainty.band->basis.find("too few validated dense/pytorch runs"), std::string::npos) << e.uncertainty.band->basis;
+  EXPECT_EQ(e.uncertainty.band->asked, "dense/pytorch");  // too few of its own runs: the dense band
 
   t.categories.pop_back();  // only "all"
   e = base;
@@ -261,7 +261,10 @@ TEST(ApplyErrorBand, DatasheetOnlyGpuWidensByTheThroughputAtThePublishedEfficien
   // more than the efficiency ratio itself.
   EXPECT_GE(down, spread.gemm_low / 0.75 - 1e-9);
   EXPECT_LE(up, spread.attention_high / 0.35 + 1e-9);
-  EXPECT_NE(e.uncertainty.band->basis.find("no published GEMM or attention efficiency"), std::string::npos) << e.uncertainty.band->basis;
+  ASSERT_TRUE(e.uncertainty.band->widened);
+  EXPECT_TRUE(e.uncertainty.band->widened->gemm && e.uncertainty.band->widened->attention);
+  EXPECT_NEAR(e.uncertainty.band->widened->down, down, 1e-9);  // as ratio_p10 above
+  EXPECT_NEAR(e.uncertainty.band->widened->up, up, 1e-9);
 
   // With the GPU's own figures there is nothing to widen.
   const Scenario measured = scenario(true);
@@ -280,7 +283,9 @@ TEST(ApplyErrorBand, OnlyTheUnknownEfficiencyWidens) {
   ASSERT_TRUE(e.uncertainty.band);
   EXPECT_NEAR(e.uncertainty.band->ratio_p10, 0.9, 1e-12);  // attention cannot be slower than the default here
   EXPECT_GT(e.uncertainty.band->ratio_p90, 1.05);
-  EXPECT_NE(e.uncertainty.band->basis.find("no published attention efficiency"), std::string::npos) << e.uncertainty.band->basis;
+  ASSERT_TRUE(e.uncertainty.band->widened);
+  EXPECT_FALSE(e.uncertainty.band->widened->gemm);
+  EXPECT_TRUE(e.uncertainty.band->widened->attention);
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <charconv>
 #include <map>
 #include <system_error>
 #include <utility>
@@ -23,12 +22,6 @@ bool non_negative_finite(double v) { return std::isfinite(v) && v >= 0; }
 std::string arch_of(std::string_view category) {
   const auto slash = category.find('/');
   return std::string(category.substr(0, slash));
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
-  return ec == std::errc() ? std::string(buf, end) : std::string("n/a");
 }
 
 // Throughput of the estimate's own layout with the GPU's unknown efficiencies set to `gemm` and
@@ -121,9 +114,8 @@ void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, co
   band.category = q->category;
   band.ratio_p10 = std::exp(std::min(q->log_ratio_p10, q->log_ratio_p90));
   band.ratio_p90 = std::exp(std::max(q->log_ratio_p10, q->log_ratio_p90));
-  band.basis = "p10-p90 of measured/predicted tokens/s over " + std::to_string(q->n) + " validated " +
-               (q->category == kAllCategory ? std::string("runs") : q->category + " runs");
-  if (q->category != category) band.basis += " (too few validated " + category + " runs for their own band)";
+  band.asked = category;
+  band.runs = q->n;
 
   // Input uncertainty: a GPU without a published GEMM (or attention) efficiency is priced at the
   // datasheet model's default; the published figures of other GPUs spread around it. The
@@ -144,15 +136,8 @@ void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, co
       const double up = std::max(1.0, std::max(low, high) / base);
       band.ratio_p10 *= down;
       band.ratio_p90 *= up;
-      std::string what;
-      if (gemm_unknown) what = "GEMM " + fixed(spread.gemm_low, 2) + "-" + fixed(spread.gemm_high, 2);
-      if (attention_unknown) {
-        what += std::string(what.empty() ? "" : ", ") + "attention " + fixed(spread.attention_low, 2) + "-" +
-                fixed(spread.attention_high, 2);
-      }
-      band.basis += "; widened x" + fixed(down, 2) + " / x" + fixed(up, 2) + ": no published " +
-                    (gemm_unknown && attention_unknown ? "GEMM or attention" : (gemm_unknown ? "GEMM" : "attention")) +
-                    " efficiency for this GPU (other GPUs' published range: " + what + " of peak)";
+      band.widened = BandWidening{down, up, gemm_unknown, attention_unknown, spread.gemm_low, spread.gemm_high,
+                                  spread.attention_low, spread.attention_high};
     }
   }
   if (!positive_finite(band.ratio_p10) || !positive_finite(band.ratio_p90)) return;

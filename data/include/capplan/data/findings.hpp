@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "capplan/sim/estimate.hpp"
 #include "capplan/sim/finding.hpp"
 
 namespace capplan::data {
@@ -24,5 +25,9 @@ std::string fill(std::string_view tmpl, const sim::Finding& f, const NumberText&
 // The English sentence of `f`, numbers as format::in_sentence writes them (what `capplan estimate` prints and writes under "warnings").
 std::string render(const sim::Finding& f);
 std::vector<std::string> render(const std::vector<sim::Finding>& findings);
+
+// How an error band was derived, in words: "p10-p90 of measured/predicted tokens/s over 12
+// validated dense runs (too few validated dense/pytorch runs for their own band); widened ...".
+std::string error_band_basis(const sim::ErrorBand& band);
 
 }  // namespace capplan::data

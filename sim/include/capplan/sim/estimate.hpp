@@ -44,13 +44,24 @@ struct Interval {
   double high = 0;
 };
 
+// How the band was widened for a GPU without a published GEMM or attention efficiency: the
+// estimate's layout re-evaluated over the other GPUs' published range of each unknown efficiency.
+struct BandWidening {
+  double down = 1.0;  // ratio_p10 multiplied by this (<= 1)
+  double up = 1.0;    // ratio_p90 multiplied by this (>= 1)
+  bool gemm = false, attention = false;  // which efficiency was unknown
+  double gemm_low = 0, gemm_high = 0, attention_low = 0, attention_high = 0;  // the ranges used
+};
 // Multiplicative error band of the throughput prediction: measured/predicted in
-// [ratio_p10, ratio_p90] for 80% of validated runs of this category.
+// [ratio_p10, ratio_p90] for 80% of validated runs of this category. Its basis (how it was
+// derived) is data, worded by data/ (error_band_basis in data/findings.hpp).
 struct ErrorBand {
   double ratio_p10 = 1.0;
   double ratio_p90 = 1.0;
-  std::string category;  // e.g. "dense/megatron/h100-sxm-80gb"
-  std::string basis;     // how it was derived (rows, leave-one-out, widening for datasheet-only GPUs)
+  std::string category;   // whose validated runs give the band, e.g. "dense/megatron/h100-sxm-80gb"
+  std::string asked;      // the scenario's own category (another one when it had too few runs)
+  long runs = 0;          // validated runs behind the band
+  std::optional<BandWidening> widened;
 };
 
 struct StepFlops {
