@@ -98,17 +98,13 @@ QString delta_text(double value, double base) {
   return (d >= 0 ? QStringLiteral("+") : QString()) + QString::number(d, 'f', 1) + QStringLiteral(" %");
 }
 
-}  // namespace capplan::gui
-
-namespace capplan::gui {
-
 QString number_text(double v, int decimals) {
   if (!std::isfinite(v)) return QStringLiteral("n/a");
   if (decimals < 0) {
     if (v == std::floor(v) && std::fabs(v) < 1e15) return QString::number(static_cast<long long>(v));
     decimals = 1;
   }
-  QString s = QString::number(v, 'f', decimals);
+  QString s = fixed_text(v, decimals);
   if (s.contains(QLatin1Char('.'))) {
     while (s.endsWith(QLatin1Char('0'))) s.chop(1);
     if (s.endsWith(QLatin1Char('.'))) s.chop(1);

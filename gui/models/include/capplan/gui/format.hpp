@@ -28,13 +28,8 @@ QString fixed_text(double v, int decimals);     // 3.14159, 2 -> "3.14" (no grou
 QString degrees_text(const sim::Parallelism& p);
 // "+12.3 %" / "-4.0 %" of `value` against `base`; empty when base is 0 or either is not finite.
 QString delta_text(double value, double base);
-
-}  // namespace capplan::gui
-
-namespace capplan::gui {
-
-// A number inside a sentence: `decimals` < 0 for whole numbers as they are, else one decimal;
-// otherwise rounded to `decimals` with trailing zeros dropped. "n/a" when not finite.
+// A number inside a sentence (findings): `decimals` < 0 for whole numbers as they are, else one
+// decimal; otherwise rounded to `decimals` with trailing zeros dropped. "n/a" when not finite.
 QString number_text(double v, int decimals = -1);
 
 }  // namespace capplan::gui
