@@ -280,6 +280,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
       {"model", s.model_id},
       {"model_name", sc.model.name},
       {"model_params_b", number(sc.model.total_params() / 1e9)},
+      {"model_active_params_b", number(sc.model.active_params() / 1e9)},
       {"gpu", cl.gpu.id},
       {"instance", cl.instance_id.empty() ? json(nullptr) : json(cl.instance_id)},
       {"gpus", gpus},
@@ -389,7 +390,7 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
   // What was estimated.
   std::string model = sc.model.name.empty() ? s.model_id : sc.model.name;
   if (!s.model_id.empty() && s.model_id != "custom" && s.model_id != model) model += " (" + s.model_id + ")";
-  line("capplan estimate: " + model + ", " + fixed(sc.model.total_params() / 1e9, 1) + "B parameters");
+  line("capplan estimate: " + model + ", " + format::parameters(sc.model.total_params(), sc.model.active_params()));
   std::string where = std::to_string(cl.gpus) + " x " + (cl.gpu.name.empty() ? cl.gpu.id : cl.gpu.name);
   if (!cl.instance_id.empty()) {
     where += " (" + std::to_string(cl.nodes()) + " x " + cl.instance_id + ")";

@@ -22,6 +22,12 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
+std::string parameters(double total, double active) {
+  std::string text = fixed(total / 1e9, 1) + "B parameters";
+  if (active < total) text += " (" + fixed(active / 1e9, 1) + "B active per token)";
+  return text;
+}
+
 std::string csv_field(const std::string& text) {
   const bool needs_quotes = text.find_first_of(",\"\r\n") != std::string::npos ||
                             (!text.empty() && (text.front() == ' ' || text.back() == ' '));

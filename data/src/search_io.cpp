@@ -369,7 +369,7 @@ std::string search_result_to_table(const sim::SearchResult& r, const sim::Search
   const sim::Scenario& sc = request.base;
   std::ostringstream out;
   std::string model = sc.model.name.empty() ? base.model_id : sc.model.name;
-  out << "capplan search: " << model << ", " << format::fixed(sc.model.total_params() / 1e9, 1) << "B parameters, "
+  out << "capplan search: " << model << ", " << format::parameters(sc.model.total_params(), sc.model.active_params()) << ", "
       << format::fixed(sc.training.tokens / 1e9, 0) << "B tokens; objective " << sim::to_string(request.objective);
   if (request.deadline) out << ", deadline " << format::fixed(units::to_days(*request.deadline), 1) << " days";
   if (request.budget) out << ", budget " << usd(request.budget->base());

@@ -21,6 +21,10 @@ std::string fixed(double v, int decimals);
 // NaN and Inf.
 std::string in_sentence(double v, int decimals);
 
+// A model's size for a header: "69.0B parameters", or "671.0B parameters (37.6B active per token)"
+// when fewer parameters than all (a mixture of experts) see each token.
+std::string parameters(double total, double active);
+
 // A CSV cell, quoted (with doubled quotes) when it holds a comma, quote, line break or edge space.
 std::string csv_field(const std::string& text);
 
