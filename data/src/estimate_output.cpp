@@ -239,6 +239,8 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   bounds("tokens_per_s", e.uncertainty.tokens_per_s);
   bounds("time_to_train_days", e.uncertainty.time_to_train_days);
   bounds("cost_usd", e.uncertainty.cost_usd);
+  bounds("time_to_train_with_failures_days", e.uncertainty.wall_days);
+  bounds("total_cost_usd", e.uncertainty.total_cost_usd);
   if (e.uncertainty.band) {
     out["error_band"] = {{"category", e.uncertainty.band->category},
                          {"ratio_p10", number(e.uncertainty.band->ratio_p10)},
@@ -339,7 +341,10 @@ std::string estimate_to_csv(const sim::Estimate& e, const ParsedScenario& s) {
     const json& band = j.at("error_band");
     cols.emplace_back(std::string("error_band_") + key, band.is_object() ? band.at(key) : json(nullptr));
   }
-  for (const char* key : {"time_to_train_with_failures_days", "total_cost_usd"}) cols.emplace_back(key, j.at(key));
+  for (const char* key : {"time_to_train_with_failures_days", "total_cost_usd", "time_to_train_with_failures_days_p10",
+                          "time_to_train_with_failures_days_p90", "total_cost_usd_p10", "total_cost_usd_p90"}) {
+    cols.emplace_back(key, j.at(key));
+  }
   if (j.at("goodput").is_object()) {
     for (const auto& [k, v] : j.at("goodput").items()) {
       if (k == "data_loading") {
@@ -443,8 +448,9 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
   const sim::Goodput& g = e.goodput;
   if (g.modelled) {
     line("Goodput (expected, with interruptions and checkpoints)");
-    row("time to train", (g.finite ? day_text(units::to_days(g.wall)) + " days" : std::string("unbounded")) + " (" +
-                             fixed(100.0 * g.fraction, 1) + "% goodput: useful / wall time)");
+    row("time to train", (g.finite ? day_text(units::to_days(g.wall)) + " days" : std::string("unbounded")) +
+                             range(e.uncertainty.wall_days, day_text) + " (" + fixed(100.0 * g.fraction, 1) +
+                             "% goodput: useful / wall time)");
     row("interruptions", (std::isfinite(g.mtbi.base())
                               ? fixed(g.expected_interruptions, 1) + " expected, one per " +
                                     fixed(g.mtbi.base() / 3600.0, 2) + " h"
@@ -483,7 +489,8 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
     data += d.bound == "none" ? ": not a bottleneck" : ": BOUND by " + d.bound + " (x" + fixed(d.slowdown, 2) + ")";
     row("data loading", data);
     const sim::CostBreakdown& c = g.cost;
-    row("total cost", (c.total ? usd(c.total->base()) : std::string("unknown")) + " (" + sim::to_string(c.model) +
+    row("total cost", (c.total ? usd(c.total->base()) + range(e.uncertainty.total_cost_usd, usd) : std::string("unknown")) +
+                          " (" + sim::to_string(c.model) +
                           (c.missing.empty() ? std::string() : "; missing: " + detail_join(c.missing)) + ")");
     const std::pair<const char*, const std::optional<units::Usd>*> costs[] = {
         {"compute", &c.compute},   {"hot spares", &c.spares},   {"idle commitment", &c.idle_commitment},

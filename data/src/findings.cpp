@@ -109,6 +109,10 @@ constexpr Template kTemplates[] = {
     {FindingCode::pareto_without_prices,
      "no plan that meets the constraints has a known price, so there is no (time, cost) front: plans ranked by "
      "time (give a price)"},
+    {FindingCode::band_excludes_estimate,
+     "the estimate lies outside its own p10-p90 band: measured/predicted was {ratio_p10:2}-{ratio_p90:2} on the "
+     "{runs} validated {category} runs; the estimate is the model's own figure, the band is how far such runs "
+     "have been from it"},
     {FindingCode::note,
      "{text}"},
 };

@@ -180,14 +180,16 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
     return i ? QStringLiteral("%1–%2").arg(text(i->low), text(i->high)) : tr("no error band");
   };
   const sim::Goodput& g = e.goodput;
-  const QString band = range(e.uncertainty.time_to_train_days,
-                             [](double d) { return days_text(d).replace(QStringLiteral(" days"), QString()); }) +
-                       (e.uncertainty.time_to_train_days ? tr(" days (p10–p90)") : QString());
+  // Each card's band is the band of the figure it shows: with goodput modelled, the expected time
+  // and total cost with failures (not the steady-state ones).
+  const std::optional<sim::Interval>& days_band = g.modelled ? e.uncertainty.wall_days : e.uncertainty.time_to_train_days;
+  const QString band = range(days_band, [](double d) { return days_text(d).replace(QStringLiteral(" days"), QString()); }) +
+                       (days_band ? tr(" days (p10–p90)") : QString());
   const QString steps = tr("%1 steps of %2").arg(count_text(e.totals.steps), seconds_text(e.step.time.base()));
   if (g.modelled) {
     // Headline: the expected time with failures, restarts and checkpoints; steady state beside it.
     time_.value->setText(g.finite ? days_text(units::to_days(g.wall)) : tr("unbounded"));
-    time_.detail->setText(tr("expected, with failures (goodput %1)\nsteady state %2 · band %3\n%4")
+    time_.detail->setText(tr("expected, with failures (goodput %1)\nband %3 · steady state %2\n%4")
                               .arg(percent_text(g.fraction), days_text(units::to_days(e.totals.time_to_train)), band, steps));
   } else {
     time_.value->setText(days_text(units::to_days(e.totals.time_to_train)));
@@ -205,9 +207,9 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
     const QString sticker = e.totals.cost ? tr("sticker %1").arg(usd_text(e.totals.cost->base())) : tr("sticker unknown");
     if (c.total) {
       cost_.value->setText(usd_text(c.total->base()));
-      cost_.detail->setText(tr("total, %1\n%2 · band %3\n%4")
+      cost_.detail->setText(tr("total, %1 · band %3\n%2\n%4")
                                 .arg(terms, sticker,
-                                     range(e.uncertainty.cost_usd, [](double d) { return usd_text(d); }), price));
+                                     range(e.uncertainty.total_cost_usd, [](double d) { return usd_text(d); }), price));
     } else {
       cost_.value->setText(tr("unknown"));
       QStringList missing;

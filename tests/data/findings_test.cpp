@@ -105,6 +105,9 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   all.push_back(sim::text_finding(FindingCode::offering_network_unknown, "offering", "a"));
   all.push_back(sim::text_finding(FindingCode::offering_price_unknown, "offering", "a"));
   all.push_back(sim::finding(FindingCode::pareto_without_prices));
+  Finding band = n(FindingCode::band_excludes_estimate, {{"ratio_p10", 1.02}, {"ratio_p90", 1.34}, {"runs", 7}});
+  band.values.push_back({"category", 0, "dense/pytorch", true});
+  all.push_back(band);
   all.push_back(sim::note("words"));
   for (const Finding& f : all) {
     const std::string s = render(f);
@@ -112,6 +115,16 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
     EXPECT_FALSE(s.empty());
   }
   EXPECT_EQ(all.size(), static_cast<std::size_t>(FindingCode::note) + 1) << "a code without a case here";
+}
+
+// A band on one side of the estimate, in the words the CLI prints.
+TEST(Findings, ABandExcludingTheEstimateIsWorded) {
+  Finding f = finding(FindingCode::band_excludes_estimate, "", {{"ratio_p10", 1.0213}, {"ratio_p90", 1.34}, {"runs", 7}});
+  f.values.push_back({"category", 0, "dense/pytorch", true});
+  EXPECT_EQ(render(f),
+            "the estimate lies outside its own p10-p90 band: measured/predicted was 1.02-1.34 on the 7 validated "
+            "dense/pytorch runs; the estimate is the model's own figure, the band is how far such runs have been "
+            "from it");
 }
 
 // The error band's basis, worded from its structure (the words estimate's JSON and table print).

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "capplan/data/catalog.hpp"
+#include "capplan/data/error_bands.hpp"
 #include "compare_view.hpp"
 #include "main_window.hpp"
 #include "plan_view.hpp"
@@ -32,6 +33,16 @@ std::shared_ptr<const data::Catalogs> catalogs() {
     return std::make_shared<const data::Catalogs>(std::move(*loaded));
   }();
   return c;
+}
+
+// The shipped error bands (data/error_bands.json), as the application loads them.
+std::shared_ptr<const sim::ResidualTable> bands() {
+  static auto b = [] {
+    auto loaded = data::load_error_bands(data::error_bands_path(std::filesystem::path(CAPPLAN_SOURCE_DIR) / "data"));
+    if (!loaded || !*loaded) qFatal("error bands did not load");
+    return std::make_shared<const sim::ResidualTable>((*loaded)->table);
+  }();
+  return b;
 }
 
 // Replaces a line edit's text the way a user does (select all, type), so textEdited fires.
@@ -233,7 +244,7 @@ class GuiAppTest : public QObject {
   }
 
   void the_cards_show_the_expected_time_with_failures_and_the_total_cost() {
-    MainWindow w(catalogs(), nullptr);
+    MainWindow w(catalogs(), bands());
     w.show();
     QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
     const sim::Estimate& e = w.results()->snapshot()->estimate;
@@ -241,6 +252,13 @@ class GuiAppTest : public QObject {
     QCOMPARE(w.results()->time_value()->text(), days_text(units::to_days(e.goodput.wall)));
     QCOMPARE(w.results()->cost_value()->text(), usd_text(e.goodput.cost.total->base()));
     QVERIFY(w.results()->cost_detail()->text().contains(QStringLiteral("sticker ") + usd_text(e.totals.cost->base())));
+    // Each card's band is the band of the figure it shows (issue 14 defect 6): the expected total
+    // cost's, not the sticker's.
+    QVERIFY(e.uncertainty.total_cost_usd && e.uncertainty.cost_usd);
+    const QString cost_band = usd_text(e.uncertainty.total_cost_usd->low) + QStringLiteral("–") +
+                              usd_text(e.uncertainty.total_cost_usd->high);
+    QVERIFY2(w.results()->cost_detail()->text().contains(QStringLiteral("band ") + cost_band),
+             qPrintable(w.results()->cost_detail()->text()));
     QCOMPARE(w.results()->goodput_model().rowCount(), 10);
 
     // Spot terms without a spot price: the total is unknown, and the card names the missing input.

@@ -226,6 +226,54 @@ TEST(ApplyErrorBand, IntervalsAreOrderedEvenWhenTheBandExcludesThePrediction) {
   EXPECT_GT(e.uncertainty.step_time_s->low, e.step.time.base());
 }
 
+// Issue 14 defect 6: a band that lies on one side of the estimate is said, as a finding with the
+// ratios, the run count and the category; a band around the estimate is not.
+TEST(ApplyErrorBand, ABandOnOneSideOfTheEstimateSaysSo) {
+  const Scenario s = scenario(true);
+  Estimate e = estimate_of(s);
+  apply_error_band(e, s, table_of("dense/megatron", 1.02, 1.34, 7));
+  ASSERT_TRUE(has(e.findings, FindingCode::band_excludes_estimate));
+  const Finding& f = e.findings.back();
+  EXPECT_EQ(f.code, FindingCode::band_excludes_estimate);
+  EXPECT_NEAR(f.number("ratio_p10"), 1.02, 1e-12);
+  EXPECT_NEAR(f.number("ratio_p90"), 1.34, 1e-12);
+  EXPECT_EQ(f.number("runs"), 7);
+  EXPECT_EQ(f.text("category"), "dense/megatron");
+  // Applying another band replaces the finding, never stacks it.
+  apply_error_band(e, s, table_of("dense/megatron", 0.9, 1.1));
+  EXPECT_FALSE(has(e.findings, FindingCode::band_excludes_estimate));
+  apply_error_band(e, s, table_of("dense/megatron", 0.6, 0.9));
+  apply_error_band(e, s, table_of("dense/megatron", 0.6, 0.9));
+  int n = 0;
+  for (const auto& x : e.findings) n += x.code == FindingCode::band_excludes_estimate;
+  EXPECT_EQ(n, 1);
+}
+
+// The expected time and total cost with failures get their own band, from the goodput model at
+// the band's ends: a slower run meets more interruptions, so its wall time grows faster than
+// 1/ratio, and both intervals hold the point value when the band holds 1.
+TEST(ApplyErrorBand, TheExpectedTimeAndTotalCostWithFailuresHaveBands) {
+  const Scenario s = scenario(true);
+  Estimate e = estimate_of(s);
+  ASSERT_TRUE(e.goodput.modelled && e.goodput.cost.total);
+  apply_error_band(e, s, table_of("dense/megatron", 0.8, 1.25));
+  ASSERT_TRUE(e.uncertainty.wall_days && e.uncertainty.total_cost_usd);
+  const double wall = units::to_days(e.goodput.wall);
+  EXPECT_LT(e.uncertainty.wall_days->low, wall);
+  EXPECT_GT(e.uncertainty.wall_days->high, wall);
+  EXPECT_GE(e.uncertainty.wall_days->high, wall / 0.8 * (1 - 1e-12));  // at least the steady-state scaling
+  EXPECT_LE(e.uncertainty.wall_days->low, wall / 1.25 * (1 + 1e-3));
+  const double total = e.goodput.cost.total->base();
+  EXPECT_LT(e.uncertainty.total_cost_usd->low, total);
+  EXPECT_GT(e.uncertainty.total_cost_usd->high, total);
+  // A band of exactly 1 is the point itself.
+  apply_error_band(e, s, table_of("dense/megatron", 1.0, 1.0));
+  ASSERT_TRUE(e.uncertainty.wall_days);
+  EXPECT_NEAR(e.uncertainty.wall_days->low, wall, 1e-9 * wall);
+  EXPECT_NEAR(e.uncertainty.wall_days->high, wall, 1e-9 * wall);
+  EXPECT_NEAR(e.uncertainty.total_cost_usd->high, total, 1e-9 * total);
+}
+
 TEST(ApplyErrorBand, NoPriceMeansNoCostInterval) {
   Scenario s = scenario(true);
   s.cluster.price_per_gpu.reset();

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/goodput.hpp"
 
 namespace capplan::sim {
 
@@ -102,6 +103,9 @@ void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, co
   e.uncertainty.tokens_per_s.reset();
   e.uncertainty.time_to_train_days.reset();
   e.uncertainty.cost_usd.reset();
+  e.uncertainty.wall_days.reset();
+  e.uncertainty.total_cost_usd.reset();
+  std::erase_if(e.findings, [](const Finding& f) { return f.code == FindingCode::band_excludes_estimate; });
 
   const std::string category = error_category(s);
   const ResidualQuantiles* q = nullptr;
@@ -156,6 +160,32 @@ void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, co
   }
   if (e.totals.cost && non_negative_finite(e.totals.cost->base())) {
     e.uncertainty.cost_usd = finite(inverse(e.totals.cost->base(), r10, r90));
+  }
+  // With interruptions and checkpoints: not proportional to throughput (a longer run meets more
+  // failures, checkpoints cost the same), so the goodput model runs again at each end.
+  if (e.goodput.modelled && positive_finite(e.step.time.base()) && positive_finite(e.step.tokens_per_s)) {
+    const GoodputInputs in{&s.model, &s.training, &s.cluster, &s.reliability, &s.storage, &s.data, &s.pricing};
+    std::vector<Finding> scratch;
+    auto at = [&](double ratio) {
+      return compute_goodput(in, e.layout.strategy, e.totals.time_to_train / ratio, e.step.time / ratio,
+                             e.step.tokens_per_s * ratio, scratch);
+    };
+    const Goodput fast = at(r90);
+    const Goodput slow = at(r10);
+    if (fast.finite && slow.finite) {
+      e.uncertainty.wall_days = finite({units::to_days(fast.wall), units::to_days(slow.wall)});
+    }
+    if (fast.cost.total && slow.cost.total) {
+      e.uncertainty.total_cost_usd = finite({fast.cost.total->base(), slow.cost.total->base()});
+    }
+  }
+  // The band is measured/predicted over the category's runs; when all of them lie on one side of
+  // 1 the point estimate (the model's own figure, never shifted by the residuals) is outside it.
+  if (r10 > 1.0 || r90 < 1.0) {
+    Finding f = finding(FindingCode::band_excludes_estimate, "",
+                        {{"ratio_p10", r10}, {"ratio_p90", r90}, {"runs", static_cast<double>(band.runs)}});
+    f.values.push_back({"category", 0, band.category, true});
+    e.findings.push_back(std::move(f));
   }
 }
 

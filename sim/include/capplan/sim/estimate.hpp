@@ -106,6 +106,10 @@ struct Uncertainty {
   std::optional<Interval> tokens_per_s;
   std::optional<Interval> time_to_train_days;
   std::optional<Interval> cost_usd;
+  // The expected figures with interruptions and checkpoints (Goodput::wall, Goodput's total
+  // cost), from the goodput model run again at the band's slow and fast throughput.
+  std::optional<Interval> wall_days;
+  std::optional<Interval> total_cost_usd;
 };
 
 // One estimate, grouped: the layout, one step, memory per GPU, the run's totals, their

@@ -41,6 +41,9 @@ enum class FindingCode : std::uint8_t {
   offering_network_unknown,  // offering (text): multi-node shapes skipped
   offering_price_unknown,    // offering (text): ranked on time only
   pareto_without_prices,     // no plan that meets the constraints has a price: ranked by time
+  // The error band (estimate/uncertainty.cpp).
+  band_excludes_estimate,  // ratio_p10, ratio_p90, runs; text category: every validated run of the
+                           // category was slower (or faster) than predicted, so the band lies on one side
   // Words from data/ or a front end (profile coverage, error bands), carried with the estimate.
   note,  // text
 };
