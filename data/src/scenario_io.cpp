@@ -352,16 +352,18 @@ class ScenarioParser {
     out_.warnings.push_back(r_.where(pointer) + ": " + message);
   }
 
-  // A size given as a number or as a string with an SI suffix ("2T").
+  // A count of tokens given as a number or as a string with an SI suffix ("2T") or a binary one
+  // ("4Mi" = 2^22).
   std::optional<double> si_number(const json& v, const std::string& p, double max) {
     std::optional<double> x;
     if (v.is_number()) {
       x = v.get<double>();
     } else if (v.is_string()) {
-      x = parse_si(v.get<std::string>());
+      x = parse_count(v.get<std::string>());
     }
     if (!x) {
-      r_.error(p, "expected a number or a string with an SI suffix such as \"2T\" (k, M, G/B, T, P); got " +
+      r_.error(p, "expected a number or a string with an SI suffix such as \"2T\" (k, M, G/B, T, P) or a binary "
+                  "one such as \"4Mi\" (Ki, Mi, Gi, Ti, Pi: powers of 1024); got " +
                       describe(v));
       return std::nullopt;
     }
