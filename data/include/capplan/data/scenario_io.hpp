@@ -48,8 +48,8 @@ nlohmann::json example_scenario();
 
 // Output per CONTRACT.md (plus extensions). Never contains NaN/Inf (they become null).
 nlohmann::json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s);
-// What the user should know, in words: the scenario's warnings, then the estimate's findings
-// (data/findings.hpp), each once.
+// What the user should know, in words: the estimate's loud findings (sim::loud), the scenario's
+// warnings, then the other findings (data/findings.hpp), each once.
 std::vector<std::string> estimate_warnings(const sim::Estimate& e, const ParsedScenario& s);
 
 // A model as a scenario's "model" object of explicit dimensions (no preset): every key the
