@@ -185,6 +185,7 @@ TEST(GlobalBatch, SearchResolvesTheTokensPerShapeWhenDpIsSearched) {
   // 4e6 tokens on 1 node (8 GPUs: 976) and on 64 nodes (512 GPUs: 1024): each shape's own count.
   SearchRequest r;
   r.base = asked_in_tokens(4e6, 8);
+  r.base.training.global_batch = 0;  // not resolved yet: the tokens are what the search reads
   r.node_counts = {1, 64};
   r.top_k = 5;
   r.threads = 1;

@@ -234,7 +234,9 @@ Diagnostics validate(const SearchRequest& r) {
       err(where + "/price", "must be a non-negative price");
     }
   }
-  if (r.base.training.global_batch < 1) err("base/training/global_batch", "must be at least 1 sequence");
+  if (r.base.training.global_batch < 1 && !(r.base.training.global_batch_tokens > 0)) {
+    err("base/training/global_batch", "must be at least 1 sequence");  // tokens resolve per shape
+  }
   return d;
 }
 
