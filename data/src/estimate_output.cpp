@@ -25,10 +25,18 @@ using format::number;
 }  // namespace
 
 std::vector<std::string> estimate_warnings(const sim::Estimate& e, const ParsedScenario& s) {
-  std::vector<std::string> out = s.warnings;
-  for (const auto& f : e.findings) {
-    std::string w = render(f);
+  std::vector<std::string> out;
+  // Loud findings first (sim::loud: the result is probably not what the user meant), then the
+  // scenario's warnings, then the other findings in the estimate's order.
+  auto add = [&](std::string w) {
     if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
+  };
+  for (const auto& f : e.findings) {
+    if (sim::loud(f.code)) add(render(f));
+  }
+  for (const auto& w : s.warnings) add(w);
+  for (const auto& f : e.findings) {
+    if (!sim::loud(f.code)) add(render(f));
   }
   return out;
 }

@@ -45,6 +45,17 @@ struct Template {
   std::string_view text;
 };
 constexpr Template kTemplates[] = {
+    {FindingCode::batch_rounded_to_layout,
+     "{field}: {tokens} tokens are {exact:2} sequences of {seq_len}: using {sequences} sequences = {used_tokens} "
+      "tokens, the nearest multiple of micro_batch*dp ({granule})"},
+    {FindingCode::batch_chosen_for_dp,
+     "{field}: {tokens} tokens are {exact:2} sequences of {seq_len}: using {sequences} sequences = {used_tokens} "
+      "tokens, the count within {within_pct:0}% that lets data parallelism take the most GPUs (dp up to {dp}); "
+      "give global_batch (sequences) or a binary suffix (4Mi = 4194304) for an exact batch"},
+    {FindingCode::batch_forces_one_replica,
+     "the global batch ({sequences} sequences) shares no factor with the {replicas} data-parallel ways the GPUs "
+      "allow: dp = 1, one model replica spread over every GPU, which is far slower; use a batch such as "
+      "{suggested} sequences"},
     {FindingCode::no_layout_fits,
      "no layout fits in memory: showing the one that needs the least ({evaluated} layouts evaluated)"},
     {FindingCode::uneven_stages,

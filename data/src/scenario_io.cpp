@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "capplan/sim/global_batch.hpp"
 #include "json_reader.hpp"
 #include "topology_io.hpp"
 
@@ -328,17 +329,20 @@ class ScenarioParser {
     } else {
       out_.strategy_all_auto = true;  // no strategy given: search for the best, like "auto"
     }
-    if (m && t && batch_tokens_) resolve_batch_tokens(*t, *m, s);
-    if (m && t && c && t->global_batch * static_cast<double>(m->seq_len) > t->tokens) {
-      warn("/training/tokens", "fewer tokens (" + fmt(t->tokens) + ") than one global batch (" +
-                                   fmt(t->global_batch * static_cast<double>(m->seq_len)) + "): less than one step");
-    }
-
     if (has_errors(diags_) || !m || !t || !c) return std::unexpected(std::move(diags_));
     out_.scenario.model = std::move(*m);
     out_.scenario.training = *t;
     out_.scenario.cluster = std::move(*c);
     out_.scenario.strategy = s;
+    // A batch asked in tokens: the sequences this cluster and strategy can use (sim/global_batch.hpp;
+    // the estimate carries the finding that says which).
+    sim::resolve_global_batch(out_.scenario);
+    const sim::TrainingJob& job = out_.scenario.training;
+    if (job.global_batch * static_cast<double>(out_.scenario.model.seq_len) > job.tokens) {
+      warn("/training/tokens", "fewer tokens (" + fmt(job.tokens) + ") than one global batch (" +
+                                   fmt(job.global_batch * static_cast<double>(out_.scenario.model.seq_len)) +
+                                   "): less than one step");
+    }
     return std::move(out_);
   }
 
@@ -352,16 +356,18 @@ class ScenarioParser {
     out_.warnings.push_back(r_.where(pointer) + ": " + message);
   }
 
-  // A size given as a number or as a string with an SI suffix ("2T").
+  // A count of tokens given as a number or as a string with an SI suffix ("2T") or a binary one
+  // ("4Mi" = 2^22).
   std::optional<double> si_number(const json& v, const std::string& p, double max) {
     std::optional<double> x;
     if (v.is_number()) {
       x = v.get<double>();
     } else if (v.is_string()) {
-      x = parse_si(v.get<std::string>());
+      x = parse_count(v.get<std::string>());
     }
     if (!x) {
-      r_.error(p, "expected a number or a string with an SI suffix such as \"2T\" (k, M, G/B, T, P); got " +
+      r_.error(p, "expected a number or a string with an SI suffix such as \"2T\" (k, M, G/B, T, P) or a binary "
+                  "one such as \"4Mi\" (Ki, Mi, Gi, Ti, Pi: powers of 1024); got " +
                       describe(v));
       return std::nullopt;
     }
@@ -692,16 +698,10 @@ class ScenarioParser {
     } else if (gb != nullptr) {
       if (auto x = r_.integer(*gb, child(p, "global_batch"), 1, kMaxBatchSequences)) t.global_batch = *x;
     } else if (auto x = si_number(*gbt, child(p, "global_batch_tokens"), kMaxBatchTokens); x && model) {
-      const double seq = model->seq_len;
-      const double sequences = *x / seq;
-      if (sequences != std::floor(sequences)) {
-        // "4M" tokens is how people write a batch of 1024 x 4096 (or 976.6 x 4096): round to whole
-        // sequences once the strategy is known (see resolve_batch_tokens), and say so.
-        batch_tokens_ = *x;
-        t.global_batch = std::max<std::int64_t>(1, std::llround(sequences));
-      } else {
-        t.global_batch = static_cast<std::int64_t>(sequences);
-      }
+      // "4M" tokens is how people write a batch of 1024 x 4096 (4Mi) as often as 976.6 x 4096: the
+      // sequences are chosen once the cluster and strategy are known (sim/global_batch.hpp).
+      t.global_batch_tokens = *x;
+      t.global_batch = std::max<std::int64_t>(1, std::llround(*x / model->seq_len));
     }
     if (const json* v = find(j, "precision")) {
       if (auto s = r_.string(*v, child(p, "precision"))) {
@@ -784,20 +784,6 @@ class ScenarioParser {
     }
     if (r_.count() != before || !model) return std::nullopt;
     return t;
-  }
-
-  // global_batch_tokens that is not a whole number of sequences: the nearest whole number of
-  // sequences, and when the strategy fixes dp and micro_batch, the nearest multiple of their
-  // product (at least one), with a warning stating the batch actually used.
-  void resolve_batch_tokens(sim::TrainingJob& t, const sim::ModelSpec& m, const sim::StrategyRequest& s) {
-    const double seq = m.seq_len;
-    const double granule = (s.dp && s.micro_batch) ? static_cast<double>(*s.dp) * *s.micro_batch : 1.0;
-    const double sequences = std::max(1.0, std::round(*batch_tokens_ / seq / granule)) * granule;
-    t.global_batch = static_cast<std::int64_t>(sequences);
-    warn("/training/global_batch_tokens",
-         fmt(*batch_tokens_) + " tokens is not a multiple of seq_len (" + fmt(seq) + "): using " + fmt(sequences) +
-             " sequences = " + fmt(sequences * seq) + " tokens" +
-             (granule > 1 ? " (a multiple of micro_batch*dp = " + fmt(granule) + ")" : std::string()));
   }
 
   const json* required_in(const json& obj, const std::string& p, const char* key, const char* help) {
@@ -1290,7 +1276,6 @@ class ScenarioParser {
   Reader r_;
   const Catalogs& cat_;
   ParsedScenario out_;
-  std::optional<double> batch_tokens_;  // global_batch_tokens when not a whole number of sequences
   std::optional<sim::FrameworkRecipe> recipe_;  // training.framework's recipe
 };
 

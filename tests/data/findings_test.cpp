@@ -38,6 +38,29 @@ TEST(Findings, LayoutSentencesNameTheirValues) {
             "no layout fits in memory: showing the one that needs the least (1234 layouts evaluated)");
 }
 
+TEST(Findings, BatchSentencesNameTheTokensAskedAndTheSequencesChosen) {
+  Finding chosen = finding(FindingCode::batch_chosen_for_dp, "training.global_batch_tokens",
+                           {{"tokens", 4e6}, {"exact", 4e6 / 4096}, {"seq_len", 4096}, {"sequences", 1024},
+                            {"used_tokens", 1024 * 4096}, {"dp", 512}, {"within_pct", 5}});
+  EXPECT_EQ(render(chosen),
+            "training.global_batch_tokens: 4000000 tokens are 976.56 sequences of 4096: using 1024 sequences = "
+            "4194304 tokens, the count within 5% that lets data parallelism take the most GPUs (dp up to 512); give "
+            "global_batch (sequences) or a binary suffix (4Mi = 4194304) for an exact batch");
+  Finding rounded = finding(FindingCode::batch_rounded_to_layout, "training.global_batch_tokens",
+                            {{"tokens", 16e6}, {"exact", 16e6 / 4096}, {"seq_len", 4096}, {"sequences", 3968},
+                             {"used_tokens", 3968 * 4096}, {"granule", 128}});
+  EXPECT_EQ(render(rounded),
+            "training.global_batch_tokens: 16000000 tokens are 3906.25 sequences of 4096: using 3968 sequences = "
+            "16252928 tokens, the nearest multiple of micro_batch*dp (128)");
+  const Finding prime = finding(FindingCode::batch_forces_one_replica, "training.global_batch",
+                                {{"sequences", 977}, {"replicas", 512}, {"suggested", 1024}});
+  EXPECT_EQ(render(prime),
+            "the global batch (977 sequences) shares no factor with the 512 data-parallel ways the GPUs allow: dp = "
+            "1, one model replica spread over every GPU, which is far slower; use a batch such as 1024 sequences");
+  EXPECT_TRUE(sim::loud(prime.code));
+  EXPECT_FALSE(sim::loud(rounded.code));
+}
+
 TEST(Findings, CostSentencesNameTheInputByItsField) {
   EXPECT_EQ(render(finding(FindingCode::cost_input_unknown, "pricing.spot.usd_per_gpu_hour")),
             "total cost: the spot price is unknown; give pricing.spot.usd_per_gpu_hour");
@@ -75,7 +98,17 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   const auto n = [](FindingCode c, std::initializer_list<std::pair<std::string_view, double>> v) {
     return finding(c, "some.field", v);
   };
+  const std::initializer_list<std::pair<std::string_view, double>> batch = {
+      {"tokens", 4e6}, {"exact", 976.5625}, {"seq_len", 4096}, {"sequences", 1024}, {"used_tokens", 4194304}};
+  Finding rounded = n(FindingCode::batch_rounded_to_layout, batch);
+  rounded.values.push_back({"granule", 16, {}});
+  Finding chosen = n(FindingCode::batch_chosen_for_dp, batch);
+  chosen.values.push_back({"dp", 512, {}});
+  chosen.values.push_back({"within_pct", 5, {}});
   std::vector<Finding> all = {
+      rounded,
+      chosen,
+      n(FindingCode::batch_forces_one_replica, {{"sequences", 977}, {"replicas", 512}, {"suggested", 1024}}),
       n(FindingCode::no_layout_fits, {{"evaluated", 1}}),
       n(FindingCode::uneven_stages, {{"layers", 30}, {"stages", 4}}),
       n(FindingCode::tp_wider_than_node, {{"tp", 16}, {"gpus_per_node", 8}}),

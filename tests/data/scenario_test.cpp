@@ -6,6 +6,9 @@
 #include <string>
 
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/estimate.hpp"
+#include "capplan/sim/global_batch.hpp"
 #include "test_support.hpp"
 
 namespace capplan::data {
@@ -517,15 +520,56 @@ TEST(ParseScenario, MqaMeansOneKvHead) {
 }
 
 // CONTRACT.md's own example writes "4M" tokens for a 4096-token model (976.6 sequences).
-TEST(ParseScenario, BatchTokensRoundToWholeSequencesWithAWarning) {
-  // seq_len 8192 here: 4e6 / 8192 = 488.28 -> 488 sequences.
+TEST(ParseScenario, BatchTokensResolveToSequencesDataParallelismCanUseWithAWarning) {
+  // seq_len 8192 here: 4e6 / 8192 = 488.28 sequences; the nearest whole count, 488 = 8 * 61, leaves
+  // dp at most 8 on 512 GPUs. With the strategy auto the count within 5% that the most GPUs divide
+  // is the nearest multiple of 512: 512 sequences (4.86% more, 2^22 tokens).
   json j = patched({{"training", {{"global_batch", nullptr}, {"global_batch_tokens", "4M"}}}});
-  j["strategy"] = "auto";  // no dp/micro_batch fixed: whole sequences only
+  j["strategy"] = "auto";
   auto r = parse(j);
   ASSERT_TRUE(r) << to_string(r.error());
-  EXPECT_EQ(r->scenario.training.global_batch, 488);
-  ASSERT_EQ(r->warnings.size(), 1u);
-  EXPECT_NE(r->warnings[0].find("using 488 sequences"), std::string::npos) << r->warnings[0];
+  EXPECT_EQ(r->scenario.training.global_batch, 512);
+  EXPECT_EQ(r->scenario.training.global_batch_tokens, 4e6);
+  EXPECT_TRUE(r->warnings.empty());  // the words travel as the estimate's finding
+  const auto e = sim::estimate(r->scenario, sim::DatasheetCost(r->scenario.cluster));
+  ASSERT_TRUE(e) << to_string(e.error());
+  const auto warnings = estimate_warnings(*e, *r);
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_EQ(warnings[0].rfind("training.global_batch_tokens: 4000000 tokens are 488.28 sequences of 8192: using "
+                              "512 sequences = 4194304 tokens",
+                              0),
+            0u)
+      << warnings[0];
+}
+
+TEST(ParseScenario, BinaryBatchTokensAreExactSequences) {
+  // "4Mi" = 4 * 2^20 = 4194304 tokens = 1024 sequences of 4096, taken as asked.
+  auto r = parse(patched({{"model", {{"seq_len", 4096}}},
+                          {"training", {{"global_batch_tokens", "4Mi"}}},
+                          {"strategy", "auto"}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.training.global_batch, 1024);
+  EXPECT_EQ(r->scenario.training.global_batch_tokens, 4194304.0);
+  EXPECT_FALSE(sim::choose_global_batch(r->scenario).finding);
+  // A binary suffix for the run's tokens too.
+  auto tokens = parse(patched({{"training", {{"tokens", "2Ti"}}}}));
+  ASSERT_TRUE(tokens) << to_string(tokens.error());
+  EXPECT_EQ(tokens->scenario.training.tokens, 2.0 * 1024 * 1024 * 1024 * 1024);
+}
+
+TEST(ParseScenario, ABadBatchSuffixNamesTheFieldAndTheValue) {
+  auto r = parse(patched({{"training", {{"global_batch_tokens", "4Xi"}}}}));
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(has_diag(r.error(), "scenario#/training/global_batch_tokens", "got \"4Xi\"")) << to_string(r.error());
+  EXPECT_TRUE(has_diag(r.error(), "scenario#/training/global_batch_tokens", "Mi")) << to_string(r.error());
+}
+
+TEST(ParseScenario, ABatchInSequencesIsKeptEvenWhenItForcesDpOne) {
+  auto r = parse(patched({{"training", {{"global_batch_tokens", nullptr}, {"global_batch", 977}}},
+                          {"strategy", "auto"}}));
+  ASSERT_TRUE(r) << to_string(r.error());
+  EXPECT_EQ(r->scenario.training.global_batch, 977);
+  EXPECT_EQ(r->scenario.training.global_batch_tokens, 0);
 }
 
 TEST(ParseScenario, BatchTokensRoundToAMultipleOfMicroBatchTimesDp) {

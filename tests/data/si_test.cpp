@@ -65,6 +65,24 @@ TEST(ParseSi, AcceptsNumbersWithSiSuffixesAndRejectsEverythingElse) {
   }
 }
 
+TEST(ParseCount, BinarySuffixesArePowersOf1024AndDecimalOnesStayDecimal) {
+  EXPECT_EQ(parse_count("4Mi"), 4.0 * 1024 * 1024);  // 4194304 = 2^22: 1024 sequences of 4096
+  EXPECT_EQ(parse_count("4Mi"), 4194304.0);
+  EXPECT_EQ(parse_count("1Ki"), 1024.0);
+  EXPECT_EQ(parse_count("1.5Gi"), 1.5 * 1024 * 1024 * 1024);
+  EXPECT_EQ(parse_count("2Ti"), 2.0 * 1024 * 1024 * 1024 * 1024);
+  EXPECT_EQ(parse_count("1Pi"), std::ldexp(1.0, 50));
+  EXPECT_EQ(parse_count(" 16 Mi "), 16.0 * 1024 * 1024);
+  EXPECT_EQ(parse_count("4M"), 4e6);  // decimal, as parse_si reads it
+  EXPECT_EQ(parse_count("2T"), 2e12);
+  EXPECT_EQ(parse_count("4194304"), 4194304.0);
+  for (const char* bad : {"4mi", "4Mib", "4MiB", "4i", "4ki", "4Bi", "4Xi", "Mi", "4M i"}) {
+    EXPECT_FALSE(parse_count(bad)) << bad;
+  }
+  // Only counts take binary suffixes: parse_si (prices, budgets) stays decimal.
+  EXPECT_FALSE(parse_si("4Mi"));
+}
+
 TEST(ParseSi, ResultsAreAlwaysFinite) {
   for (const char* t : {"1e308k", "9e307P", "1e-400"}) {
     auto v = parse_si(t);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "capplan/sim/global_batch.hpp"
 #include "capplan/sim/step_model.hpp"
 #include "schedule/step_timing.hpp"
 
@@ -230,6 +231,7 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
   auto warn = [&](FindingCode code, const char* field, std::initializer_list<std::pair<std::string_view, double>> v = {}) {
     e.findings.push_back(finding(code, field, v));
   };
+  if (auto one_replica = batch_forces_one_replica(s)) e.findings.push_back(std::move(*one_replica));
   if (p.first_stage_layers == 0 && p.last_stage_layers == 0 && s.model.layers % (p.pp * p.virtual_stages) != 0) {
     warn(F::uneven_stages, "strategy.pp", {{"layers", s.model.layers}, {"stages", p.pp * p.virtual_stages}});
   }

@@ -24,6 +24,7 @@ struct Shape {
   int offering = 0;
   int nodes = 0;
   Scenario scenario;  // base with this offering's cluster of nodes x gpus_per_node GPUs
+  std::optional<Finding> batch;  // how a batch asked in tokens became this shape's sequences
   const OpCostModel* cost = nullptr;
 };
 

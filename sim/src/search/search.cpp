@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/global_batch.hpp"
 #include "capplan/sim/memory.hpp"
 #include "capplan/sim/step_model.hpp"
 #include "search/layout_space.hpp"
@@ -75,6 +76,7 @@ Scenario plan_scenario(const SearchRequest& request, const Plan& plan) {
     s.cluster = request.offerings[static_cast<std::size_t>(plan.offering)].node;
   }
   s.cluster.gpus = plan.gpus;
+  resolve_global_batch(s);  // a batch asked in tokens, for this cluster as the search resolved it
   return s;
 }
 
@@ -172,6 +174,7 @@ Plan make_plan(const std::vector<Shape>& shapes, const SearchRequest& req, const
   const Shape& sh = shapes[static_cast<std::size_t>(sc.shape)];
   Plan plan;
   plan.estimate = evaluate(sh.scenario, sc.timed.p, *sh.cost);
+  if (sh.batch) plan.estimate.findings.insert(plan.estimate.findings.begin(), *sh.batch);
   plan.estimate.layout.chosen_by_capplan = !req.base.strategy.fully_specified();
   plan.offering = sh.offering;
   plan.instance_id = sh.scenario.cluster.instance_id;
@@ -231,7 +234,9 @@ Diagnostics validate(const SearchRequest& r) {
       err(where + "/price", "must be a non-negative price");
     }
   }
-  if (r.base.training.global_batch < 1) err("base/training/global_batch", "must be at least 1 sequence");
+  if (r.base.training.global_batch < 1 && !(r.base.training.global_batch_tokens > 0)) {
+    err("base/training/global_batch", "must be at least 1 sequence");  // tokens resolve per shape
+  }
   return d;
 }
 
@@ -282,6 +287,8 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
       sh.scenario.cluster.gpus = static_cast<int>(gpus);
       // A property of the user's fleet, not of the offering: it applies to every shape.
       sh.scenario.cluster.gpu_speed_spread = req.base.cluster.gpu_speed_spread;
+      // A batch asked in tokens becomes sequences that this shape's data parallelism can use.
+      sh.batch = resolve_global_batch(sh.scenario);
       sh.cost = costs[i].get();
       shapes.push_back(std::move(sh));
     }
@@ -430,6 +437,16 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
   // The chosen plan (or the closest) and its runner-ups along each dimension.
   if (chosen) {
     const Plan picked = make_plan(shapes, req, *chosen);
+    // The chosen plan's batch, first among the notes: how a batch asked in tokens became its
+    // shape's sequences (other shapes may use other counts), or that it forces dp = 1.
+    std::vector<Finding> batch_notes;
+    for (const Finding& f : picked.estimate.findings) {
+      if (f.code == FindingCode::batch_rounded_to_layout || f.code == FindingCode::batch_chosen_for_dp ||
+          f.code == FindingCode::batch_forces_one_replica) {
+        batch_notes.push_back(f);
+      }
+    }
+    result.notes.insert(result.notes.begin(), batch_notes.begin(), batch_notes.end());
     const int offering = shapes[static_cast<std::size_t>(chosen->shape)].offering;
     const int nodes = shapes[static_cast<std::size_t>(chosen->shape)].nodes;
     const auto order = req.objective == Objective::fastest ? by_time : by_cost;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "capplan/sim/estimate.hpp"
+#include "capplan/sim/global_batch.hpp"
 #include "search/layout_space.hpp"
 #include "schedule/step_timing.hpp"
 
@@ -36,9 +37,29 @@ Parallelism fill_defaults(const Scenario& s) {
   return p;
 }
 
+Result<Estimate> estimate_for_batch(const Scenario& s, const OpCostModel& cost);
+
 }  // namespace
 
 Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
+  // A batch asked in tokens: the sequences for this cluster and strategy (global_batch.hpp), and
+  // the finding that says which were chosen. A scenario parsed by data/ has them already.
+  BatchChoice batch = choose_global_batch(s);
+  Result<Estimate> e;
+  if (batch.sequences == s.training.global_batch) {
+    e = estimate_for_batch(s, cost);
+  } else {
+    Scenario resolved = s;
+    resolved.training.global_batch = batch.sequences;
+    e = estimate_for_batch(resolved, cost);
+  }
+  if (e && batch.finding) e->findings.insert(e->findings.begin(), std::move(*batch.finding));
+  return e;
+}
+
+namespace {
+
+Result<Estimate> estimate_for_batch(const Scenario& s, const OpCostModel& cost) {
   // The workload seam: each kind has its own lowering and schedule (today: the training step).
   switch (s.workload.kind) {
     case WorkloadKind::pretrain: break;
@@ -114,4 +135,5 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
   return e;
 }
 
+}  // namespace
 }  // namespace capplan::sim

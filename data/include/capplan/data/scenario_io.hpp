@@ -24,6 +24,9 @@ struct ParsedScenario {
 // Returns nullopt for anything else (including NaN/Inf and negatives are allowed here:
 // range checks belong to the field).
 std::optional<double> parse_si(std::string_view text);
+// Counts (tokens): parse_si's suffixes, decimal as there, and the binary ones, powers of 1024:
+// "4Ki" = 4096, "4Mi" = 4194304 (2^22), "2Gi", "1Ti", "1Pi".
+std::optional<double> parse_count(std::string_view text);
 
 // Parses and validates a scenario (CONTRACT.md). Unknown keys, wrong types, out-of-range and
 // unknown catalog ids are errors naming the field: "scenario#/cluster/gpus: must be a positive
@@ -45,8 +48,8 @@ nlohmann::json example_scenario();
 
 // Output per CONTRACT.md (plus extensions). Never contains NaN/Inf (they become null).
 nlohmann::json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s);
-// What the user should know, in words: the scenario's warnings, then the estimate's findings
-// (data/findings.hpp), each once.
+// What the user should know, in words: the estimate's loud findings (sim::loud), the scenario's
+// warnings, then the other findings (data/findings.hpp), each once.
 std::vector<std::string> estimate_warnings(const sim::Estimate& e, const ParsedScenario& s);
 
 // A model as a scenario's "model" object of explicit dimensions (no preset): every key the

@@ -13,6 +13,11 @@
 namespace capplan::sim {
 
 enum class FindingCode : std::uint8_t {
+  // The global batch (search/global_batch.cpp), asked in tokens: tokens, exact (tokens / seq_len),
+  // seq_len, sequences (chosen), used_tokens, and granule / dp, within_pct.
+  batch_rounded_to_layout,   // granule: dp x micro_batch (fixed, or 1 x micro_batch)
+  batch_chosen_for_dp,       // dp: the data-parallel ways it allows; within_pct: the tolerance
+  batch_forces_one_replica,  // sequences, replicas (DP room of the GPUs), suggested: loud
   // The layout (estimate/estimate.cpp, search/strategy_search.cpp).
   no_layout_fits,                // evaluated: layouts evaluated; the least-memory one is shown
   uneven_stages,                 // layers, stages (pp x virtual stages)
@@ -94,6 +99,10 @@ inline Finding text_finding(FindingCode code, std::string_view name, std::string
 
 // A note in words from data/ or a front end (never from sim/).
 inline Finding note(std::string text) { return Finding{FindingCode::note, {}, {{"text", 0, std::move(text), true}}}; }
+
+// Findings a front end shows first among the warnings: the result is probably not what the user
+// meant (a batch that leaves no data parallelism makes a run several times slower).
+inline bool loud(FindingCode code) { return code == FindingCode::batch_forces_one_replica; }
 
 inline bool has(const std::vector<Finding>& findings, FindingCode code) {
   for (const auto& f : findings) {

@@ -53,6 +53,9 @@ double fp8_cast_bytes_per_element(Fp8Recipe r);
 struct TrainingJob {
   double tokens = 0;             // total training tokens
   std::int64_t global_batch = 0;  // sequences per optimizer step
+  // The global batch as asked in tokens (0: asked in sequences, as global_batch). global_batch is
+  // then derived from it for each cluster and fixed strategy (global_batch.hpp).
+  double global_batch_tokens = 0;
   Precision precision = Precision::bf16;
   Framework framework = Framework::megatron;
   // The recipe (data/frameworks.json) the defaults below were resolved from; echoed in output.
