@@ -717,6 +717,12 @@ constexpr RecipeDefault kRecipeDefaults[] = {
     CAPPLAN_RECIPE_BOOL("expert_tp_follows_tp", expert_tp_follows_tp, false,
                         "MoE: expert tensor-parallel size defaults to the tensor-parallel size"),
     CAPPLAN_RECIPE_BOOL("cuda_graphs", cuda_graphs, true, "CUDA graphs captured (not modelled)"),
+    {"host_us_per_op", false, "host time to issue one op of capplan's op list, microseconds",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       const auto us = rd.number(v, p, 0.0, 10000.0, false);
+       if (us) r.host_us_per_op = *us;
+       return us.has_value();
+     }},
 };
 #undef CAPPLAN_RECIPE_BOOL
 

@@ -278,6 +278,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
       {"dp_comm", number(b.dp_comm.base())},     {"ep_comm", number(b.ep_comm.base())},
       {"cp_comm", number(b.cp_comm.base())},     {"bubble", number(b.bubble.base())},
       {"optimizer", number(b.optimizer.base())}, {"variability", number(b.variability.base())},
+      {"host", number(b.host.base())},
       {"other", number(b.other.base())},
   };
   out["flops_per_step"] = {{"model", number(e.step.flops.model.base())}, {"hardware", number(e.step.flops.hardware.base())}};
@@ -305,6 +306,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
       {"fp8_recipe", sc.training.precision == sim::Precision::fp8 ? json(sim::to_string(sc.training.fp8_recipe))
                                                                    : json(nullptr)},
       {"fp8_params", sc.training.fp8_weights()},
+      {"host_us_per_op", number(sc.training.host_s_per_op * 1e6)},
       {"tokens", number(sc.training.tokens)},
       {"global_batch", sc.training.global_batch},
       {"global_batch_tokens", number(static_cast<double>(sc.training.global_batch) * sc.model.seq_len)},
@@ -532,7 +534,7 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
       {"dp comm (exposed)", b.dp_comm}, {"ep comm (exposed)", b.ep_comm},
       {"cp comm (exposed)", b.cp_comm}, {"pipeline bubble", b.bubble},
       {"optimizer", b.optimizer},       {"slowest GPU wait", b.variability},
-      {"other", b.other},
+      {"host-bound (launch)", b.host},  {"other", b.other},
   };
   for (const auto& [name, t] : phases) {
     const double v = t.base();

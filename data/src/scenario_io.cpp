@@ -683,7 +683,8 @@ class ScenarioParser {
     const auto before = r_.count();
     r_.unknown_keys(j, p,
                     {"tokens", "global_batch_tokens", "global_batch", "precision", "framework", "kernels",
-                     "overlap_compute_slowdown", "loss_kernel", "grad_reduce_in_fp32", "fp8_recipe", "fp8_params"});
+                     "overlap_compute_slowdown", "loss_kernel", "grad_reduce_in_fp32", "fp8_recipe", "fp8_params",
+                     "host_us_per_op"});
     sim::TrainingJob t;
     if (const json* v = required_in(j, p, "tokens", "total training tokens, e.g. \"2T\"")) {
       if (auto x = si_number(*v, child(p, "tokens"), kMaxTokens)) t.tokens = *x;
@@ -774,7 +775,12 @@ class ScenarioParser {
         t.overlap_compute_slowdown = *x;
       }
     }
+    if (const json* v = find(j, "host_us_per_op")) {
+      // Host time per op of the op list (launch plus framework dispatch), microseconds.
+      if (auto x = r_.number(*v, child(p, "host_us_per_op"), 0.0, 10000.0, false)) t.host_s_per_op = *x * 1e-6;
+    }
     if (recipe_) {  // the recipe's defaults for what the scenario leaves out
+      if (!find(j, "host_us_per_op") && recipe_->host_us_per_op) t.host_s_per_op = *recipe_->host_us_per_op * 1e-6;
       if (!find(j, "loss_kernel") && recipe_->loss_kernel) t.loss_kernel = recipe_->loss_kernel;
       if (!find(j, "grad_reduce_in_fp32")) {
         if (auto g = recipe_->grad_reduce_in_fp32(t.precision)) t.grad_reduce_in_fp32 = g;

@@ -28,7 +28,7 @@ QColor color_for(const QString& key) {
   static constexpr Entry kColors[] = {
       {"compute", 0x0072B2},   {"recompute", 0x56B4E9}, {"tp_comm", 0xE69F00},   {"pp_comm", 0xD55E00},
       {"dp_comm", 0xCC79A7},   {"ep_comm", 0xF0E442},   {"cp_comm", 0x999933},   {"bubble", 0xBBBBBB},
-      {"optimizer", 0x009E73}, {"variability", 0x882255}, {"other", 0x666666},     {"weights", 0x0072B2},   {"gradients", 0x56B4E9},
+      {"optimizer", 0x009E73}, {"variability", 0x882255}, {"host", 0xDDCC77}, {"other", 0x666666},     {"weights", 0x0072B2},   {"gradients", 0x56B4E9},
       {"optimizer_state", 0x009E73}, {"activations", 0xE69F00}, {"logits", 0xD55E00}, {"reserve", 0xBBBBBB},
       {"capacity", 0xDDDDDD},
   };

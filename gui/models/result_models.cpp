@@ -50,6 +50,7 @@ void BreakdownModel::set_snapshot(const EstimateSnapshot& snapshot) {
   add_if_any("bubble", tr("pipeline bubble"), b.bubble);
   add_if_any("optimizer", tr("optimizer"), b.optimizer);
   add_if_any("variability", tr("slowest GPU wait"), b.variability);
+  add_if_any("host", tr("host-bound (kernel launch)"), b.host);
   add_if_any("other", tr("other"), b.other);
   set_parts(std::move(parts), snapshot.estimate.step.time.base());
 }

@@ -38,7 +38,7 @@ const sim::FrameworkRecipe& recipe(const std::string& id) {
 
 // A recipe field as the table below reads it: its value, or std::monostate where the recipe leaves
 // it null (an empty optional: capplan's own default applies).
-using Value = std::variant<std::monostate, bool, Framework, LossKernel, Fp8Recipe, Recompute>;
+using Value = std::variant<std::monostate, bool, double, Framework, LossKernel, Fp8Recipe, Recompute>;
 constexpr std::monostate kNull;
 
 template <class T>
@@ -58,6 +58,8 @@ std::string show(const Value& v) {
           return "null";
         } else if constexpr (std::is_same_v<T, bool>) {
           return x ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, double>) {
+          return std::to_string(x);
         } else {
           return sim::to_string(x);
         }
@@ -96,6 +98,7 @@ constexpr Field flash_attention = field<&R::flash_attention>("flash_attention");
 constexpr Field dropout = field<&R::dropout>("dropout");
 constexpr Field expert_tp_follows_tp = field<&R::expert_tp_follows_tp>("expert_tp_follows_tp");
 constexpr Field cuda_graphs = field<&R::cuda_graphs>("cuda_graphs");
+constexpr Field host_us_per_op = field<&R::host_us_per_op>("host_us_per_op");
 }  // namespace f
 
 // One recipe default and the source it was read from. An empty source: the row above's source
@@ -329,6 +332,7 @@ const std::vector<Default>& defaults() {
     {"megatron-deepspeed", f::overlap_dp_comm_zero3, true, "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/config.py#L383-L386"},
     {"megatron-deepspeed", f::tp_comm_overlap, false, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py (no tensor-parallel communication overlap option)"},
     {"megatron-deepspeed", f::recompute, none, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L512 (--checkpoint-activations, store_true)"},
+    {"megatron-deepspeed", f::host_us_per_op, 70.0, "fitted: capplan's op list against the launch-bound iterations of vTrain's measured Megatron-DeepSpeed runs (../shared/data/vtrain_single_dev.csv; docs/accuracy.md)"},
     {"megatron-deepspeed", f::selective_recompute, false, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L512 (only --checkpoint-activations, whole layers)"},
     {"megatron-deepspeed", f::flash_attention, false, "FlashAttention (Dao et al., arXiv:2205.14135) was published in May 2022, after this version"},
     {"megatron-deepspeed", f::dropout, true, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L460-L462 (--attention-dropout 0.1, --hidden-dropout 0.1)"},
@@ -532,6 +536,24 @@ TEST(FrameworkScenario, ScenarioKeysOverrideTheRecipeFieldByField) {
   ASSERT_TRUE(o.has_value()) << to_string(o.error());
   EXPECT_EQ(o->scenario.strategy.overlap_dp_comm, true);
   EXPECT_FALSE(o->scenario.strategy.recompute.has_value());  // "auto": searched
+}
+
+// The host time per op: the recipe's default (megatron-deepspeed: 70 us), a scenario's
+// training.host_us_per_op over it, 0 for a recipe without one; out of range is an error naming it.
+TEST(FrameworkScenario, HostTimePerOpComesFromTheRecipeOrTheScenario) {
+  auto from_recipe = parse_scenario(scenario_with({{"framework", "megatron-deepspeed"}}), real_catalogs());
+  ASSERT_TRUE(from_recipe.has_value()) << to_string(from_recipe.error());
+  EXPECT_DOUBLE_EQ(from_recipe->scenario.training.host_s_per_op, 70e-6);
+  auto given = parse_scenario(scenario_with({{"framework", "megatron-deepspeed"}, {"host_us_per_op", 12.5}}),
+                              real_catalogs());
+  ASSERT_TRUE(given.has_value()) << to_string(given.error());
+  EXPECT_DOUBLE_EQ(given->scenario.training.host_s_per_op, 12.5e-6);
+  auto none = parse_scenario(scenario_with({{"framework", "megatron-lm"}}), real_catalogs());
+  ASSERT_TRUE(none.has_value());
+  EXPECT_EQ(none->scenario.training.host_s_per_op, 0.0);
+  auto bad = parse_scenario(scenario_with({{"host_us_per_op", -1}}), real_catalogs());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(to_string(bad.error()).find("scenario#/training/host_us_per_op"), std::string::npos) << to_string(bad.error());
 }
 
 TEST(FrameworkScenario, LegacyKernelStylesKeepWorkingWithoutACatalogEntry) {

@@ -46,6 +46,7 @@ void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostM
       }
       case Scope::optimizer: optimizer += t; continue;
     }
+    bucket->launches += so.count;
     if (const auto* c = std::get_if<CollectiveOp>(&so.op)) {
       switch (c->axis) {
         case Axis::dp: bucket->fsdp += t; break;
@@ -101,8 +102,11 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
   const double fsdp_head = layer.fsdp > 0 ? (layer.fsdp + dense_ffn.fsdp) / 3.0 * 2.0 : 0.0;
   const double cp_layer = exposed(layer.cp, layer.attention);
   struct Stage {
-    double total = 0, compute = 0, recompute = 0, backward = 0, tp = 0, pp = 0, fsdp = 0, ep = 0, cp = 0;
+    double total = 0, compute = 0, recompute = 0, backward = 0, tp = 0, pp = 0, fsdp = 0, ep = 0, cp = 0, host = 0;
   };
+  // Host issue time per op (kernel launch plus the framework's dispatch): the CPU runs ahead of
+  // the GPU, so a micro-batch takes the longer of its GPU time and its host time.
+  const double host_per_op = s.training.host_s_per_op;
   // The step waits for its slowest GPU (variability.hpp): every stage's compute is stretched by
   // the expected slowdown of the slowest of the job's GPUs; so are the fill and drain.
   const double slow = slowest_gpu_slowdown(s.cluster.gpus, s.cluster.gpu_speed_spread);
@@ -122,14 +126,17 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
     st.ep = E * (p.ep_comm_overlap ? exposed(moe_ffn.ep, layer.compute + moe_ffn.compute) : moe_ffn.ep);
     st.cp = L * cp_layer;
     st.fsdp = D * fsdp_layer + E * fsdp_moe_layer + fsdp_head;
+    double launches = L * layer.launches + D * dense_ffn.launches + E * moe_ffn.launches;
     if (sl.first) {
       st.compute += embedding.compute;
       st.backward += embedding.backward;
+      launches += embedding.launches;
     }
     if (sl.last) {
       st.compute += output.compute;
       st.backward += output.backward;
       st.tp += output.tp;
+      launches += output.launches;
     }
     st.pp = p.pp > 1 ? pipeline.pp * p.virtual_stages : 0.0;
     // Megatron-LM overlaps p2p only in the interleaved schedule: arguments.py sets
@@ -137,6 +144,11 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
     // schedule does not support overlapping p2p communication").
     if (p.pp_comm_overlap && p.virtual_stages > 1) st.pp = exposed(st.pp, st.compute);
     st.total = st.compute * (1.0 + slow) + st.tp + st.pp + st.fsdp + st.ep + st.cp;
+    if (host_per_op > 0) {
+      const double host = (launches + (p.pp > 1 ? pipeline.launches * p.virtual_stages : 0.0)) * host_per_op;
+      st.host = std::max(0.0, host - st.total);
+      st.total += st.host;
+    }
     sum_total += st.total * run.count;
     if (st.total > worst.total) worst = st;
   }
@@ -151,6 +163,7 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
   b.pp_comm = units::seconds(m * worst.pp);
   b.ep_comm = units::seconds(m * worst.ep);
   b.cp_comm = units::seconds(m * worst.cp);
+  b.host = units::seconds(m * worst.host);
   b.bubble = units::seconds((sum_total - worst.total) / p.virtual_stages);
 
   // Data parallel: with overlap (Megatron/DDP buckets), the gradient reduction runs during the

@@ -23,6 +23,7 @@ struct Bucket {
   double ep = 0;         // expert-parallel all-to-alls (not overlapped)
   double cp = 0;         // context-parallel K/V exchange (overlaps the attention core)
   double attention = 0;  // attention-core kernels (the window ring attention hides behind)
+  double launches = 0;   // kernels (and collectives) the host issues: each op's count
 };
 
 // The priced op list, summed by scope. Contract: each field is a sum over the ops of one

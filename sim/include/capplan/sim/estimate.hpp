@@ -30,10 +30,13 @@ struct StepBreakdown {
   units::Seconds optimizer;  // optimizer step (memory-bound)
   // Waiting for the slowest GPU: compute and optimizer x spread x E[max of N] (variability.hpp).
   units::Seconds variability;
+  // Launch-bound: the GPU idle while the host issues kernels, where a micro-batch's host time
+  // (TrainingJob::host_s_per_op per op) exceeds its GPU time (schedule/step_timing.cpp).
+  units::Seconds host;
   units::Seconds other;      // reserved for data loading, logging (0 in this model)
 
   units::Seconds total() const {
-    return compute + tp_comm + pp_comm + dp_comm + ep_comm + cp_comm + bubble + optimizer + variability + other;
+    return compute + tp_comm + pp_comm + dp_comm + ep_comm + cp_comm + bubble + optimizer + variability + host + other;
   }
 };
 

@@ -38,9 +38,11 @@ struct FrameworkRecipe {
   std::optional<bool> dropout;          // dropout kept in training when the model does not say
   // MoE: the expert tensor-parallel size defaults to the tensor-parallel size (Megatron-Core).
   std::optional<bool> expert_tp_follows_tp;
-  // CUDA graphs captured by default. Carried for output only: the step model has no launch-
-  // overhead term that graphs would remove.
+  // CUDA graphs captured by default. Carried for output only: graphs would remove the host time
+  // below, and no recipe with graphs has a measured host time yet.
   std::optional<bool> cuda_graphs;
+  // Host time to issue one op of capplan's op list (TrainingJob::host_s_per_op), microseconds.
+  std::optional<double> host_us_per_op;
 
   std::optional<bool> grad_reduce_in_fp32(Precision p) const {
     switch (p) {

@@ -83,6 +83,12 @@ struct TrainingJob {
   // Megatron-LM). Weights take 1 byte plus the cached transpose instead of 16 bits plus an FP8
   // copy and its transpose; gathers move 1 byte per parameter; Adam writes the FP8 weight.
   bool fp8_params = false;
+  // Host time to issue one op of the op list: the CUDA launch plus the framework's dispatch
+  // (Python, autograd, module hooks) of the several kernels that op stands for. The host runs
+  // ahead of the GPU, so a micro-batch of a stage takes the longer of its GPU time and its host
+  // time (schedule/step_timing.cpp). 0: never host-bound (capplan's default where the
+  // framework's recipe has no measured figure).
+  double host_s_per_op = 0;
 
   bool fp8_weights() const { return precision == Precision::fp8 && fp8_params; }
   // Mixed precision: 16-bit (or FP8) compute weights beside fp32 master weights in the optimizer.
