@@ -16,83 +16,18 @@
 #include <vector>
 
 #include "capplan/data/scenario_io.hpp"
+#include "csv.hpp"
+#include "vtrain_runs.hpp"
 #include "json_reader.hpp"
 
 namespace capplan::data {
 
 namespace {
 
+using detail::CsvRow;
 using detail::fmt;
+using detail::parse_csv;
 using nlohmann::json;
-
-// --- CSV (RFC 4180) -----------------------------------------------------------------------
-
-struct CsvRow {
-  std::vector<std::string> cells;
-  int line = 0;  // line where the record starts
-};
-
-Result<std::vector<CsvRow>> parse_csv(std::string_view text, const std::string& file) {
-  std::vector<CsvRow> rows;
-  CsvRow row;
-  std::string field;
-  bool in_quotes = false, quoted = false, after_quote = false;
-  int line = 1;
-  row.line = 1;
-  auto end_field = [&] {
-    row.cells.push_back(std::move(field));
-    field.clear();
-    quoted = after_quote = false;
-  };
-  auto end_row = [&] {
-    end_field();
-    const bool blank = row.cells.size() == 1 && row.cells[0].empty();
-    if (!blank) rows.push_back(std::move(row));
-    row = CsvRow{};
-    row.line = line + 1;
-  };
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_quotes) {
-      if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
-          field += '"';
-          ++i;
-        } else {
-          in_quotes = false;
-          after_quote = true;
-        }
-      } else {
-        if (c == '\n') ++line;
-        field += c;
-      }
-      continue;
-    }
-    if (c == ',') {
-      end_field();
-    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
-      continue;  // CRLF: the '\n' ends the record
-    } else if (c == '\n' || c == '\r') {
-      end_row();
-      ++line;
-    } else if (c == '"') {
-      if (!field.empty() || quoted) {
-        return fail(file + ":" + std::to_string(line),
-                    "malformed CSV: quote inside an unquoted field (RFC 4180: quote the whole field and double "
-                    "inner quotes)");
-      }
-      in_quotes = quoted = true;
-    } else {
-      if (after_quote) {
-        return fail(file + ":" + std::to_string(line), "malformed CSV: text after the closing quote of a field");
-      }
-      field += c;
-    }
-  }
-  if (in_quotes) return fail(file + ":" + std::to_string(row.line), "malformed CSV: unterminated quoted field");
-  if (!field.empty() || !row.cells.empty() || quoted) end_row();
-  return rows;
-}
 
 // --- Cell conventions (published_runs_dev.md) ---------------------------------------------
 
@@ -918,6 +853,7 @@ Result<std::vector<PublishedRun>> load_published_runs(const std::filesystem::pat
   if (rows->empty()) return fail(file, "malformed CSV: no header line");
 
   const CsvRow& header = rows->front();
+  if (detail::is_vtrain_header(header)) return detail::vtrain_runs(*rows, catalogs, file);
   std::map<std::string, std::size_t> columns;
   for (std::size_t i = 0; i < header.cells.size(); ++i) columns.emplace(trim(header.cells[i]), i);
   Diagnostics diags;

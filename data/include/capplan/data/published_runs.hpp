@@ -40,7 +40,9 @@ struct PublishedRun {
 };
 
 // Reads every row; rows that cannot become a scenario are returned with usable == false and
-// the reason. Errors only for an unreadable file or a malformed CSV (named by line).
+// the reason. Errors only for an unreadable file or a malformed CSV (named by line). A table
+// with vTrain's columns (Bang et al., MICRO 2024: "# GPUs", ..., "iteration time (ms)") is read
+// as vTrain's measured Megatron-DeepSpeed iterations, with the settings of its configs.
 Result<std::vector<PublishedRun>> load_published_runs(const std::filesystem::path& csv,
                                                       const Catalogs& catalogs);
 

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+// RFC 4180 CSV records, for the loaders of measured-run tables (published_runs.cpp,
+// vtrain_runs.cpp). Private to capplan_data.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "capplan/sim/result.hpp"
+
+namespace capplan::data::detail {
+
+struct CsvRow {
+  std::vector<std::string> cells;
+  int line = 0;  // line where the record starts
+};
+
+// Records of `text` (quoted fields, doubled quotes, CRLF or LF; blank lines skipped); a malformed
+// record is an error naming `file` and its line.
+Result<std::vector<CsvRow>> parse_csv(std::string_view text, const std::string& file);
+
+}  // namespace capplan::data::detail

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "vtrain_runs.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "capplan/data/scenario_io.hpp"
+#include "json_reader.hpp"
+
+namespace capplan::data::detail {
+
+namespace {
+
+using nlohmann::json;
+
+// The columns of both tables (the multi-node one adds "Parameters (billion)" first).
+constexpr const char* kGpus = "# GPUs";
+constexpr const char* kColumns[] = {kGpus,
+                                    "global batch",
+                                    "micro batch",
+                                    "hidden size",
+                                    "attention heads",
+                                    "# layers",
+                                    "sequence length",
+                                    "tensor parallelism",
+                                    "data parallelism",
+                                    "pipeline parallelism",
+                                    "iteration time (ms)"};
+
+std::string trimmed(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+std::optional<long long> whole(const std::string& text) {
+  long long v = 0;
+  const std::string t = trimmed(text);
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || end != t.data() + t.size() || v <= 0) return std::nullopt;
+  return v;
+}
+
+std::optional<double> positive(const std::string& text) {
+  double v = 0;
+  const std::string t = trimmed(text);
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v) || v <= 0) return std::nullopt;
+  return v;
+}
+
+// The settings every record shares, from vTrain's configs (src/config.py defaults and
+// config/validation/*): what the loader states for each run.
+constexpr const char* kSettings[] = {
+    "vTrain (github VIA-Research/vTrain @f8dda84) configs: GPT of vocab 50257 (src/config.py), GeLU MLP 4h, "
+    "learned positions, LayerNorm, tied embeddings",
+    "fp16, activation checkpointing of every layer (use_checkpoint true), 1F1B without interleaving",
+    "framework: Megatron-DeepSpeed (recipe 'megatron-deepspeed'; PyTorch DDP without gradient buckets, "
+    "use_gradient_bucket false)",
+    "A100-SXM4-80GB, 8 GPUs per node (node_size 8); inter-node 800 Gbit/s per node = 100 Gbit/s per GPU "
+    "(inter_node_bandwidth 800)",
+};
+
+}  // namespace
+
+bool is_vtrain_header(const CsvRow& header) {
+  return std::any_of(header.cells.begin(), header.cells.end(),
+                     [](const std::string& c) { return trimmed(c) == "iteration time (ms)"; });
+}
+
+Result<std::vector<PublishedRun>> vtrain_runs(const std::vector<CsvRow>& rows, const Catalogs& catalogs,
+                                              const std::string& file) {
+  std::map<std::string, std::size_t> col;
+  for (std::size_t i = 0; i < rows.front().cells.size(); ++i) col.emplace(trimmed(rows.front().cells[i]), i);
+  Diagnostics diags;
+  for (const char* c : kColumns) {
+    if (!col.contains(c)) diags.push_back({Diagnostic::Severity::error, file + ":1", "missing column '" + std::string(c) + "'"});
+  }
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i].cells.size() != rows.front().cells.size()) {
+      diags.push_back({Diagnostic::Severity::error, file + ":" + std::to_string(rows[i].line),
+                       "malformed CSV: expected " + std::to_string(rows.front().cells.size()) +
+                           " fields (as the header); got " + std::to_string(rows[i].cells.size())});
+    }
+  }
+  if (!diags.empty()) return std::unexpected(std::move(diags));
+
+  std::vector<PublishedRun> runs;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const CsvRow& row = rows[i];
+    auto cell = [&](const char* name) { return row.cells[col.at(name)]; };
+    PublishedRun run;
+    run.row_id = "V" + std::to_string(row.line);
+    run.arch_type = "dense";
+    run.gpu_model = "A100-SXM4-80GB";
+    std::vector<std::string> bad;
+    auto integer = [&](const char* name) {
+      const auto v = whole(cell(name));
+      if (!v) bad.push_back(std::string(name) + " = '" + cell(name) + "' is not a positive whole number");
+      return v.value_or(1);
+    };
+    const long long gpus = integer(kGpus), batch = integer("global batch"), micro = integer("micro batch");
+    const long long hidden = integer("hidden size"), heads = integer("attention heads"), layers = integer("# layers");
+    const long long seq = integer("sequence length"), tp = integer("tensor parallelism");
+    const long long dp = integer("data parallelism"), pp = integer("pipeline parallelism");
+    const auto ms = positive(cell("iteration time (ms)"));
+    if (!ms) bad.push_back("iteration time (ms) = '" + cell("iteration time (ms)") + "' is not a positive number");
+    run.num_gpus = static_cast<int>(std::min<long long>(gpus, 1 << 30));
+    run.model_name = "GPT h" + std::to_string(hidden) + " L" + std::to_string(layers) + " s" + std::to_string(seq);
+    run.assumptions.assign(std::begin(kSettings), std::end(kSettings));
+    if (ms) {
+      run.measured_tokens_per_s_per_gpu = static_cast<double>(batch) * static_cast<double>(seq) / (*ms / 1e3) /
+                                          static_cast<double>(gpus);
+      run.measured_how = "global batch x sequence length / iteration time / GPUs";
+    }
+    run.scenario = json{
+        {"name", run.row_id + " " + run.model_name},
+        {"model",
+         {{"name", run.model_name},
+          {"layers", layers},
+          {"hidden", hidden},
+          {"heads", heads},
+          {"kv_heads", heads},
+          {"ffn_hidden", 4 * hidden},
+          {"vocab", 50257},
+          {"seq_len", seq},
+          {"gated_ffn", false},
+          {"tied_embeddings", true},
+          {"rmsnorm", false},
+          {"rope", false}}},
+        {"training", {{"tokens", 1e9}, {"global_batch", batch}, {"precision", "fp16"}, {"framework", "megatron-deepspeed"}}},
+        {"cluster",
+         {{"gpu", "a100-80gb-sxm"},
+          {"gpus", gpus},
+          {"gpus_per_node", std::min<long long>(gpus, 8)},
+          {"inter_node_gbps_per_gpu", 100.0}}},
+        {"strategy",
+         {{"tp", tp},
+          {"pp", pp},
+          {"dp", dp},
+          {"cp", 1},
+          {"micro_batch", micro},
+          {"virtual_stages", 1},
+          {"recompute", "full"},
+          {"zero", 0},
+          {"sequence_parallel", false}}}};
+    if (bad.empty()) {
+      auto parsed = parse_scenario(run.scenario, catalogs, file + "#" + run.row_id);
+      if (!parsed) bad.push_back("scenario rejected: " + parsed.error().front().where + ": " + parsed.error().front().message);
+    }
+    run.usable = bad.empty();
+    run.skip_reason = join(bad, "; ");
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+}  // namespace capplan::data::detail
