@@ -16,4 +16,9 @@ QString finding_text(const sim::Finding& f) {
   return QString::fromStdString(data::fill(translated.toStdString(), f, number));
 }
 
+QString diagnostic_text(const Diagnostic& d) {
+  const QString message = d.finding ? finding_text(*d.finding) : QString::fromStdString(d.message);
+  return d.where.empty() ? message : QString::fromStdString(d.where) + QStringLiteral(": ") + message;
+}
+
 }  // namespace capplan::gui
