@@ -4,7 +4,9 @@
 #include <cmath>
 #include <optional>
 #include <utility>
+#include <vector>
 
+#include "capplan/data/findings.hpp"
 #include "capplan/data/format.hpp"
 
 namespace capplan::data {
@@ -16,29 +18,10 @@ using sim::Plan;
 // format::fixed, with "?" for a number that is not finite.
 std::string fixed(double v, int digits) { return std::isfinite(v) ? format::fixed(v, digits) : "?"; }
 
-// Three significant figures for ordinary magnitudes.
-std::string sig3(double v) {
-  const double a = std::fabs(v);
-  return fixed(v, a >= 100 ? 0 : a >= 10 ? 1 : 2);
-}
-
-// $3.34M (appended piecewise: g++ 12 warns falsely on "$" + std::string&&).
-std::string usd_text(double v) {
-  const double a = std::fabs(v);
-  std::string s = "$";
-  if (a >= 1e9) return s.append(sig3(v / 1e9)).append("B");
-  if (a >= 1e6) return s.append(sig3(v / 1e6)).append("M");
-  if (a >= 1e3) return s.append(sig3(v / 1e3)).append("k");
-  return s.append(fixed(v, 2));
-}
-
-std::string days_text(double seconds) { return sig3(seconds / 86400.0) + " days"; }
-
-// Whole percent, or one decimal below 10% (so a 0.4% change does not read as 0%).
-std::string percent(double fraction) {
-  const double p = fraction * 100.0;
-  return fixed(p, std::fabs(p) < 9.95 ? 1 : 0) + "%";
-}
+// The shared formats (findings.hpp spec_number): $3.34M, 142 days, 41%.
+std::string usd_text(double v) { return spec_number(v, "usd"); }
+std::string days_text(double seconds) { return spec_number(seconds / 86400.0, "s3") + " days"; }
+std::string percent(double fraction) { return spec_number(fraction, "pct"); }
 
 std::string layout_text(const Parallelism& p) {
   std::string s = "tp " + std::to_string(p.tp) + " pp " + std::to_string(p.pp) + " dp " + std::to_string(p.dp);
@@ -60,28 +43,33 @@ std::string shape_text(const Plan& p) {
          std::to_string(p.gpus) + " GPUs)";
 }
 
-// Shape, layout, time, cost and where a step's time goes.
-std::string explain(const Plan& plan) {
+// Shape, layout, time, cost and where a step's time goes, as pieces of the explanation.
+void explain(const Plan& plan, std::vector<sim::Finding>& out) {
+  using C = sim::FindingCode;
   const sim::Estimate& e = plan.estimate;
   const sim::StepBreakdown& b = e.step.breakdown;
   const double total = e.step.time.base();
-  std::string s = shape_text(plan) + ", " + layout_text(e.layout.strategy) + ": " + days_text(sim::plan_time(e).base());
+  sim::Finding head = sim::finding(C::why_plan, "", {{"days", sim::plan_time(e).base() / 86400.0}});
+  sim::with_text(head, "shape", shape_text(plan));
+  sim::with_text(head, "layout", layout_text(e.layout.strategy));
+  out.push_back(std::move(head));
   if (e.goodput.modelled && e.goodput.wall.base() > e.totals.time_to_train.base()) {
-    s += " with failures and checkpoints (" + days_text(e.totals.time_to_train.base()) + " steady)";
+    out.push_back(sim::finding(C::why_with_failures, "", {{"steady_days", e.totals.time_to_train.base() / 86400.0}}));
   }
-  if (const auto c = sim::plan_cost(e)) s += ", " + usd_text(c->base());
-  s += ". Step " + sig3(total) + " s: compute " + percent(b.compute.base() / total);
-  if (b.recompute.base() > 0) s += " (recompute " + percent(b.recompute.base() / total) + ")";
-  const std::pair<const char*, double> parts[] = {
-      {"pipeline bubble", b.bubble.base()}, {"tp comm", b.tp_comm.base()}, {"pp comm", b.pp_comm.base()},
-      {"dp comm", b.dp_comm.base()},        {"ep comm", b.ep_comm.base()}, {"cp comm", b.cp_comm.base()},
-      {"optimizer", b.optimizer.base()}};
-  for (const auto& [name, v] : parts) {
-    if (v / total >= 0.005) s += ", " + std::string(name) + " " + percent(v / total);
+  if (const auto c = sim::plan_cost(e)) out.push_back(sim::finding(C::why_cost, "", {{"usd", c->base()}}));
+  out.push_back(sim::finding(C::why_step, "", {{"step_s", total}, {"compute", b.compute.base() / total}}));
+  if (b.recompute.base() > 0) out.push_back(sim::finding(C::why_recompute, "", {{"share", b.recompute.base() / total}}));
+  const std::pair<C, double> parts[] = {{C::why_bubble, b.bubble.base()}, {C::why_tp_comm, b.tp_comm.base()},
+                                        {C::why_pp_comm, b.pp_comm.base()}, {C::why_dp_comm, b.dp_comm.base()},
+                                        {C::why_ep_comm, b.ep_comm.base()}, {C::why_cp_comm, b.cp_comm.base()},
+                                        {C::why_optimizer, b.optimizer.base()}};
+  for (const auto& [code, v] : parts) {
+    if (v / total >= 0.005) out.push_back(sim::finding(code, "", {{"share", v / total}}));
   }
-  s += "; MFU " + percent(e.step.mfu) + "; memory " + fixed(units::to_gib(e.memory.total()), 1) + " of " +
-       fixed(units::to_gib(e.memory.capacity), 0) + " GiB per GPU.";
-  return s;
+  out.push_back(sim::finding(C::why_mfu_and_memory, "",
+                             {{"mfu", e.step.mfu},
+                              {"memory_gib", units::to_gib(e.memory.total())},
+                              {"capacity_gib", units::to_gib(e.memory.capacity)}}));
 }
 
 // "41% faster, 12% dearer" (time: fraction of the chosen time saved or added; cost likewise).
@@ -189,22 +177,33 @@ std::string failure_message(const sim::ConstraintFailure& f, const sim::SearchRe
   return s;
 }
 
-std::string explanation(const sim::SearchResult& r, const sim::SearchRequest& req) {
+std::vector<sim::Finding> explanation_parts(const sim::SearchResult& r, const sim::SearchRequest& req) {
+  using C = sim::FindingCode;
+  std::vector<sim::Finding> out;
   const Plan* plan = sim::chosen_plan(r);
-  if (plan == nullptr) return "";
-  std::string lead;
+  if (plan == nullptr) return out;
   if (r.failure) {
-    lead = "Closest plan";
+    out.push_back(sim::finding(C::why_closest));
   } else {
     // Pareto without a priced plan ranks by time alone (sim::FindingCode::pareto_without_prices).
-    const bool no_front = sim::has(r.notes, sim::FindingCode::pareto_without_prices);
-    lead = req.objective == sim::Objective::cheapest                 ? "Cheapest plan"
-           : req.objective == sim::Objective::fastest || no_front ? "Fastest plan"
-                                                                     : "Fastest plan on the Pareto front";
-    if (req.deadline) lead += " that meets the deadline of " + days_text(req.deadline->base());
-    if (req.budget) lead += std::string(req.deadline ? " and" : "") + " within the budget of " + usd_text(req.budget->base());
+    const bool no_front = sim::has(r.notes, C::pareto_without_prices);
+    out.push_back(sim::finding(req.objective == sim::Objective::cheapest                 ? C::why_cheapest
+                               : req.objective == sim::Objective::fastest || no_front ? C::why_fastest
+                                                                                         : C::why_fastest_on_front));
+    if (req.deadline) out.push_back(sim::finding(C::why_meets_deadline, "", {{"days", req.deadline->base() / 86400.0}}));
+    if (req.budget) {
+      out.push_back(sim::finding(req.deadline ? C::why_and_within_budget : C::why_within_budget, "",
+                                 {{"usd", req.budget->base()}}));
+    }
   }
-  return lead + ": " + explain(*plan);
+  explain(*plan, out);
+  return out;
+}
+
+std::string explanation(const sim::SearchResult& r, const sim::SearchRequest& req) {
+  std::string s;
+  for (const auto& part : explanation_parts(r, req)) s += render(part);
+  return s;
 }
 
 std::string runner_up_text(const sim::RunnerUp& u, const Plan& chosen) {

@@ -258,8 +258,8 @@ void PlanView::on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot) 
     text += QStringLiteral("<b style='color:#c62828'>%1</b><br>")
                 .arg(QString::fromStdString(data::failure_message(*r.failure, request)).toHtmlEscaped());
   }
-  if (const std::string why = data::explanation(r, request); !why.empty()) {
-    text += QStringLiteral("<b>Why #1:</b> ") + QString::fromStdString(why).toHtmlEscaped();
+  if (const QString why = explanation_text(r, request); !why.isEmpty()) {
+    text += QStringLiteral("<b>%1</b> ").arg(tr("Why #1:")) + why.toHtmlEscaped();
   }
   if (const sim::Plan* chosen = sim::chosen_plan(r)) {
     for (const auto& u : r.runner_ups) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "capplan/data/findings.hpp"
+#include "capplan/data/plan_text.hpp"
 #include "capplan/gui/format.hpp"
 
 namespace capplan::gui {
@@ -14,6 +15,12 @@ QString finding_text(const sim::Finding& f) {
   const QString translated = QCoreApplication::translate("capplan::Finding", tmpl.c_str());
   const auto number = [](double v, int decimals) { return number_text(v, decimals).toStdString(); };
   return QString::fromStdString(data::fill(translated.toStdString(), f, number));
+}
+
+QString explanation_text(const sim::SearchResult& result, const sim::SearchRequest& request) {
+  QString out;
+  for (const auto& part : data::explanation_parts(result, request)) out += finding_text(part);
+  return out;
 }
 
 QString diagnostic_text(const Diagnostic& d) {

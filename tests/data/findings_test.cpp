@@ -224,6 +224,43 @@ std::vector<std::pair<Finding, std::string>> profile_cases() {
   };
 }
 
+// The planner explanation's pieces (data::explanation_parts) and what each adds to the sentence.
+std::vector<std::pair<Finding, std::string>> why_cases() {
+  using C = FindingCode;
+  const auto n = [](FindingCode c, Numbers v = {}) { return finding(c, "", v); };
+  return {
+      {n(C::why_closest), "Closest plan"},
+      {n(C::why_cheapest), "Cheapest plan"},
+      {n(C::why_fastest), "Fastest plan"},
+      {n(C::why_fastest_on_front), "Fastest plan on the Pareto front"},
+      {n(C::why_meets_deadline, {{"days", 30}}), " that meets the deadline of 30.0 days"},
+      {n(C::why_within_budget, {{"usd", 2.5e6}}), " within the budget of $2.50M"},
+      {n(C::why_and_within_budget, {{"usd", 950}}), " and within the budget of $950.00"},
+      {with(with(n(C::why_plan, {{"days", 142.4}}), "shape", "aws-p5.48xlarge x 16 nodes (128 GPUs)"), "layout",
+            "tp 4 pp 1 dp 32"),
+       ": aws-p5.48xlarge x 16 nodes (128 GPUs), tp 4 pp 1 dp 32: 142 days"},
+      {n(C::why_with_failures, {{"steady_days", 9.876}}), " with failures and checkpoints (9.88 days steady)"},
+      {n(C::why_cost, {{"usd", 3.344e9}}), ", $3.34B"},
+      {n(C::why_step, {{"step_s", 12.34}, {"compute", 0.623}}), ". Step 12.3 s: compute 62%"},
+      {n(C::why_recompute, {{"share", 0.04}}), " (recompute 4.0%)"},
+      {n(C::why_bubble, {{"share", 0.1}}), ", pipeline bubble 10%"},
+      {n(C::why_tp_comm, {{"share", 0.005}}), ", tp comm 0.5%"},
+      {n(C::why_pp_comm, {{"share", 0.2}}), ", pp comm 20%"},
+      {n(C::why_dp_comm, {{"share", 0.2}}), ", dp comm 20%"},
+      {n(C::why_ep_comm, {{"share", 0.2}}), ", ep comm 20%"},
+      {n(C::why_cp_comm, {{"share", 0.2}}), ", cp comm 20%"},
+      {n(C::why_optimizer, {{"share", 0.0994}}), ", optimizer 9.9%"},
+      {n(C::why_mfu_and_memory, {{"mfu", 0.41}, {"memory_gib", 61.25}, {"capacity_gib", 80}}),
+       "; MFU 41%; memory 61.2 of 80 GiB per GPU."},
+  };
+}
+
+TEST(Findings, EveryPieceOfThePlannersExplanationReadsAsItsPartOfTheSentence) {
+  for (const auto& [f, words] : why_cases()) EXPECT_EQ(render(f), words);
+  EXPECT_EQ(spec_number(std::numeric_limits<double>::quiet_NaN(), "pct"), "?%");
+  EXPECT_EQ(spec_number(-1234, "usd"), "$-1.23k");
+}
+
 TEST(Findings, EveryLayoutRuleReadsAsCheckLayoutHasAlwaysWordedIt) {
   for (const auto& [f, words] : layout_sentences()) EXPECT_EQ(render(f), words);
 }
@@ -299,6 +336,7 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   for (const Finding& f : layout_cases()) all.push_back(f);
   for (const auto& [f, words] : search_cases()) all.push_back(f);
   for (const auto& [f, words] : profile_cases()) all.push_back(f);
+  for (const auto& [f, words] : why_cases()) all.push_back(f);
   all.push_back(sim::note("words"));
   for (const Finding& f : all) {
     const std::string s = render(f);

@@ -4,6 +4,7 @@
 // and table and the GUI's plan view.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "capplan/sim/search.hpp"
 
@@ -22,6 +23,9 @@ std::string failure_message(const sim::ConstraintFailure& failure, const sim::Se
 // constraints, then its shape, layout, time, cost and where a step's time goes. Empty when the
 // result has no chosen plan.
 std::string explanation(const sim::SearchResult& result, const sim::SearchRequest& request);
+// The same explanation as pieces (FindingCode::why_*, in order): each renders to its part of the
+// sentence (findings.hpp), so the GUI can word them through tr() and concatenate.
+std::vector<sim::Finding> explanation_parts(const sim::SearchResult& result, const sim::SearchRequest& request);
 
 // What the runner-up changes against the chosen plan and what that does:
 // "2x the nodes (16 -> 32): 41% faster, 12% dearer".

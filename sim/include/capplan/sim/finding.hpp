@@ -98,6 +98,28 @@ enum class FindingCode : std::uint8_t {
   profile_collective_outside_range,   // kind (text), across_nodes, bytes, ranks, min_bytes, max_bytes
   profile_collective_ranks_not_measured,  // kind (text), across_nodes, ranks, measured (text: "8, 16")
   profile_collective_poor_fit,        // kind (text), across_nodes, ranks, residual_pct, r2
+  // The planner's explanation of its chosen plan, in order (data/plan_text.cpp explanation_parts):
+  // a lead, its constraints, then the plan. Numbers: days, usd, fractions (share, mfu), GiB.
+  why_closest,             // the lead when no plan meets the constraints
+  why_cheapest,            //
+  why_fastest,             //
+  why_fastest_on_front,    //
+  why_meets_deadline,      // days
+  why_within_budget,       // usd
+  why_and_within_budget,   // usd (after a deadline)
+  why_plan,                // shape (text), layout (text), days
+  why_with_failures,       // steady_days: the steady-state time, when failures and checkpoints add to it
+  why_cost,                // usd
+  why_step,                // step_s, compute (fraction of the step)
+  why_recompute,           // share
+  why_bubble,              // share
+  why_tp_comm,             // share
+  why_pp_comm,             // share
+  why_dp_comm,             // share
+  why_ep_comm,             // share
+  why_cp_comm,             // share
+  why_optimizer,           // share
+  why_mfu_and_memory,      // mfu, memory_gib, capacity_gib
   // Words from data/ or a front end (profile coverage, error bands), carried with the estimate.
   note,  // text
 };

@@ -6,10 +6,15 @@
 
 #include "capplan/sim/finding.hpp"
 #include "capplan/sim/result.hpp"
+#include "capplan/sim/search.hpp"
 
 namespace capplan::gui {
 
 QString finding_text(const sim::Finding& f);
+
+// The planner's "Why #1" (data::explanation_parts), each piece through finding_text; empty when the
+// result has no chosen plan.
+QString explanation_text(const sim::SearchResult& result, const sim::SearchRequest& request);
 
 // "where: message", the message through finding_text when sim/ coded it (its finding, not the
 // English data::word wrote).
