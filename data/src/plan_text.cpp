@@ -15,14 +15,6 @@ namespace {
 using sim::Parallelism;
 using sim::Plan;
 
-// format::fixed, with "?" for a number that is not finite.
-std::string fixed(double v, int digits) { return std::isfinite(v) ? format::fixed(v, digits) : "?"; }
-
-// The shared formats (findings.hpp spec_number): $3.34M, 142 days, 41%.
-std::string usd_text(double v) { return spec_number(v, "usd"); }
-std::string days_text(double seconds) { return spec_number(seconds / 86400.0, "s3") + " days"; }
-std::string percent(double fraction) { return spec_number(fraction, "pct"); }
-
 std::string layout_text(const Parallelism& p) {
   std::string s = "tp " + std::to_string(p.tp) + " pp " + std::to_string(p.pp) + " dp " + std::to_string(p.dp);
   if (p.cp > 1) s += " cp " + std::to_string(p.cp);
@@ -72,25 +64,6 @@ void explain(const Plan& plan, std::vector<sim::Finding>& out) {
                               {"capacity_gib", units::to_gib(e.memory.capacity)}}));
 }
 
-// "41% faster, 12% dearer" (time: fraction of the chosen time saved or added; cost likewise).
-std::string change_text(double time_ratio, std::optional<double> cost_ratio) {
-  std::string s = time_ratio <= 1 ? percent(1 - time_ratio) + " faster" : percent(time_ratio - 1) + " slower";
-  if (cost_ratio) {
-    s += ", " + (*cost_ratio <= 1 ? percent(1 - *cost_ratio) + " cheaper" : percent(*cost_ratio - 1) + " dearer");
-  } else {
-    s += ", cost not comparable (price unknown)";
-  }
-  return s;
-}
-
-std::string nodes_text(int from, int to) {
-  if (to % from == 0) return std::to_string(to / from) + "x the nodes (" + std::to_string(from) + " -> " +
-                             std::to_string(to) + ")";
-  if (from % to == 0) return "1/" + std::to_string(from / to) + " the nodes (" + std::to_string(from) + " -> " +
-                             std::to_string(to) + ")";
-  return std::to_string(to) + " nodes instead of " + std::to_string(from);
-}
-
 std::string layout_diff(const Parallelism& a, const Parallelism& b) {
   std::string s;
   auto field = [&](const char* name, int x, int y) {
@@ -112,17 +85,40 @@ std::string layout_diff(const Parallelism& a, const Parallelism& b) {
   if (a.sequence_parallel != b.sequence_parallel) {
     s += (s.empty() ? "" : ", ") + std::string(b.sequence_parallel ? "with" : "without") + " sequence parallelism";
   }
-  return s.empty() ? "another layout" : s;
+  return s;
+}
+
+sim::Finding with_texts(sim::Finding f, std::initializer_list<std::pair<std::string_view, std::string>> texts) {
+  for (const auto& [name, text] : texts) sim::with_text(f, name, text);
+  return f;
 }
 
 // What the runner-up changes, by its dimension.
-std::string change_of(const sim::RunnerUp& u, const Plan& chosen) {
-  if (u.dimension == "more_nodes" || u.dimension == "fewer_nodes") return nodes_text(chosen.nodes, u.plan.nodes);
-  if (u.dimension == "offering") return shape_text(u.plan) + " instead of " + shape_text(chosen);
-  if (u.dimension == "layout") return layout_diff(chosen.estimate.layout.strategy, u.plan.estimate.layout.strategy);
-  if (u.dimension == "fastest") return "the fastest plan, " + shape_text(u.plan);
-  if (u.dimension == "cheapest") return "the cheapest plan, " + shape_text(u.plan);
-  return u.dimension;
+sim::Finding change_of(const sim::RunnerUp& u, const Plan& chosen) {
+  using C = sim::FindingCode;
+  if (u.dimension == "more_nodes" || u.dimension == "fewer_nodes") {
+    const int from = chosen.nodes, to = u.plan.nodes;
+    if (to % from == 0) return sim::finding(C::runner_up_more_nodes, "", {{"times", to / from}, {"from", from}, {"to", to}});
+    if (from % to == 0) return sim::finding(C::runner_up_fewer_nodes, "", {{"times", from / to}, {"from", from}, {"to", to}});
+    return sim::finding(C::runner_up_other_nodes, "", {{"from", from}, {"to", to}});
+  }
+  if (u.dimension == "offering") {
+    return with_texts(sim::finding(C::runner_up_offering), {{"shape", shape_text(u.plan)}, {"chosen_shape", shape_text(chosen)}});
+  }
+  if (u.dimension == "layout") {
+    std::string diff = layout_diff(chosen.estimate.layout.strategy, u.plan.estimate.layout.strategy);
+    if (diff.empty()) return sim::finding(C::runner_up_same_layout);
+    return sim::text_finding(C::runner_up_layout, "diff", std::move(diff));
+  }
+  if (u.dimension == "fastest") return sim::text_finding(C::runner_up_fastest, "shape", shape_text(u.plan));
+  if (u.dimension == "cheapest") return sim::text_finding(C::runner_up_cheapest, "shape", shape_text(u.plan));
+  return sim::text_finding(C::runner_up_dimension, "dimension", u.dimension);
+}
+
+std::string words(const std::vector<sim::Finding>& parts) {
+  std::string s;
+  for (const auto& part : parts) s += render(part);
+  return s;
 }
 
 }  // namespace
@@ -139,42 +135,57 @@ std::string constraint_name(sim::FailureKind kind) {
   return "layout";
 }
 
-std::string failure_message(const sim::ConstraintFailure& f, const sim::SearchRequest& request) {
+std::vector<sim::Finding> failure_parts(const sim::ConstraintFailure& f, const sim::SearchRequest& request) {
   using K = sim::FailureKind;
+  using C = sim::FindingCode;
+  std::vector<sim::Finding> out;
   if (f.kind == K::no_layout) {
-    return "no valid parallel layout exists for any cluster shape searched with this model, batch and the fixed "
-           "strategy fields";
+    out.push_back(sim::finding(C::unmet_no_layout));
+    return out;
   }
   if (f.kind == K::memory) {
-    std::string s = "no layout fits in GPU memory on any cluster shape searched";
+    out.push_back(sim::finding(C::unmet_memory));
     if (const auto& c = f.closest) {
-      s += "; the closest, " + shape_text(*c) + " with " + layout_text(c->estimate.layout.strategy) + ", needs " +
-           fixed(units::to_gib(c->estimate.memory.total()), 1) + " GiB per GPU of " +
-           fixed(units::to_gib(c->estimate.memory.capacity), 0);
+      out.push_back(with_texts(sim::finding(C::unmet_memory_closest, "",
+                                            {{"need_gib", units::to_gib(c->estimate.memory.total())},
+                                             {"have_gib", units::to_gib(c->estimate.memory.capacity)}}),
+                               {{"shape", shape_text(*c)}, {"layout", layout_text(c->estimate.layout.strategy)}}));
     }
-    return s;
+    return out;
   }
-  const std::string deadline = request.deadline ? days_text(request.deadline->base()) : "";
-  const std::string budget = request.budget ? usd_text(request.budget->base()) : "";
-  const std::string took = days_text(f.closest_time.base());
-  std::string s;
+  // The failure kinds below come only with the constraints they name (sim/search.cpp).
+  const double deadline = request.deadline ? request.deadline->base() / 86400.0 : 0;
+  const double budget = request.budget ? request.budget->base() : 0;
+  const double took = f.closest_time.base() / 86400.0;
   switch (f.kind) {
-    case K::deadline: s = "no plan meets the deadline of " + deadline + ": the fastest takes " + took; break;
+    case K::deadline:
+      out.push_back(sim::finding(C::unmet_deadline, "", {{"deadline_days", deadline}, {"took_days", took}}));
+      break;
     case K::deadline_nor_budget:
-      s = "no plan meets the deadline of " + deadline + " (nor the budget of " + budget + "): the fastest takes " + took;
+      out.push_back(sim::finding(C::unmet_deadline_nor_budget, "",
+                                 {{"deadline_days", deadline}, {"budget_usd", budget}, {"took_days", took}}));
       break;
     case K::budget:
-      s = "no plan meets the budget of " + budget;
-      s += f.any_price && f.closest_cost ? ": the cheapest costs " + usd_text(f.closest_cost->base())
-                                         : ": no offering searched has a known price (give one)";
+      out.push_back(sim::finding(C::unmet_budget, "", {{"budget_usd", budget}}));
+      out.push_back(f.any_price && f.closest_cost
+                        ? sim::finding(C::unmet_budget_cheapest, "", {{"cost_usd", f.closest_cost->base()}})
+                        : sim::finding(C::unmet_budget_no_price));
       break;
     default:
-      s = "no plan meets both the deadline of " + deadline + " and the budget of " + budget + ": the closest takes " +
-          took + (f.closest_cost ? " and costs " + usd_text(f.closest_cost->base()) : std::string(" at an unknown price"));
+      out.push_back(sim::finding(C::unmet_both, "", {{"deadline_days", deadline}, {"budget_usd", budget}, {"took_days", took}}));
+      out.push_back(f.closest_cost ? sim::finding(C::unmet_both_cost, "", {{"cost_usd", f.closest_cost->base()}})
+                                   : sim::finding(C::unmet_both_unknown_price));
       break;
   }
-  if (f.closest) s += " (" + shape_text(*f.closest) + ", " + layout_text(f.closest->estimate.layout.strategy) + ")";
-  return s;
+  if (f.closest) {
+    out.push_back(with_texts(sim::finding(C::unmet_closest_plan),
+                             {{"shape", shape_text(*f.closest)}, {"layout", layout_text(f.closest->estimate.layout.strategy)}}));
+  }
+  return out;
+}
+
+std::string failure_message(const sim::ConstraintFailure& f, const sim::SearchRequest& request) {
+  return words(failure_parts(f, request));
 }
 
 std::vector<sim::Finding> explanation_parts(const sim::SearchResult& r, const sim::SearchRequest& req) {
@@ -200,17 +211,28 @@ std::vector<sim::Finding> explanation_parts(const sim::SearchResult& r, const si
   return out;
 }
 
-std::string explanation(const sim::SearchResult& r, const sim::SearchRequest& req) {
-  std::string s;
-  for (const auto& part : explanation_parts(r, req)) s += render(part);
-  return s;
+std::string explanation(const sim::SearchResult& r, const sim::SearchRequest& req) { return words(explanation_parts(r, req)); }
+
+std::vector<sim::Finding> runner_up_parts(const sim::RunnerUp& u, const Plan& chosen) {
+  using C = sim::FindingCode;
+  std::vector<sim::Finding> out = {change_of(u, chosen)};
+  // Time: the fraction of the chosen time saved or added; cost likewise.
+  const double t = u.time_ratio;
+  out.push_back(t <= 1 ? sim::finding(C::runner_up_faster, "", {{"share", 1 - t}})
+                       : sim::finding(C::runner_up_slower, "", {{"share", t - 1}}));
+  if (const auto c = u.cost_ratio) {
+    out.push_back(*c <= 1 ? sim::finding(C::runner_up_cheaper, "", {{"share", 1 - *c}})
+                          : sim::finding(C::runner_up_dearer, "", {{"share", *c - 1}}));
+  } else {
+    out.push_back(sim::finding(C::runner_up_cost_unknown));
+  }
+  if (!u.plan.meets_deadline) out.push_back(sim::finding(C::runner_up_misses_deadline));
+  if (!u.plan.meets_budget) {
+    out.push_back(sim::finding(u.plan.price_known ? C::runner_up_over_budget : C::runner_up_price_unknown));
+  }
+  return out;
 }
 
-std::string runner_up_text(const sim::RunnerUp& u, const Plan& chosen) {
-  std::string s = change_of(u, chosen) + ": " + change_text(u.time_ratio, u.cost_ratio);
-  if (!u.plan.meets_deadline) s += " (misses the deadline)";
-  if (!u.plan.meets_budget) s += u.plan.price_known ? " (over the budget)" : " (price unknown)";
-  return s;
-}
+std::string runner_up_text(const sim::RunnerUp& u, const Plan& chosen) { return words(runner_up_parts(u, chosen)); }
 
 }  // namespace capplan::data

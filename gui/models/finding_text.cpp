@@ -17,10 +17,26 @@ QString finding_text(const sim::Finding& f) {
   return QString::fromStdString(data::fill(translated.toStdString(), f, number));
 }
 
-QString explanation_text(const sim::SearchResult& result, const sim::SearchRequest& request) {
+namespace {
+
+QString words(const std::vector<sim::Finding>& parts) {
   QString out;
-  for (const auto& part : data::explanation_parts(result, request)) out += finding_text(part);
+  for (const auto& part : parts) out += finding_text(part);
   return out;
+}
+
+}  // namespace
+
+QString explanation_text(const sim::SearchResult& result, const sim::SearchRequest& request) {
+  return words(data::explanation_parts(result, request));
+}
+
+QString failure_text(const sim::ConstraintFailure& failure, const sim::SearchRequest& request) {
+  return words(data::failure_parts(failure, request));
+}
+
+QString runner_up_text(const sim::RunnerUp& runner_up, const sim::Plan& chosen) {
+  return words(data::runner_up_parts(runner_up, chosen));
 }
 
 QString diagnostic_text(const Diagnostic& d) {

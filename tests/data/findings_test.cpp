@@ -255,6 +255,59 @@ std::vector<std::pair<Finding, std::string>> why_cases() {
   };
 }
 
+// The pieces of a runner-up's and an unmet constraint's sentence.
+std::vector<std::pair<Finding, std::string>> runner_up_and_unmet_cases() {
+  using C = FindingCode;
+  const auto n = [](FindingCode c, Numbers v = {}) { return finding(c, "", v); };
+  const auto t = [](FindingCode c, std::string_view name, std::string text) {
+    return sim::text_finding(c, name, std::move(text));
+  };
+  return {
+      {n(C::runner_up_more_nodes, {{"times", 2}, {"from", 16}, {"to", 32}}), "2x the nodes (16 -> 32)"},
+      {n(C::runner_up_fewer_nodes, {{"times", 2}, {"from", 16}, {"to", 8}}), "1/2 the nodes (16 -> 8)"},
+      {n(C::runner_up_other_nodes, {{"from", 16}, {"to", 24}}), "24 nodes instead of 16"},
+      {with(t(C::runner_up_offering, "shape", "b x 2 nodes (16 GPUs)"), "chosen_shape", "a x 4 nodes (32 GPUs)"),
+       "b x 2 nodes (16 GPUs) instead of a x 4 nodes (32 GPUs)"},
+      {t(C::runner_up_layout, "diff", "tp 8 instead of 4"), "tp 8 instead of 4"},
+      {n(C::runner_up_same_layout), "another layout"},
+      {t(C::runner_up_fastest, "shape", "a x 4 nodes (32 GPUs)"), "the fastest plan, a x 4 nodes (32 GPUs)"},
+      {t(C::runner_up_cheapest, "shape", "a x 1 node (8 GPUs)"), "the cheapest plan, a x 1 node (8 GPUs)"},
+      {t(C::runner_up_dimension, "dimension", "zero"), "zero"},
+      {n(C::runner_up_faster, {{"share", 0.41}}), ": 41% faster"},
+      {n(C::runner_up_slower, {{"share", 0.004}}), ": 0.4% slower"},
+      {n(C::runner_up_cheaper, {{"share", 0.12}}), ", 12% cheaper"},
+      {n(C::runner_up_dearer, {{"share", 0.12}}), ", 12% dearer"},
+      {n(C::runner_up_cost_unknown), ", cost not comparable (price unknown)"},
+      {n(C::runner_up_misses_deadline), " (misses the deadline)"},
+      {n(C::runner_up_over_budget), " (over the budget)"},
+      {n(C::runner_up_price_unknown), " (price unknown)"},
+      {n(C::unmet_no_layout),
+       "no valid parallel layout exists for any cluster shape searched with this model, batch and the fixed strategy "
+       "fields"},
+      {n(C::unmet_memory), "no layout fits in GPU memory on any cluster shape searched"},
+      {with(with(n(C::unmet_memory_closest, {{"need_gib", 91.26}, {"have_gib", 80}}), "shape", "a x 1 node (8 GPUs)"),
+            "layout", "tp 8 pp 1 dp 1"),
+       "; the closest, a x 1 node (8 GPUs) with tp 8 pp 1 dp 1, needs 91.3 GiB per GPU of 80"},
+      {n(C::unmet_deadline, {{"deadline_days", 1}, {"took_days", 142.2}}),
+       "no plan meets the deadline of 1.00 days: the fastest takes 142 days"},
+      {n(C::unmet_deadline_nor_budget, {{"deadline_days", 1}, {"budget_usd", 5e5}, {"took_days", 14.2}}),
+       "no plan meets the deadline of 1.00 days (nor the budget of $500k): the fastest takes 14.2 days"},
+      {n(C::unmet_budget, {{"budget_usd", 1000}}), "no plan meets the budget of $1.00k"},
+      {n(C::unmet_budget_cheapest, {{"cost_usd", 2.5e6}}), ": the cheapest costs $2.50M"},
+      {n(C::unmet_budget_no_price), ": no offering searched has a known price (give one)"},
+      {n(C::unmet_both, {{"deadline_days", 10}, {"budget_usd", 1e6}, {"took_days", 12}}),
+       "no plan meets both the deadline of 10.0 days and the budget of $1.00M: the closest takes 12.0 days"},
+      {n(C::unmet_both_cost, {{"cost_usd", 1.2e6}}), " and costs $1.20M"},
+      {n(C::unmet_both_unknown_price), " at an unknown price"},
+      {with(with(n(C::unmet_closest_plan), "shape", "a x 1 node (8 GPUs)"), "layout", "tp 8 pp 1 dp 1"),
+       " (a x 1 node (8 GPUs), tp 8 pp 1 dp 1)"},
+  };
+}
+
+TEST(Findings, EveryPieceOfARunnerUpAndAnUnmetConstraintReadsAsItsPartOfTheSentence) {
+  for (const auto& [f, words] : runner_up_and_unmet_cases()) EXPECT_EQ(render(f), words);
+}
+
 TEST(Findings, EveryPieceOfThePlannersExplanationReadsAsItsPartOfTheSentence) {
   for (const auto& [f, words] : why_cases()) EXPECT_EQ(render(f), words);
   EXPECT_EQ(spec_number(std::numeric_limits<double>::quiet_NaN(), "pct"), "?%");
@@ -337,6 +390,7 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   for (const auto& [f, words] : search_cases()) all.push_back(f);
   for (const auto& [f, words] : profile_cases()) all.push_back(f);
   for (const auto& [f, words] : why_cases()) all.push_back(f);
+  for (const auto& [f, words] : runner_up_and_unmet_cases()) all.push_back(f);
   all.push_back(sim::note("words"));
   for (const Finding& f : all) {
     const std::string s = render(f);

@@ -262,6 +262,18 @@ class GuiModelsTest : public QObject {
     QCOMPARE(translated, expected);
     QCOMPARE(translated_error, QStringLiteral("scenario#/strategy/tp: doit diviser les 64 têtes ; reçu 6"));
     QCOMPARE(explanation_text(*result, request), why);  // the translator is gone
+
+    // The runner-ups and an unmet constraint read as the CLI's, piece by piece the same way.
+    const sim::Plan* chosen = sim::chosen_plan(*result);
+    QVERIFY(!result->runner_ups.empty());
+    for (const auto& u : result->runner_ups) {
+      QCOMPARE(runner_up_text(u, *chosen).toStdString(), data::runner_up_text(u, *chosen));
+    }
+    request.deadline = units::seconds(3600);  // an hour: no plan meets it
+    const auto missed = sim::search(request);
+    QVERIFY(missed.has_value() && missed->failure.has_value());
+    QCOMPARE(failure_text(*missed->failure, request).toStdString(), data::failure_message(*missed->failure, request));
+    QVERIFY(failure_text(*missed->failure, request).startsWith(QStringLiteral("no plan meets the deadline of 0.04 days")));
   }
 
   void goodput_model_shows_the_estimates_goodput_with_raw_numbers() {

@@ -120,6 +120,37 @@ enum class FindingCode : std::uint8_t {
   why_cp_comm,             // share
   why_optimizer,           // share
   why_mfu_and_memory,      // mfu, memory_gib, capacity_gib
+  // A runner-up against the chosen plan (data::runner_up_parts), in order: what changes, then what it does.
+  runner_up_more_nodes,    // times, from, to (node counts)
+  runner_up_fewer_nodes,   // times, from, to
+  runner_up_other_nodes,   // from, to
+  runner_up_offering,      // shape, chosen_shape (text)
+  runner_up_layout,        // diff (text: "tp 8 instead of 4, ...")
+  runner_up_same_layout,   // no field differs
+  runner_up_fastest,       // shape (text)
+  runner_up_cheapest,      // shape (text)
+  runner_up_dimension,     // dimension (text: one this list does not know)
+  runner_up_faster,        // share (of the chosen time)
+  runner_up_slower,        // share
+  runner_up_cheaper,       // share (of the chosen cost)
+  runner_up_dearer,        // share
+  runner_up_cost_unknown,  //
+  runner_up_misses_deadline,  //
+  runner_up_over_budget,      //
+  runner_up_price_unknown,    //
+  // The planner's unmet constraint (data::failure_parts), in order.
+  unmet_no_layout,              //
+  unmet_memory,                 //
+  unmet_memory_closest,         // shape, layout (text), need_gib, have_gib
+  unmet_deadline,               // deadline_days, took_days
+  unmet_deadline_nor_budget,    // deadline_days, budget_usd, took_days
+  unmet_budget,                 // budget_usd
+  unmet_budget_cheapest,        // cost_usd
+  unmet_budget_no_price,        //
+  unmet_both,                   // deadline_days, budget_usd, took_days
+  unmet_both_cost,              // cost_usd
+  unmet_both_unknown_price,     //
+  unmet_closest_plan,           // shape, layout (text)
   // Words from data/ or a front end (profile coverage, error bands), carried with the estimate.
   note,  // text
 };
