@@ -13,6 +13,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "capplan/data/findings.hpp"
 #include "capplan/data/profile_io.hpp"
 
 namespace capplan::cli {
@@ -114,7 +115,7 @@ std::string choose_format(const std::string& format, const std::string& out_path
 void print_diagnostics(const Diagnostics& diags) {
   for (const auto& d : diags) {
     const char* kind = d.severity == Diagnostic::Severity::error ? "error" : "warning";
-    std::cerr << "capplan: " << kind << ": " << (d.where.empty() ? "" : d.where + ": ") << d.message << "\n";
+    std::cerr << "capplan: " << kind << ": " << (d.where.empty() ? "" : d.where + ": ") << data::message(d) << "\n";
   }
 }
 

@@ -273,6 +273,7 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   bar.finish();
   if (!result) {
     Diagnostics diags = std::move(result.error());
+    data::word(diags);
     opt.flags.annotate(diags, kWhere);
     print_diagnostics(diags);
     return code(Exit::invalid_input);

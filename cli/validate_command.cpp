@@ -17,6 +17,7 @@
 
 #include "backends.hpp"
 #include "capplan/calibrate/calibration_run.hpp"
+#include "capplan/data/findings.hpp"
 #include "capplan/data/profile_io.hpp"
 #include "capplan/sim/calibrated_cost.hpp"
 #include "capplan/sim/layer_step.hpp"
@@ -119,7 +120,12 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
     ops.push_back(op.op);
     ++pricing[sim::to_string(op.component)][cost.pricing(op.op.op)];
   }
-  for (auto& w : cost.coverage_warnings(ops)) notes.push_back(std::move(w));
+  std::vector<std::string> coverage;  // the profile's gaps, in words (two that read the same are one)
+  for (const auto& f : cost.coverage(ops)) {
+    std::string w = data::render(f);
+    if (std::find(coverage.begin(), coverage.end(), w) == coverage.end()) coverage.push_back(std::move(w));
+  }
+  for (auto& w : coverage) notes.push_back(std::move(w));
 
   const double predicted_total = prediction.total().base();
   const double measured_total = measured->time.median_s;

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "capplan/data/cost_model.hpp"
 
+#include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
+
+#include "capplan/data/findings.hpp"
 
 #include "capplan/sim/calibrated_cost.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
@@ -21,11 +26,22 @@ sim::CostModelFactory cost_model_factory(std::shared_ptr<const sim::Profile> pro
 Result<sim::Estimate> estimate_with_profile(const sim::Scenario& scenario, const sim::Profile* profile) {
   const auto cost = make_cost_model(scenario.cluster, profile);
   auto estimate = sim::estimate(scenario, *cost);
-  if (!estimate) return estimate;
+  if (!estimate) {
+    word(estimate.error());
+    return estimate;
+  }
   if (const auto* calibrated = dynamic_cast<const sim::CalibratedCost*>(cost.get())) {
-    // What the profile did not cover, for the layout that was chosen.
+    // What the profile did not cover, for the layout that was chosen; the field says where it comes
+    // from ("profile: ..."). Two findings that read the same are one warning.
     const auto ops = sim::build_step_ops(scenario.model, scenario.training, estimate->layout.strategy, scenario.cluster);
-    for (auto& w : calibrated->coverage_warnings(ops.ops)) estimate->findings.push_back(sim::note("profile: " + std::move(w)));
+    std::vector<std::string> seen;
+    for (auto& f : calibrated->coverage(ops.ops)) {
+      f.field = "profile";
+      std::string words = render(f);
+      if (std::find(seen.begin(), seen.end(), words) != seen.end()) continue;
+      seen.push_back(std::move(words));
+      estimate->findings.push_back(std::move(f));
+    }
   }
   return estimate;
 }

@@ -38,6 +38,17 @@ std::string_view cost_input_name(std::string_view field) {
   return "an input";
 }
 
+// Fixed decimals ("0.90"), "?" when not finite.
+std::string fixed_or_unknown(double v, int decimals) { return std::isfinite(v) ? format::fixed(v, decimals) : "?"; }
+
+// A number by its placeholder's spec: "" the surface's default, "N" the surface's N decimals, else
+// one of spec_number's formats.
+std::string number_with_spec(double v, std::string_view spec, const NumberText& number) {
+  if (spec.empty()) return number(v, -1);
+  if (spec.front() >= '0' && spec.front() <= '9') return number(v, std::atoi(std::string(spec).c_str()));
+  return spec_number(v, spec);
+}
+
 // One template per code, in the order of sim::FindingCode (checked at compile time). The cost
 // findings are completed with the name of the input their field asks for.
 struct Template {
@@ -74,6 +85,48 @@ constexpr Template kTemplates[] = {
      "fewer micro-batches ({micro_batches}) than pipeline stages ({pp}): the pipeline never fills"},
     {FindingCode::does_not_fit,
      "does not fit in memory: needs {need_gib} GiB per GPU, the GPU has {have_gib} GiB"},
+    {FindingCode::layout_not_positive, "must be a positive integer; got {got}"},
+    {FindingCode::layout_zero_out_of_range, "must be 0, 1, 2 or 3; got {got}"},
+    {FindingCode::layout_etp_needs_moe, "expert tensor parallelism needs an MoE model; got {got}"},
+    {FindingCode::layout_etp_divides_expert_ffn, "must divide expert_ffn_hidden ({expert_ffn_hidden}); got {got}"},
+    {FindingCode::layout_ep_needs_moe, "expert parallelism needs an MoE model; got {got}"},
+    {FindingCode::layout_ep_divides_experts, "must divide the number of routed experts ({experts}); got {got}"},
+    {FindingCode::layout_ep_divides_ranks, "ep*etp must divide tp*dp*cp ({ranks}); got {ep}*{etp}"},
+    {FindingCode::layout_moe_tp_needs_sequence_parallel,
+     "MoE with tp > 1 needs sequence parallelism (Megatron-Core); got false"},
+    {FindingCode::layout_module_recompute_needs_selective,
+     "module recompute needs recompute selective; got recompute {recompute}"},
+    {FindingCode::layout_moe_act_recompute_needs_moe,
+     "recomputing the experts' activation needs an MoE model; got true"},
+    {FindingCode::layout_cp_divides_sequence, "seq_len ({seq_len}) must be a multiple of 2*cp; got cp {cp}"},
+    {FindingCode::layout_tp_divides_heads, "must divide the number of attention heads ({heads}); got {got}"},
+    {FindingCode::layout_tp_divides_ffn, "must divide ffn_hidden ({ffn_hidden}); got {got}"},
+    {FindingCode::layout_product_is_not_the_gpus,
+     "tp*pp*dp*cp must equal the number of GPUs ({gpus}); got {tp}*{pp}*{dp}*{cp} = {product}"},
+    {FindingCode::layout_pp_exceeds_layers, "more pipeline stages than layers ({layers}); got {got}"},
+    {FindingCode::layout_stages_exceed_layers,
+     "pp*virtual_stages must not exceed the layers ({layers}); got {pp}*{virtual_stages}"},
+    {FindingCode::layout_stage_layers_negative,
+     "must be a positive number of layers (or 0 for an even split); got {got}"},
+    {FindingCode::layout_stage_layers_need_pipeline,
+     "setting the layers of the first or last stage needs pp >= 2; got pp {pp}"},
+    {FindingCode::layout_stage_layers_leave_none,
+     "first_stage_layers + last_stage_layers ({first} + {last}) must leave at least one layer per remaining stage "
+     "and chunk of the {layers} layers ({middle} stages: they must add up to the layers)"},
+    {FindingCode::layout_stage_layers_leave_too_few,
+     "first_stage_layers + last_stage_layers ({first} + {last}) must leave at least one layer per remaining stage "
+     "and chunk of the {layers} layers ({middle} stages)"},
+    {FindingCode::layout_stage_layers_below_virtual,
+     "each stage needs at least one layer per virtual stage ({virtual_stages})"},
+    {FindingCode::layout_interleaving_needs_pipeline, "interleaving needs pipeline parallelism (pp > 1); got {got}"},
+    {FindingCode::layout_batch_not_divisible,
+     "global batch ({global_batch} sequences) must be a multiple of micro_batch*dp ({micro_batch}*{dp} = "
+     "{per_step})"},
+    {FindingCode::no_valid_layout,
+     "no valid parallel layout exists for {gpus} GPUs with the fixed strategy fields and this model/batch"},
+    {FindingCode::step_not_positive, "must be a positive integer; got {got}"},
+    {FindingCode::step_heads_divide_hidden, "must divide hidden ({hidden}); got {got}"},
+    {FindingCode::step_kv_heads_divide_heads, "must divide heads ({heads}), or be 0 for heads; got {got}"},
     {FindingCode::no_storage_tier,
      "no storage tier given: checkpoints and data assumed to move at the node's network bandwidth "
       "({node_gb_per_s:1} GB/s per node), an optimistic bound; give storage.tier or storage.write_gb_per_s / "
@@ -124,6 +177,103 @@ constexpr Template kTemplates[] = {
      "the estimate lies outside its own p10-p90 band: measured/predicted was {ratio_p10:2}-{ratio_p90:2} on the "
      "{runs} validated {category} runs; the estimate is the model's own figure, the band is how far such runs "
      "have been from it"},
+    {FindingCode::search_below_one, "must be at least 1; got {got}"},
+    {FindingCode::search_threads_negative, "must be >= 0 (0 = all cores); got {got}"},
+    {FindingCode::search_max_gpus_negative, "must be >= 0 (0 = no limit); got {got}"},
+    {FindingCode::search_deadline_not_positive, "must be a positive time; got {days:f3} days"},
+    {FindingCode::search_budget_not_positive, "must be a positive amount; got {usd:f2} USD"},
+    {FindingCode::search_gpu_without_memory, "GPU '{gpu}' has no memory capacity"},
+    {FindingCode::search_price_negative, "must be a non-negative price"},
+    {FindingCode::search_batch_empty, "must be at least 1 sequence"},
+    {FindingCode::search_no_shape_left,
+     "no cluster shape is left to search: every offering x node count exceeds max_gpus ({max_gpus}) or lacks a "
+     "network bandwidth for several nodes"},
+    {FindingCode::profile_fused_attention, "fused (flash) attention not measured; datasheet used"},
+    {FindingCode::profile_gemm_not_measured, "gemm {dtype} not measured; datasheet used"},
+    {FindingCode::profile_gemm_too_few_shapes,
+     "gemm {dtype}: {shapes} measured shapes, too few for a fit, and this shape is not one of them; datasheet used"},
+    {FindingCode::profile_gemm_outside_range,
+     "gemm {dtype} m={m} n={n} k={k} outside the measured range (m {min_m}..{max_m}, n {min_n}..{max_n}, k "
+     "{min_k}..{max_k}); datasheet used"},
+    {FindingCode::profile_gemm_poor_fit, "gemm {dtype} "
+     "fit is poor (RMS relative residual {residual_pct:f0}%, R^2 {r2:f2}); used, but treat these times as rough"},
+    {FindingCode::profile_memory_outside_range,
+     "memory '{op}' ({pattern}) outside the measured range ({min_bytes:B}..{max_bytes:B}); datasheet used"},
+    {FindingCode::profile_memory_outside_sizes,
+     "memory '{op}' ({pattern}) outside the measured sizes and no fit; datasheet used"},
+    {FindingCode::profile_memory_not_measured, "memory pattern '{pattern}' not measured ('{op}'); datasheet used"},
+    {FindingCode::profile_memory_poor_fit, "memory pattern '{pattern}' "
+     "fit is poor (RMS relative residual {residual_pct:f0}%, R^2 {r2:f2}); used, but treat these times as rough"},
+    {FindingCode::profile_tier_not_scalable,
+     "{kind} across tier '{tier}': no network measurement to scale; datasheet used"},
+    {FindingCode::profile_tier_scaled,
+     "{kind} across tier '{tier}' is beyond the measured tiers; measured network busbw scaled by the topology's "
+     "tier bandwidths"},
+    {FindingCode::profile_collective_not_measured, "{kind} {scope} not measured; datasheet used"},
+    {FindingCode::profile_collective_outside_range,
+     "{kind} {scope} {bytes:B} over {ranks} ranks outside the measured range ({min_bytes:B}..{max_bytes:B}); "
+     "datasheet used"},
+    {FindingCode::profile_collective_ranks_not_measured,
+     "{kind} {scope} over {ranks} ranks not measured (measured: {measured} ranks); datasheet used"},
+    {FindingCode::profile_collective_poor_fit, "{kind} {scope} over {ranks} ranks "
+     "fit is poor (RMS relative residual {residual_pct:f0}%, R^2 {r2:f2}); used, but treat these times as rough"},
+    {FindingCode::why_closest, "Closest plan"},
+    {FindingCode::why_cheapest, "Cheapest plan"},
+    {FindingCode::why_fastest, "Fastest plan"},
+    {FindingCode::why_fastest_on_front, "Fastest plan on the Pareto front"},
+    {FindingCode::why_meets_deadline, " that meets the deadline of {days:s3} days"},
+    {FindingCode::why_within_budget, " within the budget of {usd:usd}"},
+    {FindingCode::why_and_within_budget, " and within the budget of {usd:usd}"},
+    {FindingCode::why_plan, ": {shape}, {layout}: {days:s3} days"},
+    {FindingCode::why_with_failures, " with failures and checkpoints ({steady_days:s3} days steady)"},
+    {FindingCode::why_cost, ", {usd:usd}"},
+    {FindingCode::why_step, ". Step {step_s:s3} s: compute {compute:pct}"},
+    {FindingCode::why_recompute, " (recompute {share:pct})"},
+    {FindingCode::why_bubble, ", pipeline bubble {share:pct}"},
+    {FindingCode::why_tp_comm, ", tp comm {share:pct}"},
+    {FindingCode::why_pp_comm, ", pp comm {share:pct}"},
+    {FindingCode::why_dp_comm, ", dp comm {share:pct}"},
+    {FindingCode::why_ep_comm, ", ep comm {share:pct}"},
+    {FindingCode::why_cp_comm, ", cp comm {share:pct}"},
+    {FindingCode::why_optimizer, ", optimizer {share:pct}"},
+    {FindingCode::why_mfu_and_memory, "; MFU {mfu:pct}; memory {memory_gib:f1} of {capacity_gib:f0} GiB per GPU."},
+    {FindingCode::runner_up_more_nodes, "{times}x the nodes ({from} -> {to})"},
+    {FindingCode::runner_up_fewer_nodes, "1/{times} the nodes ({from} -> {to})"},
+    {FindingCode::runner_up_other_nodes, "{to} nodes instead of {from}"},
+    {FindingCode::runner_up_offering, "{shape} instead of {chosen_shape}"},
+    {FindingCode::runner_up_layout, "{diff}"},
+    {FindingCode::runner_up_same_layout, "another layout"},
+    {FindingCode::runner_up_fastest, "the fastest plan, {shape}"},
+    {FindingCode::runner_up_cheapest, "the cheapest plan, {shape}"},
+    {FindingCode::runner_up_dimension, "{dimension}"},
+    {FindingCode::runner_up_faster, ": {share:pct} faster"},
+    {FindingCode::runner_up_slower, ": {share:pct} slower"},
+    {FindingCode::runner_up_cheaper, ", {share:pct} cheaper"},
+    {FindingCode::runner_up_dearer, ", {share:pct} dearer"},
+    {FindingCode::runner_up_cost_unknown, ", cost not comparable (price unknown)"},
+    {FindingCode::runner_up_misses_deadline, " (misses the deadline)"},
+    {FindingCode::runner_up_over_budget, " (over the budget)"},
+    {FindingCode::runner_up_price_unknown, " (price unknown)"},
+    {FindingCode::unmet_no_layout,
+     "no valid parallel layout exists for any cluster shape searched with this model, batch and the fixed strategy "
+     "fields"},
+    {FindingCode::unmet_memory, "no layout fits in GPU memory on any cluster shape searched"},
+    {FindingCode::unmet_memory_closest,
+     "; the closest, {shape} with {layout}, needs {need_gib:f1} GiB per GPU of {have_gib:f0}"},
+    {FindingCode::unmet_deadline, "no plan meets the deadline of {deadline_days:s3} days: the fastest takes "
+                                  "{took_days:s3} days"},
+    {FindingCode::unmet_deadline_nor_budget,
+     "no plan meets the deadline of {deadline_days:s3} days (nor the budget of {budget_usd:usd}): the fastest takes "
+     "{took_days:s3} days"},
+    {FindingCode::unmet_budget, "no plan meets the budget of {budget_usd:usd}"},
+    {FindingCode::unmet_budget_cheapest, ": the cheapest costs {cost_usd:usd}"},
+    {FindingCode::unmet_budget_no_price, ": no offering searched has a known price (give one)"},
+    {FindingCode::unmet_both,
+     "no plan meets both the deadline of {deadline_days:s3} days and the budget of {budget_usd:usd}: the closest "
+     "takes {took_days:s3} days"},
+    {FindingCode::unmet_both_cost, " and costs {cost_usd:usd}"},
+    {FindingCode::unmet_both_unknown_price, " at an unknown price"},
+    {FindingCode::unmet_closest_plan, " ({shape}, {layout})"},
     {FindingCode::note,
      "{text}"},
 };
@@ -135,12 +285,62 @@ constexpr bool in_code_order() {
 }
 static_assert(in_code_order(), "kTemplates must list every FindingCode once, in order");
 
+// Three significant figures for ordinary magnitudes ("142", "31.4", "2.50").
+std::string sig3(double v) {
+  const double a = std::fabs(v);
+  return fixed_or_unknown(v, a >= 100 ? 0 : a >= 10 ? 1 : 2);
+}
+
+// "1.5 GB", "64 kB": decimal units, three significant figures, trailing zeros dropped.
+std::string decimal_bytes(double b) {
+  static constexpr const char* kUnit[] = {"B", "kB", "MB", "GB", "TB"};
+  int i = 0;
+  while (b >= 1000.0 && i < 4) {
+    b /= 1000.0;
+    ++i;
+  }
+  std::string s = fixed_or_unknown(b, b >= 100 ? 0 : (b >= 10 ? 1 : 2));
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s + " " + kUnit[i];
+}
+
 }  // namespace
+
+std::string spec_number(double v, std::string_view spec) {
+  if (spec == "B") return decimal_bytes(v);
+  if (spec == "s3") return sig3(v);
+  if (spec == "usd") {
+    // $3.34M (appended piecewise: g++ 12 warns falsely on "$" + std::string&&).
+    const double a = std::fabs(v);
+    std::string s = "$";
+    if (a >= 1e9) return s.append(sig3(v / 1e9)).append("B");
+    if (a >= 1e6) return s.append(sig3(v / 1e6)).append("M");
+    if (a >= 1e3) return s.append(sig3(v / 1e3)).append("k");
+    return s.append(fixed_or_unknown(v, 2));
+  }
+  if (spec == "pct") {
+    // Whole percent, or one decimal below 10% (so a 0.4% change does not read as 0%).
+    const double p = v * 100.0;
+    return fixed_or_unknown(p, std::fabs(p) < 9.95 ? 1 : 0) + "%";
+  }
+  if (!spec.empty() && spec.front() == 'f') return fixed_or_unknown(v, std::atoi(std::string(spec.substr(1)).c_str()));
+  return fixed_or_unknown(v, 2);
+}
 
 std::string finding_template(const sim::Finding& f) {
   std::string t(kTemplates[static_cast<std::size_t>(f.code)].text);
   if (f.code == FindingCode::cost_input_unknown || f.code == FindingCode::cost_part_unknown) {
     t.replace(t.find("{input}"), 7, cost_input_name(f.field));
+  }
+  if (sim::is_profile_gap(f.code)) {
+    // A collective's side of the node boundary; and, on an estimate, the "profile: " it comes from.
+    if (const std::size_t at = t.find("{scope}"); at != std::string::npos) {
+      t.replace(at, 7, f.number("across_nodes") != 0 ? "across nodes" : "inside a node");
+    }
+    if (!f.field.empty()) t.insert(0, "{field}: ");
   }
   return t;
 }
@@ -158,9 +358,9 @@ std::string fill(std::string_view tmpl, const sim::Finding& f, const NumberText&
     }
     out.append(tmpl.substr(i, open - i));
     std::string_view key = tmpl.substr(open + 1, close - open - 1);
-    int decimals = -1;
+    std::string_view spec;
     if (const std::size_t colon = key.find(':'); colon != std::string_view::npos) {
-      decimals = std::atoi(std::string(key.substr(colon + 1)).c_str());
+      spec = key.substr(colon + 1);
       key = key.substr(0, colon);
     }
     const sim::FindingValue* value = nullptr;
@@ -170,7 +370,7 @@ std::string fill(std::string_view tmpl, const sim::Finding& f, const NumberText&
     if (key == "field") {
       out += f.field;
     } else if (value) {
-      out += value->is_text ? value->text : number(value->number, decimals);
+      out += value->is_text ? value->text : number_with_spec(value->number, spec, number);
     } else {
       out.append(tmpl.substr(open, close - open + 1));
     }
@@ -180,6 +380,12 @@ std::string fill(std::string_view tmpl, const sim::Finding& f, const NumberText&
 }
 
 std::string render(const sim::Finding& f) { return fill(finding_template(f), f, format::in_sentence); }
+
+std::string message(const Diagnostic& d) { return d.message.empty() && d.finding ? render(*d.finding) : d.message; }
+
+void word(Diagnostics& diags) {
+  for (auto& d : diags) d.message = message(d);
+}
 
 std::vector<std::string> render(const std::vector<sim::Finding>& findings) {
   std::vector<std::string> out;

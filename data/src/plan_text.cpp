@@ -4,7 +4,9 @@
 #include <cmath>
 #include <optional>
 #include <utility>
+#include <vector>
 
+#include "capplan/data/findings.hpp"
 #include "capplan/data/format.hpp"
 
 namespace capplan::data {
@@ -12,33 +14,6 @@ namespace {
 
 using sim::Parallelism;
 using sim::Plan;
-
-// format::fixed, with "?" for a number that is not finite.
-std::string fixed(double v, int digits) { return std::isfinite(v) ? format::fixed(v, digits) : "?"; }
-
-// Three significant figures for ordinary magnitudes.
-std::string sig3(double v) {
-  const double a = std::fabs(v);
-  return fixed(v, a >= 100 ? 0 : a >= 10 ? 1 : 2);
-}
-
-// $3.34M (appended piecewise: g++ 12 warns falsely on "$" + std::string&&).
-std::string usd_text(double v) {
-  const double a = std::fabs(v);
-  std::string s = "$";
-  if (a >= 1e9) return s.append(sig3(v / 1e9)).append("B");
-  if (a >= 1e6) return s.append(sig3(v / 1e6)).append("M");
-  if (a >= 1e3) return s.append(sig3(v / 1e3)).append("k");
-  return s.append(fixed(v, 2));
-}
-
-std::string days_text(double seconds) { return sig3(seconds / 86400.0) + " days"; }
-
-// Whole percent, or one decimal below 10% (so a 0.4% change does not read as 0%).
-std::string percent(double fraction) {
-  const double p = fraction * 100.0;
-  return fixed(p, std::fabs(p) < 9.95 ? 1 : 0) + "%";
-}
 
 std::string layout_text(const Parallelism& p) {
   std::string s = "tp " + std::to_string(p.tp) + " pp " + std::to_string(p.pp) + " dp " + std::to_string(p.dp);
@@ -60,47 +35,33 @@ std::string shape_text(const Plan& p) {
          std::to_string(p.gpus) + " GPUs)";
 }
 
-// Shape, layout, time, cost and where a step's time goes.
-std::string explain(const Plan& plan) {
+// Shape, layout, time, cost and where a step's time goes, as pieces of the explanation.
+void explain(const Plan& plan, std::vector<sim::Finding>& out) {
+  using C = sim::FindingCode;
   const sim::Estimate& e = plan.estimate;
   const sim::StepBreakdown& b = e.step.breakdown;
   const double total = e.step.time.base();
-  std::string s = shape_text(plan) + ", " + layout_text(e.layout.strategy) + ": " + days_text(sim::plan_time(e).base());
+  sim::Finding head = sim::finding(C::why_plan, "", {{"days", sim::plan_time(e).base() / 86400.0}});
+  sim::with_text(head, "shape", shape_text(plan));
+  sim::with_text(head, "layout", layout_text(e.layout.strategy));
+  out.push_back(std::move(head));
   if (e.goodput.modelled && e.goodput.wall.base() > e.totals.time_to_train.base()) {
-    s += " with failures and checkpoints (" + days_text(e.totals.time_to_train.base()) + " steady)";
+    out.push_back(sim::finding(C::why_with_failures, "", {{"steady_days", e.totals.time_to_train.base() / 86400.0}}));
   }
-  if (const auto c = sim::plan_cost(e)) s += ", " + usd_text(c->base());
-  s += ". Step " + sig3(total) + " s: compute " + percent(b.compute.base() / total);
-  if (b.recompute.base() > 0) s += " (recompute " + percent(b.recompute.base() / total) + ")";
-  const std::pair<const char*, double> parts[] = {
-      {"pipeline bubble", b.bubble.base()}, {"tp comm", b.tp_comm.base()}, {"pp comm", b.pp_comm.base()},
-      {"dp comm", b.dp_comm.base()},        {"ep comm", b.ep_comm.base()}, {"cp comm", b.cp_comm.base()},
-      {"optimizer", b.optimizer.base()}};
-  for (const auto& [name, v] : parts) {
-    if (v / total >= 0.005) s += ", " + std::string(name) + " " + percent(v / total);
+  if (const auto c = sim::plan_cost(e)) out.push_back(sim::finding(C::why_cost, "", {{"usd", c->base()}}));
+  out.push_back(sim::finding(C::why_step, "", {{"step_s", total}, {"compute", b.compute.base() / total}}));
+  if (b.recompute.base() > 0) out.push_back(sim::finding(C::why_recompute, "", {{"share", b.recompute.base() / total}}));
+  const std::pair<C, double> parts[] = {{C::why_bubble, b.bubble.base()}, {C::why_tp_comm, b.tp_comm.base()},
+                                        {C::why_pp_comm, b.pp_comm.base()}, {C::why_dp_comm, b.dp_comm.base()},
+                                        {C::why_ep_comm, b.ep_comm.base()}, {C::why_cp_comm, b.cp_comm.base()},
+                                        {C::why_optimizer, b.optimizer.base()}};
+  for (const auto& [code, v] : parts) {
+    if (v / total >= 0.005) out.push_back(sim::finding(code, "", {{"share", v / total}}));
   }
-  s += "; MFU " + percent(e.step.mfu) + "; memory " + fixed(units::to_gib(e.memory.total()), 1) + " of " +
-       fixed(units::to_gib(e.memory.capacity), 0) + " GiB per GPU.";
-  return s;
-}
-
-// "41% faster, 12% dearer" (time: fraction of the chosen time saved or added; cost likewise).
-std::string change_text(double time_ratio, std::optional<double> cost_ratio) {
-  std::string s = time_ratio <= 1 ? percent(1 - time_ratio) + " faster" : percent(time_ratio - 1) + " slower";
-  if (cost_ratio) {
-    s += ", " + (*cost_ratio <= 1 ? percent(1 - *cost_ratio) + " cheaper" : percent(*cost_ratio - 1) + " dearer");
-  } else {
-    s += ", cost not comparable (price unknown)";
-  }
-  return s;
-}
-
-std::string nodes_text(int from, int to) {
-  if (to % from == 0) return std::to_string(to / from) + "x the nodes (" + std::to_string(from) + " -> " +
-                             std::to_string(to) + ")";
-  if (from % to == 0) return "1/" + std::to_string(from / to) + " the nodes (" + std::to_string(from) + " -> " +
-                             std::to_string(to) + ")";
-  return std::to_string(to) + " nodes instead of " + std::to_string(from);
+  out.push_back(sim::finding(C::why_mfu_and_memory, "",
+                             {{"mfu", e.step.mfu},
+                              {"memory_gib", units::to_gib(e.memory.total())},
+                              {"capacity_gib", units::to_gib(e.memory.capacity)}}));
 }
 
 std::string layout_diff(const Parallelism& a, const Parallelism& b) {
@@ -124,17 +85,40 @@ std::string layout_diff(const Parallelism& a, const Parallelism& b) {
   if (a.sequence_parallel != b.sequence_parallel) {
     s += (s.empty() ? "" : ", ") + std::string(b.sequence_parallel ? "with" : "without") + " sequence parallelism";
   }
-  return s.empty() ? "another layout" : s;
+  return s;
+}
+
+sim::Finding with_texts(sim::Finding f, std::initializer_list<std::pair<std::string_view, std::string>> texts) {
+  for (const auto& [name, text] : texts) sim::with_text(f, name, text);
+  return f;
 }
 
 // What the runner-up changes, by its dimension.
-std::string change_of(const sim::RunnerUp& u, const Plan& chosen) {
-  if (u.dimension == "more_nodes" || u.dimension == "fewer_nodes") return nodes_text(chosen.nodes, u.plan.nodes);
-  if (u.dimension == "offering") return shape_text(u.plan) + " instead of " + shape_text(chosen);
-  if (u.dimension == "layout") return layout_diff(chosen.estimate.layout.strategy, u.plan.estimate.layout.strategy);
-  if (u.dimension == "fastest") return "the fastest plan, " + shape_text(u.plan);
-  if (u.dimension == "cheapest") return "the cheapest plan, " + shape_text(u.plan);
-  return u.dimension;
+sim::Finding change_of(const sim::RunnerUp& u, const Plan& chosen) {
+  using C = sim::FindingCode;
+  if (u.dimension == "more_nodes" || u.dimension == "fewer_nodes") {
+    const int from = chosen.nodes, to = u.plan.nodes;
+    if (to % from == 0) return sim::finding(C::runner_up_more_nodes, "", {{"times", to / from}, {"from", from}, {"to", to}});
+    if (from % to == 0) return sim::finding(C::runner_up_fewer_nodes, "", {{"times", from / to}, {"from", from}, {"to", to}});
+    return sim::finding(C::runner_up_other_nodes, "", {{"from", from}, {"to", to}});
+  }
+  if (u.dimension == "offering") {
+    return with_texts(sim::finding(C::runner_up_offering), {{"shape", shape_text(u.plan)}, {"chosen_shape", shape_text(chosen)}});
+  }
+  if (u.dimension == "layout") {
+    std::string diff = layout_diff(chosen.estimate.layout.strategy, u.plan.estimate.layout.strategy);
+    if (diff.empty()) return sim::finding(C::runner_up_same_layout);
+    return sim::text_finding(C::runner_up_layout, "diff", std::move(diff));
+  }
+  if (u.dimension == "fastest") return sim::text_finding(C::runner_up_fastest, "shape", shape_text(u.plan));
+  if (u.dimension == "cheapest") return sim::text_finding(C::runner_up_cheapest, "shape", shape_text(u.plan));
+  return sim::text_finding(C::runner_up_dimension, "dimension", u.dimension);
+}
+
+std::string words(const std::vector<sim::Finding>& parts) {
+  std::string s;
+  for (const auto& part : parts) s += render(part);
+  return s;
 }
 
 }  // namespace
@@ -151,67 +135,104 @@ std::string constraint_name(sim::FailureKind kind) {
   return "layout";
 }
 
-std::string failure_message(const sim::ConstraintFailure& f, const sim::SearchRequest& request) {
+std::vector<sim::Finding> failure_parts(const sim::ConstraintFailure& f, const sim::SearchRequest& request) {
   using K = sim::FailureKind;
+  using C = sim::FindingCode;
+  std::vector<sim::Finding> out;
   if (f.kind == K::no_layout) {
-    return "no valid parallel layout exists for any cluster shape searched with this model, batch and the fixed "
-           "strategy fields";
+    out.push_back(sim::finding(C::unmet_no_layout));
+    return out;
   }
   if (f.kind == K::memory) {
-    std::string s = "no layout fits in GPU memory on any cluster shape searched";
+    out.push_back(sim::finding(C::unmet_memory));
     if (const auto& c = f.closest) {
-      s += "; the closest, " + shape_text(*c) + " with " + layout_text(c->estimate.layout.strategy) + ", needs " +
-           fixed(units::to_gib(c->estimate.memory.total()), 1) + " GiB per GPU of " +
-           fixed(units::to_gib(c->estimate.memory.capacity), 0);
+      out.push_back(with_texts(sim::finding(C::unmet_memory_closest, "",
+                                            {{"need_gib", units::to_gib(c->estimate.memory.total())},
+                                             {"have_gib", units::to_gib(c->estimate.memory.capacity)}}),
+                               {{"shape", shape_text(*c)}, {"layout", layout_text(c->estimate.layout.strategy)}}));
     }
-    return s;
+    return out;
   }
-  const std::string deadline = request.deadline ? days_text(request.deadline->base()) : "";
-  const std::string budget = request.budget ? usd_text(request.budget->base()) : "";
-  const std::string took = days_text(f.closest_time.base());
-  std::string s;
+  // The failure kinds below come only with the constraints they name (sim/search.cpp).
+  const double deadline = request.deadline ? request.deadline->base() / 86400.0 : 0;
+  const double budget = request.budget ? request.budget->base() : 0;
+  const double took = f.closest_time.base() / 86400.0;
   switch (f.kind) {
-    case K::deadline: s = "no plan meets the deadline of " + deadline + ": the fastest takes " + took; break;
+    case K::deadline:
+      out.push_back(sim::finding(C::unmet_deadline, "", {{"deadline_days", deadline}, {"took_days", took}}));
+      break;
     case K::deadline_nor_budget:
-      s = "no plan meets the deadline of " + deadline + " (nor the budget of " + budget + "): the fastest takes " + took;
+      out.push_back(sim::finding(C::unmet_deadline_nor_budget, "",
+                                 {{"deadline_days", deadline}, {"budget_usd", budget}, {"took_days", took}}));
       break;
     case K::budget:
-      s = "no plan meets the budget of " + budget;
-      s += f.any_price && f.closest_cost ? ": the cheapest costs " + usd_text(f.closest_cost->base())
-                                         : ": no offering searched has a known price (give one)";
+      out.push_back(sim::finding(C::unmet_budget, "", {{"budget_usd", budget}}));
+      out.push_back(f.any_price && f.closest_cost
+                        ? sim::finding(C::unmet_budget_cheapest, "", {{"cost_usd", f.closest_cost->base()}})
+                        : sim::finding(C::unmet_budget_no_price));
       break;
     default:
-      s = "no plan meets both the deadline of " + deadline + " and the budget of " + budget + ": the closest takes " +
-          took + (f.closest_cost ? " and costs " + usd_text(f.closest_cost->base()) : std::string(" at an unknown price"));
+      out.push_back(sim::finding(C::unmet_both, "", {{"deadline_days", deadline}, {"budget_usd", budget}, {"took_days", took}}));
+      out.push_back(f.closest_cost ? sim::finding(C::unmet_both_cost, "", {{"cost_usd", f.closest_cost->base()}})
+                                   : sim::finding(C::unmet_both_unknown_price));
       break;
   }
-  if (f.closest) s += " (" + shape_text(*f.closest) + ", " + layout_text(f.closest->estimate.layout.strategy) + ")";
-  return s;
+  if (f.closest) {
+    out.push_back(with_texts(sim::finding(C::unmet_closest_plan),
+                             {{"shape", shape_text(*f.closest)}, {"layout", layout_text(f.closest->estimate.layout.strategy)}}));
+  }
+  return out;
 }
 
-std::string explanation(const sim::SearchResult& r, const sim::SearchRequest& req) {
+std::string failure_message(const sim::ConstraintFailure& f, const sim::SearchRequest& request) {
+  return words(failure_parts(f, request));
+}
+
+std::vector<sim::Finding> explanation_parts(const sim::SearchResult& r, const sim::SearchRequest& req) {
+  using C = sim::FindingCode;
+  std::vector<sim::Finding> out;
   const Plan* plan = sim::chosen_plan(r);
-  if (plan == nullptr) return "";
-  std::string lead;
+  if (plan == nullptr) return out;
   if (r.failure) {
-    lead = "Closest plan";
+    out.push_back(sim::finding(C::why_closest));
   } else {
     // Pareto without a priced plan ranks by time alone (sim::FindingCode::pareto_without_prices).
-    const bool no_front = sim::has(r.notes, sim::FindingCode::pareto_without_prices);
-    lead = req.objective == sim::Objective::cheapest                 ? "Cheapest plan"
-           : req.objective == sim::Objective::fastest || no_front ? "Fastest plan"
-                                                                     : "Fastest plan on the Pareto front";
-    if (req.deadline) lead += " that meets the deadline of " + days_text(req.deadline->base());
-    if (req.budget) lead += std::string(req.deadline ? " and" : "") + " within the budget of " + usd_text(req.budget->base());
+    const bool no_front = sim::has(r.notes, C::pareto_without_prices);
+    out.push_back(sim::finding(req.objective == sim::Objective::cheapest                 ? C::why_cheapest
+                               : req.objective == sim::Objective::fastest || no_front ? C::why_fastest
+                                                                                         : C::why_fastest_on_front));
+    if (req.deadline) out.push_back(sim::finding(C::why_meets_deadline, "", {{"days", req.deadline->base() / 86400.0}}));
+    if (req.budget) {
+      out.push_back(sim::finding(req.deadline ? C::why_and_within_budget : C::why_within_budget, "",
+                                 {{"usd", req.budget->base()}}));
+    }
   }
-  return lead + ": " + explain(*plan);
+  explain(*plan, out);
+  return out;
 }
 
-std::string runner_up_text(const sim::RunnerUp& u, const Plan& chosen) {
-  std::string s = change_of(u, chosen) + ": " + change_text(u.time_ratio, u.cost_ratio);
-  if (!u.plan.meets_deadline) s += " (misses the deadline)";
-  if (!u.plan.meets_budget) s += u.plan.price_known ? " (over the budget)" : " (price unknown)";
-  return s;
+std::string explanation(const sim::SearchResult& r, const sim::SearchRequest& req) { return words(explanation_parts(r, req)); }
+
+std::vector<sim::Finding> runner_up_parts(const sim::RunnerUp& u, const Plan& chosen) {
+  using C = sim::FindingCode;
+  std::vector<sim::Finding> out = {change_of(u, chosen)};
+  // Time: the fraction of the chosen time saved or added; cost likewise.
+  const double t = u.time_ratio;
+  out.push_back(t <= 1 ? sim::finding(C::runner_up_faster, "", {{"share", 1 - t}})
+                       : sim::finding(C::runner_up_slower, "", {{"share", t - 1}}));
+  if (const auto c = u.cost_ratio) {
+    out.push_back(*c <= 1 ? sim::finding(C::runner_up_cheaper, "", {{"share", 1 - *c}})
+                          : sim::finding(C::runner_up_dearer, "", {{"share", *c - 1}}));
+  } else {
+    out.push_back(sim::finding(C::runner_up_cost_unknown));
+  }
+  if (!u.plan.meets_deadline) out.push_back(sim::finding(C::runner_up_misses_deadline));
+  if (!u.plan.meets_budget) {
+    out.push_back(sim::finding(u.plan.price_known ? C::runner_up_over_budget : C::runner_up_price_unknown));
+  }
+  return out;
 }
+
+std::string runner_up_text(const sim::RunnerUp& u, const Plan& chosen) { return words(runner_up_parts(u, chosen)); }
 
 }  // namespace capplan::data

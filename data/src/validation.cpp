@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "capplan/data/findings.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 
@@ -47,7 +48,7 @@ std::string one_line(const Diagnostics& diags) {
   std::string text;
   for (const auto& d : diags) {
     if (d.severity != Diagnostic::Severity::error) continue;
-    text += (text.empty() ? "" : "; ") + (d.where.empty() ? "" : d.where + ": ") + d.message;
+    text += (text.empty() ? "" : "; ") + (d.where.empty() ? "" : d.where + ": ") + message(d);
   }
   return text.empty() ? "unknown error" : text;
 }

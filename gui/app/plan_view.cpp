@@ -256,14 +256,14 @@ void PlanView::on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot) 
   const sim::SearchRequest& request = snapshot->request;
   if (r.failure) {
     text += QStringLiteral("<b style='color:#c62828'>%1</b><br>")
-                .arg(QString::fromStdString(data::failure_message(*r.failure, request)).toHtmlEscaped());
+                .arg(failure_text(*r.failure, request).toHtmlEscaped());
   }
-  if (const std::string why = data::explanation(r, request); !why.empty()) {
-    text += QStringLiteral("<b>Why #1:</b> ") + QString::fromStdString(why).toHtmlEscaped();
+  if (const QString why = explanation_text(r, request); !why.isEmpty()) {
+    text += QStringLiteral("<b>%1</b> ").arg(tr("Why #1:")) + why.toHtmlEscaped();
   }
   if (const sim::Plan* chosen = sim::chosen_plan(r)) {
     for (const auto& u : r.runner_ups) {
-      text += QStringLiteral("<br>• ") + QString::fromStdString(data::runner_up_text(u, *chosen)).toHtmlEscaped();
+      text += QStringLiteral("<br>• ") + runner_up_text(u, *chosen).toHtmlEscaped();
     }
   }
   for (const auto& n : offering_notes_) text += QStringLiteral("<br><i>note: ") + n.toHtmlEscaped() + "</i>";

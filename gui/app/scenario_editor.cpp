@@ -10,6 +10,7 @@
 #include <QScrollArea>
 #include <QVBoxLayout>
 
+#include "capplan/gui/finding_text.hpp"
 #include "capplan/gui/format.hpp"
 #include "capplan/gui/result_models.hpp"
 #include "capplan/sim/strategy.hpp"
@@ -587,10 +588,10 @@ void ScenarioEditor::refresh() {
     QStringList fallback;
     if (last_result_) {
       for (const auto& f : last_result_->estimate.findings) {
-        const std::string& w = f.text("text");
-        if (f.code == sim::FindingCode::note && w.starts_with("profile: ")) {
-          fallback << QString::fromStdString(w.substr(9)).toHtmlEscaped();
-        }
+        if (!sim::is_profile_gap(f.code)) continue;
+        sim::Finding gap = f;
+        gap.field.clear();  // without its "profile: "
+        fallback << finding_text(gap).toHtmlEscaped();
       }
     }
     QStringList measured;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "capplan/data/cost_model.hpp"
+#include "capplan/gui/finding_text.hpp"
 #include "capplan/sim/search.hpp"
 
 namespace capplan::gui {
@@ -95,7 +96,7 @@ void EstimateRunner::on_done() {
     emit finished(*outcome);
   } else {
     QStringList messages;
-    for (const auto& d : outcome.error()) messages << QString::fromStdString(d.where + ": " + d.message);
+    for (const auto& d : outcome.error()) messages << diagnostic_text(d);
     emit failed(messages, generation);
   }
 }

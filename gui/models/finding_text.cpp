@@ -5,6 +5,7 @@
 #include <string>
 
 #include "capplan/data/findings.hpp"
+#include "capplan/data/plan_text.hpp"
 #include "capplan/gui/format.hpp"
 
 namespace capplan::gui {
@@ -14,6 +15,33 @@ QString finding_text(const sim::Finding& f) {
   const QString translated = QCoreApplication::translate("capplan::Finding", tmpl.c_str());
   const auto number = [](double v, int decimals) { return number_text(v, decimals).toStdString(); };
   return QString::fromStdString(data::fill(translated.toStdString(), f, number));
+}
+
+namespace {
+
+QString words(const std::vector<sim::Finding>& parts) {
+  QString out;
+  for (const auto& part : parts) out += finding_text(part);
+  return out;
+}
+
+}  // namespace
+
+QString explanation_text(const sim::SearchResult& result, const sim::SearchRequest& request) {
+  return words(data::explanation_parts(result, request));
+}
+
+QString failure_text(const sim::ConstraintFailure& failure, const sim::SearchRequest& request) {
+  return words(data::failure_parts(failure, request));
+}
+
+QString runner_up_text(const sim::RunnerUp& runner_up, const sim::Plan& chosen) {
+  return words(data::runner_up_parts(runner_up, chosen));
+}
+
+QString diagnostic_text(const Diagnostic& d) {
+  const QString message = d.finding ? finding_text(*d.finding) : QString::fromStdString(d.message);
+  return d.where.empty() ? message : QString::fromStdString(d.where) + QStringLiteral(": ") + message;
 }
 
 }  // namespace capplan::gui

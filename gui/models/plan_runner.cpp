@@ -7,6 +7,7 @@
 #include <limits>
 #include <utility>
 
+#include "capplan/gui/finding_text.hpp"
 #include "capplan/gui/format.hpp"
 
 namespace capplan::gui {
@@ -58,7 +59,7 @@ void PlanRunner::start(data::ParsedScenario base, sim::SearchRequest request) {
     };
     auto result = sim::search(request, on_progress);
     if (!result) {
-      for (const auto& d : result.error()) snap->errors << QString::fromStdString(d.where + ": " + d.message);
+      for (const auto& d : result.error()) snap->errors << diagnostic_text(d);
     } else {
       snap->cancelled = result->cancelled;
       snap->result = std::move(*result);

@@ -92,6 +92,287 @@ TEST(Findings, FillKeepsUnknownPlaceholdersAndUsesTheSurfacesNumbers) {
   EXPECT_EQ(fill("unclosed {pp", f, stars), "unclosed {pp");
 }
 
+using Numbers = std::initializer_list<std::pair<std::string_view, double>>;
+
+Finding with(Finding f, std::string_view name, std::string text) {
+  sim::with_text(f, name, std::move(text));
+  return f;
+}
+
+// Each layout rule's finding (as sim::check_layout gives it) and the sentence `capplan estimate`
+// has always printed for it (after "scenario#/strategy/<field>: ").
+std::vector<std::pair<Finding, std::string>> layout_sentences() {
+  const auto n = [](FindingCode c, const char* field, Numbers v) { return finding(c, field, v); };
+  using C = FindingCode;
+  return {
+      {n(C::layout_not_positive, "strategy.tp", {{"got", 0}}), "must be a positive integer; got 0"},
+      {n(C::layout_zero_out_of_range, "strategy.zero", {{"got", 5}}), "must be 0, 1, 2 or 3; got 5"},
+      {n(C::layout_etp_needs_moe, "strategy.etp", {{"got", 2}}),
+       "expert tensor parallelism needs an MoE model; got 2"},
+      {n(C::layout_etp_divides_expert_ffn, "strategy.etp", {{"expert_ffn_hidden", 14336}, {"got", 3}}),
+       "must divide expert_ffn_hidden (14336); got 3"},
+      {n(C::layout_ep_needs_moe, "strategy.ep", {{"got", 2}}), "expert parallelism needs an MoE model; got 2"},
+      {n(C::layout_ep_divides_experts, "strategy.ep", {{"experts", 8}, {"got", 16}}),
+       "must divide the number of routed experts (8); got 16"},
+      {n(C::layout_ep_divides_ranks, "strategy.ep", {{"ranks", 32}, {"ep", 3}, {"etp", 1}}),
+       "ep*etp must divide tp*dp*cp (32); got 3*1"},
+      {n(C::layout_moe_tp_needs_sequence_parallel, "strategy.sequence_parallel", {}),
+       "MoE with tp > 1 needs sequence parallelism (Megatron-Core); got false"},
+      {with(n(C::layout_module_recompute_needs_selective, "strategy.recompute_norms", {}), "recompute", "full"),
+       "module recompute needs recompute selective; got recompute full"},
+      {n(C::layout_moe_act_recompute_needs_moe, "strategy.recompute_moe_act", {}),
+       "recomputing the experts' activation needs an MoE model; got true"},
+      {n(C::layout_cp_divides_sequence, "strategy.cp", {{"seq_len", 4096}, {"cp", 3}}),
+       "seq_len (4096) must be a multiple of 2*cp; got cp 3"},
+      {n(C::layout_tp_divides_heads, "strategy.tp", {{"heads", 64}, {"got", 6}}),
+       "must divide the number of attention heads (64); got 6"},
+      {n(C::layout_tp_divides_ffn, "strategy.tp", {{"ffn_hidden", 28672}, {"got", 6}}),
+       "must divide ffn_hidden (28672); got 6"},
+      {n(C::layout_product_is_not_the_gpus, "strategy",
+         {{"gpus", 64}, {"tp", 3}, {"pp", 5}, {"dp", 7}, {"cp", 1}, {"product", 105}}),
+       "tp*pp*dp*cp must equal the number of GPUs (64); got 3*5*7*1 = 105"},
+      {n(C::layout_pp_exceeds_layers, "strategy.pp", {{"layers", 24}, {"got", 32}}),
+       "more pipeline stages than layers (24); got 32"},
+      {n(C::layout_stages_exceed_layers, "strategy.virtual_stages", {{"layers", 24}, {"pp", 2}, {"virtual_stages", 13}}),
+       "pp*virtual_stages must not exceed the layers (24); got 2*13"},
+      {n(C::layout_stage_layers_negative, "strategy.first_stage_layers", {{"got", -1}}),
+       "must be a positive number of layers (or 0 for an even split); got -1"},
+      {n(C::layout_stage_layers_need_pipeline, "strategy.first_stage_layers", {{"pp", 1}}),
+       "setting the layers of the first or last stage needs pp >= 2; got pp 1"},
+      {n(C::layout_stage_layers_leave_none, "strategy.first_stage_layers",
+         {{"first", 20}, {"last", 10}, {"layers", 24}, {"middle", 0}}),
+       "first_stage_layers + last_stage_layers (20 + 10) must leave at least one layer per remaining stage and chunk "
+       "of the 24 layers (0 stages: they must add up to the layers)"},
+      {n(C::layout_stage_layers_leave_too_few, "strategy.first_stage_layers",
+         {{"first", 120}, {"last", 0}, {"layers", 126}, {"middle", 15}}),
+       "first_stage_layers + last_stage_layers (120 + 0) must leave at least one layer per remaining stage and chunk "
+       "of the 126 layers (15 stages)"},
+      {n(C::layout_stage_layers_below_virtual, "strategy.last_stage_layers", {{"virtual_stages", 4}}),
+       "each stage needs at least one layer per virtual stage (4)"},
+      {n(C::layout_interleaving_needs_pipeline, "strategy.virtual_stages", {{"got", 2}}),
+       "interleaving needs pipeline parallelism (pp > 1); got 2"},
+      {n(C::layout_batch_not_divisible, "strategy.micro_batch",
+         {{"global_batch", 512}, {"micro_batch", 3}, {"dp", 8}, {"per_step", 24}}),
+       "global batch (512 sequences) must be a multiple of micro_batch*dp (3*8 = 24)"},
+      {n(C::no_valid_layout, "strategy", {{"gpus", 128}}),
+       "no valid parallel layout exists for 128 GPUs with the fixed strategy fields and this model/batch"},
+      {n(C::step_not_positive, "step.seq_len", {{"got", 0}}), "must be a positive integer; got 0"},
+      {n(C::step_heads_divide_hidden, "step.heads", {{"hidden", 512}, {"got", 6}}), "must divide hidden (512); got 6"},
+      {n(C::step_kv_heads_divide_heads, "step.kv_heads", {{"heads", 8}, {"got", 3}}),
+       "must divide heads (8), or be 0 for heads; got 3"},
+  };
+}
+std::vector<Finding> layout_cases() {
+  std::vector<Finding> out;
+  for (const auto& [f, words] : layout_sentences()) out.push_back(f);
+  return out;
+}
+
+// The search request's input errors, as sim::search gives them, and their sentences.
+std::vector<std::pair<Finding, std::string>> search_cases() {
+  using C = FindingCode;
+  const auto n = [](FindingCode c, const char* field, Numbers v) { return finding(c, field, v); };
+  return {
+      {n(C::search_below_one, "search.top_k", {{"got", 0}}), "must be at least 1; got 0"},
+      {n(C::search_threads_negative, "search.threads", {{"got", -1}}), "must be >= 0 (0 = all cores); got -1"},
+      {n(C::search_max_gpus_negative, "search.max_gpus", {{"got", -1}}), "must be >= 0 (0 = no limit); got -1"},
+      {n(C::search_deadline_not_positive, "search.deadline", {{"days", -0.5}}),
+       "must be a positive time; got -0.500 days"},
+      {n(C::search_deadline_not_positive, "search.deadline", {{"days", std::numeric_limits<double>::infinity()}}),
+       "must be a positive time; got ? days"},
+      {n(C::search_budget_not_positive, "search.budget", {{"usd", -5}}), "must be a positive amount; got -5.00 USD"},
+      {with(n(C::search_gpu_without_memory, "search.offerings/0/gpu", {}), "gpu", "h100-sxm"),
+       "GPU 'h100-sxm' has no memory capacity"},
+      {n(C::search_price_negative, "search.offerings/0/price", {}), "must be a non-negative price"},
+      {n(C::search_batch_empty, "search.base/training/global_batch", {}), "must be at least 1 sequence"},
+      {n(C::search_no_shape_left, "search.max_gpus", {{"max_gpus", 8}}),
+       "no cluster shape is left to search: every offering x node count exceeds max_gpus (8) or lacks a network "
+       "bandwidth for several nodes"},
+  };
+}
+
+// What a profile did not cover, as sim::CalibratedCost::coverage gives it (field empty), and the
+// sentences calibrate's validate prints (estimate prints them after "profile: ").
+std::vector<std::pair<Finding, std::string>> profile_cases() {
+  using C = FindingCode;
+  const auto t = [](FindingCode c, std::string_view name, std::string text, Numbers v = {}) {
+    Finding f = sim::text_finding(c, name, std::move(text));
+    for (const auto& [k, x] : v) f.values.push_back({k, x, {}});
+    return f;
+  };
+  const Finding poor_gemm = t(C::profile_gemm_poor_fit, "dtype", "fp32", {{"residual_pct", 100 * 0.3149}, {"r2", 0.9}});
+  return {
+      {sim::finding(C::profile_fused_attention), "fused (flash) attention not measured; datasheet used"},
+      {t(C::profile_gemm_not_measured, "dtype", "fp8"), "gemm fp8 not measured; datasheet used"},
+      {t(C::profile_gemm_too_few_shapes, "dtype", "fp16", {{"shapes", 1}}),
+       "gemm fp16: 1 measured shapes, too few for a fit, and this shape is not one of them; datasheet used"},
+      {t(C::profile_gemm_outside_range, "dtype", "bf16",
+         {{"m", 32768}, {"n", 16384}, {"k", 8192}, {"min_m", 256}, {"max_m", 16384}, {"min_n", 256},
+          {"max_n", 16384}, {"min_k", 256}, {"max_k", 16384}}),
+       "gemm bf16 m=32768 n=16384 k=8192 outside the measured range (m 256..16384, n 256..16384, k 256..16384); "
+       "datasheet used"},
+      {poor_gemm,
+       "gemm fp32 fit is poor (RMS relative residual 31%, R^2 0.90); used, but treat these times as rough"},
+      {with(t(C::profile_memory_outside_range, "op", "adam_step", {{"min_bytes", 1e3}, {"max_bytes", 1e10}}),
+            "pattern", "elementwise"),
+       "memory 'adam_step' (elementwise) outside the measured range (1 kB..10 GB); datasheet used"},
+      {with(t(C::profile_memory_outside_range, "op", "gelu_fwd", {{"min_bytes", 512}, {"max_bytes", 1.5e9}}),
+            "pattern", "gelu"),
+       "memory 'gelu_fwd' (gelu) outside the measured range (512 B..1.5 GB); datasheet used"},
+      {with(t(C::profile_memory_outside_sizes, "op", "softmax_fwd"), "pattern", "norm"),
+       "memory 'softmax_fwd' (norm) outside the measured sizes and no fit; datasheet used"},
+      {with(t(C::profile_memory_not_measured, "op", "rmsnorm"), "pattern", "norm"),
+       "memory pattern 'norm' not measured ('rmsnorm'); datasheet used"},
+      {t(C::profile_memory_poor_fit, "pattern", "copy", {{"residual_pct", 40}, {"r2", 0.5}}),
+       "memory pattern 'copy' fit is poor (RMS relative residual 40%, R^2 0.50); used, but treat these times as rough"},
+      {with(t(C::profile_tier_not_scalable, "kind", "all_gather"), "tier", "spine"),
+       "all_gather across tier 'spine': no network measurement to scale; datasheet used"},
+      {with(t(C::profile_tier_scaled, "kind", "all_reduce"), "tier", "spine"),
+       "all_reduce across tier 'spine' is beyond the measured tiers; measured network busbw scaled by the "
+       "topology's tier bandwidths"},
+      {t(C::profile_collective_not_measured, "kind", "all_gather", {{"across_nodes", 1}}),
+       "all_gather across nodes not measured; datasheet used"},
+      {t(C::profile_collective_not_measured, "kind", "all_to_all", {{"across_nodes", 0}}),
+       "all_to_all inside a node not measured; datasheet used"},
+      {t(C::profile_collective_outside_range, "kind", "all_reduce",
+         {{"across_nodes", 1}, {"bytes", 2.5e9}, {"ranks", 16}, {"min_bytes", 8}, {"max_bytes", 1.07e9}}),
+       "all_reduce across nodes 2.5 GB over 16 ranks outside the measured range (8 B..1.07 GB); datasheet used"},
+      {with(t(C::profile_collective_ranks_not_measured, "kind", "all_reduce", {{"across_nodes", 0}, {"ranks", 16}}),
+            "measured", "2, 8"),
+       "all_reduce inside a node over 16 ranks not measured (measured: 2, 8 ranks); datasheet used"},
+      {t(C::profile_collective_poor_fit, "kind", "all_reduce",
+         {{"across_nodes", 0}, {"ranks", 8}, {"residual_pct", 55.00000000000001}, {"r2", 0.87}}),
+       "all_reduce inside a node over 8 ranks fit is poor (RMS relative residual 55%, R^2 0.87); used, but treat "
+       "these times as rough"},
+  };
+}
+
+// The planner explanation's pieces (data::explanation_parts) and what each adds to the sentence.
+std::vector<std::pair<Finding, std::string>> why_cases() {
+  using C = FindingCode;
+  const auto n = [](FindingCode c, Numbers v = {}) { return finding(c, "", v); };
+  return {
+      {n(C::why_closest), "Closest plan"},
+      {n(C::why_cheapest), "Cheapest plan"},
+      {n(C::why_fastest), "Fastest plan"},
+      {n(C::why_fastest_on_front), "Fastest plan on the Pareto front"},
+      {n(C::why_meets_deadline, {{"days", 30}}), " that meets the deadline of 30.0 days"},
+      {n(C::why_within_budget, {{"usd", 2.5e6}}), " within the budget of $2.50M"},
+      {n(C::why_and_within_budget, {{"usd", 950}}), " and within the budget of $950.00"},
+      {with(with(n(C::why_plan, {{"days", 142.4}}), "shape", "aws-p5.48xlarge x 16 nodes (128 GPUs)"), "layout",
+            "tp 4 pp 1 dp 32"),
+       ": aws-p5.48xlarge x 16 nodes (128 GPUs), tp 4 pp 1 dp 32: 142 days"},
+      {n(C::why_with_failures, {{"steady_days", 9.876}}), " with failures and checkpoints (9.88 days steady)"},
+      {n(C::why_cost, {{"usd", 3.344e9}}), ", $3.34B"},
+      {n(C::why_step, {{"step_s", 12.34}, {"compute", 0.623}}), ". Step 12.3 s: compute 62%"},
+      {n(C::why_recompute, {{"share", 0.04}}), " (recompute 4.0%)"},
+      {n(C::why_bubble, {{"share", 0.1}}), ", pipeline bubble 10%"},
+      {n(C::why_tp_comm, {{"share", 0.005}}), ", tp comm 0.5%"},
+      {n(C::why_pp_comm, {{"share", 0.2}}), ", pp comm 20%"},
+      {n(C::why_dp_comm, {{"share", 0.2}}), ", dp comm 20%"},
+      {n(C::why_ep_comm, {{"share", 0.2}}), ", ep comm 20%"},
+      {n(C::why_cp_comm, {{"share", 0.2}}), ", cp comm 20%"},
+      {n(C::why_optimizer, {{"share", 0.0994}}), ", optimizer 9.9%"},
+      {n(C::why_mfu_and_memory, {{"mfu", 0.41}, {"memory_gib", 61.25}, {"capacity_gib", 80}}),
+       "; MFU 41%; memory 61.2 of 80 GiB per GPU."},
+  };
+}
+
+// The pieces of a runner-up's and an unmet constraint's sentence.
+std::vector<std::pair<Finding, std::string>> runner_up_and_unmet_cases() {
+  using C = FindingCode;
+  const auto n = [](FindingCode c, Numbers v = {}) { return finding(c, "", v); };
+  const auto t = [](FindingCode c, std::string_view name, std::string text) {
+    return sim::text_finding(c, name, std::move(text));
+  };
+  return {
+      {n(C::runner_up_more_nodes, {{"times", 2}, {"from", 16}, {"to", 32}}), "2x the nodes (16 -> 32)"},
+      {n(C::runner_up_fewer_nodes, {{"times", 2}, {"from", 16}, {"to", 8}}), "1/2 the nodes (16 -> 8)"},
+      {n(C::runner_up_other_nodes, {{"from", 16}, {"to", 24}}), "24 nodes instead of 16"},
+      {with(t(C::runner_up_offering, "shape", "b x 2 nodes (16 GPUs)"), "chosen_shape", "a x 4 nodes (32 GPUs)"),
+       "b x 2 nodes (16 GPUs) instead of a x 4 nodes (32 GPUs)"},
+      {t(C::runner_up_layout, "diff", "tp 8 instead of 4"), "tp 8 instead of 4"},
+      {n(C::runner_up_same_layout), "another layout"},
+      {t(C::runner_up_fastest, "shape", "a x 4 nodes (32 GPUs)"), "the fastest plan, a x 4 nodes (32 GPUs)"},
+      {t(C::runner_up_cheapest, "shape", "a x 1 node (8 GPUs)"), "the cheapest plan, a x 1 node (8 GPUs)"},
+      {t(C::runner_up_dimension, "dimension", "zero"), "zero"},
+      {n(C::runner_up_faster, {{"share", 0.41}}), ": 41% faster"},
+      {n(C::runner_up_slower, {{"share", 0.004}}), ": 0.4% slower"},
+      {n(C::runner_up_cheaper, {{"share", 0.12}}), ", 12% cheaper"},
+      {n(C::runner_up_dearer, {{"share", 0.12}}), ", 12% dearer"},
+      {n(C::runner_up_cost_unknown), ", cost not comparable (price unknown)"},
+      {n(C::runner_up_misses_deadline), " (misses the deadline)"},
+      {n(C::runner_up_over_budget), " (over the budget)"},
+      {n(C::runner_up_price_unknown), " (price unknown)"},
+      {n(C::unmet_no_layout),
+       "no valid parallel layout exists for any cluster shape searched with this model, batch and the fixed strategy "
+       "fields"},
+      {n(C::unmet_memory), "no layout fits in GPU memory on any cluster shape searched"},
+      {with(with(n(C::unmet_memory_closest, {{"need_gib", 91.26}, {"have_gib", 80}}), "shape", "a x 1 node (8 GPUs)"),
+            "layout", "tp 8 pp 1 dp 1"),
+       "; the closest, a x 1 node (8 GPUs) with tp 8 pp 1 dp 1, needs 91.3 GiB per GPU of 80"},
+      {n(C::unmet_deadline, {{"deadline_days", 1}, {"took_days", 142.2}}),
+       "no plan meets the deadline of 1.00 days: the fastest takes 142 days"},
+      {n(C::unmet_deadline_nor_budget, {{"deadline_days", 1}, {"budget_usd", 5e5}, {"took_days", 14.2}}),
+       "no plan meets the deadline of 1.00 days (nor the budget of $500k): the fastest takes 14.2 days"},
+      {n(C::unmet_budget, {{"budget_usd", 1000}}), "no plan meets the budget of $1.00k"},
+      {n(C::unmet_budget_cheapest, {{"cost_usd", 2.5e6}}), ": the cheapest costs $2.50M"},
+      {n(C::unmet_budget_no_price), ": no offering searched has a known price (give one)"},
+      {n(C::unmet_both, {{"deadline_days", 10}, {"budget_usd", 1e6}, {"took_days", 12}}),
+       "no plan meets both the deadline of 10.0 days and the budget of $1.00M: the closest takes 12.0 days"},
+      {n(C::unmet_both_cost, {{"cost_usd", 1.2e6}}), " and costs $1.20M"},
+      {n(C::unmet_both_unknown_price), " at an unknown price"},
+      {with(with(n(C::unmet_closest_plan), "shape", "a x 1 node (8 GPUs)"), "layout", "tp 8 pp 1 dp 1"),
+       " (a x 1 node (8 GPUs), tp 8 pp 1 dp 1)"},
+  };
+}
+
+TEST(Findings, EveryPieceOfARunnerUpAndAnUnmetConstraintReadsAsItsPartOfTheSentence) {
+  for (const auto& [f, words] : runner_up_and_unmet_cases()) EXPECT_EQ(render(f), words);
+}
+
+TEST(Findings, EveryPieceOfThePlannersExplanationReadsAsItsPartOfTheSentence) {
+  for (const auto& [f, words] : why_cases()) EXPECT_EQ(render(f), words);
+  EXPECT_EQ(spec_number(std::numeric_limits<double>::quiet_NaN(), "pct"), "?%");
+  EXPECT_EQ(spec_number(-1234, "usd"), "$-1.23k");
+}
+
+TEST(Findings, EveryLayoutRuleReadsAsCheckLayoutHasAlwaysWordedIt) {
+  for (const auto& [f, words] : layout_sentences()) EXPECT_EQ(render(f), words);
+}
+
+TEST(Findings, EverySearchInputErrorReadsAsBefore) {
+  for (const auto& [f, words] : search_cases()) EXPECT_EQ(render(f), words);
+}
+
+TEST(Findings, EveryProfileGapReadsAsBeforeAndOnAnEstimateSaysItComesFromTheProfile) {
+  for (const auto& [f, words] : profile_cases()) {
+    EXPECT_EQ(render(f), words);
+    Finding on_estimate = f;
+    on_estimate.field = "profile";
+    EXPECT_EQ(render(on_estimate), "profile: " + words);
+  }
+}
+
+TEST(Findings, ADiagnosticsMessageIsItsOwnOrItsFindingsSentence) {
+  Diagnostics d = {{Diagnostic::Severity::error, "scenario#/strategy/tp", {},
+                    finding(FindingCode::layout_tp_divides_heads, "strategy.tp", {{"heads", 64}, {"got", 6}})},
+                   {Diagnostic::Severity::error, "x.json#/a", "must be > 0; got -1"}};
+  EXPECT_EQ(message(d[0]), "must divide the number of attention heads (64); got 6");
+  EXPECT_EQ(message(d[1]), "must be > 0; got -1");
+  word(d);
+  EXPECT_EQ(d[0].message, "must divide the number of attention heads (64); got 6");
+  EXPECT_EQ(d[1].message, "must be > 0; got -1");
+  EXPECT_EQ(to_string(d), "scenario#/strategy/tp: must divide the number of attention heads (64); got 6\n"
+                          "x.json#/a: must be > 0; got -1");
+}
+
+TEST(Findings, FixedAndByteSpecsKeepTheirDigitsOnEverySurface) {
+  const Finding f = finding(FindingCode::note, "", {{"r2", 0.5}, {"b", 1.024e3}, {"big", 5e13}});
+  const auto stars = [](double, int) { return std::string("*"); };
+  EXPECT_EQ(fill("{r2:f2} {r2:2} {b:B} {big:B} {r2}", f, stars), "0.50 * 1.02 kB 50 TB *");
+}
+
 // Every code has a template, and each placeholder in it is a value the finding carries (so a
 // sentence never shows a raw "{name}"): checked with the values each code's producer gives.
 TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
@@ -141,13 +422,20 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   Finding band = n(FindingCode::band_excludes_estimate, {{"ratio_p10", 1.02}, {"ratio_p90", 1.34}, {"runs", 7}});
   band.values.push_back({"category", 0, "dense/pytorch", true});
   all.push_back(band);
+  for (const Finding& f : layout_cases()) all.push_back(f);
+  for (const auto& [f, words] : search_cases()) all.push_back(f);
+  for (const auto& [f, words] : profile_cases()) all.push_back(f);
+  for (const auto& [f, words] : why_cases()) all.push_back(f);
+  for (const auto& [f, words] : runner_up_and_unmet_cases()) all.push_back(f);
   all.push_back(sim::note("words"));
   for (const Finding& f : all) {
     const std::string s = render(f);
     EXPECT_EQ(s.find('{'), std::string::npos) << s;
     EXPECT_FALSE(s.empty());
   }
-  EXPECT_EQ(all.size(), static_cast<std::size_t>(FindingCode::note) + 1) << "a code without a case here";
+  std::vector<bool> seen(static_cast<std::size_t>(FindingCode::note) + 1);
+  for (const Finding& f : all) seen[static_cast<std::size_t>(f.code)] = true;
+  for (std::size_t c = 0; c < seen.size(); ++c) EXPECT_TRUE(seen[c]) << "code " << c << " has no case here";
 }
 
 // A band on one side of the estimate, in the words the CLI prints.

@@ -6,6 +6,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTranslator>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "capplan/data/cost_model.hpp"
 #include "capplan/data/error_bands.hpp"
 #include "capplan/data/findings.hpp"
+#include "capplan/data/plan_text.hpp"
 #include "capplan/gui/catalog_models.hpp"
 #include "capplan/gui/compare_model.hpp"
 #include "capplan/data/search_io.hpp"
@@ -30,6 +32,22 @@ using namespace capplan;
 using namespace capplan::gui;
 
 namespace {
+
+// A translator that knows a few of data/'s templates (context "capplan::Finding").
+class FewWords : public QTranslator {
+ public:
+  bool isEmpty() const override { return false; }
+  QString translate(const char* context, const char* source, const char*, int) const override {
+    if (QByteArrayView(context) != "capplan::Finding") return {};
+    const QByteArrayView s(source);
+    if (s == "Cheapest plan") return QStringLiteral("Le plan le moins cher");
+    if (s == ", {usd:usd}") return QStringLiteral(", pour {usd:usd}");
+    if (s == "must divide the number of attention heads ({heads}); got {got}") {
+      return QStringLiteral("doit diviser les {heads} têtes ; reçu {got}");
+    }
+    return {};
+  }
+};
 
 std::shared_ptr<const data::Catalogs> catalogs() {
   static auto c = [] {
@@ -200,6 +218,62 @@ class GuiModelsTest : public QObject {
     QVERIFY(data::render(unbounded).find("(every inf h)") != std::string::npos);
     QCOMPARE(finding_text(sim::note("profile: gemm fp8 not measured; datasheet used")),
              QStringLiteral("profile: gemm fp8 not measured; datasheet used"));
+  }
+
+  // The planner's "Why #1" is worded piece by piece through tr(): untranslated it is the CLI's
+  // sentence; a translator that knows a piece's template rewords that piece, values and all. A
+  // diagnostic sim/ coded goes the same way.
+  void why_number_one_and_coded_errors_are_worded_through_tr() {
+    ScenarioDocument doc(catalogs());
+    sim::SearchRequest request;
+    request.base = doc.last_good()->scenario;
+    request.node_counts = {16};
+    request.objective = sim::Objective::cheapest;
+    data::OfferingFilter filter;
+    filter.instances = {"aws-p5.48xlarge"};
+    auto offerings = data::offerings_from_catalog(*catalogs(), filter);
+    QVERIFY(offerings.has_value());
+    request.offerings = offerings->offerings;
+    const auto result = sim::search(request);
+    QVERIFY(result.has_value());
+    const QString why = explanation_text(*result, request);
+    QCOMPARE(why.toStdString(), data::explanation(*result, request));
+    QVERIFY2(why.startsWith(QStringLiteral("Cheapest plan: ")), qPrintable(why));
+    const auto cost = sim::plan_cost(sim::chosen_plan(*result)->estimate);
+    QVERIFY(cost.has_value());
+    const QString usd = QString::fromStdString(data::spec_number(cost->base(), "usd"));
+    QVERIFY2(why.contains(QStringLiteral(", ") + usd + QStringLiteral(". Step")), qPrintable(why));
+
+    const Diagnostic coded{Diagnostic::Severity::error, "scenario#/strategy/tp", {},
+                           sim::finding(sim::FindingCode::layout_tp_divides_heads, "strategy.tp",
+                                        {{"heads", 64}, {"got", 6}})};
+    QCOMPARE(diagnostic_text(coded),
+             QStringLiteral("scenario#/strategy/tp: must divide the number of attention heads (64); got 6"));
+
+    FewWords words;
+    QVERIFY(QCoreApplication::installTranslator(&words));
+    const QString translated = explanation_text(*result, request);
+    const QString translated_error = diagnostic_text(coded);
+    QCoreApplication::removeTranslator(&words);
+    QString expected = why;
+    expected.replace(0, QStringLiteral("Cheapest plan").size(), QStringLiteral("Le plan le moins cher"));
+    expected.replace(QStringLiteral(", ") + usd + QStringLiteral(". Step"),
+                     QStringLiteral(", pour ") + usd + QStringLiteral(". Step"));
+    QCOMPARE(translated, expected);
+    QCOMPARE(translated_error, QStringLiteral("scenario#/strategy/tp: doit diviser les 64 têtes ; reçu 6"));
+    QCOMPARE(explanation_text(*result, request), why);  // the translator is gone
+
+    // The runner-ups and an unmet constraint read as the CLI's, piece by piece the same way.
+    const sim::Plan* chosen = sim::chosen_plan(*result);
+    QVERIFY(!result->runner_ups.empty());
+    for (const auto& u : result->runner_ups) {
+      QCOMPARE(runner_up_text(u, *chosen).toStdString(), data::runner_up_text(u, *chosen));
+    }
+    request.deadline = units::seconds(3600);  // an hour: no plan meets it
+    const auto missed = sim::search(request);
+    QVERIFY(missed.has_value() && missed->failure.has_value());
+    QCOMPARE(failure_text(*missed->failure, request).toStdString(), data::failure_message(*missed->failure, request));
+    QVERIFY(failure_text(*missed->failure, request).startsWith(QStringLiteral("no plan meets the deadline of 0.04 days")));
   }
 
   void goodput_model_shows_the_estimates_goodput_with_raw_numbers() {

@@ -93,7 +93,7 @@ TEST(CalibratedCost, InsideTheMeasuredRangeTheFittedModelIsUsed) {
   const double expect = 6e-6 + 2.0 * 8192 * 3072 * 4096 /
                                    (600e12 * (8192.0 / 8256) * (3072.0 / 3136) * (4096.0 / 4224));
   EXPECT_NEAR(cost.gemm(op).base(), expect, 1e-15);
-  EXPECT_TRUE(cost.coverage_warnings({StepOp{op}}).empty());
+  EXPECT_TRUE(cost.coverage({StepOp{op}}).empty());
 }
 
 TEST(CalibratedCost, OutsideTheMeasuredRangeTheDatasheetIsUsedWithAWarning) {
@@ -105,12 +105,16 @@ TEST(CalibratedCost, OutsideTheMeasuredRangeTheDatasheetIsUsedWithAWarning) {
   EXPECT_DOUBLE_EQ(cost.gemm(big).base(), datasheet.gemm(big).base());
   const GemmOp fp8{"x", 1024, 1024, 1024, 1, Precision::fp8};
   EXPECT_DOUBLE_EQ(cost.gemm(fp8).base(), datasheet.gemm(fp8).base());
-  const auto w = cost.coverage_warnings({StepOp{big}, StepOp{big}, StepOp{fp8}});
+  const auto w = cost.coverage({StepOp{big}, StepOp{big}, StepOp{fp8}});
   ASSERT_EQ(w.size(), 2u);  // deduplicated
-  EXPECT_EQ(w[0],
-            "gemm bf16 m=32768 n=16384 k=8192 outside the measured range (m 256..16384, n 256..16384, "
-            "k 256..16384); datasheet used");
-  EXPECT_EQ(w[1], "gemm fp8 not measured; datasheet used");
+  EXPECT_EQ(w[0].code, FindingCode::profile_gemm_outside_range);
+  EXPECT_EQ(w[0].text("dtype"), "bf16");
+  EXPECT_EQ(w[0].number("m"), 32768);
+  EXPECT_EQ(w[0].number("n"), 16384);
+  EXPECT_EQ(w[0].number("k"), 8192);
+  for (const char* lo : {"min_m", "min_n", "min_k"}) EXPECT_EQ(w[0].number(lo), 256) << lo;
+  for (const char* hi : {"max_m", "max_n", "max_k"}) EXPECT_EQ(w[0].number(hi), 16384) << hi;
+  EXPECT_EQ(w[1], text_finding(FindingCode::profile_gemm_not_measured, "dtype", "fp8"));
 }
 
 TEST(CalibratedCost, ADtypeWithPointsButNoFitUsesItsPointsAndSaysWhyElsewhere) {
@@ -118,9 +122,11 @@ TEST(CalibratedCost, ADtypeWithPointsButNoFitUsesItsPointsAndSaysWhyElsewhere) {
   p.gemm_points.push_back({512, 512, 512, 1, Precision::fp16, 1e-4, 5, 0.01});
   const CalibratedCost cost(p, h100_cluster());
   EXPECT_DOUBLE_EQ(cost.gemm(GemmOp{"x", 512, 512, 512, 1, Precision::fp16}).base(), 1e-4);
-  const auto w = cost.coverage_warnings({StepOp{GemmOp{"x", 1024, 512, 512, 1, Precision::fp16}}});
+  const auto w = cost.coverage({StepOp{GemmOp{"x", 1024, 512, 512, 1, Precision::fp16}}});
   ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0], "gemm fp16: 1 measured shapes, too few for a fit, and this shape is not one of them; datasheet used");
+  EXPECT_EQ(w[0].code, FindingCode::profile_gemm_too_few_shapes);
+  EXPECT_EQ(w[0].text("dtype"), "fp16");
+  EXPECT_EQ(w[0].number("shapes"), 1);
 }
 
 TEST(CalibratedCost, MemoryOpsUseTheFittedBandwidthOfTheirPattern) {
@@ -132,10 +138,16 @@ TEST(CalibratedCost, MemoryOpsUseTheFittedBandwidthOfTheirPattern) {
   EXPECT_DOUBLE_EQ(cost.memory(norm).base(), DatasheetCost(c).memory(norm).base());
   const MemoryOp huge{"adam_step", units::bytes(1e11)};
   EXPECT_DOUBLE_EQ(cost.memory(huge).base(), DatasheetCost(c).memory(huge).base());
-  const auto w = cost.coverage_warnings({StepOp{norm}, StepOp{huge}});
+  const auto w = cost.coverage({StepOp{norm}, StepOp{huge}});
   ASSERT_EQ(w.size(), 2u);
-  EXPECT_EQ(w[0], "memory pattern 'norm' not measured ('rmsnorm'); datasheet used");
-  EXPECT_EQ(w[1], "memory 'adam_step' (elementwise) outside the measured range (1 kB..10 GB); datasheet used");
+  EXPECT_EQ(w[0].code, FindingCode::profile_memory_not_measured);
+  EXPECT_EQ(w[0].text("pattern"), "norm");
+  EXPECT_EQ(w[0].text("op"), "rmsnorm");
+  EXPECT_EQ(w[1].code, FindingCode::profile_memory_outside_range);
+  EXPECT_EQ(w[1].text("op"), "adam_step");
+  EXPECT_EQ(w[1].text("pattern"), "elementwise");
+  EXPECT_EQ(w[1].number("min_bytes"), 1e3);
+  EXPECT_EQ(w[1].number("max_bytes"), 1e10);
 }
 
 // Measured sizes come first: exact size = measured time; between two sizes, log(time) is
@@ -183,11 +195,19 @@ TEST(CalibratedCost, CollectivesUseTheFitForTheirKindRanksAndTier) {
   const CollectiveOp a2a{"ep", CollectiveKind::all_to_all, units::bytes(bytes), {16, 8, 2}};
   const CollectiveOp ar16_in{"tp", CollectiveKind::all_reduce, units::bytes(bytes), {16, 16, 1}};
   EXPECT_DOUBLE_EQ(cost.collective(ar16).base(), DatasheetCost(c).collective(ar16).base());
-  const auto w = cost.coverage_warnings({StepOp{ar8}, StepOp{ar16}, StepOp{a2a}, StepOp{ar16_in}});
+  const auto w = cost.coverage({StepOp{ar8}, StepOp{ar16}, StepOp{a2a}, StepOp{ar16_in}});
   ASSERT_EQ(w.size(), 3u);
-  EXPECT_EQ(w[0], "all_reduce across nodes not measured; datasheet used");
-  EXPECT_EQ(w[1], "all_to_all across nodes not measured; datasheet used");
-  EXPECT_EQ(w[2], "all_reduce inside a node over 16 ranks not measured (measured: 2, 8 ranks); datasheet used");
+  EXPECT_EQ(w[0].code, FindingCode::profile_collective_not_measured);
+  EXPECT_EQ(w[0].text("kind"), "all_reduce");
+  EXPECT_EQ(w[0].number("across_nodes"), 1);
+  EXPECT_EQ(w[1].code, FindingCode::profile_collective_not_measured);
+  EXPECT_EQ(w[1].text("kind"), "all_to_all");
+  EXPECT_EQ(w[1].number("across_nodes"), 1);
+  EXPECT_EQ(w[2].code, FindingCode::profile_collective_ranks_not_measured);
+  EXPECT_EQ(w[2].text("kind"), "all_reduce");
+  EXPECT_EQ(w[2].number("across_nodes"), 0);
+  EXPECT_EQ(w[2].number("ranks"), 16);
+  EXPECT_EQ(w[2].text("measured"), "2, 8");
 }
 
 // A fit that does not describe the machine (RMS relative residual above 25%) still prices the
@@ -198,11 +218,14 @@ TEST(CalibratedCost, APoorFitIsUsedWithAWarningGivingItsResidual) {
   const CalibratedCost cost(p, h100_cluster());
   const CollectiveOp ar8{"tp", CollectiveKind::all_reduce, units::bytes(1e8), {8, 8, 1}};
   EXPECT_EQ(cost.pricing(ar8), "fitted");
-  const auto w = cost.coverage_warnings({StepOp{ar8}});
+  const auto w = cost.coverage({StepOp{ar8}});
   ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0],
-            "all_reduce inside a node over 8 ranks fit is poor (RMS relative residual 55%, R^2 0.87); used, but "
-            "treat these times as rough");
+  EXPECT_EQ(w[0].code, FindingCode::profile_collective_poor_fit);
+  EXPECT_EQ(w[0].text("kind"), "all_reduce");
+  EXPECT_EQ(w[0].number("across_nodes"), 0);
+  EXPECT_EQ(w[0].number("ranks"), 8);
+  EXPECT_DOUBLE_EQ(w[0].number("residual_pct"), 55);
+  EXPECT_EQ(w[0].number("r2"), 0.87);
 }
 
 TEST(CalibratedCost, ZeroSizedOpsCostZero) {

@@ -112,7 +112,63 @@ TEST(CheckLayout, TpThatDoesNotDivideHeadsNamesTheTpField) {
   s.cluster.gpus = 6;
   const Diagnostics d = check_layout(s, layout(6, 1, 1));  // 16 heads % 6 != 0
   EXPECT_TRUE(any_where(d, "scenario#/strategy/tp")) << to_string(d);
-  EXPECT_NE(to_string(d).find("heads"), std::string::npos);
+  ASSERT_FALSE(d.empty());
+  ASSERT_TRUE(d[0].finding.has_value());
+  EXPECT_TRUE(d[0].message.empty()) << "sim/ codes the rule; data/ words it";
+  EXPECT_EQ(d[0].finding->code, FindingCode::layout_tp_divides_heads);
+  EXPECT_EQ(d[0].finding->field, "strategy.tp");
+  EXPECT_EQ(d[0].finding->number("heads"), 16);
+  EXPECT_EQ(d[0].finding->number("got"), 6);
+}
+
+// Each rule gives its own code, with the values its sentence names (data/findings words them).
+TEST(CheckLayout, EachFailedRuleCarriesItsCodeAndValues) {
+  const auto codes = [](const Diagnostics& d) {
+    std::vector<FindingCode> out;
+    for (const auto& x : d) out.push_back(x.finding ? x.finding->code : FindingCode::note);
+    return out;
+  };
+  using C = FindingCode;
+  Scenario s = small_scenario();  // 8 GPUs, 24 layers, 16 heads
+  Parallelism p = layout(2, 1, 4, 2);
+  p.zero = 4;
+  p.tp = 0;
+  EXPECT_EQ(codes(check_layout(s, p)), (std::vector<C>{C::layout_not_positive, C::layout_zero_out_of_range}));
+  p = layout(2, 1, 2, 1);  // 4 GPUs of 8
+  Diagnostics d = check_layout(s, p);
+  ASSERT_EQ(codes(d), (std::vector<C>{C::layout_product_is_not_the_gpus}));
+  EXPECT_EQ(d[0].where, "scenario#/strategy");
+  EXPECT_EQ(d[0].finding->field, "strategy");
+  for (const auto& [name, v] : {std::pair<const char*, double>{"gpus", 8}, {"tp", 2}, {"pp", 1}, {"dp", 2},
+                                {"cp", 1}, {"product", 4}}) {
+    EXPECT_EQ(d[0].finding->number(name), v) << name;
+  }
+  p = layout(1, 2, 4, 1);
+  p.virtual_stages = 13;  // 2*13 > 24 layers
+  d = check_layout(s, p);
+  ASSERT_EQ(codes(d), (std::vector<C>{C::layout_stages_exceed_layers}));
+  EXPECT_EQ(d[0].finding->number("virtual_stages"), 13);
+  p = layout(8, 1, 1, 1);
+  p.virtual_stages = 2;  // interleaving without a pipeline
+  p.ep = 2;              // experts on a dense model
+  d = check_layout(s, p);
+  EXPECT_EQ(codes(d), (std::vector<C>{C::layout_ep_needs_moe, C::layout_interleaving_needs_pipeline}));
+  p = layout(1, 2, 4, 1);
+  p.first_stage_layers = 20;  // with pp 2 no stage is left between them: they must add up to 24
+  p.last_stage_layers = 10;
+  d = check_layout(s, p);
+  ASSERT_EQ(codes(d), (std::vector<C>{C::layout_stage_layers_leave_none})) << to_string(d);
+  EXPECT_EQ(d[0].finding->number("first"), 20);
+  EXPECT_EQ(d[0].finding->number("last"), 10);
+  EXPECT_EQ(d[0].finding->number("middle"), 0);
+  p.first_stage_layers = 10;
+  p.last_stage_layers = 0;
+  p.pp = 4;
+  p.dp = 2;  // 3 stages share the other 14 layers: too few for 6 virtual stages each (18)
+  p.virtual_stages = 6;
+  d = check_layout(s, p);
+  ASSERT_EQ(codes(d), (std::vector<C>{C::layout_stage_layers_leave_too_few})) << to_string(d);
+  EXPECT_EQ(d[0].finding->number("middle"), 3);
 }
 
 TEST(CheckLayout, ProductOfDegreesNotEqualToGpusNamesTheStrategy) {

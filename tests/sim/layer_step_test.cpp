@@ -176,7 +176,10 @@ TEST(LayerStep, CheckNamesTheFieldThatIsWrong) {
   const auto d = check(s);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].where, "step/heads");
-  EXPECT_EQ(d[0].message, "must divide hidden (512); got 6");
+  ASSERT_TRUE(d[0].finding.has_value());
+  EXPECT_EQ(d[0].finding->code, FindingCode::step_heads_divide_hidden);  // data/findings words it
+  EXPECT_EQ(d[0].finding->number("hidden"), 512);
+  EXPECT_EQ(d[0].finding->number("got"), 6);
   s.heads = 8;
   s.seq_len = 0;
   ASSERT_EQ(check(s).size(), 1u);

@@ -196,7 +196,8 @@ TEST(MoeLayout, EpMustDivideExpertsAndTheTpDpCpRanks) {
   p.ep = 2;
   d = check_layout(dense, p);
   EXPECT_TRUE(std::any_of(d.begin(), d.end(), [](const Diagnostic& x) {
-    return x.where == "scenario#/strategy/ep" && x.message.find("MoE") != std::string::npos;
+    return x.where == "scenario#/strategy/ep" && x.finding && x.finding->code == FindingCode::layout_ep_needs_moe &&
+           x.finding->number("got") == 2;
   }));
 }
 

@@ -615,6 +615,33 @@ TEST(Search, InvalidRequestNamesTheField) {
   const std::string text = to_string(result.error());
   EXPECT_NE(text.find("search#/top_k"), std::string::npos) << text;
   EXPECT_NE(text.find("search#/node_counts/1"), std::string::npos) << text;
+  // Coded, with the value given (data/findings words them: "must be at least 1; got 0").
+  ASSERT_EQ(result.error().size(), 2u);
+  for (const auto& d : result.error()) {
+    ASSERT_TRUE(d.finding.has_value()) << d.where;
+    EXPECT_EQ(d.finding->code, FindingCode::search_below_one) << d.where;
+    EXPECT_EQ(d.finding->number("got"), 0) << d.where;
+  }
+  EXPECT_EQ(result.error()[1].finding->field, "search.node_counts/1");
+  r = small_request();
+  r.threads = -2;
+  r.budget = units::usd(-5);
+  r.max_gpus = 1;  // no shape is left: reported once the request is valid
+  result = search(r);
+  ASSERT_FALSE(result.has_value());
+  ASSERT_EQ(result.error().size(), 2u);
+  EXPECT_EQ(result.error()[0].finding->code, FindingCode::search_threads_negative);
+  EXPECT_EQ(result.error()[0].finding->number("got"), -2);
+  EXPECT_EQ(result.error()[1].finding->code, FindingCode::search_budget_not_positive);
+  EXPECT_EQ(result.error()[1].finding->number("usd"), -5);
+  r.threads = 0;
+  r.budget.reset();
+  result = search(r);
+  ASSERT_FALSE(result.has_value());
+  ASSERT_EQ(result.error().size(), 1u);
+  EXPECT_EQ(result.error()[0].where, "search#/max_gpus");
+  EXPECT_EQ(result.error()[0].finding->code, FindingCode::search_no_shape_left);
+  EXPECT_EQ(result.error()[0].finding->number("max_gpus"), 1);
 }
 
 TEST(Search, MaxGpusSkipsLargerShapes) {

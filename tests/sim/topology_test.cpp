@@ -288,9 +288,11 @@ TEST(TieredCollective, CalibratedScalesTheMeasuredNetworkBusbwBeyondTheMeasuredT
   // Inside one rail group the measured curve itself is used, as on two tiers.
   const CollectiveOp rail = op(CollectiveKind::all_reduce, kS, place_group(16, 8, half.network()));
   EXPECT_EQ(cost.pricing(rail), "fitted");
-  const auto warnings = cost.coverage_warnings({StepOp{dp}});
+  const auto warnings = cost.coverage({StepOp{dp}});
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("all_reduce across tier 'spine'"), std::string::npos) << warnings[0];
+  EXPECT_EQ(warnings[0].code, FindingCode::profile_tier_scaled);
+  EXPECT_EQ(warnings[0].text("kind"), "all_reduce");
+  EXPECT_EQ(warnings[0].text("tier"), "spine");
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 #include "capplan/sim/calibrated_cost.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <string_view>
 #include <utility>
@@ -11,44 +10,24 @@ namespace capplan::sim {
 
 namespace {
 
-// "1.5 GB", "64 kB": decimal units, three significant figures, for warnings.
-std::string human_bytes(double b) {
-  const char* unit[] = {"B", "kB", "MB", "GB", "TB"};
-  int i = 0;
-  while (b >= 1000.0 && i < 4) {
-    b /= 1000.0;
-    ++i;
-  }
-  char buf[32];
-  const int decimals = b >= 100 ? 0 : (b >= 10 ? 1 : 2);
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, b, std::chars_format::fixed, decimals);
-  std::string s = ec == std::errc() ? std::string(buf, end) : std::string("?");
-  if (s.find('.') != std::string::npos) {
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-  }
-  return s + " " + unit[i];
-}
-
 // A fit whose RMS relative residual exceeds this prices ops, but with a warning: 25% is well
 // beyond run-to-run noise (a few %) and means the model's shape does not match the machine.
 constexpr double kPoorFit = 0.25;
 
-std::string fixed(double v, int decimals) {
-  char buf[32];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
-  return ec == std::errc() ? std::string(buf, end) : std::string("?");
-}
-
-// "gemm fp32 fit is poor (RMS relative residual 31%, R^2 0.98); used, but treat these times as rough"
-void note_poor_fit(std::string* warning, const FitQuality& q, const std::string& what) {
+// A poor fit's finding (`code`, with `f`'s identifying values first): its residual and R^2.
+void note_poor_fit(Finding* warning, const FitQuality& q, Finding f) {
   if (warning == nullptr || !(q.rms_relative_residual > kPoorFit)) return;
-  *warning = what + " fit is poor (RMS relative residual " + fixed(100.0 * q.rms_relative_residual, 0) +
-             "%, R^2 " + fixed(q.r2, 2) + "); used, but treat these times as rough";
+  f.values.push_back({"residual_pct", 100.0 * q.rms_relative_residual, {}});
+  f.values.push_back({"r2", q.r2, {}});
+  *warning = std::move(f);
 }
 
-std::string range(const char* what, std::int64_t lo, std::int64_t hi) {
-  return std::string(what) + " " + std::to_string(lo) + ".." + std::to_string(hi);
+// A finding with one text value first, then numbers.
+Finding coded(FindingCode code, std::string_view name, std::string text,
+              std::initializer_list<std::pair<std::string_view, double>> numbers = {}) {
+  Finding f = text_finding(code, name, std::move(text));
+  for (const auto& [n, v] : numbers) f.values.push_back({n, v, {}});
+  return f;
 }
 
 // Which measured memory pattern class an op runs like (names from sim/src/lowering/step_model.cpp, whose
@@ -69,7 +48,7 @@ double dim(const GemmOp& op, int d) { return static_cast<double>(d == 0 ? op.m :
 
 }  // namespace
 
-// How an op was priced; the warning text is built only when asked for (the strategy search
+// How an op was priced; the warning's finding is built only when asked for (the strategy search
 // prices thousands of layouts and never reads it).
 struct CalibratedCost::Choice {
   const char* how = "datasheet";  // measured | interpolated | fitted | datasheet
@@ -88,14 +67,14 @@ std::string CalibratedCost::source() const {
   return "calibrated: " + device + (date.empty() ? "" : " (" + date + ")");
 }
 
-CalibratedCost::Choice CalibratedCost::gemm_choice(const GemmOp& op, std::string* warning) const {
-  auto fallback = [&](auto&& text) {
-    if (warning != nullptr) *warning = text();
+CalibratedCost::Choice CalibratedCost::gemm_choice(const GemmOp& op, Finding* warning) const {
+  auto fallback = [&](auto&& coded_finding) {
+    if (warning != nullptr) *warning = coded_finding();
     return Choice{};
   };
   const std::string_view dt = to_string(op.dtype);
   if (op.fused_attention) {
-    return fallback([] { return std::string("fused (flash) attention not measured; datasheet used"); });
+    return fallback([] { return finding(FindingCode::profile_fused_attention); });
   }
   // 1. A measured point of exactly this shape: its median (mean of medians if measured twice).
   double sum = 0;
@@ -116,17 +95,23 @@ CalibratedCost::Choice CalibratedCost::gemm_choice(const GemmOp& op, std::string
     return fallback([&] {
       int shapes = 0;
       for (const auto& p : profile_.gemm_points) shapes += p.dtype == op.dtype;
-      if (shapes == 0) return "gemm " + std::string(dt) + " not measured; datasheet used";
-      return "gemm " + std::string(dt) + ": " + std::to_string(shapes) +
-             " measured shapes, too few for a fit, and this shape is not one of them; datasheet used";
+      if (shapes == 0) return coded(FindingCode::profile_gemm_not_measured, "dtype", std::string(dt));
+      return coded(FindingCode::profile_gemm_too_few_shapes, "dtype", std::string(dt), {{"shapes", shapes}});
     });
   }
   if (!fit->covers(op.m, op.n, op.k)) {
     return fallback([&] {
-      return "gemm " + std::string(dt) + " m=" + std::to_string(op.m) + " n=" + std::to_string(op.n) +
-             " k=" + std::to_string(op.k) + " outside the measured range (" + range("m", fit->min_m, fit->max_m) +
-             ", " + range("n", fit->min_n, fit->max_n) + ", " + range("k", fit->min_k, fit->max_k) +
-             "); datasheet used";
+      const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+      return coded(FindingCode::profile_gemm_outside_range, "dtype", std::string(dt),
+                   {{"m", d(op.m)},
+                    {"n", d(op.n)},
+                    {"k", d(op.k)},
+                    {"min_m", d(fit->min_m)},
+                    {"max_m", d(fit->max_m)},
+                    {"min_n", d(fit->min_n)},
+                    {"max_n", d(fit->max_n)},
+                    {"min_k", d(fit->min_k)},
+                    {"max_k", d(fit->max_k)}});
     });
   }
   const double model = gemm_model_time_s(*fit, op.m, op.n, op.k, op.batch);
@@ -152,17 +137,21 @@ CalibratedCost::Choice CalibratedCost::gemm_choice(const GemmOp& op, std::string
     if (!(r_lo > 0) || !(r_hi > 0) || !std::isfinite(r_lo) || !std::isfinite(r_hi)) continue;
     const double t = std::log(x / dim(*lo, d)) / std::log(dim(*hi, d) / dim(*lo, d));
     const double ratio = std::exp(std::log(r_lo) + t * (std::log(r_hi) - std::log(r_lo)));
-    if (warning != nullptr) note_poor_fit(warning, fit->quality, "gemm " + std::string(dt));
+    if (warning != nullptr) {
+      note_poor_fit(warning, fit->quality, coded(FindingCode::profile_gemm_poor_fit, "dtype", std::string(dt)));
+    }
     return {"interpolated", model * ratio};
   }
   // 3. The fitted model.
-  if (warning != nullptr) note_poor_fit(warning, fit->quality, "gemm " + std::string(dt));
+  if (warning != nullptr) {
+    note_poor_fit(warning, fit->quality, coded(FindingCode::profile_gemm_poor_fit, "dtype", std::string(dt)));
+  }
   return {"fitted", model};
 }
 
-CalibratedCost::Choice CalibratedCost::memory_choice(const MemoryOp& op, std::string* warning) const {
-  auto fallback = [&](auto&& text) {
-    if (warning != nullptr) *warning = text();
+CalibratedCost::Choice CalibratedCost::memory_choice(const MemoryOp& op, Finding* warning) const {
+  auto fallback = [&](auto&& coded_finding) {
+    if (warning != nullptr) *warning = coded_finding();
     return Choice{};
   };
   // A pattern measured under the op's own name ("gelu" for "gelu_fwd") wins over its class.
@@ -198,7 +187,9 @@ CalibratedCost::Choice CalibratedCost::memory_choice(const MemoryOp& op, std::st
   }
   if (exact > 0) return {"measured", exact_sum / exact};
   if (lo != nullptr && hi != nullptr) {
-    if (warning != nullptr && fit != nullptr) note_poor_fit(warning, fit->quality, "memory pattern '" + pattern + "'");
+    if (warning != nullptr && fit != nullptr) {
+      note_poor_fit(warning, fit->quality, coded(FindingCode::profile_memory_poor_fit, "pattern", pattern));
+    }
     const double t = std::log(b / lo->bytes) / std::log(hi->bytes / lo->bytes);
     return {"interpolated", std::exp(std::log(lo->time_s) + t * (std::log(hi->time_s) - std::log(lo->time_s)))};
   }
@@ -207,31 +198,42 @@ CalibratedCost::Choice CalibratedCost::memory_choice(const MemoryOp& op, std::st
     if (b < fit->min_bytes || b > fit->max_bytes) {
       // No size in the text: forward, backward and recompute of one op make one warning.
       return fallback([&] {
-        return "memory '" + name + "' (" + pattern + ") outside the measured range (" + human_bytes(fit->min_bytes) +
-               ".." + human_bytes(fit->max_bytes) + "); datasheet used";
+        Finding f = coded(FindingCode::profile_memory_outside_range, "op", name,
+                          {{"min_bytes", fit->min_bytes}, {"max_bytes", fit->max_bytes}});
+        return with_text(f, "pattern", pattern);
       });
     }
-    if (warning != nullptr) note_poor_fit(warning, fit->quality, "memory pattern '" + pattern + "'");
+    if (warning != nullptr) {
+      note_poor_fit(warning, fit->quality, coded(FindingCode::profile_memory_poor_fit, "pattern", pattern));
+    }
     return {"fitted", fit->latency_s.value + b / fit->bandwidth_Bps.value};
   }
   if (lo != nullptr || hi != nullptr) {
     return fallback([&] {
-      return "memory '" + name + "' (" + pattern + ") outside the measured sizes and no fit; datasheet used";
+      Finding f = coded(FindingCode::profile_memory_outside_sizes, "op", name);
+      return with_text(f, "pattern", pattern);
     });
   }
-  return fallback([&] { return "memory pattern '" + pattern + "' not measured ('" + name + "'); datasheet used"; });
+  return fallback([&] {
+    Finding f = coded(FindingCode::profile_memory_not_measured, "op", name);
+    return with_text(f, "pattern", pattern);
+  });
 }
 
-CalibratedCost::Choice CalibratedCost::collective_choice(const CollectiveOp& op, std::string* warning) const {
-  auto fallback = [&](auto&& text) {
-    if (warning != nullptr) *warning = text();
+CalibratedCost::Choice CalibratedCost::collective_choice(const CollectiveOp& op, Finding* warning) const {
+  auto fallback = [&](auto&& coded_finding) {
+    if (warning != nullptr) *warning = coded_finding();
     return Choice{};
   };
+  const std::string kind(to_string(op.kind));
   if (const int tiers = datasheet_.network().size(); tiers > 2) {
     const TierSpan ts = tier_span(op.group, tiers);
     if (ts.outer >= 2) {
       const std::string name = datasheet_.network().tiers[static_cast<std::size_t>(ts.outer)].name;
-      const std::string what = std::string(to_string(op.kind)) + " across tier '" + name + "'";
+      const auto across_tier = [&](FindingCode code) {
+        Finding f = coded(code, "kind", kind);
+        return with_text(f, "tier", name);
+      };
       const CollectiveFit* up = nullptr;
       const CollectiveFit* out = nullptr;
       for (const auto& f : profile_.collectives) {
@@ -241,23 +243,23 @@ CalibratedCost::Choice CalibratedCost::collective_choice(const CollectiveOp& op,
       }
       std::vector<TierLink> links = datasheet_.collectives().links();
       if (out == nullptr || !(links[1].busbw.base() > 0)) {
-        return fallback([&] { return what + ": no network measurement to scale; datasheet used"; });
+        return fallback([&] { return across_tier(FindingCode::profile_tier_not_scalable); });
       }
       const double scale = out->busbw_Bps.value / links[1].busbw.base();
       if (up != nullptr) links[0].busbw = units::BytesPerSecond::from_base(up->busbw_Bps.value);
       for (std::size_t i = 1; i < links.size(); ++i) links[i].busbw = links[i].busbw * scale;
-      if (warning != nullptr) {
-        *warning = what + " is beyond the measured tiers; measured network busbw scaled by the topology's tier "
-                          "bandwidths";
-      }
+      if (warning != nullptr) *warning = across_tier(FindingCode::profile_tier_scaled);
       return {"scaled",
               hierarchical_collective_time(op, links, datasheet_.collectives().latency_per_log2_us()).base()};
     }
   }
   const bool inter = op.group.spans_nodes();
   const int n = op.group.size;
-  auto describe = [&] {
-    return std::string(to_string(op.kind)) + (inter ? " across nodes" : " inside a node");
+  // The op's finding: its kind, which side of the node boundary, then `numbers`.
+  auto describe = [&](FindingCode code, std::initializer_list<std::pair<std::string_view, double>> numbers = {}) {
+    Finding f = coded(code, "kind", kind, {{"across_nodes", inter ? 1.0 : 0.0}});
+    for (const auto& [name, v] : numbers) f.values.push_back({name, v, {}});
+    return f;
   };
   // Fits of this kind on the same side of the node boundary, by rank count.
   const CollectiveFit* exact = nullptr;
@@ -271,21 +273,20 @@ CalibratedCost::Choice CalibratedCost::collective_choice(const CollectiveOp& op,
     if (f.ranks < n && (lo == nullptr || f.ranks > lo->ranks)) lo = &f;
     if (f.ranks > n && (hi == nullptr || f.ranks < hi->ranks)) hi = &f;
   }
-  if (!any) return fallback([&] { return describe() + " not measured; datasheet used"; });
+  if (!any) return fallback([&] { return describe(FindingCode::profile_collective_not_measured); });
   const double bytes = op.bytes.base();
   auto in_range = [&](const CollectiveFit& f) { return bytes >= f.min_bytes && bytes <= f.max_bytes; };
   auto out_of_range = [&](const CollectiveFit& f) {
     return fallback([&] {
-      return describe() + " " + human_bytes(bytes) + " over " + std::to_string(n) +
-             " ranks outside the measured range (" + human_bytes(f.min_bytes) + ".." + human_bytes(f.max_bytes) +
-             "); datasheet used";
+      return describe(FindingCode::profile_collective_outside_range,
+                      {{"bytes", bytes}, {"ranks", n}, {"min_bytes", f.min_bytes}, {"max_bytes", f.max_bytes}});
     });
   };
   const double factor = nccl_bus_factor(op.kind, n);
   if (exact != nullptr) {
     if (!in_range(*exact)) return out_of_range(*exact);
     if (warning != nullptr) {
-      note_poor_fit(warning, exact->quality, describe() + " over " + std::to_string(n) + " ranks");
+      note_poor_fit(warning, exact->quality, describe(FindingCode::profile_collective_poor_fit, {{"ranks", n}}));
     }
     return {"fitted", exact->latency_s.value + bytes * factor / exact->busbw_Bps.value};
   }
@@ -301,7 +302,7 @@ CalibratedCost::Choice CalibratedCost::collective_choice(const CollectiveOp& op,
     if (warning != nullptr) {
       const FitQuality& worse = lo->quality.rms_relative_residual > hi->quality.rms_relative_residual ? lo->quality
                                                                                                     : hi->quality;
-      note_poor_fit(warning, worse, describe() + " over " + std::to_string(n) + " ranks");
+      note_poor_fit(warning, worse, describe(FindingCode::profile_collective_poor_fit, {{"ranks", n}}));
     }
     return {"interpolated", latency + bytes * factor / busbw};
   }
@@ -311,8 +312,8 @@ CalibratedCost::Choice CalibratedCost::collective_choice(const CollectiveOp& op,
       if (f.kind != op.kind || tier_spans_nodes(f.tier) != inter) continue;
       measured += (measured.empty() ? "" : ", ") + std::to_string(f.ranks);
     }
-    return describe() + " over " + std::to_string(n) + " ranks not measured (measured: " + measured +
-           " ranks); datasheet used";
+    Finding f = describe(FindingCode::profile_collective_ranks_not_measured, {{"ranks", n}});
+    return with_text(f, "measured", measured);
   });
 }
 
@@ -351,10 +352,10 @@ std::string CalibratedCost::pricing(const Op& op) const {
   return collective_choice(c).how;
 }
 
-std::vector<std::string> CalibratedCost::coverage_warnings(const std::vector<StepOp>& ops) const {
-  std::vector<std::string> out;
+std::vector<Finding> CalibratedCost::coverage(const std::vector<StepOp>& ops) const {
+  std::vector<Finding> out;
   for (const auto& s : ops) {
-    std::string w;
+    Finding w{FindingCode::note, {}, {}};  // stays a note (never a coverage code) when the op is covered
     if (const auto* g = std::get_if<GemmOp>(&s.op)) {
       if (g->m > 0 && g->n > 0 && g->k > 0 && g->batch > 0) gemm_choice(*g, &w);
     } else if (const auto* m = std::get_if<MemoryOp>(&s.op)) {
@@ -363,7 +364,7 @@ std::vector<std::string> CalibratedCost::coverage_warnings(const std::vector<Ste
       const auto& c = std::get<CollectiveOp>(s.op);
       if (c.group.size > 1 && c.bytes.base() > 0) collective_choice(c, &w);
     }
-    if (!w.empty() && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
+    if (w.code != FindingCode::note && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
   }
   return out;
 }

@@ -14,24 +14,23 @@ namespace capplan::sim {
 
 namespace {
 
-// Integers as integers, other values with one decimal (enough for GiB in messages).
-std::string num(double v) {
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
-  const long long tenths = std::llround(v * 10.0);
-  return std::to_string(tenths / 10) + "." + std::to_string(std::llabs(tenths % 10));
-}
-
-// The layout checks, written once. `sink.fail(reason, field, message)` receives each failed rule;
-// `message` is a callable that builds the sentence, called only by a sink that wants text (the
-// planner's precheck never builds one). An empty field names the strategy as a whole.
+// The layout checks, written once. `sink.fail(reason, field, finding)` receives each failed rule;
+// `finding` is a callable that builds its coded finding (data/findings.hpp words it), called only
+// by a sink that keeps one (the planner's precheck never builds one). An empty field names the
+// strategy as a whole.
 template <class Sink>
 void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
   using R = LayoutReason;
+  using C = FindingCode;
   const ModelSpec& m = s.model;
   bool ok = true;
+  // The finding of a rule on strategy field `field`, with its numbers.
+  auto coded = [](C code, const char* field, std::initializer_list<std::pair<std::string_view, double>> numbers) {
+    return finding(code, *field ? std::string("strategy.") + field : std::string("strategy"), numbers);
+  };
   auto positive = [&](const char* field, int v) {
     if (v < 1) {
-      sink.fail(R::not_positive, field, [v] { return "must be a positive integer; got " + num(v); });
+      sink.fail(R::not_positive, field, [&] { return coded(C::layout_not_positive, field, {{"got", v}}); });
       ok = false;
     }
   };
@@ -44,79 +43,84 @@ void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
   positive("micro_batch", p.micro_batch);
   positive("virtual_stages", p.virtual_stages);
   if (p.zero < 0 || p.zero > 3) {
-    sink.fail(R::zero_out_of_range, "zero", [&] { return "must be 0, 1, 2 or 3; got " + num(p.zero); });
+    sink.fail(R::zero_out_of_range, "zero", [&] { return coded(C::layout_zero_out_of_range, "zero", {{"got", p.zero}}); });
   }
   if (!ok) return;
   if (p.etp > 1 && !m.is_moe()) {
-    sink.fail(R::experts_need_moe, "etp",
-              [&] { return "expert tensor parallelism needs an MoE model; got " + num(p.etp); });
+    sink.fail(R::experts_need_moe, "etp", [&] { return coded(C::layout_etp_needs_moe, "etp", {{"got", p.etp}}); });
   }
   if (p.etp > 1 && m.is_moe() && m.moe.expert_ffn_hidden % p.etp != 0) {
     sink.fail(R::etp_divides_expert_ffn, "etp", [&] {
-      return "must divide expert_ffn_hidden (" + num(m.moe.expert_ffn_hidden) + "); got " + num(p.etp);
+      return coded(C::layout_etp_divides_expert_ffn, "etp", {{"expert_ffn_hidden", m.moe.expert_ffn_hidden}, {"got", p.etp}});
     });
   }
   if (p.ep > 1 && !m.is_moe()) {
-    sink.fail(R::experts_need_moe, "ep", [&] { return "expert parallelism needs an MoE model; got " + num(p.ep); });
+    sink.fail(R::experts_need_moe, "ep", [&] { return coded(C::layout_ep_needs_moe, "ep", {{"got", p.ep}}); });
   }
   if (m.is_moe()) {
     const long long ranks = 1LL * p.tp * p.dp * p.cp;
     if (m.moe.experts % p.ep != 0) {
       sink.fail(R::ep_divides_experts, "ep", [&] {
-        return "must divide the number of routed experts (" + num(m.moe.experts) + "); got " + num(p.ep);
+        return coded(C::layout_ep_divides_experts, "ep", {{"experts", m.moe.experts}, {"got", p.ep}});
       });
     }
     if (ranks % (1LL * p.ep * p.etp) != 0) {
       // Megatron-Core spreads the experts over the same ranks as tp*dp*cp.
       sink.fail(R::ep_divides_ranks, "ep", [&] {
-        return "ep*etp must divide tp*dp*cp (" + num(static_cast<double>(ranks)) + "); got " + num(p.ep) + "*" +
-               num(p.etp);
+        return coded(C::layout_ep_divides_ranks, "ep",
+                     {{"ranks", static_cast<double>(ranks)}, {"ep", p.ep}, {"etp", p.etp}});
       });
     }
     if (p.tp > 1 && !p.sequence_parallel) {
       sink.fail(R::moe_tp_needs_sequence_parallel, "sequence_parallel",
-                [] { return std::string("MoE with tp > 1 needs sequence parallelism (Megatron-Core); got false"); });
+                [&] { return coded(C::layout_moe_tp_needs_sequence_parallel, "sequence_parallel", {}); });
     }
   }
   if ((p.recompute_norms || p.recompute_moe_act) && p.recompute != Recompute::selective) {
     // Megatron-Core takes --recompute-modules only with --recompute-granularity selective.
-    sink.fail(R::module_recompute_needs_selective, p.recompute_norms ? "recompute_norms" : "recompute_moe_act", [&] {
-      return std::string("module recompute needs recompute selective; got recompute ") + to_string(p.recompute);
+    const char* field = p.recompute_norms ? "recompute_norms" : "recompute_moe_act";
+    sink.fail(R::module_recompute_needs_selective, field, [&] {
+      Finding f = coded(C::layout_module_recompute_needs_selective, field, {});
+      return with_text(f, "recompute", std::string(to_string(p.recompute)));
     });
   }
   if (p.recompute_moe_act && !m.is_moe()) {
     sink.fail(R::experts_need_moe, "recompute_moe_act",
-              [] { return std::string("recomputing the experts' activation needs an MoE model; got true"); });
+              [&] { return coded(C::layout_moe_act_recompute_needs_moe, "recompute_moe_act", {}); });
   }
   if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0) {
     // Megatron-Core splits each sequence into 2*cp chunks to balance the causal work.
     sink.fail(R::cp_divides_sequence, "cp",
-              [&] { return "seq_len (" + num(m.seq_len) + ") must be a multiple of 2*cp; got cp " + num(p.cp); });
+              [&] { return coded(C::layout_cp_divides_sequence, "cp", {{"seq_len", m.seq_len}, {"cp", p.cp}}); });
   }
   if (m.heads % p.tp != 0) {
-    sink.fail(R::tp_divides_heads, "tp", [&] {
-      return "must divide the number of attention heads (" + num(m.heads) + "); got " + num(p.tp);
-    });
+    sink.fail(R::tp_divides_heads, "tp",
+              [&] { return coded(C::layout_tp_divides_heads, "tp", {{"heads", m.heads}, {"got", p.tp}}); });
   }
   if (m.ffn_hidden % p.tp != 0) {
     sink.fail(R::tp_divides_ffn, "tp",
-              [&] { return "must divide ffn_hidden (" + num(m.ffn_hidden) + "); got " + num(p.tp); });
+              [&] { return coded(C::layout_tp_divides_ffn, "tp", {{"ffn_hidden", m.ffn_hidden}, {"got", p.tp}}); });
   }
   // Megatron-Core's layout: tp*pp*dp*cp ranks; experts are spread over the tp*dp*cp ranks.
   const long long product = 1LL * p.tp * p.pp * p.dp * p.cp;
   if (product != s.cluster.gpus) {
     sink.fail(R::product_is_not_the_gpus, "", [&] {
-      return "tp*pp*dp*cp must equal the number of GPUs (" + num(s.cluster.gpus) + "); got " + num(p.tp) + "*" +
-             num(p.pp) + "*" + num(p.dp) + "*" + num(p.cp) + " = " + num(static_cast<double>(product));
+      return coded(C::layout_product_is_not_the_gpus, "",
+                   {{"gpus", s.cluster.gpus},
+                    {"tp", p.tp},
+                    {"pp", p.pp},
+                    {"dp", p.dp},
+                    {"cp", p.cp},
+                    {"product", static_cast<double>(product)}});
     });
   }
   if (p.pp > m.layers) {
     sink.fail(R::pipeline_exceeds_layers, "pp",
-              [&] { return "more pipeline stages than layers (" + num(m.layers) + "); got " + num(p.pp); });
+              [&] { return coded(C::layout_pp_exceeds_layers, "pp", {{"layers", m.layers}, {"got", p.pp}}); });
   } else if (1LL * p.pp * p.virtual_stages > m.layers) {
     sink.fail(R::pipeline_exceeds_layers, "virtual_stages", [&] {
-      return "pp*virtual_stages must not exceed the layers (" + num(m.layers) + "); got " + num(p.pp) + "*" +
-             num(p.virtual_stages);
+      return coded(C::layout_stages_exceed_layers, "virtual_stages",
+                   {{"layers", m.layers}, {"pp", p.pp}, {"virtual_stages", p.virtual_stages}});
     });
   }
   if (p.first_stage_layers != 0 || p.last_stage_layers != 0) {
@@ -126,55 +130,56 @@ void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
     const int middle = p.pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
     const int rest = m.layers - first - last;
     if (p.first_stage_layers < 0 || p.last_stage_layers < 0) {
-      sink.fail(R::stage_layers_invalid, p.first_stage_layers < 0 ? "first_stage_layers" : "last_stage_layers", [&] {
-        return "must be a positive number of layers (or 0 for an even split); got " +
-               num(std::min(p.first_stage_layers, p.last_stage_layers));
+      const char* negative = p.first_stage_layers < 0 ? "first_stage_layers" : "last_stage_layers";
+      sink.fail(R::stage_layers_invalid, negative, [&] {
+        return coded(C::layout_stage_layers_negative, negative,
+                     {{"got", std::min(p.first_stage_layers, p.last_stage_layers)}});
       });
     } else if (p.pp < 2) {
-      sink.fail(R::stage_layers_invalid, field, [&] {
-        return "setting the layers of the first or last stage needs pp >= 2; got pp " + num(p.pp);
-      });
+      sink.fail(R::stage_layers_invalid, field,
+                [&] { return coded(C::layout_stage_layers_need_pipeline, field, {{"pp", p.pp}}); });
     } else if (middle == 0 ? rest != 0 : rest < middle * std::max(1, p.virtual_stages)) {
       sink.fail(R::stage_layers_invalid, field, [&] {
-        return "first_stage_layers + last_stage_layers (" + num(first) + " + " + num(last) +
-               ") must leave at least one layer per remaining stage and chunk of the " + num(m.layers) + " layers (" +
-               num(middle) + " stages" + (middle == 0 ? ": they must add up to the layers)" : ")");
+        return coded(middle == 0 ? C::layout_stage_layers_leave_none : C::layout_stage_layers_leave_too_few, field,
+                     {{"first", first}, {"last", last}, {"layers", m.layers}, {"middle", middle}});
       });
     } else if ((first > 0 && first < p.virtual_stages) || (last > 0 && last < p.virtual_stages)) {
       sink.fail(R::stage_layers_invalid, field, [&] {
-        return "each stage needs at least one layer per virtual stage (" + num(p.virtual_stages) + ")";
+        return coded(C::layout_stage_layers_below_virtual, field, {{"virtual_stages", p.virtual_stages}});
       });
     }
   }
   if (p.virtual_stages > 1 && p.pp == 1) {
     sink.fail(R::interleaving_needs_pipeline, "virtual_stages", [&] {
-      return "interleaving needs pipeline parallelism (pp > 1); got " + num(p.virtual_stages);
+      return coded(C::layout_interleaving_needs_pipeline, "virtual_stages", {{"got", p.virtual_stages}});
     });
   }
   const long long per_step = 1LL * p.micro_batch * p.dp;
   if (s.training.global_batch % per_step != 0) {
     sink.fail(R::batch_not_divisible, "micro_batch", [&] {
-      return "global batch (" + num(static_cast<double>(s.training.global_batch)) +
-             " sequences) must be a multiple of micro_batch*dp (" + num(p.micro_batch) + "*" + num(p.dp) + " = " +
-             num(static_cast<double>(per_step)) + ")";
+      return coded(C::layout_batch_not_divisible, "micro_batch",
+                   {{"global_batch", static_cast<double>(s.training.global_batch)},
+                    {"micro_batch", p.micro_batch},
+                    {"dp", p.dp},
+                    {"per_step", static_cast<double>(per_step)}});
     });
   }
 }
 
 struct CodeSink {
   LayoutCheck check;
-  template <class Message>
-  void fail(LayoutReason r, const char*, Message&&) {
+  template <class Coded>
+  void fail(LayoutReason r, const char*, Coded&&) {
     check.reasons |= 1u << static_cast<unsigned>(r);
   }
 };
 
 struct DiagnosticSink {
   Diagnostics d;
-  template <class Message>
-  void fail(LayoutReason, const char* field, Message&& message) {
+  template <class Coded>
+  void fail(LayoutReason, const char* field, Coded&& coded) {
     const std::string where = *field ? std::string("scenario#/strategy/") + field : std::string("scenario#/strategy");
-    d.push_back({Diagnostic::Severity::error, where, message()});
+    d.push_back({Diagnostic::Severity::error, where, {}, coded()});
   }
 };
 

@@ -7,9 +7,13 @@ namespace capplan::sim {
 
 Diagnostics check(const LayerStepShape& s) {
   Diagnostics d;
+  // Coded (FindingCode::step_*, field "step.<name>"); data::word gives them words.
+  auto fail = [&](const char* field, FindingCode code, std::initializer_list<std::pair<std::string_view, double>> v) {
+    d.push_back({Diagnostic::Severity::error, std::string("step/") + field, {},
+                 finding(code, std::string("step.") + field, v)});
+  };
   auto positive = [&](int v, const char* field) {
-    if (v <= 0) d.push_back({Diagnostic::Severity::error, std::string("step/") + field,
-                             "must be a positive integer; got " + std::to_string(v)});
+    if (v <= 0) fail(field, FindingCode::step_not_positive, {{"got", v}});
   };
   positive(s.layers, "layers");
   positive(s.hidden, "hidden");
@@ -18,13 +22,10 @@ Diagnostics check(const LayerStepShape& s) {
   positive(s.seq_len, "seq_len");
   positive(s.micro_batch, "micro_batch");
   if (s.hidden > 0 && s.heads > 0 && s.hidden % s.heads != 0) {
-    d.push_back({Diagnostic::Severity::error, "step/heads",
-                 "must divide hidden (" + std::to_string(s.hidden) + "); got " + std::to_string(s.heads)});
+    fail("heads", FindingCode::step_heads_divide_hidden, {{"hidden", s.hidden}, {"got", s.heads}});
   }
   if (s.kv_heads < 0 || (s.kv_heads > 0 && s.heads > 0 && s.heads % s.kv_heads != 0)) {
-    d.push_back({Diagnostic::Severity::error, "step/kv_heads",
-                 "must divide heads (" + std::to_string(s.heads) + "), or be 0 for heads; got " +
-                     std::to_string(s.kv_heads)});
+    fail("kv_heads", FindingCode::step_kv_heads_divide_heads, {{"heads", s.heads}, {"got", s.kv_heads}});
   }
   return d;
 }

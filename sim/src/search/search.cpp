@@ -198,44 +198,38 @@ RunnerUp runner_up(const std::string& dimension, const Plan& chosen, Plan other)
   return r;
 }
 
-// A number in an input error: fixed decimals, locale-free (to_chars is exact; no <format> in g++ 12).
-std::string fixed(double v, int digits) {
-  if (!std::isfinite(v)) return "?";
-  std::array<char, 64> buf{};
-  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::fixed, digits);
-  return std::string(buf.data(), r.ptr);
-}
-
 Diagnostics validate(const SearchRequest& r) {
   Diagnostics d;
-  auto err = [&](std::string where, std::string msg) {
-    d.push_back({Diagnostic::Severity::error, "search#/" + std::move(where), std::move(msg)});
+  using C = FindingCode;
+  // An input error at search#/<where>, coded (data::word gives it its words); field "search.<where>".
+  auto err = [&](std::string where, C code, std::initializer_list<std::pair<std::string_view, double>> numbers = {}) {
+    Finding f = finding(code, "search." + where, numbers);
+    d.push_back({Diagnostic::Severity::error, "search#/" + std::move(where), {}, std::move(f)});
+    return &d.back().finding.value();
   };
-  if (r.top_k < 1) err("top_k", "must be at least 1; got " + std::to_string(r.top_k));
-  if (r.threads < 0) err("threads", "must be >= 0 (0 = all cores); got " + std::to_string(r.threads));
-  if (r.max_gpus < 0) err("max_gpus", "must be >= 0 (0 = no limit); got " + std::to_string(r.max_gpus));
+  if (r.top_k < 1) err("top_k", C::search_below_one, {{"got", r.top_k}});
+  if (r.threads < 0) err("threads", C::search_threads_negative, {{"got", r.threads}});
+  if (r.max_gpus < 0) err("max_gpus", C::search_max_gpus_negative, {{"got", r.max_gpus}});
   for (std::size_t i = 0; i < r.node_counts.size(); ++i) {
-    if (r.node_counts[i] < 1) {
-      err("node_counts/" + std::to_string(i), "must be at least 1; got " + std::to_string(r.node_counts[i]));
-    }
+    if (r.node_counts[i] < 1) err("node_counts/" + std::to_string(i), C::search_below_one, {{"got", r.node_counts[i]}});
   }
   if (r.deadline && !(r.deadline->base() > 0 && std::isfinite(r.deadline->base()))) {
-    err("deadline", "must be a positive time; got " + fixed(r.deadline->base() / 86400.0, 3) + " days");
+    err("deadline", C::search_deadline_not_positive, {{"days", r.deadline->base() / 86400.0}});
   }
   if (r.budget && !(r.budget->base() > 0 && std::isfinite(r.budget->base()))) {
-    err("budget", "must be a positive amount; got " + fixed(r.budget->base(), 2) + " USD");
+    err("budget", C::search_budget_not_positive, {{"usd", r.budget->base()}});
   }
   for (std::size_t i = 0; i < r.offerings.size(); ++i) {
     const Cluster& c = r.offerings[i].node;
     const std::string where = "offerings/" + std::to_string(i);
-    if (c.gpus_per_node < 1) err(where + "/gpus_per_node", "must be at least 1; got " + std::to_string(c.gpus_per_node));
-    if (!(c.gpu.hbm_capacity.base() > 0)) err(where + "/gpu", "GPU '" + c.gpu.id + "' has no memory capacity");
+    if (c.gpus_per_node < 1) err(where + "/gpus_per_node", C::search_below_one, {{"got", c.gpus_per_node}});
+    if (!(c.gpu.hbm_capacity.base() > 0)) with_text(*err(where + "/gpu", C::search_gpu_without_memory), "gpu", c.gpu.id);
     if (c.price_per_gpu && !(c.price_per_gpu->base() >= 0 && std::isfinite(c.price_per_gpu->base()))) {
-      err(where + "/price", "must be a non-negative price");
+      err(where + "/price", C::search_price_negative);
     }
   }
   if (r.base.training.global_batch < 1 && !(r.base.training.global_batch_tokens > 0)) {
-    err("base/training/global_batch", "must be at least 1 sequence");  // tokens resolve per shape
+    err("base/training/global_batch", C::search_batch_empty);  // tokens resolve per shape
   }
   return d;
 }
@@ -300,8 +294,9 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
     }
   }
   if (shapes.empty()) {
-    return fail("search#/max_gpus", "no cluster shape is left to search: every offering x node count exceeds max_gpus (" +
-                                        std::to_string(req.max_gpus) + ") or lacks a network bandwidth for several nodes");
+    return std::unexpected(Diagnostics{{Diagnostic::Severity::error, "search#/max_gpus", {},
+                                        finding(FindingCode::search_no_shape_left, "search.max_gpus",
+                                                {{"max_gpus", req.max_gpus}})}});
   }
 
   // The work list: each shape's outer layouts (layout_space.hpp), split over the threads by

@@ -120,9 +120,8 @@ Result<Estimate> estimate_for_batch(const Scenario& s, const OpCostModel& cost) 
 
   if (evaluated == 0) {
     Diagnostics d = check_layout(s, fill_defaults(s));
-    d.insert(d.begin(), {Diagnostic::Severity::error, "scenario#/strategy",
-                         "no valid parallel layout exists for " + std::to_string(gpus) +
-                             " GPUs with the fixed strategy fields and this model/batch"});
+    d.insert(d.begin(), {Diagnostic::Severity::error, "scenario#/strategy", {},
+                         finding(FindingCode::no_valid_layout, "strategy", {{"gpus", gpus}})});
     return std::unexpected(std::move(d));
   }
   Estimate e = evaluate(s, have_fit ? best_fit : least_memory, cost);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/finding.hpp"
 #include "capplan/sim/op_cost.hpp"
 #include "capplan/sim/profile.hpp"
 
@@ -29,10 +30,12 @@ class CalibratedCost final : public OpCostModel {
   // "calibrated: <device> (<date>)"
   std::string source() const override;
 
-  // One line per kind of op the profile could not price, each saying the datasheet was used:
-  // "gemm bf16 m=8192 n=24576 k=8192 outside the measured range (m 64..4096, ...); datasheet used",
-  // "all_to_all across nodes not measured; datasheet used". Deduplicated, in op order.
-  std::vector<std::string> coverage_warnings(const std::vector<StepOp>& ops) const;
+  // One finding per kind of op the profile could not price (FindingCode::profile_*, field empty),
+  // or priced with a poor fit or by scaling: profile_gemm_outside_range {dtype, m, n, k, min_m, ...},
+  // profile_collective_not_measured {kind, across_nodes}, ... data::render words them ("gemm bf16
+  // m=8192 n=24576 k=8192 outside the measured range (m 64..4096, ...); datasheet used").
+  // Deduplicated, in op order.
+  std::vector<Finding> coverage(const std::vector<StepOp>& ops) const;
 
   // How an op is priced (for tests and reports): "measured", "interpolated", "fitted", "scaled"
   // (a collective beyond the measured tiers) or "datasheet".
@@ -42,9 +45,9 @@ class CalibratedCost final : public OpCostModel {
 
  private:
   struct Choice;
-  Choice gemm_choice(const GemmOp& op, std::string* warning = nullptr) const;
-  Choice memory_choice(const MemoryOp& op, std::string* warning = nullptr) const;
-  Choice collective_choice(const CollectiveOp& op, std::string* warning = nullptr) const;
+  Choice gemm_choice(const GemmOp& op, Finding* warning = nullptr) const;
+  Choice memory_choice(const MemoryOp& op, Finding* warning = nullptr) const;
+  Choice collective_choice(const CollectiveOp& op, Finding* warning = nullptr) const;
 
   Profile profile_;
   DatasheetCost datasheet_;

@@ -131,7 +131,7 @@ struct Estimate {
 };
 
 // Why a layout cannot run, as codes: the cheap check the planner and estimate's auto search run on
-// every candidate (no message is built). check_layout runs the same rules and words them.
+// every candidate (no finding is built). check_layout runs the same rules and codes each failure.
 enum class LayoutReason : unsigned {
   not_positive,
   zero_out_of_range,
@@ -157,8 +157,9 @@ struct LayoutCheck {
 };
 LayoutCheck precheck_layout(const Scenario& s, const Parallelism& p);
 
-// Checks a complete layout against the scenario. Errors name the strategy field
-// ("scenario#/strategy/tp: must divide heads (64); got 6").
+// Checks a complete layout against the scenario. Errors name the strategy field (where:
+// "scenario#/strategy/tp") and carry a coded finding (FindingCode::layout_*, no message):
+// data::word gives them their words ("must divide the number of attention heads (64); got 6").
 Diagnostics check_layout(const Scenario& s, const Parallelism& p);
 
 struct StepOps;

@@ -27,6 +27,36 @@ enum class FindingCode : std::uint8_t {
   zero_with_pipeline,            // ZeRO >= 2 with pp > 1 (DeepSpeed refuses it)
   pipeline_never_fills,          // micro_batches, pp
   does_not_fit,                  // need_gib, have_gib
+  // A layout's rules (estimate/estimate.cpp check_layout; carried by Diagnostic::finding, the field
+  // "strategy.<name>"). `got` is the value given.
+  layout_not_positive,                    // got
+  layout_zero_out_of_range,               // got
+  layout_etp_needs_moe,                   // got
+  layout_etp_divides_expert_ffn,          // expert_ffn_hidden, got
+  layout_ep_needs_moe,                    // got
+  layout_ep_divides_experts,              // experts, got
+  layout_ep_divides_ranks,                // ranks (tp*dp*cp), ep, etp
+  layout_moe_tp_needs_sequence_parallel,  //
+  layout_module_recompute_needs_selective,  // recompute (text: the recompute given)
+  layout_moe_act_recompute_needs_moe,     //
+  layout_cp_divides_sequence,             // seq_len, cp
+  layout_tp_divides_heads,                // heads, got
+  layout_tp_divides_ffn,                  // ffn_hidden, got
+  layout_product_is_not_the_gpus,         // gpus, tp, pp, dp, cp, product
+  layout_pp_exceeds_layers,               // layers, got
+  layout_stages_exceed_layers,            // layers, pp, virtual_stages
+  layout_stage_layers_negative,           // got
+  layout_stage_layers_need_pipeline,      // pp
+  layout_stage_layers_leave_none,         // first, last, layers, middle (0 stages left: they must add up)
+  layout_stage_layers_leave_too_few,      // first, last, layers, middle
+  layout_stage_layers_below_virtual,      // virtual_stages
+  layout_interleaving_needs_pipeline,     // got
+  layout_batch_not_divisible,             // global_batch, micro_batch, dp, per_step
+  no_valid_layout,                        // gpus: estimate's auto search found no layout passing the rules
+  // A measured layer step's shape (lowering/layer_step.cpp check; Diagnostic::finding, field "step.<name>").
+  step_not_positive,           // got
+  step_heads_divide_hidden,    // hidden, got
+  step_kv_heads_divide_heads,  // heads, got (0 means heads)
   // Goodput and cost (goodput/goodput.cpp).
   no_storage_tier,                // node_gb_per_s: the network stand-in
   data_loading_bound,             // bound (text: storage, cpu), gb_per_s, bytes_per_token, slowdown
@@ -49,6 +79,86 @@ enum class FindingCode : std::uint8_t {
   // The error band (estimate/uncertainty.cpp).
   band_excludes_estimate,  // ratio_p10, ratio_p90, runs; text category: every validated run of the
                            // category was slower (or faster) than predicted, so the band lies on one side
+  // A search request's input errors (search/search.cpp validate; Diagnostic::finding). `got` is the value given.
+  search_below_one,           // got (top_k, a node count, an offering's gpus_per_node)
+  search_threads_negative,    // got
+  search_max_gpus_negative,   // got
+  search_deadline_not_positive,  // days
+  search_budget_not_positive,    // usd
+  search_gpu_without_memory,     // gpu (text: its id)
+  search_price_negative,         //
+  search_batch_empty,            //
+  search_no_shape_left,          // max_gpus: every shape is too large or lacks a network bandwidth
+  // What a calibrated profile did not cover (cost/calibrated_cost.cpp coverage(); field "profile" when
+  // the finding rides on an estimate, empty otherwise). across_nodes: 1 across nodes, 0 inside a node.
+  profile_fused_attention,            // fused (flash) attention not measured
+  profile_gemm_not_measured,          // dtype (text)
+  profile_gemm_too_few_shapes,        // dtype (text), shapes
+  profile_gemm_outside_range,         // dtype (text), m, n, k, min_m, max_m, min_n, max_n, min_k, max_k
+  profile_gemm_poor_fit,              // dtype (text), residual_pct, r2
+  profile_memory_outside_range,       // op, pattern (text), min_bytes, max_bytes
+  profile_memory_outside_sizes,       // op, pattern (text)
+  profile_memory_not_measured,        // op, pattern (text)
+  profile_memory_poor_fit,            // pattern (text), residual_pct, r2
+  profile_tier_not_scalable,          // kind, tier (text)
+  profile_tier_scaled,                // kind, tier (text)
+  profile_collective_not_measured,    // kind (text), across_nodes
+  profile_collective_outside_range,   // kind (text), across_nodes, bytes, ranks, min_bytes, max_bytes
+  profile_collective_ranks_not_measured,  // kind (text), across_nodes, ranks, measured (text: "8, 16")
+  profile_collective_poor_fit,        // kind (text), across_nodes, ranks, residual_pct, r2
+  // The planner's explanation of its chosen plan, in order (data/plan_text.cpp explanation_parts):
+  // a lead, its constraints, then the plan. Numbers: days, usd, fractions (share, mfu), GiB.
+  why_closest,             // the lead when no plan meets the constraints
+  why_cheapest,            //
+  why_fastest,             //
+  why_fastest_on_front,    //
+  why_meets_deadline,      // days
+  why_within_budget,       // usd
+  why_and_within_budget,   // usd (after a deadline)
+  why_plan,                // shape (text), layout (text), days
+  why_with_failures,       // steady_days: the steady-state time, when failures and checkpoints add to it
+  why_cost,                // usd
+  why_step,                // step_s, compute (fraction of the step)
+  why_recompute,           // share
+  why_bubble,              // share
+  why_tp_comm,             // share
+  why_pp_comm,             // share
+  why_dp_comm,             // share
+  why_ep_comm,             // share
+  why_cp_comm,             // share
+  why_optimizer,           // share
+  why_mfu_and_memory,      // mfu, memory_gib, capacity_gib
+  // A runner-up against the chosen plan (data::runner_up_parts), in order: what changes, then what it does.
+  runner_up_more_nodes,    // times, from, to (node counts)
+  runner_up_fewer_nodes,   // times, from, to
+  runner_up_other_nodes,   // from, to
+  runner_up_offering,      // shape, chosen_shape (text)
+  runner_up_layout,        // diff (text: "tp 8 instead of 4, ...")
+  runner_up_same_layout,   // no field differs
+  runner_up_fastest,       // shape (text)
+  runner_up_cheapest,      // shape (text)
+  runner_up_dimension,     // dimension (text: one this list does not know)
+  runner_up_faster,        // share (of the chosen time)
+  runner_up_slower,        // share
+  runner_up_cheaper,       // share (of the chosen cost)
+  runner_up_dearer,        // share
+  runner_up_cost_unknown,  //
+  runner_up_misses_deadline,  //
+  runner_up_over_budget,      //
+  runner_up_price_unknown,    //
+  // The planner's unmet constraint (data::failure_parts), in order.
+  unmet_no_layout,              //
+  unmet_memory,                 //
+  unmet_memory_closest,         // shape, layout (text), need_gib, have_gib
+  unmet_deadline,               // deadline_days, took_days
+  unmet_deadline_nor_budget,    // deadline_days, budget_usd, took_days
+  unmet_budget,                 // budget_usd
+  unmet_budget_cheapest,        // cost_usd
+  unmet_budget_no_price,        //
+  unmet_both,                   // deadline_days, budget_usd, took_days
+  unmet_both_cost,              // cost_usd
+  unmet_both_unknown_price,     //
+  unmet_closest_plan,           // shape, layout (text)
   // Words from data/ or a front end (profile coverage, error bands), carried with the estimate.
   note,  // text
 };
@@ -97,12 +207,23 @@ inline Finding text_finding(FindingCode code, std::string_view name, std::string
   return Finding{code, {}, {{name, 0, std::move(text), true}}};
 }
 
+// Adds a text value to f (an id, a dtype, a pattern name: never a sentence).
+inline Finding& with_text(Finding& f, std::string_view name, std::string text) {
+  f.values.push_back({name, 0, std::move(text), true});
+  return f;
+}
+
 // A note in words from data/ or a front end (never from sim/).
 inline Finding note(std::string text) { return Finding{FindingCode::note, {}, {{"text", 0, std::move(text), true}}}; }
 
 // Findings a front end shows first among the warnings: the result is probably not what the user
 // meant (a batch that leaves no data parallelism makes a run several times slower).
 inline bool loud(FindingCode code) { return code == FindingCode::batch_forces_one_replica; }
+
+// A gap in a calibrated profile's coverage (the profile_* group).
+constexpr bool is_profile_gap(FindingCode c) {
+  return c >= FindingCode::profile_fused_attention && c <= FindingCode::profile_collective_poor_fit;
+}
 
 inline bool has(const std::vector<Finding>& findings, FindingCode code) {
   for (const auto& f : findings) {

@@ -5,9 +5,22 @@
 #include <QString>
 
 #include "capplan/sim/finding.hpp"
+#include "capplan/sim/result.hpp"
+#include "capplan/sim/search.hpp"
 
 namespace capplan::gui {
 
 QString finding_text(const sim::Finding& f);
+
+// The planner's "Why #1" (data::explanation_parts), each piece through finding_text; empty when the
+// result has no chosen plan.
+QString explanation_text(const sim::SearchResult& result, const sim::SearchRequest& request);
+// The unmet constraint (data::failure_parts) and a runner-up (data::runner_up_parts), the same way.
+QString failure_text(const sim::ConstraintFailure& failure, const sim::SearchRequest& request);
+QString runner_up_text(const sim::RunnerUp& runner_up, const sim::Plan& chosen);
+
+// "where: message", the message through finding_text when sim/ coded it (its finding, not the
+// English data::word wrote).
+QString diagnostic_text(const Diagnostic& d);
 
 }  // namespace capplan::gui
