@@ -109,6 +109,15 @@ constexpr Template kTemplates[] = {
     {FindingCode::pareto_without_prices,
      "no plan that meets the constraints has a known price, so there is no (time, cost) front: plans ranked by "
      "time (give a price)"},
+    {FindingCode::catalog_price_without_rate,
+     "{offering}: its catalog price is in {currency} with no rate to US dollars (price.usd_per_unit), so it is "
+     "treated as unknown, never as dollars (give a price)"},
+    {FindingCode::scenario_pricing_not_offered,
+     "the scenario's pricing (price, purchase terms, currency) applies to its own instance {instance}, which is not "
+     "among the offerings searched: they are priced on demand at catalog prices"},
+    {FindingCode::price_replaces_scenario_price,
+     "{offering}: the price given ({given_usd:2} USD per GPU-hour) replaces the scenario's ({file_usd:2} USD); the "
+     "scenario's purchase terms ({purchase}) and currency still apply"},
     {FindingCode::note,
      "{text}"},
 };

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "capplan/data/currency.hpp"
 #include "capplan/data/format.hpp"
 
 namespace capplan::data {
@@ -22,10 +23,12 @@ std::string sig3(double v) {
   return fixed(v, a >= 100 ? 0 : a >= 10 ? 1 : 2);
 }
 
-// $3.34M (appended piecewise: g++ 12 warns falsely on "$" + std::string&&).
-std::string usd_text(double v) {
+// $3.34M, or CNY 23.9M in a plan's currency (appended piecewise: g++ 12 warns falsely on
+// "$" + std::string&&). Budgets are US dollars, as the planner ranks.
+std::string usd_text(double usd, const sim::Currency& c = {}) {
+  const double v = from_usd(usd, c);
   const double a = std::fabs(v);
-  std::string s = "$";
+  std::string s = money_prefix(c);
   if (a >= 1e9) return s.append(sig3(v / 1e9)).append("B");
   if (a >= 1e6) return s.append(sig3(v / 1e6)).append("M");
   if (a >= 1e3) return s.append(sig3(v / 1e3)).append("k");
@@ -69,7 +72,7 @@ std::string explain(const Plan& plan) {
   if (e.goodput.modelled && e.goodput.wall.base() > e.totals.time_to_train.base()) {
     s += " with failures and checkpoints (" + days_text(e.totals.time_to_train.base()) + " steady)";
   }
-  if (const auto c = sim::plan_cost(e)) s += ", " + usd_text(c->base());
+  if (const auto c = sim::plan_cost(e)) s += ", " + usd_text(c->base(), plan.currency);
   s += ". Step " + sig3(total) + " s: compute " + percent(b.compute.base() / total);
   if (b.recompute.base() > 0) s += " (recompute " + percent(b.recompute.base() / total) + ")";
   const std::pair<const char*, double> parts[] = {

@@ -105,6 +105,14 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   all.push_back(sim::text_finding(FindingCode::offering_network_unknown, "offering", "a"));
   all.push_back(sim::text_finding(FindingCode::offering_price_unknown, "offering", "a"));
   all.push_back(sim::finding(FindingCode::pareto_without_prices));
+  Finding no_rate = sim::text_finding(FindingCode::catalog_price_without_rate, "offering", "a");
+  no_rate.values.push_back({"currency", 0, "CNY", true});
+  all.push_back(no_rate);
+  all.push_back(sim::text_finding(FindingCode::scenario_pricing_not_offered, "instance", "a"));
+  Finding replaced = n(FindingCode::price_replaces_scenario_price, {{"given_usd", 3}, {"file_usd", 3.5}});
+  replaced.values.push_back({"offering", 0, "a", true});
+  replaced.values.push_back({"purchase", 0, "spot", true});
+  all.push_back(replaced);
   all.push_back(sim::note("words"));
   for (const Finding& f : all) {
     const std::string s = render(f);
