@@ -136,28 +136,30 @@ std::string plan_rows(const std::vector<sim::Plan>& plans) {
                  rows, {true, false, false, true, true, false, true, true, true, false, true, true, false});
 }
 
-// The header's word on money: each offering's purchase terms and currency, and the one currency
-// plans are ranked in.
+// The header's word on money: the purchase terms (and currency) of the plans shown, with their
+// offerings, and the one currency plans are ranked in.
 std::string pricing_line(const sim::SearchResult& r) {
-  std::vector<std::string> terms, rates;
-  auto add = [](std::vector<std::string>& list, std::string item) {
-    if (!item.empty() && std::find(list.begin(), list.end(), item) == list.end()) list.push_back(std::move(item));
-  };
+  std::vector<std::pair<std::string, std::vector<std::string>>> terms;  // in order of first appearance
+  std::vector<std::string> rates;
   auto note = [&](const sim::Plan& p) {
+    const std::string key = std::string(sim::to_string(p.purchase)) + (p.currency.is_usd() ? "" : " in " + p.currency.code);
+    auto it = std::find_if(terms.begin(), terms.end(), [&](const auto& t) { return t.first == key; });
+    if (it == terms.end()) it = terms.insert(terms.end(), {key, {}});
     const std::string what = p.instance_id.empty() ? p.gpu_id : p.instance_id;
-    add(terms, what + " " + sim::to_string(p.purchase) + (p.currency.is_usd() ? "" : " in " + p.currency.code));
-    add(rates, rate_text(p.currency));
+    if (std::find(it->second.begin(), it->second.end(), what) == it->second.end()) it->second.push_back(what);
+    const std::string rate = rate_text(p.currency);
+    if (!rate.empty() && std::find(rates.begin(), rates.end(), rate) == rates.end()) rates.push_back(rate);
   };
   for (const auto& p : r.plans) note(p);
   for (const auto& p : r.pareto) note(p);
   if (r.failure && r.failure->closest) note(*r.failure->closest);
   std::string s = "purchase: ";
-  if (terms.empty()) {
-    s += "none priced";
-  } else {
-    const size_t shown = std::min<size_t>(terms.size(), 4);
-    for (size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + terms[i];
-    if (terms.size() > shown) s += ", ...";
+  if (terms.empty()) s += "no plan";
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const auto& [key, offerings] = terms[i];
+    s += (i ? "; " : "") + key + " (";
+    for (size_t k = 0; k < offerings.size() && k < 3; ++k) s += (k ? ", " : "") + offerings[k];
+    s += offerings.size() > 3 ? ", ...)" : ")";
   }
   s += "; costs ranked in USD";
   for (const auto& rate : rates) s += ", " + rate;

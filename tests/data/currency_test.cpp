@@ -227,7 +227,7 @@ TEST(ScenarioPricingInSearch, ItsOwnInstanceKeepsPriceTermsAndCurrency) {
   EXPECT_EQ(j["plans"][0]["purchase"], "spot");
   const std::string table = search_result_to_table(*result, s.request, s.parsed);
   EXPECT_EQ(table.find("price unknown"), std::string::npos) << table;
-  EXPECT_NE(table.find("purchase: tencent-hccpnv5 spot in CNY; costs ranked in USD, CNY at 0.14 USD per unit"),
+  EXPECT_NE(table.find("purchase: spot in CNY (tencent-hccpnv5); costs ranked in USD, CNY at 0.14 USD per unit"),
             std::string::npos)
       << table;
 }
