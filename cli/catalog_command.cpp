@@ -80,13 +80,18 @@ json gpus_json(const data::Catalogs& c) {
 
 std::string instances_table(const data::Catalogs& c) {
   std::vector<std::vector<std::string>> rows;
+  bool all_usd = true;
   for (const auto& i : c.instances) {
-    const auto price = i.price.per_gpu_hour(i.gpus_per_node);
+    const auto price = i.price.per_gpu_hour(i.gpus_per_node);  // in the price's currency, labelled unless USD
+    const bool usd = i.price.currency == "USD";
+    all_usd = all_usd && usd;
     rows.push_back({i.id, i.gpu, std::to_string(i.gpus_per_node),
-                    i.network_gbps ? fixed(*i.network_gbps, 0) : "unknown", price ? fixed(*price, 2) : "unknown",
+                    i.network_gbps ? fixed(*i.network_gbps, 0) : "unknown",
+                    price ? (usd ? std::string() : i.price.currency + " ") + fixed(*price, 2) : "unknown",
                     i.price.date.empty() ? "-" : i.price.date, i.price.region.empty() ? "-" : i.price.region});
   }
-  return render_table({"id", "gpu", "GPUs", "network Gbps", "$/GPU-h", "price date", "region"}, rows,
+  return render_table({"id", "gpu", "GPUs", "network Gbps", all_usd ? "$/GPU-h" : "price/GPU-h", "price date", "region"},
+                      rows,
                       {false, false, true, true, true, false, false}) +
          "\nNetwork is per node; prices are list prices as of the date shown.\n";
 }
@@ -106,7 +111,9 @@ json instances_json(const data::Catalogs& c) {
         {"rdma", i.rdma ? json(*i.rdma) : json(nullptr)},
         {"vcpu", i.vcpu ? json(*i.vcpu) : json(nullptr)},
         {"ram_GiB", optional_number(i.ram_gib)},
-        {"usd_per_gpu_hour", optional_number(p.per_gpu_hour(i.gpus_per_node))},
+        {"usd_per_gpu_hour", optional_number(p.per_gpu_hour_usd(i.gpus_per_node))},  // null: not comparable
+        {"currency", text_or_null(p.currency)},
+        {"price_per_gpu_hour", optional_number(p.per_gpu_hour(i.gpus_per_node))},  // in `currency`
         {"price",
          {
              {"usd_per_node_hour", optional_number(p.usd_per_node_hour)},
@@ -115,6 +122,7 @@ json instances_json(const data::Catalogs& c) {
              {"region", text_or_null(p.region)},
              {"date", text_or_null(p.date)},
              {"currency", text_or_null(p.currency)},
+             {"usd_per_unit", optional_number(p.usd_per_unit)},
              {"confidence", text_or_null(p.confidence)},
              {"sources", p.sources},
              {"notes", text_or_null(p.notes)},

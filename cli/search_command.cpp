@@ -222,6 +222,7 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   const bool from_catalog = !filter.instances.empty() || !filter.gpus.empty() || !filter.providers.empty() ||
                             !filter.regions.empty() || !prices.empty();
   std::vector<std::string> notes;
+  std::vector<sim::Finding> offering_findings;
   if (from_catalog) {
     auto list = data::offerings_from_catalog(*catalogs, filter, prices, inter_node);
     if (!list) {
@@ -230,6 +231,7 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     }
     request.offerings = std::move(list->offerings);
     notes = std::move(list->notes);
+    offering_findings = std::move(list->findings);
   }
 
   // The scenario: the file (or the built-in example) patched by the flags. Its cluster is only
@@ -247,15 +249,20 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     doc.erase("name");
     if (opt.flags.given("--model")) doc["strategy"] = "auto";
   }
+  // The scenario's pricing stays: it applies to its own instance among the offerings
+  // (data::apply_scenario_pricing); a file without a cluster has no instance of its own.
+  bool pricing_given = false;
   if (doc.is_object()) {
     if (!doc.contains("strategy")) doc["strategy"] = "auto";
     if (!doc.contains("cluster") && !request.offerings.empty()) {
       doc["cluster"] = {{"instance", request.offerings.front().instance_id}, {"nodes", 1}};
+      if (from_catalog && doc.contains("pricing")) {
+        doc.erase("pricing");
+        notes.push_back("the scenario has no cluster, so its pricing has no instance to apply to and was not used "
+                        "(give --price ID=USD)");
+      }
     }
-    if (from_catalog && doc.contains("pricing")) {
-      doc.erase("pricing");
-      notes.push_back("the scenario's pricing applies to its own cluster and was not used (give --price ID=USD)");
-    }
+    pricing_given = doc.contains("pricing");
   }
   opt.flags.apply(doc);
   auto parsed = data::parse_scenario(doc, *catalogs, kWhere);
@@ -266,6 +273,10 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     return code(Exit::invalid_input);
   }
   request.base = parsed->scenario;
+  if (from_catalog) {
+    auto found = data::apply_scenario_pricing(request.offerings, request.base, pricing_given, prices);
+    offering_findings.insert(offering_findings.end(), found.begin(), found.end());
+  }
   if (request.node_counts.empty()) request.node_counts.push_back(request.base.cluster.nodes());
 
   ProgressBar bar(::isatty(2) != 0);
@@ -278,12 +289,14 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     print_diagnostics(diags);
     return code(Exit::invalid_input);
   }
+  result->notes.insert(result->notes.begin(), offering_findings.begin(), offering_findings.end());
   // The library's notes name what to give; here that is a flag.
   for (auto& n : result->notes) {
     std::string words = data::render(n);
     for (const auto& [from, to] : {std::pair<std::string, std::string>{"(give the inter-node bandwidth per GPU)",
                                                                        "(give --inter-node-gbps-per-gpu)"},
-                                   {"(give a price)", "(give --price ID=USD_PER_GPU_HOUR)"}}) {
+                                   {"(give a price)", "(give --price ID=USD_PER_GPU_HOUR)"},
+                                   {"the price given (", "--price ("}}) {
       if (const size_t at = words.find(from); at != std::string::npos) words.replace(at, from.size(), to);
     }
     n = sim::note(std::move(words));

@@ -3,6 +3,7 @@
 // structs. Two passes (STYLE.md 4.9): per record (required, type, range, unknown keys), then
 // across records (unique ids, instance -> gpu). Every finding is collected.
 #include "capplan/data/catalog.hpp"
+#include "capplan/data/currency.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -209,8 +210,14 @@ constexpr Field<InstancePrice> kPriceFields[] = {
        }
        p.date = str(v);
      }},
-    {"currency", Kind::string, Need::required, false, {}, "ISO currency code of the source price",
-     detail::store<&InstancePrice::currency>},
+    {"currency", Kind::string, Need::required, false, {}, "ISO 4217 code of the price's currency",
+     [](InstancePrice& pr, const json& v, Reader& r, const std::string& path) {
+       if (!is_currency_code(str(v))) r.error(path, currency_code_error(str(v)));
+       pr.currency = str(v);
+     }},
+    {"usd_per_unit", Kind::number, Need::optional, true, {0, 1e6, true},
+     "US dollars per unit of the currency (required to compare a non-USD price)",
+     detail::store<&InstancePrice::usd_per_unit>},
     {"source", Kind::string_list_or_empty, Need::required, false, {}, "where the price was read; [] when no price",
      detail::store<&InstancePrice::sources>},
     {"confidence", Kind::string, Need::required, false, {}, "confidence in the price",
@@ -275,6 +282,10 @@ void check_instance(const InstanceEntry& e, Reader& r, const std::string& p) {
     }
   }
   const auto& price = e.price;
+  if (price.currency == "USD" && price.usd_per_unit && *price.usd_per_unit != 1.0) {
+    r.error(detail::child(detail::child(p, "price"), "usd_per_unit"),
+            "must be 1 (or absent) for a USD price; got " + detail::fmt(*price.usd_per_unit));
+  }
   if ((price.usd_per_node_hour || price.usd_per_gpu_hour) && price.sources.empty()) {
     r.error(detail::child(detail::child(p, "price"), "source"), "must name where the price was read; got []");
   }
@@ -517,8 +528,11 @@ constexpr Field<StorageEntry> kStorageFields[] = {
        }
        e.date = str(v);
      }},
-    {"currency", Kind::string, Need::required, false, {}, "ISO currency code of the price",
-     detail::store<&StorageEntry::currency>},
+    {"currency", Kind::string, Need::required, false, {}, "ISO 4217 code of the price's currency",
+     [](StorageEntry& e, const json& v, Reader& r, const std::string& path) {
+       if (!is_currency_code(str(v))) r.error(path, currency_code_error(str(v)));
+       e.currency = str(v);
+     }},
     {"source", Kind::string_list, Need::required, false, {}, "where each figure was read",
      detail::store<&StorageEntry::sources>},
     {"confidence", Kind::string, Need::required, false, {}, "confidence in the figures",
@@ -779,6 +793,21 @@ std::optional<double> InstancePrice::per_gpu_hour(int gpus_per_node) const {
   if (usd_per_gpu_hour) return *usd_per_gpu_hour;
   if (usd_per_node_hour && gpus_per_node > 0) return *usd_per_node_hour / gpus_per_node;
   return std::nullopt;
+}
+
+std::optional<double> InstancePrice::per_gpu_hour_usd(int gpus_per_node) const {
+  const auto amount = per_gpu_hour(gpus_per_node);
+  if (!amount || currency == "USD") return amount;
+  if (!usd_per_unit) return std::nullopt;  // never compared (nor shown) as if it were dollars
+  return *amount * *usd_per_unit;
+}
+
+sim::Currency InstancePrice::money() const {
+  sim::Currency c;
+  c.code = currency.empty() ? "USD" : currency;
+  c.usd_per_unit = c.is_usd() ? 1.0 : usd_per_unit.value_or(0.0);
+  c.rate_date = c.is_usd() ? std::string() : date;
+  return c;
 }
 
 const GpuEntry* Catalogs::find_gpu(std::string_view id) const {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "capplan/data/currency.hpp"
 #include "capplan/data/findings.hpp"
 #include "capplan/data/format.hpp"
 #include "capplan/data/scenario_io.hpp"
@@ -79,11 +80,14 @@ std::string si(double v) {
   return digits(v);
 }
 
-std::string usd(double v) {
-  if (!std::isfinite(v)) return "n/a";
-  if (std::fabs(v) >= 1e6) return "$" + fixed(v / 1e6, 2) + "M";
-  if (std::fabs(v) >= 1e3) return "$" + grouped(v);
-  return "$" + fixed(v, 2);
+// A US-dollar amount in the scenario's currency: "$1.23M", "$45,678", "CNY 12.50" (README "Currencies").
+std::string money(double usd, const sim::Currency& c) {
+  if (!std::isfinite(usd)) return "n/a";
+  const double v = from_usd(usd, c);
+  const std::string prefix = money_prefix(c);
+  if (std::fabs(v) >= 1e6) return prefix + fixed(v / 1e6, 2) + "M";
+  if (std::fabs(v) >= 1e3) return prefix + grouped(v);
+  return prefix + fixed(v, 2);
 }
 
 std::string seconds_text(double s) {
@@ -147,15 +151,22 @@ std::string csv_value(const json& v) {
 namespace {
 
 json optional_usd(const std::optional<units::Usd>& v) { return v ? number(v->base()) : json(nullptr); }
+// The same amount in the scenario's currency (README "Currencies").
+json optional_money(const std::optional<units::Usd>& v, const sim::Currency& c) {
+  return v ? number(from_usd(v->base(), c)) : json(nullptr);
+}
 
 // time_to_train_with_failures_days, total_cost_usd, and the goodput and cost_breakdown_usd objects.
-void goodput_to_json(json& out, const sim::Estimate& e) {
+// total_cost and cost_breakdown: the same in the scenario's currency.
+void goodput_to_json(json& out, const sim::Estimate& e, const sim::Currency& cur) {
   const sim::Goodput& g = e.goodput;
   out["time_to_train_with_failures_days"] = g.modelled ? number(units::to_days(g.wall)) : json(nullptr);
   out["total_cost_usd"] = g.modelled ? optional_usd(g.cost.total) : json(nullptr);
+  out["total_cost"] = g.modelled ? optional_money(g.cost.total, cur) : json(nullptr);
   if (!g.modelled) {
     out["goodput"] = nullptr;
     out["cost_breakdown_usd"] = nullptr;
+    out["cost_breakdown"] = nullptr;
     return;
   }
   const sim::DataLoadingCheck& d = g.data;
@@ -208,6 +219,19 @@ void goodput_to_json(json& out, const sim::Estimate& e) {
       {"total", optional_usd(c.total)},
       {"missing_inputs", c.missing},
   };
+  out["cost_breakdown"] = {
+      {"currency", cur.code},
+      {"purchase", sim::to_string(c.model)},
+      {"per_gpu_hour", c.usd_per_gpu_hour ? number(from_usd(*c.usd_per_gpu_hour, cur)) : json(nullptr)},
+      {"compute", optional_money(c.compute, cur)},
+      {"spares", optional_money(c.spares, cur)},
+      {"idle_commitment", optional_money(c.idle_commitment, cur)},
+      {"energy", optional_money(c.energy, cur)},
+      {"operations", optional_money(c.operations, cur)},
+      {"checkpoint_storage", optional_money(c.checkpoint_storage, cur)},
+      {"data_storage", optional_money(c.data_storage, cur)},
+      {"total", optional_money(c.total, cur)},
+  };
 }
 
 }  // namespace
@@ -237,6 +261,15 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   out["cost_usd"] = e.totals.cost ? number(e.totals.cost->base()) : json(nullptr);
   out["usd_per_gpu_hour"] = e.totals.price_per_gpu ? number(units::to_usd_per_hour(*e.totals.price_per_gpu)) : json(nullptr);
   out["price_source"] = cl.price_source.empty() ? json(nullptr) : json(cl.price_source);
+  // Money in the currency the user priced in (README "Currencies"): the *_usd keys stay US dollars.
+  const sim::Currency& cur = sc.pricing.currency;
+  out["currency"] = cur.code;
+  out["usd_per_unit"] = number(cur.usd_per_unit);
+  out["usd_per_unit_date"] = cur.rate_date.empty() ? json(nullptr) : json(cur.rate_date);
+  out["purchase"] = sim::to_string(sc.pricing.model);
+  out["cost"] = e.totals.cost ? number(from_usd(e.totals.cost->base(), cur)) : json(nullptr);
+  out["price_per_gpu_hour"] =
+      e.totals.price_per_gpu ? number(from_usd(units::to_usd_per_hour(*e.totals.price_per_gpu), cur)) : json(nullptr);
 
   // p10-p90 intervals (sim/uncertainty.hpp); null when no error band is known.
   auto bounds = [&](const char* key, const std::optional<sim::Interval>& i) {
@@ -247,8 +280,12 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   bounds("tokens_per_s", e.uncertainty.tokens_per_s);
   bounds("time_to_train_days", e.uncertainty.time_to_train_days);
   bounds("cost_usd", e.uncertainty.cost_usd);
+  out["cost_p10"] = e.uncertainty.cost_usd ? number(from_usd(e.uncertainty.cost_usd->low, cur)) : json(nullptr);
+  out["cost_p90"] = e.uncertainty.cost_usd ? number(from_usd(e.uncertainty.cost_usd->high, cur)) : json(nullptr);
   bounds("time_to_train_with_failures_days", e.uncertainty.wall_days);
   bounds("total_cost_usd", e.uncertainty.total_cost_usd);
+  out["total_cost_p10"] = e.uncertainty.total_cost_usd ? number(from_usd(e.uncertainty.total_cost_usd->low, cur)) : json(nullptr);
+  out["total_cost_p90"] = e.uncertainty.total_cost_usd ? number(from_usd(e.uncertainty.total_cost_usd->high, cur)) : json(nullptr);
   if (e.uncertainty.band) {
     out["error_band"] = {{"category", e.uncertainty.band->category},
                          {"ratio_p10", number(e.uncertainty.band->ratio_p10)},
@@ -258,7 +295,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
     out["error_band"] = nullptr;
   }
 
-  goodput_to_json(out, e);
+  goodput_to_json(out, e, cur);
 
   const sim::MemoryBreakdown& m = e.memory;
   out["memory_per_gpu_bytes"] = number(m.total().base());
@@ -340,6 +377,7 @@ std::string estimate_to_csv(const sim::Estimate& e, const ParsedScenario& s) {
   for (const char* key : {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu",
                           "mfu_bf16_peak", "hfu",
                           "time_to_train_days", "steps", "gpu_hours", "cost_usd", "usd_per_gpu_hour", "price_source",
+                          "currency", "usd_per_unit", "purchase", "cost", "price_per_gpu_hour", "total_cost",
                           "memory_per_gpu_bytes", "memory_capacity_bytes", "fits_in_memory"}) {
     cols.emplace_back(key, j.at(key));
   }
@@ -428,16 +466,20 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
   };
   row("time to train", day_text(days) + " days" + range(e.uncertainty.time_to_train_days, day_text) + " (" +
                            grouped(e.totals.steps) + " steps)");
+  const sim::Currency& cur = sc.pricing.currency;
+  auto usd = [&cur](double v) { return money(v, cur); };
   if (e.totals.cost) {
     row("cost", usd(e.totals.cost->base()) + range(e.uncertainty.cost_usd, usd) + " (" + grouped(e.totals.gpu_hours) + " GPU-hours)");
   } else {
     row("cost", "unknown: no price (" + grouped(e.totals.gpu_hours) + " GPU-hours); give --usd-per-gpu-hour");
   }
   if (e.totals.price_per_gpu) {
-    std::string price = "$" + fixed(units::to_usd_per_hour(*e.totals.price_per_gpu), 2) + " per GPU-hour";
+    std::string price = money_prefix(cur) + fixed(from_usd(units::to_usd_per_hour(*e.totals.price_per_gpu), cur), 2) +
+                        " per GPU-hour";
     if (!cl.price_source.empty()) price += " (" + cl.price_source + ")";
     row("price", price);
   }
+  if (!cur.is_usd()) row("currency", rate_text(cur));
   row("step time", seconds_text(e.step.time.base()) + range(e.uncertainty.step_time_s, seconds_text));
   row("throughput", si(e.step.tokens_per_s) + " tokens/s" + range(e.uncertainty.tokens_per_s, si) + " (" +
                         (cl.gpus > 0 ? grouped(e.step.tokens_per_s / cl.gpus) : std::string("n/a")) + " per GPU)");

@@ -226,7 +226,7 @@ constexpr Template kTemplates[] = {
     {FindingCode::why_and_within_budget, " and within the budget of {usd:usd}"},
     {FindingCode::why_plan, ": {shape}, {layout}: {days:s3} days"},
     {FindingCode::why_with_failures, " with failures and checkpoints ({steady_days:s3} days steady)"},
-    {FindingCode::why_cost, ", {usd:usd}"},
+    {FindingCode::why_cost, ", {unit}{amount:money}"},
     {FindingCode::why_step, ". Step {step_s:s3} s: compute {compute:pct}"},
     {FindingCode::why_recompute, " (recompute {share:pct})"},
     {FindingCode::why_bubble, ", pipeline bubble {share:pct}"},
@@ -274,6 +274,15 @@ constexpr Template kTemplates[] = {
     {FindingCode::unmet_both_cost, " and costs {cost_usd:usd}"},
     {FindingCode::unmet_both_unknown_price, " at an unknown price"},
     {FindingCode::unmet_closest_plan, " ({shape}, {layout})"},
+    {FindingCode::catalog_price_without_rate,
+     "{offering}: its catalog price is in {currency} with no rate to US dollars (price.usd_per_unit), so it is "
+     "treated as unknown, never as dollars (give a price)"},
+    {FindingCode::scenario_pricing_not_offered,
+     "the scenario's pricing (price, purchase terms, currency) applies to its own instance {instance}, which is not "
+     "among the offerings searched: they are priced on demand at catalog prices"},
+    {FindingCode::price_replaces_scenario_price,
+     "{offering}: the price given ({given_usd:2} USD per GPU-hour) replaces the scenario's ({file_usd:2} USD); the "
+     "scenario's purchase terms ({purchase}) and currency still apply"},
     {FindingCode::note,
      "{text}"},
 };
@@ -312,10 +321,11 @@ std::string decimal_bytes(double b) {
 std::string spec_number(double v, std::string_view spec) {
   if (spec == "B") return decimal_bytes(v);
   if (spec == "s3") return sig3(v);
-  if (spec == "usd") {
-    // $3.34M (appended piecewise: g++ 12 warns falsely on "$" + std::string&&).
+  if (spec == "usd" || spec == "money") {
+    // $3.34M (appended piecewise: g++ 12 warns falsely on "$" + std::string&&); "money" without
+    // the "$", after a {unit} text ("CNY ") in the amount's own currency.
     const double a = std::fabs(v);
-    std::string s = "$";
+    std::string s = spec == "usd" ? "$" : "";
     if (a >= 1e9) return s.append(sig3(v / 1e9)).append("B");
     if (a >= 1e6) return s.append(sig3(v / 1e6)).append("M");
     if (a >= 1e3) return s.append(sig3(v / 1e3)).append("k");

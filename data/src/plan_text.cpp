@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "capplan/data/findings.hpp"
+#include "capplan/data/currency.hpp"
 #include "capplan/data/format.hpp"
 
 namespace capplan::data {
@@ -48,7 +49,12 @@ void explain(const Plan& plan, std::vector<sim::Finding>& out) {
   if (e.goodput.modelled && e.goodput.wall.base() > e.totals.time_to_train.base()) {
     out.push_back(sim::finding(C::why_with_failures, "", {{"steady_days", e.totals.time_to_train.base() / 86400.0}}));
   }
-  if (const auto c = sim::plan_cost(e)) out.push_back(sim::finding(C::why_cost, "", {{"usd", c->base()}}));
+  if (const auto c = sim::plan_cost(e)) {
+    // In the plan's own currency (a CNY-priced offering reads in CNY); ranking stays in US dollars.
+    sim::Finding cost = sim::finding(C::why_cost, "", {{"amount", from_usd(c->base(), plan.currency)}});
+    sim::with_text(cost, "unit", money_prefix(plan.currency));
+    out.push_back(std::move(cost));
+  }
   out.push_back(sim::finding(C::why_step, "", {{"step_s", total}, {"compute", b.compute.base() / total}}));
   if (b.recompute.base() > 0) out.push_back(sim::finding(C::why_recompute, "", {{"share", b.recompute.base() / total}}));
   const std::pair<C, double> parts[] = {{C::why_bubble, b.bubble.base()}, {C::why_tp_comm, b.tp_comm.base()},

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "capplan/sim/global_batch.hpp"
+#include "capplan/data/currency.hpp"
 #include "json_reader.hpp"
 #include "topology_io.hpp"
 
@@ -984,8 +985,10 @@ class ScenarioParser {
   void parse_pricing(const json& j, std::optional<sim::Cluster>& c) {
     const std::string p = "/pricing";
     if (!r_.object(j, p)) return;
-    r_.unknown_keys(j, p, {"usd_per_gpu_hour", "usd_per_node_hour", "purchase", "spot", "reserved", "on_prem"});
+    r_.unknown_keys(j, p, {"usd_per_gpu_hour", "usd_per_node_hour", "purchase", "spot", "reserved", "on_prem",
+                           "currency", "usd_per_unit", "usd_per_unit_date"});
     sim::PricingTerms& terms = out_.scenario.pricing;
+    const double rate = parse_currency(j, p, terms.currency);
     const json* purchase = find(j, "purchase");
     if (purchase != nullptr) {
       if (auto name = r_.string(*purchase, child(p, "purchase"))) {
@@ -1004,6 +1007,12 @@ class ScenarioParser {
     if (const json* v = find(j, "on_prem")) {
       detail::read_fields<sim::OnPremTerms>(*v, child(p, "on_prem"), kOnPremFields, terms.on_prem, r_);
     }
+    // Every price of this section is written in its currency; sim/ computes in US dollars.
+    for (std::optional<double>* price : {&terms.spot.usd_per_gpu_hour, &terms.reserved.usd_per_gpu_hour,
+                                         &terms.reserved.idle_usd_per_gpu_hour, &terms.on_prem.usd_per_node,
+                                         &terms.on_prem.usd_per_kwh, &terms.on_prem.ops_usd_per_year}) {
+      if (*price) **price *= rate;
+    }
     const json* gpu_hour = find(j, "usd_per_gpu_hour");
     const json* node_hour = find(j, "usd_per_node_hour");
     if (gpu_hour != nullptr && node_hour != nullptr) {
@@ -1011,7 +1020,8 @@ class ScenarioParser {
       return;
     }
     if (gpu_hour == nullptr && node_hour == nullptr) {
-      const bool other = purchase != nullptr || find(j, "spot") || find(j, "reserved") || find(j, "on_prem");
+      const bool other = purchase != nullptr || find(j, "spot") || find(j, "reserved") || find(j, "on_prem") ||
+                         find(j, "currency");
       if (!other) {
         r_.error(child(p, "usd_per_gpu_hour"), "required (usd_per_gpu_hour or usd_per_node_hour) is missing");
       } else if (c) {
@@ -1027,9 +1037,53 @@ class ScenarioParser {
       per_gpu = *node / c->gpus_per_node;
     }
     if (per_gpu && c) {
-      c->price_per_gpu = units::usd_per_hour(*per_gpu);
+      c->price_per_gpu = units::usd_per_hour(*per_gpu * rate);
       c->price_source = "scenario pricing";
     }
+  }
+
+  // pricing.currency (ISO 4217, default USD) and its rate to US dollars, required for any other
+  // currency. Returns the rate the section's prices are converted at (1 when unknown: the error
+  // is reported and nothing is estimated).
+  double parse_currency(const json& j, const std::string& p, sim::Currency& out) {
+    const json* code = find(j, "currency");
+    const json* rate = find(j, "usd_per_unit");
+    const json* date = find(j, "usd_per_unit_date");
+    if (code != nullptr) {
+      if (auto text = r_.string(*code, child(p, "currency"))) {
+        if (is_currency_code(*text)) {
+          out.code = *text;
+          currency_given_ = true;
+        } else {
+          r_.error(child(p, "currency"), currency_code_error(*text));
+        }
+      }
+    }
+    if (date != nullptr) {
+      if (auto text = r_.string(*date, child(p, "usd_per_unit_date"))) {
+        if (detail::is_date(*text, false)) {
+          out.rate_date = *text;
+        } else {
+          r_.error(child(p, "usd_per_unit_date"), "must be a date YYYY-MM-DD; got " + describe(*date));
+        }
+      }
+    }
+    if (rate != nullptr) {
+      if (auto v = r_.number(*rate, child(p, "usd_per_unit"), 0, 1e6, true)) {
+        if (out.is_usd() && *v != 1.0) {
+          r_.error(child(p, "usd_per_unit"), "must be 1 (or absent) with currency USD; got " + fmt(*v) +
+                                                 " (give pricing.currency: the code your prices are in)");
+        } else {
+          out.usd_per_unit = *v;
+        }
+      }
+    } else if (!out.is_usd()) {
+      r_.error(child(p, "usd_per_unit"), "required with currency " + out.code + " (US dollars per " + out.code +
+                                             ", e.g. 0.14; with usd_per_unit_date, the day it was read) is missing");
+    } else if (date != nullptr) {
+      r_.error(child(p, "usd_per_unit_date"), "only used with a non-USD currency and its usd_per_unit");
+    }
+    return out.usd_per_unit;
   }
 
   // On-premises node power: the GPUs' TDP when not given (CPUs, NICs and fans not counted).
@@ -1061,7 +1115,8 @@ class ScenarioParser {
     sim::StorageTier t;
     t.id = e->id;
     t.local = e->kind == "local_nvme";
-    t.usd_per_gb_month = e->usd_per_gb_month;
+    // A price in another currency has no rate in storage.json: unknown, never read as dollars.
+    if (e->currency == "USD") t.usd_per_gb_month = e->usd_per_gb_month;
     auto set = [](units::BytesPerSecond& bw, std::optional<double> gbs) {
       if (gbs) bw = units::gb_per_s(*gbs);
     };
@@ -1125,11 +1180,22 @@ class ScenarioParser {
     }
   }
 
+  // The catalog's price of the cluster's instance, in US dollars. A price in another currency
+  // needs the catalog's usd_per_unit (without it the price is unknown, and said so); with no
+  // currency of the user's, costs are shown in the catalog price's currency.
   void catalog_price(sim::Cluster& c) {
     const InstanceEntry* inst = c.instance_id.empty() ? nullptr : cat_.find_instance(c.instance_id);
     if (inst == nullptr) return;
-    auto price = inst->price.per_gpu_hour(inst->gpus_per_node);
-    if (!price) return;
+    auto price = inst->price.per_gpu_hour_usd(inst->gpus_per_node);
+    if (!price) {
+      if (inst->price.per_gpu_hour(inst->gpus_per_node)) {
+        warn("/cluster/instance", "the catalog's price of '" + inst->id + "' is in " + inst->price.currency +
+                                      " without a rate to US dollars (price.usd_per_unit), so it is not used; give "
+                                      "pricing.usd_per_gpu_hour with pricing.currency and pricing.usd_per_unit");
+      }
+      return;
+    }
+    if (!currency_given_) out_.scenario.pricing.currency = inst->price.money();
     c.price_per_gpu = units::usd_per_hour(*price);
     std::string source = "catalog: " + inst->id;
     for (const auto* part : {&inst->price.type, &inst->price.region, &inst->price.date}) {
@@ -1283,6 +1349,7 @@ class ScenarioParser {
   const Catalogs& cat_;
   ParsedScenario out_;
   std::optional<sim::FrameworkRecipe> recipe_;  // training.framework's recipe
+  bool currency_given_ = false;                 // pricing.currency was given (else the catalog price's)
 };
 
 }  // namespace

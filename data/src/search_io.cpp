@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "capplan/data/currency.hpp"
 #include "capplan/data/findings.hpp"
 #include "capplan/data/format.hpp"
 #include "capplan/data/plan_text.hpp"
@@ -19,11 +20,14 @@ namespace {
 
 using nlohmann::json;
 
-std::string usd(double v) {
-  if (!std::isfinite(v)) return "n/a";
-  if (std::fabs(v) >= 1e6) return "$" + format::fixed(v / 1e6, 2) + "M";
-  if (std::fabs(v) >= 1e3) return "$" + format::fixed(v / 1e3, 1) + "k";
-  return "$" + format::fixed(v, 2);
+// A US-dollar amount in `c`: "$1.23M", "CNY 45.6k" (README "Currencies").
+std::string money(double usd, const sim::Currency& c = {}) {
+  if (!std::isfinite(usd)) return "n/a";
+  const double v = from_usd(usd, c);
+  const std::string prefix = money_prefix(c);
+  if (std::fabs(v) >= 1e6) return prefix + format::fixed(v / 1e6, 2) + "M";
+  if (std::fabs(v) >= 1e3) return prefix + format::fixed(v / 1e3, 1) + "k";
+  return prefix + format::fixed(v, 2);
 }
 
 std::vector<std::string> split(std::string_view text, char sep) {
@@ -120,15 +124,46 @@ std::string plan_rows(const std::vector<sim::Plan>& plans) {
                     std::to_string(p.nodes), std::to_string(p.gpus), layout_cell(e.layout.strategy),
                     format::fixed(units::to_days(sim::plan_time(e)), 1),
                     format::fixed(units::to_days(e.totals.time_to_train), 1),
-                    sim::plan_cost(e) ? usd(sim::plan_cost(e)->base()) : "n/a",
-                    format::fixed(e.step.mfu * 100, 1) + "%",
+                    sim::plan_cost(e) ? money(sim::plan_cost(e)->base(), p.currency) : "n/a",
+                    sim::to_string(p.purchase), format::fixed(e.step.mfu * 100, 1) + "%",
                     format::fixed(units::to_gib(e.memory.total()), 1), flags});
   }
   // "days": expected wall time with interruptions and checkpoints (what the planner ranks on);
-  // "steady": the step model alone; "cost": total cost under the scenario's purchase terms.
-  return aligned({"#", "instance", "gpu", "nodes", "gpus", "tp/pp/dp layout", "days", "steady", "cost", "MFU",
-                  "GiB/GPU", ""},
-                 rows, {true, false, false, true, true, false, true, true, true, true, true, false});
+  // "steady": the step model alone; "cost": total cost under the plan's purchase terms ("purchase"),
+  // in its price's currency.
+  return aligned({"#", "instance", "gpu", "nodes", "gpus", "tp/pp/dp layout", "days", "steady", "cost", "purchase",
+                  "MFU", "GiB/GPU", ""},
+                 rows, {true, false, false, true, true, false, true, true, true, false, true, true, false});
+}
+
+// The header's word on money: the purchase terms (and currency) of the plans shown, with their
+// offerings, and the one currency plans are ranked in.
+std::string pricing_line(const sim::SearchResult& r) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> terms;  // in order of first appearance
+  std::vector<std::string> rates;
+  auto note = [&](const sim::Plan& p) {
+    const std::string key = std::string(sim::to_string(p.purchase)) + (p.currency.is_usd() ? "" : " in " + p.currency.code);
+    auto it = std::find_if(terms.begin(), terms.end(), [&](const auto& t) { return t.first == key; });
+    if (it == terms.end()) it = terms.insert(terms.end(), {key, {}});
+    const std::string what = p.instance_id.empty() ? p.gpu_id : p.instance_id;
+    if (std::find(it->second.begin(), it->second.end(), what) == it->second.end()) it->second.push_back(what);
+    const std::string rate = rate_text(p.currency);
+    if (!rate.empty() && std::find(rates.begin(), rates.end(), rate) == rates.end()) rates.push_back(rate);
+  };
+  for (const auto& p : r.plans) note(p);
+  for (const auto& p : r.pareto) note(p);
+  if (r.failure && r.failure->closest) note(*r.failure->closest);
+  std::string s = "purchase: ";
+  if (terms.empty()) s += "no plan";
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const auto& [key, offerings] = terms[i];
+    s += (i ? "; " : "") + key + " (";
+    for (size_t k = 0; k < offerings.size() && k < 3; ++k) s += (k ? ", " : "") + offerings[k];
+    s += offerings.size() > 3 ? ", ...)" : ")";
+  }
+  s += "; costs ranked in USD";
+  for (const auto& rate : rates) s += ", " + rate;
+  return s;
 }
 
 }  // namespace
@@ -228,13 +263,22 @@ Result<OfferingList> offerings_from_catalog(const Catalogs& catalogs, const Offe
       c.price_per_gpu = units::usd_per_hour(it->second);
       c.price_source = "user: --price " + inst.id;
       o.price_type = "user";
-    } else if (auto price = inst.price.per_gpu_hour(inst.gpus_per_node)) {
+    } else if (auto price = inst.price.per_gpu_hour_usd(inst.gpus_per_node)) {
       c.price_per_gpu = units::usd_per_hour(*price);
       std::string source = "catalog: " + inst.id;
       for (const auto* part : {&inst.price.type, &inst.price.region, &inst.price.date}) {
         if (!part->empty()) source += " " + *part;
       }
+      if (inst.price.currency != "USD") {
+        source += " " + inst.price.currency;
+        o.pricing = sim::PricingTerms{};  // on demand, shown in the price's currency
+        o.pricing->currency = inst.price.money();
+      }
       c.price_source = source;
+    } else if (inst.price.per_gpu_hour(inst.gpus_per_node)) {
+      sim::Finding f = text_finding(sim::FindingCode::catalog_price_without_rate, "offering", inst.id);
+      f.values.push_back({"currency", 0, inst.price.currency, true});
+      out.findings.push_back(std::move(f));
     }
     out.offerings.push_back(std::move(o));
   }
@@ -252,6 +296,40 @@ Result<OfferingList> offerings_from_catalog(const Catalogs& catalogs, const Offe
     list("--region", filter.regions);
     return fail("--instances", "no catalog instance matches " + (what.empty() ? std::string("the filters") : what) +
                                    " (capplan catalog instances lists them)");
+  }
+  return out;
+}
+
+std::vector<sim::Finding> apply_scenario_pricing(std::vector<sim::Offering>& offerings, const sim::Scenario& scenario,
+                                                 bool pricing_given, const std::map<std::string, double>& prices) {
+  std::vector<sim::Finding> out;
+  const sim::Cluster& own = scenario.cluster;
+  bool offered = false;
+  for (auto& o : offerings) {
+    if (own.instance_id.empty() || o.instance_id != own.instance_id) {
+      if (!o.pricing) o.pricing = sim::PricingTerms{};  // on demand at the catalog price
+      continue;
+    }
+    offered = true;
+    o.pricing = scenario.pricing;
+    const bool file_price = own.price_source == "scenario pricing" && own.price_per_gpu;
+    if (prices.contains(o.instance_id)) {
+      if (file_price) {
+        sim::Finding f = sim::finding(sim::FindingCode::price_replaces_scenario_price, "pricing.usd_per_gpu_hour",
+                                      {{"given_usd", prices.at(o.instance_id)},
+                                       {"file_usd", units::to_usd_per_hour(*own.price_per_gpu)}});
+        f.values.push_back({"offering", 0, o.instance_id, true});
+        f.values.push_back({"purchase", 0, sim::to_string(scenario.pricing.model), true});
+        out.push_back(std::move(f));
+      }
+    } else if (own.price_per_gpu) {
+      o.node.price_per_gpu = own.price_per_gpu;  // the file's (or, with terms only, the catalog's reference)
+      o.node.price_source = own.price_source;
+      o.price_type = file_price ? "user" : o.price_type;
+    }
+  }
+  if (pricing_given && !offered && !own.instance_id.empty()) {
+    out.push_back(text_finding(sim::FindingCode::scenario_pricing_not_offered, "instance", own.instance_id));
   }
   return out;
 }
@@ -372,13 +450,14 @@ std::string search_result_to_table(const sim::SearchResult& r, const sim::Search
   out << "capplan search: " << model << ", " << format::parameters(sc.model.total_params(), sc.model.active_params()) << ", "
       << format::fixed(sc.training.tokens / 1e9, 0) << "B tokens; objective " << sim::to_string(request.objective);
   if (request.deadline) out << ", deadline " << format::fixed(units::to_days(*request.deadline), 1) << " days";
-  if (request.budget) out << ", budget " << usd(request.budget->base());
+  if (request.budget) out << ", budget " << money(request.budget->base());
   if (request.max_gpus > 0) out << ", at most " << request.max_gpus << " GPUs";
   out << "\n";
   out << "  " << r.configurations_evaluated << " configurations (" << sim::to_string(request.space) << " layout space; " << r.stats.timed << " timed, "
       << r.stats.memory_rejected << " over memory, " << r.stats.pruned_by_bound << " pruned by a memory bound) on "
       << r.stats.shapes << " cluster shapes in " << format::fixed(r.elapsed_s, 2) << " s with " << r.stats.threads
-      << (r.stats.threads == 1 ? " thread" : " threads") << "\n\n";
+      << (r.stats.threads == 1 ? " thread" : " threads") << "\n";
+  out << "  " << pricing_line(r) << "\n\n";
   if (r.failure) {
     out << "Constraint not met: " << constraint_name(r.failure->kind) << "\n  " << failure_message(*r.failure, request)
         << "\n";

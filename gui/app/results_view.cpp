@@ -195,7 +195,8 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
     time_.value->setText(days_text(units::to_days(e.totals.time_to_train)));
     time_.detail->setText(band + QStringLiteral("\n") + steps);
   }
-  QString price = e.totals.price_per_gpu ? usd_text(units::to_usd_per_hour(*e.totals.price_per_gpu)) + tr(" per GPU-hour") : QString();
+  const sim::Currency& cur = sc.pricing.currency;  // costs shown in the currency the user priced in
+  QString price = e.totals.price_per_gpu ? money_text(units::to_usd_per_hour(*e.totals.price_per_gpu), cur) + tr(" per GPU-hour") : QString();
   const QString price_source = QString::fromStdString(cl.price_source);
   if (e.totals.price_per_gpu) {
     price += price_source.startsWith(QLatin1String("catalog")) ? tr(" (catalog)") : tr(" (your override)");
@@ -204,12 +205,13 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
   if (g.modelled) {
     const sim::CostBreakdown& c = g.cost;
     const QString terms = QString::fromLatin1(sim::to_string(c.model)).replace(QLatin1Char('_'), QLatin1Char('-'));
-    const QString sticker = e.totals.cost ? tr("sticker %1").arg(usd_text(e.totals.cost->base())) : tr("sticker unknown");
+    const QString sticker = e.totals.cost ? tr("sticker %1").arg(money_text(e.totals.cost->base(), cur)) : tr("sticker unknown");
     if (c.total) {
-      cost_.value->setText(usd_text(c.total->base()));
+      cost_.value->setText(money_text(c.total->base(), cur));
       cost_.detail->setText(tr("total, %1 · band %3\n%2\n%4")
                                 .arg(terms, sticker,
-                                     range(e.uncertainty.total_cost_usd, [](double d) { return usd_text(d); }), price));
+                                     range(e.uncertainty.total_cost_usd, [&cur](double d) { return money_text(d, cur); }),
+                                     price));
     } else {
       cost_.value->setText(tr("unknown"));
       QStringList missing;
@@ -219,8 +221,8 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
                                      sticker, count_text(e.totals.gpu_hours)));
     }
   } else if (e.totals.cost) {
-    cost_.value->setText(usd_text(e.totals.cost->base()));
-    cost_.detail->setText(range(e.uncertainty.cost_usd, [](double d) { return usd_text(d); }) +
+    cost_.value->setText(money_text(e.totals.cost->base(), cur));
+    cost_.detail->setText(range(e.uncertainty.cost_usd, [&cur](double d) { return money_text(d, cur); }) +
                           (e.uncertainty.cost_usd ? tr(" (p10–p90)") : QString()) + QStringLiteral("\n") + price);
   } else {
     cost_.value->setText(tr("unknown"));
@@ -228,7 +230,7 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
                               .arg(count_text(e.totals.gpu_hours)));
   }
   if (auto per = snapshot.usd_per_billion_tokens()) {
-    per_token_.value->setText(usd_text(*per));
+    per_token_.value->setText(money_text(*per, cur));
   } else {
     per_token_.value->setText(tr("unknown"));
   }

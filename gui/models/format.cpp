@@ -4,6 +4,7 @@
 #include <QLocale>
 #include <cmath>
 
+#include "capplan/data/currency.hpp"
 #include "capplan/sim/strategy.hpp"
 
 namespace capplan::gui {
@@ -19,12 +20,16 @@ QString days_text(double days) {
   return QString::number(days, 'f', 1) + QStringLiteral(" days");
 }
 
-QString usd_text(double usd) {
+QString usd_text(double usd) { return money_text(usd, sim::Currency{}); }
+
+QString money_text(double usd, const sim::Currency& currency) {
   if (!std::isfinite(usd)) return QStringLiteral("n/a");
-  if (std::fabs(usd) >= 1e9) return QStringLiteral("$") + QString::number(usd / 1e9, 'f', 2) + QStringLiteral("B");
-  if (std::fabs(usd) >= 1e6) return QStringLiteral("$") + QString::number(usd / 1e6, 'f', 2) + QStringLiteral("M");
-  if (std::fabs(usd) >= 1e3) return QStringLiteral("$") + grouped(usd);
-  return QStringLiteral("$") + QString::number(usd, 'f', 2);
+  const double v = data::from_usd(usd, currency);
+  const QString prefix = QString::fromStdString(data::money_prefix(currency));
+  if (std::fabs(v) >= 1e9) return prefix + QString::number(v / 1e9, 'f', 2) + QStringLiteral("B");
+  if (std::fabs(v) >= 1e6) return prefix + QString::number(v / 1e6, 'f', 2) + QStringLiteral("M");
+  if (std::fabs(v) >= 1e3) return prefix + grouped(v);
+  return prefix + QString::number(v, 'f', 2);
 }
 
 QString usd_text(const std::optional<double>& usd) { return usd ? usd_text(*usd) : QStringLiteral("unknown"); }

@@ -105,11 +105,13 @@ TableSpec<PlanRow> plans_spec() {
            [](const PlanRow& r) -> QVariant { return days_text(units::to_days(sim::plan_time(r.plan->estimate))); },
            [](const PlanRow& r) -> QVariant { return units::to_days(sim::plan_time(r.plan->estimate)); }, kAlignNumber},
           {M::tr("Total cost"),
-           [](const PlanRow& r) -> QVariant { return r.cost ? usd_text(*r.cost) : M::tr("unknown price"); },
-           [](const PlanRow& r) { return usd_or_last(r.cost); }, kAlignNumber},
-          {M::tr("$/B tokens"),
            [](const PlanRow& r) -> QVariant {
-             return r.usd_per_billion_tokens ? usd_text(*r.usd_per_billion_tokens) : QString();
+             return r.cost ? money_text(*r.cost, r.plan->currency) : M::tr("unknown price");
+           },
+           [](const PlanRow& r) { return usd_or_last(r.cost); }, kAlignNumber},
+          {M::tr("Per B tokens"),
+           [](const PlanRow& r) -> QVariant {
+             return r.usd_per_billion_tokens ? money_text(*r.usd_per_billion_tokens, r.plan->currency) : QString();
            },
            [](const PlanRow& r) { return usd_or_last(r.usd_per_billion_tokens); }, kAlignNumber},
           {M::tr("MFU"), [](const PlanRow& r) -> QVariant { return percent_text(r.plan->estimate.step.mfu); },

@@ -263,7 +263,8 @@ std::vector<std::pair<Finding, std::string>> why_cases() {
             "tp 4 pp 1 dp 32"),
        ": aws-p5.48xlarge x 16 nodes (128 GPUs), tp 4 pp 1 dp 32: 142 days"},
       {n(C::why_with_failures, {{"steady_days", 9.876}}), " with failures and checkpoints (9.88 days steady)"},
-      {n(C::why_cost, {{"usd", 3.344e9}}), ", $3.34B"},
+      {with(n(C::why_cost, {{"amount", 3.344e9}}), "unit", "$"), ", $3.34B"},
+      {with(n(C::why_cost, {{"amount", 23.9e6}}), "unit", "CNY "), ", CNY 23.9M"},
       {n(C::why_step, {{"step_s", 12.34}, {"compute", 0.623}}), ". Step 12.3 s: compute 62%"},
       {n(C::why_recompute, {{"share", 0.04}}), " (recompute 4.0%)"},
       {n(C::why_bubble, {{"share", 0.1}}), ", pipeline bubble 10%"},
@@ -427,6 +428,14 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   for (const auto& [f, words] : profile_cases()) all.push_back(f);
   for (const auto& [f, words] : why_cases()) all.push_back(f);
   for (const auto& [f, words] : runner_up_and_unmet_cases()) all.push_back(f);
+  Finding no_rate = sim::text_finding(FindingCode::catalog_price_without_rate, "offering", "a");
+  no_rate.values.push_back({"currency", 0, "CNY", true});
+  all.push_back(no_rate);
+  all.push_back(sim::text_finding(FindingCode::scenario_pricing_not_offered, "instance", "a"));
+  Finding replaced = n(FindingCode::price_replaces_scenario_price, {{"given_usd", 3}, {"file_usd", 3.5}});
+  replaced.values.push_back({"offering", 0, "a", true});
+  replaced.values.push_back({"purchase", 0, "spot", true});
+  all.push_back(replaced);
   all.push_back(sim::note("words"));
   for (const Finding& f : all) {
     const std::string s = render(f);

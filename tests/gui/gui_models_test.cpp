@@ -22,6 +22,7 @@
 #include "capplan/gui/calibration.hpp"
 #include "capplan/gui/estimate_runner.hpp"
 #include "capplan/gui/finding_text.hpp"
+#include "capplan/gui/format.hpp"
 #include "capplan/gui/goodput_model.hpp"
 #include "capplan/gui/plan_runner.hpp"
 #include "capplan/gui/result_models.hpp"
@@ -116,6 +117,15 @@ class GuiModelsTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // Issue 14: money in the currency the user priced in, "$" for US dollars as before.
+  void money_is_labelled_with_its_currency() {
+    const sim::Currency cny{"CNY", 0.14, "2026-12-01"};
+    QCOMPARE(money_text(1.4e6, cny), QStringLiteral("CNY 10.00M"));
+    QCOMPARE(money_text(3.5, cny), QStringLiteral("CNY 25.00"));
+    QCOMPARE(money_text(1.4e6, sim::Currency{}), QStringLiteral("$1.40M"));
+    QCOMPARE(usd_text(45678.0), QStringLiteral("$45,678"));
+  }
+
   void result_models_pass_the_item_model_tester() {
     BreakdownModel breakdown;
     MemoryModel memory;

@@ -560,6 +560,54 @@ TEST(Search, PlansCarryTheFullEstimateOfTheirScenario) {
   EXPECT_EQ(e.memory.total().base(), p.estimate.memory.total().base());
 }
 
+TEST(Search, EachOfferingsPricingTermsApplyToItsOwnPlansOnly) {
+  // Issue 14: the scenario's spot terms belong to its own offering; another offering is on demand
+  // at its own price. Without terms of its own an offering keeps the base scenario's.
+  SearchRequest r = small_request();
+  r.base.pricing.model = PurchaseModel::reserved;  // what offerings without terms of their own get
+  r.base.pricing.reserved.usd_per_gpu_hour = 1.0;
+  r.base.pricing.reserved.term_hours = 1.0;
+  PricingTerms spot;
+  spot.model = PurchaseModel::spot;
+  spot.spot.usd_per_gpu_hour = 0.5;
+  spot.spot.preemptions_per_node_hour = 0.01;
+  spot.currency = Currency{"CNY", 0.14, "2026-12-01"};
+  r.offerings[0].pricing = spot;
+  r.one_plan_per_shape = true;
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  bool saw_spot = false, saw_base = false;
+  for (const Plan& p : result->plans) {
+    const Scenario s = plan_scenario(r, p);
+    EXPECT_EQ(s.pricing.model, p.purchase);
+    EXPECT_EQ(s.pricing.currency, p.currency);
+    const auto& cost = p.estimate.goodput.cost;
+    if (p.offering == 0) {
+      saw_spot = true;
+      EXPECT_EQ(p.purchase, PurchaseModel::spot);
+      EXPECT_EQ(p.currency.code, "CNY");
+      EXPECT_EQ(cost.model, PurchaseModel::spot);
+      ASSERT_TRUE(cost.usd_per_gpu_hour.has_value());
+      EXPECT_EQ(*cost.usd_per_gpu_hour, 0.5);
+      EXPECT_GT(p.estimate.goodput.preemptions_per_node_hour, 0.0);
+    } else {
+      saw_base = true;
+      EXPECT_EQ(p.purchase, PurchaseModel::reserved);
+      EXPECT_TRUE(p.currency.is_usd());
+      ASSERT_TRUE(cost.usd_per_gpu_hour.has_value());
+      EXPECT_EQ(*cost.usd_per_gpu_hour, 1.0);
+      EXPECT_EQ(p.estimate.goodput.preemptions_per_node_hour, 0.0);
+    }
+  }
+  EXPECT_TRUE(saw_spot);
+  EXPECT_TRUE(saw_base);
+  // A rate that cannot convert is an input error naming the offering.
+  r.offerings[0].pricing->currency.usd_per_unit = 0;
+  auto bad = search(r);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().front().where, "search#/offerings/0/pricing/currency");
+}
+
 TEST(Search, PlansAreRankedOnExpectedWallTimeAndTotalCost) {
   // Issue 7: the planner ranks on goodput (expected wall time with interruptions and
   // checkpoints; total cost), not on the steady-state figures. With failures at the default

@@ -73,7 +73,9 @@ Scenario plan_scenario(const SearchRequest& request, const Plan& plan) {
   Scenario s = request.base;
   if (!request.offerings.empty() && plan.offering >= 0 &&
       static_cast<std::size_t>(plan.offering) < request.offerings.size()) {
-    s.cluster = request.offerings[static_cast<std::size_t>(plan.offering)].node;
+    const Offering& o = request.offerings[static_cast<std::size_t>(plan.offering)];
+    s.cluster = o.node;
+    if (o.pricing) s.pricing = *o.pricing;
   }
   s.cluster.gpus = plan.gpus;
   resolve_global_batch(s);  // a batch asked in tokens, for this cluster as the search resolved it
@@ -183,6 +185,8 @@ Plan make_plan(const std::vector<Shape>& shapes, const SearchRequest& req, const
   plan.gpus = sh.scenario.cluster.gpus;
   plan.price_known = sh.scenario.cluster.price_per_gpu.has_value();
   plan.price_source = sh.scenario.cluster.price_source;
+  plan.purchase = sh.scenario.pricing.model;
+  plan.currency = sh.scenario.pricing.currency;
   plan.meets_deadline = sc.meets_deadline;
   plan.meets_budget = sc.meets_budget;
   return plan;
@@ -226,6 +230,10 @@ Diagnostics validate(const SearchRequest& r) {
     if (!(c.gpu.hbm_capacity.base() > 0)) with_text(*err(where + "/gpu", C::search_gpu_without_memory), "gpu", c.gpu.id);
     if (c.price_per_gpu && !(c.price_per_gpu->base() >= 0 && std::isfinite(c.price_per_gpu->base()))) {
       err(where + "/price", C::search_price_negative);
+    }
+    if (const auto& pr = r.offerings[i].pricing;
+        pr && !(pr->currency.usd_per_unit > 0 && std::isfinite(pr->currency.usd_per_unit))) {
+      err(where + "/pricing/currency", "needs a positive rate to US dollars; got " + fixed(pr->currency.usd_per_unit, 6));
     }
   }
   if (r.base.training.global_batch < 1 && !(r.base.training.global_batch_tokens > 0)) {
@@ -279,6 +287,7 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
       sh.scenario = req.base;
       sh.scenario.cluster = o.node;
       sh.scenario.cluster.gpus = static_cast<int>(gpus);
+      if (o.pricing) sh.scenario.pricing = *o.pricing;
       // A property of the user's fleet, not of the offering: it applies to every shape.
       sh.scenario.cluster.gpu_speed_spread = req.base.cluster.gpu_speed_spread;
       // A batch asked in tokens becomes sequences that this shape's data parallelism can use.

@@ -7,6 +7,7 @@
 
 #include "capplan/sim/framework.hpp"
 #include "capplan/sim/hardware.hpp"
+#include "capplan/sim/pricing.hpp"
 #include "capplan/sim/result.hpp"
 #include "capplan/sim/workload.hpp"
 
@@ -29,13 +30,20 @@ struct InstancePrice {
   std::string type;    // "on-demand", ...
   std::string region;  // empty = not given
   std::string date;    // empty = not given
-  std::string currency;
+  std::string currency;                // ISO 4217 code the price figures are in (checked at load)
+  std::optional<double> usd_per_unit;  // its rate to US dollars; needed for a non-USD price
   std::vector<std::string> sources;
   std::string confidence;
   std::string notes;
 
-  // Per-GPU hourly price derived from whichever figure the source gives; empty when unknown.
+  // Per-GPU hourly price derived from whichever figure the source gives, in `currency`; empty
+  // when unknown. (The usd_ field names are the catalog's; the figures are in `currency`.)
   std::optional<double> per_gpu_hour(int gpus_per_node) const;
+  // The same in US dollars; empty when unknown, or when the price is not in USD and the catalog
+  // gives no usd_per_unit (such a price is never used, nor shown, as dollars).
+  std::optional<double> per_gpu_hour_usd(int gpus_per_node) const;
+  // The currency as sim/ carries it: code, rate (0 when a non-USD price has none) and the price date.
+  sim::Currency money() const;
 };
 
 struct InstanceEntry {

@@ -32,17 +32,29 @@ struct OfferingFilter {
 struct OfferingList {
   std::vector<sim::Offering> offerings;  // catalog order
   std::vector<std::string> notes;        // anything the filters or overrides changed that a user should know
+  std::vector<sim::Finding> findings;    // the same, as findings (catalog prices that cannot be compared)
 };
 
-// Offerings for the instances that pass `filter`, each with the catalog's price (its type, region
-// and date in price_source) or, for ids in `prices` (USD per GPU-hour), that price instead
-// ("user"). `inter_node_gbps_per_gpu`, when given, replaces the catalog's network figure (and
+// Offerings for the instances that pass `filter`, each with the catalog's price in US dollars (its
+// type, region and date in price_source) or, for ids in `prices` (USD per GPU-hour), that price
+// instead ("user"). A catalog price in another currency is converted at its usd_per_unit and the
+// offering carries that currency (its pricing); without a rate the price is unknown and a
+// catalog_price_without_rate finding says so. `inter_node_gbps_per_gpu`, when given, replaces the catalog's network figure (and
 // fills it where the catalog has none; without it such instances are offered for one node only).
 // Errors name the flag: unknown GPU ids and providers ("--gpu"), price ids that are not catalog
 // instances ("--price"), and a filter that leaves nothing ("--instances").
 Result<OfferingList> offerings_from_catalog(const Catalogs& catalogs, const OfferingFilter& filter,
                                             const std::map<std::string, double>& prices = {},
                                             std::optional<double> inter_node_gbps_per_gpu = std::nullopt);
+
+// The scenario's own pricing in a search over catalog offerings: its instance (when offered) gets
+// the scenario's purchase terms and currency, and its price unless `prices` (the --price flag)
+// names that instance; every other offering without terms of its own is on demand at its catalog
+// price. `pricing_given`: the file had a pricing section. Returns what the user should know: the
+// own instance not offered (scenario_pricing_not_offered), a given price replacing the file's
+// (price_replaces_scenario_price).
+std::vector<sim::Finding> apply_scenario_pricing(std::vector<sim::Offering>& offerings, const sim::Scenario& scenario,
+                                                 bool pricing_given, const std::map<std::string, double>& prices = {});
 
 // Parses "id=usd_per_gpu_hour" (the --price flag). Errors name the flag and the text.
 Result<std::pair<std::string, double>> parse_price_override(std::string_view text);

@@ -159,6 +159,10 @@ enum class FindingCode : std::uint8_t {
   unmet_both_cost,              // cost_usd
   unmet_both_unknown_price,     //
   unmet_closest_plan,           // shape, layout (text)
+  // The planner's offerings (data/search_io: catalog prices, the scenario's own pricing).
+  catalog_price_without_rate,    // offering, currency (text): a catalog price not in USD, no rate: unknown
+  scenario_pricing_not_offered,  // instance (text): the scenario's pricing has no offering to apply to
+  price_replaces_scenario_price, // offering, purchase (text), given_usd, file_usd: per GPU-hour
   // Words from data/ or a front end (profile coverage, error bands), carried with the estimate.
   note,  // text
 };

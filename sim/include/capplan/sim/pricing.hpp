@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The scenario's `pricing` section: the purchase model and its terms (on demand, spot, reserved,
-// on premises).
+// on premises), and the currency the user's prices are written in.
 #pragma once
 #include <optional>
 #include <string>
@@ -13,6 +13,18 @@ std::optional<PurchaseModel> purchase_model_from_string(const std::string& s);
 
 // Uptime Institute Global Data Center Survey 2023: average annual PUE 1.58.
 inline constexpr double kDefaultPue = 1.58;
+
+// The currency prices are written in and its rate to US dollars. sim/ computes every amount in US
+// dollars (units::Usd, the `usd_` fields below): data/ converts the user's prices when it reads
+// them and converts amounts back to show them, so plans priced in different currencies are
+// compared (and ranked) in US dollars.
+struct Currency {
+  std::string code = "USD";   // ISO 4217
+  double usd_per_unit = 1.0;  // US dollars for one unit of `code` (1 for USD)
+  std::string rate_date;      // when the rate was read, YYYY-MM-DD; empty when not given
+  bool is_usd() const { return code == "USD"; }
+  bool operator==(const Currency&) const = default;
+};
 
 struct SpotTerms {
   std::optional<double> usd_per_gpu_hour;
@@ -43,6 +55,7 @@ struct PricingTerms {
   SpotTerms spot;
   ReservedTerms reserved;
   OnPremTerms on_prem;
+  Currency currency;  // what the user's prices were written in (amounts here are already US dollars)
 };
 
 }  // namespace capplan::sim

@@ -12,6 +12,7 @@
 #include "capplan/sim/estimate.hpp"
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/op_cost.hpp"
+#include "capplan/sim/pricing.hpp"
 #include "capplan/sim/result.hpp"
 #include "capplan/sim/units.hpp"
 
@@ -28,6 +29,10 @@ struct Offering {
   std::string region;       // region of the price; may be empty
   std::string price_type;   // "on-demand", "spot", "reserved", "capacity-block", "user", ...
   Cluster node;
+  // The purchase terms and currency of this offering's price; empty: the base scenario's. A
+  // scenario's own terms (spot price, preemptions, commitment) belong to its own instance: give
+  // other offerings their own (default terms: on demand at node.price_per_gpu).
+  std::optional<PricingTerms> pricing;
 };
 
 enum class Objective {
@@ -96,6 +101,8 @@ struct Plan {
   bool meets_deadline = true;  // true when no deadline was given
   bool meets_budget = true;    // true when no budget was given; false when the price is unknown
   std::string price_source;
+  PurchaseModel purchase = PurchaseModel::on_demand;  // the terms the plan's cost is under
+  Currency currency;  // its price's currency (the cost itself is in US dollars, as ranked)
 };
 
 // Why no plan met the constraints. The planner returns structure only; data/plan_text.hpp
@@ -178,7 +185,8 @@ using ProgressCallback = std::function<bool(const SearchProgress&)>;
 // order, each passing check_layout: the same space estimate() searches for "auto".
 std::vector<Parallelism> candidate_layouts(const Scenario& s, LayoutSpace space = LayoutSpace::standard);
 
-// The scenario a plan was estimated for: the base with the plan's offering and node count.
+// The scenario a plan was estimated for: the base with the plan's offering (its cluster and, when
+// it has them, its pricing terms) and node count.
 Scenario plan_scenario(const SearchRequest& request, const Plan& plan);
 
 // Validates the request (errors name the field: "search#/node_counts/2: must be >= 1; got 0"),

@@ -8,6 +8,7 @@
 
 namespace capplan::sim {
 struct Parallelism;
+struct Currency;
 }
 
 namespace capplan::gui {
@@ -15,6 +16,9 @@ namespace capplan::gui {
 QString days_text(double days);                 // "31.4 days", "1,234 days"
 QString usd_text(double usd);                   // "$1.23M", "$45,678", "$12.50"
 QString usd_text(const std::optional<double>& usd);  // "unknown" when empty
+// A US-dollar amount in the currency the user priced in: usd_text's form with "$" for USD and the
+// ISO code otherwise ("CNY 1.23M"), as the CLI writes it (README "Currencies").
+QString money_text(double usd, const sim::Currency& currency);
 QString seconds_text(double seconds);           // "850 ms", "12.3 s", "45.0 us"
 QString hours_text(double seconds);             // "5.25 h" from an hour up, else seconds_text; "never" if infinite
 QString gib_text(double bytes);                 // "61.2 GiB"
