@@ -176,12 +176,18 @@ std::string storage_table(const data::Catalogs& c) {
   std::vector<std::vector<std::string>> rows;
   auto gbs = [](const std::optional<double>& v) { return v ? fixed(*v, *v < 10 ? 3 : 1) : std::string("-"); };
   for (const auto& t : c.storage) {
+    // Per TiB: one figure for both directions, or write/read where they differ (CPFS).
+    const std::string per_tib = t.write_gb_per_s_per_tib || t.read_gb_per_s_per_tib
+                                    ? gbs(t.write_gb_per_s_per_tib) + "/" + gbs(t.read_gb_per_s_per_tib)
+                                    : gbs(t.gb_per_s_per_tib);
     rows.push_back({t.id, t.kind, gbs(t.write_gb_per_s), gbs(t.read_gb_per_s), gbs(t.write_gb_per_s_per_node),
-                    gbs(t.gb_per_s_per_tib), t.usd_per_gb_month ? fixed(*t.usd_per_gb_month, 4) : std::string("-")});
+                    per_tib, t.usd_per_gb_month ? fixed(*t.usd_per_gb_month, 4) : std::string("-")});
   }
+  const data::StorageEntry* d = c.default_storage();
   return render_table({"id", "kind", "write GB/s", "read GB/s", "per node", "per TiB", "USD/GB-month"}, rows,
                       {false, false, true, true, true, true, true}) +
-         "\n'-' = not published: give the figure in the scenario's storage section.\n";
+         "\n'-' = not published: give the figure in the scenario's storage section.\n" +
+         (d ? "Without a storage section, '" + d->id + "' is assumed (the catalog's default tier).\n" : std::string());
 }
 
 json storage_json(const data::Catalogs& c) {
@@ -197,6 +203,11 @@ json storage_json(const data::Catalogs& c) {
         {"write_GBps_per_node", optional_number(t.write_gb_per_s_per_node)},
         {"read_GBps_per_node", optional_number(t.read_gb_per_s_per_node)},
         {"GBps_per_TiB", optional_number(t.gb_per_s_per_tib)},
+        {"write_GBps_per_TiB", optional_number(t.write_gb_per_s_per_tib)},
+        {"read_GBps_per_TiB", optional_number(t.read_gb_per_s_per_tib)},
+        {"max_write_GBps", optional_number(t.max_write_gb_per_s)},
+        {"max_read_GBps", optional_number(t.max_read_gb_per_s)},
+        {"default", t.is_default},
         {"usd_per_GB_month", optional_number(t.usd_per_gb_month)},
         {"region", text_or_null(t.region)},
         {"date", t.date},

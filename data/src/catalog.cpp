@@ -517,6 +517,12 @@ constexpr Field<StorageEntry> kStorageFields[] = {
     CAPPLAN_STORAGE_BW("write_GBps_per_node", write_gb_per_s_per_node, "write bandwidth of one node, GB/s"),
     CAPPLAN_STORAGE_BW("read_GBps_per_node", read_gb_per_s_per_node, "read bandwidth of one node, GB/s"),
     CAPPLAN_STORAGE_BW("GBps_per_TiB", gb_per_s_per_tib, "throughput per TiB provisioned, GB/s"),
+    CAPPLAN_STORAGE_BW("write_GBps_per_TiB", write_gb_per_s_per_tib, "write throughput per TiB provisioned, GB/s"),
+    CAPPLAN_STORAGE_BW("read_GBps_per_TiB", read_gb_per_s_per_tib, "read throughput per TiB provisioned, GB/s"),
+    CAPPLAN_STORAGE_BW("max_write_GBps", max_write_gb_per_s, "cap on the per-TiB write throughput, GB/s"),
+    CAPPLAN_STORAGE_BW("max_read_GBps", max_read_gb_per_s, "cap on the per-TiB read throughput, GB/s"),
+    {"default", Kind::boolean, Need::optional, false, {}, "the tier assumed when a scenario gives no storage",
+     detail::store<&StorageEntry::is_default>},
     {"usd_per_GB_month", Kind::number, Need::optional, true, {0, 1e3, false}, "price per decimal GB-month, USD",
      detail::store<&StorageEntry::usd_per_gb_month>},
     {"region", Kind::string, Need::optional, true, {}, "region the price applies to",
@@ -818,6 +824,11 @@ const InstanceEntry* Catalogs::find_instance(std::string_view id) const {
   auto it = std::find_if(instances.begin(), instances.end(), [&](const InstanceEntry& e) { return e.id == id; });
   return it == instances.end() ? nullptr : &*it;
 }
+const StorageEntry* Catalogs::default_storage() const {
+  auto it = std::find_if(storage.begin(), storage.end(), [](const StorageEntry& e) { return e.is_default; });
+  return it == storage.end() ? nullptr : &*it;
+}
+
 const StorageEntry* Catalogs::find_storage(std::string_view id) const {
   auto it = std::find_if(storage.begin(), storage.end(), [&](const StorageEntry& e) { return e.id == id; });
   return it == storage.end() ? nullptr : &*it;
@@ -926,12 +937,38 @@ Result<Catalogs> load_catalogs(const std::filesystem::path& dir) {
         [](const json& j, const std::string& p, Reader& r) {
           StorageEntry e;
           detail::read_fields<StorageEntry>(j, p, kStorageFields, e, r);
-          if (e.gb_per_s_per_tib && (e.write_gb_per_s || e.read_gb_per_s)) {
-            r.error(detail::child(p, "GBps_per_TiB"), "give either GBps_per_TiB or write_GBps/read_GBps, not both");
+          const bool per_tib = e.gb_per_s_per_tib || e.write_gb_per_s_per_tib || e.read_gb_per_s_per_tib;
+          if (per_tib && (e.write_gb_per_s || e.read_gb_per_s)) {
+            r.error(detail::child(p, "GBps_per_TiB"),
+                    "give either a per-TiB throughput (GBps_per_TiB, write_/read_GBps_per_TiB) or write_GBps/"
+                    "read_GBps, not both");
+          }
+          if (e.gb_per_s_per_tib && (e.write_gb_per_s_per_tib || e.read_gb_per_s_per_tib)) {
+            r.error(detail::child(p, "GBps_per_TiB"),
+                    "give either GBps_per_TiB or write_GBps_per_TiB/read_GBps_per_TiB, not both");
+          }
+          if (!per_tib && (e.max_write_gb_per_s || e.max_read_gb_per_s)) {
+            r.error(detail::child(p, e.max_write_gb_per_s ? "max_write_GBps" : "max_read_GBps"),
+                    "caps a per-TiB throughput: give write_/read_GBps_per_TiB or GBps_per_TiB");
+          }
+          if (e.is_default && !e.write_gb_per_s && !e.write_gb_per_s_per_node) {
+            r.error(detail::child(p, "default"),
+                    "the default tier needs write_GBps or write_GBps_per_node (a bandwidth that needs no capacity)");
           }
           return e;
         },
         [](const StorageEntry& e) -> const std::string& { return e.id; });
+    // Across records: one default tier at most.
+    Reader r("storage.json", diags);
+    bool seen = false;
+    for (std::size_t i = 0; i < c.storage.size(); ++i) {
+      if (!c.storage[i].is_default) continue;
+      if (seen) {
+        r.error(detail::child(detail::child("/tiers", i), "default"),
+                "a second default tier ('" + c.storage[i].id + "'): at most one tier may be the default");
+      }
+      seen = true;
+    }
   }
 
   // Framework recipes (optional file: without it, only the kernel styles megatron and pytorch).

@@ -180,6 +180,9 @@ void goodput_to_json(json& out, const sim::Estimate& e, const sim::Currency& cur
       {"checkpoint_interval_s", number(g.checkpoint_interval.base())},
       {"checkpoint_interval_source",
        g.interval_given ? "scenario" : (g.expected_interruptions == 0.0 ? "no_interruptions" : "daly")},
+      {"checkpoint_interval_rule", sim::to_string(g.interval_rule)},
+      {"daly_interval_s", std::isfinite(g.daly_interval.base()) ? number(g.daly_interval.base()) : json(nullptr)},
+      {"min_checkpoint_interval_s", number(g.min_interval.base())},
       {"young_interval_s", number(g.young_interval.base())},
       {"checkpoint_write_s", number(g.checkpoint_write.base())},
       {"checkpoint_stall_s", number(g.checkpoint_stall.base())},
@@ -514,11 +517,18 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
     row("checkpoint", si(g.checkpoint.total.base()) + "B total, " + si(g.checkpoint.per_rank_max.base()) +
                           "B per rank (" + grouped(static_cast<double>(g.checkpoint.writers)) + " writers), " +
                           sim::to_string(g.mode));
-    row("  every", seconds_text(g.checkpoint_interval.base()) +
-                       (g.interval_given                        ? " (given)"
-                        : g.expected_interruptions == 0.0 ? " (no interruptions: once, at the end)"
-                                                                : " (Daly optimum)") +
-                       "; Young " + seconds_text(g.young_interval.base()));
+    std::string why;
+    switch (g.interval_rule) {
+      case sim::IntervalRule::scenario: why = " (given)"; break;
+      case sim::IntervalRule::end_only: why = " (no interruptions: once, at the end)"; break;
+      case sim::IntervalRule::daly: why = " (Daly optimum)"; break;
+      case sim::IntervalRule::minimum:
+        why = " (the minimum interval; Daly optimum " + seconds_text(g.daly_interval.base()) + ")";
+        break;
+      case sim::IntervalRule::step: why = " (one step)"; break;
+      case sim::IntervalRule::persist: why = " (time to persist one checkpoint)"; break;
+    }
+    row("  every", seconds_text(g.checkpoint_interval.base()) + why + "; Young " + seconds_text(g.young_interval.base()));
     row("  write / stall", seconds_text(g.checkpoint_write.base()) + " / " + seconds_text(g.checkpoint_stall.base()));
     row("restart", seconds_text(g.restart.base()) + " each (load " + seconds_text(g.checkpoint_read.base()) + ")");
     const double wall = g.wall.base();

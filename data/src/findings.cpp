@@ -131,6 +131,10 @@ constexpr Template kTemplates[] = {
      "no storage tier given: checkpoints and data assumed to move at the node's network bandwidth "
       "({node_gb_per_s:1} GB/s per node), an optimistic bound; give storage.tier or storage.write_gb_per_s / "
       "storage.read_gb_per_s (storage cost not included)"},
+    {FindingCode::storage_tier_assumed,
+     "no storage tier given: assumed the catalog's default tier '{tier}' ({write_gb_per_s:1} GB/s write, "
+      "{read_gb_per_s:1} GB/s read for the whole cluster), a conservative shared-file-system figure; give "
+      "storage.tier or storage.write_gb_per_s / storage.read_gb_per_s (storage cost not included)"},
     {FindingCode::data_loading_bound,
      "data loading is the bottleneck ({bound}): it needs {gb_per_s:2} GB/s ({bytes_per_token:1} "
       "bytes/token); training slows by x{slowdown:2}"},
@@ -144,6 +148,13 @@ constexpr Template kTemplates[] = {
     {FindingCode::checkpoint_interval_below_persist,
      "{field} ({given_s:1} s) is shorter than the time to persist a checkpoint ({floor_s:1} s): using "
       "{floor_s:1} s"},
+    {FindingCode::checkpoint_every_few_steps,
+     "a checkpoint every {steps:1} steps ({interval_s:0} s) is more often than runs checkpoint (fewer than "
+      "{min_steps:0} steps apart): the storage, interruption or interval inputs are likely off; check {field}"},
+    {FindingCode::checkpoint_stalls_dominate,
+     "checkpoint stalls take {stall_pct:1}% of the time between checkpoints (over {max_pct:0}%, more than "
+      "runs accept): the storage is too slow for this checkpoint size and interruption rate; give a faster "
+      "{field} or use async checkpoints"},
     {FindingCode::restart_overhead_assumed,
      "restart overhead (relaunch + initialisation) assumed {restart_s:0} s before the checkpoint load; "
       "measure yours and give {field}"},

@@ -175,9 +175,14 @@ constexpr detail::Field<sim::ReliabilitySpec> kReliabilityFields[] = {
        r.hot_spare_nodes = static_cast<int>(num_of(v));
      }},
     {"checkpoint_interval_s", detail::Kind::number, detail::Need::optional, true, {0, 1e9, true},
-     "compute seconds between checkpoints (default: the Daly optimum)",
+     "compute seconds between checkpoints (default: the Daly optimum, at least min_checkpoint_interval_s)",
      [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
        r.checkpoint_interval = units::seconds(num_of(v));
+     }},
+    {"min_checkpoint_interval_s", detail::Kind::number, detail::Need::optional, false, {0, 1e9, false},
+     "shortest interval the Daly optimum may give, compute seconds (default 900: 15 min; 0 = none)",
+     [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
+       r.min_checkpoint_interval = units::seconds(num_of(v));
      }},
     {"checkpoint", detail::Kind::string, detail::Need::optional, false, {}, "sync or async",
      [](sim::ReliabilitySpec& r, const json& v, Reader& rd, const std::string& p) {
@@ -319,7 +324,11 @@ class ScenarioParser {
     if (const json* v = find(j, "reliability")) {
       detail::read_fields<sim::ReliabilitySpec>(*v, "/reliability", kReliabilityFields, out_.scenario.reliability, r_);
     }
-    if (const json* v = find(j, "storage")) parse_storage(*v);
+    if (const json* v = find(j, "storage")) {
+      parse_storage(*v);
+    } else {
+      default_storage();
+    }
     if (const json* v = find(j, "data")) {
       detail::read_fields<sim::DataLoadingSpec>(*v, "/data", kDataFields, out_.scenario.data, r_);
     }
@@ -1124,16 +1133,43 @@ class ScenarioParser {
     set(t.read.aggregate, e->read_gb_per_s);
     set(t.write.per_node, e->write_gb_per_s_per_node);
     set(t.read.per_node, e->read_gb_per_s_per_node);
-    if (e->gb_per_s_per_tib) {
+    // Throughput that scales with the provisioned capacity, per direction, up to the tier's cap.
+    const std::optional<double> write_per_tib = e->write_gb_per_s_per_tib ? e->write_gb_per_s_per_tib : e->gb_per_s_per_tib;
+    const std::optional<double> read_per_tib = e->read_gb_per_s_per_tib ? e->read_gb_per_s_per_tib : e->gb_per_s_per_tib;
+    if (write_per_tib || read_per_tib) {
       if (d != nullptr && d->capacity_tib) {
-        t.write.aggregate = units::gb_per_s(*e->gb_per_s_per_tib * *d->capacity_tib);
-        t.read.aggregate = t.write.aggregate;
+        auto scaled = [&](units::BytesPerSecond& bw, std::optional<double> per_tib, std::optional<double> cap) {
+          if (!per_tib) return;
+          const double gbs = *per_tib * *d->capacity_tib;
+          bw = units::gb_per_s(cap ? std::min(gbs, *cap) : gbs);
+        };
+        scaled(t.write.aggregate, write_per_tib, e->max_write_gb_per_s);
+        scaled(t.read.aggregate, read_per_tib, e->max_read_gb_per_s);
       } else if (d != nullptr && !(d->write && d->read)) {
         r_.error("/storage/capacity_tib", "required with tier '" + id + "' (its throughput is " +
-                                              fmt(*e->gb_per_s_per_tib) + " GB/s per TiB provisioned) is missing");
+                                              fmt(write_per_tib.value_or(*read_per_tib)) +
+                                              " GB/s per TiB provisioned) is missing");
       }
     }
     return t;
+  }
+
+  // Reads default to the write figures when only writes are known (and the other way round).
+  static void fill_missing_direction(sim::StorageTier& t) {
+    if (!t.read.known()) t.read = t.write;
+    if (!t.write.known()) t.write = t.read;
+  }
+
+  // No storage section: the catalog's default tier (storage.json, "default": true), marked assumed
+  // so the estimate says so; none in the catalog leaves the network stand-in to sim.
+  void default_storage() {
+    const StorageEntry* e = cat_.default_storage();
+    if (e == nullptr) return;
+    auto t = storage_tier(e->id, "/storage/tier", nullptr);
+    if (!t) return;
+    fill_missing_direction(*t);
+    out_.scenario.storage.tier = *t;
+    out_.scenario.storage.assumed = true;
   }
 
   void parse_storage(const json& j) {
@@ -1161,9 +1197,7 @@ class ScenarioParser {
     if (d.read_node) spec.tier.read.per_node = units::gb_per_s(*d.read_node);
     if (d.local) spec.tier.local = *d.local;
     if (d.usd_per_gb_month) spec.tier.usd_per_gb_month = d.usd_per_gb_month;
-    // Reads default to the write figures when only writes are known (and the other way round).
-    if (!spec.tier.read.known()) spec.tier.read = spec.tier.write;
-    if (!spec.tier.write.known()) spec.tier.write = spec.tier.read;
+    fill_missing_direction(spec.tier);
     if (d.upload_tier) {
       if (!spec.tier.local) {
         r_.error(child(p, "upload_tier"), "only used with a node-local tier (local: true or a local_nvme tier); got " +

@@ -43,9 +43,17 @@ void GoodputModel::set_snapshot(const EstimateSnapshot& snapshot) {
                                  : QString())});
     rows.push_back({"mtbi", tr("Mean time between interruptions"), hours_text(mtbi),
                     std::isfinite(mtbi) ? mtbi : 0.0, tr("whole cluster")});
-    const QString how = g.interval_given                  ? tr("given (reliability)")
-                        : g.expected_interruptions == 0.0 ? tr("no interruptions: once, at the end")
-                                                          : tr("Daly optimum");
+    QString how;
+    switch (g.interval_rule) {
+      case sim::IntervalRule::scenario: how = tr("given (reliability)"); break;
+      case sim::IntervalRule::end_only: how = tr("no interruptions: once, at the end"); break;
+      case sim::IntervalRule::daly: how = tr("Daly optimum"); break;
+      case sim::IntervalRule::minimum:
+        how = tr("the minimum interval; Daly optimum %1").arg(hours_text(g.daly_interval.base()));
+        break;
+      case sim::IntervalRule::step: how = tr("one step"); break;
+      case sim::IntervalRule::persist: how = tr("time to persist one checkpoint"); break;
+    }
     rows.push_back({"checkpoint_interval", tr("Checkpoint interval"), hours_text(g.checkpoint_interval.base()),
                     g.checkpoint_interval.base(),
                     tr("%1; Young %2").arg(how, hours_text(g.young_interval.base()))});

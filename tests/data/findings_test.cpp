@@ -403,6 +403,8 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
       n(FindingCode::spot_preemptions_unknown, {}),
       n(FindingCode::checkpoint_interval_below_step, {{"given_s", 1}, {"floor_s", 2}}),
       n(FindingCode::checkpoint_interval_below_persist, {{"given_s", 1}, {"floor_s", 2}}),
+      n(FindingCode::checkpoint_every_few_steps, {{"interval_s", 11}, {"steps", 1.8}, {"min_steps", 10}}),
+      n(FindingCode::checkpoint_stalls_dominate, {{"stall_pct", 12}, {"max_pct", 10}}),
       n(FindingCode::restart_overhead_assumed, {{"restart_s", 600}}),
       n(FindingCode::interruptions_unbounded, {{"mtbi_h", 0.5}}),
       n(FindingCode::recovery_dominates, {{"mtbi_h", 2}}),
@@ -415,6 +417,9 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   Finding bound = n(FindingCode::data_loading_bound, {{"gb_per_s", 3}, {"bytes_per_token", 4}, {"slowdown", 1.5}});
   bound.values.push_back({"bound", 0, "storage", true});
   all.push_back(bound);
+  Finding assumed = n(FindingCode::storage_tier_assumed, {{"write_gb_per_s", 57.5}, {"read_gb_per_s", 57.5}});
+  assumed.values.push_back({"tier", 0, "idris-jean-zay-gpfs", true});
+  all.push_back(assumed);
   Finding tier = sim::text_finding(FindingCode::local_tier_without_upload, "tier", "nvme");
   all.push_back(tier);
   all.push_back(sim::text_finding(FindingCode::offering_network_unknown, "offering", "a"));

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "capplan/data/catalog.hpp"
+#include "capplan/data/cost_model.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "test_support.hpp"
 
@@ -49,6 +50,89 @@ TEST(StorageCatalog, ShippedTiersLoadWithSources) {
   EXPECT_EQ(tectonic->write_gb_per_s, 2000.0);  // Llama 3 paper Sec. 3.3.1: 2 TB/s sustained
 }
 
+TEST(StorageCatalog, DefaultTierIsTheSourcedSharedFileSystemFigure) {
+  const StorageEntry* d = shipped().default_storage();
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->id, "idris-jean-zay-gpfs");
+  EXPECT_EQ(d->kind, "parallel_fs");
+  // BLOOM-176B: a 2.3 TB checkpoint written in about 40 s = 57.5 GB/s.
+  EXPECT_DOUBLE_EQ(*d->write_gb_per_s, 2.3e12 / 40 / 1e9);
+  EXPECT_FALSE(d->sources.empty());
+  // Conservative: slower than every other tier with a published aggregate write figure.
+  for (const auto& t : shipped().storage) {
+    if (t.write_gb_per_s && t.id != d->id && t.kind == "parallel_fs") {
+      EXPECT_GT(*t.write_gb_per_s, *d->write_gb_per_s) << t.id;
+    }
+  }
+}
+
+TEST(StorageCatalog, TencentAndAlibabaTiersCarryPublishedFiguresOrNone) {
+  for (const char* id : {"tencent-cfs-turbo-standard", "tencent-cfs-turbo-performance", "tencent-goosefs",
+                         "tencent-cos-standard", "alibaba-cpfs-lingjun-400", "alibaba-oss-standard-shanghai"}) {
+    const StorageEntry* t = shipped().find_storage(id);
+    ASSERT_NE(t, nullptr) << id;
+    EXPECT_FALSE(t->sources.empty()) << id;
+    EXPECT_FALSE(t->date.empty()) << id;
+    EXPECT_FALSE(t->is_default) << id;
+    EXPECT_FALSE(t->usd_per_gb_month.has_value()) << id << ": no price was read from a published page";
+  }
+  // Tencent publishes no throughput per TiB or per account for these: unknown stays unknown.
+  for (const char* id : {"tencent-cfs-turbo-standard", "tencent-cfs-turbo-performance", "tencent-goosefs",
+                         "tencent-cos-standard"}) {
+    const StorageEntry* t = shipped().find_storage(id);
+    EXPECT_FALSE(t->write_gb_per_s || t->read_gb_per_s || t->gb_per_s_per_tib || t->write_gb_per_s_per_tib) << id;
+    EXPECT_EQ(t->provider, "tencent");
+    EXPECT_EQ(t->currency, "CNY");
+  }
+  // CPFS for Lingjun: read min{400 MB/s x TiB, 400 GB/s}, write min{200 MB/s x TiB, 200 GB/s}, 25 GB/s a client.
+  const StorageEntry* cpfs = shipped().find_storage("alibaba-cpfs-lingjun-400");
+  EXPECT_DOUBLE_EQ(*cpfs->write_gb_per_s_per_tib, 0.2);
+  EXPECT_DOUBLE_EQ(*cpfs->read_gb_per_s_per_tib, 0.4);
+  EXPECT_DOUBLE_EQ(*cpfs->max_write_gb_per_s, 200);
+  EXPECT_DOUBLE_EQ(*cpfs->max_read_gb_per_s, 400);
+  EXPECT_DOUBLE_EQ(*cpfs->write_gb_per_s_per_node, 25);
+  // OSS, one account in China (Shanghai): 20 Gbit/s up, 100 Gbit/s down.
+  const StorageEntry* oss = shipped().find_storage("alibaba-oss-standard-shanghai");
+  EXPECT_DOUBLE_EQ(*oss->write_gb_per_s, 20.0 / 8);
+  EXPECT_DOUBLE_EQ(*oss->read_gb_per_s, 100.0 / 8);
+}
+
+// A storage.json of `tiers` beside the shipped GPUs, instances and models.
+Result<Catalogs> with_tiers(const json& tiers) {
+  auto dir = test::catalogs_with("gpus.json", [](json&) {});
+  test::write_file(dir / "storage.json", json{{"schema", 1}, {"tiers", tiers}}.dump());
+  return load_catalogs(dir);
+}
+
+json tier(const char* id, json fields) {
+  json t{{"id", id}, {"provider", "x"}, {"name", "X"}, {"kind", "parallel_fs"}, {"date", "2026-11-30"},
+         {"currency", "USD"}, {"source", {"test"}}, {"confidence", "low"}};
+  t.merge_patch(fields);
+  return t;
+}
+
+TEST(StorageCatalog, AtMostOneDefaultTierWithACapacityFreeBandwidth) {
+  auto two = with_tiers(json::array({tier("x-a", {{"default", true}, {"write_GBps", 10}}),
+                                     tier("x-b", {{"default", true}, {"write_GBps", 20}})}));
+  ASSERT_FALSE(two.has_value());
+  EXPECT_NE(to_string(two.error()).find("storage.json#/tiers/1/default: a second default tier ('x-b')"),
+            std::string::npos)
+      << to_string(two.error());
+  auto per_tib = with_tiers(json::array({tier("x-a", {{"default", true}, {"GBps_per_TiB", 0.25}})}));
+  ASSERT_FALSE(per_tib.has_value());
+  EXPECT_NE(to_string(per_tib.error()).find("storage.json#/tiers/0/default: the default tier needs write_GBps"),
+            std::string::npos)
+      << to_string(per_tib.error());
+  auto cap_alone = with_tiers(json::array({tier("x-a", {{"write_GBps", 10}, {"max_write_GBps", 20}})}));
+  ASSERT_FALSE(cap_alone.has_value());
+  EXPECT_NE(to_string(cap_alone.error()).find("tiers/0/max_write_GBps: caps a per-TiB throughput"), std::string::npos)
+      << to_string(cap_alone.error());
+  auto one = with_tiers(
+      json::array({tier("x-a", {{"default", true}, {"write_GBps", 10}}), tier("x-b", {{"write_GBps", 20}})}));
+  ASSERT_TRUE(one.has_value()) << to_string(one.error());
+  EXPECT_EQ(one->default_storage()->id, "x-a");
+}
+
 TEST(StorageCatalog, RejectsZeroBandwidthAndUnknownKind) {
   auto dir = test::catalogs_with("gpus.json", [](json&) {});
   test::write_file(dir / "storage.json", json{{"schema", 1},
@@ -77,7 +161,14 @@ TEST(ReliabilitySection, DefaultsAreTheLlama3RateAndSyncCheckpoints) {
   EXPECT_DOUBLE_EQ(rel.interruptions_per_gpu_hour, 466.0 / (16384.0 * 54 * 24));
   EXPECT_EQ(rel.checkpoint_mode, sim::CheckpointMode::sync);
   EXPECT_FALSE(rel.checkpoint_interval.has_value());
+  EXPECT_DOUBLE_EQ(rel.min_checkpoint_interval.base(), sim::kDefaultMinCheckpointIntervalS);
   EXPECT_FALSE(r->scenario.storage.given);
+}
+
+TEST(ReliabilitySection, MinimumIntervalOfZeroIsAllowed) {
+  auto r = parse_with({{"reliability", {{"min_checkpoint_interval_s", 0}}}});
+  ASSERT_TRUE(r) << first_error(r);
+  EXPECT_DOUBLE_EQ(r->scenario.reliability.min_checkpoint_interval.base(), 0);
 }
 
 TEST(ReliabilitySection, EveryFieldIsRead) {
@@ -87,6 +178,7 @@ TEST(ReliabilitySection, EveryFieldIsRead) {
                          {"node_replacement_s", 1200},
                          {"hot_spares", 2},
                          {"checkpoint_interval_s", 1800},
+                         {"min_checkpoint_interval_s", 1200},
                          {"checkpoint", "async"},
                          {"checkpoints_kept", 3}}}});
   ASSERT_TRUE(r) << first_error(r);
@@ -97,6 +189,7 @@ TEST(ReliabilitySection, EveryFieldIsRead) {
   EXPECT_DOUBLE_EQ(rel.node_replacement->base(), 1200);
   EXPECT_EQ(rel.hot_spare_nodes, 2);
   EXPECT_DOUBLE_EQ(rel.checkpoint_interval->base(), 1800);
+  EXPECT_DOUBLE_EQ(rel.min_checkpoint_interval.base(), 1200);
   EXPECT_EQ(rel.checkpoint_mode, sim::CheckpointMode::async);
   EXPECT_EQ(rel.checkpoints_kept, 3);
 }
@@ -131,6 +224,10 @@ INSTANTIATE_TEST_SUITE_P(
                  "scenario#/reliability/checkpoint", "unknown checkpoint mode"},
         BadInput{"ZeroInterval", {{"reliability", {{"checkpoint_interval_s", 0}}}},
                  "scenario#/reliability/checkpoint_interval_s", "must be > 0; got 0"},
+        BadInput{"NegativeMinInterval", {{"reliability", {{"min_checkpoint_interval_s", -60}}}},
+                 "scenario#/reliability/min_checkpoint_interval_s", "must be >= 0; got -60"},
+        BadInput{"TextMinInterval", {{"reliability", {{"min_checkpoint_interval_s", "15min"}}}},
+                 "scenario#/reliability/min_checkpoint_interval_s", "expected a number"},
         BadInput{"ReliabilityTypo", {{"reliability", {{"mtbf", 3}}}}, "scenario#/reliability/mtbf", "unknown field"},
         BadInput{"ZeroStorageBandwidth", {{"storage", {{"write_gb_per_s", 0}}}}, "scenario#/storage/write_gb_per_s",
                  "must be > 0; got 0"},
@@ -164,6 +261,75 @@ TEST(StorageSection, PerTibTierScalesWithCapacity) {
   EXPECT_NEAR(t.write.aggregate.base(), 100e9, 1e-3);
   EXPECT_NEAR(t.read.aggregate.base(), 100e9, 1e-3);
   EXPECT_FALSE(t.usd_per_gb_month.has_value());  // not in the catalog: the user must give it
+}
+
+TEST(StorageSection, NoSectionAssumesTheCatalogsDefaultTier) {
+  auto r = parse_with(json::object());
+  ASSERT_TRUE(r) << first_error(r);
+  const auto& st = r->scenario.storage;
+  EXPECT_FALSE(st.given);
+  EXPECT_TRUE(st.assumed);
+  EXPECT_EQ(st.tier.id, "idris-jean-zay-gpfs");
+  EXPECT_NEAR(st.tier.write.aggregate.base(), 57.5e9, 1e-3);
+  EXPECT_NEAR(st.tier.read.aggregate.base(), 57.5e9, 1e-3);  // read not published: taken as the write
+  // A storage section replaces it.
+  auto given = parse_with({{"storage", {{"write_gb_per_s", 100}}}});
+  ASSERT_TRUE(given) << first_error(given);
+  EXPECT_TRUE(given->scenario.storage.given);
+  EXPECT_FALSE(given->scenario.storage.assumed);
+}
+
+TEST(StorageSection, CpfsScalesEachDirectionWithCapacityUpToItsCap) {
+  // 100 TiB: write 0.2 x 100 = 20 GB/s, read 0.4 x 100 = 40 GB/s; 2,000 TiB: capped at 200 / 400 GB/s.
+  auto r = parse_with({{"storage", {{"tier", "alibaba-cpfs-lingjun-400"}, {"capacity_tib", 100}}}});
+  ASSERT_TRUE(r) << first_error(r);
+  EXPECT_NEAR(r->scenario.storage.tier.write.aggregate.base(), 20e9, 1e-3);
+  EXPECT_NEAR(r->scenario.storage.tier.read.aggregate.base(), 40e9, 1e-3);
+  EXPECT_NEAR(r->scenario.storage.tier.write.per_node.base(), 25e9, 1e-3);
+  auto big = parse_with({{"storage", {{"tier", "alibaba-cpfs-lingjun-400"}, {"capacity_tib", 2000}}}});
+  ASSERT_TRUE(big) << first_error(big);
+  EXPECT_NEAR(big->scenario.storage.tier.write.aggregate.base(), 200e9, 1e-3);
+  EXPECT_NEAR(big->scenario.storage.tier.read.aggregate.base(), 400e9, 1e-3);
+  auto none = parse_with({{"storage", {{"tier", "alibaba-cpfs-lingjun-400"}}}});
+  EXPECT_NE(first_error(none).find("scenario#/storage/capacity_tib"), std::string::npos) << first_error(none);
+}
+
+// Issue 14: without a storage section the node NIC stood in for storage, so the Daly optimum
+// fell to a checkpoint every few steps. With the default tier and the 900 s minimum, both a
+// 100B-class run on Tencent H800 and the built-in example with Llama 3.1 405B checkpoint at least
+// 900 s and at least ten steps apart, and say nothing implausible.
+void expect_plausible_cadence(const json& scenario) {
+  auto r = parse_scenario(scenario, shipped());
+  ASSERT_TRUE(r) << first_error(r);
+  auto e = estimate_with_profile(r->scenario, nullptr);
+  ASSERT_TRUE(e.has_value()) << to_string(e.error());
+  const sim::Goodput& g = e->goodput;
+  ASSERT_TRUE(g.modelled);
+  EXPECT_GE(g.checkpoint_interval.base(), sim::kDefaultMinCheckpointIntervalS);
+  EXPECT_GE(g.checkpoint_interval.base() / e->step.time.base(), sim::kMinPlausibleStepsPerCheckpoint);
+  EXPECT_EQ(g.interval_rule, sim::IntervalRule::daly);  // the slower default tier makes the optimum long
+  EXPECT_NEAR(g.checkpoint_stall.base(), g.checkpoint.total.base() / 57.5e9, 1e-6);
+  EXPECT_TRUE(sim::has(e->findings, sim::FindingCode::storage_tier_assumed));
+  EXPECT_FALSE(sim::has(e->findings, sim::FindingCode::no_storage_tier));
+  EXPECT_FALSE(sim::has(e->findings, sim::FindingCode::checkpoint_every_few_steps));
+  EXPECT_FALSE(sim::has(e->findings, sim::FindingCode::checkpoint_stalls_dominate));
+}
+
+TEST(CheckpointCadence, HundredBillionOnTencentH800IsNotCheckpointedEveryFewSteps) {
+  expect_plausible_cadence(json::parse(R"({
+    "model": { "layers": 80, "hidden": 10240, "heads": 80, "kv_heads": 8, "ffn_hidden": 27648,
+               "vocab": 128256, "seq_len": 4096, "gated_ffn": true },
+    "training": { "tokens": "2T", "global_batch": 1024, "precision": "bf16" },
+    "cluster": { "instance": "tencent-hccpnv5", "nodes": 128 },
+    "strategy": { "tp": 8, "pp": 4, "dp": 32, "micro_batch": 1, "zero": 1, "recompute": "selective",
+                  "sequence_parallel": true }
+  })"));
+}
+
+TEST(CheckpointCadence, BuiltInExampleWithLlama405bIsNotCheckpointedEveryFewSteps) {
+  json j = example_scenario();
+  j["model"] = {{"preset", "llama3.1-405b"}};
+  expect_plausible_cadence(j);
 }
 
 TEST(StorageSection, ExplicitFiguresOverrideTheTierAndReadsDefaultToWrites) {
@@ -235,7 +401,8 @@ TEST(EstimateOutput, GoodputKeysAreInTheJson) {
   const json j = estimate_to_json(e, *r);
   EXPECT_DOUBLE_EQ(j.at("time_to_train_with_failures_days").get<double>(), 2.0);
   for (const char* key : {"expected_interruptions", "checkpoint_interval_s", "checkpoint_write_s", "lost_work_s",
-                          "restart_s", "fraction", "checkpoint_bytes_per_rank", "data_loading"}) {
+                          "restart_s", "fraction", "checkpoint_bytes_per_rank", "data_loading",
+                          "checkpoint_interval_rule", "daly_interval_s", "min_checkpoint_interval_s"}) {
     EXPECT_TRUE(j.at("goodput").contains(key)) << key;
   }
   EXPECT_TRUE(j.at("cost_breakdown_usd").contains("total"));

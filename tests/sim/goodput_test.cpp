@@ -198,9 +198,9 @@ struct Rig {
     storage.tier.write.aggregate = units::gb_per_s(10);
     storage.tier.read.aggregate = units::gb_per_s(20);
   }
-  Goodput run(units::Seconds steady, std::vector<Finding>& w) {
+  Goodput run(units::Seconds steady, std::vector<Finding>& w, units::Seconds step = units::seconds(1)) {
     const GoodputInputs in{&model, &training, &cluster, &reliability, &storage, &data, &pricing};
-    return compute_goodput(in, p, steady, units::seconds(1), 1e5, w);
+    return compute_goodput(in, p, steady, step, 1e5, w);
   }
   // The same for a test that does not look at the warnings.
   Goodput run(units::Seconds steady) {
@@ -261,6 +261,154 @@ TEST(Goodput, GivenIntervalIsKept) {
   const Goodput g = s.run(units::hours(100));
   EXPECT_TRUE(g.interval_given);
   EXPECT_DOUBLE_EQ(g.checkpoint_interval.base(), 1800.0);
+}
+
+// The findings of `code` in `w`.
+std::vector<Finding> of(const std::vector<Finding>& w, FindingCode code) {
+  std::vector<Finding> out;
+  for (const auto& f : w) {
+    if (f.code == code) out.push_back(f);
+  }
+  return out;
+}
+
+TEST(CheckpointInterval, DefaultMinimumIsFifteenMinutes) {
+  EXPECT_DOUBLE_EQ(ReliabilitySpec{}.min_checkpoint_interval.base(), 900.0);
+}
+
+TEST(CheckpointInterval, MinimumRaisesAShortOptimumAndDalyIsStillReported) {
+  // A fast tier (100 TB/s) makes the stall milliseconds and Daly's optimum seconds: the minimum sets
+  // the interval, and Daly's value is kept beside it.
+  Rig s;
+  s.storage.tier.write.aggregate = units::gb_per_s(1e5);
+  const Goodput g = s.run(units::hours(1000));
+  const units::Seconds daly = daly_interval(g.checkpoint_stall, g.mtbi);
+  ASSERT_LT(daly.base(), 900.0);
+  EXPECT_NEAR(g.daly_interval.base(), daly.base(), 1e-9);
+  EXPECT_DOUBLE_EQ(g.checkpoint_interval.base(), 900.0);
+  EXPECT_EQ(g.interval_rule, IntervalRule::minimum);
+  EXPECT_STREQ(to_string(g.interval_rule), "min_interval");
+  EXPECT_DOUBLE_EQ(g.min_interval.base(), 900.0);
+  // 1,000 h of compute / 900 s.
+  EXPECT_NEAR(g.checkpoints, 1000.0 * 3600.0 / 900.0, 1e-9);
+}
+
+TEST(CheckpointInterval, MinimumOfZeroLeavesDalysOptimum) {
+  Rig s;
+  s.storage.tier.write.aggregate = units::gb_per_s(1e5);
+  s.reliability.min_checkpoint_interval = units::seconds(0);
+  const Goodput g = s.run(units::hours(1000));
+  EXPECT_EQ(g.interval_rule, IntervalRule::daly);
+  EXPECT_NEAR(g.checkpoint_interval.base(), daly_interval(g.checkpoint_stall, g.mtbi).base(), 1e-9);
+}
+
+TEST(CheckpointInterval, LongerOptimumIsKeptOverTheMinimum) {
+  Rig s;  // 10 GB/s and a 16-GPU MTBI of 2,848 h: Daly's optimum is hours
+  const Goodput g = s.run(units::hours(1000));
+  ASSERT_GT(g.daly_interval.base(), 900.0);
+  EXPECT_EQ(g.interval_rule, IntervalRule::daly);
+  EXPECT_DOUBLE_EQ(g.checkpoint_interval.base(), g.daly_interval.base());
+}
+
+TEST(CheckpointInterval, GivenIntervalIsNotRaisedToTheMinimum) {
+  Rig s;
+  s.reliability.checkpoint_interval = units::seconds(300);
+  const Goodput g = s.run(units::hours(1000));
+  EXPECT_EQ(g.interval_rule, IntervalRule::scenario);
+  EXPECT_DOUBLE_EQ(g.checkpoint_interval.base(), 300.0);
+}
+
+TEST(CheckpointInterval, AStepLongerThanTheIntervalSetsIt) {
+  Rig s;
+  std::vector<Finding> w;
+  const Goodput g = s.run(units::hours(1000), w, units::seconds(20000));
+  EXPECT_EQ(g.interval_rule, IntervalRule::step);
+  EXPECT_DOUBLE_EQ(g.checkpoint_interval.base(), 20000.0);
+}
+
+TEST(CheckpointCadence, FewerThanTenStepsBetweenCheckpointsIsWarned) {
+  // Interval 50 s, step 10 s: a checkpoint every 5 steps, under the 10 that published runs exceed.
+  Rig s;
+  s.reliability.checkpoint_interval = units::seconds(50);
+  std::vector<Finding> w;
+  s.run(units::hours(1000), w, units::seconds(10));
+  const auto found = of(w, FindingCode::checkpoint_every_few_steps);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_DOUBLE_EQ(found[0].number("steps"), 5.0);
+  EXPECT_DOUBLE_EQ(found[0].number("interval_s"), 50.0);
+  EXPECT_DOUBLE_EQ(found[0].number("min_steps"), kMinPlausibleStepsPerCheckpoint);
+  EXPECT_EQ(found[0].field, "reliability.checkpoint_interval_s");
+  // Ten steps apart is not warned.
+  s.reliability.checkpoint_interval = units::seconds(100);
+  std::vector<Finding> w10;
+  s.run(units::hours(1000), w10, units::seconds(10));
+  EXPECT_FALSE(has(w10, FindingCode::checkpoint_every_few_steps));
+}
+
+TEST(CheckpointCadence, TheMinimumIntervalKeepsDalysSecondsFromBeingWarned) {
+  // Fast tier: Daly's optimum is under ten 10-second steps; the 900 s minimum makes it 90 steps.
+  Rig s;
+  s.storage.tier.write.aggregate = units::gb_per_s(1e5);
+  const units::Seconds step = units::seconds(10);
+  std::vector<Finding> w;
+  s.run(units::hours(1000), w, step);
+  EXPECT_FALSE(has(w, FindingCode::checkpoint_every_few_steps));
+  s.reliability.min_checkpoint_interval = units::seconds(0);
+  std::vector<Finding> w0;
+  const Goodput g = s.run(units::hours(1000), w0, step);
+  ASSERT_LT(g.checkpoint_interval.base(), 10 * step.base());
+  const auto found = of(w0, FindingCode::checkpoint_every_few_steps);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].field, "reliability.min_checkpoint_interval_s");
+}
+
+TEST(CheckpointCadence, StallsAboveTenPercentOfTheTimeBetweenCheckpointsAreWarned) {
+  // Share = stall / (interval + stall): interval 8 x stall gives 1/9 = 11.1% (> 10%), 10 x gives 9.1%.
+  Rig s;
+  s.storage.tier.write.aggregate = units::gb_per_s(0.01);  // slow: a long stall
+  const double stall = s.run(units::hours(1000)).checkpoint_stall.base();
+  s.reliability.checkpoint_interval = units::seconds(8 * stall);
+  std::vector<Finding> w;
+  s.run(units::hours(1000), w);
+  const auto found = of(w, FindingCode::checkpoint_stalls_dominate);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NEAR(found[0].number("stall_pct"), 100.0 / 9.0, 1e-9);
+  EXPECT_DOUBLE_EQ(found[0].number("max_pct"), 10.0);
+  s.reliability.checkpoint_interval = units::seconds(10 * stall);
+  std::vector<Finding> w10;
+  s.run(units::hours(1000), w10);
+  EXPECT_FALSE(has(w10, FindingCode::checkpoint_stalls_dominate));
+}
+
+TEST(StorageDefault, AnAssumedTierIsUsedAndSaidNotTheNetworkStandIn) {
+  Rig s;
+  s.storage.given = false;
+  s.storage.assumed = true;
+  s.storage.tier.id = "default-fs";
+  std::vector<Finding> w;
+  const Goodput g = s.run(units::hours(1000), w);
+  // Written at the tier's 10 GB/s aggregate, not at the nodes' network bandwidth.
+  EXPECT_NEAR(g.checkpoint_stall.base(), g.checkpoint.total.base() / 10e9, 1e-9);
+  EXPECT_FALSE(has(w, FindingCode::no_storage_tier));
+  const auto found = of(w, FindingCode::storage_tier_assumed);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].text("tier"), "default-fs");
+  EXPECT_DOUBLE_EQ(found[0].number("write_gb_per_s"), 10.0);
+  EXPECT_DOUBLE_EQ(found[0].number("read_gb_per_s"), 20.0);
+  // The storage price of an assumed tier is not charged: still asked for as storage.tier.
+  EXPECT_EQ(g.cost.missing.back(), "storage.tier");
+}
+
+TEST(StorageDefault, WithoutAnyTierTheNetworkStandsInAndIsSaid) {
+  Rig s;
+  s.storage = StorageSpec{};
+  std::vector<Finding> w;
+  const Goodput g = s.run(units::hours(1000), w);
+  EXPECT_TRUE(has(w, FindingCode::no_storage_tier));
+  EXPECT_FALSE(has(w, FindingCode::storage_tier_assumed));
+  // 16 GPUs = 2 nodes; each writes its share at its NIC (inter-node bandwidth x 8 GPUs).
+  const double nic = s.cluster.inter_node_bandwidth.base() * 8;
+  EXPECT_NEAR(g.checkpoint_stall.base(), g.checkpoint.per_node_max.base() / nic, 1e-9);
 }
 
 // No interruptions and near-free checkpoints: wall == steady, so costs are simple products.

@@ -22,6 +22,18 @@ constexpr double kHoursPerMonth = kHoursPerYear / 12.0;
 
 const char* to_string(CheckpointMode m) { return m == CheckpointMode::async ? "async" : "sync"; }
 
+const char* to_string(IntervalRule r) {
+  switch (r) {
+    case IntervalRule::scenario: return "scenario";
+    case IntervalRule::daly: return "daly";
+    case IntervalRule::minimum: return "min_interval";
+    case IntervalRule::step: return "step";
+    case IntervalRule::persist: return "persist";
+    case IntervalRule::end_only: return "no_interruptions";
+  }
+  return "daly";
+}
+
 std::optional<CheckpointMode> checkpoint_mode_from_string(const std::string& s) {
   if (s == "sync") return CheckpointMode::sync;
   if (s == "async") return CheckpointMode::async;
@@ -266,9 +278,17 @@ Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Se
   g.mode = rel.checkpoint_mode;
   const int nodes = c.nodes();
 
-  // Storage: the scenario's tier, else the node's network as an optimistic stand-in.
+  // Storage: the scenario's tier, else the catalog's default tier (said), else the node's network
+  // as an optimistic stand-in.
   StorageTier tier = in.storage->tier;
-  if (!in.storage->given || (!tier.write.known() && !tier.read.known())) {
+  const bool tier_known = tier.write.known() || tier.read.known();
+  if (!in.storage->given && in.storage->assumed && tier_known) {
+    Finding f = finding(FindingCode::storage_tier_assumed, "storage.tier",
+                        {{"write_gb_per_s", tier.write.aggregate.base() / 1e9},
+                         {"read_gb_per_s", tier.read.aggregate.base() / 1e9}});
+    f.values.push_back({"tier", 0, tier.id, true});
+    findings.push_back(std::move(f));
+  } else if (!in.storage->given || !tier_known) {
     const units::BytesPerSecond nic = c.inter_node_bandwidth * static_cast<double>(c.gpus_per_node);
     tier.write.per_node = nic;
     tier.read.per_node = nic;
@@ -331,13 +351,21 @@ Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Se
   }
   const bool no_failures = !std::isfinite(g.mtbi.base());
   g.young_interval = no_failures ? units::seconds(kInf) : young_interval(g.checkpoint_stall, g.mtbi);
+  g.daly_interval = no_failures ? units::seconds(kInf) : daly_interval(g.checkpoint_stall, g.mtbi);
+  g.min_interval = rel.min_checkpoint_interval;
   if (rel.checkpoint_interval) {
     g.checkpoint_interval = *rel.checkpoint_interval;
     g.interval_given = true;
+    g.interval_rule = IntervalRule::scenario;
   } else if (no_failures) {
     g.checkpoint_interval = solve;  // one checkpoint at the end is all that is needed
+    g.interval_rule = IntervalRule::end_only;
+  } else if (g.daly_interval < g.min_interval) {
+    g.checkpoint_interval = g.min_interval;
+    g.interval_rule = IntervalRule::minimum;
   } else {
-    g.checkpoint_interval = daly_interval(g.checkpoint_stall, g.mtbi);
+    g.checkpoint_interval = g.daly_interval;
+    g.interval_rule = IntervalRule::daly;
   }
   // No more often than once per step, and (async) not before the previous one is durable.
   const units::Seconds floor = std::max(step, pending - g.checkpoint_stall);
@@ -349,6 +377,7 @@ Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Se
                                  {{"given_s", g.checkpoint_interval.base()}, {"floor_s", floor.base()}}));
     }
     g.checkpoint_interval = floor;
+    g.interval_rule = floor == step ? IntervalRule::step : IntervalRule::persist;
   }
   if (g.checkpoint_interval.base() <= 0) g.checkpoint_interval = units::seconds(1);
 
@@ -369,6 +398,24 @@ Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Se
   // Expected wall time (Daly 2006), and its split.
   g.checkpoints = solve / g.checkpoint_interval;
   g.checkpoint_overhead = g.checkpoint_stall * g.checkpoints;
+  // A cadence no published run keeps (goodput.hpp): said, the numbers stand.
+  if (g.interval_rule != IntervalRule::end_only && step.base() > 0) {
+    const double steps = g.checkpoint_interval / step;
+    if (steps < kMinPlausibleStepsPerCheckpoint) {
+      findings.push_back(finding(FindingCode::checkpoint_every_few_steps,
+                                 g.interval_given ? "reliability.checkpoint_interval_s"
+                                                  : "reliability.min_checkpoint_interval_s",
+                                 {{"interval_s", g.checkpoint_interval.base()},
+                                  {"steps", steps},
+                                  {"min_steps", kMinPlausibleStepsPerCheckpoint}}));
+    }
+  }
+  const double stall_share = g.checkpoint_stall / (g.checkpoint_interval + g.checkpoint_stall);
+  if (g.interval_rule != IntervalRule::end_only && stall_share > kMaxPlausibleCheckpointStallShare) {
+    findings.push_back(finding(FindingCode::checkpoint_stalls_dominate, "storage.tier",
+                               {{"stall_pct", 100.0 * stall_share},
+                                {"max_pct", 100.0 * kMaxPlausibleCheckpointStallShare}}));
+  }
   g.wall = daly_wall_time(solve, g.checkpoint_interval, g.checkpoint_stall, g.restart + pending, g.mtbi);
   g.finite = std::isfinite(g.wall.base());
   if (!g.finite) {

@@ -73,7 +73,10 @@ struct ModelEntry {
 
 // A storage offering (data/storage.json): bandwidths in decimal GB/s, each figure with its source;
 // null (empty) = not published / not found. `gb_per_s_per_tib`: throughput that scales with the
-// provisioned capacity (FSx for Lustre), aggregate = capacity_tib x this.
+// provisioned capacity (FSx for Lustre), aggregate = capacity_tib x this; the directional
+// `write_/read_gb_per_s_per_tib` where the two differ (CPFS), capped at `max_write_/max_read_gb_per_s`.
+// `is_default`: the tier assumed when a scenario has no storage section (at most one; it needs a
+// bandwidth that does not depend on a capacity).
 struct StorageEntry {
   std::string id;
   std::string provider;
@@ -84,6 +87,11 @@ struct StorageEntry {
   std::optional<double> write_gb_per_s_per_node;  // one node's cap
   std::optional<double> read_gb_per_s_per_node;
   std::optional<double> gb_per_s_per_tib;         // read and write per TiB provisioned
+  std::optional<double> write_gb_per_s_per_tib;   // write per TiB provisioned
+  std::optional<double> read_gb_per_s_per_tib;    // read per TiB provisioned
+  std::optional<double> max_write_gb_per_s;       // cap on the per-TiB aggregate
+  std::optional<double> max_read_gb_per_s;
+  bool is_default = false;
   std::optional<double> usd_per_gb_month;
   std::string region;
   std::string date;
@@ -122,6 +130,8 @@ struct Catalogs {
   const InstanceEntry* find_instance(std::string_view id) const;
   const ModelEntry* find_model(std::string_view id) const;
   const StorageEntry* find_storage(std::string_view id) const;
+  // The tier marked "default": true in storage.json; nullptr when none is.
+  const StorageEntry* default_storage() const;
   const FrameworkEntry* find_framework(std::string_view id) const;
   // The recipe training.framework names: frameworks.json's, else the built-in kernel-style
   // recipes "megatron" and "pytorch" (catalogs without frameworks.json); nullopt when unknown.

@@ -58,12 +58,15 @@ enum class FindingCode : std::uint8_t {
   step_heads_divide_hidden,    // hidden, got
   step_kv_heads_divide_heads,  // heads, got (0 means heads)
   // Goodput and cost (goodput/goodput.cpp).
-  no_storage_tier,                // node_gb_per_s: the network stand-in
+  no_storage_tier,                // node_gb_per_s: the network stand-in (no default tier known)
+  storage_tier_assumed,           // tier (text), write_gb_per_s, read_gb_per_s: the catalog's default tier
   data_loading_bound,             // bound (text: storage, cpu), gb_per_s, bytes_per_token, slowdown
   spot_preemptions_unknown,       // field: pricing.spot.preemptions_per_node_hour
   local_tier_without_upload,      // tier (text)
   checkpoint_interval_below_step,     // given_s, floor_s: shorter than one step
   checkpoint_interval_below_persist,  // given_s, floor_s: shorter than persisting one checkpoint
+  checkpoint_every_few_steps,     // interval_s, steps, min_steps: fewer steps between checkpoints than plausible
+  checkpoint_stalls_dominate,     // stall_pct, max_pct: checkpoint stalls take more compute time than plausible
   restart_overhead_assumed,       // restart_s
   interruptions_unbounded,        // mtbi_h
   recovery_dominates,             // mtbi_h

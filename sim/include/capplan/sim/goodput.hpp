@@ -55,6 +55,21 @@ struct CostBreakdown {
   std::vector<std::string> missing;        // inputs to give ("pricing.spot.usd_per_gpu_hour")
 };
 
+// What set the checkpoint interval: the scenario's checkpoint_interval_s, Daly's optimum, the
+// minimum interval (the optimum was shorter), one step or the time to persist a checkpoint (the
+// interval was shorter), or a single checkpoint at the end (no interruptions).
+enum class IntervalRule { scenario, daly, minimum, step, persist, end_only };
+const char* to_string(IntervalRule r);
+
+// A cadence no published run keeps (findings checkpoint_every_few_steps and
+// checkpoint_stalls_dominate): a checkpoint more often than every kMinPlausibleStepsPerCheckpoint
+// steps (BLOOM-176B saved every 100 iterations, BigScience 2022; framework save intervals are counted
+// in hundreds to thousands of steps), or GPUs stalled on checkpoints for more than
+// kMaxPlausibleCheckpointStallShare of the compute time (Llama 3 405B kept effective training time
+// above 90% with all interruptions included, Dubey et al. 2024, Sec. 3.3.4).
+inline constexpr double kMinPlausibleStepsPerCheckpoint = 10;
+inline constexpr double kMaxPlausibleCheckpointStallShare = 0.10;
+
 struct Goodput {
   bool modelled = false;
   units::Seconds steady;              // time_to_train of the step model
@@ -71,6 +86,9 @@ struct Goodput {
   units::Seconds mtbi;                // cluster mean time between interruptions
   units::Seconds checkpoint_interval; // compute time between checkpoints
   bool interval_given = false;
+  IntervalRule interval_rule = IntervalRule::daly;
+  units::Seconds daly_interval;       // Daly's optimum (infinite without interruptions), always reported
+  units::Seconds min_interval;        // reliability.min_checkpoint_interval_s
   units::Seconds young_interval;      // sqrt(2 delta M), the first-order check
   units::Seconds checkpoint_stall;    // per checkpoint, GPUs paused (delta)
   units::Seconds checkpoint_write;    // per checkpoint, until durable on storage
@@ -136,7 +154,8 @@ struct GoodputInputs {
   const DataLoadingSpec* data = nullptr;
   const PricingTerms* pricing = nullptr;
 };
-// `step` bounds the interval from below (no checkpoint more often than once per step).
+// The interval: the scenario's, else max(Daly's optimum, the minimum interval); then no checkpoint
+// more often than once per `step` (or, async, before the previous one is durable).
 Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Seconds steady, units::Seconds step,
                         double tokens_per_s, std::vector<Finding>& findings);
 

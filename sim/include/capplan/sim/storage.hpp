@@ -26,7 +26,10 @@ struct StorageTier {
 };
 
 struct StorageSpec {
-  bool given = false;  // false: fall back to the node's network bandwidth, with a warning
+  // false: no storage section. The tier is then the catalog's default tier (`assumed`, said in a
+  // finding), or, with no default known, the node's network bandwidth (an optimistic stand-in).
+  bool given = false;
+  bool assumed = false;  // `tier` is the catalog's default, not the scenario's choice
   StorageTier tier;
   std::optional<StorageTier> upload;  // for a local tier: where checkpoints are uploaded
 };
