@@ -196,6 +196,7 @@ constexpr Template kTemplates[] = {
     {FindingCode::search_gpu_without_memory, "GPU '{gpu}' has no memory capacity"},
     {FindingCode::search_price_negative, "must be a non-negative price"},
     {FindingCode::search_batch_empty, "must be at least 1 sequence"},
+    {FindingCode::search_currency_rate_invalid, "needs a positive rate to US dollars; got {got:f6}"},
     {FindingCode::search_no_shape_left,
      "no cluster shape is left to search: every offering x node count exceeds max_gpus ({max_gpus}) or lacks a "
      "network bandwidth for several nodes"},

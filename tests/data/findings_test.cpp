@@ -185,6 +185,8 @@ std::vector<std::pair<Finding, std::string>> search_cases() {
        "GPU 'h100-sxm' has no memory capacity"},
       {n(C::search_price_negative, "search.offerings/0/price", {}), "must be a non-negative price"},
       {n(C::search_batch_empty, "search.base/training/global_batch", {}), "must be at least 1 sequence"},
+      {n(C::search_currency_rate_invalid, "search.offerings/0/pricing/currency", {{"got", -1}}),
+       "needs a positive rate to US dollars; got -1.000000"},
       {n(C::search_no_shape_left, "search.max_gpus", {{"max_gpus", 8}}),
        "no cluster shape is left to search: every offering x node count exceeds max_gpus (8) or lacks a network "
        "bandwidth for several nodes"},

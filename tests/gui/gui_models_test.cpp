@@ -42,7 +42,7 @@ class FewWords : public QTranslator {
     if (QByteArrayView(context) != "capplan::Finding") return {};
     const QByteArrayView s(source);
     if (s == "Cheapest plan") return QStringLiteral("Le plan le moins cher");
-    if (s == ", {usd:usd}") return QStringLiteral(", pour {usd:usd}");
+    if (s == ", {unit}{amount:money}") return QStringLiteral(", pour {unit}{amount:money}");
     if (s == "must divide the number of attention heads ({heads}); got {got}") {
       return QStringLiteral("doit diviser les {heads} têtes ; reçu {got}");
     }

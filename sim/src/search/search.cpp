@@ -233,7 +233,7 @@ Diagnostics validate(const SearchRequest& r) {
     }
     if (const auto& pr = r.offerings[i].pricing;
         pr && !(pr->currency.usd_per_unit > 0 && std::isfinite(pr->currency.usd_per_unit))) {
-      err(where + "/pricing/currency", "needs a positive rate to US dollars; got " + fixed(pr->currency.usd_per_unit, 6));
+      err(where + "/pricing/currency", C::search_currency_rate_invalid, {{"got", pr->currency.usd_per_unit}});
     }
   }
   if (r.base.training.global_batch < 1 && !(r.base.training.global_batch_tokens > 0)) {

@@ -91,6 +91,7 @@ enum class FindingCode : std::uint8_t {
   search_gpu_without_memory,     // gpu (text: its id)
   search_price_negative,         //
   search_batch_empty,            //
+  search_currency_rate_invalid,  // got: an offering's rate to US dollars
   search_no_shape_left,          // max_gpus: every shape is too large or lacks a network bandwidth
   // What a calibrated profile did not cover (cost/calibrated_cost.cpp coverage(); field "profile" when
   // the finding rides on an estimate, empty otherwise). across_nodes: 1 across nodes, 0 inside a node.
