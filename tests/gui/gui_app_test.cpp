@@ -20,30 +20,15 @@
 #include "results_view.hpp"
 #include "scenario_editor.hpp"
 #include "capplan/gui/format.hpp"
+#include "gui_test_support.hpp"
 
 using namespace capplan;
 using namespace capplan::gui;
 
 namespace {
 
-std::shared_ptr<const data::Catalogs> catalogs() {
-  static auto c = [] {
-    auto loaded = data::load_catalogs(std::filesystem::path(CAPPLAN_SOURCE_DIR) / "data");
-    if (!loaded) qFatal("catalogs did not load");
-    return std::make_shared<const data::Catalogs>(std::move(*loaded));
-  }();
-  return c;
-}
-
-// The shipped error bands (data/error_bands.json), as the application loads them.
-std::shared_ptr<const sim::ResidualTable> bands() {
-  static auto b = [] {
-    auto loaded = data::load_error_bands(data::error_bands_path(std::filesystem::path(CAPPLAN_SOURCE_DIR) / "data"));
-    if (!loaded || !*loaded) qFatal("error bands did not load");
-    return std::make_shared<const sim::ResidualTable>((*loaded)->table);
-  }();
-  return b;
-}
+using capplan::gui::test::catalogs;
+using capplan::gui::test::bands;
 
 // Replaces a line edit's text the way a user does (select all, type), so textEdited fires.
 void type_into(QLineEdit* edit, const QString& text) {

@@ -23,6 +23,7 @@
 #include "capplan/gui/estimate_runner.hpp"
 #include "capplan/gui/finding_text.hpp"
 #include "capplan/gui/format.hpp"
+#include "gui_test_support.hpp"
 #include "capplan/gui/goodput_model.hpp"
 #include "capplan/gui/plan_runner.hpp"
 #include "capplan/gui/result_models.hpp"
@@ -50,14 +51,7 @@ class FewWords : public QTranslator {
   }
 };
 
-std::shared_ptr<const data::Catalogs> catalogs() {
-  static auto c = [] {
-    auto loaded = data::load_catalogs(std::filesystem::path(CAPPLAN_SOURCE_DIR) / "data");
-    if (!loaded) qFatal("catalogs did not load");
-    return std::make_shared<const data::Catalogs>(std::move(*loaded));
-  }();
-  return c;
-}
+using capplan::gui::test::catalogs;
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
