@@ -19,6 +19,7 @@
 #include "capplan/data/error_bands.hpp"
 #include "capplan/data/published_runs.hpp"
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/data/format.hpp"
 #include "capplan/data/validation.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
@@ -29,6 +30,12 @@ namespace capplan::cli {
 namespace {
 
 using nlohmann::json;
+
+// A report document with the output schema's version and the tool's (CONTRACT.md).
+json stamped(json doc) {
+  data::format::stamp(doc);
+  return doc;
+}
 
 struct ValidateOptions {
   std::string csv;
@@ -342,7 +349,7 @@ std::string whole_run_report(const std::vector<data::PublishedRun>& runs, const 
     for (const auto* run : skipped) {
       skip.push_back({{"row_id", run->row_id}, {"model", run->model_name}, {"reason", run->whole_run_skip_reason}});
     }
-    return json{{"csv", csv},
+    return stamped(json{{"csv", csv},
                 {"mode", "whole-run"},
                 {"cost_model", "datasheet + goodput defaults"},
                 {"rows", rows},
@@ -350,7 +357,7 @@ std::string whole_run_report(const std::vector<data::PublishedRun>& runs, const 
                 {"summary",
                  {{"predicted", n},
                   {"mape_steady_state", number(mape_steady)},
-                  {"mape_goodput", number(mape_goodput)}}}}
+                  {"mape_goodput", number(mape_goodput)}}}})
                .dump(2) +
            "\n";
   }
@@ -416,7 +423,7 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
   }
   const Report rep = data::validate_published(*runs, *catalogs);
   const std::string text =
-      opt.format == "json" ? report_json(rep, csv.string()).dump(2) + "\n" : report_table(rep, csv.string());
+      opt.format == "json" ? stamped(report_json(rep, csv.string())).dump(2) + "\n" : report_table(rep, csv.string());
   if (!emit(opt.out, text)) return code(Exit::invalid_input);
   if (!opt.write_error_bands.empty()) {
     std::error_code status_ec;

@@ -250,6 +250,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   const sim::Cluster& cl = sc.cluster;
   const int gpus = cl.gpus;
   json out = json::object();
+  format::stamp(out);
 
   out["step_time_s"] = number(e.step.time.base());
   out["tokens_per_s"] = number(e.step.tokens_per_s);

@@ -22,6 +22,13 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
+std::string tool_version() { return CAPPLAN_VERSION; }
+
+void stamp(nlohmann::json& document) {
+  document["schema_version"] = kOutputSchemaVersion;
+  document["capplan_version"] = tool_version();
+}
+
 std::string parameters(double total, double active) {
   std::string text = fixed(total / 1e9, 1) + "B parameters";
   if (active < total) text += " (" + fixed(active / 1e9, 1) + "B active per token)";

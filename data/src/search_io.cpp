@@ -63,6 +63,8 @@ ParsedScenario parsed_for(const sim::SearchRequest& request, const sim::Plan& pl
 
 json plan_to_json(const sim::Plan& plan, const sim::SearchRequest& request, const ParsedScenario& base) {
   json j = estimate_to_json(plan.estimate, parsed_for(request, plan, base));
+  j.erase("schema_version");  // the search document carries them once
+  j.erase("capplan_version");
   j["instance"] = plan.instance_id.empty() ? json(nullptr) : json(plan.instance_id);
   j["gpu"] = plan.gpu_id;
   j["nodes"] = plan.nodes;
@@ -375,6 +377,7 @@ Result<std::vector<int>> parse_node_counts(std::string_view text, std::string_vi
 nlohmann::json search_result_to_json(const sim::SearchResult& r, const sim::SearchRequest& request,
                                      const ParsedScenario& base) {
   json out = json::object();
+  format::stamp(out);
   out["configurations_evaluated"] = r.configurations_evaluated;
   out["elapsed_s"] = format::number(r.elapsed_s);
   out["stats"] = {{"configurations", r.stats.configurations}, {"timed", r.stats.timed},

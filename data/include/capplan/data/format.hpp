@@ -25,6 +25,14 @@ std::string in_sentence(double v, int decimals);
 // when fewer parameters than all (a mixture of experts) see each token.
 std::string parameters(double total, double active);
 
+// The version of capplan's JSON output schema (CONTRACT.md `schema_version`): raised when a field
+// changes meaning or goes away; new fields do not change it. And the tool's own version.
+inline constexpr int kOutputSchemaVersion = 1;
+std::string tool_version();
+
+// Stamps a JSON document capplan writes: `schema_version` and `capplan_version`.
+void stamp(nlohmann::json& document);
+
 // A CSV cell, quoted (with doubled quotes) when it holds a comma, quote, line break or edge space.
 std::string csv_field(const std::string& text);
 
