@@ -455,7 +455,7 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
     where += " (" + std::to_string(cl.nodes()) + " node" + (cl.nodes() == 1 ? "" : "s") + " of " +
              std::to_string(cl.gpus_per_node) + ")";
   }
-  line("  " + where + ", " + sim::to_string(sc.training.precision) + ", " + si(sc.training.tokens) +
+  line("  " + where + ", " + sim::to_string(sc.training.precision) + ", " + format::tokens(sc.training.tokens) +
        " tokens, global batch " + grouped(static_cast<double>(sc.training.global_batch)) + " x " +
        std::to_string(sc.model.seq_len) + " tokens");
   line("");
@@ -463,13 +463,17 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
   // Headline.
   line("Result");
   const double days = units::to_days(e.totals.time_to_train);
-  auto day_text = [](double d) { return d >= 1000.0 ? grouped(d) : fixed(d, 1); };
   // " (p10-p90: 31.0-44.2)" after a value when the estimate has an error band.
   auto range = [](const std::optional<sim::Interval>& i, auto text) {
     return i ? " (p10-p90: " + text(i->low) + "-" + text(i->high) + ")" : std::string();
   };
-  row("time to train", day_text(days) + " days" + range(e.uncertainty.time_to_train_days, day_text) + " (" +
-                           grouped(e.totals.steps) + " steps)");
+  // A time in days, hours or minutes as its size asks (its band in the same unit): "17.3 hours".
+  auto time_text = [&range](double d, const std::optional<sim::Interval>& band) {
+    const format::DurationUnit unit = format::duration_unit(d);
+    auto in_unit = [&unit](double x) { return format::duration(x, unit); };
+    return in_unit(d) + " " + unit.name + range(band, in_unit);
+  };
+  row("time to train", time_text(days, e.uncertainty.time_to_train_days) + " (" + grouped(e.totals.steps) + " steps)");
   const sim::Currency& cur = sc.pricing.currency;
   auto usd = [&cur](double v) { return money(v, cur); };
   if (e.totals.cost) {
@@ -504,9 +508,8 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
   const sim::Goodput& g = e.goodput;
   if (g.modelled) {
     line("Goodput (expected, with interruptions and checkpoints)");
-    row("time to train", (g.finite ? day_text(units::to_days(g.wall)) + " days" : std::string("unbounded")) +
-                             range(e.uncertainty.wall_days, day_text) + " (" + fixed(100.0 * g.fraction, 1) +
-                             "% goodput: useful / wall time)");
+    row("time to train", (g.finite ? time_text(units::to_days(g.wall), e.uncertainty.wall_days) : std::string("unbounded")) +
+                             " (" + fixed(100.0 * g.fraction, 1) + "% goodput: useful / wall time)");
     row("interruptions", (std::isfinite(g.mtbi.base())
                               ? fixed(g.expected_interruptions, 1) + " expected, one per " +
                                     fixed(g.mtbi.base() / 3600.0, 2) + " h"

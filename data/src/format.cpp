@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <string>
 
 namespace capplan::data::format {
@@ -23,6 +24,43 @@ std::string fixed(double v, int decimals) {
 }
 
 std::string tool_version() { return CAPPLAN_VERSION; }
+
+std::string tokens(double count) {
+  if (!std::isfinite(count)) return "n/a";
+  static constexpr std::pair<double, const char*> kScales[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "k"}};
+  auto digits = [](double x) {
+    std::string text = fixed(x, std::fabs(x) >= 100 ? 0 : (std::fabs(x) >= 10 ? 1 : 2));
+    if (text.find('.') != std::string::npos) {
+      while (text.back() == '0') text.pop_back();
+      if (text.back() == '.') text.pop_back();
+    }
+    return text;
+  };
+  for (const auto& [scale, suffix] : kScales) {
+    if (std::fabs(count) >= scale) return digits(count / scale) + suffix;
+  }
+  return digits(count);
+}
+
+DurationUnit duration_unit(double days) {
+  if (!std::isfinite(days) || days >= 2.0) return {"days", 1.0};
+  if (days * 24.0 >= 1.0) return {"hours", 24.0};
+  return {"minutes", 24.0 * 60.0};
+}
+
+std::string duration(double days, const DurationUnit& unit) {
+  const double v = days * unit.per_day;
+  if (unit.per_day == 1.0 && v >= 1000.0 && std::isfinite(v)) {
+    // Thousands grouped: "1,234".
+    std::string digits = fixed(v, 0), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+      if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+      out += digits[i];
+    }
+    return out;
+  }
+  return fixed(v, 1);
+}
 
 void stamp(nlohmann::json& document) {
   document["schema_version"] = kOutputSchemaVersion;

@@ -451,7 +451,7 @@ std::string search_result_to_table(const sim::SearchResult& r, const sim::Search
   std::ostringstream out;
   std::string model = sc.model.name.empty() ? base.model_id : sc.model.name;
   out << "capplan search: " << model << ", " << format::parameters(sc.model.total_params(), sc.model.active_params()) << ", "
-      << format::fixed(sc.training.tokens / 1e9, 0) << "B tokens; objective " << sim::to_string(request.objective);
+      << format::tokens(sc.training.tokens) << " tokens; objective " << sim::to_string(request.objective);
   if (request.deadline) out << ", deadline " << format::fixed(units::to_days(*request.deadline), 1) << " days";
   if (request.budget) out << ", budget " << money(request.budget->base());
   if (request.max_gpus > 0) out << ", at most " << request.max_gpus << " GPUs";

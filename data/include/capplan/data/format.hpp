@@ -33,6 +33,19 @@ std::string tool_version();
 // Stamps a JSON document capplan writes: `schema_version` and `capplan_version`.
 void stamp(nlohmann::json& document);
 
+// A count of tokens as practitioners write it: "2T", "100B", "4.19M", "512k" (about three
+// significant digits, B for 1e9).
+std::string tokens(double count);
+
+// A length of time in the unit a person reads it in: days from two days up ("33.4 days",
+// "1,234 days"), hours below ("17.3 hours"), minutes below one hour ("45.0 minutes").
+struct DurationUnit {
+  const char* name;   // "days", "hours", "minutes"
+  double per_day;     // units in one day
+};
+DurationUnit duration_unit(double days);
+std::string duration(double days, const DurationUnit& unit);  // the number only, in `unit`
+
 // A CSV cell, quoted (with doubled quotes) when it holds a comma, quote, line break or edge space.
 std::string csv_field(const std::string& text);
 
