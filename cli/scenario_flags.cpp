@@ -28,6 +28,8 @@ struct Row {
 constexpr Row kFieldRows[] = {
     {"--model", "/model/preset", kText, "ID", "Model preset id (capplan catalog models); replaces the file's model",
      kSameHelp},
+    {"--name", "/model/name", kText, "TEXT", "The model's name in the output (a custom model's, or a preset renamed)",
+     kSameHelp},
     {"--layers", "/model/layers", kNumber, "INT", "Transformer layers", kSameHelp},
     {"--hidden", "/model/hidden", kNumber, "INT", "Hidden size", kSameHelp},
     {"--heads", "/model/heads", kNumber, "INT", "Attention heads", kSameHelp},
