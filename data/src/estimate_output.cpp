@@ -21,6 +21,7 @@ using nlohmann::json;
 // Every double written by capplan passes through format::number: NaN and Inf become null.
 using format::csv_field;
 using format::fixed;
+using format::si;
 using format::number;
 
 }  // namespace
@@ -61,24 +62,6 @@ std::string grouped(double v) {
   return (v < 0 ? "-" : "") + out;
 }
 
-// About 3 significant digits with an SI suffix: 1.23M, 456k, 2T.
-std::string si(double v) {
-  if (!std::isfinite(v)) return "n/a";
-  static constexpr std::pair<double, const char*> kPrefixes[] = {{1e18, "E"}, {1e15, "P"}, {1e12, "T"},
-                                                                 {1e9, "G"},  {1e6, "M"},  {1e3, "k"}};
-  auto digits = [](double x) {
-    std::string text = fixed(x, std::fabs(x) >= 100 ? 0 : (std::fabs(x) >= 10 ? 1 : 2));
-    if (text.find('.') != std::string::npos) {
-      while (text.back() == '0') text.pop_back();
-      if (text.back() == '.') text.pop_back();
-    }
-    return text;
-  };
-  for (const auto& [scale, prefix] : kPrefixes) {
-    if (std::fabs(v) >= scale) return digits(v / scale) + prefix;
-  }
-  return digits(v);
-}
 
 // A US-dollar amount in the scenario's currency: "$1.23M", "$45,678", "CNY 12.50" (README "Currencies").
 std::string money(double usd, const sim::Currency& c) {

@@ -25,9 +25,13 @@ std::string fixed(double v, int decimals) {
 
 std::string tool_version() { return CAPPLAN_VERSION; }
 
-std::string tokens(double count) {
-  if (!std::isfinite(count)) return "n/a";
-  static constexpr std::pair<double, const char*> kScales[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "k"}};
+namespace {
+
+// About three significant digits, trailing zeros dropped, with the suffix of the largest scale
+// `v` reaches; "n/a" for NaN and Inf.
+template <std::size_t N>
+std::string scaled(double v, const std::pair<double, const char*> (&scales)[N]) {
+  if (!std::isfinite(v)) return "n/a";
   auto digits = [](double x) {
     std::string text = fixed(x, std::fabs(x) >= 100 ? 0 : (std::fabs(x) >= 10 ? 1 : 2));
     if (text.find('.') != std::string::npos) {
@@ -36,10 +40,23 @@ std::string tokens(double count) {
     }
     return text;
   };
-  for (const auto& [scale, suffix] : kScales) {
-    if (std::fabs(count) >= scale) return digits(count / scale) + suffix;
+  for (const auto& [scale, suffix] : scales) {
+    if (std::fabs(v) >= scale) return digits(v / scale) + suffix;
   }
-  return digits(count);
+  return digits(v);
+}
+
+}  // namespace
+
+std::string si(double v) {
+  static constexpr std::pair<double, const char*> kPrefixes[] = {{1e18, "E"}, {1e15, "P"}, {1e12, "T"},
+                                                                 {1e9, "G"},  {1e6, "M"},  {1e3, "k"}};
+  return scaled(v, kPrefixes);
+}
+
+std::string tokens(double count) {
+  static constexpr std::pair<double, const char*> kScales[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "k"}};
+  return scaled(count, kScales);
 }
 
 DurationUnit duration_unit(double days) {

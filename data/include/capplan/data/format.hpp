@@ -33,6 +33,9 @@ std::string tool_version();
 // Stamps a JSON document capplan writes: `schema_version` and `capplan_version`.
 void stamp(nlohmann::json& document);
 
+// About three significant digits with an SI prefix: "1.23M", "456k", "2T", "400G".
+std::string si(double v);
+
 // A count of tokens as practitioners write it: "2T", "100B", "4.19M", "512k" (about three
 // significant digits, B for 1e9).
 std::string tokens(double count);
