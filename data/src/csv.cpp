@@ -1,7 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "csv.hpp"
 
+#include <cctype>
+
 namespace capplan::data::detail {
+
+std::string trim(std::string s) {
+  auto sp = [](unsigned char c) { return std::isspace(c) != 0; };
+  while (!s.empty() && sp(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t b = 0;
+  while (b < s.size() && sp(static_cast<unsigned char>(s[b]))) ++b;
+  return s.substr(b);
+}
 
 Result<std::vector<CsvRow>> parse_csv(std::string_view text, const std::string& file) {
   std::vector<CsvRow> rows;

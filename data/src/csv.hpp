@@ -15,6 +15,9 @@ struct CsvRow {
   int line = 0;  // line where the record starts
 };
 
+// `s` without leading and trailing white space (a cell as the table means it).
+std::string trim(std::string s);
+
 // Records of `text` (quoted fields, doubled quotes, CRLF or LF; blank lines skipped); a malformed
 // record is an error naming `file` and its line.
 Result<std::vector<CsvRow>> parse_csv(std::string_view text, const std::string& file);

@@ -27,6 +27,7 @@ namespace {
 using detail::CsvRow;
 using detail::fmt;
 using detail::parse_csv;
+using detail::trim;
 using nlohmann::json;
 
 // --- Cell conventions (published_runs_dev.md) ---------------------------------------------
@@ -37,13 +38,6 @@ std::string lower(std::string s) {
 }
 bool contains(const std::string& haystack, std::string_view needle) {
   return lower(haystack).find(lower(std::string(needle))) != std::string::npos;
-}
-std::string trim(std::string s) {
-  auto sp = [](unsigned char c) { return std::isspace(c) != 0; };
-  while (!s.empty() && sp(static_cast<unsigned char>(s.back()))) s.pop_back();
-  std::size_t b = 0;
-  while (b < s.size() && sp(static_cast<unsigned char>(s[b]))) ++b;
-  return s.substr(b);
 }
 // Removes parenthetical notes: "8 (assumed)" -> "8".
 std::string strip_notes(const std::string& s) {

@@ -30,15 +30,9 @@ constexpr const char* kColumns[] = {kGpus,
                                     "pipeline parallelism",
                                     "iteration time (ms)"};
 
-std::string trimmed(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
 std::optional<long long> whole(const std::string& text) {
   long long v = 0;
-  const std::string t = trimmed(text);
+  const std::string t = trim(text);
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (ec != std::errc() || end != t.data() + t.size() || v <= 0) return std::nullopt;
   return v;
@@ -46,7 +40,7 @@ std::optional<long long> whole(const std::string& text) {
 
 std::optional<double> positive(const std::string& text) {
   double v = 0;
-  const std::string t = trimmed(text);
+  const std::string t = trim(text);
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v) || v <= 0) return std::nullopt;
   return v;
@@ -68,13 +62,13 @@ constexpr const char* kSettings[] = {
 
 bool is_vtrain_header(const CsvRow& header) {
   return std::any_of(header.cells.begin(), header.cells.end(),
-                     [](const std::string& c) { return trimmed(c) == "iteration time (ms)"; });
+                     [](const std::string& c) { return trim(c) == "iteration time (ms)"; });
 }
 
 Result<std::vector<PublishedRun>> vtrain_runs(const std::vector<CsvRow>& rows, const Catalogs& catalogs,
                                               const std::string& file) {
   std::map<std::string, std::size_t> col;
-  for (std::size_t i = 0; i < rows.front().cells.size(); ++i) col.emplace(trimmed(rows.front().cells[i]), i);
+  for (std::size_t i = 0; i < rows.front().cells.size(); ++i) col.emplace(trim(rows.front().cells[i]), i);
   Diagnostics diags;
   for (const char* c : kColumns) {
     if (!col.contains(c)) diags.push_back({Diagnostic::Severity::error, file + ":1", "missing column '" + std::string(c) + "'"});
