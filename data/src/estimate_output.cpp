@@ -243,7 +243,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   out["mfu_bf16_peak"] = number(e.step.mfu_bf16_peak);  // the same model FLOPs against the BF16 dense peak
   out["hfu"] = number(e.step.hfu);
   out["time_to_train_days"] = number(units::to_days(e.totals.time_to_train));
-  out["steps"] = number(e.totals.steps);
+  out["steps"] = format::count(e.totals.steps);
   out["gpu_hours"] = number(e.totals.gpu_hours);
   out["cost_usd"] = e.totals.cost ? number(e.totals.cost->base()) : json(nullptr);
   out["usd_per_gpu_hour"] = e.totals.price_per_gpu ? number(units::to_usd_per_hour(*e.totals.price_per_gpu)) : json(nullptr);

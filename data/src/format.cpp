@@ -2,6 +2,7 @@
 #include "capplan/data/format.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
@@ -15,6 +16,12 @@ nlohmann::json number(double v) {
 }
 
 nlohmann::json number(const std::optional<double>& v) { return v ? number(*v) : nlohmann::json(nullptr); }
+
+nlohmann::json count(double v) {
+  constexpr double kExactInDouble = 9007199254740992.0;  // 2^53
+  if (std::isfinite(v) && v == std::floor(v) && std::abs(v) <= kExactInDouble) return static_cast<std::int64_t>(v);
+  return number(v);
+}
 
 std::string fixed(double v, int decimals) {
   if (!std::isfinite(v)) return "n/a";

@@ -21,6 +21,14 @@ TEST(FormatTokens, BillionsAreBAndThreeDigitsAtMost) {
   EXPECT_EQ(tokens(std::numeric_limits<double>::quiet_NaN()), "n/a");
 }
 
+TEST(FormatCount, WholeCountsAreJsonIntegers) {
+  EXPECT_TRUE(count(476838.0).is_number_integer());
+  EXPECT_EQ(count(476838.0).dump(), "476838");
+  EXPECT_TRUE(count(0.5).is_number_float());  // not a count: kept as the number it is
+  EXPECT_TRUE(count(1e300).is_number_float());  // beyond 2^53 an integer would not be exact
+  EXPECT_TRUE(count(std::numeric_limits<double>::infinity()).is_null());
+}
+
 TEST(FormatDuration, DaysFromTwoDaysHoursBelowMinutesBelowAnHour) {
   EXPECT_STREQ(duration_unit(33.4).name, "days");
   EXPECT_EQ(duration(33.44, duration_unit(33.44)), "33.4");

@@ -79,8 +79,9 @@ TEST(Estimate, ThroughputMfuTimeAndCostFollowFromStepTime) {
   EXPECT_NEAR(e.step.mfu, model_flops / (step * gpus * peak), kRel * e.step.mfu);
   EXPECT_NEAR(e.step.model_flops_per_gpu.base(), model_flops / step / gpus, kRel * e.step.model_flops_per_gpu.base());
   EXPECT_GE(e.step.hfu, e.step.mfu);
-  const double steps = 26e9 / (gb * seq);
-  EXPECT_NEAR(e.totals.steps, steps, kRel * steps);
+  // Whole steps: 26e9 / 131072 = 198364.75 -> 198365 (the last step a full batch).
+  const double steps = 198365;
+  EXPECT_EQ(e.totals.steps, steps);
   EXPECT_NEAR(e.totals.time_to_train.base(), steps * step, kRel * steps * step);
   EXPECT_NEAR(e.totals.gpu_hours, gpus * steps * step / 3600.0, kRel * e.totals.gpu_hours);
   ASSERT_TRUE(e.totals.cost.has_value());

@@ -149,7 +149,7 @@ TEST(GlobalBatch, EstimateResolvesTokensAndReportsTheChoiceFirst) {
   ASSERT_FALSE(e->findings.empty());
   EXPECT_EQ(e->findings.front().code, FindingCode::batch_chosen_for_dp);
   EXPECT_GT(e->layout.strategy.dp, 1);
-  EXPECT_DOUBLE_EQ(e->totals.steps, s.training.tokens / (1024.0 * 4096));
+  EXPECT_DOUBLE_EQ(e->totals.steps, std::ceil(s.training.tokens / (1024.0 * 4096)));  // whole steps
   EXPECT_FALSE(has(e->findings, FindingCode::batch_forces_one_replica));
   // The same batch in sequences (977) stays 977, and forces dp = 1 loudly (on 16 GPUs, where
   // tp 8 x pp 2 can hold the one replica).
@@ -175,7 +175,7 @@ TEST(GlobalBatch, SearchResolvesTheTokensForAFixedDp) {
   const Plan& p = res->plans.front();
   EXPECT_EQ(p.estimate.layout.strategy.dp, 8);
   EXPECT_EQ(plan_scenario(r, p).training.global_batch, 488 * 8);
-  EXPECT_DOUBLE_EQ(p.estimate.totals.steps, r.base.training.tokens / (488.0 * 8 * 4096));
+  EXPECT_DOUBLE_EQ(p.estimate.totals.steps, std::ceil(r.base.training.tokens / (488.0 * 8 * 4096)));
   EXPECT_TRUE(has(p.estimate.findings, FindingCode::batch_rounded_to_layout));
   ASSERT_FALSE(res->notes.empty());
   EXPECT_EQ(res->notes.front().code, FindingCode::batch_rounded_to_layout);
@@ -195,7 +195,7 @@ TEST(GlobalBatch, SearchResolvesTheTokensPerShapeWhenDpIsSearched) {
   for (const Plan& p : res->plans) {
     EXPECT_EQ(plan_scenario(r, p).training.global_batch, p.gpus == 8 ? 976 : 1024) << p.gpus;
     EXPECT_DOUBLE_EQ(p.estimate.totals.steps,
-                     r.base.training.tokens / ((p.gpus == 8 ? 976.0 : 1024.0) * 4096)) << p.gpus;
+                     std::ceil(r.base.training.tokens / ((p.gpus == 8 ? 976.0 : 1024.0) * 4096))) << p.gpus;
   }
 }
 

@@ -225,7 +225,7 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
       s.cluster.gpu.peak.bf16.base() > 0 ? s.cluster.gpu.peak.bf16 : s.cluster.gpu.peak.fp16;
   e.step.mfu_bf16_peak = bf16.base() > 0 ? e.step.model_flops_per_gpu / bf16 : 0.0;
   e.step.hfu = peak.base() > 0 ? (e.step.flops.hardware / e.step.time / gpus) / peak : 0.0;
-  e.totals.steps = s.training.tokens / tokens_per_step;
+  e.totals.steps = training_steps(s);
   e.totals.time_to_train = e.step.time * e.totals.steps;
   e.totals.gpu_hours = gpus * units::to_hours(e.totals.time_to_train);
   e.totals.price_per_gpu = s.cluster.price_per_gpu;

@@ -141,4 +141,12 @@ std::optional<Finding> batch_forces_one_replica(const Scenario& s) {
                   {"suggested", static_cast<double>(c.sequences)}});
 }
 
+double training_steps(const Scenario& s) {
+  const double tokens_per_step = static_cast<double>(s.training.global_batch) * s.model.seq_len;
+  // A ratio a rounding error above a whole number (1e12 / 2^21 x 2^21) stays that number.
+  const double ratio = s.training.tokens / tokens_per_step;
+  const double whole = std::round(ratio);
+  return std::abs(ratio - whole) <= 1e-9 * std::max(1.0, whole) ? whole : std::ceil(ratio);
+}
+
 }  // namespace capplan::sim

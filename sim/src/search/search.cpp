@@ -107,17 +107,12 @@ std::optional<units::Usd> plan_cost(const Estimate& e) { return e.goodput.modell
 
 namespace {
 
-double steps_of(const Scenario& s) {
-  const double tokens_per_step = static_cast<double>(s.training.global_batch) * s.model.seq_len;
-  return s.training.tokens / tokens_per_step;
-}
-
 Scored score(const std::vector<Shape>& shapes, int shape, const Timed& t, const SearchRequest& req) {
   const Scenario& s = shapes[static_cast<std::size_t>(shape)].scenario;
   Scored out;
   out.shape = shape;
   out.timed = t;
-  const units::Seconds time_to_train = units::seconds(t.step_s) * steps_of(s);
+  const units::Seconds time_to_train = units::seconds(t.step_s) * training_steps(s);
   // Ranked on the goodput figures, exactly as evaluate() fills Estimate::goodput: expected wall
   // time with interruptions and checkpoints, total cost under the scenario's purchase terms.
   const double tokens_per_s = static_cast<double>(s.training.global_batch) * s.model.seq_len / t.step_s;

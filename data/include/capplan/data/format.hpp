@@ -12,6 +12,8 @@ namespace capplan::data::format {
 // A double for a JSON document: NaN and Inf become null.
 nlohmann::json number(double v);
 nlohmann::json number(const std::optional<double>& v);  // null when absent
+// A count held in a double (steps): a JSON integer when whole and within 2^53, else number(v).
+nlohmann::json count(double v);
 
 // Fixed decimals ("12.35"); "n/a" for NaN and Inf.
 std::string fixed(double v, int decimals);

@@ -47,4 +47,9 @@ int data_parallel_room(const Scenario& s);
 // a prime batch, say. It names a batch near it that would not (nullopt when there is none).
 std::optional<Finding> batch_forces_one_replica(const Scenario& s);
 
+// Optimizer steps to train s.training.tokens: whole steps, the last one a full global batch, so
+// the run covers at least the tokens asked (ceil(tokens / (global_batch x seq_len))). Megatron-LM
+// counts --train-samples the same way in whole iterations; a fraction of a step is not a step.
+double training_steps(const Scenario& s);
+
 }  // namespace capplan::sim
