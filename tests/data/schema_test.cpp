@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: Apache-2.0
+// The JSON Schemas shipped in schema/ (scenario.schema.json, result.schema.json) against what
+// capplan really reads and writes:
+//  - every object of the scenario schema lists exactly the keys the reader accepts there (the
+//    reader names its known keys when it rejects an unknown one, so a key added to one and not the
+//    other fails here);
+//  - the repository's good scenarios validate, the bad ones with an unknown key or a wrong type do not;
+//  - estimate and search documents validate against the result schema, and every key they write
+//    is listed in it (the schema allows new keys for its readers; it must not omit ours).
+// The validator below covers the subset of JSON Schema 2020-12 the two files use.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "capplan/data/scenario_io.hpp"
+#include "capplan/data/search_io.hpp"
+#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/estimate.hpp"
+#include "capplan/sim/search.hpp"
+#include "test_support.hpp"
+
+namespace capplan::data {
+namespace {
+
+using nlohmann::json;
+using test::good_catalogs;
+
+std::filesystem::path schema_dir() { return std::filesystem::path(CAPPLAN_SOURCE_DIR) / "schema"; }
+const json& scenario_schema() {
+  static const json s = test::read_json(schema_dir() / "scenario.schema.json");
+  return s;
+}
+const json& result_schema() {
+  static const json s = test::read_json(schema_dir() / "result.schema.json");
+  return s;
+}
+
+// ---- a small validator ------------------------------------------------------------------------
+
+const json& resolve(const json& schema, const json& root) {
+  if (schema.contains("$ref")) {
+    const std::string ref = schema["$ref"].get<std::string>();
+    EXPECT_EQ(ref.rfind("#/", 0), 0u) << "only local references: " << ref;
+    return resolve(root.at(json::json_pointer(ref.substr(1))), root);
+  }
+  return schema;
+}
+
+bool type_matches(const std::string& type, const json& v) {
+  if (type == "object") return v.is_object();
+  if (type == "array") return v.is_array();
+  if (type == "string") return v.is_string();
+  if (type == "boolean") return v.is_boolean();
+  if (type == "null") return v.is_null();
+  if (type == "number") return v.is_number();
+  if (type == "integer") return v.is_number_integer() || (v.is_number_float() && v.get<double>() == std::floor(v.get<double>()));
+  ADD_FAILURE() << "unknown type in schema: " << type;
+  return false;
+}
+
+void validate(const json& schema_in, const json& v, const json& root, const std::string& at,
+              std::vector<std::string>& errors) {
+  const json& s = resolve(schema_in, root);
+  auto fail = [&](const std::string& what) { errors.push_back(at + ": " + what); };
+  if (s.contains("type")) {
+    std::vector<std::string> types;
+    if (s["type"].is_array()) {
+      for (const auto& t : s["type"]) types.push_back(t.get<std::string>());
+    } else {
+      types.push_back(s["type"].get<std::string>());
+    }
+    if (std::none_of(types.begin(), types.end(), [&](const std::string& t) { return type_matches(t, v); })) {
+      return fail("type " + std::string(v.type_name()) + " not in " + s["type"].dump());
+    }
+  }
+  if (s.contains("const") && v != s["const"]) fail("not " + s["const"].dump());
+  if (s.contains("enum") && std::find(s["enum"].begin(), s["enum"].end(), v) == s["enum"].end()) {
+    fail(v.dump() + " not in " + s["enum"].dump());
+  }
+  if (v.is_number()) {
+    const double x = v.get<double>();
+    if (s.contains("minimum") && x < s["minimum"].get<double>()) fail("below minimum");
+    if (s.contains("maximum") && x > s["maximum"].get<double>()) fail("above maximum");
+    if (s.contains("exclusiveMinimum") && x <= s["exclusiveMinimum"].get<double>()) fail("not above exclusiveMinimum");
+  }
+  if (v.is_string() && s.contains("pattern") &&
+      !std::regex_search(v.get<std::string>(), std::regex(s["pattern"].get<std::string>()))) {
+    fail("'" + v.get<std::string>() + "' does not match " + s["pattern"].get<std::string>());
+  }
+  if (v.is_array()) {
+    if (s.contains("minItems") && v.size() < s["minItems"].get<std::size_t>()) fail("too few items");
+    if (s.contains("items")) {
+      for (std::size_t i = 0; i < v.size(); ++i) validate(s["items"], v[i], root, at + "/" + std::to_string(i), errors);
+    }
+  }
+  if (v.is_object()) {
+    for (const auto& r : s.value("required", json::array())) {
+      if (!v.contains(r.get<std::string>())) fail("required '" + r.get<std::string>() + "' missing");
+    }
+    const json props = s.value("properties", json::object());
+    for (const auto& [k, x] : v.items()) {
+      if (props.contains(k)) {
+        validate(props[k], x, root, at + "/" + k, errors);
+      } else if (s.contains("additionalProperties") && s["additionalProperties"] == false) {
+        fail("unknown key '" + k + "'");
+      }
+    }
+  }
+  for (const auto& sub : s.value("allOf", json::array())) validate(sub, v, root, at, errors);
+  for (const char* combinator : {"anyOf", "oneOf"}) {
+    if (!s.contains(combinator)) continue;
+    int matched = 0;
+    std::vector<std::string> closest;  // the errors of the alternative that came nearest
+    for (const auto& sub : s[combinator]) {
+      std::vector<std::string> e;
+      validate(sub, v, root, at, e);
+      matched += e.empty();
+      if (!e.empty() && (closest.empty() || e.size() < closest.size())) closest = e;
+    }
+    if (matched == 0) {
+      std::string why;
+      for (const auto& e : closest) why += (why.empty() ? "" : "; ") + e;
+      fail(std::string("no alternative of ") + combinator + " matches (nearest: " + why + ")");
+    }
+    if (std::string(combinator) == "oneOf" && matched > 1) fail("more than one alternative of oneOf matches");
+  }
+}
+
+std::vector<std::string> errors_of(const json& schema, const json& v, const json& root) {
+  std::vector<std::string> e;
+  validate(schema, v, root, "#", e);
+  return e;
+}
+
+// The property schemas an object may have under `s`: its properties, and those of its allOf /
+// anyOf / oneOf alternatives, with references followed.
+void object_properties(const json& s_in, const json& root, std::vector<std::pair<std::string, const json*>>& out) {
+  const json& s = resolve(s_in, root);
+  if (s.contains("properties")) {
+    const json& props = s["properties"];
+    for (auto it = props.begin(); it != props.end(); ++it) out.emplace_back(it.key(), &it.value());
+  }
+  for (const char* combinator : {"allOf", "anyOf", "oneOf"}) {
+    if (!s.contains(combinator)) continue;  // by reference: `out` points into the schema
+    for (const auto& sub : s[combinator]) object_properties(sub, root, out);
+  }
+}
+
+// Every key of `v` is listed somewhere under `s` (recursively).
+void expect_keys_listed(const json& s, const json& v, const json& root, const std::string& at) {
+  if (v.is_array()) {
+    const json& r = resolve(s, root);
+    std::vector<const json*> item_schemas;
+    if (r.contains("items")) item_schemas.push_back(&r["items"]);
+    for (const char* combinator : {"allOf", "anyOf", "oneOf"}) {
+      if (!r.contains(combinator)) continue;
+      for (const auto& sub : r[combinator]) {
+        const json& rs = resolve(sub, root);
+        if (rs.contains("items")) item_schemas.push_back(&rs["items"]);
+      }
+    }
+    for (std::size_t i = 0; i < v.size() && !item_schemas.empty(); ++i) {
+      expect_keys_listed(*item_schemas.front(), v[i], root, at + "/" + std::to_string(i));
+    }
+    return;
+  }
+  if (!v.is_object()) return;
+  std::vector<std::pair<std::string, const json*>> props;
+  object_properties(s, root, props);
+  for (const auto& [k, x] : v.items()) {
+    auto it = std::find_if(props.begin(), props.end(), [&](const auto& p) { return p.first == k; });
+    if (it == props.end()) {
+      ADD_FAILURE() << at << "/" << k << ": written by capplan, not listed in result.schema.json";
+      continue;
+    }
+    expect_keys_listed(*it->second, x, root, at + "/" + k);
+  }
+}
+
+// ---- the scenario schema against the reader ---------------------------------------------------
+
+json minimal_scenario() {
+  return json::parse(R"({"model": {"preset": "llama2-7b"},
+                         "training": {"tokens": "1T", "global_batch": 512},
+                         "cluster": {"instance": "aws-p5.48xlarge", "nodes": 2}})");
+}
+
+// The keys the reader names as known when `doc` has an unknown key at `pointer`.
+std::set<std::string> reader_keys(json doc, const std::string& pointer) {
+  doc[json::json_pointer(pointer + "/zz_unknown")] = 1;
+  auto r = parse_scenario(doc, good_catalogs());
+  EXPECT_FALSE(r.has_value()) << pointer;
+  if (r.has_value()) return {};
+  const std::string where = "scenario#" + pointer + "/zz_unknown";
+  for (const auto& d : r.error()) {
+    const auto open = d.message.find("(known: ");
+    if (d.where != where || open == std::string::npos) continue;
+    std::set<std::string> keys;
+    std::string list = d.message.substr(open + 8, d.message.rfind(')') - open - 8);
+    std::size_t start = 0;
+    while (start <= list.size()) {
+      const auto comma = list.find(", ", start);
+      keys.insert(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 2;
+    }
+    return keys;
+  }
+  ADD_FAILURE() << "no unknown-field error at " << where << ": " << to_string(r.error());
+  return {};
+}
+
+std::set<std::string> schema_keys(const json& s) {
+  std::vector<std::pair<std::string, const json*>> props;
+  object_properties(s, scenario_schema(), props);
+  std::set<std::string> keys;
+  for (const auto& p : props) keys.insert(p.first);
+  return keys;
+}
+
+TEST(ScenarioSchema, EveryObjectListsExactlyTheKeysTheReaderAccepts) {
+  const json& root = scenario_schema();
+  const json& props = root["properties"];
+  // Each object of the schema with a document that reaches it (its parents valid enough).
+  json mla = minimal_scenario();
+  mla["model"]["attention"] = "mla";
+  mla["model"]["mla"] = {{"q_lora_rank", 0}, {"kv_lora_rank", 512}, {"qk_nope_head_dim", 128},
+                         {"qk_rope_head_dim", 64}, {"v_head_dim", 128}};
+  json tiers = minimal_scenario();
+  tiers["cluster"] = {{"gpu", "h100-sxm-80gb"}, {"gpus", 16}, {"gpus_per_node", 8},
+                      {"topology", json::array({{{"name", "nvlink"}, {"gpus", 8}, {"gbps_per_gpu", 3600}},
+                                                {{"name", "ib"}, {"gbps_per_gpu", 400}}})}};
+  json moe = minimal_scenario();
+  moe["model"] = {{"preset", "mixtral-8x7b"}, {"moe", {{"top_k", 2}}}};
+  json strategy = minimal_scenario();
+  strategy["strategy"] = {{"tp", 8}};
+  struct Case {
+    std::string pointer;
+    json doc;
+    const json* schema;
+  };
+  const json& pricing = props["pricing"]["properties"];
+  const std::vector<Case> cases = {
+      {"", minimal_scenario(), &root},
+      {"/workload", minimal_scenario(), &props["workload"]},
+      {"/model", minimal_scenario(), &props["model"]},
+      {"/model/moe", moe, &props["model"]["properties"]["moe"]},
+      {"/model/mla", mla, &props["model"]["properties"]["mla"]},
+      {"/training", minimal_scenario(), &props["training"]},
+      {"/cluster", minimal_scenario(), &props["cluster"]},
+      {"/cluster/topology/1", tiers, &props["cluster"]["properties"]["topology"]["items"]},
+      {"/strategy", strategy, &props["strategy"]},
+      {"/pricing", minimal_scenario(), &props["pricing"]},
+      {"/pricing/spot", minimal_scenario(), &pricing["spot"]},
+      {"/pricing/reserved", minimal_scenario(), &pricing["reserved"]},
+      {"/pricing/on_prem", minimal_scenario(), &pricing["on_prem"]},
+      {"/reliability", minimal_scenario(), &props["reliability"]},
+      {"/storage", minimal_scenario(), &props["storage"]},
+      {"/data", minimal_scenario(), &props["data"]},
+  };
+  std::set<std::string> covered;
+  for (const Case& c : cases) {
+    EXPECT_EQ(reader_keys(c.doc, c.pointer), schema_keys(*c.schema)) << "scenario#" << c.pointer;
+    covered.insert(c.pointer);
+  }
+  // Every object of the schema is one of the cases: a new section needs its case above.
+  std::function<void(const json&, const std::string&)> walk = [&](const json& s_in, const std::string& at) {
+    const json& s = resolve(s_in, root);
+    std::vector<std::pair<std::string, const json*>> sub;
+    object_properties(s, root, sub);
+    if (!sub.empty()) {
+      EXPECT_TRUE(covered.count(at)) << "schema object " << at << " has no reader case";
+    }
+    for (const auto& [k, x] : sub) {
+      const json& r = resolve(*x, root);
+      if (r.contains("items")) walk(r["items"], at + "/" + k + "/1");
+      walk(*x, at + "/" + k);
+    }
+  };
+  walk(root, "");
+}
+
+TEST(ScenarioSchema, TheRepositorysScenariosValidateAndTheBadOnesDoNot) {
+  const json& root = scenario_schema();
+  EXPECT_EQ(errors_of(root, example_scenario(), root), std::vector<std::string>{});
+  const auto dir = std::filesystem::path(CAPPLAN_SOURCE_DIR) / "tests" / "cli" / "scenarios";
+  int good = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("bad_", 0) == 0) continue;
+    const json doc = test::read_json(entry.path());
+    EXPECT_EQ(errors_of(root, doc, root), std::vector<std::string>{}) << name;
+    ++good;
+  }
+  EXPECT_GE(good, 15);
+  // Schema checks that can fail: an unknown key, a wrong type, an unknown enum value, a bad count.
+  for (const char* bad : {"bad_unknown_key_top.json", "bad_unknown_key_nested.json", "bad_wrong_type.json"}) {
+    EXPECT_FALSE(errors_of(root, test::read_json(dir / bad), root).empty()) << bad;
+  }
+  json enum_bad = minimal_scenario();
+  enum_bad["training"]["precision"] = "bf17";
+  EXPECT_FALSE(errors_of(root, enum_bad, root).empty());
+  json count_bad = minimal_scenario();
+  count_bad["training"]["tokens"] = "2 trillion";
+  EXPECT_FALSE(errors_of(root, count_bad, root).empty());
+  for (const char* count : {"2T", "4Mi", "1.5k", "2e12", " 4M"}) {
+    json ok = minimal_scenario();
+    ok["training"]["tokens"] = count;
+    EXPECT_EQ(errors_of(root, ok, root), std::vector<std::string>{}) << count;
+    EXPECT_TRUE(parse_scenario(ok, good_catalogs()).has_value()) << count << ": the reader accepts what the schema does";
+  }
+}
+
+// ---- the result schema against what capplan writes --------------------------------------------
+
+TEST(ResultSchema, EstimatesValidateAndEveryKeyWrittenIsListed) {
+  const json& root = result_schema();
+  json moe = minimal_scenario();
+  moe["model"] = {{"preset", "mixtral-8x7b"}};
+  moe["strategy"] = {{"tp", 2}, {"pp", 1}, {"dp", 8}, {"ep", 8}, {"micro_batch", 1}};
+  json spot = minimal_scenario();
+  spot["pricing"] = {{"purchase", "spot"},
+                     {"currency", "CNY"},
+                     {"usd_per_unit", 0.14},
+                     {"spot", {{"usd_per_gpu_hour", 20}, {"preemptions_per_node_hour", 0.01}}}};
+  spot["storage"] = {{"tier", "aws-fsx-lustre-persistent2-1000"}, {"capacity_tib", 100}};
+  // The shipped catalogs (error bands and storage tiers included) and the test ones (no bands).
+  auto shipped = load_catalogs(test::source_data_dir());
+  ASSERT_TRUE(shipped.has_value()) << to_string(shipped.error());
+  for (const json& doc : {json(example_scenario()), minimal_scenario(), moe, spot}) {
+    auto parsed = parse_scenario(doc, *shipped);
+    ASSERT_TRUE(parsed.has_value()) << to_string(parsed.error());
+    auto e = sim::estimate(parsed->scenario, sim::DatasheetCost(parsed->scenario.cluster));
+    ASSERT_TRUE(e.has_value()) << to_string(e.error());
+    const json out = estimate_to_json(*e, *parsed);
+    EXPECT_EQ(errors_of(root, out, root), std::vector<std::string>{}) << doc.dump();
+    expect_keys_listed(root, out, root, "#");
+    auto bare = parse_scenario(doc == spot ? minimal_scenario() : doc, good_catalogs());
+    ASSERT_TRUE(bare.has_value()) << to_string(bare.error());
+    const json without_bands =
+        estimate_to_json(*sim::estimate(bare->scenario, sim::DatasheetCost(bare->scenario.cluster)), *bare);
+    EXPECT_EQ(errors_of(root, without_bands, root), std::vector<std::string>{}) << doc.dump();
+  }
+  // It can fail: a plan's place keys are not an estimate document's, a stamp is required.
+  auto parsed = parse_scenario(minimal_scenario(), good_catalogs());
+  ASSERT_TRUE(parsed.has_value());
+  json out = estimate_to_json(*sim::estimate(parsed->scenario, sim::DatasheetCost(parsed->scenario.cluster)), *parsed);
+  out.erase("schema_version");
+  EXPECT_FALSE(errors_of(root, out, root).empty());
+  out = estimate_to_json(*sim::estimate(parsed->scenario, sim::DatasheetCost(parsed->scenario.cluster)), *parsed);
+  out["step_time_s"] = "fast";
+  EXPECT_FALSE(errors_of(root, out, root).empty());
+}
+
+TEST(ResultSchema, SearchesValidateAndEveryKeyWrittenIsListed) {
+  const json& root = result_schema();
+  json doc = minimal_scenario();
+  doc["strategy"] = "auto";
+  auto parsed = parse_scenario(doc, good_catalogs());
+  ASSERT_TRUE(parsed.has_value());
+  OfferingFilter f;
+  f.instances = {"aws-p5.48xlarge", "aws-p4de.24xlarge"};
+  auto offerings = offerings_from_catalog(good_catalogs(), f);
+  ASSERT_TRUE(offerings.has_value());
+  for (double deadline_days : {0.0, 1e-3}) {  // a plan; nothing meets the deadline (failure, closest)
+    sim::SearchRequest r;
+    r.base = parsed->scenario;
+    r.offerings = offerings->offerings;
+    r.node_counts = {1, 2};
+    r.threads = 1;
+    if (deadline_days > 0) r.deadline = units::seconds(deadline_days * 86400.0);
+    auto result = sim::search(r);
+    ASSERT_TRUE(result.has_value()) << to_string(result.error());
+    const json out = search_result_to_json(*result, r, *parsed);
+    EXPECT_EQ(errors_of(root, out, root), std::vector<std::string>{}) << deadline_days;
+    expect_keys_listed(root, out, root, "#");
+  }
+}
+
+}  // namespace
+}  // namespace capplan::data
