@@ -12,6 +12,7 @@
 #include <limits>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/global_batch.hpp"
@@ -47,19 +48,22 @@ std::optional<LayoutSpace> layout_space_from_string(const std::string& s) {
   return std::nullopt;
 }
 
+namespace {
+constexpr std::pair<DeadlineQuantile, const char*> kQuantileNames[] = {
+    {DeadlineQuantile::point, "point"}, {DeadlineQuantile::p50, "p50"}, {DeadlineQuantile::p90, "p90"}};
+}  // namespace
+
 const char* to_string(DeadlineQuantile q) {
-  switch (q) {
-    case DeadlineQuantile::point: return "point";
-    case DeadlineQuantile::p50: return "p50";
-    case DeadlineQuantile::p90: return "p90";
+  for (const auto& [value, name] : kQuantileNames) {
+    if (value == q) return name;
   }
   return "point";
 }
 
 std::optional<DeadlineQuantile> deadline_quantile_from_string(const std::string& s) {
-  if (s == "point") return DeadlineQuantile::point;
-  if (s == "p50") return DeadlineQuantile::p50;
-  if (s == "p90") return DeadlineQuantile::p90;
+  for (const auto& [value, name] : kQuantileNames) {
+    if (s == name) return value;
+  }
   return std::nullopt;
 }
 
