@@ -44,6 +44,8 @@ struct SearchOptions {
   std::string nodes;
   int max_gpus = 0;
   std::string deadline_days, budget_usd;
+  std::string deadline_quantile;  // empty: the point estimate
+  bool even_stages = false;
   std::string objective = "cheapest";
   int top = 5;
   int threads = 0;
@@ -97,6 +99,35 @@ void apply_bands(sim::Plan& plan, const sim::SearchRequest& request, const std::
                                                "' (nor a fallback), so the estimate carries no p10-p90 interval"));
   }
 }
+
+// ---- issue 14 point 9 helpers ----
+// The first pricing flag given that sets a rate of the scenario's own instance, or "".
+std::string own_rate_flag(const ScenarioFlags& flags) {
+  for (const char* f : {"--usd-per-gpu-hour", "--usd-per-node-hour", "--spot-usd-per-gpu-hour",
+                        "--reserved-usd-per-gpu-hour", "--reserved-idle-usd-per-gpu-hour", "--on-prem-usd-per-node"}) {
+    if (flags.given(f)) return f;
+  }
+  return "";
+}
+
+// Why --even-stages cannot hold for the fixed strategy fields, or "".
+std::string even_stages_conflict(const ScenarioFlags& flags, const sim::SearchRequest& request) {
+  if (!request.even_stages) return "";
+  const sim::StrategyRequest& r = request.base.strategy;
+  const int layers = request.base.model.layers;
+  if (r.first_stage_layers || r.last_stage_layers) {
+    const char* which = r.first_stage_layers ? "--first-stage-layers" : "--last-stage-layers";
+    return std::string("--even-stages: every stage holds the same layers, so it cannot be combined with ") + which +
+           (flags.given(which) ? "" : " (the scenario's strategy)");
+  }
+  const int v = std::max(1, r.virtual_stages.value_or(1));
+  if (r.pp && (*r.pp < 1 || layers % (*r.pp * v) != 0)) {
+    return "--even-stages: the fixed pp " + std::to_string(*r.pp) + (v > 1 ? " x " + std::to_string(v) + " virtual stages" : "") +
+           " does not divide the model's " + std::to_string(layers) + " layers";
+  }
+  return "";
+}
+// ---- end point 9 helpers ----
 
 // A one-line bar on stderr for searches that run more than a second on a terminal.
 class ProgressBar {
@@ -169,6 +200,21 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     if (!d) return code(Exit::invalid_input);
     request.deadline = units::seconds(*d * 86400.0);
   }
+  // ---- issue 14 point 9: the deadline's quantile and even pipeline stages ----
+  if (!opt.deadline_quantile.empty()) {
+    const auto q = sim::deadline_quantile_from_string(opt.deadline_quantile);
+    if (!q || *q == sim::DeadlineQuantile::point) {
+      print_error("--deadline-quantile: must be p50 or p90; got '" + opt.deadline_quantile + "'");
+      return code(Exit::invalid_input);
+    }
+    if (!request.deadline) {
+      print_error("--deadline-quantile " + opt.deadline_quantile + " needs --deadline-days");
+      return code(Exit::invalid_input);
+    }
+    request.deadline_quantile = *q;
+  }
+  request.even_stages = opt.even_stages;
+  // ---- end point 9 ----
   if (!opt.budget_usd.empty()) {
     auto b = positive("--budget-usd", opt.budget_usd);
     if (!b) return code(Exit::invalid_input);
@@ -212,6 +258,14 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   const std::filesystem::path bands_file = data::error_bands_path(data_dir(global));
   std::optional<data::ErrorBands> bands;
   if (!load_error_bands_or_report(global, bands)) return code(Exit::invalid_input);
+  if (request.deadline_quantile == sim::DeadlineQuantile::p90) {
+    if (!bands) {
+      print_error("--deadline-quantile p90 needs the error band file " + bands_file.string() +
+                  ", which was not found (capplan validate-published --write-error-bands FILE makes one)");
+      return code(Exit::invalid_input);
+    }
+    request.error_band = bands->table;  // the band estimate prints, the one each plan is checked on
+  }
 
   // Offerings: the catalog instances the filters select, or the scenario's own cluster.
   data::OfferingFilter filter;
@@ -255,6 +309,11 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   if (doc.is_object()) {
     if (!doc.contains("strategy")) doc["strategy"] = "auto";
     if (!doc.contains("cluster") && !request.offerings.empty()) {
+      if (const std::string rate = own_rate_flag(opt.flags); !rate.empty()) {
+        print_error(rate + " prices the scenario's own instance, and the scenario has no cluster (give the file a "
+                    "cluster, or --price ID=USD for a catalog instance)");
+        return code(Exit::invalid_input);
+      }
       doc["cluster"] = {{"instance", request.offerings.front().instance_id}, {"nodes", 1}};
       if (from_catalog && doc.contains("pricing")) {
         doc.erase("pricing");
@@ -273,8 +332,18 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     return code(Exit::invalid_input);
   }
   request.base = parsed->scenario;
+  if (const std::string why = even_stages_conflict(opt.flags, request); !why.empty()) {
+    print_error(why);
+    return code(Exit::invalid_input);
+  }
   if (from_catalog) {
     auto found = data::apply_scenario_pricing(request.offerings, request.base, pricing_given, prices);
+    // --purchase: the model for every offering (point 9); the "priced on demand" note no longer holds.
+    if (opt.flags.given("--purchase") && request.base.pricing.model != sim::PurchaseModel::on_demand) {
+      std::erase_if(found, [](const sim::Finding& f) { return f.code == sim::FindingCode::scenario_pricing_not_offered; });
+      auto all = data::apply_purchase_to_all(request.offerings, request.base);
+      found.insert(found.end(), all.begin(), all.end());
+    }
     offering_findings.insert(offering_findings.end(), found.begin(), found.end());
   }
   if (request.node_counts.empty()) request.node_counts.push_back(request.base.cluster.nodes());
@@ -355,6 +424,9 @@ Command add_search_command(CLI::App& app, const GlobalOptions& global) {
                   "micro-batch, ZeRO 2/3 with PP, overlap switches)")
       ->type_name("NAME")
       ->group(space);
+  cmd->add_flag("--even-stages", opt->even_stages,
+               "Only pipeline depths (with virtual stages) that divide the layers: every stage holds the same layers")
+      ->group(space);
   cmd->add_option("--max-gpus", opt->max_gpus, "Skip cluster shapes with more GPUs (0 = no limit)")
       ->type_name("INT")
       ->group(space);
@@ -367,6 +439,11 @@ Command add_search_command(CLI::App& app, const GlobalOptions& global) {
       ->group(space);
   const char* goal = "Goal";
   cmd->add_option("--deadline-days", opt->deadline_days, "Time-to-train limit in days")->type_name("DAYS")->group(goal);
+  cmd->add_option("--deadline-quantile", opt->deadline_quantile,
+                  "Which time to train meets the deadline: p50 (the point estimate, the default) or p90 (the error "
+                  "band's slow end, with failures)")
+      ->type_name("p50|p90")
+      ->group(goal);
   cmd->add_option("--budget-usd", opt->budget_usd, "Total cost limit in USD, e.g. 2.5M")->type_name("USD")->group(goal);
   cmd->add_option("--objective", opt->objective, "cheapest (meeting the deadline), fastest (within the budget) or pareto")
       ->type_name("NAME")

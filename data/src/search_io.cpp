@@ -72,6 +72,10 @@ json plan_to_json(const sim::Plan& plan, const sim::SearchRequest& request, cons
   j["price_known"] = plan.price_known;
   j["meets_deadline"] = plan.meets_deadline;
   j["meets_budget"] = plan.meets_budget;
+  // With --deadline-quantile p90: the p90 time to train the deadline was checked against.
+  if (request.deadline && request.deadline_quantile == sim::DeadlineQuantile::p90) {
+    j["time_p90_days"] = plan.time_p90 ? format::number(units::to_days(*plan.time_p90)) : json(nullptr);
+  }
   return j;
 }
 
@@ -113,7 +117,8 @@ std::string aligned(const std::vector<std::string>& header, const std::vector<st
   return out;
 }
 
-std::string plan_rows(const std::vector<sim::Plan>& plans) {
+// p90: a "p90" column after "days", the p90 time a p90 deadline was checked against ("-": not computed).
+std::string plan_rows(const std::vector<sim::Plan>& plans, bool p90 = false) {
   std::vector<std::vector<std::string>> rows;
   int rank = 0;
   for (const auto& p : plans) {
@@ -129,13 +134,21 @@ std::string plan_rows(const std::vector<sim::Plan>& plans) {
                     sim::plan_cost(e) ? money(sim::plan_cost(e)->base(), p.currency) : "n/a",
                     sim::to_string(p.purchase), format::fixed(e.step.mfu * 100, 1) + "%",
                     format::fixed(units::to_gib(e.memory.total()), 1), flags});
+    if (p90) {
+      rows.back().insert(rows.back().begin() + 7, p.time_p90 ? format::fixed(units::to_days(*p.time_p90), 1) : "-");
+    }
   }
   // "days": expected wall time with interruptions and checkpoints (what the planner ranks on);
   // "steady": the step model alone; "cost": total cost under the plan's purchase terms ("purchase"),
   // in its price's currency.
-  return aligned({"#", "instance", "gpu", "nodes", "gpus", "tp/pp/dp layout", "days", "steady", "cost", "purchase",
-                  "MFU", "GiB/GPU", ""},
-                 rows, {true, false, false, true, true, false, true, true, true, false, true, true, false});
+  std::vector<std::string> header{"#", "instance", "gpu", "nodes", "gpus", "tp/pp/dp layout", "days", "steady", "cost",
+                                  "purchase", "MFU", "GiB/GPU", ""};
+  std::vector<bool> right{true, false, false, true, true, false, true, true, true, false, true, true, false};
+  if (p90) {
+    header.insert(header.begin() + 7, "p90");
+    right.insert(right.begin() + 7, true);
+  }
+  return aligned(header, rows, right);
 }
 
 // The header's word on money: the purchase terms (and currency) of the plans shown, with their
@@ -336,6 +349,45 @@ std::vector<sim::Finding> apply_scenario_pricing(std::vector<sim::Offering>& off
   return out;
 }
 
+std::vector<sim::Finding> apply_purchase_to_all(std::vector<sim::Offering>& offerings, const sim::Scenario& scenario) {
+  const sim::PricingTerms& own = scenario.pricing;
+  if (own.model == sim::PurchaseModel::on_demand) return {};
+  const char* model = sim::to_string(own.model);
+  // The catalog's price types for a model ("spot", "reserved"); on premises has none.
+  const std::string type = own.model == sim::PurchaseModel::on_prem ? "" : model;
+  std::vector<std::string> unpriced;
+  for (auto& o : offerings) {
+    if (!scenario.cluster.instance_id.empty() && o.instance_id == scenario.cluster.instance_id) continue;
+    sim::PricingTerms t;
+    t.model = own.model;
+    if (o.pricing) t.currency = o.pricing->currency;  // the catalog price's
+    t.spot.preemptions_per_node_hour = own.spot.preemptions_per_node_hour;
+    t.reserved.term_hours = own.reserved.term_hours;
+    t.on_prem.amortisation_years = own.on_prem.amortisation_years;
+    t.on_prem.pue = own.on_prem.pue;
+    t.on_prem.usd_per_kwh = own.on_prem.usd_per_kwh;
+    t.on_prem.ops_usd_per_year = own.on_prem.ops_usd_per_year;
+    t.on_prem.utilisation = own.on_prem.utilisation;
+    const bool catalog_rate = !type.empty() && o.price_type == type && o.node.price_per_gpu;
+    if (catalog_rate && own.model == sim::PurchaseModel::spot) {
+      t.spot.usd_per_gpu_hour = units::to_usd_per_hour(*o.node.price_per_gpu);
+    } else if (catalog_rate && own.model == sim::PurchaseModel::reserved) {
+      t.reserved.usd_per_gpu_hour = units::to_usd_per_hour(*o.node.price_per_gpu);
+    } else {
+      unpriced.push_back(o.instance_id.empty() ? o.node.gpu.id : o.instance_id);
+    }
+    o.pricing = std::move(t);
+  }
+  if (unpriced.empty()) return {};
+  std::string list;
+  for (std::size_t i = 0; i < unpriced.size() && i < 6; ++i) list += (i ? ", " : "") + unpriced[i];
+  if (unpriced.size() > 6) list += ", ... (" + std::to_string(unpriced.size()) + " offerings)";
+  const std::string own_id = scenario.cluster.instance_id.empty() ? "none" : scenario.cluster.instance_id;
+  return {sim::note("--purchase " + std::string(model) + ": no " + model + " price for " + list +
+                    std::string(unpriced.size() == 1 ? ", so its cost is unknown (never its on-demand price)" : ", so their cost is unknown (never their on-demand price)") + "; the scenario's " + model +
+                    " terms with a price apply to its own instance (" + own_id + ") only")};
+}
+
 Result<std::pair<std::string, double>> parse_price_override(std::string_view text) {
   const size_t eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size()) {
@@ -389,6 +441,8 @@ nlohmann::json search_result_to_json(const sim::SearchResult& r, const sim::Sear
       {"deadline_days", request.deadline ? format::number(units::to_days(*request.deadline)) : json(nullptr)},
       {"budget_usd", request.budget ? format::number(request.budget->base()) : json(nullptr)},
       {"max_gpus", request.max_gpus > 0 ? json(request.max_gpus) : json(nullptr)},
+      {"deadline_quantile", sim::to_string(request.deadline_quantile)},
+      {"even_stages", request.even_stages},
   };
   out["cancelled"] = r.cancelled;
   json plans = json::array();
@@ -448,15 +502,22 @@ std::string search_result_to_csv(const sim::SearchResult& r, const sim::SearchRe
 std::string search_result_to_table(const sim::SearchResult& r, const sim::SearchRequest& request,
                                    const ParsedScenario& base) {
   const sim::Scenario& sc = request.base;
+  const bool p90 = request.deadline && request.deadline_quantile == sim::DeadlineQuantile::p90;
   std::ostringstream out;
   std::string model = sc.model.name.empty() ? base.model_id : sc.model.name;
   out << "capplan search: " << model << ", " << format::parameters(sc.model.total_params(), sc.model.active_params()) << ", "
       << format::tokens(sc.training.tokens) << " tokens; objective " << sim::to_string(request.objective);
   if (request.deadline) out << ", deadline " << format::fixed(units::to_days(*request.deadline), 1) << " days";
+  if (request.deadline && request.deadline_quantile == sim::DeadlineQuantile::p90) {
+    out << " at p90 (a plan's p90 time to train, with failures, must meet it)";
+  } else if (request.deadline && request.deadline_quantile == sim::DeadlineQuantile::p50) {
+    out << " at p50 (the point estimate)";
+  }
   if (request.budget) out << ", budget " << money(request.budget->base());
   if (request.max_gpus > 0) out << ", at most " << request.max_gpus << " GPUs";
   out << "\n";
-  out << "  " << r.configurations_evaluated << " configurations (" << sim::to_string(request.space) << " layout space; " << r.stats.timed << " timed, "
+  out << "  " << r.configurations_evaluated << " configurations (" << sim::to_string(request.space) << " layout space"
+      << (request.even_stages ? ", even stages" : "") << "; " << r.stats.timed << " timed, "
       << r.stats.memory_rejected << " over memory, " << r.stats.pruned_by_bound << " pruned by a memory bound) on "
       << r.stats.shapes << " cluster shapes in " << format::fixed(r.elapsed_s, 2) << " s with " << r.stats.threads
       << (r.stats.threads == 1 ? " thread" : " threads") << "\n";
@@ -464,12 +525,12 @@ std::string search_result_to_table(const sim::SearchResult& r, const sim::Search
   if (r.failure) {
     out << "Constraint not met: " << constraint_name(r.failure->kind) << "\n  " << failure_message(*r.failure, request)
         << "\n";
-    if (r.failure->closest) out << "\nClosest plan:\n" << plan_rows({*r.failure->closest});
+    if (r.failure->closest) out << "\nClosest plan:\n" << plan_rows({*r.failure->closest}, p90);
   } else {
-    out << "Plans (best first):\n" << plan_rows(r.plans);
+    out << "Plans (best first):\n" << plan_rows(r.plans, p90);
   }
   if (!r.pareto.empty() && request.objective != sim::Objective::pareto) {
-    out << "\nPareto front (time vs cost, fastest first):\n" << plan_rows(r.pareto);
+    out << "\nPareto front (time vs cost, fastest first):\n" << plan_rows(r.pareto, p90);
   }
   if (const std::string why = explanation(r, request); !why.empty()) out << "\nWhy: " << why << "\n";
   if (const sim::Plan* chosen = sim::chosen_plan(r); chosen && !r.runner_ups.empty()) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "capplan/data/catalog.hpp"
+#include "capplan/data/findings.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/search_io.hpp"
 #include "test_support.hpp"
@@ -214,6 +215,59 @@ TEST(SearchJson, PlansAreEstimateObjectsPlusTheirPlace) {
   EXPECT_NE(csv.find("\nplans,1,"), std::string::npos);
   const std::string table = search_result_to_table(*result, r, *parsed);
   EXPECT_NE(table.find("Plans (best first)"), std::string::npos);
+}
+
+// ---- --purchase for every offering (issue 14 point 9) ----
+
+sim::Offering priced(const char* id, const char* type, double usd_per_gpu_hour) {
+  sim::Offering o;
+  o.instance_id = id;
+  o.price_type = type;
+  o.node.instance_id = id;
+  o.node.gpu.id = "gpu";
+  o.node.price_per_gpu = units::usd_per_hour(usd_per_gpu_hour);
+  return o;
+}
+
+TEST(PurchaseForAllOfferings, RatesStayWithTheOwnInstanceTermsGoToAllAndACatalogSpotPriceIsUsed) {
+  sim::Scenario s;
+  s.cluster.instance_id = "own";
+  s.pricing.model = sim::PurchaseModel::spot;
+  s.pricing.spot.usd_per_gpu_hour = 1.1;
+  s.pricing.spot.preemptions_per_node_hour = 0.003;
+  std::vector<sim::Offering> offerings{priced("own", "on-demand", 3), priced("other", "on-demand", 2.5),
+                                       priced("market", "spot", 0.9)};
+  auto notes = apply_scenario_pricing(offerings, s, true);
+  EXPECT_TRUE(notes.empty());
+  notes = apply_purchase_to_all(offerings, s);
+  // The own instance keeps the scenario's terms, with its spot price.
+  ASSERT_TRUE(offerings[0].pricing.has_value());
+  EXPECT_EQ(offerings[0].pricing->spot.usd_per_gpu_hour, 1.1);
+  // Another instance: spot, the preemption rate, but no spot price (its on-demand 2.5 is not one).
+  ASSERT_TRUE(offerings[1].pricing.has_value());
+  EXPECT_EQ(offerings[1].pricing->model, sim::PurchaseModel::spot);
+  EXPECT_FALSE(offerings[1].pricing->spot.usd_per_gpu_hour.has_value());
+  EXPECT_EQ(offerings[1].pricing->spot.preemptions_per_node_hour, 0.003);
+  // A catalog price of type spot is that instance's spot price.
+  ASSERT_TRUE(offerings[2].pricing.has_value());
+  ASSERT_TRUE(offerings[2].pricing->spot.usd_per_gpu_hour.has_value());
+  EXPECT_DOUBLE_EQ(*offerings[2].pricing->spot.usd_per_gpu_hour, 0.9);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(render(notes[0]),
+            "--purchase spot: no spot price for other, so its cost is unknown (never its on-demand price); the "
+            "scenario's spot terms with a price apply to its own instance (own) only");
+}
+
+TEST(PurchaseForAllOfferings, OnDemandChangesNothing) {
+  sim::Scenario s;
+  s.cluster.instance_id = "own";
+  std::vector<sim::Offering> offerings{priced("own", "on-demand", 3), priced("other", "on-demand", 2.5)};
+  apply_scenario_pricing(offerings, s, false);
+  const auto before = offerings;
+  EXPECT_TRUE(apply_purchase_to_all(offerings, s).empty());
+  ASSERT_TRUE(offerings[1].pricing.has_value());
+  EXPECT_EQ(offerings[1].pricing->model, sim::PurchaseModel::on_demand);
+  EXPECT_EQ(offerings[1].node.price_per_gpu, before[1].node.price_per_gpu);
 }
 
 }  // namespace

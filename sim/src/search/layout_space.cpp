@@ -165,7 +165,7 @@ PointStatus InnerLayoutSpace::construct(std::size_t index, Parallelism& p, long 
 // Outer level.
 
 ShapeLayoutSpace::ShapeLayoutSpace(const ModelSpec& m, const TrainingJob& job, const StrategyRequest& r, int gpus, int gpn,
-                         LayoutSpaceKind kind)
+                         LayoutSpaceKind kind, bool even_stages)
     : model_(m), request_(r), global_batch_(job.global_batch), gpus_(gpus), kind_(kind) {
   std::vector<int> tps;
   for (int t : divisors(gpus, kind == LayoutSpaceKind::exhaustive ? gpus : gpn)) {
@@ -185,13 +185,20 @@ ShapeLayoutSpace::ShapeLayoutSpace(const ModelSpec& m, const TrainingJob& job, c
     }
   }
   // PP: the divisors of the GPUs up to the layers; those that do not divide GPUs / (TP x CP)
-  // construct to model_not_dividing_gpus, which leaves the divisors of GPUs / TP in order.
+  // construct to model_not_dividing_gpus, which leaves the divisors of GPUs / TP in order. Even
+  // stages: only those that divide the layers too (PP x v with virtual stages fixed; searched
+  // virtual stages always divide them).
+  std::vector<int> pps = fixed_or(r.pp, divisors(gpus, m.layers));
+  if (even_stages) {
+    const long long v = std::max(1, r.virtual_stages.value_or(1));
+    std::erase_if(pps, [&](int pp) { return pp < 1 || m.layers % (pp * v) != 0; });
+  }
   dims_ = {
       {"cp", fixed_or(r.cp, cps)},
       {"ep", fixed_or(r.ep, eps)},
       {"etp", {r.etp.value_or(1)}},
       {"tp", fixed_or(r.tp, tps)},
-      {"pp", fixed_or(r.pp, divisors(gpus, m.layers))},
+      {"pp", pps},
   };
   size_ = detail::product_of_domains(dims_);
 }

@@ -120,11 +120,12 @@ class InnerLayoutSpace {
 
 // The outer level for `gpus` GPUs on nodes of `gpus_per_node`, with the fixed fields of the
 // request applied. Automatic TP stays inside a node (NVLink) in the standard kind; pipeline depth
-// is bounded by the layers. The model's and request's values it needs are copied in.
+// is bounded by the layers, and with `even_stages` divides them (a fixed PP that does not leaves
+// the space empty). The model's and request's values it needs are copied in.
 class ShapeLayoutSpace {
  public:
   ShapeLayoutSpace(const ModelSpec& m, const TrainingJob& job, const StrategyRequest& r, int gpus, int gpus_per_node,
-              LayoutSpaceKind kind = LayoutSpaceKind::standard);
+              LayoutSpaceKind kind = LayoutSpaceKind::standard, bool even_stages = false);
 
   const std::vector<LayoutDimension>& dimensions() const { return dims_; }
   const LayoutDimension* dimension(std::string_view name) const { return detail::find_dimension(dims_, name); }

@@ -135,11 +135,11 @@ void Worker::run(const WorkItem& item) {
   });
 }
 
-std::vector<WorkItem> work_items(const std::vector<Shape>& shapes, LayoutSpaceKind kind) {
+std::vector<WorkItem> work_items(const std::vector<Shape>& shapes, LayoutSpaceKind kind, bool even_stages) {
   std::vector<WorkItem> items;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const Scenario& s = shapes[i].scenario;
-    const ShapeLayoutSpace space(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node, kind);
+    const ShapeLayoutSpace space(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node, kind, even_stages);
     for (const OuterLayout& o : space.outer_layouts()) items.push_back({static_cast<int>(i), o});
   }
   return items;

@@ -53,7 +53,7 @@ struct WorkItem {
 // Every shape's outer layouts (ShapeLayoutSpace::outer_layouts), shape by shape. An item is the
 // unit a thread takes: the memory bounds of docs/planner.md carry across the inner points of one
 // outer layout, so those stay together.
-std::vector<WorkItem> work_items(const std::vector<Shape>& shapes, LayoutSpaceKind kind);
+std::vector<WorkItem> work_items(const std::vector<Shape>& shapes, LayoutSpaceKind kind, bool even_stages = false);
 
 struct Counters {
   long configurations = 0, timed = 0, memory_rejected = 0, pruned = 0;

@@ -12,6 +12,7 @@
 #include <limits>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/global_batch.hpp"
@@ -48,14 +49,34 @@ std::optional<LayoutSpace> layout_space_from_string(const std::string& s) {
 }
 
 namespace {
+constexpr std::pair<DeadlineQuantile, const char*> kQuantileNames[] = {
+    {DeadlineQuantile::point, "point"}, {DeadlineQuantile::p50, "p50"}, {DeadlineQuantile::p90, "p90"}};
+}  // namespace
+
+const char* to_string(DeadlineQuantile q) {
+  for (const auto& [value, name] : kQuantileNames) {
+    if (value == q) return name;
+  }
+  return "point";
+}
+
+std::optional<DeadlineQuantile> deadline_quantile_from_string(const std::string& s) {
+  for (const auto& [value, name] : kQuantileNames) {
+    if (s == name) return value;
+  }
+  return std::nullopt;
+}
+
+namespace {
 LayoutSpaceKind kind_of(LayoutSpace s) {
   return s == LayoutSpace::exhaustive ? LayoutSpaceKind::exhaustive : LayoutSpaceKind::standard;
 }
 }  // namespace
 
-std::vector<Parallelism> candidate_layouts(const Scenario& s, LayoutSpace space) {
+std::vector<Parallelism> candidate_layouts(const Scenario& s, LayoutSpace space, bool even_stages) {
   std::vector<Parallelism> out;
-  ShapeLayoutSpace(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node, kind_of(space))
+  ShapeLayoutSpace(s.model, s.training, s.strategy, s.cluster.gpus, s.cluster.gpus_per_node, kind_of(space),
+                   even_stages)
       .for_each([&](const Parallelism& p, long long) {
         if (precheck_layout(s, p).ok()) out.push_back(p);
       });
@@ -95,6 +116,7 @@ struct Scored {
   Timed timed;
   double time_s = 0;  // time to train
   std::optional<double> cost;
+  std::optional<double> time_p90_s;  // with DeadlineQuantile::p90, once computed (p90_time)
   bool meets_deadline = true;
   bool meets_budget = true;
   bool feasible() const { return meets_deadline && meets_budget; }
@@ -106,6 +128,43 @@ units::Seconds plan_time(const Estimate& e) { return e.goodput.modelled ? e.good
 std::optional<units::Usd> plan_cost(const Estimate& e) { return e.goodput.modelled ? e.goodput.cost.total : e.totals.cost; }
 
 namespace {
+
+bool checks_p90(const SearchRequest& req) { return req.deadline && req.deadline_quantile == DeadlineQuantile::p90; }
+
+// The residual band of the base scenario's category (error_category, with fallbacks), or null.
+const ResidualQuantiles* band_of(const SearchRequest& req) {
+  for (const auto& key : category_fallbacks(error_category(req.base))) {
+    if (const ResidualQuantiles* q = req.error_band.find(key)) return q;
+  }
+  return nullptr;
+}
+
+// Whether a plan that misses the deadline at the point may meet it at p90: only when the band's
+// throughput ratio at p10 is above 1 (every run of the category was faster than predicted), since
+// the input widening of apply_error_band only lowers it, and a slower throughput never shortens
+// the time with failures.
+bool p90_may_beat_point(const SearchRequest& req) {
+  const ResidualQuantiles* q = band_of(req);
+  return q != nullptr && std::min(q->log_ratio_p10, q->log_ratio_p90) > 0;
+}
+
+// The p90 of a plan's time to train, exactly as `capplan estimate` bands it: apply_error_band on
+// the plan's estimate, the slow end of wall_days (time_to_train_days where goodput is not
+// modelled), in seconds. Empty when the table has no band for the plan.
+std::optional<double> p90_time(const Shape& sh, const Timed& t, const ResidualTable& table) {
+  Estimate e = evaluate(sh.scenario, t.p, *sh.cost);
+  apply_error_band(e, sh.scenario, table);
+  const std::optional<Interval>& days = e.goodput.modelled ? e.uncertainty.wall_days : e.uncertainty.time_to_train_days;
+  if (!days) return std::nullopt;
+  return days->high * 86400.0;
+}
+
+// With p90 deadlines: computes the plan's p90 (once) and whether it meets the deadline.
+void check_p90(const std::vector<Shape>& shapes, Scored& sc, const SearchRequest& req) {
+  if (!checks_p90(req) || sc.time_p90_s) return;
+  sc.time_p90_s = p90_time(shapes[static_cast<std::size_t>(sc.shape)], sc.timed, req.error_band);
+  sc.meets_deadline = sc.time_p90_s && *sc.time_p90_s <= req.deadline->base();
+}
 
 Scored score(const std::vector<Shape>& shapes, int shape, const Timed& t, const SearchRequest& req) {
   const Scenario& s = shapes[static_cast<std::size_t>(shape)].scenario;
@@ -127,6 +186,8 @@ Scored score(const std::vector<Shape>& shapes, int shape, const Timed& t, const 
   }
   out.meets_deadline = !req.deadline || out.time_s <= req.deadline->base();
   out.meets_budget = !req.budget || (out.cost && *out.cost <= req.budget->base());
+  // A p90 deadline: checked on the band only where the plan could meet it (keeps it cheap).
+  if (checks_p90(req) && (out.meets_deadline || p90_may_beat_point(req))) check_p90(shapes, out, req);
   return out;
 }
 
@@ -167,6 +228,18 @@ std::vector<Scored> pareto_front(std::vector<Scored> all) {
   return front;
 }
 
+// Whether the shape's purchase terms carry the price their model charges: on demand the node's
+// price; spot and reserved their own rate; on premises the node's purchase price.
+bool purchase_priced(const Scenario& s) {
+  switch (s.pricing.model) {
+    case PurchaseModel::on_demand: return true;
+    case PurchaseModel::spot: return s.pricing.spot.usd_per_gpu_hour.has_value();
+    case PurchaseModel::reserved: return s.pricing.reserved.usd_per_gpu_hour.has_value();
+    case PurchaseModel::on_prem: return s.pricing.on_prem.usd_per_node.has_value();
+  }
+  return true;
+}
+
 Plan make_plan(const std::vector<Shape>& shapes, const SearchRequest& req, const Scored& sc) {
   const Shape& sh = shapes[static_cast<std::size_t>(sc.shape)];
   Plan plan;
@@ -178,12 +251,13 @@ Plan make_plan(const std::vector<Shape>& shapes, const SearchRequest& req, const
   plan.gpu_id = sh.scenario.cluster.gpu.id;
   plan.nodes = sh.nodes;
   plan.gpus = sh.scenario.cluster.gpus;
-  plan.price_known = sh.scenario.cluster.price_per_gpu.has_value();
+  plan.price_known = sh.scenario.cluster.price_per_gpu.has_value() && purchase_priced(sh.scenario);
   plan.price_source = sh.scenario.cluster.price_source;
   plan.purchase = sh.scenario.pricing.model;
   plan.currency = sh.scenario.pricing.currency;
   plan.meets_deadline = sc.meets_deadline;
   plan.meets_budget = sc.meets_budget;
+  if (sc.time_p90_s) plan.time_p90 = units::seconds(*sc.time_p90_s);
   return plan;
 }
 
@@ -306,7 +380,7 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
   // The work list: each shape's outer layouts (layout_space.hpp), split over the threads by
   // split_indices; every item is done by exactly one worker and results are merged by total
   // orders, so the answer does not depend on the thread count.
-  const std::vector<WorkItem> items = work_items(shapes, kind_of(req.space));
+  const std::vector<WorkItem> items = work_items(shapes, kind_of(req.space), req.even_stages);
   // Per shape: its best layout, plus a few more for the "layout" runner-up (ties are common: with
   // fused attention selective recompute costs nothing).
   const std::size_t keep = req.one_plan_per_shape ? 6 : std::max<std::size_t>(6, static_cast<std::size_t>(req.top_k));
@@ -345,6 +419,7 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const auto& best = merged[i].best;
     for (std::size_t k = 0; k < best.size(); ++k) {
+      if (k > 0 && req.one_plan_per_shape) break;  // only the best layout of a shape is a candidate
       const Scored sc = score(shapes, static_cast<int>(i), best[k], req);
       if (k == 0) best_per_shape.push_back(sc);
       if (k == 0 || !req.one_plan_per_shape) candidates.push_back(sc);
@@ -401,11 +476,20 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
         f.closest = make_plan(shapes, req, sc);
       }
     } else {
+      // Missing a p90 deadline is said (and the closest chosen) on the p90 times.
+      if (checks_p90(req)) {
+        for (Scored& sc : candidates) check_p90(shapes, sc, req);
+      }
       const bool any_deadline = std::any_of(candidates.begin(), candidates.end(), [](auto& x) { return x.meets_deadline; });
       const bool any_budget = std::any_of(candidates.begin(), candidates.end(), [](auto& x) { return x.meets_budget; });
+      // The time a deadline is checked against: the p90 where it was asked for and is known.
+      auto deadline_time = [&](const Scored& x) { return checks_p90(req) && x.time_p90_s ? *x.time_p90_s : x.time_s; };
       Scored closest;
       if (req.deadline && !any_deadline) {
-        closest = *std::min_element(candidates.begin(), candidates.end(), by_time);
+        closest = *std::min_element(candidates.begin(), candidates.end(), [&](const Scored& a, const Scored& b) {
+          if (deadline_time(a) != deadline_time(b)) return deadline_time(a) < deadline_time(b);
+          return by_time(a, b);
+        });
         f.kind = req.budget && !any_budget ? FailureKind::deadline_nor_budget : FailureKind::deadline;
       } else if (req.budget && !any_budget) {
         f.kind = FailureKind::budget;
@@ -415,7 +499,7 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
         // the least (the larger of time/deadline and cost/budget is smallest).
         f.kind = FailureKind::deadline_and_budget;
         auto excess = [&](const Scored& x) {
-          const double t = x.time_s / req.deadline->base();
+          const double t = deadline_time(x) / req.deadline->base();
           const double c = x.cost ? *x.cost / req.budget->base() : std::numeric_limits<double>::infinity();
           return std::max(t, c);
         };
@@ -426,7 +510,7 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
         });
       }
       f.closest = make_plan(shapes, req, closest);
-      f.closest_time = units::seconds(closest.time_s);
+      f.closest_time = units::seconds(deadline_time(closest));
       if (closest.cost) f.closest_cost = units::usd(*closest.cost);
       chosen = closest;
     }

@@ -56,6 +56,16 @@ Result<OfferingList> offerings_from_catalog(const Catalogs& catalogs, const Offe
 std::vector<sim::Finding> apply_scenario_pricing(std::vector<sim::Offering>& offerings, const sim::Scenario& scenario,
                                                  bool pricing_given, const std::map<std::string, double>& prices = {});
 
+// `capplan search --purchase MODEL`: the scenario's purchase model for every offering, not only
+// for its own instance (which apply_scenario_pricing already gave the scenario's terms). The terms
+// without a price apply to every offering (spot preemptions, a reserved term, the site's PUE,
+// electricity, operations and utilisation); the rates (spot, reserved, idle, an on-prem node's
+// price and power) are the scenario's own instance's only. Another offering is charged a catalog
+// price of that model where its price is one (price type "spot" / "reserved", with its source);
+// otherwise its cost is unknown (never invented, never silently on demand) and the returned note
+// lists it. On demand changes nothing. Call after apply_scenario_pricing.
+std::vector<sim::Finding> apply_purchase_to_all(std::vector<sim::Offering>& offerings, const sim::Scenario& scenario);
+
 // Parses "id=usd_per_gpu_hour" (the --price flag). Errors name the flag and the text.
 Result<std::pair<std::string, double>> parse_price_override(std::string_view text);
 

@@ -14,6 +14,7 @@
 #include "capplan/sim/op_cost.hpp"
 #include "capplan/sim/pricing.hpp"
 #include "capplan/sim/result.hpp"
+#include "capplan/sim/uncertainty.hpp"
 #include "capplan/sim/units.hpp"
 
 namespace capplan::sim {
@@ -53,6 +54,15 @@ enum class LayoutSpace { standard, exhaustive };
 const char* to_string(LayoutSpace s);
 std::optional<LayoutSpace> layout_space_from_string(const std::string& s);
 
+// Which time to train a deadline is checked against (docs/planner.md "Deadline quantile").
+// point: the plan's own figure (plan_time), as estimate prints it; p50: the same (the point is
+//   taken as the median); p90: the slow end of the plan's error band (apply_error_band's
+//   wall_days, or time_to_train_days where goodput is not modelled): the deadline is met with 90%
+//   confidence, as far as the validated runs of the plan's category tell.
+enum class DeadlineQuantile { point, p50, p90 };
+const char* to_string(DeadlineQuantile q);
+std::optional<DeadlineQuantile> deadline_quantile_from_string(const std::string& s);
+
 // Builds the cost model that prices one offering's operations. Default (empty): DatasheetCost.
 // Contract: called once per offering, from the calling thread; the model it returns is shared by
 // all worker threads (OpCostModel is immutable and thread-safe by contract).
@@ -67,6 +77,13 @@ struct SearchRequest {
   std::vector<int> node_counts;
   int max_gpus = 0;  // 0 = no limit; shapes with more GPUs are skipped
   std::optional<units::Seconds> deadline;  // time-to-train limit
+  // What the deadline is checked against. With p90 the band comes from `error_band` (the residual
+  // table estimate's bands come from); a plan whose category the table lacks (nor a fallback) has
+  // no p90 and does not meet the deadline. Contract: p90 is computed only for plans that could
+  // meet the deadline (those meeting it at the point, unless the band lies wholly above 1), and
+  // ranking stays on the point figures.
+  DeadlineQuantile deadline_quantile = DeadlineQuantile::point;
+  ResidualTable error_band;
   std::optional<units::Usd> budget;        // total cost limit
   Objective objective = Objective::cheapest;
   int top_k = 5;        // plans returned (>= 1)
@@ -75,6 +92,10 @@ struct SearchRequest {
   // the top-K then shows K different things to rent); false: top-K over every layout.
   bool one_plan_per_shape = true;
   LayoutSpace space = LayoutSpace::standard;
+  // Only pipeline depths that divide the layers (with virtual stages: PP x v divides them, as
+  // always), so every stage holds the same layers. Contract: first/last-stage layers the base
+  // strategy fixes are kept as given (a front end refuses that combination).
+  bool even_stages = false;
   // Skip layouts that a memory lower bound proves cannot fit (docs/planner.md). Off only to
   // check that pruning never changes the answer.
   bool prune = true;
@@ -101,6 +122,10 @@ struct Plan {
   bool meets_deadline = true;  // true when no deadline was given
   bool meets_budget = true;    // true when no budget was given; false when the price is unknown
   std::string price_source;
+  // With deadline_quantile p90: the p90 of plan_time that the deadline was checked against
+  // (empty when not computed: no deadline, another quantile, a plan that misses the deadline at
+  // the point, or no band for its category).
+  std::optional<units::Seconds> time_p90;
   PurchaseModel purchase = PurchaseModel::on_demand;  // the terms the plan's cost is under
   Currency currency;  // its price's currency (the cost itself is in US dollars, as ranked)
 };
@@ -183,7 +208,9 @@ using ProgressCallback = std::function<bool(const SearchProgress&)>;
 
 // The layouts searched for one scenario's cluster (the fixed strategy fields applied), in search
 // order, each passing check_layout: the same space estimate() searches for "auto".
-std::vector<Parallelism> candidate_layouts(const Scenario& s, LayoutSpace space = LayoutSpace::standard);
+// even_stages: only pipeline depths that divide the layers (SearchRequest::even_stages).
+std::vector<Parallelism> candidate_layouts(const Scenario& s, LayoutSpace space = LayoutSpace::standard,
+                                           bool even_stages = false);
 
 // The scenario a plan was estimated for: the base with the plan's offering (its cluster and, when
 // it has them, its pricing terms) and node count.
