@@ -297,6 +297,14 @@ double eq3_flops_per_token(double l, double h, double s, double V) {
   return 96.0 * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
 }
 
+// Chowdhery et al. 2022 (PaLM), Appendix B: model FLOPs per token 6N + 12 L H Q T (N parameters,
+// L layers, H heads, Q head dimension, T sequence length; attention counted without the causal
+// half). Sources that state "MFU (Chowdhery et al. definition)" with model TFLOP/s per GPU give
+// the throughput as TFLOP/s / this.
+double chowdhery_flops_per_token(double params, double layers, double heads_x_head_dim, double seq) {
+  return 6.0 * params + 12.0 * layers * heads_x_head_dim * seq;
+}
+
 // The CSV's framework column -> a recipe id of data/frameworks.json. The first row whose needle
 // the column contains wins; `until_year` > 0: only rows published up to that year (the column
 // names no version). What the framework does is the recipe's business, never this table's.
@@ -721,6 +729,20 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
   } else {
     strategy["virtual_stages"] = "auto";
   }
+  // An uneven pipeline stated in words ("first/last pipeline stages have one fewer transformer
+  // layer", Llama 3, Dubey et al. 2024 Sec. 3.3.2: the stages holding the embedding and the output
+  // layer get one layer less), mapped to Megatron-Core's --decoder-first/last-pipeline-num-layers.
+  if (contains(rr.cell("other_settings"), "first/last pipeline stages have one fewer") && strategy.contains("pp") &&
+      strategy["pp"].is_number_integer() && model.contains("layers")) {
+    const int pp = strategy["pp"].get<int>();
+    const int layers = model["layers"].get<int>();
+    if (pp > 2 && (layers + 2) % pp == 0) {
+      strategy["first_stage_layers"] = (layers + 2) / pp - 1;
+      strategy["last_stage_layers"] = (layers + 2) / pp - 1;
+      rr.assume("first and last pipeline stages " + std::to_string((layers + 2) / pp - 1) + " layers, the other " +
+                std::to_string(pp - 2) + " stages " + std::to_string((layers + 2) / pp) + " (other_settings)");
+    }
+  }
   const std::string sp = rr.cell("sequence_parallel");
   if (starts_with_word(sp, "yes")) {
     strategy["sequence_parallel"] = true;
@@ -792,6 +814,19 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
         ") / Narayanan et al. SC'21 Eq. 3 FLOPs per token, 96 l h^2 (1 + s/6h + V/16lh) (counts the recompute "
         "forward pass)";
     rr.assume("throughput derived from TFLOP/s through the source's Eq. 3, which assumes full recomputation");
+  } else if (const auto params_b = rr.number("params_total_b");
+             tflops && *tflops > 0 && params_b && *params_b > 0 && contains(rr.cell("mfu_definition"), "Chowdhery") &&
+             contains(rr.cell("tflops_definition"), "model TFLOP/s") && missing.empty()) {
+    const double heads = model["heads"].get<double>();
+    const double head_dim = model.contains("head_dim") ? model["head_dim"].get<double>()
+                                                       : model["hidden"].get<double>() / heads;
+    const double per_token = chowdhery_flops_per_token(*params_b * 1e9, model["layers"].get<double>(),
+                                                       heads * head_dim, model["seq_len"].get<double>());
+    run.measured_tokens_per_s_per_gpu = *tflops * 1e12 / per_token;
+    run.measured_how = "tflops_per_gpu (" + fmt(*tflops) +
+                       ") / Chowdhery et al. 2022 App. B model FLOPs per token, 6N + 12 L H Q T (N = params_total_b)";
+    rr.assume("throughput derived from model TFLOP/s through the source's MFU definition (Chowdhery et al.); N "
+              "counted with the embeddings (params_total_b)");
   } else {
     rr.skip("measured throughput not derivable (no tokens/s, no step time, and TFLOP/s without a FLOP definition "
             "we can invert)");

@@ -312,6 +312,30 @@ TEST(LayoutSpace, InnerDomainsOfTheStandardAndExhaustiveKinds) {
   EXPECT_EQ(moe_exhaustive.dimension("ep_comm_overlap")->values, (std::vector<int>{0, 1}));
 }
 
+TEST(LayoutSpace, UnevenStagesInterleaveWhereMegatronCoreSplitsThem) {
+  // 126 layers on pp 16 with the first and last stage one layer short (7 + 14 x 8 + 7): the
+  // embedding and the loss each take a layer's place (--account-for-embedding/loss-in-pipeline-
+  // split), so v = 2 and 4 chunks of the 8-layer stages are built; 3, 5, 6 and 7 do not divide 8,
+  // and 8 would leave the first stage's first chunk without a layer (layout_stage_layers_below_virtual).
+  Case c = cases().front();
+  c.model.layers = 126;
+  c.request.first_stage_layers = 7;
+  c.request.last_stage_layers = 7;
+  const OuterLayout piped = outer_of(1, 16, 1, 16);
+  const InnerLayoutSpace accounted(c.model, c.request, piped, LayoutSpaceKind::standard);
+  EXPECT_EQ(accounted.dimension("virtual_stages")->values, (std::vector<int>{1, 2, 4}));
+  // 6 + 14 x 8 + 8 = 126 (not the accounted form): every stage's layers divisible by v
+  // (--decoder-first/last-pipeline-num-layers): v = 2 only (6, 8 and 8).
+  c.request.first_stage_layers = 6;
+  c.request.last_stage_layers = 8;
+  const InnerLayoutSpace divisible(c.model, c.request, piped, LayoutSpaceKind::standard);
+  EXPECT_EQ(divisible.dimension("virtual_stages")->values, (std::vector<int>{1, 2}));
+  // Only one of the two given: never interleaved by the search.
+  c.request.last_stage_layers.reset();
+  const InnerLayoutSpace one_sided(c.model, c.request, piped, LayoutSpaceKind::standard);
+  EXPECT_EQ(one_sided.dimension("virtual_stages")->values, (std::vector<int>{1}));
+}
+
 TEST(LayoutSpace, AFixedRequestFieldCollapsesItsDimensionToOneValue) {
   Case c = cases().front();
   c.request.tp = 4;

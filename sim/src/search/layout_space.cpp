@@ -91,12 +91,28 @@ InnerLayoutSpace::InnerLayoutSpace(const ModelSpec& m, const StrategyRequest& r,
     }
   }
   mbs = fixed_or(r.micro_batch, mbs);
-  // Interleaving: 2..8 chunks where PP x v divides the layers, never with uneven first/last stages;
-  // a searched v > 1 also needs the micro-batch count to be a multiple of PP (rounds_ok_).
+  // Interleaving: 2..8 chunks where PP x v divides the layers; a searched v > 1 also needs the
+  // micro-batch count to be a multiple of PP (rounds_ok_). With uneven first/last stages, the
+  // splits Megatron-Core builds (transformer_config.py): every stage's layers divisible by v
+  // (--decoder-first/last-pipeline-num-layers with virtual stages), or first and last one layer
+  // short of the others, whose count v divides (--account-for-embedding-in-pipeline-split and
+  // --account-for-loss-in-pipeline-split: the embedding and the loss each take a layer's place in
+  // the first and last chunk).
   std::vector<int> vs{1};
   if (o.pp > 1 && !r.first_stage_layers && !r.last_stage_layers) {
     for (int v = 2; v <= 8; ++v) {
       if (m.layers % (o.pp * v) == 0) vs.push_back(v);
+    }
+  } else if (o.pp > 2 && r.first_stage_layers && r.last_stage_layers) {
+    const int first = *r.first_stage_layers, last = *r.last_stage_layers;
+    const int rest = m.layers - first - last, middle_stages = o.pp - 2;
+    if (rest > 0 && rest % middle_stages == 0) {
+      const int middle = rest / middle_stages;
+      const bool accounted = first == middle - 1 && last == middle - 1;
+      for (int v = 2; v <= 8; ++v) {
+        if (middle % v != 0 || first < v || last < v) continue;  // every chunk holds a layer (check_layout)
+        if ((first % v == 0 && last % v == 0) || accounted) vs.push_back(v);
+      }
     }
   }
   rounds_checked_ = !r.virtual_stages && o.pp > 1;
