@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "capplan/data/currency.hpp"
+#include "capplan/data/format.hpp"
 #include "capplan/sim/strategy.hpp"
 
 namespace capplan::gui {
@@ -18,6 +19,16 @@ QString days_text(double days) {
   if (days >= 1000) return grouped(days) + QStringLiteral(" days");
   if (days < 1.0) return QString::number(days * 24.0, 'f', 1) + QStringLiteral(" hours");
   return QString::number(days, 'f', 1) + QStringLiteral(" days");
+}
+
+QString duration_text(double days) {
+  if (!std::isfinite(days)) return QStringLiteral("n/a");
+  const data::format::DurationUnit unit = data::format::duration_unit(days);
+  return QString::fromStdString(data::format::duration(days, unit)) + QLatin1Char(' ') + QString::fromLatin1(unit.name);
+}
+
+QString duration_number(double days, double unit_days) {
+  return QString::fromStdString(data::format::duration(days, data::format::duration_unit(unit_days)));
 }
 
 QString usd_text(double usd) { return money_text(usd, sim::Currency{}); }

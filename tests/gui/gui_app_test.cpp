@@ -253,6 +253,23 @@ class GuiAppTest : public QObject {
              qPrintable(w.results()->cost_detail()->text()));
   }
 
+  void a_short_run_shows_its_time_and_band_in_hours_as_the_cli_does() {
+    // Issue 14 point 12: under two days the card read "17.3 hours" over a band "0.6–0.8 hours days".
+    MainWindow w(catalogs(), bands());
+    w.set_ephemeral(true);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    w.document()->set_text("/training/tokens", QStringLiteral("20B"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->scenario.scenario.training.tokens == 20e9, 60000);
+    const sim::Estimate& e = w.results()->snapshot()->estimate;
+    const double days = units::to_days(e.goodput.modelled ? e.goodput.wall : e.totals.time_to_train);
+    QVERIFY2(days < 2.0 && days * 24.0 >= 1.0, qPrintable(QString::number(days)));
+    QCOMPARE(w.results()->time_value()->text(), QString::number(days * 24.0, 'f', 1) + QStringLiteral(" hours"));
+    const QString detail = w.results()->time_detail()->text();
+    QVERIFY2(!detail.contains(QStringLiteral("hours days")), qPrintable(detail));
+    QVERIFY2(detail.contains(QStringLiteral(" hours (p10–p90)")), qPrintable(detail));
+  }
+
   void compare_shows_up_to_four_scenarios() {
     MainWindow w(catalogs(), nullptr);
     w.set_ephemeral(true);
