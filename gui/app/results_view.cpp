@@ -253,9 +253,22 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
   mfu_.detail->setText(mfu_detail);
   const auto& m = e.memory;
   memory_.value->setText(QStringLiteral("%1 / %2").arg(gib_text(m.total().base()), gib_text(m.capacity.base())));
-  memory_.value->setStyleSheet(m.fits() ? QStringLiteral("color: #1a7f37;") : QStringLiteral("color: #c62828;"));
-  memory_.detail->setText(m.fits() ? tr("fits (peak on pipeline stage %1)").arg(m.stage)
-                                   : tr("DOES NOT FIT: over by %1").arg(gib_text((m.total() - m.capacity).base())));
+  switch (memory_fit(m)) {
+    case MemoryFit::fits:
+      memory_.value->setStyleSheet(QStringLiteral("color: #1a7f37;"));
+      memory_.detail->setText(tr("fits (peak on pipeline stage %1)").arg(m.stage));
+      break;
+    case MemoryFit::tight:
+      memory_.value->setStyleSheet(QStringLiteral("color: #b26a00;"));
+      memory_.detail->setText(tr("fits, tight: %1 free, less than the %2 reserve (peak on pipeline stage %3)")
+                                  .arg(gib_text((m.capacity - m.total()).base()), gib_text(m.reserve.base()))
+                                  .arg(m.stage));
+      break;
+    case MemoryFit::over:
+      memory_.value->setStyleSheet(QStringLiteral("color: #c62828;"));
+      memory_.detail->setText(tr("DOES NOT FIT: over by %1").arg(gib_text((m.total() - m.capacity).base())));
+      break;
+  }
 
   breakdown_model_.set_snapshot(snapshot);
   memory_model_.set_snapshot(snapshot);

@@ -270,6 +270,33 @@ class GuiAppTest : public QObject {
     QVERIFY2(detail.contains(QStringLiteral(" hours (p10–p90)")), qPrintable(detail));
   }
 
+  void the_memory_card_is_amber_when_the_peak_uses_the_reserve() {
+    // Issue 14 point 12: a plan at 80.0 / 80.0 GiB was shown green.
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    EstimateSnapshot s = *w.results()->snapshot();
+    sim::MemoryBreakdown& m = s.estimate.memory;
+    const units::Bytes others = m.total() - m.activations;
+    auto show_at = [&](double total_fraction) {
+      m.activations = m.capacity * total_fraction - others;
+      QVERIFY(m.activations.base() > 0);
+      w.results()->show_snapshot(s);
+    };
+    show_at(0.9999);  // full to the displayed digit: fits, on the reserve
+    QVERIFY(m.fits());
+    QCOMPARE(w.results()->memory_value()->text(), gib_text(m.capacity.base()) + QStringLiteral(" / ") + gib_text(m.capacity.base()));
+    QVERIFY2(w.results()->memory_value()->styleSheet().contains(QStringLiteral("#b26a00")),
+             qPrintable(w.results()->memory_value()->styleSheet()));
+    QVERIFY(w.results()->memory_detail()->text().startsWith(QStringLiteral("fits, tight")));
+    show_at(0.5);  // clearly under
+    QVERIFY(w.results()->memory_value()->styleSheet().contains(QStringLiteral("#1a7f37")));
+    show_at(1.05);  // over
+    QVERIFY(w.results()->memory_value()->styleSheet().contains(QStringLiteral("#c62828")));
+    QVERIFY(w.results()->memory_detail()->text().startsWith(QStringLiteral("DOES NOT FIT")));
+  }
+
   void compare_shows_up_to_four_scenarios() {
     MainWindow w(catalogs(), nullptr);
     w.set_ephemeral(true);
