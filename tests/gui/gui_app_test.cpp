@@ -297,6 +297,36 @@ class GuiAppTest : public QObject {
     QVERIFY(w.results()->memory_detail()->text().startsWith(QStringLiteral("DOES NOT FIT")));
   }
 
+  void the_headless_plan_and_compare_tabs_use_the_given_scenario() {
+    // Issue 14 point 12: capplan-gui --tab plan|compare SCENARIO showed the built-in example's.
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    QVERIFY(w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/tencent_h800_spot.json")).isEmpty());
+    w.show();
+    QSignalSpy finished(w.plan(), &PlanView::finished);
+    w.start_plan_example(true);
+    QVERIFY(finished.wait(120000));
+    QVERIFY(w.plan()->plans().rowCount() >= 1);
+    for (int i = 0; i < w.plan()->plans().rowCount(); ++i) {
+      QCOMPARE(w.plan()->plans().plan(i)->gpu_id, std::string("h800-sxm-80gb"));  // the scenario's GPU
+    }
+    const int columns = w.load_compare_example(true);
+    QCOMPARE(columns, 4);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.compare()->busy() && w.compare()->model().columns().size() == 4, 60000);
+    const auto& a = w.compare()->model().columns()[0];
+    QVERIFY(a.snapshot.has_value());
+    QCOMPARE(a.snapshot->scenario.scenario.cluster.instance_id, std::string("tencent-hccpnv5"));
+    QCOMPARE(a.snapshot->scenario.scenario.cluster.nodes(), 16);
+    QCOMPARE(a.snapshot->scenario.scenario.pricing.model, sim::PurchaseModel::spot);
+    QCOMPARE(a.snapshot->scenario.scenario.model.name, w.document()->last_good()->scenario.model.name);
+    for (size_t i = 1; i < 4; ++i) {
+      const auto& c = w.compare()->model().columns()[i];
+      QVERIFY(c.snapshot.has_value());
+      QVERIFY(c.snapshot->scenario.scenario.cluster.instance_id != "tencent-hccpnv5");
+      QCOMPARE(c.snapshot->scenario.scenario.cluster.nodes(), 16);  // the scenario's job on another offering
+    }
+  }
+
   void compare_shows_up_to_four_scenarios() {
     MainWindow w(catalogs(), nullptr);
     w.set_ephemeral(true);
