@@ -81,6 +81,42 @@ PlanView::PlanView(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), do
   add_setting(form, 1, 0, tr("Deadline (days)"), deadline_);
   add_setting(form, 1, 2, tr("Budget (USD)"), budget_);
   add_setting(form, 1, 4, tr("Objective"), objective_);
+  // The scenario's pricing: its purchase model and prices, for its own instance.
+  purchase_ = new QComboBox(this);
+  for (const auto& [label, key] : {std::pair{tr("on demand"), "on_demand"}, {tr("spot"), "spot"},
+                                   {tr("reserved"), "reserved"}, {tr("on prem"), "on_prem"}}) {
+    purchase_->addItem(label, QString::fromLatin1(key));
+  }
+  purchase_->setObjectName(QStringLiteral("plan:/pricing/purchase"));
+  purchase_->setToolTip(tr("The scenario's purchase model (pricing.purchase), for its own instance; the other "
+                           "offerings are on demand at their catalog prices"));
+  auto pricing_edit = [this](const char* pointer, const QString& placeholder, const QString& tip) {
+    auto* edit = new QLineEdit(this);
+    edit->setObjectName(QStringLiteral("plan:") + QString::fromLatin1(pointer));
+    edit->setPlaceholderText(placeholder);
+    edit->setToolTip(tip);
+    connect(edit, &QLineEdit::textEdited, this, [this, pointer](const QString& t) { doc_->set_text(pointer, t); });
+    return edit;
+  };
+  price_ = pricing_edit("/pricing/usd_per_gpu_hour", tr("catalog"),
+                        tr("The scenario's on-demand price per GPU-hour (pricing.usd_per_gpu_hour), in its currency"));
+  spot_price_ = pricing_edit("/pricing/spot/usd_per_gpu_hour", tr("none"),
+                             tr("Spot price per GPU-hour (pricing.spot.usd_per_gpu_hour), in the scenario's currency"));
+  preemptions_ = pricing_edit("/pricing/spot/preemptions_per_node_hour", tr("default"),
+                              tr("Spot preemptions per node-hour (pricing.spot.preemptions_per_node_hour), 0..1"));
+  pricing_note_ = new QLabel(this);
+  pricing_note_->setWordWrap(true);
+  pricing_note_->setStyleSheet(QStringLiteral("color: #4a5568;"));
+  add_setting(form, 2, 0, tr("Purchase"), purchase_);
+  add_setting(form, 2, 2, tr("Price / GPU-hour"), price_);
+  add_setting(form, 2, 4, tr("Spot price / GPU-hour"), spot_price_);
+  add_setting(form, 3, 0, tr("Spot preemptions / node-hour"), preemptions_);
+  form->addWidget(pricing_note_, 3, 2, 1, 4);
+  connect(purchase_, &QComboBox::activated, this, [this](int i) {
+    const QString key = purchase_->itemData(i).toString();
+    if (key == QLatin1String("on_demand") && !doc_->has("/pricing/purchase")) return;  // the default already
+    doc_->set_text("/pricing/purchase", key);
+  });
   form->setColumnStretch(1, 1);
   form->setColumnStretch(3, 1);
   form->setColumnStretch(5, 1);
@@ -150,7 +186,30 @@ PlanView::PlanView(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), do
     if (!gpus_set_by_user_ && doc_->last_good()) gpus_->setText(QString::fromStdString(doc_->last_good()->scenario.cluster.gpu.id));
   });
   if (doc_->last_good()) gpus_->setText(QString::fromStdString(doc_->last_good()->scenario.cluster.gpu.id));
+  connect(doc_, &ScenarioDocument::changed, this, &PlanView::refresh_pricing);
+  refresh_pricing();
   status_->setText(tr("Searches layouts x node counts x offerings for the editor's model and training job."));
+}
+
+void PlanView::refresh_pricing() {
+  for (QLineEdit* edit : {price_, spot_price_, preemptions_}) {
+    if (edit->hasFocus()) continue;  // the user is typing there
+    const QString t = doc_->text(edit->objectName().mid(5).toStdString());
+    if (edit->text() != t) edit->setText(t);
+  }
+  const QString purchase = doc_->has("/pricing/purchase") ? doc_->text("/pricing/purchase") : QStringLiteral("on_demand");
+  if (const int i = purchase_->findData(purchase); i >= 0) purchase_->setCurrentIndex(i);
+  const bool spot = purchase == QLatin1String("spot");
+  spot_price_->setEnabled(spot);
+  preemptions_->setEnabled(spot);
+  const auto& good = doc_->last_good();
+  if (!good) return;
+  const sim::Cluster& c = good->scenario.cluster;
+  const QString own = QString::fromStdString(c.instance_id.empty() ? c.gpu.id : c.instance_id);
+  pricing_note_->setText(tr("Prices in %1, for %2 (the scenario's own %3); other offerings: on demand at their "
+                            "catalog prices.")
+                             .arg(QString::fromStdString(good->scenario.pricing.currency.code), own,
+                                  c.instance_id.empty() ? tr("GPU") : tr("instance")));
 }
 
 void PlanView::set_filters(const QString& instances, const QString& gpus, const QString& nodes) {
@@ -211,6 +270,11 @@ void PlanView::start() {
     if (!list) return fail(list.error());
     request.offerings = std::move(list->offerings);
     for (const auto& n : list->notes) offering_notes_ << QString::fromStdString(n);
+    for (const auto& f : list->findings) offering_notes_ << finding_text(f);
+    // The scenario's pricing and purchase terms for its own instance; catalog prices for the others.
+    for (const auto& f : data::apply_scenario_pricing(request.offerings, request.base, doc_->has("/pricing"))) {
+      offering_notes_ << finding_text(f);
+    }
   }
   if (profile_) request.cost_model = data::cost_model_factory(profile_);  // as estimate --profile
   set_running(true);
@@ -252,7 +316,7 @@ void PlanView::on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot) 
                        .arg(priced_by.toHtmlEscaped()));
   model_.set_snapshot(snapshot);
   table_->resizeColumnsToContents();
-  QString text;
+  QString text = QStringLiteral("<b>%1</b><br>").arg(purchase_summary(r).toHtmlEscaped());
   const sim::SearchRequest& request = snapshot->request;
   if (r.failure) {
     text += QStringLiteral("<b style='color:#c62828'>%1</b><br>")

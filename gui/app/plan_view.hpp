@@ -37,6 +37,14 @@ class PlanView final : public QWidget {
   QChartView* chart_view() const { return chart_view_; }
   // Loads plan `row` of the table's model into the editor.
   void load_plan(int row);
+  // The purchase and price fields (the scenario's pricing section, shared with the editor): they
+  // apply to the scenario's own instance among the offerings (data::apply_scenario_pricing).
+  QComboBox* purchase_field() const { return purchase_; }
+  QLineEdit* price_field() const { return price_; }
+  QLineEdit* spot_price_field() const { return spot_price_; }
+  QLineEdit* preemptions_field() const { return preemptions_; }
+  QLabel* pricing_note() const { return pricing_note_; }
+  QLabel* explanation() const { return explanation_; }
 
  signals:
   void plan_chosen();
@@ -46,6 +54,7 @@ class PlanView final : public QWidget {
   void on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot);
   void fill_chart();
   void set_running(bool running);
+  void refresh_pricing();
 
   ScenarioDocument* doc_;
   std::shared_ptr<const sim::Profile> profile_;
@@ -58,6 +67,11 @@ class PlanView final : public QWidget {
   QLineEdit* deadline_ = nullptr;
   QLineEdit* budget_ = nullptr;
   QComboBox* objective_ = nullptr;
+  QComboBox* purchase_ = nullptr;
+  QLineEdit* price_ = nullptr;
+  QLineEdit* spot_price_ = nullptr;
+  QLineEdit* preemptions_ = nullptr;
+  QLabel* pricing_note_ = nullptr;
   QComboBox* space_ = nullptr;
   QPushButton* run_ = nullptr;
   QPushButton* cancel_ = nullptr;

@@ -43,6 +43,10 @@ QString money_text(double usd, const sim::Currency& currency) {
   return prefix + QString::number(v, 'f', 2);
 }
 
+QString purchase_text(sim::PurchaseModel model) {
+  return QString::fromLatin1(sim::to_string(model)).replace(QLatin1Char('_'), QLatin1Char(' '));
+}
+
 QString usd_text(const std::optional<double>& usd) { return usd ? usd_text(*usd) : QStringLiteral("unknown"); }
 
 QString seconds_text(double s) {

@@ -83,6 +83,34 @@ QString offering_text(const sim::Plan& p) {
   return QString::fromStdString(p.instance_id.empty() ? p.gpu_id : p.instance_id);
 }
 
+QString purchase_summary(const sim::SearchResult& r) {
+  QStringList keys;              // in order of first appearance
+  std::vector<QStringList> what;  // the offerings of each
+  auto note = [&](const sim::Plan& p) {
+    const QString key = purchase_text(p.purchase) +
+                        (p.currency.is_usd() ? QString() : PlansModel::tr(" in %1").arg(QString::fromStdString(p.currency.code)));
+    qsizetype at = keys.indexOf(key);
+    if (at < 0) {
+      keys << key;
+      what.emplace_back();
+      at = keys.size() - 1;
+    }
+    QStringList& offerings = what[static_cast<size_t>(at)];
+    if (const QString o = offering_text(p); !offerings.contains(o)) offerings << o;
+  };
+  for (const auto& p : r.plans) note(p);
+  for (const auto& p : r.pareto) note(p);
+  if (r.failure && r.failure->closest) note(*r.failure->closest);
+  if (keys.isEmpty()) return PlansModel::tr("Purchase: no plan");
+  QStringList parts;
+  for (qsizetype i = 0; i < keys.size(); ++i) {
+    const QStringList& o = what[static_cast<size_t>(i)];
+    parts << QStringLiteral("%1 (%2%3)").arg(keys[i], o.mid(0, 3).join(QStringLiteral(", ")),
+                                              o.size() > 3 ? QStringLiteral(", …") : QString());
+  }
+  return PlansModel::tr("Purchase: %1").arg(parts.join(QStringLiteral("; ")));
+}
+
 namespace {
 
 // Unknown costs sort last.
@@ -109,6 +137,11 @@ TableSpec<PlanRow> plans_spec() {
              return r.cost ? money_text(*r.cost, r.plan->currency) : M::tr("unknown price");
            },
            [](const PlanRow& r) { return usd_or_last(r.cost); }, kAlignNumber},
+          {M::tr("Purchase"),
+           [](const PlanRow& r) -> QVariant {
+             const sim::Currency& c = r.plan->currency;
+             return purchase_text(r.plan->purchase) + (c.is_usd() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(c.code)));
+           }},
           {M::tr("Per B tokens"),
            [](const PlanRow& r) -> QVariant {
              return r.usd_per_billion_tokens ? money_text(*r.usd_per_billion_tokens, r.plan->currency) : QString();

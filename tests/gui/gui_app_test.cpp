@@ -167,6 +167,51 @@ class GuiAppTest : public QObject {
     QCOMPARE(w.results()->snapshot()->estimate.step.time.base(), best->estimate.step.time.base());
   }
 
+  void the_plan_tab_prices_the_scenarios_own_instance_with_its_terms() {
+    // Issue 14 defect 1: the Plan tab's GPU field is pre-filled from the scenario, which made the
+    // planner drop the file's pricing ("unknown price") while "Why #1" quoted a spot cost.
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    QVERIFY(w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/tencent_h800_cny_spot.json")).isEmpty());
+    w.show();
+    PlanView* plan = w.plan();
+    // The fields are the scenario's.
+    QCOMPARE(plan->purchase_field()->currentData().toString(), QStringLiteral("spot"));
+    QCOMPARE(plan->price_field()->text(), QStringLiteral("25"));
+    QCOMPARE(plan->spot_price_field()->text(), QStringLiteral("10"));
+    QCOMPARE(plan->preemptions_field()->text(), QStringLiteral("0.002"));
+    QVERIFY2(plan->pricing_note()->text().contains(QStringLiteral("CNY")), qPrintable(plan->pricing_note()->text()));
+    QVERIFY(plan->pricing_note()->text().contains(QStringLiteral("tencent-hccpnv5")));
+    plan->set_filters(QString(), QStringLiteral("h800-sxm-80gb"), QStringLiteral("16"));
+    QSignalSpy finished(plan, &PlanView::finished);
+    plan->start();
+    QVERIFY(finished.wait(120000));
+    const PlansModel& plans = plan->plans();
+    QVERIFY(plans.rowCount() >= 1);
+    const sim::Plan* best = plans.plan(0);
+    QCOMPARE(best->instance_id, std::string("tencent-hccpnv5"));
+    QCOMPARE(best->purchase, sim::PurchaseModel::spot);
+    QVERIFY(best->price_known);
+    const QString cost = plans.index(0, PlansModel::kCost).data().toString();
+    QVERIFY2(cost.startsWith(QStringLiteral("CNY")), qPrintable(cost));
+    QCOMPARE(plans.index(0, PlansModel::kCost).data(kSortRole).toDouble(), sim::plan_cost(best->estimate)->base());
+    QCOMPARE(plans.index(0, PlansModel::kPurchase).data().toString(), QStringLiteral("spot (CNY)"));
+    const QString why = plan->explanation()->text();
+    QVERIFY2(why.contains(QStringLiteral("Purchase: spot in CNY (tencent-hccpnv5)")), qPrintable(why));
+    QVERIFY2(why.contains(QStringLiteral("Why #1")) && why.contains(QStringLiteral(", CNY")), qPrintable(why));
+    // The spot price of the file, not its on-demand one: a spot price of 10 CNY per GPU-hour.
+    const double gpu_hours = best->estimate.totals.gpu_hours;
+    QVERIFY(sim::plan_cost(best->estimate)->base() < 25 * 0.14 * gpu_hours);
+
+    // Typing in the Plan tab's fields edits the scenario (the editor shows the same pricing).
+    type_into(plan->spot_price_field(), QStringLiteral("12"));
+    QCOMPARE(w.document()->text("/pricing/spot/usd_per_gpu_hour"), QStringLiteral("12"));
+    plan->purchase_field()->setCurrentIndex(plan->purchase_field()->findData(QStringLiteral("on_demand")));
+    emit plan->purchase_field()->activated(plan->purchase_field()->currentIndex());
+    QCOMPARE(w.document()->text("/pricing/purchase"), QStringLiteral("on_demand"));
+    QVERIFY(!plan->spot_price_field()->isEnabled());
+  }
+
   void a_scenario_saved_by_the_window_opens_to_the_same_scenario() {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("s.json"));

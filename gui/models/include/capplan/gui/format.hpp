@@ -9,6 +9,7 @@
 namespace capplan::sim {
 struct Parallelism;
 struct Currency;
+enum class PurchaseModel;
 }
 
 namespace capplan::gui {
@@ -24,6 +25,8 @@ QString usd_text(const std::optional<double>& usd);  // "unknown" when empty
 // A US-dollar amount in the currency the user priced in: usd_text's form with "$" for USD and the
 // ISO code otherwise ("CNY 1.23M"), as the CLI writes it (README "Currencies").
 QString money_text(double usd, const sim::Currency& currency);
+// "on demand", "spot", "reserved", "on prem".
+QString purchase_text(sim::PurchaseModel model);
 QString seconds_text(double seconds);           // "850 ms", "12.3 s", "45.0 us"
 QString hours_text(double seconds);             // "5.25 h" from an hour up, else seconds_text; "never" if infinite
 QString gib_text(double bytes);                 // "61.2 GiB"

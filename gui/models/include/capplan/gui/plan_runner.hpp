@@ -66,7 +66,7 @@ struct PlanRow {
 class PlansModel final : public TableModel<PlanRow> {
   Q_OBJECT
  public:
-  enum Column { kRank, kOffering, kGpus, kTime, kCost, kPerBillionTokens, kMfu, kLayout, kPareto, kColumnCount };
+  enum Column { kRank, kOffering, kGpus, kTime, kCost, kPurchase, kPerBillionTokens, kMfu, kLayout, kPareto, kColumnCount };
   explicit PlansModel(QObject* parent = nullptr);
 
   void set_snapshot(std::shared_ptr<const PlanSnapshot> snapshot);
@@ -81,6 +81,9 @@ class PlansModel final : public TableModel<PlanRow> {
 QString layout_text(const sim::Parallelism& p);
 // "aws-p5.48xlarge" or "h100-sxm-80gb" (GPU-only offerings).
 QString offering_text(const sim::Plan& p);
+// The purchase terms of the plans shown, each with its offerings, as the CLI's header words them:
+// "Purchase: spot in CNY (tencent-hccpnv5); on demand (aws-p5.48xlarge, ...)".
+QString purchase_summary(const sim::SearchResult& r);
 
 }  // namespace capplan::gui
 
