@@ -445,11 +445,32 @@ void PlanView::fill_chart() {
 
 void PlanView::load_plan(int row) {
   const sim::Plan* p = model_.plan(row);
-  if (p == nullptr) return;
+  const PlanSnapshot* snap = model_.snapshot();
+  if (p == nullptr || snap == nullptr) return;
+  // The scenario's pricing is its own instance's (apply_scenario_pricing): on another offering, ask
+  // before it either moves there or is dropped.
+  const sim::Cluster& own = snap->base.scenario.cluster;
+  const bool own_offering = p->instance_id.empty() ? own.instance_id.empty() && p->gpu_id == own.gpu.id
+                                                   : p->instance_id == own.instance_id;
+  bool drop_pricing = false;
+  if (!own_offering && doc_->has("/pricing")) {
+    const QString from = QString::fromStdString(own.instance_id.empty() ? own.gpu.id : own.instance_id);
+    const QString text =
+        tr("The scenario's pricing (%1 terms, prices in %2) is for %3; this plan runs on %4, priced %5.\n\n"
+           "Yes: keep your pricing section for %4. No: remove it and use the catalog's on-demand price.")
+            .arg(purchase_text(snap->base.scenario.pricing.model),
+                 QString::fromStdString(snap->base.scenario.pricing.currency.code), from, offering_text(*p),
+                 QString::fromStdString(p->price_source.empty() ? std::string("without a price") : p->price_source));
+    const auto answer =
+        ask_ ? ask_(tr("Keep the scenario's pricing?"), text)
+             : QMessageBox::question(this, tr("Keep the scenario's pricing?"), text,
+                                     QMessageBox::Yes | QMessageBox::No | QMessageBox::Cancel, QMessageBox::Yes);
+    if (answer != QMessageBox::Yes && answer != QMessageBox::No) return;  // cancelled: nothing changes
+    drop_pricing = answer == QMessageBox::No;
+  }
   const int count = p->instance_id.empty() ? p->gpus : p->nodes;
   doc_->apply_plan(p->instance_id, p->gpu_id, count, p->estimate.layout.strategy);
-  // Catalog offerings were priced from the catalog: a per-scenario price override no longer applies.
-  if (from_catalog_ && doc_->has("/pricing")) doc_->set_price_override(std::nullopt);
+  if (drop_pricing) doc_->erase("/pricing");
   emit plan_chosen();
 }
 

@@ -8,6 +8,9 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QMessageBox>
 #include <QTemporaryDir>
 #include <QTest>
 #include <memory>
@@ -210,6 +213,75 @@ class GuiAppTest : public QObject {
     emit plan->purchase_field()->activated(plan->purchase_field()->currentIndex());
     QCOMPARE(w.document()->text("/pricing/purchase"), QStringLiteral("on_demand"));
     QVERIFY(!plan->spot_price_field()->isEnabled());
+  }
+
+  void double_clicking_a_plan_keeps_the_scenarios_pricing_and_asks_before_replacing_it() {
+    // Issue 14 defect 1: double-clicking a plan wiped the pricing and spot terms from the editor.
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    QVERIFY(w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/tencent_h800_spot.json")).isEmpty());
+    w.document()->set_text("/cluster/gpu_speed_spread", QStringLiteral("0.02"));  // typed by the user
+    w.show();
+    const nlohmann::json pricing = w.document()->document().at("pricing");
+    const nlohmann::json training = w.document()->document().at("training");
+    PlanView* plan = w.plan();
+    int asked = 0;
+    QMessageBox::StandardButton answer = QMessageBox::Cancel;
+    plan->set_ask([&](const QString&, const QString& text) {
+      ++asked;
+      [&] { QVERIFY2(text.contains(QStringLiteral("tencent-hccpnv5")), qPrintable(text)); }();
+      return answer;
+    });
+    plan->set_filters(QString(), QStringLiteral("h800-sxm-80gb,h100-sxm-80gb"), QStringLiteral("16"));
+    QSignalSpy finished(plan, &PlanView::finished);
+    plan->start();
+    QVERIFY(finished.wait(120000));
+    const PlansModel& plans = plan->plans();
+    int own = -1, other = -1;
+    for (int r = 0; r < plans.rowCount(); ++r) {
+      const bool is_own = plans.plan(r)->instance_id == "tencent-hccpnv5";
+      if (is_own && own < 0) own = r;
+      if (!is_own && other < 0 && !plans.plan(r)->instance_id.empty()) other = r;
+    }
+    QVERIFY(own >= 0 && other >= 0);
+
+    // The scenario's own instance, by a real double-click on its row: nothing asked, pricing kept.
+    w.show_tab(MainWindow::kPlanTab);
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTableView* table = plan->table();
+    const auto* proxy = qobject_cast<const QSortFilterProxyModel*>(table->model());
+    QVERIFY(proxy != nullptr);
+    const QModelIndex cell = proxy->mapFromSource(plans.index(own, PlansModel::kOffering));
+    table->scrollTo(cell);
+    QSignalSpy chosen(plan, &PlanView::plan_chosen);
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, table->visualRect(cell).center());
+    QTest::mouseDClick(table->viewport(), Qt::LeftButton, {}, table->visualRect(cell).center());
+    QTRY_COMPARE(chosen.count(), 1);
+    QCOMPARE(asked, 0);
+    QVERIFY(w.document()->document().at("pricing") == pricing);
+    QVERIFY(w.document()->document().at("training") == training);
+    QCOMPARE(w.document()->text("/cluster/gpu_speed_spread"), QStringLiteral("0.02"));
+    QCOMPARE(w.document()->text("/cluster/instance"), QStringLiteral("tencent-hccpnv5"));
+    QCOMPARE(w.document()->last_good()->scenario.pricing.model, sim::PurchaseModel::spot);
+
+    // Another offering: asked; Cancel changes nothing, Yes keeps the pricing, No drops it.
+    const std::string other_id = plans.plan(other)->instance_id;
+    const nlohmann::json before = w.document()->document();
+    answer = QMessageBox::Cancel;
+    plan->load_plan(other);
+    QCOMPARE(asked, 1);
+    QVERIFY(w.document()->document() == before);
+    answer = QMessageBox::Yes;
+    plan->load_plan(other);
+    QCOMPARE(asked, 2);
+    QCOMPARE(w.document()->text("/cluster/instance"), QString::fromStdString(other_id));
+    QVERIFY(w.document()->document().at("pricing") == pricing);
+    answer = QMessageBox::No;
+    plan->load_plan(other);
+    QCOMPARE(asked, 3);
+    QVERIFY(!w.document()->has("/pricing"));
+    QCOMPARE(w.document()->text("/cluster/gpu_speed_spread"), QStringLiteral("0.02"));
+    QVERIFY(w.document()->document().at("training") == training);
   }
 
   void a_scenario_saved_by_the_window_opens_to_the_same_scenario() {
