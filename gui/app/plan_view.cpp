@@ -19,6 +19,7 @@
 #include <limits>
 #include <map>
 
+#include "capplan/data/currency.hpp"
 #include "capplan/data/plan_text.hpp"
 #include "capplan/data/search_io.hpp"
 #include "capplan/gui/finding_text.hpp"
@@ -355,17 +356,27 @@ void PlanView::fill_chart() {
     max_days = std::max(max_days, units::to_days(sim::plan_time(p.estimate)));
     if (!p.price_known) ++unpriced;
   }
-  const bool millions = max_cost >= 1e6;
-  const double scale = millions ? 1e6 : 1e3;
+  // Costs in the plans' currency when they share one (a CNY-priced scenario reads in CNY), else
+  // in US dollars, the currency plans are ranked in.
+  sim::Currency currency;
+  bool first_priced = true;
+  for (const auto& p : r.plans) {
+    if (!p.price_known || !sim::plan_cost(p.estimate)) continue;
+    if (first_priced) currency = p.currency;
+    if (!(p.currency == currency)) currency = sim::Currency{};
+    first_priced = false;
+  }
+  max_cost = data::from_usd(max_cost, currency);
+  const double scale = max_cost >= 1e6 ? 1e6 : max_cost >= 1e3 ? 1e3 : 1.0;
+  const QString suffix = scale == 1e6 ? QStringLiteral("M") : scale == 1e3 ? QStringLiteral("k") : QString();
+  const double per_usd = data::from_usd(1.0, currency) / scale;  // axis units per US dollar
 
   auto* x = new QValueAxis();
   x->setTitleText(tr("expected days to train (with failures)"));
   nice_axis(x, max_days > 0 ? max_days * 1.05 : 1.0);
-  x->setLabelFormat(QStringLiteral("%.0f"));
   auto* y = new QValueAxis();
-  y->setTitleText(millions ? tr("total cost (million USD)") : tr("total cost (thousand USD)"));
-  nice_axis(y, max_cost > 0 ? max_cost / scale * 1.05 : 1.0);
-  y->setLabelFormat(millions ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));
+  y->setTitleText(tr("total cost (%1)").arg(QString::fromStdString(currency.code)));
+  nice_axis(y, max_cost > 0 ? max_cost / scale * 1.05 : 1.0, suffix);
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
 
@@ -387,7 +398,7 @@ void PlanView::fill_chart() {
       s->attachAxis(y);
       const double x_span = std::max(max_days, 1e-9);
       const double y_span = std::max(max_cost / scale, 1e-9);
-      connect(s, &QScatterSeries::clicked, this, [this, key, scale, x_span, y_span](const QPointF& pt) {
+      connect(s, &QScatterSeries::clicked, this, [this, key, per_usd, x_span, y_span](const QPointF& pt) {
         // The plan of this offering nearest to the clicked point (distances relative to the axes).
         const PlanSnapshot* ps = model_.snapshot();
         if (ps == nullptr || !ps->result) return;
@@ -398,7 +409,7 @@ void PlanView::fill_chart() {
           const auto& q = plans[i];
           if (offering_text(q).toStdString() != key || !q.price_known || !sim::plan_cost(q.estimate)) continue;
           const double dx = (units::to_days(sim::plan_time(q.estimate)) - pt.x()) / x_span;
-          const double dy = (sim::plan_cost(q.estimate)->base() / scale - pt.y()) / y_span;
+          const double dy = (sim::plan_cost(q.estimate)->base() * per_usd - pt.y()) / y_span;
           const double d = dx * dx + dy * dy;
           if (d < best_d) {
             best_d = d;
@@ -408,7 +419,7 @@ void PlanView::fill_chart() {
         if (best >= 0) load_plan(best);
       });
     }
-    s->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() / scale);
+    s->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() * per_usd);
   }
   // The Pareto front: a line through its points, fastest first, and ringed markers.
   if (!r.pareto.empty()) {
@@ -427,8 +438,8 @@ void PlanView::fill_chart() {
     ring->setPen(ring_pen);
     for (const auto& p : r.pareto) {
       if (!sim::plan_cost(p.estimate)) continue;
-      line->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() / scale);
-      ring->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() / scale);
+      line->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() * per_usd);
+      ring->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() * per_usd);
     }
     chart->addSeries(line);
     line->attachAxis(x);

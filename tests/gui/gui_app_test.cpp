@@ -7,7 +7,10 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QSet>
 #include <QSignalSpy>
+#include <QtCharts/QValueAxis>
+#include "charts.hpp"
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QMessageBox>
@@ -282,6 +285,40 @@ class GuiAppTest : public QObject {
     QVERIFY(!w.document()->has("/pricing"));
     QCOMPARE(w.document()->text("/cluster/gpu_speed_spread"), QStringLiteral("0.02"));
     QVERIFY(w.document()->document().at("training") == training);
+  }
+
+  void the_cost_chart_ticks_are_distinct_and_name_the_currency() {
+    // Issue 14 point 12: a small job's cost axis read "0, 0, 1, 1, 2, 2".
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    QVERIFY(w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/tencent_h800_cny_spot.json")).isEmpty());
+    w.document()->set_text("/training/tokens", QStringLiteral("2B"));
+    w.show();
+    w.plan()->set_filters(QString(), QStringLiteral("h800-sxm-80gb"), QStringLiteral("8,16,32"));
+    QSignalSpy finished(w.plan(), &PlanView::finished);
+    w.plan()->start();
+    QVERIFY(finished.wait(120000));
+    QVERIFY(w.plan()->plans().rowCount() >= 1);
+    QChart* chart = w.plan()->chart_view()->chart();
+    int axes = 0;
+    for (QAbstractAxis* a : chart->axes()) {
+      auto* axis = qobject_cast<QValueAxis*>(a);
+      QVERIFY(axis != nullptr);
+      ++axes;
+      QStringList labels;
+      const double step = (axis->max() - axis->min()) / (axis->tickCount() - 1);
+      for (int i = 0; i < axis->tickCount(); ++i) {
+        labels << QString::asprintf(axis->labelFormat().toLatin1().constData(), axis->min() + i * step);
+      }
+      QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());  // no tick label repeats
+      if (axis->orientation() == Qt::Vertical) {
+        QVERIFY2(axis->titleText().contains(QStringLiteral("CNY")), qPrintable(axis->titleText()));
+      }
+    }
+    QCOMPARE(axes, 2);
+    QCOMPARE(tick_decimals(0.5), 1);
+    QCOMPARE(tick_decimals(0.25), 2);
+    QCOMPARE(tick_decimals(20), 0);
   }
 
   void a_scenario_saved_by_the_window_opens_to_the_same_scenario() {
