@@ -481,6 +481,30 @@ class GuiAppTest : public QObject {
     }
   }
 
+  void compare_shows_a_spot_scenarios_spot_price_purchase_model_and_goodput() {
+    // Issue 14 point 12: Compare showed a spot scenario's on-demand price and had no purchase or
+    // goodput rows.
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    QVERIFY(w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/tencent_h800_cny_spot.json")).isEmpty());
+    w.compare()->clear();
+    QVERIFY(w.compare()->add(QStringLiteral("spot"), w.document()->document()));
+    QTRY_VERIFY_WITH_TIMEOUT(!w.compare()->busy() && w.compare()->model().columns().size() == 1 &&
+                                 w.compare()->model().columns()[0].snapshot.has_value(), 60000);
+    const CompareModel& m = w.compare()->model();
+    const sim::Estimate& e = m.columns()[0].snapshot->estimate;
+    QVERIFY(e.goodput.modelled && e.goodput.cost.total && e.goodput.cost.usd_per_gpu_hour);
+    const QString price = m.index(CompareModel::kPricePerGpuHour, 0).data().toString();
+    QCOMPARE(price, QStringLiteral("CNY 10.00/GPU-h (spot)"));  // the spot price, not the on-demand 25
+    const QString cost = m.index(CompareModel::kCost, 0).data().toString();
+    QCOMPARE(cost, money_text(e.goodput.cost.total->base(), m.columns()[0].snapshot->scenario.scenario.pricing.currency) +
+                       QStringLiteral(" (spot)"));
+    QCOMPARE(m.index(CompareModel::kPurchase, 0).data().toString(), QStringLiteral("spot"));
+    QCOMPARE(m.headerData(CompareModel::kPurchase, Qt::Vertical, Qt::DisplayRole).toString(), QStringLiteral("Purchase model"));
+    QCOMPARE(m.index(CompareModel::kGoodput, 0).data().toString(), percent_text(e.goodput.fraction));
+    QCOMPARE(m.index(CompareModel::kSteadyTime, 0).data().toString(), days_text(units::to_days(e.totals.time_to_train)));
+  }
+
   void compare_shows_up_to_four_scenarios() {
     MainWindow w(catalogs(), nullptr);
     w.set_ephemeral(true);
