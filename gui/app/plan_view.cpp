@@ -69,6 +69,7 @@ PlanView::PlanView(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), do
   nodes_ = new QLineEdit(QStringLiteral("8,16,32,64,128"), this);
   nodes_->setToolTip(tr("Node counts to try: a list and/or ranges, e.g. 8,16-32"));
   deadline_ = new QLineEdit(this);
+  deadline_->setObjectName(QStringLiteral("plan:deadline"));
   deadline_->setPlaceholderText(tr("none"));
   budget_ = new QLineEdit(this);
   budget_->setPlaceholderText(tr("none"));
@@ -348,10 +349,12 @@ void PlanView::fill_chart() {
   const PlanSnapshot* snap = model_.snapshot();
   if (snap == nullptr || !snap->result) return;
   const auto& r = *snap->result;
+  const std::vector<const sim::Plan*> shown = model_.shown_plans();  // the table's rows
   double max_cost = 0;
   double max_days = 0;
   int unpriced = 0;
-  for (const auto& p : r.plans) {
+  for (const sim::Plan* shown_plan : shown) {
+    const sim::Plan& p = *shown_plan;
     if (p.price_known && sim::plan_cost(p.estimate)) max_cost = std::max(max_cost, sim::plan_cost(p.estimate)->base());
     max_days = std::max(max_days, units::to_days(sim::plan_time(p.estimate)));
     if (!p.price_known) ++unpriced;
@@ -360,7 +363,8 @@ void PlanView::fill_chart() {
   // in US dollars, the currency plans are ranked in.
   sim::Currency currency;
   bool first_priced = true;
-  for (const auto& p : r.plans) {
+  for (const sim::Plan* shown_plan : shown) {
+    const sim::Plan& p = *shown_plan;
     if (!p.price_known || !sim::plan_cost(p.estimate)) continue;
     if (first_priced) currency = p.currency;
     if (!(p.currency == currency)) currency = sim::Currency{};
@@ -383,7 +387,8 @@ void PlanView::fill_chart() {
   // One scatter series per offering, in the order offerings first appear among the plans.
   std::map<std::string, QScatterSeries*> by_offering;
   int color = 0;
-  for (const auto& p : r.plans) {
+  for (size_t row = 0; row < shown.size(); ++row) {
+    const sim::Plan& p = *shown[row];
     if (!p.price_known || !sim::plan_cost(p.estimate)) continue;
     const std::string key = offering_text(p).toStdString();
     auto& s = by_offering[key];
@@ -400,13 +405,11 @@ void PlanView::fill_chart() {
       const double y_span = std::max(max_cost / scale, 1e-9);
       connect(s, &QScatterSeries::clicked, this, [this, key, per_usd, x_span, y_span](const QPointF& pt) {
         // The plan of this offering nearest to the clicked point (distances relative to the axes).
-        const PlanSnapshot* ps = model_.snapshot();
-        if (ps == nullptr || !ps->result) return;
         int best = -1;
         double best_d = std::numeric_limits<double>::max();
-        const auto& plans = ps->result->plans;
+        const std::vector<const sim::Plan*> plans = model_.shown_plans();
         for (size_t i = 0; i < plans.size(); ++i) {
-          const auto& q = plans[i];
+          const auto& q = *plans[i];
           if (offering_text(q).toStdString() != key || !q.price_known || !sim::plan_cost(q.estimate)) continue;
           const double dx = (units::to_days(sim::plan_time(q.estimate)) - pt.x()) / x_span;
           const double dy = (sim::plan_cost(q.estimate)->base() * per_usd - pt.y()) / y_span;
@@ -450,7 +453,7 @@ void PlanView::fill_chart() {
     for (auto* marker : chart->legend()->markers(ring)) marker->setVisible(false);
   }
   chart->setTitle(tr("Cost vs time to train (%1 plans%2)")
-                      .arg(r.plans.size())
+                      .arg(shown.size())
                       .arg(unpriced > 0 ? tr("; %1 without a price not drawn").arg(unpriced) : QString()));
 }
 

@@ -122,7 +122,8 @@ TableSpec<PlanRow> plans_spec() {
   using M = PlansModel;
   return {
       .fields = {
-          {M::tr("#"), [](const PlanRow& r) -> QVariant { return r.rank; }, {}, kAlignNumber},
+          {M::tr("#"), [](const PlanRow& r) -> QVariant { return r.tag.isEmpty() ? QVariant(r.rank) : QVariant(r.tag); },
+           [](const PlanRow& r) -> QVariant { return r.rank; }, kAlignNumber},
           {M::tr("Offering"), [](const PlanRow& r) -> QVariant { return offering_text(*r.plan); }},
           {M::tr("GPUs"),
            [](const PlanRow& r) -> QVariant {
@@ -165,16 +166,30 @@ void PlansModel::set_snapshot(std::shared_ptr<const PlanSnapshot> snapshot) {
   std::vector<PlanRow> rows;
   if (snapshot && snapshot->result) {
     const double tokens = snapshot->base.scenario.training.tokens;
-    for (const sim::Plan& p : snapshot->result->plans) {
-      PlanRow r{.rank = static_cast<int>(rows.size()) + 1, .plan = &p};
+    auto add = [&](const sim::Plan& p, const QString& tag) {
+      PlanRow r{.rank = static_cast<int>(rows.size()) + 1, .tag = tag, .plan = &p};
       if (p.price_known && sim::plan_cost(p.estimate)) r.cost = sim::plan_cost(p.estimate)->base();
       if (r.cost && tokens > 0) r.usd_per_billion_tokens = *r.cost / (tokens / 1e9);
       r.pareto = snapshot->on_pareto_front(p);
       rows.push_back(r);
+    };
+    const sim::SearchResult& result = *snapshot->result;
+    if (result.failure) {
+      // Nothing met the constraints: the plan that came closest and the front, as `capplan search`.
+      if (result.failure->closest) add(*result.failure->closest, tr("closest"));
+      for (size_t i = 0; i < result.pareto.size(); ++i) add(result.pareto[i], tr("front %1").arg(i + 1));
+    } else {
+      for (const sim::Plan& p : result.plans) add(p, {});
     }
   }
   const auto previous = std::exchange(snapshot_, std::move(snapshot));  // alive until the rows are replaced
   set_rows(std::move(rows));
+}
+
+std::vector<const sim::Plan*> PlansModel::shown_plans() const {
+  std::vector<const sim::Plan*> out;
+  for (const auto& r : rows()) out.push_back(r.plan);
+  return out;
 }
 
 const sim::Plan* PlansModel::plan(int row) const {

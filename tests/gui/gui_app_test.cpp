@@ -9,6 +9,7 @@
 #include <QLineEdit>
 #include <QSet>
 #include <QSignalSpy>
+#include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
 #include "charts.hpp"
 #include <QSortFilterProxyModel>
@@ -319,6 +320,43 @@ class GuiAppTest : public QObject {
     QCOMPARE(tick_decimals(0.5), 1);
     QCOMPARE(tick_decimals(0.25), 2);
     QCOMPARE(tick_decimals(20), 0);
+  }
+
+  void a_missed_deadline_shows_the_closest_plan_and_the_front_as_the_cli_does() {
+    // Issue 14 point 12: when no plan met the deadline the Plan tab was empty.
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    QVERIFY(w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/tencent_h800_spot.json")).isEmpty());
+    w.show();
+    PlanView* plan = w.plan();
+    plan->set_filters(QString(), QStringLiteral("h800-sxm-80gb"), QStringLiteral("8,16"));
+    type_into(plan->findChild<QLineEdit*>(QStringLiteral("plan:deadline")), QStringLiteral("2"));
+    QSignalSpy finished(plan, &PlanView::finished);
+    plan->start();
+    QVERIFY(finished.wait(120000));
+    const PlanSnapshot* snap = plan->plans().snapshot();
+    QVERIFY(snap != nullptr && snap->result && snap->result->failure && snap->result->failure->closest);
+    const sim::SearchResult& r = *snap->result;
+    const PlansModel& plans = plan->plans();
+    QCOMPARE(plans.rowCount(), 1 + static_cast<int>(r.pareto.size()));
+    QVERIFY(r.pareto.size() >= 1);
+    QCOMPARE(plans.index(0, PlansModel::kRank).data().toString(), QStringLiteral("closest"));
+    QCOMPARE(plans.plan(0)->nodes, r.failure->closest->nodes);
+    QCOMPARE(plans.index(1, PlansModel::kRank).data().toString(), QStringLiteral("front 1"));
+    QVERIFY(plan->explanation()->text().contains(QStringLiteral("no plan meets the deadline")));
+    // The chart draws them.
+    int points = 0;
+    for (QAbstractSeries* s : plan->chart_view()->chart()->series()) {
+      if (auto* scatter = qobject_cast<QScatterSeries*>(s); scatter != nullptr && !scatter->name().isEmpty()) {
+        points += static_cast<int>(scatter->count());
+      }
+    }
+    QCOMPARE(points, plans.rowCount());
+    // And the closest loads into the editor.
+    QSignalSpy chosen(plan, &PlanView::plan_chosen);
+    plan->load_plan(0);
+    QCOMPARE(chosen.count(), 1);
+    QCOMPARE(w.document()->last_good()->scenario.cluster.nodes(), r.failure->closest->nodes);
   }
 
   void a_scenario_saved_by_the_window_opens_to_the_same_scenario() {
