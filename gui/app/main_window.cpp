@@ -7,6 +7,8 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFont>
+#include <QFontDatabase>
 #include <QKeySequence>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -47,6 +49,15 @@ QString diagnostics_text(const Diagnostics& diags) {
 MainWindow::MainWindow(std::shared_ptr<const data::Catalogs> catalogs, std::shared_ptr<const sim::ResidualTable> bands,
                        QWidget* parent)
     : QMainWindow(parent), bands_(std::move(bands)) {
+  // Chinese instance and model names (Tencent, Alibaba) need a CJK font: fontconfig falls back to
+  // an installed one (fonts-wqy-microhei, scripts/install_deps.sh); the substitution names it for
+  // the application font as well, where Qt resolves fonts without fontconfig.
+  static const bool cjk_fallback = [] {
+    const QStringList cjk = QFontDatabase::families(QFontDatabase::SimplifiedChinese);
+    if (!cjk.isEmpty()) QFont::insertSubstitution(QApplication::font().family(), cjk.front());
+    return !cjk.isEmpty();
+  }();
+  (void)cjk_fallback;
   doc_ = new ScenarioDocument(std::move(catalogs), this);
   runner_ = new EstimateRunner(bands_, this);
 

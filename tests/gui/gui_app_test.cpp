@@ -7,7 +7,12 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QFontDatabase>
+#include <QGlyphRun>
+#include <QHeaderView>
+#include <QRawFont>
 #include <QSet>
+#include <QTextLayout>
 #include <QSignalSpy>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
@@ -541,6 +546,36 @@ class GuiAppTest : public QObject {
     QCOMPARE(m.headerData(CompareModel::kPurchase, Qt::Vertical, Qt::DisplayRole).toString(), QStringLiteral("Purchase model"));
     QCOMPARE(m.index(CompareModel::kGoodput, 0).data().toString(), percent_text(e.goodput.fraction));
     QCOMPARE(m.index(CompareModel::kSteadyTime, 0).data().toString(), days_text(units::to_days(e.totals.time_to_train)));
+  }
+
+  void chinese_names_render_with_a_cjk_font() {
+    // Issue 14 point 12: Chinese instance and model names rendered as empty boxes.
+    if (QFontDatabase::families(QFontDatabase::SimplifiedChinese).isEmpty()) {
+      QSKIP("no CJK font installed (scripts/install_deps.sh installs fonts-wqy-microhei)");
+    }
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    const QString name = QStringLiteral("混元 腾讯云 H800");
+    w.compare()->clear();
+    QVERIFY(w.compare()->add(name, w.document()->document()));
+    w.show_tab(MainWindow::kCompareTab);
+    w.show();
+    auto* table = w.compare()->findChild<QTableView*>();
+    QVERIFY(table != nullptr);
+    QTRY_VERIFY_WITH_TIMEOUT(table->model()->headerData(0, Qt::Horizontal, Qt::DisplayRole).toString().contains(name), 60000);
+    // Lay the header's text out in the header's font: every glyph found (none is glyph 0, the
+    // "missing" box), the Chinese ones in a font that has them.
+    QTextLayout layout(table->model()->headerData(0, Qt::Horizontal, Qt::DisplayRole).toString(),
+                       table->horizontalHeader()->font());
+    layout.beginLayout();
+    layout.createLine();
+    layout.endLayout();
+    int cjk_runs = 0;
+    for (const QGlyphRun& run : layout.glyphRuns()) {
+      for (const quint32 g : run.glyphIndexes()) QVERIFY2(g != 0, qPrintable(run.rawFont().familyName()));
+      if (run.rawFont().supportsCharacter(QChar(u'混')) && run.rawFont().supportsCharacter(QChar(u'腾'))) ++cjk_runs;
+    }
+    QVERIFY(cjk_runs >= 1);
   }
 
   void compare_shows_up_to_four_scenarios() {
