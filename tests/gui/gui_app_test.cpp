@@ -51,6 +51,12 @@ void type_into(QLineEdit* edit, const QString& text) {
   edit->clearFocus();
 }
 
+// Opens tests/cli/scenarios/`file` in a window that writes no settings.
+bool open_scenario(MainWindow& w, const char* file) {
+  w.set_ephemeral(true);
+  return w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/") + QString::fromLatin1(file)).isEmpty();
+}
+
 }  // namespace
 
 class GuiAppTest : public QObject {
@@ -183,8 +189,7 @@ class GuiAppTest : public QObject {
     // Issue 14 defect 1: the Plan tab's GPU field is pre-filled from the scenario, which made the
     // planner drop the file's pricing ("unknown price") while "Why #1" quoted a spot cost.
     MainWindow w(catalogs(), nullptr);
-    w.set_ephemeral(true);
-    QVERIFY(w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/tencent_h800_cny_spot.json")).isEmpty());
+    QVERIFY(open_scenario(w, "tencent_h800_cny_spot.json"));
     w.show();
     PlanView* plan = w.plan();
     // The fields are the scenario's.
@@ -227,8 +232,7 @@ class GuiAppTest : public QObject {
   void double_clicking_a_plan_keeps_the_scenarios_pricing_and_asks_before_replacing_it() {
     // Issue 14 defect 1: double-clicking a plan wiped the pricing and spot terms from the editor.
     MainWindow w(catalogs(), nullptr);
-    w.set_ephemeral(true);
-    QVERIFY(w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/tencent_h800_spot.json")).isEmpty());
+    QVERIFY(open_scenario(w, "tencent_h800_spot.json"));
     w.document()->set_text("/cluster/gpu_speed_spread", QStringLiteral("0.02"));  // typed by the user
     w.show();
     const nlohmann::json pricing = w.document()->document().at("pricing");
@@ -296,8 +300,7 @@ class GuiAppTest : public QObject {
   void the_cost_chart_ticks_are_distinct_and_name_the_currency() {
     // Issue 14 point 12: a small job's cost axis read "0, 0, 1, 1, 2, 2".
     MainWindow w(catalogs(), nullptr);
-    w.set_ephemeral(true);
-    QVERIFY(w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/tencent_h800_cny_spot.json")).isEmpty());
+    QVERIFY(open_scenario(w, "tencent_h800_cny_spot.json"));
     w.document()->set_text("/training/tokens", QStringLiteral("2B"));
     w.show();
     w.plan()->set_filters(QString(), QStringLiteral("h800-sxm-80gb"), QStringLiteral("8,16,32"));
@@ -330,8 +333,7 @@ class GuiAppTest : public QObject {
   void a_missed_deadline_shows_the_closest_plan_and_the_front_as_the_cli_does() {
     // Issue 14 point 12: when no plan met the deadline the Plan tab was empty.
     MainWindow w(catalogs(), nullptr);
-    w.set_ephemeral(true);
-    QVERIFY(w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/tencent_h800_spot.json")).isEmpty());
+    QVERIFY(open_scenario(w, "tencent_h800_spot.json"));
     w.show();
     PlanView* plan = w.plan();
     plan->set_filters(QString(), QStringLiteral("h800-sxm-80gb"), QStringLiteral("8,16"));
@@ -497,8 +499,7 @@ class GuiAppTest : public QObject {
   void the_headless_plan_and_compare_tabs_use_the_given_scenario() {
     // Issue 14 point 12: capplan-gui --tab plan|compare SCENARIO showed the built-in example's.
     MainWindow w(catalogs(), nullptr);
-    w.set_ephemeral(true);
-    QVERIFY(w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/tencent_h800_spot.json")).isEmpty());
+    QVERIFY(open_scenario(w, "tencent_h800_spot.json"));
     w.show();
     QSignalSpy finished(w.plan(), &PlanView::finished);
     w.start_plan_example(true);
@@ -528,8 +529,7 @@ class GuiAppTest : public QObject {
     // Issue 14 point 12: Compare showed a spot scenario's on-demand price and had no purchase or
     // goodput rows.
     MainWindow w(catalogs(), nullptr);
-    w.set_ephemeral(true);
-    QVERIFY(w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/tencent_h800_cny_spot.json")).isEmpty());
+    QVERIFY(open_scenario(w, "tencent_h800_cny_spot.json"));
     w.compare()->clear();
     QVERIFY(w.compare()->add(QStringLiteral("spot"), w.document()->document()));
     QTRY_VERIFY_WITH_TIMEOUT(!w.compare()->busy() && w.compare()->model().columns().size() == 1 &&
