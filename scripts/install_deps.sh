@@ -8,7 +8,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # capplan-gui (skipped when absent): Qt 6 Widgets + Charts (Charts' CMake package needs Qt6OpenGL,
   # a mere Recommends of qt6-base-dev), QtSvg for SVG chart export, a font for offscreen screenshots
-  qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev fonts-dejavu-core
+  # and a CJK one for Chinese instance and model names (WenQuanYi Micro Hei, 4.6 MB)
+  qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev fonts-dejavu-core fonts-wqy-microhei
   libeigen3-dev libopenmpi-dev openmpi-bin
 )
 SUDO=""

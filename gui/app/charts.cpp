@@ -81,10 +81,22 @@ std::pair<double, int> nice_range(double v) {
 
 }  // namespace
 
-void nice_axis(QValueAxis* axis, double max) {
+int tick_decimals(double step) {
+  if (!(step > 0) || !std::isfinite(step)) return 0;
+  for (int d = 0; d < 6; ++d) {
+    const double scaled = step * std::pow(10.0, d);
+    if (std::fabs(scaled - std::round(scaled)) < 1e-6 * std::max(1.0, scaled)) return d;
+  }
+  return 6;
+}
+
+void nice_axis(QValueAxis* axis, double max, const QString& suffix) {
   const auto [top, ticks] = nice_range(max);
   axis->setRange(0, top);
   axis->setTickCount(ticks);
+  QString escaped = suffix;
+  escaped.replace(QLatin1Char('%'), QStringLiteral("%%"));
+  axis->setLabelFormat(QStringLiteral("%.%1f").arg(tick_decimals(top / (ticks - 1))) + escaped);
 }
 
 void fill_breakdown_chart(QChart* chart, const BreakdownModel& model) {

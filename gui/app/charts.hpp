@@ -23,8 +23,12 @@ void fill_breakdown_chart(QChart* chart, const BreakdownModel& model);
 // Two horizontal bars: memory needed per GPU by kind, and the GPU's HBM capacity (GiB).
 void fill_memory_chart(QChart* chart, const MemoryModel& model);
 
-// Sets a value axis to 0..a round maximum at or above `max`, with ticks on round numbers.
-void nice_axis(QValueAxis* axis, double max);
+// Sets a value axis to 0..a round maximum at or above `max`, with ticks on round numbers and
+// labels with the decimals the tick step needs ("0, 0.5, 1, 1.5", never "0, 0, 1, 1"), each
+// followed by `suffix` ("M" for millions).
+void nice_axis(QValueAxis* axis, double max, const QString& suffix = {});
+// The decimals a label needs to tell ticks `step` apart: 0 for 1, 2, 5; 1 for 0.5; 2 for 0.25.
+int tick_decimals(double step);
 
 // Writes the chart view as PNG (any other extension) or SVG (".svg", when built with QtSvg).
 // Returns an empty string on success, else the reason.

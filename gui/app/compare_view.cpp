@@ -190,7 +190,6 @@ void CompareView::show_results() {
     series->attachAxis(x);
     auto* y = new QValueAxis();
     nice_axis(y, max > 0 ? max * 1.12 : 1.0);  // room for the value labels
-    y->setLabelFormat(QStringLiteral("%.0f"));
     y->setTitleText(unit);
     chart->addAxis(y, Qt::AlignLeft);
     series->attachAxis(y);

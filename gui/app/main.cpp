@@ -139,22 +139,20 @@ int main(int argc, char** argv) {
     print_error(QStringLiteral("timed out waiting for the estimate"));
     return 1;
   }
+  // A scenario given on the command line is what the Plan and Compare tabs show.
+  const bool own_scenario = !args.isEmpty();
   if (which == QLatin1String("plan")) {
-    window.show_tab(gui::MainWindow::kPlanTab);
     bool done = false;
     QObject::connect(window.plan(), &gui::PlanView::finished, &window, [&] { done = true; });
-    // A richer picture than the scenario's own GPU: H100 and H200 offerings of the catalog.
-    window.plan()->set_filters(QString(), QStringLiteral("h100-sxm-80gb,h200-sxm-141gb"),
-                               QStringLiteral("16,32,48,64,96,128"));
-    window.plan()->start();
+    window.start_plan_example(own_scenario);
     if (!wait_until([&] { return done; }, kTimeoutMs)) {
       print_error(QStringLiteral("timed out waiting for the planner"));
       return 1;
     }
   } else if (which == QLatin1String("compare")) {
-    window.load_compare_example();
+    const size_t columns = static_cast<size_t>(window.load_compare_example(own_scenario));
     window.show_tab(gui::MainWindow::kCompareTab);
-    if (!wait_until([&] { return !window.compare()->busy() && window.compare()->model().columns().size() == 4; },
+    if (!wait_until([&] { return !window.compare()->busy() && window.compare()->model().columns().size() == columns; },
                     kTimeoutMs)) {
       print_error(QStringLiteral("timed out waiting for the comparison"));
       return 1;

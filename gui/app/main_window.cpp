@@ -7,6 +7,8 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFont>
+#include <QFontDatabase>
 #include <QKeySequence>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -47,6 +49,15 @@ QString diagnostics_text(const Diagnostics& diags) {
 MainWindow::MainWindow(std::shared_ptr<const data::Catalogs> catalogs, std::shared_ptr<const sim::ResidualTable> bands,
                        QWidget* parent)
     : QMainWindow(parent), bands_(std::move(bands)) {
+  // Chinese instance and model names (Tencent, Alibaba) need a CJK font: fontconfig falls back to
+  // an installed one (fonts-wqy-microhei, scripts/install_deps.sh); the substitution names it for
+  // the application font as well, where Qt resolves fonts without fontconfig.
+  static const bool cjk_fallback = [] {
+    const QStringList cjk = QFontDatabase::families(QFontDatabase::SimplifiedChinese);
+    if (!cjk.isEmpty()) QFont::insertSubstitution(QApplication::font().family(), cjk.front());
+    return !cjk.isEmpty();
+  }();
+  (void)cjk_fallback;
   doc_ = new ScenarioDocument(std::move(catalogs), this);
   runner_ = new EstimateRunner(bands_, this);
 
@@ -244,21 +255,46 @@ QString MainWindow::export_charts(const QString& path) {
   return export_chart(results_->memory_view(), base + QStringLiteral("-memory.") + ext);
 }
 
-void MainWindow::load_compare_example() {
+int MainWindow::load_compare_example(bool from_editor) {
   compare_->clear();
-  nlohmann::json base = data::example_scenario();
-  base.erase("name");
   const std::pair<const char*, const char*> offerings[] = {
       {"aws-p5.48xlarge", "AWS p5 (H100)"},
       {"tencent-hccpnv5", "Tencent HCC PNV5 (H800)"},
       {"aws-p5en.48xlarge", "AWS p5en (H200)"},
       {"gcp-a3-megagpu-8g", "GCP a3-mega (H100)"},
   };
-  for (const auto& [id, label] : offerings) {
-    nlohmann::json doc = base;
-    doc["cluster"] = {{"instance", id}, {"nodes", 64}};
-    compare_->add(QString::fromLatin1(label), doc);
+  nlohmann::json base = from_editor ? doc_->document() : data::example_scenario();
+  int nodes = 64;
+  int columns = 0;
+  std::string own;
+  if (from_editor) {
+    const QString name = doc_->file_path().isEmpty() ? tr("this scenario") : QFileInfo(doc_->file_path()).fileName();
+    columns += compare_->add(name, base) ? 1 : 0;
+    if (doc_->last_good()) {
+      const sim::Cluster& c = doc_->last_good()->scenario.cluster;
+      own = c.instance_id;
+      nodes = std::max(1, c.nodes());
+    }
+    base.erase("pricing");
   }
+  base.erase("name");
+  for (const auto& [id, label] : offerings) {
+    if (id == own) continue;
+    nlohmann::json doc = base;
+    doc["cluster"] = {{"instance", id}, {"nodes", nodes}};
+    if (!compare_->add(QString::fromLatin1(label), doc)) break;  // at most CompareModel::kMaxScenarios
+    ++columns;
+  }
+  return columns;
+}
+
+void MainWindow::start_plan_example(bool from_editor) {
+  show_tab(kPlanTab);
+  // A richer picture than the example's own GPU: H100 and H200 offerings of the catalog.
+  if (!from_editor) {
+    plan_->set_filters(QString(), QStringLiteral("h100-sxm-80gb,h200-sxm-141gb"), QStringLiteral("16,32,48,64,96,128"));
+  }
+  plan_->start();
 }
 
 void MainWindow::add_recent(const QString& path) {

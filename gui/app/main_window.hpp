@@ -50,8 +50,14 @@ class MainWindow final : public QMainWindow {
   QString export_results(const QString& path);
   // The step-time and memory charts as <base>-breakdown.<ext> and <base>-memory.<ext>.
   QString export_charts(const QString& path);
-  // Fills the Compare tab with the built-in example on three offerings (for --screenshot).
-  void load_compare_example();
+  // Fills the Compare tab with the built-in example on four offerings (for --screenshot), or with
+  // `from_editor`, the editor's scenario as column A and the same job on the example's other
+  // offerings (at the catalog's on-demand price: the scenario's pricing is its own instance's).
+  // Returns the number of columns.
+  int load_compare_example(bool from_editor = false);
+  // For --screenshot --tab plan: shows the Plan tab and starts the planner, over the editor's own
+  // GPU (the tab's defaults) with `from_editor`, else over the catalog's H100 and H200 offerings.
+  void start_plan_example(bool from_editor = false);
   // Window geometry, splitter and tab from the last session (QSettings).
   void restore_settings();
   // Settings are not written (screenshots, tests).

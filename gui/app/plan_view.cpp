@@ -19,6 +19,7 @@
 #include <limits>
 #include <map>
 
+#include "capplan/data/currency.hpp"
 #include "capplan/data/plan_text.hpp"
 #include "capplan/data/search_io.hpp"
 #include "capplan/gui/finding_text.hpp"
@@ -68,6 +69,7 @@ PlanView::PlanView(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), do
   nodes_ = new QLineEdit(QStringLiteral("8,16,32,64,128"), this);
   nodes_->setToolTip(tr("Node counts to try: a list and/or ranges, e.g. 8,16-32"));
   deadline_ = new QLineEdit(this);
+  deadline_->setObjectName(QStringLiteral("plan:deadline"));
   deadline_->setPlaceholderText(tr("none"));
   budget_ = new QLineEdit(this);
   budget_->setPlaceholderText(tr("none"));
@@ -81,6 +83,42 @@ PlanView::PlanView(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), do
   add_setting(form, 1, 0, tr("Deadline (days)"), deadline_);
   add_setting(form, 1, 2, tr("Budget (USD)"), budget_);
   add_setting(form, 1, 4, tr("Objective"), objective_);
+  // The scenario's pricing: its purchase model and prices, for its own instance.
+  purchase_ = new QComboBox(this);
+  for (const auto& [label, key] : {std::pair{tr("on demand"), "on_demand"}, {tr("spot"), "spot"},
+                                   {tr("reserved"), "reserved"}, {tr("on prem"), "on_prem"}}) {
+    purchase_->addItem(label, QString::fromLatin1(key));
+  }
+  purchase_->setObjectName(QStringLiteral("plan:/pricing/purchase"));
+  purchase_->setToolTip(tr("The scenario's purchase model (pricing.purchase), for its own instance; the other "
+                           "offerings are on demand at their catalog prices"));
+  auto pricing_edit = [this](const char* pointer, const QString& placeholder, const QString& tip) {
+    auto* edit = new QLineEdit(this);
+    edit->setObjectName(QStringLiteral("plan:") + QString::fromLatin1(pointer));
+    edit->setPlaceholderText(placeholder);
+    edit->setToolTip(tip);
+    connect(edit, &QLineEdit::textEdited, this, [this, pointer](const QString& t) { doc_->set_text(pointer, t); });
+    return edit;
+  };
+  price_ = pricing_edit("/pricing/usd_per_gpu_hour", tr("catalog"),
+                        tr("The scenario's on-demand price per GPU-hour (pricing.usd_per_gpu_hour), in its currency"));
+  spot_price_ = pricing_edit("/pricing/spot/usd_per_gpu_hour", tr("none"),
+                             tr("Spot price per GPU-hour (pricing.spot.usd_per_gpu_hour), in the scenario's currency"));
+  preemptions_ = pricing_edit("/pricing/spot/preemptions_per_node_hour", tr("default"),
+                              tr("Spot preemptions per node-hour (pricing.spot.preemptions_per_node_hour), 0..1"));
+  pricing_note_ = new QLabel(this);
+  pricing_note_->setWordWrap(true);
+  pricing_note_->setStyleSheet(QStringLiteral("color: #4a5568;"));
+  add_setting(form, 2, 0, tr("Purchase"), purchase_);
+  add_setting(form, 2, 2, tr("Price / GPU-hour"), price_);
+  add_setting(form, 2, 4, tr("Spot price / GPU-hour"), spot_price_);
+  add_setting(form, 3, 0, tr("Spot preemptions / node-hour"), preemptions_);
+  form->addWidget(pricing_note_, 3, 2, 1, 4);
+  connect(purchase_, &QComboBox::activated, this, [this](int i) {
+    const QString key = purchase_->itemData(i).toString();
+    if (key == QLatin1String("on_demand") && !doc_->has("/pricing/purchase")) return;  // the default already
+    doc_->set_text("/pricing/purchase", key);
+  });
   form->setColumnStretch(1, 1);
   form->setColumnStretch(3, 1);
   form->setColumnStretch(5, 1);
@@ -150,7 +188,30 @@ PlanView::PlanView(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), do
     if (!gpus_set_by_user_ && doc_->last_good()) gpus_->setText(QString::fromStdString(doc_->last_good()->scenario.cluster.gpu.id));
   });
   if (doc_->last_good()) gpus_->setText(QString::fromStdString(doc_->last_good()->scenario.cluster.gpu.id));
+  connect(doc_, &ScenarioDocument::changed, this, &PlanView::refresh_pricing);
+  refresh_pricing();
   status_->setText(tr("Searches layouts x node counts x offerings for the editor's model and training job."));
+}
+
+void PlanView::refresh_pricing() {
+  for (QLineEdit* edit : {price_, spot_price_, preemptions_}) {
+    if (edit->hasFocus()) continue;  // the user is typing there
+    const QString t = doc_->text(edit->objectName().mid(5).toStdString());
+    if (edit->text() != t) edit->setText(t);
+  }
+  const QString purchase = doc_->has("/pricing/purchase") ? doc_->text("/pricing/purchase") : QStringLiteral("on_demand");
+  if (const int i = purchase_->findData(purchase); i >= 0) purchase_->setCurrentIndex(i);
+  const bool spot = purchase == QLatin1String("spot");
+  spot_price_->setEnabled(spot);
+  preemptions_->setEnabled(spot);
+  const auto& good = doc_->last_good();
+  if (!good) return;
+  const sim::Cluster& c = good->scenario.cluster;
+  const QString own = QString::fromStdString(c.instance_id.empty() ? c.gpu.id : c.instance_id);
+  pricing_note_->setText(tr("Prices in %1, for %2 (the scenario's own %3); other offerings: on demand at their "
+                            "catalog prices.")
+                             .arg(QString::fromStdString(good->scenario.pricing.currency.code), own,
+                                  c.instance_id.empty() ? tr("GPU") : tr("instance")));
 }
 
 void PlanView::set_filters(const QString& instances, const QString& gpus, const QString& nodes) {
@@ -211,6 +272,11 @@ void PlanView::start() {
     if (!list) return fail(list.error());
     request.offerings = std::move(list->offerings);
     for (const auto& n : list->notes) offering_notes_ << QString::fromStdString(n);
+    for (const auto& f : list->findings) offering_notes_ << finding_text(f);
+    // The scenario's pricing and purchase terms for its own instance; catalog prices for the others.
+    for (const auto& f : data::apply_scenario_pricing(request.offerings, request.base, doc_->has("/pricing"))) {
+      offering_notes_ << finding_text(f);
+    }
   }
   if (profile_) request.cost_model = data::cost_model_factory(profile_);  // as estimate --profile
   set_running(true);
@@ -252,7 +318,7 @@ void PlanView::on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot) 
                        .arg(priced_by.toHtmlEscaped()));
   model_.set_snapshot(snapshot);
   table_->resizeColumnsToContents();
-  QString text;
+  QString text = QStringLiteral("<b>%1</b><br>").arg(purchase_summary(r).toHtmlEscaped());
   const sim::SearchRequest& request = snapshot->request;
   if (r.failure) {
     text += QStringLiteral("<b style='color:#c62828'>%1</b><br>")
@@ -283,32 +349,46 @@ void PlanView::fill_chart() {
   const PlanSnapshot* snap = model_.snapshot();
   if (snap == nullptr || !snap->result) return;
   const auto& r = *snap->result;
+  const std::vector<const sim::Plan*> shown = model_.shown_plans();  // the table's rows
   double max_cost = 0;
   double max_days = 0;
   int unpriced = 0;
-  for (const auto& p : r.plans) {
+  for (const sim::Plan* shown_plan : shown) {
+    const sim::Plan& p = *shown_plan;
     if (p.price_known && sim::plan_cost(p.estimate)) max_cost = std::max(max_cost, sim::plan_cost(p.estimate)->base());
     max_days = std::max(max_days, units::to_days(sim::plan_time(p.estimate)));
     if (!p.price_known) ++unpriced;
   }
-  const bool millions = max_cost >= 1e6;
-  const double scale = millions ? 1e6 : 1e3;
+  // Costs in the plans' currency when they share one (a CNY-priced scenario reads in CNY), else
+  // in US dollars, the currency plans are ranked in.
+  sim::Currency currency;
+  bool first_priced = true;
+  for (const sim::Plan* shown_plan : shown) {
+    const sim::Plan& p = *shown_plan;
+    if (!p.price_known || !sim::plan_cost(p.estimate)) continue;
+    if (first_priced) currency = p.currency;
+    if (!(p.currency == currency)) currency = sim::Currency{};
+    first_priced = false;
+  }
+  max_cost = data::from_usd(max_cost, currency);
+  const double scale = max_cost >= 1e6 ? 1e6 : max_cost >= 1e3 ? 1e3 : 1.0;
+  const QString suffix = scale == 1e6 ? QStringLiteral("M") : scale == 1e3 ? QStringLiteral("k") : QString();
+  const double per_usd = data::from_usd(1.0, currency) / scale;  // axis units per US dollar
 
   auto* x = new QValueAxis();
   x->setTitleText(tr("expected days to train (with failures)"));
   nice_axis(x, max_days > 0 ? max_days * 1.05 : 1.0);
-  x->setLabelFormat(QStringLiteral("%.0f"));
   auto* y = new QValueAxis();
-  y->setTitleText(millions ? tr("total cost (million USD)") : tr("total cost (thousand USD)"));
-  nice_axis(y, max_cost > 0 ? max_cost / scale * 1.05 : 1.0);
-  y->setLabelFormat(millions ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));
+  y->setTitleText(tr("total cost (%1)").arg(QString::fromStdString(currency.code)));
+  nice_axis(y, max_cost > 0 ? max_cost / scale * 1.05 : 1.0, suffix);
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
 
   // One scatter series per offering, in the order offerings first appear among the plans.
   std::map<std::string, QScatterSeries*> by_offering;
   int color = 0;
-  for (const auto& p : r.plans) {
+  for (size_t row = 0; row < shown.size(); ++row) {
+    const sim::Plan& p = *shown[row];
     if (!p.price_known || !sim::plan_cost(p.estimate)) continue;
     const std::string key = offering_text(p).toStdString();
     auto& s = by_offering[key];
@@ -323,18 +403,16 @@ void PlanView::fill_chart() {
       s->attachAxis(y);
       const double x_span = std::max(max_days, 1e-9);
       const double y_span = std::max(max_cost / scale, 1e-9);
-      connect(s, &QScatterSeries::clicked, this, [this, key, scale, x_span, y_span](const QPointF& pt) {
+      connect(s, &QScatterSeries::clicked, this, [this, key, per_usd, x_span, y_span](const QPointF& pt) {
         // The plan of this offering nearest to the clicked point (distances relative to the axes).
-        const PlanSnapshot* ps = model_.snapshot();
-        if (ps == nullptr || !ps->result) return;
         int best = -1;
         double best_d = std::numeric_limits<double>::max();
-        const auto& plans = ps->result->plans;
+        const std::vector<const sim::Plan*> plans = model_.shown_plans();
         for (size_t i = 0; i < plans.size(); ++i) {
-          const auto& q = plans[i];
+          const auto& q = *plans[i];
           if (offering_text(q).toStdString() != key || !q.price_known || !sim::plan_cost(q.estimate)) continue;
           const double dx = (units::to_days(sim::plan_time(q.estimate)) - pt.x()) / x_span;
-          const double dy = (sim::plan_cost(q.estimate)->base() / scale - pt.y()) / y_span;
+          const double dy = (sim::plan_cost(q.estimate)->base() * per_usd - pt.y()) / y_span;
           const double d = dx * dx + dy * dy;
           if (d < best_d) {
             best_d = d;
@@ -344,7 +422,7 @@ void PlanView::fill_chart() {
         if (best >= 0) load_plan(best);
       });
     }
-    s->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() / scale);
+    s->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() * per_usd);
   }
   // The Pareto front: a line through its points, fastest first, and ringed markers.
   if (!r.pareto.empty()) {
@@ -363,8 +441,8 @@ void PlanView::fill_chart() {
     ring->setPen(ring_pen);
     for (const auto& p : r.pareto) {
       if (!sim::plan_cost(p.estimate)) continue;
-      line->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() / scale);
-      ring->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() / scale);
+      line->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() * per_usd);
+      ring->append(units::to_days(sim::plan_time(p.estimate)), sim::plan_cost(p.estimate)->base() * per_usd);
     }
     chart->addSeries(line);
     line->attachAxis(x);
@@ -375,17 +453,38 @@ void PlanView::fill_chart() {
     for (auto* marker : chart->legend()->markers(ring)) marker->setVisible(false);
   }
   chart->setTitle(tr("Cost vs time to train (%1 plans%2)")
-                      .arg(r.plans.size())
+                      .arg(shown.size())
                       .arg(unpriced > 0 ? tr("; %1 without a price not drawn").arg(unpriced) : QString()));
 }
 
 void PlanView::load_plan(int row) {
   const sim::Plan* p = model_.plan(row);
-  if (p == nullptr) return;
+  const PlanSnapshot* snap = model_.snapshot();
+  if (p == nullptr || snap == nullptr) return;
+  // The scenario's pricing is its own instance's (apply_scenario_pricing): on another offering, ask
+  // before it either moves there or is dropped.
+  const sim::Cluster& own = snap->base.scenario.cluster;
+  const bool own_offering = p->instance_id.empty() ? own.instance_id.empty() && p->gpu_id == own.gpu.id
+                                                   : p->instance_id == own.instance_id;
+  bool drop_pricing = false;
+  if (!own_offering && doc_->has("/pricing")) {
+    const QString from = QString::fromStdString(own.instance_id.empty() ? own.gpu.id : own.instance_id);
+    const QString text =
+        tr("The scenario's pricing (%1 terms, prices in %2) is for %3; this plan runs on %4, priced %5.\n\n"
+           "Yes: keep your pricing section for %4. No: remove it and use the catalog's on-demand price.")
+            .arg(purchase_text(snap->base.scenario.pricing.model),
+                 QString::fromStdString(snap->base.scenario.pricing.currency.code), from, offering_text(*p),
+                 QString::fromStdString(p->price_source.empty() ? std::string("without a price") : p->price_source));
+    const auto answer =
+        ask_ ? ask_(tr("Keep the scenario's pricing?"), text)
+             : QMessageBox::question(this, tr("Keep the scenario's pricing?"), text,
+                                     QMessageBox::Yes | QMessageBox::No | QMessageBox::Cancel, QMessageBox::Yes);
+    if (answer != QMessageBox::Yes && answer != QMessageBox::No) return;  // cancelled: nothing changes
+    drop_pricing = answer == QMessageBox::No;
+  }
   const int count = p->instance_id.empty() ? p->gpus : p->nodes;
   doc_->apply_plan(p->instance_id, p->gpu_id, count, p->estimate.layout.strategy);
-  // Catalog offerings were priced from the catalog: a per-scenario price override no longer applies.
-  if (from_catalog_ && doc_->has("/pricing")) doc_->set_price_override(std::nullopt);
+  if (drop_pricing) doc_->erase("/pricing");
   emit plan_chosen();
 }
 

@@ -12,6 +12,8 @@
 #include <QTableView>
 #include <QWidget>
 #include <QtCharts/QChartView>
+#include <QMessageBox>
+#include <functional>
 #include <memory>
 
 #include "capplan/gui/plan_runner.hpp"
@@ -35,8 +37,24 @@ class PlanView final : public QWidget {
   const QString& cost_model_label() const { return cost_label_; }
   const PlansModel& plans() const { return model_; }
   QChartView* chart_view() const { return chart_view_; }
-  // Loads plan `row` of the table's model into the editor.
+  // Loads plan `row` of the table's model into the editor: its offering, node count and layout;
+  // everything else the user typed stays. The scenario's pricing stays with its own instance: a
+  // plan on another offering asks first whether to keep that pricing or use the catalog's
+  // on-demand price (Cancel loads nothing).
   void load_plan(int row);
+  // The question load_plan asks (a QMessageBox by default; tests answer it): returns Yes (keep the
+  // scenario's pricing), No (drop it: the catalog price) or Cancel.
+  using Ask = std::function<QMessageBox::StandardButton(const QString& title, const QString& text)>;
+  void set_ask(Ask ask) { ask_ = std::move(ask); }
+  QTableView* table() const { return table_; }
+  // The purchase and price fields (the scenario's pricing section, shared with the editor): they
+  // apply to the scenario's own instance among the offerings (data::apply_scenario_pricing).
+  QComboBox* purchase_field() const { return purchase_; }
+  QLineEdit* price_field() const { return price_; }
+  QLineEdit* spot_price_field() const { return spot_price_; }
+  QLineEdit* preemptions_field() const { return preemptions_; }
+  QLabel* pricing_note() const { return pricing_note_; }
+  QLabel* explanation() const { return explanation_; }
 
  signals:
   void plan_chosen();
@@ -46,6 +64,7 @@ class PlanView final : public QWidget {
   void on_finished(const std::shared_ptr<const PlanSnapshot>& snapshot);
   void fill_chart();
   void set_running(bool running);
+  void refresh_pricing();
 
   ScenarioDocument* doc_;
   std::shared_ptr<const sim::Profile> profile_;
@@ -58,6 +77,11 @@ class PlanView final : public QWidget {
   QLineEdit* deadline_ = nullptr;
   QLineEdit* budget_ = nullptr;
   QComboBox* objective_ = nullptr;
+  QComboBox* purchase_ = nullptr;
+  QLineEdit* price_ = nullptr;
+  QLineEdit* spot_price_ = nullptr;
+  QLineEdit* preemptions_ = nullptr;
+  QLabel* pricing_note_ = nullptr;
   QComboBox* space_ = nullptr;
   QPushButton* run_ = nullptr;
   QPushButton* cancel_ = nullptr;
@@ -66,6 +90,7 @@ class PlanView final : public QWidget {
   QLabel* explanation_ = nullptr;
   QChartView* chart_view_ = nullptr;
   QTableView* table_ = nullptr;
+  Ask ask_;
   QStringList offering_notes_;
   bool from_catalog_ = false;
   bool gpus_set_by_user_ = false;

@@ -9,6 +9,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "capplan/data/format.hpp"
 #include "capplan/gui/format.hpp"
 #include "charts.hpp"
 #include "table_view.hpp"
@@ -183,16 +184,21 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
   // Each card's band is the band of the figure it shows: with goodput modelled, the expected time
   // and total cost with failures (not the steady-state ones).
   const std::optional<sim::Interval>& days_band = g.modelled ? e.uncertainty.wall_days : e.uncertainty.time_to_train_days;
-  const QString band = range(days_band, [](double d) { return days_text(d).replace(QStringLiteral(" days"), QString()); }) +
-                       (days_band ? tr(" days (p10–p90)") : QString());
+  // The band in the headline's unit, as the CLI prints it (data::format::duration).
+  const double headline_days = units::to_days(g.modelled && g.finite ? g.wall : e.totals.time_to_train);
+  const QString band =
+      range(days_band, [headline_days](double d) { return duration_number(d, headline_days); }) +
+      (days_band ? QStringLiteral(" ") + QString::fromLatin1(data::format::duration_unit(headline_days).name) +
+                       tr(" (p10–p90)")
+                 : QString());
   const QString steps = tr("%1 steps of %2").arg(count_text(e.totals.steps), seconds_text(e.step.time.base()));
   if (g.modelled) {
     // Headline: the expected time with failures, restarts and checkpoints; steady state beside it.
-    time_.value->setText(g.finite ? days_text(units::to_days(g.wall)) : tr("unbounded"));
+    time_.value->setText(g.finite ? duration_text(units::to_days(g.wall)) : tr("unbounded"));
     time_.detail->setText(tr("expected, with failures (goodput %1)\nband %3 · steady state %2\n%4")
-                              .arg(percent_text(g.fraction), days_text(units::to_days(e.totals.time_to_train)), band, steps));
+                              .arg(percent_text(g.fraction), duration_text(units::to_days(e.totals.time_to_train)), band, steps));
   } else {
-    time_.value->setText(days_text(units::to_days(e.totals.time_to_train)));
+    time_.value->setText(duration_text(units::to_days(e.totals.time_to_train)));
     time_.detail->setText(band + QStringLiteral("\n") + steps);
   }
   const sim::Currency& cur = sc.pricing.currency;  // costs shown in the currency the user priced in
@@ -247,9 +253,22 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
   mfu_.detail->setText(mfu_detail);
   const auto& m = e.memory;
   memory_.value->setText(QStringLiteral("%1 / %2").arg(gib_text(m.total().base()), gib_text(m.capacity.base())));
-  memory_.value->setStyleSheet(m.fits() ? QStringLiteral("color: #1a7f37;") : QStringLiteral("color: #c62828;"));
-  memory_.detail->setText(m.fits() ? tr("fits (peak on pipeline stage %1)").arg(m.stage)
-                                   : tr("DOES NOT FIT: over by %1").arg(gib_text((m.total() - m.capacity).base())));
+  switch (memory_fit(m)) {
+    case MemoryFit::fits:
+      memory_.value->setStyleSheet(QStringLiteral("color: #1a7f37;"));
+      memory_.detail->setText(tr("fits (peak on pipeline stage %1)").arg(m.stage));
+      break;
+    case MemoryFit::tight:
+      memory_.value->setStyleSheet(QStringLiteral("color: #b26a00;"));
+      memory_.detail->setText(tr("fits, tight: %1 free, less than the %2 reserve (peak on pipeline stage %3)")
+                                  .arg(gib_text((m.capacity - m.total()).base()), gib_text(m.reserve.base()))
+                                  .arg(m.stage));
+      break;
+    case MemoryFit::over:
+      memory_.value->setStyleSheet(QStringLiteral("color: #c62828;"));
+      memory_.detail->setText(tr("DOES NOT FIT: over by %1").arg(gib_text((m.total() - m.capacity).base())));
+      break;
+  }
 
   breakdown_model_.set_snapshot(snapshot);
   memory_model_.set_snapshot(snapshot);

@@ -31,6 +31,9 @@ class ResultsView final : public QWidget {
   QTableView* goodput_table() const { return goodput_table_; }
   const GoodputModel& goodput_model() const { return goodput_model_; }
   QLabel* time_value() const { return time_.value; }
+  QLabel* time_detail() const { return time_.detail; }
+  QLabel* memory_value() const { return memory_.value; }
+  QLabel* memory_detail() const { return memory_.detail; }
   QLabel* cost_value() const { return cost_.value; }
   QLabel* cost_detail() const { return cost_.detail; }
   QLabel* cost_model_source() const { return source_; }

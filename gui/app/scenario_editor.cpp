@@ -563,7 +563,11 @@ void ScenarioEditor::refresh() {
   }
 
   // Price.
-  const bool overridden = doc_->has("/pricing");
+  // Overridden: a price in the pricing section, or a section left empty (the price being retyped);
+  // a section with terms only (spot, reserved, ...) prices from the catalog.
+  const nlohmann::json* pricing = doc_->document().contains("pricing") ? &doc_->document()["pricing"] : nullptr;
+  const bool overridden = doc_->has("/pricing/usd_per_gpu_hour") || doc_->has("/pricing/usd_per_node_hour") ||
+                          (pricing != nullptr && pricing->empty());
   price_override_->setChecked(overridden);
   price_->setEnabled(overridden);
   if (good) {

@@ -18,9 +18,12 @@ void CompareModel::set_columns(std::vector<Column> columns) {
 QString CompareModel::metric_label(Metric m) {
   switch (m) {
     case kTimeToTrain: return tr("Expected time to train (with failures)");
+    case kSteadyTime: return tr("Time to train (steady state)");
+    case kGoodput: return tr("Goodput (steady / with failures)");
+    case kPurchase: return tr("Purchase model");
     case kCost: return tr("Total cost");
     case kCostPerBillionTokens: return tr("Cost per billion tokens");
-    case kPricePerGpuHour: return tr("Price per GPU-hour");
+    case kPricePerGpuHour: return tr("Price per GPU-hour (under the purchase terms)");
     case kGpus: return tr("GPUs");
     case kStepTime: return tr("Step time");
     case kTokensPerS: return tr("Throughput");
@@ -37,9 +40,14 @@ std::optional<double> CompareModel::value(const EstimateSnapshot& s, Metric m) {
   const sim::Estimate& e = s.estimate;
   switch (m) {
     case kTimeToTrain: return units::to_days(sim::plan_time(e));  // expected, with failures
+    case kSteadyTime: return units::to_days(e.totals.time_to_train);
+    case kGoodput: return e.goodput.modelled ? std::optional<double>(e.goodput.fraction) : std::nullopt;
+    case kPurchase: return static_cast<double>(e.goodput.cost.model);
     case kCost: return sim::plan_cost(e) ? std::optional<double>(sim::plan_cost(e)->base()) : std::nullopt;
     case kCostPerBillionTokens: return s.usd_per_billion_tokens();
     case kPricePerGpuHour:
+      // The rate the cost is computed at (a spot scenario's spot price), else the on-demand one.
+      if (e.goodput.modelled) return e.goodput.cost.usd_per_gpu_hour;
       return e.totals.price_per_gpu ? std::optional<double>(units::to_usd_per_hour(*e.totals.price_per_gpu)) : std::nullopt;
     case kGpus: return s.scenario.scenario.cluster.gpus;
     case kStepTime: return e.step.time.base();
@@ -57,11 +65,20 @@ namespace {
 
 QString value_text(CompareModel::Metric m, const EstimateSnapshot& s, std::optional<double> v) {
   const sim::Estimate& e = s.estimate;
+  const sim::Currency& currency = s.scenario.scenario.pricing.currency;  // as the user priced it
+  const QString purchase = purchase_text(e.goodput.modelled ? e.goodput.cost.model : s.scenario.scenario.pricing.model);
   switch (m) {
-    case CompareModel::kTimeToTrain: return days_text(*v);
+    case CompareModel::kTimeToTrain:
+    case CompareModel::kSteadyTime: return days_text(*v);
+    case CompareModel::kGoodput: return percent_text(*v);
+    case CompareModel::kPurchase: return purchase;
     case CompareModel::kCost:
-    case CompareModel::kCostPerBillionTokens: return v ? usd_text(*v) : QStringLiteral("unknown (no price)");
-    case CompareModel::kPricePerGpuHour: return v ? usd_text(*v) + QStringLiteral("/GPU-h") : QStringLiteral("unknown");
+      return v ? money_text(*v, currency) + QStringLiteral(" (") + purchase + QLatin1Char(')')
+               : QStringLiteral("unknown (no price)");
+    case CompareModel::kCostPerBillionTokens: return v ? money_text(*v, currency) : QStringLiteral("unknown (no price)");
+    case CompareModel::kPricePerGpuHour:
+      return v ? money_text(*v, currency) + QStringLiteral("/GPU-h (") + purchase + QLatin1Char(')')
+               : QStringLiteral("unknown");
     case CompareModel::kGpus: {
       const auto& c = s.scenario.scenario.cluster;
       QString text = count_text(*v) + QStringLiteral(" x ") + QString::fromStdString(c.gpu.id);
@@ -91,7 +108,7 @@ QString value_text(CompareModel::Metric m, const EstimateSnapshot& s, std::optio
 // The figures shown without a value ("unknown (no price)"); the others leave the cell empty.
 bool shown_without_value(CompareModel::Metric m) {
   return m == CompareModel::kStrategy || m == CompareModel::kCost || m == CompareModel::kCostPerBillionTokens ||
-         m == CompareModel::kPricePerGpuHour;
+         m == CompareModel::kPricePerGpuHour || m == CompareModel::kPurchase;
 }
 
 // Row `m` of the table: the figure's text in each scenario, with its delta against the first.
@@ -102,7 +119,8 @@ Field<CompareColumn> metric_field(const CompareModel* model, CompareModel::Metri
     QString text = value_text(m, *c.snapshot, v);
     // Deltas against the first scenario for the numeric figures.
     const CompareColumn& first = model->rows().front();
-    if (&c != &first && v && m != CompareModel::kFits && m != CompareModel::kGpus && first.snapshot) {
+    if (&c != &first && v && m != CompareModel::kFits && m != CompareModel::kGpus && m != CompareModel::kPurchase &&
+        first.snapshot) {
       if (auto base = CompareModel::value(*first.snapshot, m)) {
         const QString d = delta_text(*v, *base);
         if (!d.isEmpty()) text += QStringLiteral("  (") + d + QStringLiteral(")");

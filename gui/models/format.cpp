@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "capplan/data/currency.hpp"
+#include "capplan/data/format.hpp"
 #include "capplan/sim/strategy.hpp"
 
 namespace capplan::gui {
@@ -20,6 +21,16 @@ QString days_text(double days) {
   return QString::number(days, 'f', 1) + QStringLiteral(" days");
 }
 
+QString duration_text(double days) {
+  if (!std::isfinite(days)) return QStringLiteral("n/a");
+  const data::format::DurationUnit unit = data::format::duration_unit(days);
+  return QString::fromStdString(data::format::duration(days, unit)) + QLatin1Char(' ') + QString::fromLatin1(unit.name);
+}
+
+QString duration_number(double days, double unit_days) {
+  return QString::fromStdString(data::format::duration(days, data::format::duration_unit(unit_days)));
+}
+
 QString usd_text(double usd) { return money_text(usd, sim::Currency{}); }
 
 QString money_text(double usd, const sim::Currency& currency) {
@@ -30,6 +41,10 @@ QString money_text(double usd, const sim::Currency& currency) {
   if (std::fabs(v) >= 1e6) return prefix + QString::number(v / 1e6, 'f', 2) + QStringLiteral("M");
   if (std::fabs(v) >= 1e3) return prefix + grouped(v);
   return prefix + QString::number(v, 'f', 2);
+}
+
+QString purchase_text(sim::PurchaseModel model) {
+  return QString::fromLatin1(sim::to_string(model)).replace(QLatin1Char('_'), QLatin1Char(' '));
 }
 
 QString usd_text(const std::optional<double>& usd) { return usd ? usd_text(*usd) : QStringLiteral("unknown"); }

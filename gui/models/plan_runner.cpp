@@ -83,6 +83,34 @@ QString offering_text(const sim::Plan& p) {
   return QString::fromStdString(p.instance_id.empty() ? p.gpu_id : p.instance_id);
 }
 
+QString purchase_summary(const sim::SearchResult& r) {
+  QStringList keys;              // in order of first appearance
+  std::vector<QStringList> what;  // the offerings of each
+  auto note = [&](const sim::Plan& p) {
+    const QString key = purchase_text(p.purchase) +
+                        (p.currency.is_usd() ? QString() : PlansModel::tr(" in %1").arg(QString::fromStdString(p.currency.code)));
+    qsizetype at = keys.indexOf(key);
+    if (at < 0) {
+      keys << key;
+      what.emplace_back();
+      at = keys.size() - 1;
+    }
+    QStringList& offerings = what[static_cast<size_t>(at)];
+    if (const QString o = offering_text(p); !offerings.contains(o)) offerings << o;
+  };
+  for (const auto& p : r.plans) note(p);
+  for (const auto& p : r.pareto) note(p);
+  if (r.failure && r.failure->closest) note(*r.failure->closest);
+  if (keys.isEmpty()) return PlansModel::tr("Purchase: no plan");
+  QStringList parts;
+  for (qsizetype i = 0; i < keys.size(); ++i) {
+    const QStringList& o = what[static_cast<size_t>(i)];
+    parts << QStringLiteral("%1 (%2%3)").arg(keys[i], o.mid(0, 3).join(QStringLiteral(", ")),
+                                              o.size() > 3 ? QStringLiteral(", …") : QString());
+  }
+  return PlansModel::tr("Purchase: %1").arg(parts.join(QStringLiteral("; ")));
+}
+
 namespace {
 
 // Unknown costs sort last.
@@ -94,7 +122,8 @@ TableSpec<PlanRow> plans_spec() {
   using M = PlansModel;
   return {
       .fields = {
-          {M::tr("#"), [](const PlanRow& r) -> QVariant { return r.rank; }, {}, kAlignNumber},
+          {M::tr("#"), [](const PlanRow& r) -> QVariant { return r.tag.isEmpty() ? QVariant(r.rank) : QVariant(r.tag); },
+           [](const PlanRow& r) -> QVariant { return r.rank; }, kAlignNumber},
           {M::tr("Offering"), [](const PlanRow& r) -> QVariant { return offering_text(*r.plan); }},
           {M::tr("GPUs"),
            [](const PlanRow& r) -> QVariant {
@@ -109,6 +138,11 @@ TableSpec<PlanRow> plans_spec() {
              return r.cost ? money_text(*r.cost, r.plan->currency) : M::tr("unknown price");
            },
            [](const PlanRow& r) { return usd_or_last(r.cost); }, kAlignNumber},
+          {M::tr("Purchase"),
+           [](const PlanRow& r) -> QVariant {
+             const sim::Currency& c = r.plan->currency;
+             return purchase_text(r.plan->purchase) + (c.is_usd() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(c.code)));
+           }},
           {M::tr("Per B tokens"),
            [](const PlanRow& r) -> QVariant {
              return r.usd_per_billion_tokens ? money_text(*r.usd_per_billion_tokens, r.plan->currency) : QString();
@@ -132,16 +166,30 @@ void PlansModel::set_snapshot(std::shared_ptr<const PlanSnapshot> snapshot) {
   std::vector<PlanRow> rows;
   if (snapshot && snapshot->result) {
     const double tokens = snapshot->base.scenario.training.tokens;
-    for (const sim::Plan& p : snapshot->result->plans) {
-      PlanRow r{.rank = static_cast<int>(rows.size()) + 1, .plan = &p};
+    auto add = [&](const sim::Plan& p, const QString& tag) {
+      PlanRow r{.rank = static_cast<int>(rows.size()) + 1, .tag = tag, .plan = &p};
       if (p.price_known && sim::plan_cost(p.estimate)) r.cost = sim::plan_cost(p.estimate)->base();
       if (r.cost && tokens > 0) r.usd_per_billion_tokens = *r.cost / (tokens / 1e9);
       r.pareto = snapshot->on_pareto_front(p);
       rows.push_back(r);
+    };
+    const sim::SearchResult& result = *snapshot->result;
+    if (result.failure) {
+      // Nothing met the constraints: the plan that came closest and the front, as `capplan search`.
+      if (result.failure->closest) add(*result.failure->closest, tr("closest"));
+      for (size_t i = 0; i < result.pareto.size(); ++i) add(result.pareto[i], tr("front %1").arg(i + 1));
+    } else {
+      for (const sim::Plan& p : result.plans) add(p, {});
     }
   }
   const auto previous = std::exchange(snapshot_, std::move(snapshot));  // alive until the rows are replaced
   set_rows(std::move(rows));
+}
+
+std::vector<const sim::Plan*> PlansModel::shown_plans() const {
+  std::vector<const sim::Plan*> out;
+  for (const auto& r : rows()) out.push_back(r.plan);
+  return out;
 }
 
 const sim::Plan* PlansModel::plan(int row) const {

@@ -97,6 +97,11 @@ QVariant WarningsModel::data(const QModelIndex& index, int role) const {
   return {};
 }
 
+MemoryFit memory_fit(const sim::MemoryBreakdown& m) {
+  if (!m.fits()) return MemoryFit::over;
+  return m.capacity - m.total() < m.reserve ? MemoryFit::tight : MemoryFit::fits;
+}
+
 QStringList snapshot_warnings(const EstimateSnapshot& snapshot) {
   QStringList out;
   for (const auto& w : snapshot.scenario.warnings) out << QString::fromStdString(w);

@@ -188,10 +188,16 @@ void ScenarioDocument::set_strategy_auto(bool all_auto) {
 }
 
 void ScenarioDocument::set_price_override(std::optional<double> usd_per_gpu_hour) {
+  // Only the price: the section's purchase terms, spot prices and currency are the user's and stay.
+  if (!doc_.contains("pricing") || !doc_["pricing"].is_object()) doc_["pricing"] = json::object();
+  json& pricing = doc_["pricing"];
   if (usd_per_gpu_hour) {
-    doc_["pricing"] = json{{"usd_per_gpu_hour", *usd_per_gpu_hour}};
+    pricing.erase("usd_per_node_hour");
+    pricing["usd_per_gpu_hour"] = *usd_per_gpu_hour;
   } else {
-    doc_.erase("pricing");
+    pricing.erase("usd_per_gpu_hour");
+    pricing.erase("usd_per_node_hour");
+    if (pricing.empty()) doc_.erase("pricing");
   }
   modified_ = true;
   revalidate();

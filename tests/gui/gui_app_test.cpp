@@ -7,7 +7,19 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QFontDatabase>
+#include <QGlyphRun>
+#include <QHeaderView>
+#include <QRawFont>
+#include <QSet>
+#include <QTextLayout>
 #include <QSignalSpy>
+#include <QtCharts/QScatterSeries>
+#include <QtCharts/QValueAxis>
+#include "charts.hpp"
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QMessageBox>
 #include <QTemporaryDir>
 #include <QTest>
 #include <memory>
@@ -37,6 +49,12 @@ void type_into(QLineEdit* edit, const QString& text) {
   QTest::keyClick(edit, Qt::Key_Backspace);
   QTest::keyClicks(edit, text);
   edit->clearFocus();
+}
+
+// Opens tests/cli/scenarios/`file` in a window that writes no settings.
+bool open_scenario(MainWindow& w, const char* file) {
+  w.set_ephemeral(true);
+  return w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/") + QString::fromLatin1(file)).isEmpty();
 }
 
 }  // namespace
@@ -167,6 +185,187 @@ class GuiAppTest : public QObject {
     QCOMPARE(w.results()->snapshot()->estimate.step.time.base(), best->estimate.step.time.base());
   }
 
+  void the_plan_tab_prices_the_scenarios_own_instance_with_its_terms() {
+    // Issue 14 defect 1: the Plan tab's GPU field is pre-filled from the scenario, which made the
+    // planner drop the file's pricing ("unknown price") while "Why #1" quoted a spot cost.
+    MainWindow w(catalogs(), nullptr);
+    QVERIFY(open_scenario(w, "tencent_h800_cny_spot.json"));
+    w.show();
+    PlanView* plan = w.plan();
+    // The fields are the scenario's.
+    QCOMPARE(plan->purchase_field()->currentData().toString(), QStringLiteral("spot"));
+    QCOMPARE(plan->price_field()->text(), QStringLiteral("25"));
+    QCOMPARE(plan->spot_price_field()->text(), QStringLiteral("10"));
+    QCOMPARE(plan->preemptions_field()->text(), QStringLiteral("0.002"));
+    QVERIFY2(plan->pricing_note()->text().contains(QStringLiteral("CNY")), qPrintable(plan->pricing_note()->text()));
+    QVERIFY(plan->pricing_note()->text().contains(QStringLiteral("tencent-hccpnv5")));
+    plan->set_filters(QString(), QStringLiteral("h800-sxm-80gb"), QStringLiteral("16"));
+    QSignalSpy finished(plan, &PlanView::finished);
+    plan->start();
+    QVERIFY(finished.wait(120000));
+    const PlansModel& plans = plan->plans();
+    QVERIFY(plans.rowCount() >= 1);
+    const sim::Plan* best = plans.plan(0);
+    QCOMPARE(best->instance_id, std::string("tencent-hccpnv5"));
+    QCOMPARE(best->purchase, sim::PurchaseModel::spot);
+    QVERIFY(best->price_known);
+    const QString cost = plans.index(0, PlansModel::kCost).data().toString();
+    QVERIFY2(cost.startsWith(QStringLiteral("CNY")), qPrintable(cost));
+    QCOMPARE(plans.index(0, PlansModel::kCost).data(kSortRole).toDouble(), sim::plan_cost(best->estimate)->base());
+    QCOMPARE(plans.index(0, PlansModel::kPurchase).data().toString(), QStringLiteral("spot (CNY)"));
+    const QString why = plan->explanation()->text();
+    QVERIFY2(why.contains(QStringLiteral("Purchase: spot in CNY (tencent-hccpnv5)")), qPrintable(why));
+    QVERIFY2(why.contains(QStringLiteral("Why #1")) && why.contains(QStringLiteral(", CNY")), qPrintable(why));
+    // The spot price of the file, not its on-demand one: a spot price of 10 CNY per GPU-hour.
+    const double gpu_hours = best->estimate.totals.gpu_hours;
+    QVERIFY(sim::plan_cost(best->estimate)->base() < 25 * 0.14 * gpu_hours);
+
+    // Typing in the Plan tab's fields edits the scenario (the editor shows the same pricing).
+    type_into(plan->spot_price_field(), QStringLiteral("12"));
+    QCOMPARE(w.document()->text("/pricing/spot/usd_per_gpu_hour"), QStringLiteral("12"));
+    plan->purchase_field()->setCurrentIndex(plan->purchase_field()->findData(QStringLiteral("on_demand")));
+    emit plan->purchase_field()->activated(plan->purchase_field()->currentIndex());
+    QCOMPARE(w.document()->text("/pricing/purchase"), QStringLiteral("on_demand"));
+    QVERIFY(!plan->spot_price_field()->isEnabled());
+  }
+
+  void double_clicking_a_plan_keeps_the_scenarios_pricing_and_asks_before_replacing_it() {
+    // Issue 14 defect 1: double-clicking a plan wiped the pricing and spot terms from the editor.
+    MainWindow w(catalogs(), nullptr);
+    QVERIFY(open_scenario(w, "tencent_h800_spot.json"));
+    w.document()->set_text("/cluster/gpu_speed_spread", QStringLiteral("0.02"));  // typed by the user
+    w.show();
+    const nlohmann::json pricing = w.document()->document().at("pricing");
+    const nlohmann::json training = w.document()->document().at("training");
+    PlanView* plan = w.plan();
+    int asked = 0;
+    QMessageBox::StandardButton answer = QMessageBox::Cancel;
+    plan->set_ask([&](const QString&, const QString& text) {
+      ++asked;
+      [&] { QVERIFY2(text.contains(QStringLiteral("tencent-hccpnv5")), qPrintable(text)); }();
+      return answer;
+    });
+    plan->set_filters(QString(), QStringLiteral("h800-sxm-80gb,h100-sxm-80gb"), QStringLiteral("16"));
+    QSignalSpy finished(plan, &PlanView::finished);
+    plan->start();
+    QVERIFY(finished.wait(120000));
+    const PlansModel& plans = plan->plans();
+    int own = -1, other = -1;
+    for (int r = 0; r < plans.rowCount(); ++r) {
+      const bool is_own = plans.plan(r)->instance_id == "tencent-hccpnv5";
+      if (is_own && own < 0) own = r;
+      if (!is_own && other < 0 && !plans.plan(r)->instance_id.empty()) other = r;
+    }
+    QVERIFY(own >= 0 && other >= 0);
+
+    // The scenario's own instance, by a real double-click on its row: nothing asked, pricing kept.
+    w.show_tab(MainWindow::kPlanTab);
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTableView* table = plan->table();
+    const auto* proxy = qobject_cast<const QSortFilterProxyModel*>(table->model());
+    QVERIFY(proxy != nullptr);
+    const QModelIndex cell = proxy->mapFromSource(plans.index(own, PlansModel::kOffering));
+    table->scrollTo(cell);
+    QSignalSpy chosen(plan, &PlanView::plan_chosen);
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, table->visualRect(cell).center());
+    QTest::mouseDClick(table->viewport(), Qt::LeftButton, {}, table->visualRect(cell).center());
+    QTRY_COMPARE(chosen.count(), 1);
+    QCOMPARE(asked, 0);
+    QVERIFY(w.document()->document().at("pricing") == pricing);
+    QVERIFY(w.document()->document().at("training") == training);
+    QCOMPARE(w.document()->text("/cluster/gpu_speed_spread"), QStringLiteral("0.02"));
+    QCOMPARE(w.document()->text("/cluster/instance"), QStringLiteral("tencent-hccpnv5"));
+    QCOMPARE(w.document()->last_good()->scenario.pricing.model, sim::PurchaseModel::spot);
+
+    // Another offering: asked; Cancel changes nothing, Yes keeps the pricing, No drops it.
+    const std::string other_id = plans.plan(other)->instance_id;
+    const nlohmann::json before = w.document()->document();
+    answer = QMessageBox::Cancel;
+    plan->load_plan(other);
+    QCOMPARE(asked, 1);
+    QVERIFY(w.document()->document() == before);
+    answer = QMessageBox::Yes;
+    plan->load_plan(other);
+    QCOMPARE(asked, 2);
+    QCOMPARE(w.document()->text("/cluster/instance"), QString::fromStdString(other_id));
+    QVERIFY(w.document()->document().at("pricing") == pricing);
+    answer = QMessageBox::No;
+    plan->load_plan(other);
+    QCOMPARE(asked, 3);
+    QVERIFY(!w.document()->has("/pricing"));
+    QCOMPARE(w.document()->text("/cluster/gpu_speed_spread"), QStringLiteral("0.02"));
+    QVERIFY(w.document()->document().at("training") == training);
+  }
+
+  void the_cost_chart_ticks_are_distinct_and_name_the_currency() {
+    // Issue 14 point 12: a small job's cost axis read "0, 0, 1, 1, 2, 2".
+    MainWindow w(catalogs(), nullptr);
+    QVERIFY(open_scenario(w, "tencent_h800_cny_spot.json"));
+    w.document()->set_text("/training/tokens", QStringLiteral("2B"));
+    w.show();
+    w.plan()->set_filters(QString(), QStringLiteral("h800-sxm-80gb"), QStringLiteral("8,16,32"));
+    QSignalSpy finished(w.plan(), &PlanView::finished);
+    w.plan()->start();
+    QVERIFY(finished.wait(120000));
+    QVERIFY(w.plan()->plans().rowCount() >= 1);
+    QChart* chart = w.plan()->chart_view()->chart();
+    int axes = 0;
+    for (QAbstractAxis* a : chart->axes()) {
+      auto* axis = qobject_cast<QValueAxis*>(a);
+      QVERIFY(axis != nullptr);
+      ++axes;
+      QStringList labels;
+      const double step = (axis->max() - axis->min()) / (axis->tickCount() - 1);
+      for (int i = 0; i < axis->tickCount(); ++i) {
+        labels << QString::asprintf(axis->labelFormat().toLatin1().constData(), axis->min() + i * step);
+      }
+      QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());  // no tick label repeats
+      if (axis->orientation() == Qt::Vertical) {
+        QVERIFY2(axis->titleText().contains(QStringLiteral("CNY")), qPrintable(axis->titleText()));
+      }
+    }
+    QCOMPARE(axes, 2);
+    QCOMPARE(tick_decimals(0.5), 1);
+    QCOMPARE(tick_decimals(0.25), 2);
+    QCOMPARE(tick_decimals(20), 0);
+  }
+
+  void a_missed_deadline_shows_the_closest_plan_and_the_front_as_the_cli_does() {
+    // Issue 14 point 12: when no plan met the deadline the Plan tab was empty.
+    MainWindow w(catalogs(), nullptr);
+    QVERIFY(open_scenario(w, "tencent_h800_spot.json"));
+    w.show();
+    PlanView* plan = w.plan();
+    plan->set_filters(QString(), QStringLiteral("h800-sxm-80gb"), QStringLiteral("8,16"));
+    type_into(plan->findChild<QLineEdit*>(QStringLiteral("plan:deadline")), QStringLiteral("2"));
+    QSignalSpy finished(plan, &PlanView::finished);
+    plan->start();
+    QVERIFY(finished.wait(120000));
+    const PlanSnapshot* snap = plan->plans().snapshot();
+    QVERIFY(snap != nullptr && snap->result && snap->result->failure && snap->result->failure->closest);
+    const sim::SearchResult& r = *snap->result;
+    const PlansModel& plans = plan->plans();
+    QCOMPARE(plans.rowCount(), 1 + static_cast<int>(r.pareto.size()));
+    QVERIFY(r.pareto.size() >= 1);
+    QCOMPARE(plans.index(0, PlansModel::kRank).data().toString(), QStringLiteral("closest"));
+    QCOMPARE(plans.plan(0)->nodes, r.failure->closest->nodes);
+    QCOMPARE(plans.index(1, PlansModel::kRank).data().toString(), QStringLiteral("front 1"));
+    QVERIFY(plan->explanation()->text().contains(QStringLiteral("no plan meets the deadline")));
+    // The chart draws them.
+    int points = 0;
+    for (QAbstractSeries* s : plan->chart_view()->chart()->series()) {
+      if (auto* scatter = qobject_cast<QScatterSeries*>(s); scatter != nullptr && !scatter->name().isEmpty()) {
+        points += static_cast<int>(scatter->count());
+      }
+    }
+    QCOMPARE(points, plans.rowCount());
+    // And the closest loads into the editor.
+    QSignalSpy chosen(plan, &PlanView::plan_chosen);
+    plan->load_plan(0);
+    QCOMPARE(chosen.count(), 1);
+    QCOMPARE(w.document()->last_good()->scenario.cluster.nodes(), r.failure->closest->nodes);
+  }
+
   void a_scenario_saved_by_the_window_opens_to_the_same_scenario() {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("s.json"));
@@ -251,6 +450,132 @@ class GuiAppTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.results()->cost_value()->text() == QStringLiteral("unknown"), 60000);
     QVERIFY2(w.results()->cost_detail()->text().contains(QStringLiteral("pricing.spot.usd_per_gpu_hour")),
              qPrintable(w.results()->cost_detail()->text()));
+  }
+
+  void a_short_run_shows_its_time_and_band_in_hours_as_the_cli_does() {
+    // Issue 14 point 12: under two days the card read "17.3 hours" over a band "0.6–0.8 hours days".
+    MainWindow w(catalogs(), bands());
+    w.set_ephemeral(true);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    w.document()->set_text("/training/tokens", QStringLiteral("20B"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->scenario.scenario.training.tokens == 20e9, 60000);
+    const sim::Estimate& e = w.results()->snapshot()->estimate;
+    const double days = units::to_days(e.goodput.modelled ? e.goodput.wall : e.totals.time_to_train);
+    QVERIFY2(days < 2.0 && days * 24.0 >= 1.0, qPrintable(QString::number(days)));
+    QCOMPARE(w.results()->time_value()->text(), QString::number(days * 24.0, 'f', 1) + QStringLiteral(" hours"));
+    const QString detail = w.results()->time_detail()->text();
+    QVERIFY2(!detail.contains(QStringLiteral("hours days")), qPrintable(detail));
+    QVERIFY2(detail.contains(QStringLiteral(" hours (p10–p90)")), qPrintable(detail));
+  }
+
+  void the_memory_card_is_amber_when_the_peak_uses_the_reserve() {
+    // Issue 14 point 12: a plan at 80.0 / 80.0 GiB was shown green.
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    EstimateSnapshot s = *w.results()->snapshot();
+    sim::MemoryBreakdown& m = s.estimate.memory;
+    const units::Bytes others = m.total() - m.activations;
+    auto show_at = [&](double total_fraction) {
+      m.activations = m.capacity * total_fraction - others;
+      QVERIFY(m.activations.base() > 0);
+      w.results()->show_snapshot(s);
+    };
+    show_at(0.9999);  // full to the displayed digit: fits, on the reserve
+    QVERIFY(m.fits());
+    QCOMPARE(w.results()->memory_value()->text(), gib_text(m.capacity.base()) + QStringLiteral(" / ") + gib_text(m.capacity.base()));
+    QVERIFY2(w.results()->memory_value()->styleSheet().contains(QStringLiteral("#b26a00")),
+             qPrintable(w.results()->memory_value()->styleSheet()));
+    QVERIFY(w.results()->memory_detail()->text().startsWith(QStringLiteral("fits, tight")));
+    show_at(0.5);  // clearly under
+    QVERIFY(w.results()->memory_value()->styleSheet().contains(QStringLiteral("#1a7f37")));
+    show_at(1.05);  // over
+    QVERIFY(w.results()->memory_value()->styleSheet().contains(QStringLiteral("#c62828")));
+    QVERIFY(w.results()->memory_detail()->text().startsWith(QStringLiteral("DOES NOT FIT")));
+  }
+
+  void the_headless_plan_and_compare_tabs_use_the_given_scenario() {
+    // Issue 14 point 12: capplan-gui --tab plan|compare SCENARIO showed the built-in example's.
+    MainWindow w(catalogs(), nullptr);
+    QVERIFY(open_scenario(w, "tencent_h800_spot.json"));
+    w.show();
+    QSignalSpy finished(w.plan(), &PlanView::finished);
+    w.start_plan_example(true);
+    QVERIFY(finished.wait(120000));
+    QVERIFY(w.plan()->plans().rowCount() >= 1);
+    for (int i = 0; i < w.plan()->plans().rowCount(); ++i) {
+      QCOMPARE(w.plan()->plans().plan(i)->gpu_id, std::string("h800-sxm-80gb"));  // the scenario's GPU
+    }
+    const int columns = w.load_compare_example(true);
+    QCOMPARE(columns, 4);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.compare()->busy() && w.compare()->model().columns().size() == 4, 60000);
+    const auto& a = w.compare()->model().columns()[0];
+    QVERIFY(a.snapshot.has_value());
+    QCOMPARE(a.snapshot->scenario.scenario.cluster.instance_id, std::string("tencent-hccpnv5"));
+    QCOMPARE(a.snapshot->scenario.scenario.cluster.nodes(), 16);
+    QCOMPARE(a.snapshot->scenario.scenario.pricing.model, sim::PurchaseModel::spot);
+    QCOMPARE(a.snapshot->scenario.scenario.model.name, w.document()->last_good()->scenario.model.name);
+    for (size_t i = 1; i < 4; ++i) {
+      const auto& c = w.compare()->model().columns()[i];
+      QVERIFY(c.snapshot.has_value());
+      QVERIFY(c.snapshot->scenario.scenario.cluster.instance_id != "tencent-hccpnv5");
+      QCOMPARE(c.snapshot->scenario.scenario.cluster.nodes(), 16);  // the scenario's job on another offering
+    }
+  }
+
+  void compare_shows_a_spot_scenarios_spot_price_purchase_model_and_goodput() {
+    // Issue 14 point 12: Compare showed a spot scenario's on-demand price and had no purchase or
+    // goodput rows.
+    MainWindow w(catalogs(), nullptr);
+    QVERIFY(open_scenario(w, "tencent_h800_cny_spot.json"));
+    w.compare()->clear();
+    QVERIFY(w.compare()->add(QStringLiteral("spot"), w.document()->document()));
+    QTRY_VERIFY_WITH_TIMEOUT(!w.compare()->busy() && w.compare()->model().columns().size() == 1 &&
+                                 w.compare()->model().columns()[0].snapshot.has_value(), 60000);
+    const CompareModel& m = w.compare()->model();
+    const sim::Estimate& e = m.columns()[0].snapshot->estimate;
+    QVERIFY(e.goodput.modelled && e.goodput.cost.total && e.goodput.cost.usd_per_gpu_hour);
+    const QString price = m.index(CompareModel::kPricePerGpuHour, 0).data().toString();
+    QCOMPARE(price, QStringLiteral("CNY 10.00/GPU-h (spot)"));  // the spot price, not the on-demand 25
+    const QString cost = m.index(CompareModel::kCost, 0).data().toString();
+    QCOMPARE(cost, money_text(e.goodput.cost.total->base(), m.columns()[0].snapshot->scenario.scenario.pricing.currency) +
+                       QStringLiteral(" (spot)"));
+    QCOMPARE(m.index(CompareModel::kPurchase, 0).data().toString(), QStringLiteral("spot"));
+    QCOMPARE(m.headerData(CompareModel::kPurchase, Qt::Vertical, Qt::DisplayRole).toString(), QStringLiteral("Purchase model"));
+    QCOMPARE(m.index(CompareModel::kGoodput, 0).data().toString(), percent_text(e.goodput.fraction));
+    QCOMPARE(m.index(CompareModel::kSteadyTime, 0).data().toString(), days_text(units::to_days(e.totals.time_to_train)));
+  }
+
+  void chinese_names_render_with_a_cjk_font() {
+    // Issue 14 point 12: Chinese instance and model names rendered as empty boxes.
+    if (QFontDatabase::families(QFontDatabase::SimplifiedChinese).isEmpty()) {
+      QSKIP("no CJK font installed (scripts/install_deps.sh installs fonts-wqy-microhei)");
+    }
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    const QString name = QStringLiteral("混元 腾讯云 H800");
+    w.compare()->clear();
+    QVERIFY(w.compare()->add(name, w.document()->document()));
+    w.show_tab(MainWindow::kCompareTab);
+    w.show();
+    auto* table = w.compare()->findChild<QTableView*>();
+    QVERIFY(table != nullptr);
+    QTRY_VERIFY_WITH_TIMEOUT(table->model()->headerData(0, Qt::Horizontal, Qt::DisplayRole).toString().contains(name), 60000);
+    // Lay the header's text out in the header's font: every glyph found (none is glyph 0, the
+    // "missing" box), the Chinese ones in a font that has them.
+    QTextLayout layout(table->model()->headerData(0, Qt::Horizontal, Qt::DisplayRole).toString(),
+                       table->horizontalHeader()->font());
+    layout.beginLayout();
+    layout.createLine();
+    layout.endLayout();
+    int cjk_runs = 0;
+    for (const QGlyphRun& run : layout.glyphRuns()) {
+      for (const quint32 g : run.glyphIndexes()) QVERIFY2(g != 0, qPrintable(run.rawFont().familyName()));
+      if (run.rawFont().supportsCharacter(QChar(u'混')) && run.rawFont().supportsCharacter(QChar(u'腾'))) ++cjk_runs;
+    }
+    QVERIFY(cjk_runs >= 1);
   }
 
   void compare_shows_up_to_four_scenarios() {

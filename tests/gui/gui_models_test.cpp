@@ -530,6 +530,33 @@ class GuiModelsTest : public QObject {
     QCOMPARE(*reopened.last_good()->scenario.strategy.tp, 8);
   }
 
+  void the_price_override_keeps_the_pricing_sections_terms() {
+    // Issue 14 defect 1: ticking or unticking the price override replaced the whole pricing
+    // section, dropping the spot terms and currency the user had typed.
+    ScenarioDocument doc(catalogs());
+    doc.use_instance("tencent-hccpnv5");
+    doc.set_text("/pricing/currency", QStringLiteral("CNY"));
+    doc.set_text("/pricing/usd_per_unit", QStringLiteral("0.14"));
+    doc.set_text("/pricing/purchase", QStringLiteral("spot"));
+    doc.set_text("/pricing/spot/usd_per_gpu_hour", QStringLiteral("10"));
+    doc.set_price_override(25.0);
+    QVERIFY2(doc.valid(), qPrintable(doc.all_messages().join(QLatin1Char('\n'))));
+    QCOMPARE(units::to_usd_per_hour(*doc.last_good()->scenario.cluster.price_per_gpu), 25 * 0.14);  // CNY 25
+    QCOMPARE(doc.text("/pricing/spot/usd_per_gpu_hour"), QStringLiteral("10"));
+    QCOMPARE(doc.text("/pricing/currency"), QStringLiteral("CNY"));
+    QCOMPARE(doc.last_good()->scenario.pricing.model, sim::PurchaseModel::spot);
+    doc.set_price_override(std::nullopt);
+    QVERIFY(!doc.has("/pricing/usd_per_gpu_hour"));
+    QCOMPARE(doc.text("/pricing/purchase"), QStringLiteral("spot"));
+    QCOMPARE(doc.text("/pricing/spot/usd_per_gpu_hour"), QStringLiteral("10"));
+    // A section holding only the price goes with it.
+    ScenarioDocument plain(catalogs());
+    plain.set_price_override(2.0);
+    QVERIFY(plain.has("/pricing/usd_per_gpu_hour"));
+    plain.set_price_override(std::nullopt);
+    QVERIFY(!plain.has("/pricing"));
+  }
+
   void invalid_json_is_reported_by_line_and_column() {
     ScenarioDocument doc(catalogs());
     auto r = doc.load_text("{ \"model\": \n  { \"preset\": }");

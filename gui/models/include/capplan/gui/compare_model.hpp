@@ -23,8 +23,8 @@ class CompareModel final : public TableModel<CompareColumn> {
   static constexpr int kMaxScenarios = 4;
   using Column = CompareColumn;
   enum Metric {
-    kTimeToTrain, kCost, kCostPerBillionTokens, kPricePerGpuHour, kGpus, kStepTime, kTokensPerS, kMfu, kMemory,
-    kFits, kStrategy, kMetricCount
+    kTimeToTrain, kSteadyTime, kGoodput, kCost, kPurchase, kCostPerBillionTokens, kPricePerGpuHour, kGpus, kStepTime,
+    kTokensPerS, kMfu, kMemory, kFits, kStrategy, kMetricCount
   };
   explicit CompareModel(QObject* parent = nullptr);
 

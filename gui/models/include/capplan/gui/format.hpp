@@ -9,16 +9,24 @@
 namespace capplan::sim {
 struct Parallelism;
 struct Currency;
+enum class PurchaseModel;
 }
 
 namespace capplan::gui {
 
 QString days_text(double days);                 // "31.4 days", "1,234 days"
+// A length of time as the CLI prints it (data::format::duration): days from two days up, hours
+// below, minutes below one hour: "33.4 days", "17.3 hours", "45.0 minutes".
+QString duration_text(double days);
+// `days` in the unit of `unit_days` (the number only), for a band beside its headline.
+QString duration_number(double days, double unit_days);
 QString usd_text(double usd);                   // "$1.23M", "$45,678", "$12.50"
 QString usd_text(const std::optional<double>& usd);  // "unknown" when empty
 // A US-dollar amount in the currency the user priced in: usd_text's form with "$" for USD and the
 // ISO code otherwise ("CNY 1.23M"), as the CLI writes it (README "Currencies").
 QString money_text(double usd, const sim::Currency& currency);
+// "on demand", "spot", "reserved", "on prem".
+QString purchase_text(sim::PurchaseModel model);
 QString seconds_text(double seconds);           // "850 ms", "12.3 s", "45.0 us"
 QString hours_text(double seconds);             // "5.25 h" from an hour up, else seconds_text; "never" if infinite
 QString gib_text(double bytes);                 // "61.2 GiB"

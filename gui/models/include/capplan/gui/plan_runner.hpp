@@ -56,21 +56,25 @@ class PlanRunner final : public QObject {
 // One plan of a search as the table shows it: its rank (1 = best) and the figures priced once.
 struct PlanRow {
   int rank = 0;
+  QString tag = {};  // when nothing met the constraints: "closest", "front 2", ... (the "#" column)
   const sim::Plan* plan = nullptr;  // into the snapshot the model holds
   std::optional<double> cost = {};  // total USD, when the price is known
   std::optional<double> usd_per_billion_tokens = {};
   bool pareto = false;  // on the Pareto front
 };
 
-// The plans of one search, best first; kSortRole gives raw numbers (days, USD, fraction).
+// The plans of one search, best first; kSortRole gives raw numbers (days, USD, fraction). When no
+// plan meets the constraints, as the CLI: the closest plan, then the Pareto front.
 class PlansModel final : public TableModel<PlanRow> {
   Q_OBJECT
  public:
-  enum Column { kRank, kOffering, kGpus, kTime, kCost, kPerBillionTokens, kMfu, kLayout, kPareto, kColumnCount };
+  enum Column { kRank, kOffering, kGpus, kTime, kCost, kPurchase, kPerBillionTokens, kMfu, kLayout, kPareto, kColumnCount };
   explicit PlansModel(QObject* parent = nullptr);
 
   void set_snapshot(std::shared_ptr<const PlanSnapshot> snapshot);
   const sim::Plan* plan(int row) const;
+  // The plans of the rows, in row order (what the chart draws).
+  std::vector<const sim::Plan*> shown_plans() const;
   const PlanSnapshot* snapshot() const { return snapshot_.get(); }
 
  private:
@@ -81,6 +85,9 @@ class PlansModel final : public TableModel<PlanRow> {
 QString layout_text(const sim::Parallelism& p);
 // "aws-p5.48xlarge" or "h100-sxm-80gb" (GPU-only offerings).
 QString offering_text(const sim::Plan& p);
+// The purchase terms of the plans shown, each with its offerings, as the CLI's header words them:
+// "Purchase: spot in CNY (tencent-hccpnv5); on demand (aws-p5.48xlarge, ...)".
+QString purchase_summary(const sim::SearchResult& r);
 
 }  // namespace capplan::gui
 

@@ -80,4 +80,10 @@ class WarningsModel final : public QAbstractListModel {
 // All warnings of a snapshot (parser's first, then the estimate's, without repeats).
 QStringList snapshot_warnings(const EstimateSnapshot& snapshot);
 
+// How a peak fits its GPU: with room (green), tight (amber: it fits, but the room left is smaller
+// than the reserve the estimate sets aside, so the reserve is what it relies on; 80.0 / 80.0 GiB
+// is tight), or not at all (red).
+enum class MemoryFit { fits, tight, over };
+MemoryFit memory_fit(const sim::MemoryBreakdown& m);
+
 }  // namespace capplan::gui

@@ -70,7 +70,9 @@ class ScenarioDocument final : public QObject {
   void use_instance(const std::string& instance_id);  // keeps nodes (1 if none)
   void use_gpu(const std::string& gpu_id);            // keeps the GPU count (8 if none)
   void set_strategy_auto(bool all_auto);              // "auto", or an object of the current layout
-  // A price per GPU-hour over the catalog's; nullopt removes the override.
+  // A price per GPU-hour over the catalog's; nullopt removes the override. The rest of the pricing
+  // section (purchase model, spot, reserved and on-prem terms, currency) is kept; a section left
+  // empty is removed.
   void set_price_override(std::optional<double> usd_per_gpu_hour);
   // Loads a planned layout (and its offering) into the document.
   void apply_plan(const std::string& instance_id, const std::string& gpu_id, int nodes_or_gpus,
