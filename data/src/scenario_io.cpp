@@ -301,7 +301,7 @@ class ScenarioParser {
   Result<ParsedScenario> run(const json& j) {
     if (!r_.object(j, "")) return std::unexpected(std::move(diags_));
     r_.unknown_keys(j, "", {"name", "description", "workload", "model", "training", "cluster", "strategy", "pricing",
-                           "reliability", "storage", "data"});
+                           "reliability", "storage", "data", "tco"});  // tco: read by data/tco_io.cpp
     if (const json* w = find(j, "workload")) parse_workload(*w);
     for (const char* key : {"name", "description"}) {
       if (const json* v = find(j, key)) r_.string(*v, child("", key));
