@@ -113,7 +113,7 @@ Result<TcoRequest> tco_request(const json& doc, const ParsedScenario& parsed, co
   if (!it->contains("pue")) in.pue = op.pue;
   if (in.node_power_w) {
     out.node_power_source = "tco.node_power_w";
-  } else if (s.pricing.model == sim::PurchaseModel::on_prem && op.node_power_w && !op.node_power_from_tdp) {
+  } else if (doc.contains(json::json_pointer("/pricing/on_prem/node_power_w")) && op.node_power_w) {
     in.node_power_w = op.node_power_w;
     out.node_power_source = "pricing.on_prem.node_power_w";
   } else if (auto p = default_node_power(catalogs, c)) {

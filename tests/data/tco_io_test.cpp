@@ -102,6 +102,24 @@ TEST(TcoSection, NodePowerDefaultsToTheCatalogAndSaysSo) {
       << r->warnings.back();
 }
 
+TEST(TcoSection, NodePowerFromTheScenariosOnPremTermsWhenGivenThere) {
+  json doc = h800_fleet();
+  doc["tco"].erase("node_power_w");
+  doc["pricing"]["purchase"] = "on_prem";
+  doc["pricing"]["on_prem"] = {{"node_power_w", 9000}};
+  auto r = request_of(doc);
+  ASSERT_TRUE(r) << first_error(r);
+  EXPECT_DOUBLE_EQ(*r->inputs.node_power_w, 9000.0);
+  EXPECT_EQ(r->node_power_source, "pricing.on_prem.node_power_w");
+  // Given nowhere, an H800 node has no published system power: TDP x GPUs, said.
+  doc["pricing"].erase("on_prem");
+  doc["pricing"]["purchase"] = "spot";
+  auto tdp = request_of(doc);
+  ASSERT_TRUE(tdp) << first_error(tdp);
+  EXPECT_DOUBLE_EQ(*tdp->inputs.node_power_w, 700.0 * 8);
+  EXPECT_NE(tdp->node_power_source.find("GPUs only"), std::string::npos) << tdp->node_power_source;
+}
+
 TEST(TcoSection, ErrorsNameTheField) {
   const std::pair<json, std::string> cases[] = {
       {{{"years", 0}}, "scenario#/tco/years"},
