@@ -13,6 +13,7 @@
 
 #include "capplan/sim/global_batch.hpp"
 #include "capplan/data/currency.hpp"
+#include "capplan/data/tco_io.hpp"
 #include "json_reader.hpp"
 #include "topology_io.hpp"
 
@@ -301,7 +302,7 @@ class ScenarioParser {
   Result<ParsedScenario> run(const json& j) {
     if (!r_.object(j, "")) return std::unexpected(std::move(diags_));
     r_.unknown_keys(j, "", {"name", "description", "workload", "model", "training", "cluster", "strategy", "pricing",
-                           "reliability", "storage", "data", "tco"});  // tco: read by data/tco_io.cpp
+                           "reliability", "storage", "data", "tco"});
     if (const json* w = find(j, "workload")) parse_workload(*w);
     for (const char* key : {"name", "description"}) {
       if (const json* v = find(j, key)) r_.string(*v, child("", key));
@@ -335,6 +336,7 @@ class ScenarioParser {
     if (const json* v = find(j, "data")) {
       detail::read_fields<sim::DataLoadingSpec>(*v, "/data", kDataFields, out_.scenario.data, r_);
     }
+    if (const json* v = find(j, "tco")) check_tco_section(*v, where_, diags_);  // used by capplan tco
     if (c) on_prem_power(*c);
     sim::StrategyRequest s;
     if (const json* strategy = find(j, "strategy")) {

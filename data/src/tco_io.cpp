@@ -73,6 +73,12 @@ constexpr detail::Field<sim::TcoInputs> kTcoFields[] = {
 
 }  // namespace
 
+void check_tco_section(const json& section, std::string_view where, Diagnostics& diags) {
+  detail::Reader r(std::string(where), diags);
+  sim::TcoInputs ignored;
+  detail::read_fields<sim::TcoInputs>(section, "/tco", kTcoFields, ignored, r);
+}
+
 Result<TcoRequest> tco_request(const json& doc, const ParsedScenario& parsed, const Catalogs& catalogs,
                                std::string_view where) {
   Diagnostics diags;

@@ -28,6 +28,10 @@ struct TcoRequest {
 Result<TcoRequest> tco_request(const nlohmann::json& doc, const ParsedScenario& scenario, const Catalogs& catalogs,
                                std::string_view where = "scenario");
 
+// Checks a `tco` section on its own (types, ranges, unknown keys), adding what is wrong to
+// `diags` under `where` ("scenario"): every reader of a scenario checks it, capplan tco uses it.
+void check_tco_section(const nlohmann::json& section, std::string_view where, Diagnostics& diags);
+
 nlohmann::json tco_to_json(const sim::Tco& t, const TcoRequest& r);
 std::string tco_to_table(const sim::Tco& t, const TcoRequest& r);
 std::string tco_to_csv(const sim::Tco& t, const TcoRequest& r);  // one row per year, then the total
