@@ -15,6 +15,7 @@
 
 #include "capplan/data/findings.hpp"
 #include "capplan/data/profile_io.hpp"
+#include "capplan/data/scenario_io.hpp"
 
 namespace capplan::cli {
 
@@ -151,6 +152,26 @@ bool read_scenario_or_report(const std::string& file, std::string& text) {
   }
   text = std::move(*read);
   return true;
+}
+
+std::optional<std::string> one_scenario_file(const std::string& positional, const std::string& option) {
+  if (!positional.empty() && !option.empty()) {
+    print_error("scenario file given twice ('" + positional + "' and --scenario '" + option + "'); give one");
+    return std::nullopt;
+  }
+  return positional.empty() ? option : positional;
+}
+
+std::optional<nlohmann::json> scenario_document_or_report(const std::string& file) {
+  if (file.empty()) return data::example_scenario();
+  std::string text;
+  if (!read_scenario_or_report(file, text)) return std::nullopt;
+  auto document = data::parse_scenario_document(text, "scenario");
+  if (!document) {
+    print_diagnostics(document.error());
+    return std::nullopt;
+  }
+  return std::move(*document);
 }
 
 std::optional<sim::Profile> load_profile_or_report(const std::string& path) {

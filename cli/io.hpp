@@ -3,6 +3,7 @@
 // printing diagnostics and aligned text tables. Only cli/ prints.
 #pragma once
 #include <expected>
+#include <nlohmann/json.hpp>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -62,6 +63,14 @@ std::filesystem::path data_dir(const GlobalOptions& global);
 // The scenario file `file` ("-": standard input) into `text`; prints the reason and returns false
 // when it cannot be read.
 bool read_scenario_or_report(const std::string& file, std::string& text);
+
+// The scenario file named either by the positional argument or by --scenario ("" for neither);
+// prints an error and returns nullopt when both are given.
+std::optional<std::string> one_scenario_file(const std::string& positional, const std::string& option);
+
+// The scenario document (syntax checked, not yet validated) of `file`, or the built-in example for
+// ""; prints what is wrong and returns nullopt.
+std::optional<nlohmann::json> scenario_document_or_report(const std::string& file);
 
 // The calibration profile at `path` ("-": standard input), validated (data::parse_profile);
 // prints what is wrong and returns nullopt.

@@ -65,6 +65,17 @@ constexpr Field<Measured> kMeasuredFields[] = {
     {"notes", Kind::string, Need::optional, false, {}, "caveats", nullptr},
 };
 
+constexpr Field<GpuEntry::SystemPower> kSystemPowerFields[] = {
+    {"W", Kind::number, Need::required, false, kPositive, "maximum system power, W",
+     detail::store<&GpuEntry::SystemPower::w>},
+    {"gpus", Kind::integer, Need::required, false, {1, 1e3, false}, "GPUs in the system",
+     [](GpuEntry::SystemPower& s, const json& v, Reader&, const std::string&) { s.gpus = integer(v); }},
+    {"system", Kind::string, Need::required, false, {}, "the server the figure is for",
+     detail::store<&GpuEntry::SystemPower::system>},
+    {"source", Kind::string, Need::required, false, {}, "where the figure is published",
+     detail::store<&GpuEntry::SystemPower::source>},
+};
+
 struct GpuDraft {
   GpuEntry entry;
   double hbm_gbps = 0;
@@ -168,6 +179,14 @@ constexpr Field<GpuDraft> kGpuFields[] = {
      [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.spec.sm_count = integer(v); }},
     {"tdp_W", Kind::number, Need::required, false, {0, 1e5, true}, "board power, W",
      [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.tdp_w = num(v); }},
+    {"system_power", Kind::object, Need::optional, true, {},
+     "maximum power of the vendor's server on this GPU: {W, gpus, system, source}; null = unpublished",
+     [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
+       const auto before = r.count();
+       GpuEntry::SystemPower sp;
+       detail::read_fields<GpuEntry::SystemPower>(v, p, kSystemPowerFields, sp, r);
+       if (r.count() == before) g.entry.system_power = sp;
+     }},
     {"measured", Kind::object, Need::required, false, {}, "published measurements, each {value, source} or null",
      [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
        detail::read_fields<GpuDraft>(v, p, kMeasuredSetFields, g, r);
@@ -814,6 +833,25 @@ sim::Currency InstancePrice::money() const {
   c.usd_per_unit = c.is_usd() ? 1.0 : usd_per_unit.value_or(0.0);
   c.rate_date = c.is_usd() ? std::string() : date;
   return c;
+}
+
+std::optional<NodePower> default_node_power(const Catalogs& catalogs, const sim::Cluster& c) {
+  const GpuEntry* g = catalogs.find_gpu(c.gpu.id);
+  if (g == nullptr) return std::nullopt;
+  const std::string gpus = std::to_string(c.gpus_per_node) + " GPUs";
+  if (g->system_power && g->system_power->gpus == c.gpus_per_node) {
+    return NodePower{g->system_power->w, false,
+                     g->system_power->system + " maximum system power " + detail::fmt(g->system_power->w) +
+                         " W per node (" + g->system_power->source + ")"};
+  }
+  if (g->tdp_w <= 0) return std::nullopt;
+  const double w = g->tdp_w * c.gpus_per_node;
+  std::string why = g->system_power ? "the catalog's system power is for " + std::to_string(g->system_power->gpus) +
+                                          " GPUs, not " + std::to_string(c.gpus_per_node)
+                                    : "no system power in the catalog for " + g->spec.name;
+  return NodePower{w, true,
+                   "GPU TDP " + detail::fmt(g->tdp_w) + " W x " + gpus + " = " + detail::fmt(w) +
+                       " W per node (GPUs only: CPUs, NICs, fans not counted; " + why + ")"};
 }
 
 const GpuEntry* Catalogs::find_gpu(std::string_view id) const {

@@ -77,4 +77,13 @@ std::string rate_text(const sim::Currency& c) {
   return s;
 }
 
+std::string money(double usd, const sim::Currency& c) {
+  if (!std::isfinite(usd)) return "n/a";
+  const double v = from_usd(usd, c);
+  const std::string prefix = money_prefix(c);
+  if (std::fabs(v) >= 1e6) return prefix + format::fixed(v / 1e6, 2) + "M";
+  if (std::fabs(v) >= 1e3) return prefix + format::grouped(v);
+  return prefix + format::fixed(v, 2);
+}
+
 }  // namespace capplan::data

@@ -21,6 +21,7 @@ using nlohmann::json;
 // Every double written by capplan passes through format::number: NaN and Inf become null.
 using format::csv_field;
 using format::fixed;
+using format::grouped;
 using format::si;
 using format::number;
 
@@ -47,31 +48,8 @@ namespace {
 
 // ---- text helpers (g++ 12 has no <format>) ----
 
-// Thousands separators for large counts: 12,345,678.
-std::string grouped(double v) {
-  if (!std::isfinite(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.0f", std::fabs(v));
-  std::string digits = buf;
-  std::string out;
-  const int n = static_cast<int>(digits.size());
-  for (int i = 0; i < n; ++i) {
-    out += digits[static_cast<size_t>(i)];
-    if ((n - i - 1) % 3 == 0 && i != n - 1) out += ',';
-  }
-  return (v < 0 ? "-" : "") + out;
-}
 
 
-// A US-dollar amount in the scenario's currency: "$1.23M", "$45,678", "CNY 12.50" (README "Currencies").
-std::string money(double usd, const sim::Currency& c) {
-  if (!std::isfinite(usd)) return "n/a";
-  const double v = from_usd(usd, c);
-  const std::string prefix = money_prefix(c);
-  if (std::fabs(v) >= 1e6) return prefix + fixed(v / 1e6, 2) + "M";
-  if (std::fabs(v) >= 1e3) return prefix + grouped(v);
-  return prefix + fixed(v, 2);
-}
 
 std::string seconds_text(double s) {
   if (!std::isfinite(s)) return "n/a";
@@ -134,6 +112,7 @@ std::string csv_value(const json& v) {
 namespace {
 
 json optional_usd(const std::optional<units::Usd>& v) { return v ? number(v->base()) : json(nullptr); }
+json optional_number(const std::optional<double>& v) { return v ? number(*v) : json(nullptr); }
 // The same amount in the scenario's currency (README "Currencies").
 json optional_money(const std::optional<units::Usd>& v, const sim::Currency& c) {
   return v ? number(from_usd(v->base(), c)) : json(nullptr);
@@ -198,6 +177,11 @@ void goodput_to_json(json& out, const sim::Estimate& e, const sim::Currency& cur
       {"compute", optional_usd(c.compute)},
       {"spares", optional_usd(c.spares)},
       {"idle_commitment", optional_usd(c.idle_commitment)},
+      {"idle_share", optional_usd(c.idle_share)},
+      {"whole_term", optional_usd(c.whole_term)},
+      {"utilisation", optional_number(c.utilisation)},
+      {"term_hours", optional_number(c.term_hours)},
+      {"committed_gpus", optional_number(c.committed_gpus)},
       {"energy", optional_usd(c.energy)},
       {"operations", optional_usd(c.operations)},
       {"checkpoint_storage", optional_usd(c.checkpoint_storage)},
@@ -212,6 +196,11 @@ void goodput_to_json(json& out, const sim::Estimate& e, const sim::Currency& cur
       {"compute", optional_money(c.compute, cur)},
       {"spares", optional_money(c.spares, cur)},
       {"idle_commitment", optional_money(c.idle_commitment, cur)},
+      {"idle_share", optional_money(c.idle_share, cur)},
+      {"whole_term", optional_money(c.whole_term, cur)},
+      {"utilisation", optional_number(c.utilisation)},
+      {"term_hours", optional_number(c.term_hours)},
+      {"committed_gpus", optional_number(c.committed_gpus)},
       {"energy", optional_money(c.energy, cur)},
       {"operations", optional_money(c.operations, cur)},
       {"checkpoint_storage", optional_money(c.checkpoint_storage, cur)},
@@ -393,8 +382,8 @@ std::string estimate_to_csv(const sim::Estimate& e, const ParsedScenario& s) {
         std::string list;
         for (const auto& x : v) list += (list.empty() ? "" : "; ") + x.get<std::string>();
         cols.emplace_back("cost_missing_inputs", list);
-      } else if (k == "purchase") {
-        cols.emplace_back("cost_purchase", v);
+      } else if (k == "purchase" || k == "utilisation" || k == "term_hours" || k == "committed_gpus") {
+        cols.emplace_back("cost_" + k, v);  // not amounts
       } else {
         cols.emplace_back(k == "usd_per_gpu_hour" ? std::string("cost_usd_per_gpu_hour") : "cost_" + k + "_usd", v);
       }
@@ -538,16 +527,29 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
     data += d.bound == "none" ? ": not a bottleneck" : ": BOUND by " + d.bound + " (x" + fixed(d.slowdown, 2) + ")";
     row("data loading", data);
     const sim::CostBreakdown& c = g.cost;
+    // Reserved and on-prem: the run's share at the stated utilisation, the whole term beside it.
+    std::string framing;
+    if (c.utilisation) {
+      framing = ": job's share at " + fixed(100.0 * *c.utilisation, 0) + "% utilisation; whole term " +
+                (c.whole_term ? usd(c.whole_term->base()) : std::string("unknown"));
+    }
     row("total cost", (c.total ? usd(c.total->base()) + range(e.uncertainty.total_cost_usd, usd) : std::string("unknown")) +
-                          " (" + sim::to_string(c.model) +
+                          " (" + sim::to_string(c.model) + framing +
                           (c.missing.empty() ? std::string() : "; missing: " + detail_join(c.missing)) + ")");
     const std::pair<const char*, const std::optional<units::Usd>*> costs[] = {
-        {"compute", &c.compute},   {"hot spares", &c.spares},   {"idle commitment", &c.idle_commitment},
+        {"compute", &c.compute},   {"hot spares", &c.spares},   {"idle share", &c.idle_share},
         {"energy", &c.energy},     {"operations", &c.operations}, {"checkpoint storage", &c.checkpoint_storage},
         {"data storage", &c.data_storage},
     };
     for (const auto& [name, v] : costs) {
       if (*v && (*v)->base() != 0.0) row("  " + std::string(name), usd((*v)->base()));
+    }
+    if (c.whole_term && c.term_hours && c.committed_gpus) {
+      const bool owned = c.model == sim::PurchaseModel::on_prem;
+      row("  whole term", usd(c.whole_term->base()) + " (" + grouped(*c.committed_gpus) + " GPUs " +
+                              (owned ? "owned" : "committed") + " for " +
+                              fixed(*c.term_hours / (owned ? 8760.0 : 730.0), 1) + (owned ? " years" : " months") +
+                              " at " + fixed(100.0 * *c.utilisation, 0) + "% utilisation; not in the total)");
     }
     line("");
   }

@@ -127,4 +127,18 @@ std::string in_sentence(double v, int decimals) {
   return s;
 }
 
+std::string grouped(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f", std::fabs(v));
+  std::string digits = buf;
+  std::string out;
+  const int n = static_cast<int>(digits.size());
+  for (int i = 0; i < n; ++i) {
+    out += digits[static_cast<size_t>(i)];
+    if ((n - i - 1) % 3 == 0 && i != n - 1) out += ',';
+  }
+  return (v < 0 ? "-" : "") + out;
+}
+
 }  // namespace capplan::data::format

@@ -13,6 +13,7 @@
 
 #include "capplan/sim/global_batch.hpp"
 #include "capplan/data/currency.hpp"
+#include "capplan/data/tco_io.hpp"
 #include "json_reader.hpp"
 #include "topology_io.hpp"
 
@@ -264,6 +265,9 @@ constexpr detail::Field<sim::ReservedTerms> kReservedFields[] = {
      [](sim::ReservedTerms& t, const json& v, Reader&, const std::string&) {
        t.committed_gpus = static_cast<int>(num_of(v));
      }},
+    {"utilisation", detail::Kind::number, detail::Need::optional, false, {0, 1, true},
+     "share of the committed capacity's term doing useful work; a run pays its share (default 1)",
+     detail::store<&sim::ReservedTerms::utilisation>},
 };
 
 constexpr detail::Field<sim::OnPremTerms> kOnPremFields[] = {
@@ -274,7 +278,7 @@ constexpr detail::Field<sim::OnPremTerms> kOnPremFields[] = {
      "years over which the purchase is written off",
      detail::store<&sim::OnPremTerms::amortisation_years>},
     {"node_power_w", detail::Kind::number, detail::Need::optional, true, {0, 1e6, true},
-     "power of one node under load, W (default: GPU TDP x GPUs per node)",
+     "power of one node under load, W (default: the catalog's system power, else GPU TDP x GPUs per node)",
      detail::store<&sim::OnPremTerms::node_power_w>},
     {"pue", detail::Kind::number, detail::Need::optional, false, {1, 5, false},
      "power usage effectiveness (default 1.58, Uptime Institute 2023 average)",
@@ -298,7 +302,7 @@ class ScenarioParser {
   Result<ParsedScenario> run(const json& j) {
     if (!r_.object(j, "")) return std::unexpected(std::move(diags_));
     r_.unknown_keys(j, "", {"name", "description", "workload", "model", "training", "cluster", "strategy", "pricing",
-                           "reliability", "storage", "data"});
+                           "reliability", "storage", "data", "tco"});
     if (const json* w = find(j, "workload")) parse_workload(*w);
     for (const char* key : {"name", "description"}) {
       if (const json* v = find(j, key)) r_.string(*v, child("", key));
@@ -332,6 +336,7 @@ class ScenarioParser {
     if (const json* v = find(j, "data")) {
       detail::read_fields<sim::DataLoadingSpec>(*v, "/data", kDataFields, out_.scenario.data, r_);
     }
+    if (const json* v = find(j, "tco")) check_tco_section(*v, where_, diags_);  // used by capplan tco
     if (c) on_prem_power(*c);
     sim::StrategyRequest s;
     if (const json* strategy = find(j, "strategy")) {
@@ -1095,17 +1100,15 @@ class ScenarioParser {
     return out.usd_per_unit;
   }
 
-  // On-premises node power: the GPUs' TDP when not given (CPUs, NICs and fans not counted).
+  // On-premises node power when not given: the maximum system power of the GPU's server in the
+  // catalog (with its source), else the GPUs' TDP (CPUs, NICs and fans not counted), said either way.
   void on_prem_power(const sim::Cluster& c) {
     sim::OnPremTerms& op = out_.scenario.pricing.on_prem;
     if (out_.scenario.pricing.model != sim::PurchaseModel::on_prem || op.node_power_w) return;
-    const GpuEntry* g = cat_.find_gpu(c.gpu.id);
-    if (g != nullptr && g->tdp_w > 0) {
-      op.node_power_w = g->tdp_w * c.gpus_per_node;
-      op.node_power_from_tdp = true;
-      warn("/pricing/on_prem/node_power_w", "not given: GPU TDP " + fmt(g->tdp_w) + " W x " +
-                                                std::to_string(c.gpus_per_node) + " GPUs = " + fmt(*op.node_power_w) +
-                                                " W per node (GPUs only: CPUs, NICs, fans not counted)");
+    if (auto w = default_node_power(cat_, c)) {
+      op.node_power_w = w->w;
+      op.node_power_from_tdp = w->from_tdp;
+      warn("/pricing/on_prem/node_power_w", "not given: " + w->said);
     }
   }
 

@@ -194,6 +194,8 @@ const BadEdit kBadEdits[] = {
     {"PcieGen7", "gpus.json", Op::set, "/gpus/0/pcie_gen", 7, "gpus.json#/gpus/0/pcie_gen", "must be at most 6; got 7"},
     {"TdpString", "gpus.json", Op::set, "/gpus/0/tdp_W", "700W", "gpus.json#/gpus/0/tdp_W",
      "expected a number; got string"},
+    {"SystemPowerWithoutSource", "gpus.json", Op::set, "/gpus/0/system_power", json{{"W", 10200}, {"gpus", 8},
+     {"system", "DGX"}}, "gpus.json#/gpus/0/system_power/source", "required (where the figure is published) is missing"},
     {"MissingName", "gpus.json", Op::erase, "/gpus/2/name", nullptr, "gpus.json#/gpus/2/name",
      "required (display name) is missing"},
     {"NullName", "gpus.json", Op::set, "/gpus/2/name", json::value_t::null, "gpus.json#/gpus/2/name",
@@ -369,6 +371,23 @@ TEST(RealCatalogs, EveryGpuHasAPeakHbmAndALink) {
     EXPECT_LE(g.spec.gemm_efficiency, 1.0);
     EXPECT_LE(g.spec.hbm_efficiency, 1.0);
   }
+}
+
+TEST(RealCatalogs, SystemPowerOfTheVendorsServersWithSources) {
+  const auto& c = test::real_catalogs();
+  const std::pair<const char*, double> published[] = {
+      {"h100-sxm-80gb", 10200}, {"h200-sxm-141gb", 10200}, {"a100-80gb-sxm", 6500}, {"a100-40gb-sxm", 6500}};
+  for (const auto& [id, w] : published) {
+    SCOPED_TRACE(id);
+    const GpuEntry* g = c.find_gpu(id);
+    ASSERT_NE(g, nullptr);
+    ASSERT_TRUE(g->system_power.has_value());
+    EXPECT_DOUBLE_EQ(g->system_power->w, w);
+    EXPECT_EQ(g->system_power->gpus, 8);
+    EXPECT_NE(g->system_power->source.find("datasheet"), std::string::npos);
+  }
+  // Unpublished stays unknown.
+  for (const char* id : {"h800-sxm-80gb", "h20-96gb"}) EXPECT_FALSE(c.find_gpu(id)->system_power.has_value()) << id;
 }
 
 // Model shapes agree with the published parameter counts (shapes from the catalog, counts from

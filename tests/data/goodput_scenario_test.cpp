@@ -365,15 +365,42 @@ TEST(PricingSection, PurchaseModelsAndTheirTerms) {
   EXPECT_TRUE(r->scenario.cluster.price_per_gpu.has_value());
 }
 
-TEST(PricingSection, OnPremNodePowerDefaultsToGpuTdpWithAWarning) {
+TEST(PricingSection, OnPremNodePowerDefaultsToTheSystemPowerWithItsSource) {
+  // Issue 14 defect 5: main defaulted to GPU TDP only, 700 W x 8 = 5.6 kW; a DGX H100 draws 10.2 kW.
   auto r = parse_with({{"pricing", {{"purchase", "on_prem"}, {"on_prem", {{"usd_per_node", 250000}}}}}});
   ASSERT_TRUE(r) << first_error(r);
   const auto& op = r->scenario.pricing.on_prem;
   ASSERT_TRUE(op.node_power_w.has_value());
-  EXPECT_DOUBLE_EQ(*op.node_power_w, 700.0 * 8);  // H100 SXM TDP 700 W x 8
+  EXPECT_DOUBLE_EQ(*op.node_power_w, 10200.0);  // NVIDIA DGX H100 datasheet: ~10.2 kW max
+  EXPECT_FALSE(op.node_power_from_tdp);
   EXPECT_DOUBLE_EQ(op.pue, 1.58);
   ASSERT_EQ(r->warnings.size(), 1u);
-  EXPECT_NE(r->warnings.front().find("node_power_w"), std::string::npos);
+  const std::string& w = r->warnings.front();
+  EXPECT_NE(w.find("node_power_w"), std::string::npos) << w;
+  EXPECT_NE(w.find("DGX H100 maximum system power 10200 W"), std::string::npos) << w;
+  EXPECT_NE(w.find("datasheet"), std::string::npos) << w;  // its source
+}
+
+TEST(PricingSection, OnPremNodePowerFallsBackToTdpWhereTheSystemPowerIsUnknownAndSaysSo) {
+  // No vendor figure for an H800 server in the catalog: GPU TDP x GPUs, said.
+  auto r = parse_with({{"cluster", {{"instance", "tencent-hccpnv5"}, {"nodes", 2}}},
+                       {"pricing", {{"purchase", "on_prem"}, {"on_prem", {{"usd_per_node", 250000}}}}}});
+  ASSERT_TRUE(r) << first_error(r);
+  const auto& op = r->scenario.pricing.on_prem;
+  ASSERT_TRUE(op.node_power_w.has_value());
+  EXPECT_DOUBLE_EQ(*op.node_power_w, 700.0 * 8);
+  EXPECT_TRUE(op.node_power_from_tdp);
+  bool said = false;
+  for (const auto& w : r->warnings) said = said || w.find("GPUs only") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(PricingSection, ReservedUtilisationIsReadAndChecked) {
+  auto r = parse_with({{"pricing", {{"purchase", "reserved"}, {"reserved", {{"utilisation", 0.6}}}}}});
+  ASSERT_TRUE(r) << first_error(r);
+  EXPECT_DOUBLE_EQ(r->scenario.pricing.reserved.utilisation, 0.6);
+  auto bad = parse_with({{"pricing", {{"purchase", "reserved"}, {"reserved", {{"utilisation", 0}}}}}});
+  EXPECT_NE(first_error(bad).find("pricing/reserved/utilisation"), std::string::npos) << first_error(bad);
 }
 
 TEST(PricingSection, EmptyPricingIsStillAnError) {

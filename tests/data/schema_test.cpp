@@ -264,6 +264,7 @@ TEST(ScenarioSchema, EveryObjectListsExactlyTheKeysTheReaderAccepts) {
       {"/reliability", minimal_scenario(), &props["reliability"]},
       {"/storage", minimal_scenario(), &props["storage"]},
       {"/data", minimal_scenario(), &props["data"]},
+      {"/tco", minimal_scenario(), &props["tco"]},
   };
   std::set<std::string> covered;
   for (const Case& c : cases) {

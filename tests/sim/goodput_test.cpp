@@ -436,6 +436,13 @@ TEST(Cost, OnPremIsAmortisedCapitalPlusEnergyPlusOperationsOverUtilisation) {
   EXPECT_NEAR(g.cost.operations->base(), 2e6 * h / 8760.0 / 0.5, 1e-6);
   ASSERT_TRUE(g.cost.total.has_value());
   EXPECT_NEAR(g.cost.total->base(), 45662.1 + 3000.0 + 456621.0, 1.0);  // at h = 1,000
+  // Framed like reserved: the whole term is the fleet owned for 3 years, 2 x 300,000 = 600,000
+  // bought, energy at 50%: 2 x 10 kW x 1.5 x 0.5 x 26,280 h x 0.10 = 39,420, operations 3 x 2M.
+  ASSERT_TRUE(g.cost.whole_term.has_value());
+  EXPECT_NEAR(g.cost.whole_term->base(), 600000.0 + 39420.0 + 6e6, 1e-6);
+  EXPECT_DOUBLE_EQ(*g.cost.utilisation, 0.5);
+  EXPECT_DOUBLE_EQ(*g.cost.term_hours, 3 * 8760.0);
+  EXPECT_DOUBLE_EQ(*g.cost.committed_gpus, 16.0);
 }
 
 TEST(Cost, OnPremWithoutElectricityPriceAsksForIt) {
@@ -466,24 +473,47 @@ TEST(Cost, SpotWithoutPriceIsNullAndNamesTheInput) {
   EXPECT_EQ(g.cost.missing.front(), "pricing.spot.usd_per_gpu_hour");
 }
 
-TEST(Cost, ReservedPaysTheWholeTermWhetherUsedOrNot) {
+TEST(Cost, ReservedChargesTheRunsShareAndShowsTheWholeTermBesideIt) {
+  // Issue 14 defect 5: a 36-month term must not be charged to one short run (main charged the
+  // whole term, 64,000 here, as the run's total); the run pays its share, the term is shown beside it.
   Rig s = no_failures();
   s.pricing = {.model = PurchaseModel::reserved, .reserved = {.usd_per_gpu_hour = 2.0, .term_hours = 2000}};
   const Goodput g = s.run(units::hours(1000));
-  // 2 x 16 GPUs x 2,000 h = 64,000 paid; the run uses ~1,000 h = 32,000; the rest is idle.
-  EXPECT_NEAR(g.cost.total->base(), 64000.0, 1e-6);
+  const double h = units::to_hours(g.wall);
+  ASSERT_NEAR(h, 1000.0, 1e-3);
+  // At the default utilisation 1: the run's 16 GPUs x h at 2.0 = 32,000; the whole term
+  // 16 GPUs x 2,000 h x 2.0 = 64,000, of which this run alone leaves 64,000 - 32,000 idle.
+  ASSERT_TRUE(g.cost.total.has_value());
+  EXPECT_NEAR(g.cost.total->base(), 2.0 * 16 * h, 1e-6);
+  EXPECT_NEAR(g.cost.idle_share->base(), 0.0, 1e-9);
+  ASSERT_TRUE(g.cost.whole_term.has_value());
+  EXPECT_NEAR(g.cost.whole_term->base(), 64000.0, 1e-6);
   EXPECT_NEAR(g.cost.idle_commitment->base(), 64000.0 - g.cost.compute->base(), 1e-6);
+  EXPECT_DOUBLE_EQ(*g.cost.utilisation, 1.0);
+  EXPECT_DOUBLE_EQ(*g.cost.term_hours, 2000.0);
+  EXPECT_DOUBLE_EQ(*g.cost.committed_gpus, 16.0);
+
+  // At 50%: the run also pays as many idle GPU-hours as it uses, 16 x h x (1 - 0.5)/0.5 x 2.0.
+  s.pricing.reserved.utilisation = 0.5;
+  const Goodput half = s.run(units::hours(1000));
+  EXPECT_NEAR(half.cost.idle_share->base(), 16 * h * 2.0, 1e-6);
+  EXPECT_NEAR(half.cost.total->base(), 2 * 2.0 * 16 * h, 1e-6);
+  EXPECT_NEAR(half.cost.whole_term->base(), 64000.0, 1e-6);  // idle billed at the reserved rate
 }
 
 TEST(Cost, IdleCommittedHoursAtTheProvidersIdleRate) {
   // Tencent-style idle pool: unused committed hours billed at 0.6 (0.3 x a 2.0 rate) instead of 2.0.
   Rig s = no_failures();
   s.pricing = {.model = PurchaseModel::reserved,
-               .reserved = {.usd_per_gpu_hour = 2.0, .term_hours = 2000, .idle_usd_per_gpu_hour = 0.6}};
+               .reserved = {.usd_per_gpu_hour = 2.0, .term_hours = 2000, .idle_usd_per_gpu_hour = 0.6,
+                            .utilisation = 0.8}};
   const Goodput g = s.run(units::hours(1000));
   const double h = units::to_hours(g.wall);
   EXPECT_NEAR(g.cost.idle_commitment->base(), 0.6 * 16 * (2000.0 - h), 1e-6);  // ~9,600
-  EXPECT_NEAR(g.cost.total->base(), 2.0 * 16 * h + 0.6 * 16 * (2000.0 - h), 1e-6);
+  // share: 2.0 x 16 x h + 16 x h x (0.2/0.8) x 0.6 = 32,000 + 2,400 at h = 1,000
+  EXPECT_NEAR(g.cost.total->base(), 2.0 * 16 * h + 16 * h * 0.25 * 0.6, 1e-6);
+  // whole term: 16 x 2,000 x (0.8 x 2.0 + 0.2 x 0.6) = 55,040
+  EXPECT_NEAR(g.cost.whole_term->base(), 55040.0, 1e-6);
 }
 
 TEST(Cost, StorageIsRetainedCheckpointsAndDatasetPerMonth) {

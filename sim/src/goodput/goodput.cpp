@@ -204,10 +204,20 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<Fin
                                      {{"run_months", hours / kHoursPerMonth}, {"term_months", term / kHoursPerMonth}}));
         }
         // Committed GPU-hours not used by this run, billed at the idle rate (default: the reserved rate).
-        const double idle_hours =
-            std::max(0.0, std::max(committed, gpus + spare_gpus) * std::max(term, hours) - (gpus + spare_gpus) * hours);
-        const double idle_rate = pr.reserved.idle_usd_per_gpu_hour.value_or(*out.usd_per_gpu_hour);
+        const double used = gpus + spare_gpus;
+        const double held = std::max(committed, used), whole_hours = std::max(term, hours);
+        const double idle_hours = std::max(0.0, held * whole_hours - used * hours);
+        const double rate = *out.usd_per_gpu_hour;
+        const double idle_rate = pr.reserved.idle_usd_per_gpu_hour.value_or(rate);
         out.idle_commitment = units::usd(idle_rate * idle_hours);
+        // The run's share at utilisation u: its GPU-hours, plus (1 - u) / u of them idle at the idle
+        // rate; the whole term: the held GPUs for the term, a share u used and 1 - u idle.
+        const double u = pr.reserved.utilisation;
+        out.utilisation = u;
+        out.term_hours = whole_hours;
+        out.committed_gpus = held;
+        out.idle_share = units::usd(used * hours * (1.0 - u) / u * idle_rate);
+        out.whole_term = units::usd(held * whole_hours * (u * rate + (1.0 - u) * idle_rate));
       }
       break;
     }
@@ -238,6 +248,18 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<Fin
       } else {
         need("pricing.on_prem.ops_usd_per_year", true);
       }
+      out.utilisation = util;
+      out.committed_gpus = (c.nodes() + spare_nodes) * c.gpus_per_node;
+      if (op.amortisation_years) out.term_hours = *op.amortisation_years * kHoursPerYear;
+      if (out.compute && out.energy) {
+        // The fleet owned for the amortisation period: every node bought, the energy of a share
+        // `util` of the period, the operations for all of it.
+        const double period = *out.term_hours;
+        double whole = *op.usd_per_node * (c.nodes() + spare_nodes);
+        whole += c.nodes() * *op.node_power_w / 1000.0 * op.pue * util * period * *op.usd_per_kwh;
+        if (op.ops_usd_per_year) whole += *op.ops_usd_per_year * *op.amortisation_years;
+        out.whole_term = units::usd(whole);
+      }
       break;
     }
   }
@@ -256,7 +278,7 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<Fin
   }
   if (essential_known && std::isfinite(hours)) {
     double total = 0;
-    for (const auto* part : {&out.compute, &out.spares, &out.idle_commitment, &out.energy, &out.operations,
+    for (const auto* part : {&out.compute, &out.spares, &out.idle_share, &out.energy, &out.operations,
                              &out.checkpoint_storage, &out.data_storage}) {
       if (*part) total += (*part)->base();
     }

@@ -19,6 +19,15 @@ struct GpuEntry {
   std::string arch;
   int pcie_gen = 0;
   double tdp_w = 0;
+  // Maximum power of the vendor's server built on this GPU (DGX/HGX), the whole system: GPUs,
+  // CPUs, NICs, fans. The default node power of an owned cluster; empty when unpublished.
+  struct SystemPower {
+    double w = 0;
+    int gpus = 0;        // GPUs in that server
+    std::string system;  // "NVIDIA DGX H100"
+    std::string source;
+  };
+  std::optional<SystemPower> system_power;
   std::string confidence;
   std::vector<std::string> sources;
   std::string notes;
@@ -139,6 +148,16 @@ struct Catalogs {
   // Every id training.framework accepts, for "known: ..." messages and combo boxes.
   std::vector<std::string> framework_ids() const;
 };
+
+// The power of one owned node when the scenario gives none: the catalog's system power of the
+// GPU's server when the node holds as many GPUs (`from_tdp` false), else the GPUs' TDP x GPUs per
+// node (GPUs only); `said` words where it came from, for a warning. Empty for an unknown GPU.
+struct NodePower {
+  double w = 0;
+  bool from_tdp = false;
+  std::string said;
+};
+std::optional<NodePower> default_node_power(const Catalogs& catalogs, const sim::Cluster& cluster);
 
 // The folder with gpus.json, instances.json, models.json: $CAPPLAN_DATA_DIR if set, else the
 // source tree's data/ (compile-time), else <exe dir>/../share/capplan/data.

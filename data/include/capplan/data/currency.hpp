@@ -26,6 +26,9 @@ std::string money_prefix(const sim::Currency& c);
 double from_usd(double usd, const sim::Currency& c);
 std::optional<double> from_usd(const std::optional<double>& usd, const sim::Currency& c);
 
+// A US-dollar amount in `c`'s units for a table: "$1.23M", "$45,678", "CNY 12.50" (README "Currencies").
+std::string money(double usd, const sim::Currency& c);
+
 // "CNY at 0.1389 USD per unit (2026-12-01)": how a non-USD currency was converted; empty for USD.
 std::string rate_text(const sim::Currency& c);
 

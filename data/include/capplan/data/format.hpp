@@ -51,6 +51,9 @@ struct DurationUnit {
 DurationUnit duration_unit(double days);
 std::string duration(double days, const DurationUnit& unit);  // the number only, in `unit`
 
+// Thousands separators for large counts: "12,345,678"; "n/a" for NaN and Inf.
+std::string grouped(double v);
+
 // A CSV cell, quoted (with doubled quotes) when it holds a comma, quote, line break or edge space.
 std::string csv_field(const std::string& text);
 

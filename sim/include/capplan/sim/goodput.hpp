@@ -45,12 +45,22 @@ struct CostBreakdown {
   PurchaseModel model = PurchaseModel::on_demand;
   std::optional<units::Usd> compute;       // GPU time at the model's rate (on-prem: capital)
   std::optional<units::Usd> spares;        // hot spare nodes for the wall time
-  std::optional<units::Usd> idle_commitment;  // reserved: committed but unused hours
+  std::optional<units::Usd> idle_commitment;  // reserved: committed hours this run alone leaves unused
+  std::optional<units::Usd> idle_share;    // reserved: the run's share of the idle committed hours at `utilisation`
   std::optional<units::Usd> energy;        // on-prem: power x PUE x price
   std::optional<units::Usd> operations;    // on-prem: staff
   std::optional<units::Usd> checkpoint_storage;
   std::optional<units::Usd> data_storage;
-  std::optional<units::Usd> total;         // empty when a needed part is unknown
+  std::optional<units::Usd> total;         // empty when a needed part is unknown; reserved and
+                                           // on-prem: the run's share at `utilisation`
+  // Reserved and on-prem, framed alike: the whole commitment beside the run's share. Reserved: the
+  // committed GPUs for the term, used at `utilisation` (idle hours at the idle rate); on-prem: the
+  // owned nodes' purchase, energy at `utilisation` and operations for the amortisation period.
+  // Storage is not included. Empty for on-demand and spot, or when a needed input is unknown.
+  std::optional<units::Usd> whole_term;
+  std::optional<double> utilisation;       // reserved and on-prem: the stated share of the term in use
+  std::optional<double> term_hours;        // reserved: the term; on-prem: the amortisation period
+  std::optional<double> committed_gpus;    // reserved: committed GPUs; on-prem: owned GPUs (with spares)
   std::optional<double> usd_per_gpu_hour;  // effective rate used for compute
   std::vector<std::string> missing;        // inputs to give ("pricing.spot.usd_per_gpu_hour")
 };

@@ -38,12 +38,16 @@ struct ReservedTerms {
   // capacity differently (Tencent Cloud CVM billing doc 560/8025: an idle reserved pool at 0.3x
   // on-demand). Default: the reserved rate (the whole commitment is paid).
   std::optional<double> idle_usd_per_gpu_hour;
+  // Share of the committed capacity's term doing useful work. A run is charged its used GPU-hours
+  // plus its share of the idle ones, (1 - u) / u of its hours at the idle rate, the way an owned
+  // fleet's amortisation is shared (OnPremTerms::utilisation); the whole term is shown beside it.
+  double utilisation = 1.0;
 };
 struct OnPremTerms {
   std::optional<double> usd_per_node;          // purchase price of one node
   std::optional<double> amortisation_years;
-  std::optional<double> node_power_w;          // default: GPU TDP x GPUs per node (GPUs only)
-  bool node_power_from_tdp = false;
+  std::optional<double> node_power_w;          // default: the catalog's system power, else GPU TDP x GPUs
+  bool node_power_from_tdp = false;            // the default fell back to the GPUs' TDP (GPUs only)
   double pue = kDefaultPue;
   std::optional<double> usd_per_kwh;
   std::optional<double> ops_usd_per_year;      // operations staff and support for the cluster

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+// `capplan tco [SCENARIO_FILE|-] [flags]`: the scenario's fleet owned for N years at utilisation U
+// against renting the same GPU-hours (README "Own versus rent"). The flags patch the scenario's
+// `tco` section, which data::tco_request validates like any file.
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "capplan/data/scenario_io.hpp"
+#include "capplan/data/tco_io.hpp"
+#include "capplan/sim/tco.hpp"
+#include "commands.hpp"
+
+namespace capplan::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kWhere = "scenario";
+
+// One flag per main field of the `tco` section.
+struct TcoFlag {
+  const char* flag;
+  const char* key;
+  const char* type;
+  const char* help;
+};
+constexpr TcoFlag kTcoFlags[] = {
+    {"--years", "years", "INT", "Years the fleet is owned"},
+    {"--utilisation", "utilisation", "FRACTION", "Share of the fleet's hours doing useful work, (0, 1]"},
+    {"--capex-per-node", "capex_per_node", "AMOUNT", "Purchase price of one node (pricing.currency)"},
+    {"--network-capex-per-node", "network_capex_per_node", "AMOUNT", "Network capital per node"},
+    {"--storage-capex", "storage_capex", "AMOUNT", "Storage capital for the fleet"},
+    {"--residual-fraction", "residual_fraction", "FRACTION", "Resale value after the years owned (default 0)"},
+    {"--interest-rate", "interest_rate", "RATE", "Annual loan interest (absent: bought outright)"},
+    {"--loan-years", "loan_years", "INT", "Years of the loan (default: the years owned)"},
+    {"--node-power-w", "node_power_w", "W", "Maximum system power of one node (default: the catalog's)"},
+    {"--power-factor", "power_factor", "FRACTION", "A busy node's mean draw / its maximum (default 1)"},
+    {"--pue", "pue", "RATIO", "Power usage effectiveness (default 1.58)"},
+    {"--price-per-kwh", "price_per_kwh", "AMOUNT", "Electricity price per kWh"},
+    {"--space-per-kw-month", "space_per_kw_month", "AMOUNT", "Space per provisioned kW and month"},
+    {"--staff-per-year", "staff_per_year", "AMOUNT", "Operations staff and support per year"},
+};
+
+struct TcoOptions {
+  std::string scenario_arg;
+  std::string scenario_opt;
+  std::string format;
+  std::string out;
+  std::vector<double> values = std::vector<double>(std::size(kTcoFlags), 0.0);
+  std::vector<CLI::Option*> options;
+};
+
+int run_tco(const TcoOptions& opt, const GlobalOptions& global) {
+  const auto file = one_scenario_file(opt.scenario_arg, opt.scenario_opt);
+  if (!file) return code(Exit::invalid_input);
+  const std::string format = choose_format(opt.format, opt.out);
+  auto document = scenario_document_or_report(*file);
+  if (!document) return code(Exit::invalid_input);
+  json doc = std::move(*document);
+  auto catalogs = load_catalogs_or_report(global);
+  if (!catalogs) return code(Exit::invalid_input);
+
+  for (std::size_t i = 0; i < std::size(kTcoFlags); ++i) {
+    if (opt.options[i]->count() == 0 || !doc.is_object()) continue;
+    const double v = opt.values[i];
+    json& section = doc["tco"];
+    if (!section.is_object()) section = json::object();
+    const bool whole = v == static_cast<double>(static_cast<long long>(v));
+    section[kTcoFlags[i].key] = whole ? json(static_cast<long long>(v)) : json(v);
+  }
+  auto parsed = data::parse_scenario(doc, *catalogs, kWhere);
+  if (!parsed) {
+    print_diagnostics(parsed.error());
+    return code(Exit::invalid_input);
+  }
+  auto request = data::tco_request(doc, *parsed, *catalogs, kWhere);
+  if (!request) {
+    print_diagnostics(request.error());
+    return code(Exit::invalid_input);
+  }
+  const sim::Tco t = sim::tco(request->inputs);
+  std::string rendered;
+  if (format == "json") {
+    rendered = data::tco_to_json(t, *request).dump(2) + "\n";
+  } else if (format == "csv") {
+    rendered = data::tco_to_csv(t, *request);
+  } else {
+    rendered = data::tco_to_table(t, *request);
+  }
+  if (!emit(opt.out, rendered)) return code(Exit::invalid_input);
+  if (format != "json") {
+    for (const auto& w : request->warnings) {
+      if (format == "csv" || writes_file(opt.out)) print_warning(w);
+    }
+  }
+  return code(Exit::ok);
+}
+
+}  // namespace
+
+Command add_tco_command(CLI::App& app, const GlobalOptions& global) {
+  auto opt = std::make_shared<TcoOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "tco",
+      "Own versus rent over years: the scenario's fleet bought, financed, powered and staffed, against renting "
+      "the same GPU-hours; the break-even utilisation");
+  cmd->footer(
+      "The scenario's `tco` section holds the terms (README \"Own versus rent\"); flags override it. Amounts are in "
+      "the scenario's pricing.currency; rent rates come from its pricing section and the catalog. A price not given "
+      "is listed as missing, never invented.\nExit codes: 0 ok, 2 invalid input, 1 internal error.");
+  cmd->add_option("scenario", opt->scenario_arg, "Scenario JSON file, or - for standard input")->type_name("FILE");
+  cmd->add_option("--scenario", opt->scenario_opt, "Scenario JSON file, or - for standard input")->type_name("FILE");
+  cmd->add_option("--format", opt->format, "Output format (default: table on a terminal, else json)")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout")->type_name("FILE");
+  for (std::size_t i = 0; i < std::size(kTcoFlags); ++i) {
+    opt->options.push_back(cmd->add_option(kTcoFlags[i].flag, opt->values[i], kTcoFlags[i].help)
+                               ->type_name(kTcoFlags[i].type)
+                               ->group("TCO terms"));
+  }
+  return Command{cmd, [opt, &global] { return run_tco(*opt, global); }};
+}
+
+}  // namespace capplan::cli

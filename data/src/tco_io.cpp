@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scenario's `tco` section and the output of `capplan tco` (README "Own versus rent").
+#include "capplan/data/tco_io.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "capplan/data/currency.hpp"
+#include "capplan/data/format.hpp"
+#include "json_reader.hpp"
+
+namespace capplan::data {
+namespace {
+
+using detail::json;
+using format::fixed;
+using format::grouped;
+using format::number;
+
+constexpr double kMaxAmount = 1e13;
+
+// The section as written (amounts still in the scenario's currency), straight into sim's inputs.
+constexpr detail::Field<sim::TcoInputs> kTcoFields[] = {
+    {"years", detail::Kind::integer, detail::Need::required, false, {1, 30, false},
+     "years the fleet is owned (1..30)",
+     detail::store<&sim::TcoInputs::years>},
+    {"utilisation", detail::Kind::number, detail::Need::required, false, {0, 1, true},
+     "share of the fleet's hours doing useful work, (0, 1]",
+     detail::store<&sim::TcoInputs::utilisation>},
+    {"capex_per_node", detail::Kind::number, detail::Need::optional, true, {0, kMaxAmount, true},
+     "purchase price of one node, in pricing.currency",
+     detail::store<&sim::TcoInputs::usd_per_node>},
+    {"network_capex_per_node", detail::Kind::number, detail::Need::optional, true, {0, kMaxAmount, false},
+     "network (fabric, switches, cables) per node, in pricing.currency",
+     detail::store<&sim::TcoInputs::network_usd_per_node>},
+    {"storage_capex", detail::Kind::number, detail::Need::optional, true, {0, kMaxAmount, false},
+     "storage system for the fleet, in pricing.currency",
+     detail::store<&sim::TcoInputs::storage_usd>},
+    {"residual_fraction", detail::Kind::number, detail::Need::optional, false, {0, 1, false},
+     "resale value after the years owned, share of the capital (default 0)",
+     detail::store<&sim::TcoInputs::residual_fraction>},
+    {"interest_rate", detail::Kind::number, detail::Need::optional, true, {0, 1, false},
+     "annual interest rate of the loan (absent: bought outright)",
+     detail::store<&sim::TcoInputs::interest_rate>},
+    {"loan_years", detail::Kind::integer, detail::Need::optional, true, {1, 30, false},
+     "years of the loan (default: the years owned)",
+     detail::store<&sim::TcoInputs::loan_years>},
+    {"node_power_w", detail::Kind::number, detail::Need::optional, true, {0, 1e6, true},
+     "maximum system power of one node, W (default: the catalog's system power)",
+     detail::store<&sim::TcoInputs::node_power_w>},
+    {"power_factor", detail::Kind::number, detail::Need::optional, false, {0, 1, true},
+     "a busy node's mean draw as a share of its maximum power (default 1)",
+     detail::store<&sim::TcoInputs::power_factor>},
+    {"pue", detail::Kind::number, detail::Need::optional, false, {1, 5, false},
+     "power usage effectiveness (default: pricing.on_prem.pue, 1.58)",
+     detail::store<&sim::TcoInputs::pue>},
+    {"price_per_kwh", detail::Kind::number, detail::Need::optional, true, {0, 1e4, false},
+     "electricity price per kWh, in pricing.currency",
+     detail::store<&sim::TcoInputs::usd_per_kwh>},
+    {"space_per_kw_month", detail::Kind::number, detail::Need::optional, true, {0, kMaxAmount, false},
+     "space (colocation) per provisioned kW and month, in pricing.currency",
+     detail::store<&sim::TcoInputs::space_usd_per_kw_month>},
+    {"space_per_rack_unit_month", detail::Kind::number, detail::Need::optional, true, {0, kMaxAmount, false},
+     "space per rack unit and month, in pricing.currency",
+     detail::store<&sim::TcoInputs::space_usd_per_rack_unit_month>},
+    {"rack_units_per_node", detail::Kind::number, detail::Need::optional, true, {0, 100, true},
+     "height of one node in rack units (DGX H100: 8)",
+     detail::store<&sim::TcoInputs::rack_units_per_node>},
+    {"staff_per_year", detail::Kind::number, detail::Need::optional, true, {0, kMaxAmount, false},
+     "operations staff and support per year, in pricing.currency",
+     detail::store<&sim::TcoInputs::staff_usd_per_year>},
+};
+
+}  // namespace
+
+void check_tco_section(const json& section, std::string_view where, Diagnostics& diags) {
+  detail::Reader r(std::string(where), diags);
+  sim::TcoInputs ignored;
+  detail::read_fields<sim::TcoInputs>(section, "/tco", kTcoFields, ignored, r);
+}
+
+Result<TcoRequest> tco_request(const json& doc, const ParsedScenario& parsed, const Catalogs& catalogs,
+                               std::string_view where) {
+  Diagnostics diags;
+  detail::Reader r(std::string(where), diags);
+  const auto it = doc.is_object() ? doc.find("tco") : doc.end();
+  if (it == doc.end()) {
+    return fail(r.where("/tco"),
+                "required by capplan tco (years, utilisation, capex_per_node, price_per_kwh, ...; "
+                "or --years and --utilisation) is missing");
+  }
+  sim::TcoInputs given;
+  detail::read_fields<sim::TcoInputs>(*it, "/tco", kTcoFields, given, r);
+  if (given.space_usd_per_kw_month && given.space_usd_per_rack_unit_month) {
+    r.error("/tco/space_per_rack_unit_month", "give space per kW-month or per rack unit, not both");
+  }
+  if (has_errors(diags)) return std::unexpected(std::move(diags));
+
+  const sim::Scenario& s = parsed.scenario;
+  TcoRequest out;
+  out.warnings = parsed.warnings;
+  out.currency = s.pricing.currency;
+  out.inputs = given;
+  sim::TcoInputs& in = out.inputs;
+  const double rate = out.currency.usd_per_unit;
+  for (std::optional<double>* a :
+       {&in.usd_per_node, &in.network_usd_per_node, &in.storage_usd, &in.usd_per_kwh, &in.space_usd_per_kw_month,
+        &in.space_usd_per_rack_unit_month, &in.staff_usd_per_year}) {
+    if (*a) **a *= rate;
+  }
+  const sim::Cluster& c = s.cluster;
+  in.nodes = c.nodes();
+  in.gpus_per_node = c.gpus_per_node;
+  out.fleet = std::to_string(c.nodes()) + " x " + (c.instance_id.empty() ? "node" : c.instance_id) + " (" +
+              std::to_string(c.gpus) + " x " + c.gpu.id + ")";
+
+  // Node power: the section's, the scenario's on-prem one, else the catalog's system power.
+  const sim::OnPremTerms& op = s.pricing.on_prem;
+  if (!it->contains("pue")) in.pue = op.pue;
+  if (in.node_power_w) {
+    out.node_power_source = "tco.node_power_w";
+  } else if (doc.contains(json::json_pointer("/pricing/on_prem/node_power_w")) && op.node_power_w) {
+    in.node_power_w = op.node_power_w;
+    out.node_power_source = "pricing.on_prem.node_power_w";
+  } else if (auto p = default_node_power(catalogs, c)) {
+    in.node_power_w = p->w;
+    out.node_power_source = p->said;
+    out.warnings.push_back(std::string(where) + "#/tco/node_power_w: not given: " + p->said);
+  }
+
+  // Renting the same work: the scenario's (or the catalog's) on-demand price, its reserved and spot rates.
+  if (c.price_per_gpu) in.on_demand_usd_per_gpu_hour = units::to_usd_per_hour(*c.price_per_gpu);
+  in.reserved_usd_per_gpu_hour = s.pricing.reserved.usd_per_gpu_hour;
+  in.spot_usd_per_gpu_hour = s.pricing.spot.usd_per_gpu_hour;
+  return out;
+}
+
+namespace {
+
+json money_or_null(const std::optional<double>& usd, const sim::Currency& c) {
+  return usd ? number(from_usd(*usd, c)) : json(nullptr);
+}
+
+}  // namespace
+
+json tco_to_json(const sim::Tco& t, const TcoRequest& r) {
+  const sim::Currency& c = r.currency;
+  const sim::TcoInputs& in = r.inputs;
+  auto m = [&](double usd) { return number(from_usd(usd, c)); };
+  json years = json::array();
+  for (const sim::TcoYear& y : t.per_year) {
+    years.push_back({{"year", y.year},
+                     {"depreciation", m(y.depreciation)},
+                     {"interest", m(y.interest)},
+                     {"energy", m(y.energy)},
+                     {"space", m(y.space)},
+                     {"staff", m(y.staff)},
+                     {"total", m(y.total)}});
+  }
+  json rent = json::array();
+  for (const sim::RentOption& o : t.rent) {
+    rent.push_back({{"purchase", o.name},
+                    {"per_gpu_hour", money_or_null(o.usd_per_gpu_hour, c)},
+                    {"total", money_or_null(o.total, c)},
+                    {"break_even_utilisation", number(o.break_even_utilisation)}});
+  }
+  json out = {
+      {"command", "tco"},
+      {"currency", c.code},
+      {"usd_per_unit", number(c.usd_per_unit)},
+      {"fleet",
+       {{"nodes", in.nodes},
+        {"gpus_per_node", in.gpus_per_node},
+        {"gpus", in.nodes * in.gpus_per_node},
+        {"description", r.fleet},
+        {"node_power_w", number(in.node_power_w)},
+        {"node_power_source", r.node_power_source},
+        {"provisioned_kw", number(t.provisioned_kw)}}},
+      {"years", in.years},
+      {"utilisation", number(in.utilisation)},
+      {"capital", m(t.capital)},
+      {"residual", m(t.residual)},
+      {"loan_payment_per_year", m(t.loan_payment)},
+      {"loan_years", t.loan_years},
+      {"interest", m(t.interest)},
+      {"pue", number(in.pue)},
+      {"power_factor", number(in.power_factor)},
+      {"energy_kwh_per_year", number(t.energy_kwh_per_year)},
+      {"per_year", years},
+      {"useful_gpu_hours", number(t.useful_gpu_hours)},
+      {"own_total", money_or_null(t.own_total, c)},
+      {"own_fixed", money_or_null(t.own_fixed, c)},
+      {"own_energy_at_full_utilisation", money_or_null(t.own_energy_at_full, c)},
+      {"own_per_useful_gpu_hour", money_or_null(t.own_usd_per_useful_gpu_hour, c)},
+      {"rent", rent},
+      {"missing_inputs", t.missing},
+      {"warnings", r.warnings},
+  };
+  format::stamp(out);
+  return out;
+}
+
+std::string tco_to_table(const sim::Tco& t, const TcoRequest& r) {
+  const sim::Currency& c = r.currency;
+  const sim::TcoInputs& in = r.inputs;
+  auto cash = [&](double usd) { return money(usd, c); };
+  auto cash_or = [&](const std::optional<double>& usd) { return usd ? cash(*usd) : std::string("unknown"); };
+  auto pct = [](double u) { return fixed(100.0 * u, 1) + "%"; };
+  auto rate_of = [&](const std::optional<double>& usd) {
+    return usd ? money_prefix(c) + fixed(from_usd(*usd, c), 2) : std::string("unknown");
+  };
+  std::string s;
+  auto line = [&](const std::string& text) { s += text + "\n"; };
+  auto row = [&](const std::string& label, const std::string& value) {
+    std::string l = "  " + label;
+    if (l.size() < 28) l.resize(28, ' ');
+    line(l + value);
+  };
+  line("Own versus rent: " + r.fleet + ", owned " + std::to_string(in.years) + " years at " + pct(in.utilisation) +
+       " utilisation");
+  if (!c.is_usd()) line("  amounts in " + rate_text(c));
+  line("");
+  line("Owning");
+  row("capital", cash(t.capital) + " (nodes, network, storage); residual " + cash(t.residual));
+  row("financing", t.loan_years > 0 ? pct(*in.interest_rate) + " over " + std::to_string(t.loan_years) +
+                                          " years: " + cash(t.loan_payment) + " a year, interest " + cash(t.interest)
+                                    : std::string("none (bought outright)"));
+  row("power", in.node_power_w
+                   ? fixed(t.provisioned_kw, 1) + " kW provisioned, PUE " + fixed(in.pue, 2) + ", power factor " +
+                         fixed(in.power_factor, 2) + ": " + grouped(t.energy_kwh_per_year) + " kWh a year"
+                   : std::string("unknown"));
+  s += "\n    year  depreciation      interest        energy         space         staff         total\n";
+  for (const sim::TcoYear& y : t.per_year) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "    %4d  %12s  %12s  %12s  %12s  %12s  %12s\n", y.year,
+                  cash(y.depreciation).c_str(), cash(y.interest).c_str(), cash(y.energy).c_str(), cash(y.space).c_str(),
+                  cash(y.staff).c_str(), cash(y.total).c_str());
+    s += buf;
+  }
+  line("");
+  row("own total", cash_or(t.own_total) + " for " + grouped(t.useful_gpu_hours) + " useful GPU-hours");
+  row("own per useful GPU-hour", rate_of(t.own_usd_per_useful_gpu_hour));
+  line("");
+  line("Renting the same GPU-hours");
+  for (const sim::RentOption& o : t.rent) {
+    std::string text = rate_of(o.usd_per_gpu_hour) + " /GPU-h";
+    if (o.total) {
+      text += ": " + cash(*o.total);
+      if (o.break_even_utilisation) {
+        text += "; owning is cheaper above " + pct(*o.break_even_utilisation) + " utilisation";
+      } else if (t.own_total) {
+        text += "; owning never breaks even at this rate";
+      }
+    } else {
+      text += " (give " + o.field + ")";
+    }
+    row(o.name, text);
+  }
+  if (!t.missing.empty()) {
+    line("");
+    std::string list;
+    for (const auto& f : t.missing) list += (list.empty() ? "" : ", ") + f;
+    line("Missing (not invented; the parts they price are left out): " + list);
+  }
+  if (!r.warnings.empty()) {
+    line("");
+    for (const auto& w : r.warnings) line("warning: " + w);
+  }
+  return s;
+}
+
+std::string tco_to_csv(const sim::Tco& t, const TcoRequest& r) {
+  const sim::Currency& c = r.currency;
+  auto cell = [&](double usd) { return format::number(from_usd(usd, c)).dump(); };
+  std::string s = "year,currency,depreciation,interest,energy,space,staff,total\n";
+  for (const sim::TcoYear& y : t.per_year) {
+    s += std::to_string(y.year) + "," + c.code + "," + cell(y.depreciation) + "," + cell(y.interest) + "," +
+         cell(y.energy) + "," + cell(y.space) + "," + cell(y.staff) + "," + cell(y.total) + "\n";
+  }
+  s += "total," + c.code + ",,,,,," + (t.own_total ? cell(*t.own_total) : std::string()) + "\n";
+  return s;
+}
+
+}  // namespace capplan::data
