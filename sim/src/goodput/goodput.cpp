@@ -196,6 +196,8 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<Fin
         double term = hours;
         if (pr.reserved.term_hours) {
           term = *pr.reserved.term_hours;
+        } else if (pr.reserved.term_block_hours && *pr.reserved.term_block_hours > 0) {
+          term = std::ceil(hours / *pr.reserved.term_block_hours) * *pr.reserved.term_block_hours;
         } else {
           need("pricing.reserved.term_months");
         }
