@@ -13,8 +13,6 @@
 namespace capplan::data {
 namespace {
 
-using detail::child;
-using detail::describe;
 using detail::Reader;
 using nlohmann::json;
 
@@ -40,7 +38,7 @@ class SheetReader {
     r_.unknown_keys(j, "", kSheetKeys);
     if (const json* s = r_.required(j, "", "schema", std::string(kPriceSheetSchema))) {
       if (!s->is_string() || s->get<std::string>() != kPriceSheetSchema) {
-        r_.error("/schema", "must be \"" + std::string(kPriceSheetSchema) + "\"; got " + describe(*s));
+        r_.error("/schema", "must be \"" + std::string(kPriceSheetSchema) + "\"; got " + detail::describe(*s));
       }
     }
     currency(j, "", out.currency, nullptr);
@@ -61,10 +59,10 @@ class SheetReader {
   std::string text(const json& j, const std::string& p, std::string_view key, bool is_date) {
     const json* v = Reader::find(j, key);
     if (v == nullptr || v->is_null()) return {};
-    auto s = r_.string(*v, child(p, key));
+    auto s = r_.string(*v, detail::child(p, key));
     if (!s) return {};
     if (is_date && !detail::is_date(*s, false)) {
-      r_.error(child(p, key), "must be a date YYYY-MM-DD; got " + describe(*v));
+      r_.error(detail::child(p, key), "must be a date YYYY-MM-DD; got " + detail::describe(*v));
       return {};
     }
     return *s;
@@ -77,10 +75,10 @@ class SheetReader {
     const json* rate = Reader::find(j, "usd_per_unit");
     if (inherit != nullptr) out = *inherit;
     if (code != nullptr) {
-      auto s = r_.string(*code, child(p, "currency"));
+      auto s = r_.string(*code, detail::child(p, "currency"));
       if (!s) return;
       if (!is_currency_code(*s)) {
-        r_.error(child(p, "currency"), currency_code_error(*s) + "; got " + describe(*code));
+        r_.error(detail::child(p, "currency"), currency_code_error(*s) + "; got " + detail::describe(*code));
         return;
       }
       if (inherit == nullptr || *s != inherit->code || rate != nullptr) {
@@ -90,16 +88,16 @@ class SheetReader {
     }
     if (const std::string date = text(j, p, "usd_per_unit_date", true); !date.empty()) out.rate_date = date;
     if (rate != nullptr && !rate->is_null()) {
-      if (auto v = r_.number(*rate, child(p, "usd_per_unit"), 0, 1e6, true)) {
+      if (auto v = r_.number(*rate, detail::child(p, "usd_per_unit"), 0, 1e6, true)) {
         if (out.is_usd() && *v != 1.0) {
-          r_.error(child(p, "usd_per_unit"), "must be 1 (or absent) with currency USD; got " + describe(*rate));
+          r_.error(detail::child(p, "usd_per_unit"), "must be 1 (or absent) with currency USD; got " + detail::describe(*rate));
         } else {
           out.usd_per_unit = *v;
         }
       }
     } else if (!out.is_usd() && (inherit == nullptr || out.code != inherit->code)) {
       out.usd_per_unit = 0;  // unknown: an error once a row gives a price in it (a template has none)
-      rate_pointer_ = child(p, "usd_per_unit");
+      rate_pointer_ = detail::child(p, "usd_per_unit");
     }
   }
   std::string rate_pointer_ = "/usd_per_unit";  // where the missing rate of the last currency read belongs
@@ -108,7 +106,7 @@ class SheetReader {
   std::optional<double> price(const json& obj, const std::string& p, std::string_view key, double hi) {
     const json* v = Reader::find(obj, key);
     if (v == nullptr || v->is_null()) return std::nullopt;
-    return r_.number(*v, child(p, key), 0, hi, true);
+    return r_.number(*v, detail::child(p, key), 0, hi, true);
   }
 
   // {"per_gpu_hour": x} or {"per_node_hour": y} (one of them), per GPU-hour; null = not given.
@@ -116,7 +114,7 @@ class SheetReader {
     auto gpu = price(col, p, "per_gpu_hour", kMaxPerGpuHour);
     auto node = price(col, p, "per_node_hour", kMaxPerGpuHour * 1024);
     if (gpu && node) {
-      r_.error(p, "give per_gpu_hour or per_node_hour, not both; got " + describe(col));
+      r_.error(p, "give per_gpu_hour or per_node_hour, not both; got " + detail::describe(col));
       return std::nullopt;
     }
     if (node && gpus_per_node > 0) return *node / gpus_per_node;
@@ -128,8 +126,8 @@ class SheetReader {
                      const std::vector<std::string>& keys) {
     const json* col = Reader::find(row, key);
     if (col == nullptr || col->is_null()) return nullptr;
-    if (!r_.object(*col, child(p, key))) return nullptr;
-    r_.unknown_keys(*col, child(p, key), keys);
+    if (!r_.object(*col, detail::child(p, key))) return nullptr;
+    r_.unknown_keys(*col, detail::child(p, key), keys);
     return col;
   }
 
@@ -139,19 +137,19 @@ class SheetReader {
     out.pointer = p;
     const json* id = r_.required(row, p, "instance", "a catalog instance id, e.g. tencent-hccpnv5");
     if (id == nullptr) return std::nullopt;
-    auto s = r_.string(*id, child(p, "instance"));
+    auto s = r_.string(*id, detail::child(p, "instance"));
     if (!s) return std::nullopt;
     const InstanceEntry* inst = cat_.find_instance(*s);
     if (inst == nullptr) {
       std::vector<std::string> ids;
       for (const auto& i : cat_.instances) ids.push_back(i.id);
-      r_.error(child(p, "instance"), "unknown instance '" + *s + "' (" + suggest(*s, ids) + ")");
+      r_.error(detail::child(p, "instance"), "unknown instance '" + *s + "' (" + suggest(*s, ids) + ")");
       return std::nullopt;
     }
     for (const auto& other : sheet.rows) {
       if (other.instance == *s) {
-        r_.error(child(p, "instance"), "instance '" + *s + "' already priced at " + other.pointer + "; got " +
-                                           describe(*id));
+        r_.error(detail::child(p, "instance"), "instance '" + *s + "' already priced at " + other.pointer + "; got " +
+                                           detail::describe(*id));
         return std::nullopt;
       }
     }
@@ -169,20 +167,20 @@ class SheetReader {
     out.source = source.empty() ? sheet.source : source;
     const int g = inst->gpus_per_node;
     if (const json* c = column(row, p, "on_demand", {"per_gpu_hour", "per_node_hour"})) {
-      out.on_demand_per_gpu_hour = hourly(*c, child(p, "on_demand"), g);
+      out.on_demand_per_gpu_hour = hourly(*c, detail::child(p, "on_demand"), g);
     }
     if (const json* c = column(row, p, "spot", {"per_gpu_hour", "per_node_hour", "preemptions_per_node_hour"})) {
-      out.spot_per_gpu_hour = hourly(*c, child(p, "spot"), g);
+      out.spot_per_gpu_hour = hourly(*c, detail::child(p, "spot"), g);
       if (const json* v = Reader::find(*c, "preemptions_per_node_hour"); v != nullptr && !v->is_null()) {
-        out.spot_preemptions_per_node_hour = r_.number(*v, child(child(p, "spot"), "preemptions_per_node_hour"), 0, 1, false);
+        out.spot_preemptions_per_node_hour = r_.number(*v, detail::child(detail::child(p, "spot"), "preemptions_per_node_hour"), 0, 1, false);
       }
     }
     if (const json* c = column(row, p, "reserved", {"per_gpu_hour", "per_node_hour", "term_months"})) {
-      out.reserved_per_gpu_hour = hourly(*c, child(p, "reserved"), g);
-      out.reserved_term_months = price(*c, child(p, "reserved"), "term_months", 240);
+      out.reserved_per_gpu_hour = hourly(*c, detail::child(p, "reserved"), g);
+      out.reserved_term_months = price(*c, detail::child(p, "reserved"), "term_months", 240);
     }
     if (const json* c = column(row, p, "monthly", {"per_node_month"})) {
-      out.monthly_per_node_month = price(*c, child(p, "monthly"), "per_node_month", kMaxPerNodeMonth);
+      out.monthly_per_node_month = price(*c, detail::child(p, "monthly"), "per_node_month", kMaxPerNodeMonth);
     }
     const bool priced = out.on_demand_per_gpu_hour || out.spot_per_gpu_hour || out.reserved_per_gpu_hour ||
                         out.monthly_per_node_month;

@@ -18,14 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-const Catalogs& catalogs() {
-  static const Catalogs c = [] {
-    auto loaded = load_catalogs(test::source_data_dir());
-    EXPECT_TRUE(loaded.has_value());
-    return *loaded;
-  }();
-  return c;
-}
+const Catalogs& catalogs() { return test::real_catalogs(); }
 
 // CNY at 0.14 USD; tencent-hccpnv5 (8 x H800) at CNY 200 per node-hour = CNY 25 per GPU-hour.
 json cny_sheet() {

@@ -41,11 +41,10 @@ struct PriceSheetRow {
   sim::Currency currency;  // the row's, else the sheet's (code, usd_per_unit, rate date)
   std::string region, date, source;
   int gpus_per_node = 0;  // the catalog's
+  // One line per column of the sheet: on_demand, spot, reserved, monthly.
   std::optional<double> on_demand_per_gpu_hour;
-  std::optional<double> spot_per_gpu_hour;
-  std::optional<double> spot_preemptions_per_node_hour;
-  std::optional<double> reserved_per_gpu_hour;
-  std::optional<double> reserved_term_months;
+  std::optional<double> spot_per_gpu_hour, spot_preemptions_per_node_hour;
+  std::optional<double> reserved_per_gpu_hour, reserved_term_months;
   std::optional<double> monthly_per_node_month;
 };
 
