@@ -90,7 +90,8 @@ class SheetReader {
     if (rate != nullptr && !rate->is_null()) {
       if (auto v = r_.number(*rate, detail::child(p, "usd_per_unit"), 0, 1e6, true)) {
         if (out.is_usd() && *v != 1.0) {
-          r_.error(detail::child(p, "usd_per_unit"), "must be 1 (or absent) with currency USD; got " + detail::describe(*rate));
+          r_.error(detail::child(p, "usd_per_unit"),
+                   "must be 1 (or absent) with currency USD; got " + detail::describe(*rate));
         } else {
           out.usd_per_unit = *v;
         }
@@ -172,7 +173,8 @@ class SheetReader {
     if (const json* c = column(row, p, "spot", {"per_gpu_hour", "per_node_hour", "preemptions_per_node_hour"})) {
       out.spot_per_gpu_hour = hourly(*c, detail::child(p, "spot"), g);
       if (const json* v = Reader::find(*c, "preemptions_per_node_hour"); v != nullptr && !v->is_null()) {
-        out.spot_preemptions_per_node_hour = r_.number(*v, detail::child(detail::child(p, "spot"), "preemptions_per_node_hour"), 0, 1, false);
+        const std::string at = detail::child(detail::child(p, "spot"), "preemptions_per_node_hour");
+        out.spot_preemptions_per_node_hour = r_.number(*v, at, 0, 1, false);
       }
     }
     if (const json* c = column(row, p, "reserved", {"per_gpu_hour", "per_node_hour", "term_months"})) {
@@ -328,7 +330,9 @@ std::vector<std::string> apply_price_sheet_to_offerings(std::vector<sim::Offerin
 std::vector<std::string> apply_price_sheet_to_scenario(sim::Scenario& scenario, const PriceSheet& sheet,
                                                        bool currency_given) {
   const sim::Cluster& c = scenario.cluster;
-  if (c.instance_id.empty()) return {"the price sheet " + sheet.file + " prices instances; the scenario's cluster names none"};
+  if (c.instance_id.empty()) {
+    return {"the price sheet " + sheet.file + " prices instances; the scenario's cluster names none"};
+  }
   const PriceSheetRow* row = sheet.find(c.instance_id);
   if (row == nullptr) {
     return {"the price sheet " + sheet.file + " has no row for " + c.instance_id + ": the catalog's price applies"};
@@ -380,8 +384,12 @@ Result<nlohmann::ordered_json> price_sheet_template(const Catalogs& catalogs, st
     row["monthly"] = {{"per_node_month", nullptr}};
     rows.push_back(std::move(row));
   }
+  if (provider.empty()) {
+    return fail("--provider", "required: the provider whose instances to list (" + suggest("", providers) + ")");
+  }
   if (rows.empty()) {
-    return fail("--provider", "unknown provider '" + std::string(provider) + "' (" + suggest(provider, providers) + ")");
+    return fail("--provider",
+                "unknown provider '" + std::string(provider) + "' (" + suggest(provider, providers) + ")");
   }
   ordered out = ordered::object();
   out["schema"] = kPriceSheetSchema;
