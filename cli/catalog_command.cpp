@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `capplan catalog gpus|instances|models|storage|frameworks [--format table|json]`: what the
-// catalogs hold.
+// catalogs hold. `capplan catalog price-sheet --provider P`: an empty price sheet of P's instances
+// (data/price_sheet.hpp), to fill in.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "capplan/data/catalog.hpp"
+#include "capplan/data/price_sheet.hpp"
 #include "commands.hpp"
 
 namespace capplan::cli {
@@ -20,6 +22,7 @@ struct CatalogOptions {
   std::string what;
   std::string format = "table";
   std::string out;
+  std::string provider;  // price-sheet
 };
 
 using data::format::number;
@@ -267,7 +270,14 @@ int run_catalog(const CatalogOptions& opt, const GlobalOptions& global) {
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
   std::string text;
-  if (opt.format == "json") {
+  if (opt.what == "price-sheet") {
+    auto sheet = data::price_sheet_template(*catalogs, opt.provider);
+    if (!sheet) {
+      print_diagnostics(sheet.error());
+      return code(Exit::invalid_input);
+    }
+    text = sheet->dump(2) + "\n";
+  } else if (opt.format == "json") {
     json j = opt.what == "gpus"        ? gpus_json(*catalogs)
              : opt.what == "instances" ? instances_json(*catalogs)
              : opt.what == "storage"   ? storage_json(*catalogs)
@@ -290,9 +300,11 @@ Command add_catalog_command(CLI::App& app, const GlobalOptions& global) {
   auto opt = std::make_shared<CatalogOptions>();
   CLI::App* cmd =
       app.add_subcommand("catalog", "List the GPUs, instances, models, storage tiers or framework recipes capplan knows");
-  cmd->add_option("what", opt->what, "gpus, instances, models, storage or frameworks")
+  cmd->add_option("what", opt->what, "gpus, instances, models, storage, frameworks, or price-sheet (an empty "
+                                     "price sheet of --provider's instances, JSON)")
       ->required()
-      ->check(CLI::IsMember({"gpus", "instances", "models", "storage", "frameworks"}));
+      ->check(CLI::IsMember({"gpus", "instances", "models", "storage", "frameworks", "price-sheet"}));
+  cmd->add_option("--provider", opt->provider, "price-sheet: the provider whose instances to list (tencent, ...)");
   cmd->add_option("--format", opt->format, "Output format (default: table)")->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout");
   return Command{cmd, [opt, &global] { return run_catalog(*opt, global); }};

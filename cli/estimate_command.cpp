@@ -24,6 +24,7 @@
 #include "capplan/sim/step_model.hpp"
 #include "capplan/sim/uncertainty.hpp"
 #include "commands.hpp"
+#include "price_sheet_option.hpp"
 #include "scenario_flags.hpp"
 
 namespace capplan::cli {
@@ -41,6 +42,7 @@ struct EstimateOptions {
   std::string format;    // empty = table on a terminal, else json (or from --out's extension)
   std::string out;
   std::string profile;
+  std::string prices;  // --prices FILE: a price sheet
   bool require_fit = false;
   CLI::Option* profile_option = nullptr;
 };
@@ -99,6 +101,14 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
   std::optional<data::ErrorBands> bands;
   if (!load_error_bands_or_report(global, bands)) return code(Exit::invalid_input);
 
+  // A price sheet (--prices, else the file's pricing.sheet) is merged over the catalog first.
+  json sheet_doc = json::object();
+  if (!file.empty() && (!opt.prices.empty() || text.find("\"sheet\"") != std::string::npos)) {
+    if (auto d = data::parse_scenario_document(text, kWhere)) sheet_doc = std::move(*d);
+  }
+  std::optional<data::PriceSheet> sheet;
+  if (!merge_price_sheet_or_report(opt.prices, sheet_doc, file, *catalogs, sheet)) return code(Exit::invalid_input);
+
   const bool any_flag = !opt.strategy.empty() || opt.flags.any_given();
 
   std::string example_note;
@@ -137,6 +147,11 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
     return code(Exit::invalid_input);
   }
   if (!example_note.empty() && format == "table") print_note(example_note + " (" + describe(*parsed) + ")");
+  std::vector<std::string> sheet_notes;
+  if (sheet) {
+    const bool currency_given = has_key(sheet_doc, "pricing", "currency") || opt.flags.given("--currency");
+    sheet_notes = data::apply_price_sheet_to_scenario(parsed->scenario, *sheet, currency_given);
+  }
 
   // Datasheet roofline, or the calibrated profile with the datasheet outside its measured range
   // (the same choice and coverage warnings as the desktop app: data/cost_model.hpp).
@@ -147,6 +162,7 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
     print_diagnostics(diags);
     return code(Exit::invalid_input);
   }
+  for (const auto& n : sheet_notes) estimate->findings.push_back(sim::note(n));
   if (bands) {
     sim::apply_error_band(*estimate, parsed->scenario, bands->table);
     if (profile && estimate->uncertainty.band) estimate->findings.push_back(sim::note(data::kProfileBandNote));
@@ -206,6 +222,10 @@ Command add_estimate_command(CLI::App& app, const GlobalOptions& global) {
                       "Calibration profile (capplan calibrate --out) to price operations with; the datasheet "
                       "model is used, with a warning, for what it did not measure")
           ->type_name("FILE");
+  cmd->add_option("--prices", opt->prices,
+                  "Price sheet (README: Keeping negotiated prices) merged over the catalog; replaces the "
+                  "scenario's pricing.sheet")
+      ->type_name("FILE");
   opt->flags.add(*cmd, FlagCommand::estimate, &opt->strategy);
   return Command{cmd, [opt, &global] { return run_estimate(*opt, global); }};
 }

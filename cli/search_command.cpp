@@ -28,6 +28,7 @@
 #include "capplan/sim/search.hpp"
 #include "capplan/sim/uncertainty.hpp"
 #include "commands.hpp"
+#include "price_sheet_option.hpp"
 #include "scenario_flags.hpp"
 
 namespace capplan::cli {
@@ -54,6 +55,7 @@ struct SearchOptions {
   std::string space = "standard";
   std::string format, out;
   std::string profile;
+  std::string price_sheet;  // --prices FILE
 };
 
 // "a,b" given once or the flag repeated: one flat list.
@@ -266,6 +268,15 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     }
     request.error_band = bands->table;  // the band estimate prints, the one each plan is checked on
   }
+  // A price sheet (--prices, else the file's pricing.sheet) is merged over the catalog first.
+  json sheet_doc = json::object();
+  if (!file.empty()) {
+    if (auto d = data::parse_scenario_document(text, kWhere)) sheet_doc = std::move(*d);
+  }
+  std::optional<data::PriceSheet> sheet;
+  if (!merge_price_sheet_or_report(opt.price_sheet, sheet_doc, file, *catalogs, sheet)) {
+    return code(Exit::invalid_input);
+  }
 
   // Offerings: the catalog instances the filters select, or the scenario's own cluster.
   data::OfferingFilter filter;
@@ -345,6 +356,12 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
       found.insert(found.end(), all.begin(), all.end());
     }
     offering_findings.insert(offering_findings.end(), found.begin(), found.end());
+  }
+  if (sheet) {  // the sheet's purchase-model columns, where the scenario gives none
+    const bool currency_given = doc.is_object() && doc.contains("pricing") && doc["pricing"].contains("currency");
+    auto found = from_catalog ? data::apply_price_sheet_to_offerings(request.offerings, *sheet)
+                              : data::apply_price_sheet_to_scenario(request.base, *sheet, currency_given);
+    notes.insert(notes.end(), found.begin(), found.end());
   }
   if (request.node_counts.empty()) request.node_counts.push_back(request.base.cluster.nodes());
 
@@ -429,6 +446,11 @@ Command add_search_command(CLI::App& app, const GlobalOptions& global) {
       ->group(space);
   cmd->add_option("--max-gpus", opt->max_gpus, "Skip cluster shapes with more GPUs (0 = no limit)")
       ->type_name("INT")
+      ->group(space);
+  cmd->add_option("--prices", opt->price_sheet,
+                  "Price sheet (README: Keeping negotiated prices) merged over the catalog; replaces the "
+                  "scenario's pricing.sheet")
+      ->type_name("FILE")
       ->group(space);
   cmd->add_option("--price", opt->prices, "Price for an instance, USD per GPU-hour: tencent-hccpnv5=2.1 (repeatable)")
       ->type_name("ID=USD")

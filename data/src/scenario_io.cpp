@@ -1000,7 +1000,10 @@ class ScenarioParser {
     const std::string p = "/pricing";
     if (!r_.object(j, p)) return;
     r_.unknown_keys(j, p, {"usd_per_gpu_hour", "usd_per_node_hour", "purchase", "spot", "reserved", "on_prem",
-                           "currency", "usd_per_unit", "usd_per_unit_date"});
+                           "currency", "usd_per_unit", "usd_per_unit_date", "sheet"});
+    // pricing.sheet: a price sheet (data/price_sheet.hpp) the command merges over the catalog
+    // before this is read; here only its type is checked.
+    if (const json* sheet = find(j, "sheet")) r_.string(*sheet, child(p, "sheet"));
     sim::PricingTerms& terms = out_.scenario.pricing;
     const double rate = parse_currency(j, p, terms.currency);
     const json* purchase = find(j, "purchase");
@@ -1035,7 +1038,7 @@ class ScenarioParser {
     }
     if (gpu_hour == nullptr && node_hour == nullptr) {
       const bool other = purchase != nullptr || find(j, "spot") || find(j, "reserved") || find(j, "on_prem") ||
-                         find(j, "currency");
+                         find(j, "currency") || find(j, "sheet");
       if (!other) {
         r_.error(child(p, "usd_per_gpu_hour"), "required (usd_per_gpu_hour or usd_per_node_hour) is missing");
       } else if (c) {
@@ -1234,7 +1237,7 @@ class ScenarioParser {
     }
     if (!currency_given_) out_.scenario.pricing.currency = inst->price.money();
     c.price_per_gpu = units::usd_per_hour(*price);
-    std::string source = "catalog: " + inst->id;
+    std::string source = (inst->price.type == "sheet" ? "price sheet: " : "catalog: ") + inst->id;
     for (const auto* part : {&inst->price.type, &inst->price.region, &inst->price.date}) {
       if (!part->empty()) source += " " + *part;
     }

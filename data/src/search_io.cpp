@@ -280,7 +280,7 @@ Result<OfferingList> offerings_from_catalog(const Catalogs& catalogs, const Offe
       o.price_type = "user";
     } else if (auto price = inst.price.per_gpu_hour_usd(inst.gpus_per_node)) {
       c.price_per_gpu = units::usd_per_hour(*price);
-      std::string source = "catalog: " + inst.id;
+      std::string source = (inst.price.type == "sheet" ? "price sheet: " : "catalog: ") + inst.id;
       for (const auto* part : {&inst.price.type, &inst.price.region, &inst.price.date}) {
         if (!part->empty()) source += " " + *part;
       }

@@ -7,6 +7,7 @@
 #         [-DNO_NAN_INF=1]                     # neither stream contains nan/inf as a word (any case)
 #         [-DOUT_FILE=f -DOUT_FILE_REGEX=re]   # f is removed first, must exist after, must match;
 #                                              # its folder must hold nothing else (no temp files)
+#         [-DOUT_FILE_ABSENT=f]                # f's folder is emptied first and must stay empty
 #         -P run_expect.cmake
 #
 # ARGS separates arguments with '|' (a CMake list would be split on the way here).
@@ -28,6 +29,11 @@ if(DEFINED OUT_FILE)
   get_filename_component(out_dir "${OUT_FILE}" DIRECTORY)
   file(REMOVE_RECURSE "${out_dir}")
   file(MAKE_DIRECTORY "${out_dir}")
+endif()
+if(DEFINED OUT_FILE_ABSENT)
+  get_filename_component(absent_dir "${OUT_FILE_ABSENT}" DIRECTORY)
+  file(REMOVE_RECURSE "${absent_dir}")
+  file(MAKE_DIRECTORY "${absent_dir}")
 endif()
 
 execute_process(COMMAND "${EXE}" ${args} ${extra}
@@ -68,6 +74,13 @@ if(DEFINED OUT_FILE)
   list(REMOVE_ITEM left "${OUT_FILE}")
   if(left)
     string(APPEND failures "\n  files left next to the output: ${left}")
+  endif()
+endif()
+
+if(DEFINED OUT_FILE_ABSENT)
+  file(GLOB written LIST_DIRECTORIES true "${absent_dir}/*" "${absent_dir}/.*")
+  if(written)
+    string(APPEND failures "\n  written although it must not be: ${written}")
   endif()
 endif()
 

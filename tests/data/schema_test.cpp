@@ -297,6 +297,10 @@ TEST(ScenarioSchema, TheRepositorysScenariosValidateAndTheBadOnesDoNot) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("bad_", 0) == 0) continue;
     const json doc = test::read_json(entry.path());
+    if (doc.contains("schema") && doc["schema"].is_string() &&
+        doc["schema"].get<std::string>().rfind("capplan-price-sheet/", 0) == 0) {
+      continue;  // a price sheet the scenarios there point to, not a scenario
+    }
     EXPECT_EQ(errors_of(root, doc, root), std::vector<std::string>{}) << name;
     ++good;
   }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -499,6 +500,28 @@ TEST(Cost, ReservedChargesTheRunsShareAndShowsTheWholeTermBesideIt) {
   EXPECT_NEAR(half.cost.idle_share->base(), 16 * h * 2.0, 1e-6);
   EXPECT_NEAR(half.cost.total->base(), 2 * 2.0 * 16 * h, 1e-6);
   EXPECT_NEAR(half.cost.whole_term->base(), 64000.0, 1e-6);  // idle billed at the reserved rate
+}
+
+TEST(Cost, MonthlySubscriptionPaysWholeMonths) {
+  // A monthly subscription (reserved, bought in 730 h blocks): a run of ~1,008 h (42 days) pays
+  // two months, 2 x 730 h x 16 GPUs x 2.0 = 46,720; one of ~700 h pays one month, 23,360.
+  Rig s = no_failures();
+  s.pricing = {.model = PurchaseModel::reserved, .reserved = {.usd_per_gpu_hour = 2.0, .term_block_hours = 730}};
+  const Goodput g = s.run(units::hours(1008));
+  ASSERT_GT(units::to_hours(g.wall), 730.0);
+  ASSERT_LT(units::to_hours(g.wall), 1460.0);
+  EXPECT_NEAR(g.cost.total->base(), 46720.0, 1e-6);
+  EXPECT_NEAR(g.cost.idle_commitment->base(), 46720.0 - g.cost.compute->base(), 1e-6);
+  EXPECT_TRUE(std::find(g.cost.missing.begin(), g.cost.missing.end(), "pricing.reserved.term_months") ==
+              g.cost.missing.end());
+  ASSERT_TRUE(g.cost.whole_term.has_value());
+  EXPECT_NEAR(g.cost.whole_term->base(), 46720.0, 1e-6);  // the blocks are the whole term
+  const Goodput one = s.run(units::hours(700));
+  ASSERT_LT(units::to_hours(one.wall), 730.0);
+  EXPECT_NEAR(one.cost.total->base(), 23360.0, 1e-6);
+  // A utilisation does not discount blocks bought for the run: nothing else uses them.
+  s.pricing.reserved.utilisation = 0.5;
+  EXPECT_NEAR(s.run(units::hours(1008)).cost.total->base(), 46720.0, 1e-6);
 }
 
 TEST(Cost, IdleCommittedHoursAtTheProvidersIdleRate) {

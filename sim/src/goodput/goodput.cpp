@@ -194,8 +194,12 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<Fin
                                      {{"committed", committed}, {"used", gpus + spare_gpus}}));
         }
         double term = hours;
+        bool bought_in_blocks = false;  // a subscription bought for this run in whole blocks (months)
         if (pr.reserved.term_hours) {
           term = *pr.reserved.term_hours;
+        } else if (pr.reserved.term_block_hours && *pr.reserved.term_block_hours > 0) {
+          term = std::ceil(hours / *pr.reserved.term_block_hours) * *pr.reserved.term_block_hours;
+          bought_in_blocks = true;
         } else {
           need("pricing.reserved.term_months");
         }
@@ -216,8 +220,16 @@ CostBreakdown cost_of(const GoodputInputs& in, const Goodput& g, std::vector<Fin
         out.utilisation = u;
         out.term_hours = whole_hours;
         out.committed_gpus = held;
-        out.idle_share = units::usd(used * hours * (1.0 - u) / u * idle_rate);
-        out.whole_term = units::usd(held * whole_hours * (u * rate + (1.0 - u) * idle_rate));
+        if (bought_in_blocks) {
+          // Blocks bought for this run: nothing else uses them, so the run pays them whole (the rest of
+          // the last block is its idle share) and the whole term is that.
+          out.utilisation = used * hours / (held * whole_hours);
+          out.idle_share = out.idle_commitment;
+          out.whole_term = units::usd(used * hours * rate + idle_rate * idle_hours);
+        } else {
+          out.idle_share = units::usd(used * hours * (1.0 - u) / u * idle_rate);
+          out.whole_term = units::usd(held * whole_hours * (u * rate + (1.0 - u) * idle_rate));
+        }
       }
       break;
     }

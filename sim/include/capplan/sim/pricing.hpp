@@ -11,6 +11,9 @@ enum class PurchaseModel { on_demand, spot, reserved, on_prem };
 const char* to_string(PurchaseModel m);
 std::optional<PurchaseModel> purchase_model_from_string(const std::string& s);
 
+// A billing month: 8,760 h a year / 12 (monthly subscriptions, reserved terms in months).
+inline constexpr double kBillingHoursPerMonth = 8760.0 / 12.0;
+
 // Uptime Institute Global Data Center Survey 2023: average annual PUE 1.58.
 inline constexpr double kDefaultPue = 1.58;
 
@@ -33,6 +36,9 @@ struct SpotTerms {
 struct ReservedTerms {
   std::optional<double> usd_per_gpu_hour;
   std::optional<double> term_hours;     // commitment paid whether used or not
+  // Without term_hours: the commitment is bought in whole blocks of this length, as many as the
+  // run needs (a monthly subscription, Tencent/Alibaba "包年包月": 730 h, a 42-day run pays 2).
+  std::optional<double> term_block_hours;
   std::optional<int> committed_gpus;    // default: the cluster's GPUs
   // Rate at which committed but unused GPU-hours are billed, where the provider bills idle
   // capacity differently (Tencent Cloud CVM billing doc 560/8025: an idle reserved pool at 0.3x
