@@ -11,6 +11,7 @@
 #include "capplan/data/tco_io.hpp"
 #include "capplan/sim/tco.hpp"
 #include "commands.hpp"
+#include "price_sheet_option.hpp"
 
 namespace capplan::cli {
 namespace {
@@ -48,6 +49,7 @@ struct TcoOptions {
   std::string scenario_opt;
   std::string format;
   std::string out;
+  std::string prices;  // --prices FILE: a price sheet
   std::vector<double> values = std::vector<double>(std::size(kTcoFlags), 0.0);
   std::vector<CLI::Option*> options;
 };
@@ -70,10 +72,20 @@ int run_tco(const TcoOptions& opt, const GlobalOptions& global) {
     const bool whole = v == static_cast<double>(static_cast<long long>(v));
     section[kTcoFlags[i].key] = whole ? json(static_cast<long long>(v)) : json(v);
   }
+  // A price sheet (--prices, else the file's pricing.sheet): its on-demand price over the catalog's,
+  // and every rent rate it has that the scenario leaves empty.
+  std::optional<data::PriceSheet> sheet;
+  if (!merge_price_sheet_or_report(opt.prices, doc, *file, *catalogs, sheet)) return code(Exit::invalid_input);
   auto parsed = data::parse_scenario(doc, *catalogs, kWhere);
   if (!parsed) {
     print_diagnostics(parsed.error());
     return code(Exit::invalid_input);
+  }
+  std::vector<std::string> sheet_notes;
+  if (sheet) {
+    const bool currency_given = doc.is_object() && doc.contains("pricing") && doc["pricing"].is_object() &&
+                                doc["pricing"].contains("currency");
+    sheet_notes = data::apply_price_sheet_rates(parsed->scenario, *sheet, currency_given);
   }
   auto request = data::tco_request(doc, *parsed, *catalogs, kWhere);
   if (!request) {
@@ -94,6 +106,7 @@ int run_tco(const TcoOptions& opt, const GlobalOptions& global) {
     for (const auto& w : request->warnings) {
       if (format == "csv" || writes_file(opt.out)) print_warning(w);
     }
+    for (const auto& n : sheet_notes) print_note(n);
   }
   return code(Exit::ok);
 }
@@ -114,6 +127,10 @@ Command add_tco_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--scenario", opt->scenario_opt, "Scenario JSON file, or - for standard input")->type_name("FILE");
   cmd->add_option("--format", opt->format, "Output format (default: table on a terminal, else json)")
       ->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("--prices", opt->prices,
+                  "Price sheet (capplan-price-sheet/1): its on-demand, spot and reserved rates for the fleet's "
+                  "instance; replaces the scenario's pricing.sheet")
+      ->type_name("FILE");
   cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout")->type_name("FILE");
   for (std::size_t i = 0; i < std::size(kTcoFlags); ++i) {
     opt->options.push_back(cmd->add_option(kTcoFlags[i].flag, opt->values[i], kTcoFlags[i].help)

@@ -357,6 +357,21 @@ std::vector<std::string> apply_price_sheet_to_scenario(sim::Scenario& scenario, 
   return notes;
 }
 
+std::vector<std::string> apply_price_sheet_rates(sim::Scenario& scenario, const PriceSheet& sheet, bool currency_given) {
+  std::vector<std::string> notes = apply_price_sheet_to_scenario(scenario, sheet, currency_given);
+  const PriceSheetRow* row = scenario.cluster.instance_id.empty() ? nullptr : sheet.find(scenario.cluster.instance_id);
+  if (row == nullptr) return notes;
+  for (const sim::PurchaseModel m : {sim::PurchaseModel::spot, sim::PurchaseModel::reserved}) {
+    if (m == scenario.pricing.model) continue;  // filled above, with the scenario's own model
+    sim::PricingTerms other = scenario.pricing;
+    other.model = m;
+    for (auto& n : apply_price_sheet_terms(other, *row, false)) notes.push_back(std::move(n));
+    if (m == sim::PurchaseModel::spot) scenario.pricing.spot = other.spot;
+    if (m == sim::PurchaseModel::reserved) scenario.pricing.reserved = other.reserved;
+  }
+  return notes;
+}
+
 std::optional<std::filesystem::path> scenario_price_sheet(const json& scenario, std::string_view scenario_file) {
   const json* pricing = Reader::find(scenario, "pricing");
   const json* sheet = pricing == nullptr ? nullptr : Reader::find(*pricing, "sheet");

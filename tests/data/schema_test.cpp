@@ -305,6 +305,9 @@ TEST(ScenarioSchema, TheRepositorysScenariosValidateAndTheBadOnesDoNot) {
     ++good;
   }
   EXPECT_GE(good, 15);
+  // The README's worked example.
+  const auto example = std::filesystem::path(CAPPLAN_SOURCE_DIR) / "examples" / "tencent-h800-100b" / "scenario.json";
+  EXPECT_EQ(errors_of(root, test::read_json(example), root), std::vector<std::string>{});
   // Schema checks that can fail: an unknown key, a wrong type, an unknown enum value, a bad count.
   for (const char* bad : {"bad_unknown_key_top.json", "bad_unknown_key_nested.json", "bad_wrong_type.json"}) {
     EXPECT_FALSE(errors_of(root, test::read_json(dir / bad), root).empty()) << bad;

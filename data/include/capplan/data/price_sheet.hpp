@@ -87,6 +87,11 @@ std::vector<std::string> apply_price_sheet_to_offerings(std::vector<sim::Offerin
 std::vector<std::string> apply_price_sheet_to_scenario(sim::Scenario& scenario, const PriceSheet& sheet,
                                                        bool currency_given);
 
+// apply_price_sheet_to_scenario, plus the row's spot and reserved rates (and terms) for the
+// purchase models the scenario does not use but where it leaves them empty: `capplan tco` compares
+// owning with every way of renting.
+std::vector<std::string> apply_price_sheet_rates(sim::Scenario& scenario, const PriceSheet& sheet, bool currency_given);
+
 // The sheet a scenario document names (pricing.sheet), relative to the scenario file's directory
 // (`scenario_file` "-" or empty: the working directory); nullopt when it names none.
 std::optional<std::filesystem::path> scenario_price_sheet(const nlohmann::json& scenario,
