@@ -8,6 +8,9 @@
 #include <QtCharts/QBarSet>
 #include <QtCharts/QHorizontalStackedBarSeries>
 #include <QtCharts/QLegend>
+#include <QtCharts/QLegendMarker>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
 #include <algorithm>
 #include <cmath>
@@ -15,7 +18,10 @@
 #include <QSvgGenerator>
 #endif
 
+#include "capplan/data/currency.hpp"
+#include "capplan/gui/format.hpp"
 #include "capplan/gui/result_models.hpp"
+#include "capplan/gui/tco_model.hpp"
 
 namespace capplan::gui {
 
@@ -30,7 +36,8 @@ QColor color_for(const QString& key) {
       {"dp_comm", 0xCC79A7},   {"ep_comm", 0xF0E442},   {"cp_comm", 0x999933},   {"bubble", 0xBBBBBB},
       {"optimizer", 0x009E73}, {"variability", 0x882255}, {"host", 0xDDCC77}, {"other", 0x666666},     {"weights", 0x0072B2},   {"gradients", 0x56B4E9},
       {"optimizer_state", 0x009E73}, {"activations", 0xE69F00}, {"logits", 0xD55E00}, {"reserve", 0xBBBBBB},
-      {"capacity", 0xDDDDDD},
+      {"capacity", 0xDDDDDD},  {"own", 0x0072B2}, {"on_demand", 0xE69F00}, {"reserved", 0x009E73},
+      {"spot", 0xCC79A7},      {"scenario", 0x666666},
   };
   for (const auto& e : kColors) {
     if (key == QLatin1String(e.key)) return QColor::fromRgb(e.rgb);
@@ -173,6 +180,114 @@ void fill_memory_chart(QChart* chart, const MemoryModel& model) {
   x->setTitleText(QObject::tr("GiB per GPU (most loaded GPU)"));
   chart->addAxis(x, Qt::AlignBottom);
   series->attachAxis(x);
+}
+
+namespace {
+
+QLineSeries* tco_line(QChart* chart, const QString& name, const QString& key, qreal width, Qt::PenStyle style) {
+  auto* line = new QLineSeries();
+  line->setName(name);
+  QPen pen(color_for(key));
+  pen.setWidthF(width);
+  pen.setStyle(style);
+  line->setPen(pen);
+  chart->addSeries(line);
+  return line;
+}
+
+// A point with `label` written above it, left out of the legend.
+QScatterSeries* marked_point(QChart* chart, QPointF at, const QString& key, const QString& label) {
+  auto* point = new QScatterSeries();
+  point->setName(label);
+  point->setMarkerSize(11);
+  point->setColor(color_for(key));
+  point->setBorderColor(Qt::white);
+  point->append(at);
+  point->setPointLabelsFormat(label);  // no @xPoint/@yPoint: the text itself
+  point->setPointLabelsVisible(true);
+  point->setPointLabelsClipping(false);
+  point->setPointLabelsColor(color_for(key).darker(140));
+  QFont f = point->pointLabelsFont();
+  f.setBold(true);
+  point->setPointLabelsFont(f);
+  chart->addSeries(point);
+  for (auto* marker : chart->legend()->markers(point)) marker->setVisible(false);
+  return point;
+}
+
+}  // namespace
+
+void fill_tco_chart(QChart* chart, const TcoSnapshot& snapshot) {
+  clear_chart(chart);
+  const sim::Currency& cur = snapshot.request.currency;
+  const sim::Tco& t = snapshot.tco;
+  const double u = snapshot.request.inputs.utilisation;
+  auto in_currency = [&cur](double usd) { return data::from_usd(usd, cur); };
+  // The y range: every rent rate, and the own cost at the scenario's utilisation and at 100 %, with
+  // room above; the own curve rises past it at low utilisation and is cut at the top.
+  double top = 0;
+  for (const sim::RentOption& o : t.rent) {
+    if (o.usd_per_gpu_hour) top = std::max(top, in_currency(*o.usd_per_gpu_hour));
+  }
+  if (t.own_usd_per_useful_gpu_hour) top = std::max(top, in_currency(*t.own_usd_per_useful_gpu_hour));
+  if (!snapshot.own_curve.empty()) top = std::max(top, in_currency(snapshot.own_curve.back().usd_per_useful_gpu_hour));
+  auto* x = new QValueAxis();
+  x->setRange(0, 100);
+  x->setTickCount(11);
+  x->setLabelFormat(QStringLiteral("%.0f %%"));
+  x->setTitleText(QObject::tr("utilisation of the owned fleet (share of its hours doing useful work)"));
+  auto* y = new QValueAxis();
+  nice_axis(y, top > 0 ? top * 1.5 : 1.0);
+  y->setTitleText(QObject::tr("%1 per useful GPU-hour").arg(QString::fromStdString(cur.code)));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  auto attach = [x, y](QAbstractSeries* s) {
+    s->attachAxis(x);
+    s->attachAxis(y);
+  };
+
+  // The scenario's own utilisation: a vertical line, first, under the labels drawn later; the own
+  // cost there is in its legend entry (a marker on the curve would hide a break-even label near it).
+  QLineSeries* at = tco_line(chart,
+                             t.own_usd_per_useful_gpu_hour
+                                 ? QObject::tr("scenario %1: own %2")
+                                       .arg(percent_text(u), money_text(*t.own_usd_per_useful_gpu_hour, cur))
+                                 : QObject::tr("scenario %1").arg(percent_text(u)),
+                             QStringLiteral("scenario"), 1.5, Qt::DotLine);
+  at->append(100.0 * u, 0);
+  at->append(100.0 * u, y->max());
+  attach(at);
+  if (!snapshot.own_curve.empty()) {
+    QLineSeries* own = tco_line(chart, QObject::tr("own, %1 years").arg(snapshot.request.inputs.years),
+                                QStringLiteral("own"), 3.0, Qt::SolidLine);
+    for (const TcoPoint& p : snapshot.own_curve) {
+      own->append(100.0 * p.utilisation, in_currency(p.usd_per_useful_gpu_hour));
+    }
+    attach(own);
+  }
+  for (const sim::RentOption& o : t.rent) {
+    if (!o.usd_per_gpu_hour) continue;  // no rate: listed as missing, not drawn
+    const QString key = QString::fromStdString(o.name);
+    const double rate = in_currency(*o.usd_per_gpu_hour);
+    QLineSeries* line = tco_line(
+        chart, QObject::tr("%1 %2").arg(rent_option_text(o.name), money_text(*o.usd_per_gpu_hour, cur)), key, 2.0,
+        Qt::DashLine);
+    line->append(0, rate);
+    line->append(100, rate);
+    attach(line);
+  }
+  // The break-even points last: their labels are drawn over every line.
+  for (const sim::RentOption& o : t.rent) {
+    if (!o.usd_per_gpu_hour || !o.break_even_utilisation) continue;
+    const QString label =
+        QObject::tr("%1 vs %2").arg(percent_text(*o.break_even_utilisation), rent_option_text(o.name));
+    attach(marked_point(chart, QPointF(100.0 * *o.break_even_utilisation, in_currency(*o.usd_per_gpu_hour)),
+                        QString::fromStdString(o.name), label));
+  }
+  chart->legend()->setVisible(true);
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->setTitle(QObject::tr("Cost per useful GPU-hour: owning %1 against renting")
+                      .arg(QString::fromStdString(snapshot.request.fleet)));
 }
 
 bool svg_export_available() {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Charts of one estimate, drawn from the read-only models (no numbers computed here).
+// Charts of one estimate and of own versus rent, drawn from the read-only models (no numbers
+// computed here).
 #pragma once
 #include <QColor>
 #include <QString>
@@ -11,6 +12,7 @@ namespace capplan::gui {
 
 class BreakdownModel;
 class MemoryModel;
+struct TcoSnapshot;
 
 // A colour per row key ("compute", "tp_comm", "weights", ...), the same in every chart.
 QColor color_for(const QString& key);
@@ -22,6 +24,11 @@ QChartView* make_chart_view(const QString& title, QWidget* parent);
 void fill_breakdown_chart(QChart* chart, const BreakdownModel& model);
 // Two horizontal bars: memory needed per GPU by kind, and the GPU's HBM capacity (GiB).
 void fill_memory_chart(QChart* chart, const MemoryModel& model);
+
+// Own versus rent (capplan tco): cost per useful GPU-hour against utilisation in the scenario's
+// currency: the own fleet's curve (sim::tco at each utilisation), a horizontal line per rent option
+// with a rate, a labelled point at each break-even utilisation, and the scenario's utilisation.
+void fill_tco_chart(QChart* chart, const TcoSnapshot& snapshot);
 
 // Sets a value axis to 0..a round maximum at or above `max`, with ticks on round numbers and
 // labels with the decimals the tick step needs ("0, 0.5, 1, 1.5", never "0, 0, 1, 1"), each

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // capplan-gui: the desktop planning app.
 //   capplan-gui [SCENARIO]                                     interactive
-//   capplan-gui --screenshot FILE [--tab estimate|plan|compare] [SCENARIO]
+//   capplan-gui --screenshot FILE [--tab estimate|plan|compare|tco] [SCENARIO]
 //                                                              renders the window offscreen to PNG, exits
 #include <QApplication>
 #include <QCommandLineParser>
@@ -19,6 +19,7 @@
 #include "main_window.hpp"
 #include "plan_view.hpp"
 #include "results_view.hpp"
+#include "tco_view.hpp"
 
 namespace {
 
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
   parser.addVersionOption();
   QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Render the window to FILE (PNG) and exit"),
                                 QStringLiteral("FILE"));
-  QCommandLineOption tab(QStringLiteral("tab"), QStringLiteral("Tab to show: estimate, plan or compare"),
+  QCommandLineOption tab(QStringLiteral("tab"), QStringLiteral("Tab to show: estimate, plan, compare or tco (own vs rent)"),
                          QStringLiteral("TAB"), QStringLiteral("estimate"));
   QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1500x960)"),
                           QStringLiteral("WxH"), QStringLiteral("1500x960"));
@@ -157,8 +158,11 @@ int main(int argc, char** argv) {
       print_error(QStringLiteral("timed out waiting for the comparison"));
       return 1;
     }
+  } else if (which == QLatin1String("tco")) {
+    window.show_tab(gui::MainWindow::kTcoTab);
+    window.tco()->refresh();  // the scenario's own vs rent, computed at once (no worker)
   } else if (which != QLatin1String("estimate")) {
-    print_error(QStringLiteral("--tab: expected estimate, plan or compare; got ") + which);
+    print_error(QStringLiteral("--tab: expected estimate, plan, compare or tco; got ") + which);
     return 2;
   }
   // Let the layout and the charts settle.

@@ -23,6 +23,7 @@
 #include "plan_view.hpp"
 #include "results_view.hpp"
 #include "scenario_editor.hpp"
+#include "tco_view.hpp"
 
 namespace capplan::gui {
 
@@ -75,6 +76,8 @@ MainWindow::MainWindow(std::shared_ptr<const data::Catalogs> catalogs, std::shar
   tabs_->addTab(plan_, tr("&Plan"));
   compare_ = new CompareView(doc_, bands_, tabs_);
   tabs_->addTab(compare_, tr("&Compare"));
+  tco_ = new TcoView(doc_, tabs_);
+  tabs_->addTab(tco_, tr("&Own vs rent"));
   setCentralWidget(tabs_);
 
   status_source_ = new QLabel(this);
@@ -141,6 +144,7 @@ void MainWindow::build_menus() {
   view->addAction(tr("&Estimate"), this, [this] { show_tab(kEstimateTab); })->setShortcut(QKeySequence(QStringLiteral("Ctrl+1")));
   view->addAction(tr("&Plan"), this, [this] { show_tab(kPlanTab); })->setShortcut(QKeySequence(QStringLiteral("Ctrl+2")));
   view->addAction(tr("&Compare"), this, [this] { show_tab(kCompareTab); })->setShortcut(QKeySequence(QStringLiteral("Ctrl+3")));
+  view->addAction(tr("&Own vs rent"), this, [this] { show_tab(kTcoTab); })->setShortcut(QKeySequence(QStringLiteral("Ctrl+4")));
 
   QMenu* plan = menuBar()->addMenu(tr("&Plan"));
   plan->addAction(tr("&Run planner"), this, [this] {
@@ -158,7 +162,7 @@ void MainWindow::build_menus() {
     QMessageBox::about(this, tr("About capplan"),
                        tr("<b>capplan-gui %1</b><br>Cost and capacity planner for LLM training on GPU clusters.<br>"
                           "Every number comes from the capplan libraries (sim/, data/); the desktop app only "
-                          "edits scenarios and draws results.<br>Shortcuts: Ctrl+1/2/3 tabs, Ctrl+R run planner, "
+                          "edits scenarios and draws results.<br>Shortcuts: Ctrl+1/2/3/4 tabs, Ctrl+R run planner, "
                           "Ctrl+O open, Ctrl+S save, Ctrl+E export results.")
                            .arg(QStringLiteral(CAPPLAN_VERSION)));
   });

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The capplan-gui main window: Estimate, Plan and Compare tabs over one ScenarioDocument.
+// The capplan-gui main window: Estimate, Plan, Compare and Own vs rent tabs over one ScenarioDocument.
 #pragma once
 #include <QLabel>
 #include <QMainWindow>
@@ -19,11 +19,12 @@ class ScenarioEditor;
 class ResultsView;
 class CompareView;
 class PlanView;
+class TcoView;
 
 class MainWindow final : public QMainWindow {
   Q_OBJECT
  public:
-  enum Tab { kEstimateTab = 0, kPlanTab = 1, kCompareTab = 2 };
+  enum Tab { kEstimateTab = 0, kPlanTab = 1, kCompareTab = 2, kTcoTab = 3 };
 
   MainWindow(std::shared_ptr<const data::Catalogs> catalogs, std::shared_ptr<const sim::ResidualTable> bands,
              QWidget* parent = nullptr);
@@ -33,6 +34,7 @@ class MainWindow final : public QMainWindow {
   ResultsView* results() const { return results_; }
   CompareView* compare() const { return compare_; }
   PlanView* plan() const { return plan_; }
+  TcoView* tco() const { return tco_; }
   void show_tab(Tab tab);
 
   // Loads a calibration profile (`capplan estimate --profile`): validated with the CLI's parser;
@@ -89,6 +91,7 @@ class MainWindow final : public QMainWindow {
   ResultsView* results_ = nullptr;
   CompareView* compare_ = nullptr;
   PlanView* plan_ = nullptr;
+  TcoView* tco_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   QLabel* status_source_ = nullptr;
   QLabel* status_timing_ = nullptr;

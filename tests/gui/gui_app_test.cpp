@@ -14,6 +14,7 @@
 #include <QSet>
 #include <QTextLayout>
 #include <QSignalSpy>
+#include <QtCharts/QLineSeries>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
 #include "charts.hpp"
@@ -31,6 +32,7 @@
 #include "plan_view.hpp"
 #include "results_view.hpp"
 #include "scenario_editor.hpp"
+#include "tco_view.hpp"
 #include "capplan/gui/format.hpp"
 #include "gui_test_support.hpp"
 
@@ -55,6 +57,15 @@ void type_into(QLineEdit* edit, const QString& text) {
 bool open_scenario(MainWindow& w, const char* file) {
   w.set_ephemeral(true);
   return w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/") + QString::fromLatin1(file)).isEmpty();
+}
+
+// The series of `chart` whose name starts with `name`; null when none does.
+template <class Series>
+Series* series_named(QChart* chart, const QString& name) {
+  for (QAbstractSeries* s : chart->series()) {
+    if (auto* typed = qobject_cast<Series*>(s); typed != nullptr && typed->name().startsWith(name)) return typed;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -576,6 +587,97 @@ class GuiAppTest : public QObject {
       if (run.rawFont().supportsCharacter(QChar(u'混')) && run.rawFont().supportsCharacter(QChar(u'腾'))) ++cjk_runs;
     }
     QVERIFY(cjk_runs >= 1);
+  }
+
+  void the_own_vs_rent_tab_draws_the_own_curve_the_rent_lines_and_the_clis_break_even() {
+    // Issue 14 point 8: the GUI chart of `capplan tco`.
+    MainWindow w(catalogs(), nullptr);
+    QVERIFY(open_scenario(w, "tencent_h800_tco.json"));
+    w.show();
+    w.show_tab(MainWindow::kTcoTab);
+    QTRY_VERIFY(w.tco()->snapshot().has_value());
+    QVERIFY(w.tco()->message()->isHidden());
+    QChart* chart = w.tco()->chart_view()->chart();
+    // The own fleet: sim::tco at 5 %, 6 %, ..., 100 %, in CNY, through CNY 26.75 at 60 %.
+    auto* own = series_named<QLineSeries>(chart, QStringLiteral("own"));
+    QVERIFY(own != nullptr);
+    QCOMPARE(own->count(), 96);
+    QCOMPARE(own->at(0).x(), 5.0);
+    QCOMPARE(own->at(95).x(), 100.0);
+    QVERIFY(std::abs(own->at(55).y() - 26.75) < 0.005);
+    // A horizontal line per rent rate, in the scenario's currency.
+    const std::pair<const char*, double> rates[] = {{"on demand CNY 25.00", 25}, {"reserved CNY 40.00", 40},
+                                                    {"spot CNY 10.00", 10}};
+    for (const auto& [name, rate] : rates) {
+      auto* line = series_named<QLineSeries>(chart, QString::fromLatin1(name));
+      QVERIFY2(line != nullptr, name);
+      QCOMPARE(line->count(), 2);
+      QVERIFY(std::abs(line->at(0).y() - rate) < 1e-9 && std::abs(line->at(1).y() - rate) < 1e-9);
+    }
+    // The break-even points carry the CLI's figures (`capplan tco` on this file: owning is cheaper
+    // above 64.4% utilisation against on demand, 39.6% against reserved, never against spot).
+    auto* on_demand = series_named<QScatterSeries>(chart, QStringLiteral("64.4 % vs on demand"));
+    auto* reserved = series_named<QScatterSeries>(chart, QStringLiteral("39.6 % vs reserved"));
+    QVERIFY(on_demand != nullptr && reserved != nullptr);
+    QVERIFY(on_demand->pointLabelsVisible() && reserved->pointLabelsVisible());
+    QCOMPARE(on_demand->pointLabelsFormat(), QStringLiteral("64.4 % vs on demand"));
+    QVERIFY(std::abs(on_demand->at(0).x() - 64.4) < 0.05 && on_demand->at(0).y() == 25.0);
+    QVERIFY(std::abs(reserved->at(0).x() - 39.6) < 0.05 && reserved->at(0).y() == 40.0);
+    QVERIFY(series_named<QScatterSeries>(chart, QStringLiteral(" vs spot")) == nullptr);
+    for (QAbstractSeries* s : chart->series()) QVERIFY(!s->name().contains(QStringLiteral("vs spot")));
+    // The scenario's utilisation, and the y axis in its currency.
+    auto* at = series_named<QLineSeries>(chart, QStringLiteral("scenario 60.0 %: own CNY 26.75"));
+    QVERIFY(at != nullptr);
+    QCOMPARE(at->at(0).x(), 60.0);
+    QCOMPARE(at->at(1).x(), 60.0);
+    bool currency_axis = false;
+    for (QAbstractAxis* a : chart->axes(Qt::Vertical)) currency_axis |= a->titleText().contains(QStringLiteral("CNY"));
+    QVERIFY(currency_axis);
+    // Beside it: own total and per useful GPU-hour, each rent option's total and break-even.
+    const TcoModel& m = w.tco()->model();
+    QCOMPARE(m.index(m.row_of("own"), TcoModel::kTotal).data().toString(), QStringLiteral("CNY 53.98M"));
+    QCOMPARE(m.index(m.row_of("own"), TcoModel::kRate).data().toString(), QStringLiteral("CNY 26.75"));
+    QCOMPARE(m.index(m.row_of("on_demand"), TcoModel::kTotal).data().toString(), QStringLiteral("CNY 50.46M"));
+    QCOMPARE(m.index(m.row_of("on_demand"), TcoModel::kBreakEven).data().toString(), QStringLiteral("64.4 %"));
+    QCOMPARE(m.index(m.row_of("reserved"), TcoModel::kBreakEven).data().toString(), QStringLiteral("39.6 %"));
+    QVERIFY(w.tco()->missing()->text().contains(QStringLiteral("none")));
+
+    // A rate taken away: its line goes, and the tab lists it as missing (after the edit, by itself).
+    w.document()->erase("/pricing/spot");
+    QTRY_VERIFY(w.tco()->missing()->text().contains(QStringLiteral("pricing.spot.usd_per_gpu_hour")));
+    chart = w.tco()->chart_view()->chart();
+    QVERIFY(series_named<QLineSeries>(chart, QStringLiteral("spot")) == nullptr);
+    QVERIFY(series_named<QLineSeries>(chart, QStringLiteral("on demand CNY 25.00")) != nullptr);
+    QCOMPARE(m.index(m.row_of("spot"), TcoModel::kRate).data().toString(), QStringLiteral("unknown"));
+  }
+
+  void the_own_vs_rent_tab_asks_for_a_tco_section_and_reads_the_price_sheet() {
+    MainWindow w(catalogs(), nullptr);
+    QVERIFY(open_scenario(w, "tencent_h800_spot.json"));  // no tco section
+    w.show();
+    w.show_tab(MainWindow::kTcoTab);
+    QTRY_VERIFY(w.tco()->message()->isVisible());
+    QVERIFY(!w.tco()->snapshot().has_value());
+    QVERIFY2(w.tco()->message()->text().contains(QStringLiteral("no <code>tco</code> section")),
+             qPrintable(w.tco()->message()->text()));
+    QVERIFY(w.tco()->message()->text().contains(QStringLiteral("Add one")));
+    QCOMPARE(w.tco()->model().rowCount(), 0);
+    // The example priced from a sheet (pricing.sheet, relative to the scenario file), opened while
+    // the tab is shown: the sheet's reserved rate (a monthly subscription), as `capplan tco` reads it.
+    QVERIFY(w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/examples/tencent-h800-100b/scenario.json")).isEmpty());
+    QTRY_VERIFY(w.tco()->snapshot().has_value());
+    QVERIFY(w.tco()->message()->isHidden());
+    QVERIFY(w.tco()->notes()->text().contains(QStringLiteral("prices.json")));
+    const TcoModel& m = w.tco()->model();
+    QCOMPARE(m.index(m.row_of("on_demand"), TcoModel::kBreakEven).data().toString(), QStringLiteral("57.4 %"));
+    QCOMPARE(m.index(m.row_of("reserved"), TcoModel::kRate).data().toString(), QStringLiteral("CNY 16.78"));
+    QCOMPARE(m.index(m.row_of("reserved"), TcoModel::kBreakEven).data().toString(), QStringLiteral("87.4 %"));
+    QVERIFY(series_named<QScatterSeries>(w.tco()->chart_view()->chart(), QStringLiteral("87.4 % vs reserved")));
+    // An invalid section: the CLI's message, naming the field.
+    w.document()->set_value("/tco/years", 0);
+    QTRY_VERIFY(w.tco()->message()->isVisible());
+    QVERIFY2(w.tco()->message()->text().contains(QStringLiteral("scenario#/tco/years")),
+             qPrintable(w.tco()->message()->text()));
   }
 
   void compare_shows_up_to_four_scenarios() {

@@ -7,6 +7,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTranslator>
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -29,6 +31,7 @@
 #include "capplan/gui/result_models.hpp"
 #include "capplan/gui/scenario_document.hpp"
 #include "capplan/gui/table_model.hpp"
+#include "capplan/gui/tco_model.hpp"
 
 using namespace capplan;
 using namespace capplan::gui;
@@ -655,6 +658,94 @@ class GuiModelsTest : public QObject {
     QCOMPARE(doc.last_good()->scenario.cluster.gpus, best.gpus);
     plans.set_snapshot(nullptr);
     QCOMPARE(plans.rowCount(), 0);
+  }
+
+  // Issue 14 point 8: the Own vs rent tab's figures are `capplan tco`'s, price sheet included, and
+  // its curve is sim::tco asked at each utilisation.
+  void the_own_vs_rent_figures_are_capplan_tcos() {
+    struct Case {
+      const char* file;
+      bool sheet;
+    };
+    for (const Case& c : {Case{"tests/cli/scenarios/tencent_h800_tco.json", false},
+                          Case{"examples/tencent-h800-100b/scenario.json", true}}) {
+      const std::string path = std::string(CAPPLAN_SOURCE_DIR "/") + c.file;
+      std::ifstream in(path);
+      const nlohmann::json doc = nlohmann::json::parse(in);
+      QVERIFY(has_tco_section(doc));
+      auto snap = tco_snapshot(doc, *catalogs(), path);
+      QVERIFY2(snap.has_value(), c.file);
+      QCOMPARE(!snap->sheet.isEmpty(), c.sheet);
+      QProcess cli;
+      cli.start(QStringLiteral(CAPPLAN_CLI_EXE), {QStringLiteral("tco"), QString::fromStdString(path),
+                                                   QStringLiteral("--format"), QStringLiteral("json"),
+                                                   QStringLiteral("--data-dir"), QStringLiteral(CAPPLAN_SOURCE_DIR "/data")});
+      QVERIFY(cli.waitForFinished(60000));
+      QCOMPARE(cli.exitCode(), 0);
+      const auto out = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
+      // The request and result are the CLI's: its JSON, written from them, is what `capplan tco` prints.
+      QCOMPARE(QString::fromStdString(data::tco_to_json(snap->tco, snap->request).dump()),
+               QString::fromStdString(out.dump()));
+      // The curve: 5 % to 100 %, falling, through the scenario's own point.
+      QCOMPARE(static_cast<int>(snap->own_curve.size()), 100 - kTcoCurveFromPercent + 1);
+      QCOMPARE(snap->own_curve.front().utilisation, 0.05);
+      QCOMPARE(snap->own_curve.back().utilisation, 1.0);
+      for (size_t i = 1; i < snap->own_curve.size(); ++i) {
+        QVERIFY(snap->own_curve[i].usd_per_useful_gpu_hour < snap->own_curve[i - 1].usd_per_useful_gpu_hour);
+      }
+      const auto at = std::find_if(snap->own_curve.begin(), snap->own_curve.end(),
+                                   [](const TcoPoint& p) { return std::abs(p.utilisation - 0.6) < 1e-9; });
+      QVERIFY(at != snap->own_curve.end());
+      QCOMPARE(at->usd_per_useful_gpu_hour, *snap->tco.own_usd_per_useful_gpu_hour);
+
+      TcoModel model;
+      QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+      model.set_snapshot(*snap);
+      QCOMPARE(model.rowCount(), 4);
+      for (const auto& rent : out.at("rent")) {
+        const int row = model.row_of(rent.at("purchase").get<std::string>());
+        QVERIFY(row > 0);
+        const QVariant be = model.index(row, TcoModel::kBreakEven).data(kSortRole);
+        if (rent.at("break_even_utilisation").is_null()) {
+          QVERIFY(!be.isValid());
+        } else {
+          QCOMPARE(be.toDouble(), rent.at("break_even_utilisation").get<double>());
+        }
+      }
+    }
+    // The CLI's figures for the test file (README "Own versus rent over years").
+    std::ifstream in(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/tencent_h800_tco.json");
+    nlohmann::json doc = nlohmann::json::parse(in);
+    TcoModel model;
+    model.set_snapshot(*tco_snapshot(doc, *catalogs(), ""));
+    auto cell = [&](const char* key, int column) {
+      return model.index(model.row_of(key), column).data().toString();
+    };
+    QCOMPARE(cell("own", TcoModel::kTotal), QStringLiteral("CNY 53.98M"));
+    QCOMPARE(cell("own", TcoModel::kRate), QStringLiteral("CNY 26.75"));
+    QCOMPARE(cell("on_demand", TcoModel::kBreakEven), QStringLiteral("64.4 %"));
+    QCOMPARE(cell("reserved", TcoModel::kBreakEven), QStringLiteral("39.6 %"));
+    QCOMPARE(cell("spot", TcoModel::kBreakEven), QStringLiteral("never at this rate"));
+    QCOMPARE(cell("reserved", TcoModel::kTotal), QStringLiteral("CNY 80.73M"));
+    // A price not given stays unknown and is listed; without the purchase price there is no curve.
+    doc["pricing"].erase("spot");
+    doc["tco"].erase("capex_per_node");
+    auto unpriced = tco_snapshot(doc, *catalogs(), "");
+    QVERIFY(unpriced.has_value());
+    QVERIFY(unpriced->own_curve.empty());
+    const auto& missing = unpriced->tco.missing;
+    QVERIFY(std::find(missing.begin(), missing.end(), "tco.capex_per_node") != missing.end());
+    QVERIFY(std::find(missing.begin(), missing.end(), "pricing.spot.usd_per_gpu_hour") != missing.end());
+    model.set_snapshot(*unpriced);
+    QCOMPARE(cell("own", TcoModel::kTotal), QStringLiteral("unknown"));
+    QCOMPARE(cell("spot", TcoModel::kRate), QStringLiteral("unknown"));
+    QCOMPARE(cell("on_demand", TcoModel::kBreakEven), QStringLiteral("unknown"));
+    // No section: nothing to compute, in the CLI's words.
+    doc.erase("tco");
+    QVERIFY(!has_tco_section(doc));
+    const auto none = tco_snapshot(doc, *catalogs(), "");
+    QVERIFY(!none.has_value());
+    QCOMPARE(QString::fromStdString(none.error().front().where), QStringLiteral("scenario#/tco"));
   }
 
   void the_planner_can_be_cancelled() {
