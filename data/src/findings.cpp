@@ -209,6 +209,9 @@ constexpr Template kTemplates[] = {
      "{min_k}..{max_k}); datasheet used"},
     {FindingCode::profile_gemm_poor_fit, "gemm {dtype} "
      "fit is poor (RMS relative residual {residual_pct:f0}%, R^2 {r2:f2}); used, but treat these times as rough"},
+    {FindingCode::profile_gemm_above_peak,
+     "gemm {dtype} measured at up to {tflops:f0} TFLOP/s, above this GPU's datasheet peak of {peak_tflops:f0}: the "
+     "profile comes from a faster device or its fit is wrong; those GEMMs are priced at the peak"},
     {FindingCode::profile_memory_outside_range,
      "memory '{op}' ({pattern}) outside the measured range ({min_bytes:B}..{max_bytes:B}); datasheet used"},
     {FindingCode::profile_memory_outside_sizes,

@@ -215,6 +215,9 @@ std::vector<std::pair<Finding, std::string>> profile_cases() {
        "datasheet used"},
       {poor_gemm,
        "gemm fp32 fit is poor (RMS relative residual 31%, R^2 0.90); used, but treat these times as rough"},
+      {t(C::profile_gemm_above_peak, "dtype", "bf16", {{"tflops", 2199.0}, {"peak_tflops", 989.4}}),
+       "gemm bf16 measured at up to 2199 TFLOP/s, above this GPU's datasheet peak of 989: the profile comes from a "
+       "faster device or its fit is wrong; those GEMMs are priced at the peak"},
       {with(t(C::profile_memory_outside_range, "op", "adam_step", {{"min_bytes", 1e3}, {"max_bytes", 1e10}}),
             "pattern", "elementwise"),
        "memory 'adam_step' (elementwise) outside the measured range (1 kB..10 GB); datasheet used"},

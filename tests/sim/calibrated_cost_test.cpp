@@ -76,6 +76,31 @@ TEST(CalibratedCost, AMeasuredShapeCostsItsMeasuredTime) {
 
 // Between the k = 1024 and k = 4096 points of one family the ratio measured/model is
 // interpolated in log k: at k = 2048 (halfway in log) it is sqrt(1.1 * 0.9).
+// A profile faster than the GPU's datasheet peak (measured on a faster device, or a bad fit): an
+// 8192^3 bf16 GEMM "measured" in 0.5 ms would be 2.2 PFLOP/s; on an H100 (989 TFLOP/s dense bf16)
+// it costs at least 2 x 8192^3 / 989e12 = 1.112 ms, and coverage names the rate once.
+TEST(CalibratedCost, AProfileFasterThanTheDatasheetPeakIsHeldToThePeakAndNamed) {
+  Profile p = h100_profile();
+  const GemmOp big{"x", 8192, 8192, 8192, 1, Precision::bf16};
+  p.gemm_points.push_back({8192, 8192, 8192, 1, Precision::bf16, 0.5e-3, 10, 0.01});
+  const Cluster c = h100_cluster();
+  const CalibratedCost cost(p, c);
+  const double floor = 2.0 * 8192.0 * 8192 * 8192 / c.gpu.peak.bf16.base();
+  EXPECT_NEAR(floor, 1.112e-3, 0.001e-3);
+  EXPECT_DOUBLE_EQ(cost.gemm(big).base(), floor);
+  EXPECT_EQ(cost.pricing(big), "measured");
+  const auto w = cost.coverage({StepOp{big}});
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].code, FindingCode::profile_gemm_above_peak);
+  EXPECT_EQ(w[0].text("dtype"), "bf16");
+  EXPECT_NEAR(w[0].number("tflops"), 2.0 * 8192.0 * 8192 * 8192 / 0.5e-3 / 1e12, 1e-6);
+  EXPECT_NEAR(w[0].number("peak_tflops"), c.gpu.peak.bf16.base() / 1e12, 1e-6);
+  // A measured time above the floor is kept as it is, and says nothing.
+  const GemmOp small{"x", 1024, 1024, 1024, 1, Precision::bf16};
+  EXPECT_DOUBLE_EQ(cost.gemm(small).base(), p.gemm_points[0].time_s);
+  EXPECT_TRUE(cost.coverage({StepOp{small}}).empty());
+}
+
 TEST(CalibratedCost, BetweenMeasuredPointsOfAFamilyTheMeasuredRatioIsInterpolated) {
   const Profile p = h100_profile();
   const CalibratedCost cost(p, h100_cluster());

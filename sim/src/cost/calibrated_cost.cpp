@@ -57,7 +57,14 @@ struct CalibratedCost::Choice {
 };
 
 CalibratedCost::CalibratedCost(Profile profile, const Cluster& cluster, DatasheetAssumptions a)
-    : profile_(std::move(profile)), datasheet_(cluster, a) {}
+    : profile_(std::move(profile)), datasheet_(cluster, a), peak_(cluster.gpu.peak) {}
+
+double CalibratedCost::gemm_floor_s(const GemmOp& op) const {
+  const double peak = peak_.for_precision(op.dtype).base();
+  if (!(peak > 0)) return 0;
+  return 2.0 * static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k) *
+         static_cast<double>(op.batch) / peak;
+}
 
 std::string CalibratedCost::source() const {
   std::string device = profile_.context_value("device");
@@ -321,7 +328,7 @@ units::Seconds CalibratedCost::gemm(const GemmOp& op) const {
   if (op.m <= 0 || op.n <= 0 || op.k <= 0 || op.batch <= 0) return {};
   const Choice c = gemm_choice(op);
   if (c.datasheet() || !std::isfinite(c.seconds) || c.seconds < 0) return datasheet_.gemm(op);
-  return units::seconds(c.seconds);
+  return units::seconds(std::max(c.seconds, gemm_floor_s(op)));
 }
 
 units::Seconds CalibratedCost::memory(const MemoryOp& op) const {
@@ -357,7 +364,25 @@ std::vector<Finding> CalibratedCost::coverage(const std::vector<StepOp>& ops) co
   for (const auto& s : ops) {
     Finding w{FindingCode::note, {}, {}};  // stays a note (never a coverage code) when the op is covered
     if (const auto* g = std::get_if<GemmOp>(&s.op)) {
-      if (g->m > 0 && g->n > 0 && g->k > 0 && g->batch > 0) gemm_choice(*g, &w);
+      if (g->m > 0 && g->n > 0 && g->k > 0 && g->batch > 0) {
+        const Choice c = gemm_choice(*g, &w);
+        const double floor = gemm_floor_s(*g);
+        if (!c.datasheet() && std::isfinite(c.seconds) && c.seconds > 0 && c.seconds < floor) {
+          const double flops = 2.0 * static_cast<double>(g->m) * static_cast<double>(g->n) *
+                               static_cast<double>(g->k) * static_cast<double>(g->batch);
+          // One finding per dtype: the fastest such GEMM's rate.
+          Finding above = coded(FindingCode::profile_gemm_above_peak, "dtype", std::string(to_string(g->dtype)),
+                                {{"tflops", flops / c.seconds / 1e12}, {"peak_tflops", flops / floor / 1e12}});
+          auto same = std::find_if(out.begin(), out.end(), [&](const Finding& f) {
+            return f.code == FindingCode::profile_gemm_above_peak && f.text("dtype") == above.text("dtype");
+          });
+          if (same == out.end()) {
+            out.push_back(std::move(above));
+          } else if (above.number("tflops") > same->number("tflops")) {
+            *same = std::move(above);
+          }
+        }
+      }
     } else if (const auto* m = std::get_if<MemoryOp>(&s.op)) {
       if (m->bytes.base() > 0) memory_choice(*m, &w);
     } else {

@@ -32,7 +32,8 @@ class CalibratedCost final : public OpCostModel {
 
   // One finding per kind of op the profile could not price (FindingCode::profile_*, field empty),
   // or priced with a poor fit or by scaling: profile_gemm_outside_range {dtype, m, n, k, min_m, ...},
-  // profile_collective_not_measured {kind, across_nodes}, ... data::render words them ("gemm bf16
+  // profile_collective_not_measured {kind, across_nodes}, profile_gemm_above_peak {dtype, tflops,
+  // peak_tflops}, ... data::render words them ("gemm bf16
   // m=8192 n=24576 k=8192 outside the measured range (m 64..4096, ...); datasheet used").
   // Deduplicated, in op order.
   std::vector<Finding> coverage(const std::vector<StepOp>& ops) const;
@@ -49,8 +50,15 @@ class CalibratedCost final : public OpCostModel {
   Choice memory_choice(const MemoryOp& op, Finding* warning = nullptr) const;
   Choice collective_choice(const CollectiveOp& op, Finding* warning = nullptr) const;
 
+  // The fastest a GEMM can run on the scenario's GPU: 2 m n k batch at the datasheet dense peak
+  // of its dtype (0 when the datasheet has none). A profile time below it (a profile measured on a
+  // faster device, or a bad fit) is raised to it, so MFU never exceeds 1, and coverage() says so
+  // (profile_gemm_above_peak).
+  double gemm_floor_s(const GemmOp& op) const;
+
   Profile profile_;
   DatasheetCost datasheet_;
+  PeakRates peak_;
 };
 
 }  // namespace capplan::sim

@@ -100,6 +100,7 @@ enum class FindingCode : std::uint8_t {
   profile_gemm_too_few_shapes,        // dtype (text), shapes
   profile_gemm_outside_range,         // dtype (text), m, n, k, min_m, max_m, min_n, max_n, min_k, max_k
   profile_gemm_poor_fit,              // dtype (text), residual_pct, r2
+  profile_gemm_above_peak,            // dtype (text), tflops (the profile's fastest), peak_tflops (datasheet)
   profile_memory_outside_range,       // op, pattern (text), min_bytes, max_bytes
   profile_memory_outside_sizes,       // op, pattern (text)
   profile_memory_not_measured,        // op, pattern (text)
