@@ -47,11 +47,6 @@ struct EstimateOptions {
   CLI::Option* profile_option = nullptr;
 };
 
-bool has_key(const json& root, std::string_view section, std::string_view key) {
-  auto it = root.find(section);
-  return it != root.end() && it->is_object() && it->contains(key);
-}
-
 // Applies every given flag to the scenario document (CONTRACT.md: a flag overrides the file).
 void apply_flags(json& doc, const EstimateOptions& opt) {
   if (!doc.is_object()) return;                               // parse_scenario reports the wrong top-level type

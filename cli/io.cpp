@@ -227,4 +227,10 @@ std::string render_table(const std::vector<std::string>& header, const std::vect
   return out;
 }
 
+bool has_key(const nlohmann::json& root, std::string_view section, std::string_view key) {
+  if (!root.is_object()) return false;
+  auto it = root.find(section);
+  return it != root.end() && it->is_object() && it->contains(key);
+}
+
 }  // namespace capplan::cli

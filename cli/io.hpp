@@ -72,6 +72,9 @@ std::optional<std::string> one_scenario_file(const std::string& positional, cons
 // ""; prints what is wrong and returns nullopt.
 std::optional<nlohmann::json> scenario_document_or_report(const std::string& file);
 
+// Whether the scenario document's object `section` has `key` ("pricing", "currency").
+bool has_key(const nlohmann::json& root, std::string_view section, std::string_view key);
+
 // The calibration profile at `path` ("-": standard input), validated (data::parse_profile);
 // prints what is wrong and returns nullopt.
 std::optional<sim::Profile> load_profile_or_report(const std::string& path);

@@ -268,15 +268,24 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     }
     request.error_band = bands->table;  // the band estimate prints, the one each plan is checked on
   }
-  // A price sheet (--prices, else the file's pricing.sheet) is merged over the catalog first.
-  json sheet_doc = json::object();
+  // The scenario: the file (or the built-in example) patched by the flags. Its cluster is only
+  // needed to parse it when the offerings come from the catalog.
+  json doc;
   if (!file.empty()) {
-    if (auto d = data::parse_scenario_document(text, kWhere)) sheet_doc = std::move(*d);
+    auto document = data::parse_scenario_document(text, kWhere);
+    if (!document) {
+      print_diagnostics(document.error());
+      return code(Exit::invalid_input);
+    }
+    doc = std::move(*document);
+  } else {
+    doc = data::example_scenario();
+    doc.erase("name");
+    if (opt.flags.given("--model")) doc["strategy"] = "auto";
   }
+  // A price sheet (--prices, else the file's pricing.sheet) is merged over the catalog first.
   std::optional<data::PriceSheet> sheet;
-  if (!merge_price_sheet_or_report(opt.price_sheet, sheet_doc, file, *catalogs, sheet)) {
-    return code(Exit::invalid_input);
-  }
+  if (!merge_price_sheet_or_report(opt.price_sheet, doc, file, *catalogs, sheet)) return code(Exit::invalid_input);
 
   // Offerings: the catalog instances the filters select, or the scenario's own cluster.
   data::OfferingFilter filter;
@@ -299,21 +308,6 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     offering_findings = std::move(list->findings);
   }
 
-  // The scenario: the file (or the built-in example) patched by the flags. Its cluster is only
-  // needed to parse it when the offerings come from the catalog.
-  json doc;
-  if (!file.empty()) {
-    auto document = data::parse_scenario_document(text, kWhere);
-    if (!document) {
-      print_diagnostics(document.error());
-      return code(Exit::invalid_input);
-    }
-    doc = std::move(*document);
-  } else {
-    doc = data::example_scenario();
-    doc.erase("name");
-    if (opt.flags.given("--model")) doc["strategy"] = "auto";
-  }
   // The scenario's pricing stays: it applies to its own instance among the offerings
   // (data::apply_scenario_pricing); a file without a cluster has no instance of its own.
   bool pricing_given = false;
@@ -358,7 +352,7 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     offering_findings.insert(offering_findings.end(), found.begin(), found.end());
   }
   if (sheet) {  // the sheet's purchase-model columns, where the scenario gives none
-    const bool currency_given = doc.is_object() && doc.contains("pricing") && doc["pricing"].contains("currency");
+    const bool currency_given = has_key(doc, "pricing", "currency");
     auto found = from_catalog ? data::apply_price_sheet_to_offerings(request.offerings, *sheet)
                               : data::apply_price_sheet_to_scenario(request.base, *sheet, currency_given);
     notes.insert(notes.end(), found.begin(), found.end());

@@ -83,9 +83,7 @@ int run_tco(const TcoOptions& opt, const GlobalOptions& global) {
   }
   std::vector<std::string> sheet_notes;
   if (sheet) {
-    const bool currency_given = doc.is_object() && doc.contains("pricing") && doc["pricing"].is_object() &&
-                                doc["pricing"].contains("currency");
-    sheet_notes = data::apply_price_sheet_rates(parsed->scenario, *sheet, currency_given);
+    sheet_notes = data::apply_price_sheet_rates(parsed->scenario, *sheet, has_key(doc, "pricing", "currency"));
   }
   auto request = data::tco_request(doc, *parsed, *catalogs, kWhere);
   if (!request) {
