@@ -211,8 +211,35 @@ TEST(HierarchicalAllReduce, IsIntraNodeRingPlusInterNodeRingOnAOneGthShard) {
 TEST(HierarchicalAllGather, IsIntraNodeNMinusOneOverNPlusInterNodeOnAOneGthShard) {
   const DatasheetCost cost(cluster_of(test::a100_80gb(), 32));
   const double S = kGiB, g = 4, N = 8;
-  const double expected = (g - 1) / g * S / kA100Busbw + (N - 1) / N * (S / g) / kNetBusbw + alpha(true, 32);
+  // Across nodes an all-gather is a ring with NCCL's per-step latency instead of alpha: for 1 GiB
+  // the Simple protocol wins (full bandwidth), 8.4 us + (32 - 8) intra-node steps x 3.4 us +
+  // (8 - 1) network steps x 14 us = 188 us (NCCL src/graph/tuning.cc).
+  const double ring_us = 8.4 + 24 * 3.4 + 7 * 14.0;
+  const double expected = (g - 1) / g * S / kA100Busbw + (N - 1) / N * (S / g) / kNetBusbw + ring_us * 1e-6;
   EXPECT_NEAR(cost.collective(coll(CollectiveKind::all_gather, S, 32, 4, 8)).base(), expected, kSumOrder * expected);
+}
+
+TEST(RingAcrossNodes, LatencyGrowsLinearlyWithRanksAndSmallMessagesUseLl) {
+  // A 64 KiB reduce-scatter is latency-bound: LL (a quarter of the bandwidth, 6.6 us base, 1 us per
+  // intra-node step, 2.7 us per network step) is the fastest protocol, so each extra node of
+  // 8 GPUs adds 7 x 1 + 2.7 = 9.7 us plus its share of bandwidth; tree-style alpha would add
+  // 3 us x log2 growth only. 48 and 96 nodes: the ring term alone is 6.6 + 336 + 126.9 us and
+  // 6.6 + 672 + 256.5 us.
+  const DatasheetCost cost(cluster_of(test::a100_80gb(), 768));
+  const double S = 64.0 * 1024;
+  const double t384 = cost.collective(coll(CollectiveKind::reduce_scatter, S, 384, 8, 48)).base();
+  const double t768 = cost.collective(coll(CollectiveKind::reduce_scatter, S, 768, 8, 96)).base();
+  EXPECT_GT(t384, (6.6 + 336 + 47 * 2.7) * 1e-6);
+  EXPECT_GT(t768, (6.6 + 672 + 95 * 2.7) * 1e-6);
+  // Doubling the ranks nearly doubles the (latency-dominated) time: at least 1.8x.
+  EXPECT_GT(t768 / t384, 1.8);
+  // All-reduce keeps the tree-like alpha: it grows by far less.
+  const double a384 = cost.collective(coll(CollectiveKind::all_reduce, S, 384, 8, 48)).base();
+  const double a768 = cost.collective(coll(CollectiveKind::all_reduce, S, 768, 8, 96)).base();
+  EXPECT_LT(a768 / a384, 1.3);
+  // Inside one node the ring model does not apply (NVLS / ring with the tier's alpha).
+  const double in_node = cost.collective(coll(CollectiveKind::all_gather, S, 8, 8, 1)).base();
+  EXPECT_LT(in_node, 60e-6);
 }
 
 TEST(SendRecv, IsBytesOverLinkBusbwPlusAlpha) {

@@ -257,7 +257,9 @@ CalibratedCost::Choice CalibratedCost::collective_choice(const CollectiveOp& op,
       for (std::size_t i = 1; i < links.size(); ++i) links[i].busbw = links[i].busbw * scale;
       if (warning != nullptr) *warning = across_tier(FindingCode::profile_tier_scaled);
       return {"scaled",
-              hierarchical_collective_time(op, links, datasheet_.collectives().latency_per_log2_us()).base()};
+              hierarchical_collective_time(op, links, datasheet_.collectives().latency_per_log2_us(),
+                                           &datasheet_.collectives().ring())
+                  .base()};
     }
   }
   const bool inter = op.group.spans_nodes();

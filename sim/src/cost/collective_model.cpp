@@ -33,7 +33,7 @@ TierSpan tier_span(const GroupPlacement& g, int tiers) {
 }
 
 units::Seconds hierarchical_collective_time(const CollectiveOp& op, std::span<const TierLink> links,
-                                            double latency_per_log2_us) {
+                                            double latency_per_log2_us, const RingLatency* ring) {
   const int n = op.group.size;
   if (n <= 1 || op.bytes.base() <= 0 || links.empty()) return {};
   const TierSpan ts = tier_span(op.group, static_cast<int>(links.size()));
@@ -70,6 +70,24 @@ units::Seconds hierarchical_collective_time(const CollectiveOp& op, std::span<co
     case CollectiveKind::send_recv:
       seconds = S / busbw(outer);
       break;
+  }
+  const bool ring_across_nodes = ring != nullptr && outer >= 1 &&
+                                 (op.kind == CollectiveKind::all_gather || op.kind == CollectiveKind::reduce_scatter);
+  if (ring_across_nodes) {
+    // n - 1 ring steps, nodes - 1 of them over the network; the fastest protocol wins.
+    const double nodes = static_cast<double>(n) / span(0);
+    const double intra_steps = std::max(0.0, n - nodes);
+    const double inter_steps = std::max(0.0, nodes - 1);
+    double best = 0;
+    bool first = true;
+    for (const RingProtocol& p : ring->protocols) {
+      if (!(p.bandwidth_fraction > 0)) continue;
+      const double t = (p.base_us + intra_steps * p.intra_step_us + inter_steps * p.inter_step_us) * 1e-6 +
+                       seconds / p.bandwidth_fraction;
+      if (first || t < best) best = t;
+      first = false;
+    }
+    if (!first) return units::seconds(best);
   }
   return units::seconds(seconds) + units::microseconds(alpha_us);
 }
