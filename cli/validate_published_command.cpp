@@ -54,9 +54,8 @@ using Report = data::ValidationReport;
 using data::Accuracy;
 using data::accuracy;
 using data::coverage;
-using data::kScaleBuckets;
 using data::one_line;
-using data::scale_bucket;
+using sim::kScaleBuckets;
 
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -120,12 +119,11 @@ json report_json(const Report& rep, const std::string& csv) {
   for (const auto* run : rep.skipped) {
     skipped.push_back({{"row_id", run->row_id}, {"model", run->model_name}, {"reason", run->skip_reason}});
   }
-  json by_arch = json::object();
-  for (const auto& [arch, a] : rep.by_arch) by_arch[arch] = accuracy_json(a);
-  json by_gpu = json::object();
-  for (const auto& [gpu, a] : rep.by_gpu) by_gpu[gpu] = accuracy_json(a);
-  json by_scale = json::object();
-  for (const auto& [bucket, a] : rep.by_scale) by_scale[bucket] = accuracy_json(a);
+  auto groups_json = [](const std::map<std::string, Accuracy>& groups) {
+    json out = json::object();
+    for (const auto& [name, a] : groups) out[name] = accuracy_json(a);
+    return out;
+  };
   return {
       {"csv", csv},
       {"cost_model", "datasheet"},
@@ -142,9 +140,10 @@ json report_json(const Report& rep, const std::string& csv) {
         {"interval_coverage", number(rep.overall.interval_coverage)},
         {"interval_rows", rep.overall.with_interval},
         {"interval_method", "p10-p90 of each row from a residual table fitted without that row (leave-one-out)"},
-        {"by_arch", by_arch},
-        {"by_gpu", by_gpu},
-        {"by_scale", by_scale}}},
+        {"by_arch", groups_json(rep.by_arch)},
+        {"by_framework", groups_json(rep.by_framework)},
+        {"by_gpu", groups_json(rep.by_gpu)},
+        {"by_scale", groups_json(rep.by_scale)}}},
   };
 }
 
@@ -207,6 +206,7 @@ std::string report_table(const Report& rep, const std::string& csv) {
                               : std::string("n/a (too few rows for a residual table)")) +
          "\n\n";
   out += accuracy_table("by architecture", rep.by_arch, {"dense", "moe"}) + "\n";
+  out += accuracy_table("by framework family", rep.by_framework, {"megatron", "pytorch"}) + "\n";
   out += accuracy_table("by GPU", rep.by_gpu) + "\n";
   out += accuracy_table("by scale (GPUs)", rep.by_scale,
                         std::vector<std::string>(std::begin(kScaleBuckets), std::end(kScaleBuckets)));
@@ -228,7 +228,8 @@ data::ErrorBands error_bands_of(const Report& rep, const std::filesystem::path& 
                  csv.filename().string() + " (" + std::to_string(rep.overall.predicted) +
                  " predicted rows, datasheet cost model)";
   bands.method = "r = ln(measured / predicted) of tokens/s per GPU for every predicted row; per category "
-                 "(<arch>/<framework>, <arch>, all) with at least " +
+                 "(<arch>/<framework>/<scale>, <arch>/<framework>, <arch>/<scale>, <arch>, all: the lookup order) "
+                 "with at least " +
                  std::to_string(sim::kMinResidualSamples) +
                  " rows, p10 and p90 of r at plotting position (n+1)p with linear interpolation (Hyndman-Fan "
                  "definition 6, a distribution-free 80% prediction interval); leave_one_out_coverage is the share of "

@@ -80,8 +80,8 @@ enum class FindingCode : std::uint8_t {
   offering_price_unknown,    // offering (text): ranked on time only
   pareto_without_prices,     // no plan that meets the constraints has a price: ranked by time
   // The error band (estimate/uncertainty.cpp).
-  band_excludes_estimate,  // ratio_p10, ratio_p90, runs; text category: every validated run of the
-                           // category was slower (or faster) than predicted, so the band lies on one side
+  band_extended_to_estimate,  // ratio_p10, ratio_p90 (before the extension), runs; text category: the
+                              // category's p10-p90 lay on one side of the estimate, so it was extended to it
   // A search request's input errors (search/search.cpp validate; Diagnostic::finding). `got` is the value given.
   search_below_one,           // got (top_k, a node count, an offering's gpus_per_node)
   search_threads_negative,    // got
