@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "capplan/sim/datasheet_cost.hpp"
@@ -154,12 +155,9 @@ TEST(ErrorCategory, IsArchitectureSlashFrameworkSlashScale) {
 
 // The bucket edges: 8 GPUs is one node, 512 the last of the middle bucket.
 TEST(ErrorCategory, ScaleBucketsSplitAtOneNodeAnd512Gpus) {
-  EXPECT_EQ(scale_bucket(1), "<=8");
-  EXPECT_EQ(scale_bucket(8), "<=8");
-  EXPECT_EQ(scale_bucket(9), "9-512");
-  EXPECT_EQ(scale_bucket(512), "9-512");
-  EXPECT_EQ(scale_bucket(513), ">512");
-  EXPECT_EQ(scale_bucket(16384), ">512");
+  const std::vector<std::pair<int, std::string>> edges = {{1, "<=8"},     {8, "<=8"},    {9, "9-512"},
+                                                          {512, "9-512"}, {513, ">512"}, {16384, ">512"}};
+  for (const auto& [gpus, bucket] : edges) EXPECT_EQ(scale_bucket(gpus), bucket) << gpus;
 }
 
 TEST(ErrorCategory, PartsTellTheScaleFromTheFramework) {
