@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "capplan/data/cost_model.hpp"
 #include "capplan/data/findings.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
@@ -53,7 +54,7 @@ std::string one_line(const Diagnostics& diags) {
   return text.empty() ? "unknown error" : text;
 }
 
-ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs) {
+ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs, const sim::Profile* profile) {
   ValidationRow r;
   r.run = &run;
   r.gpu = run.gpu_model;
@@ -69,8 +70,8 @@ ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs) {
   r.category = sim::error_category(parsed->scenario);
   r.arch = r.category.substr(0, r.category.find('/'));
   r.scenario = parsed->scenario;
-  const sim::DatasheetCost cost(parsed->scenario.cluster);
-  auto e = sim::estimate(parsed->scenario, cost);
+  const auto cost = make_cost_model(parsed->scenario.cluster, profile);
+  auto e = sim::estimate(parsed->scenario, *cost);
   if (!e) {
     r.error = one_line(e.error());
     return r;
@@ -118,7 +119,8 @@ void leave_one_out_interval(ValidationRow& r, const std::vector<ValidationRow>& 
 
 }  // namespace
 
-ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs) {
+ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs,
+                                    const sim::Profile* profile) {
   ValidationReport rep;
   rep.rows = static_cast<int>(runs.size());
   for (const auto& run : runs) {
@@ -127,7 +129,7 @@ ValidationReport validate_published(const std::vector<PublishedRun>& runs, const
       continue;
     }
     ++rep.usable;
-    rep.results.push_back(evaluate_row(run, catalogs));
+    rep.results.push_back(evaluate_row(run, catalogs, profile));
   }
   for (auto& r : rep.results) {
     if (r.predicted) leave_one_out_interval(r, rep.results);
