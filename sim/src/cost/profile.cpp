@@ -87,7 +87,8 @@ std::string runs_fit_source(const Profile& profile) {
 
 bool profile_measured_on(const Profile& profile, const GpuSpec& gpu) {
   const std::string device = profile.context_value("device");
-  if (profile.context_value("backend") == "host") return false;
+  // A CPU profile prices only the host itself (capplan validate's GPU "host"), never a catalog GPU.
+  if (profile.context_value("backend") == "host") return gpu.id == "host";
   if (device.empty() || device == gpu.id) return true;
   const auto lower = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); };
   std::string model;  // "h100" of "h100-sxm-80gb"

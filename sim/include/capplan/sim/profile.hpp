@@ -189,7 +189,8 @@ struct Profile {
 std::string profile_device_label(const Profile& profile);
 // The cost model's name for a profile of runs_fit alone: "calibrated from 6 runs: h800 (2026-12-02)".
 std::string runs_fit_source(const Profile& profile);
-// Whether `profile` was measured on the GPU `gpu` names: never for the host (CPU) backend; otherwise
+// Whether `profile` was measured on the GPU `gpu` names: for the host (CPU) backend only on the GPU
+// id "host" (capplan validate's stand-in for the machine itself); otherwise
 // when a word of the device ("NVIDIA H100 80GB HBM3") is the GPU id's first part ("h100" of
 // "h100-sxm-80gb"), or the device is the id. A profile without a device counts as the GPU's own.
 bool profile_measured_on(const Profile& profile, const GpuSpec& gpu);
