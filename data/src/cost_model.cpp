@@ -38,8 +38,10 @@ Result<sim::Estimate> estimate_with_profile(const sim::Scenario& scenario, const
   if (profile != nullptr && profile->runs_fit && !profile->has_measurements() &&
       !sim::profile_measured_on(*profile, scenario.cluster.gpu)) {
     // A runs fit made on another GPU type: its scales price every op of this one.
-    const auto ops = sim::build_step_ops(scenario.model, scenario.training, estimate->layout.strategy, scenario.cluster);
-    sim::Finding f = sim::text_finding(sim::FindingCode::profile_other_device, "device", profile->context_value("device"));
+    const auto ops =
+        sim::build_step_ops(scenario.model, scenario.training, estimate->layout.strategy, scenario.cluster);
+    sim::Finding f =
+        sim::text_finding(sim::FindingCode::profile_other_device, "device", profile->context_value("device"));
     f.field = "profile";
     f.values.push_back({"operations", static_cast<double>(ops.ops.size()), {}});
     f.values.push_back({"datasheet", 0, {}});

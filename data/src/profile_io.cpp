@@ -46,16 +46,21 @@ json quality_to_json(const sim::FitQuality& q) {
           {"r2", finite_or_zero(q.r2)}};
 }
 
-// A fitted parameter: {"value", "source", "samples", "residual"}; value in [lo, inf).
-sim::Param param(Object& parent, const char* key, double lo, bool lo_open) {
+// A fitted parameter: {"value", "source", "samples", "residual"}; value in [lo, hi]. With
+// `std_error`, also its "std_error" (a runs fit's parameter).
+sim::Param param(Object& parent, const char* key, double lo, bool lo_open, double hi = kInf,
+                 double* std_error = nullptr) {
   sim::Param p;
   parent.object(key, [&](Object& o) {
-    p.value = o.number("value", lo, lo_open);
+    p.value = o.number("value", lo, lo_open, hi);
     p.source = o.one_of("source", sim::param_source_from_string, {"measured", "fitted", "datasheet"}, "source",
                         p.source);
     p.samples = static_cast<int>(o.integer("samples", 0));
     p.residual = o.number("residual", 0, false);
-    o.known({"value", "source", "samples", "residual"});
+    if (std_error != nullptr) *std_error = o.number("std_error", 0, false);
+    std::vector<std::string> keys = {"value", "source", "samples", "residual"};
+    if (std_error != nullptr) keys.push_back("std_error");
+    o.known(keys);
   });
   return p;
 }
@@ -82,15 +87,7 @@ json runs_param_to_json(const sim::RunsFitParam& p) {
 // A runs-fit parameter: a Param with its standard error; value in [lo, hi].
 sim::RunsFitParam runs_param(Object& parent, const char* key, double lo, double hi) {
   sim::RunsFitParam p;
-  parent.object(key, [&](Object& o) {
-    p.param.value = o.number("value", lo, false, hi);
-    p.param.source = o.one_of("source", sim::param_source_from_string, {"measured", "fitted", "datasheet"}, "source",
-                              p.param.source);
-    p.param.samples = static_cast<int>(o.integer("samples", 0));
-    p.param.residual = o.number("residual", 0, false);
-    p.std_error = o.number("std_error", 0, false);
-    o.known({"value", "source", "samples", "residual", "std_error"});
-  });
+  p.param = param(parent, key, lo, false, hi, &p.std_error);
   return p;
 }
 

@@ -212,7 +212,8 @@ TEST(ProfileFile, RunsFitValuesOutsideTheirBoundsAreNamed) {
   auto parsed = parse_profile(j.dump(), "p.json");
   ASSERT_FALSE(parsed.has_value());
   const std::string d = to_string(parsed.error());
-  EXPECT_NE(d.find("p.json#/runs_fit/gemm_efficiency_scale/value: must be at most 1.3; got 2.5"), std::string::npos) << d;
+  EXPECT_NE(d.find("p.json#/runs_fit/gemm_efficiency_scale/value: must be at most 1.3; got 2.5"), std::string::npos)
+      << d;
   EXPECT_NE(d.find("p.json#/runs_fit/per_op_overhead_s/value: must be >= 0; got -1"), std::string::npos) << d;
   EXPECT_NE(d.find("p.json#/runs_fit/typo: unknown field"), std::string::npos) << d;
 }
