@@ -5,7 +5,6 @@
 // Prints each run (measured, predicted before and after the fit, leave-one-out), the parameters
 // with their standard errors, and the leave-one-out MAPE.
 #include <cmath>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "calibrate_command.hpp"
+#include "capplan/calibrate/records.hpp"
 #include "capplan/calibrate/runs_fit.hpp"
 #include "capplan/data/profile_io.hpp"
 #include "capplan/data/runs_io.hpp"
@@ -23,51 +23,26 @@ namespace {
 
 using nlohmann::json;
 
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-double finite(double v) { return std::isfinite(v) ? v : 0.0; }
-
 const sim::RunsFitParam& param(const sim::RunsFit& f, int j) {
   const sim::RunsFitParam* all[] = {&f.gemm_efficiency_scale, &f.scale_up_busbw_scale, &f.scale_out_busbw_scale,
                                     &f.per_op_overhead_s};
   return *all[j];
 }
 
-json summary_json(const calib::RunsFitResult& r, const data::RunsFile& runs, const std::string& runs_file,
-                  const std::string& profile) {
+// The profile's runs_fit section as written (one spelling of the fit), what was not fitted and why,
+// and the notes.
+json summary_json(const calib::RunsFitResult& r, const sim::Profile& written, const data::RunsFile& runs,
+                  const std::string& runs_file, const std::string& profile) {
   json j;
   j["profile"] = profile;
   j["runs_file"] = runs_file;
   j["gpu"] = runs.gpu_id;
-  json rows = json::array();
-  for (const auto& run : r.fit.per_run) {
-    rows.push_back({{"label", run.label},
-                    {"measured_step_s", finite(run.measured_s)},
-                    {"predicted_before_s", finite(run.before_s)},
-                    {"predicted_after_s", finite(run.after_s)},
-                    {"leave_one_out_s", finite(run.loo_s)}});
-  }
-  j["runs"] = rows;
-  json params = json::object();
+  j["runs_fit"] = json::parse(data::profile_to_json(written))["runs_fit"];
+  json why = json::object();
   for (int k = 0; k < calib::kRunsParams; ++k) {
-    const auto& p = param(r.fit, k);
-    params[calib::to_string(static_cast<calib::RunsParam>(k))] = {
-        {"value", finite(p.param.value)},
-        {"std_error", finite(p.std_error)},
-        {"fitted", p.param.source == sim::ParamSource::fitted},
-        {"why_not_fitted", r.not_fitted[k]}};
+    if (!r.not_fitted[k].empty()) why[calib::to_string(static_cast<calib::RunsParam>(k))] = r.not_fitted[k];
   }
-  j["parameters"] = params;
-  j["rms_log_residual"] = finite(r.fit.rms_log_residual);
-  j["max_abs_log_residual"] = finite(r.fit.max_abs_log_residual);
-  j["loo_mape"] = finite(r.fit.loo_mape);
+  j["not_fitted"] = why;
   j["notes"] = r.notes;
   return j;
 }
@@ -154,7 +129,7 @@ int run_calibrate_from_runs(const CalibrateOptions& opt, const GlobalOptions& gl
   profile.context = {{"backend", "runs"},
                      {"device", runs->gpu_id},
                      {"host", std::filesystem::path(opt.from_runs).filename().string()},
-                     {"date_utc", now_utc()},
+                     {"date_utc", calib::utc_now_iso8601()},
                      {"capplan_version", CAPPLAN_VERSION}};
   profile.runs_fit = fit->fit;
   if (!runs->note.empty()) profile.notes.push_back("runs file: " + runs->note);
@@ -170,7 +145,7 @@ int run_calibrate_from_runs(const CalibrateOptions& opt, const GlobalOptions& gl
     return code(Exit::internal);
   }
   if (opt.format == "json") {
-    std::cout << summary_json(*fit, *runs, opt.from_runs, out.string()).dump(2) << "\n";
+    std::cout << summary_json(*fit, profile, *runs, opt.from_runs, out.string()).dump(2) << "\n";
   } else {
     std::cout << summary_table(*fit, *runs, opt.from_runs, out.string());
   }
