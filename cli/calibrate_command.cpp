@@ -183,11 +183,13 @@ std::string summary_table(const json& j) {
 }  // namespace
 
 int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
+  if (!opt.from_runs.empty()) return run_calibrate_from_runs(opt, global);
   const bool quiet = opt.format == "json";
   const std::filesystem::path out = opt.out;
   const auto records = records_path(out);
-  if (const auto dir = out.parent_path(); !dir.empty() && !std::filesystem::is_directory(dir)) {
-    print_error("--out '" + opt.out + "': folder '" + dir.string() + "' does not exist");
+  // Refused before anything is measured (a folder, a device, a missing or read-only folder).
+  if (const std::string problem = file_out_problem(out); !problem.empty()) {
+    print_error("--out '" + opt.out + "': " + problem);
     return code(Exit::invalid_input);
   }
 

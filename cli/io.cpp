@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -40,6 +41,23 @@ std::expected<std::string, std::string> read_input(const std::string& path) {
   std::fclose(f);
   if (failed) return std::unexpected(std::strerror(err != 0 ? err : EIO));
   return text;
+}
+
+std::string file_out_problem(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty() || path.filename().empty()) return "must name a file";
+  if (fs::is_directory(path, ec)) return "is a directory";
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) return "is not a regular file (a device or a pipe)";
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) return "folder '" + dir.string() + "' does not exist";
+  if (::access(dir.c_str(), W_OK) != 0) return "folder '" + dir.string() + "' is not writable";
+  // write_atomically's temporary name: "." + name + ".tmp." + pid (up to 7 digits).
+  if (path.filename().string().size() + 13 > NAME_MAX) {
+    return "file name too long (" + std::to_string(path.filename().string().size()) + " characters; at most " +
+           std::to_string(NAME_MAX - 13) + ")";
+  }
+  return {};
 }
 
 std::expected<void, std::string> write_atomically(const std::filesystem::path& path, std::string_view text) {

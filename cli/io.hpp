@@ -37,6 +37,11 @@ std::expected<std::string, std::string> read_input(const std::string& path);
 // never see a half-written file. The error is a sentence naming the failing step.
 std::expected<void, std::string> write_atomically(const std::filesystem::path& path, std::string_view text);
 
+// Why `path` cannot take a file written atomically, before any work is done (empty when it can): a
+// folder, a device or pipe (a profile goes to a file), a missing or read-only folder, a name too
+// long for the temporary file beside it.
+std::string file_out_problem(const std::filesystem::path& path);
+
 // `text` to --out (atomically) when given, else (or for "-") to stdout. Returns false after printing an error.
 bool emit(const std::string& out_path, std::string_view text);
 

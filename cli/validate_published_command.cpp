@@ -12,6 +12,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -46,6 +47,7 @@ struct ValidateOptions {
   std::string gate_arch = "all";  // rows the gates apply to: all, dense or moe
   std::string write_error_bands;  // FILE: the residual table fitted on every predicted row
   bool whole_run = false;         // report the whole-run GPU-hour rows with the goodput model instead
+  std::string profile;            // FILE: price every row with this calibration profile
 };
 
 // The harness lives in capplan_data (capplan/data/validation.hpp); this file renders it.
@@ -401,6 +403,17 @@ std::string whole_run_report(const std::vector<data::PublishedRun>& runs, const 
 int run_validate_published(const ValidateOptions& opt, const GlobalOptions& global) {
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
+  std::optional<sim::Profile> profile;
+  if (!opt.profile.empty()) {
+    profile = load_profile_or_report(opt.profile);
+    if (!profile) return code(Exit::invalid_input);
+    if (opt.whole_run || !opt.write_error_bands.empty()) {
+      print_error(std::string(opt.whole_run ? "--whole-run" : "--write-error-bands") +
+                  ": the error bands and whole-run rows are the datasheet model's; --profile applies to the "
+                  "per-step report only");
+      return code(Exit::invalid_input);
+    }
+  }
   const std::filesystem::path csv =
       opt.csv.empty() ? data_dir(global) / "benchmarks" / "published_runs_dev.csv" : std::filesystem::path(opt.csv);
   std::error_code ec;
@@ -422,9 +435,29 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
     const std::string text = whole_run_report(*runs, *catalogs, csv.string(), opt.format == "json");
     return emit(opt.out, text) ? code(Exit::ok) : code(Exit::invalid_input);
   }
-  const Report rep = data::validate_published(*runs, *catalogs);
-  const std::string text =
-      opt.format == "json" ? stamped(report_json(rep, csv.string())).dump(2) + "\n" : report_table(rep, csv.string());
+  const Report rep = data::validate_published(*runs, *catalogs, profile ? &*profile : nullptr);
+  // The cost model every row was priced with (the first predicted row's; they all share the profile).
+  std::string cost_model = "datasheet";
+  for (const auto& r : rep.results) {
+    if (r.predicted) {
+      cost_model = r.full.step.cost_model;
+      break;
+    }
+  }
+  std::string text;
+  if (opt.format == "json") {
+    json doc = stamped(report_json(rep, csv.string()));
+    doc["cost_model"] = cost_model;
+    text = doc.dump(2) + "\n";
+  } else {
+    text = report_table(rep, csv.string());
+    if (profile) {
+      const std::string datasheet = " (datasheet cost model)\n";
+      if (const auto at = text.find(datasheet); at != std::string::npos) {
+        text.replace(at, datasheet.size(), " (cost model: " + cost_model + ")\n");
+      }
+    }
+  }
   if (!emit(opt.out, text)) return code(Exit::invalid_input);
   if (!opt.write_error_bands.empty()) {
     std::error_code status_ec;
@@ -443,8 +476,9 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
       print_warning("--write-error-bands: fewer than " + std::to_string(sim::kMinResidualSamples) +
                     " predicted rows, so the table is empty (estimates will carry no interval)");
     }
-  } else if (opt.csv.empty()) {
-    // On the shipped development set: say when the shipped table no longer matches the model.
+  } else if (opt.csv.empty() && !profile) {
+    // On the shipped development set: say when the shipped table no longer matches the model
+    // (the datasheet model's: with a profile the residuals are another model's).
     const auto shipped = data::error_bands_path(data_dir(global));
     auto bands = data::load_error_bands(shipped);
     if (!bands) {
@@ -496,6 +530,9 @@ Command add_validate_published_command(CLI::App& app, const GlobalOptions& globa
       ->type_name("FILE");
   cmd->add_option("--gate-arch", opt->gate_arch, "Rows the --max-mape/--min-coverage gates apply to (default all)")
       ->check(CLI::IsMember({"all", "dense", "moe"}));
+  cmd->add_option("--profile", opt->profile,
+                  "Calibration profile (capplan calibrate --out, or --from-runs) to price every row with")
+      ->type_name("FILE");
   cmd->add_flag("--whole-run", opt->whole_run,
                 "Report the whole-run GPU-hour rows (BLOOM, Llama, DeepSeek, ...) predicted with the goodput model "
                 "(interruptions, checkpoints, restarts) instead of the per-step rows");

@@ -200,6 +200,9 @@ constexpr Template kTemplates[] = {
     {FindingCode::search_no_shape_left,
      "no cluster shape is left to search: every offering x node count exceeds max_gpus ({max_gpus}) or lacks a "
      "network bandwidth for several nodes"},
+    {FindingCode::profile_other_device,
+     "profile measured on {device} ({backend}), scenario GPU is {gpu}: {operations:f0} operations priced from another "
+     "device's measurements ({datasheet:f0} from the datasheet); treat the result as that device's, not this GPU's"},
     {FindingCode::profile_fused_attention, "fused (flash) attention not measured; datasheet used"},
     {FindingCode::profile_gemm_not_measured, "gemm {dtype} not measured; datasheet used"},
     {FindingCode::profile_gemm_too_few_shapes,

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "capplan/data/cost_model.hpp"
 #include "capplan/data/findings.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
@@ -48,7 +49,7 @@ std::string one_line(const Diagnostics& diags) {
   return text.empty() ? "unknown error" : text;
 }
 
-ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs) {
+ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs, const sim::Profile* profile) {
   ValidationRow r;
   r.run = &run;
   r.gpu = run.gpu_model;
@@ -66,8 +67,8 @@ ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs) {
   r.arch = parts.arch;
   r.framework = parts.framework;
   r.scenario = parsed->scenario;
-  const sim::DatasheetCost cost(parsed->scenario.cluster);
-  auto e = sim::estimate(parsed->scenario, cost);
+  const auto cost = make_cost_model(parsed->scenario.cluster, profile);
+  auto e = sim::estimate(parsed->scenario, *cost);
   if (!e) {
     r.error = one_line(e.error());
     return r;
@@ -115,7 +116,8 @@ void leave_one_out_interval(ValidationRow& r, const std::vector<ValidationRow>& 
 
 }  // namespace
 
-ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs) {
+ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs,
+                                    const sim::Profile* profile) {
   ValidationReport rep;
   rep.rows = static_cast<int>(runs.size());
   for (const auto& run : runs) {
@@ -124,7 +126,7 @@ ValidationReport validate_published(const std::vector<PublishedRun>& runs, const
       continue;
     }
     ++rep.usable;
-    rep.results.push_back(evaluate_row(run, catalogs));
+    rep.results.push_back(evaluate_row(run, catalogs, profile));
   }
   for (auto& r : rep.results) {
     if (r.predicted) leave_one_out_interval(r, rep.results);

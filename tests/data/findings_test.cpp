@@ -203,7 +203,13 @@ std::vector<std::pair<Finding, std::string>> profile_cases() {
     return f;
   };
   const Finding poor_gemm = t(C::profile_gemm_poor_fit, "dtype", "fp32", {{"residual_pct", 100 * 0.3149}, {"r2", 0.9}});
+  Finding other = t(C::profile_other_device, "device", "AMD EPYC 7763", {{"operations", 30}, {"datasheet", 12}});
+  sim::with_text(other, "backend", "host");
+  sim::with_text(other, "gpu", "h800-sxm-80gb");
   return {
+      {other,
+       "profile measured on AMD EPYC 7763 (host), scenario GPU is h800-sxm-80gb: 30 operations priced from another "
+       "device's measurements (12 from the datasheet); treat the result as that device's, not this GPU's"},
       {sim::finding(C::profile_fused_attention), "fused (flash) attention not measured; datasheet used"},
       {t(C::profile_gemm_not_measured, "dtype", "fp8"), "gemm fp8 not measured; datasheet used"},
       {t(C::profile_gemm_too_few_shapes, "dtype", "fp16", {{"shapes", 1}}),

@@ -12,6 +12,7 @@
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/published_runs.hpp"
 #include "capplan/sim/estimate.hpp"
+#include "capplan/sim/profile.hpp"
 #include "capplan/sim/result.hpp"
 #include "capplan/sim/uncertainty.hpp"
 
@@ -58,8 +59,8 @@ Accuracy accuracy(const std::vector<const ValidationRow*>& rows);
 // The errors of `diags` on one line ("where: message; ...").
 std::string one_line(const Diagnostics& diags);
 
-// One run estimated with the datasheet model.
-ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs);
+// One run estimated with the datasheet model, or with `profile` (data::make_cost_model) when given.
+ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs, const sim::Profile* profile = nullptr);
 
 struct ValidationReport {
   int rows = 0;
@@ -75,7 +76,9 @@ struct ValidationReport {
 };
 
 // Every usable run estimated, with leave-one-out intervals and the residual table of all rows.
-ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs);
+// With `profile`, every row is priced with it (capplan validate-published --profile).
+ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs,
+                                    const sim::Profile* profile = nullptr);
 
 // Predicted rows / usable rows.
 double coverage(const ValidationReport& rep);

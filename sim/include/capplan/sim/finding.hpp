@@ -95,6 +95,8 @@ enum class FindingCode : std::uint8_t {
   search_no_shape_left,          // max_gpus: every shape is too large or lacks a network bandwidth
   // What a calibrated profile did not cover (cost/calibrated_cost.cpp coverage(); field "profile" when
   // the finding rides on an estimate, empty otherwise). across_nodes: 1 across nodes, 0 inside a node.
+  profile_other_device,               // device, gpu (text), operations (priced from the profile's measurements),
+                                      // datasheet (priced from the datasheet): the only profile finding then
   profile_fused_attention,            // fused (flash) attention not measured
   profile_gemm_not_measured,          // dtype (text)
   profile_gemm_too_few_shapes,        // dtype (text), shapes
@@ -231,7 +233,7 @@ inline bool loud(FindingCode code) { return code == FindingCode::batch_forces_on
 
 // A gap in a calibrated profile's coverage (the profile_* group).
 constexpr bool is_profile_gap(FindingCode c) {
-  return c >= FindingCode::profile_fused_attention && c <= FindingCode::profile_collective_poor_fit;
+  return c >= FindingCode::profile_other_device && c <= FindingCode::profile_collective_poor_fit;
 }
 
 inline bool has(const std::vector<Finding>& findings, FindingCode code) {
