@@ -6,14 +6,14 @@
 #include <utility>
 
 #include "capplan/data/profile_io.hpp"
-#include "capplan/sim/calibrated_cost.hpp"
+#include "capplan/sim/profile.hpp"
 
 namespace capplan::gui {
 
 QString LoadedProfile::label() const {
   if (!profile) return QStringLiteral("datasheet model");
-  // The model's own wording (the cluster does not enter the label).
-  return QString::fromStdString(sim::CalibratedCost(*profile, sim::Cluster{}).source());
+  // The model's own wording for the profile; whether it is the scenario's GPU is the estimate's to say.
+  return QString::fromStdString(sim::profile_cost_model_name(*profile));
 }
 
 QStringList LoadedProfile::measured() const {

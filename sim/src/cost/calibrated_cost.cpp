@@ -71,8 +71,7 @@ double CalibratedCost::gemm_floor_s(const GemmOp& op) const {
 }
 
 std::string CalibratedCost::source() const {
-  std::string s = "calibrated: " + profile_device_label(profile_);
-  if (profile_.runs_fit) s += ", datasheet fallback fitted to " + std::to_string(profile_.runs_fit->runs) + " runs";
+  std::string s = profile_cost_model_name(profile_);
   if (!own_device_) s += "; measured on another device than the scenario's " + gpu_id_;
   return s;
 }

@@ -85,6 +85,13 @@ std::string runs_fit_source(const Profile& profile) {
   return "calibrated from " + std::to_string(runs) + (runs == 1 ? " run: " : " runs: ") + profile_device_label(profile);
 }
 
+std::string profile_cost_model_name(const Profile& profile) {
+  if (profile.runs_fit && !profile.has_measurements()) return runs_fit_source(profile);
+  std::string s = "calibrated: " + profile_device_label(profile);
+  if (profile.runs_fit) s += ", datasheet fallback fitted to " + std::to_string(profile.runs_fit->runs) + " runs";
+  return s;
+}
+
 bool profile_measured_on(const Profile& profile, const GpuSpec& gpu) {
   const std::string device = profile.context_value("device");
   // A CPU profile prices only the host itself (capplan validate's GPU "host"), never a catalog GPU.

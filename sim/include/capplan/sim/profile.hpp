@@ -189,6 +189,10 @@ struct Profile {
 std::string profile_device_label(const Profile& profile);
 // The cost model's name for a profile of runs_fit alone: "calibrated from 6 runs: h800 (2026-12-02)".
 std::string runs_fit_source(const Profile& profile);
+// The cost model's name for a profile, whatever GPU it then prices: runs_fit_source() for a profile
+// of runs alone, else "calibrated: <device> (<date>)" (", datasheet fallback fitted to N runs" when it
+// carries a runs fit too). CalibratedCost::source() adds a note when the scenario's GPU is another.
+std::string profile_cost_model_name(const Profile& profile);
 // Whether `profile` was measured on the GPU `gpu` names: for the host (CPU) backend only on the GPU
 // id "host" (capplan validate's stand-in for the machine itself); otherwise
 // when a word of the device ("NVIDIA H100 80GB HBM3") is the GPU id's first part ("h100" of
