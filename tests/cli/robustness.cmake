@@ -1,0 +1,13 @@
+# SPDX-License-Identifier: Apache-2.0
+# Issue 18's reproducers through the real binary (included by tests/cli/CMakeLists.txt, which
+# defines capplan_cli_test, S and OUT). Inputs too large or too odd to commit are written at
+# configure time under ${G}.
+set(G ${CMAKE_CURRENT_BINARY_DIR}/issue18)
+file(MAKE_DIRECTORY ${G})
+
+# Point 1: 100,000 nested lists on stdin crashed (SIGSEGV, exit 139).
+string(REPEAT "[" 100000 open)
+string(REPEAT "]" 100000 close)
+file(WRITE ${G}/deep.json "${open}${close}")
+capplan_cli_test(issue18_deep_nesting_on_stdin_exits_2 ARGS estimate - INPUT ${G}/deep.json RC 2
+                 STDERR "capplan: error: scenario: invalid JSON: nested deeper than 256 levels at byte offset 256")
