@@ -14,33 +14,13 @@
 #include <system_error>
 
 #include "capplan/data/findings.hpp"
+#include "capplan/data/input_file.hpp"
 #include "capplan/data/profile_io.hpp"
 #include "capplan/data/scenario_io.hpp"
 
 namespace capplan::cli {
 
-std::expected<std::string, std::string> read_input(const std::string& path) {
-  if (path == "-") {
-    std::ostringstream buffer;
-    buffer << std::cin.rdbuf();
-    if (std::cin.bad()) return std::unexpected(std::string("cannot read standard input"));
-    return buffer.str();
-  }
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return std::unexpected(std::strerror(EISDIR));
-  errno = 0;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return std::unexpected(std::strerror(errno != 0 ? errno : ENOENT));
-  std::string text;
-  char chunk[65536];
-  size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) text.append(chunk, n);
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
-  std::fclose(f);
-  if (failed) return std::unexpected(std::strerror(err != 0 ? err : EIO));
-  return text;
-}
+std::expected<std::string, std::string> read_input(const std::string& path) { return data::read_input_file(path); }
 
 std::expected<void, std::string> write_atomically(const std::filesystem::path& path, std::string_view text) {
   namespace fs = std::filesystem;

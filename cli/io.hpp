@@ -29,8 +29,8 @@ struct GlobalOptions {
   std::string data_dir;  // empty = data::default_data_dir()
 };
 
-// The whole file, or standard input for "-". The error is the system's reason
-// ("No such file or directory").
+// The whole file, or standard input for "-", through data's bounded reader (at most 64 MiB; a
+// device such as /dev/zero is refused). The error is the reason ("No such file or directory").
 std::expected<std::string, std::string> read_input(const std::string& path);
 
 // Writes `text` to a temporary file in the same folder and renames it over `path`, so readers

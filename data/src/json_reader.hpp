@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capplan/data/catalog.hpp"
+#include "capplan/data/input_file.hpp"
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/result.hpp"
 
@@ -636,17 +637,13 @@ inline Result<json> parse_json_text(std::string_view text, const std::string& wh
   return j;
 }
 
+// A catalog, price sheet or CSV file through the one bounded reader (input_file.hpp).
 inline Result<std::string> read_text_file(const std::filesystem::path& file, const std::string& where) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) {
-    return fail(where, "cannot read '" + file.string() + "': no such file");
-  }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return fail(where, "cannot read '" + file.string() + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return fail(where, "error while reading '" + file.string() + "'");
-  return ss.str();
+  if (!std::filesystem::exists(file, ec)) return fail(where, "cannot read '" + file.string() + "': no such file");
+  auto text = read_input_file(file.string());
+  if (!text) return fail(where, "cannot read '" + file.string() + "': " + text.error());
+  return std::move(*text);
 }
 
 }  // namespace capplan::data::detail

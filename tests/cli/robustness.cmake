@@ -11,3 +11,14 @@ string(REPEAT "]" 100000 close)
 file(WRITE ${G}/deep.json "${open}${close}")
 capplan_cli_test(issue18_deep_nesting_on_stdin_exits_2 ARGS estimate - INPUT ${G}/deep.json RC 2
                  STDERR "capplan: error: scenario: invalid JSON: nested deeper than 256 levels at byte offset 256")
+
+# Point 13: /dev/zero was read without bound and ended in bad_alloc (exit 1). A device is refused
+# before reading, a profile or price sheet too; standard input and pipes are read up to 64 MiB.
+capplan_cli_test(issue18_dev_zero_scenario_is_refused ARGS estimate /dev/zero RC 2
+                 STDERR "capplan: error: scenario file '/dev/zero': a device, not a file")
+capplan_cli_test(issue18_dev_zero_profile_is_refused ARGS estimate ${S}/llama3_8b_h100.json --profile /dev/zero RC 2
+                 STDERR "capplan: error: profile file '/dev/zero': a device, not a file")
+capplan_cli_test(issue18_dev_zero_price_sheet_is_refused ARGS estimate ${S}/llama3_8b_h100.json --prices /dev/zero RC 2
+                 STDERR "capplan: error: .*'/dev/zero': a device, not a file")
+capplan_cli_test(issue18_dev_zero_published_runs_are_refused ARGS validate-published /dev/zero RC 2
+                 STDERR "capplan: error: .*'/dev/zero': a device, not a file")

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <string>
 
+#include "capplan/data/input_file.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "json_reader.hpp"
 #include "test_support.hpp"
@@ -60,6 +61,23 @@ TEST(Robustness, ANulByteIsAnErrorNamingItsOffset) {
   EXPECT_EQ(parsed.error()[0].message,
             "invalid JSON: NUL byte at byte offset 8 (line 1, column 9): a JSON file holds text only");
   EXPECT_FALSE(parse_scenario_document(std::string("{}") + '\0', "scenario").has_value());
+}
+
+// Point 13: the one bounded reader. A file over the limit is refused (here a limit of 1 KiB on a
+// 2 KiB file stands for 64 MiB), a device before any byte is read, a directory by name.
+TEST(Robustness, TheInputReaderIsBounded) {
+  const auto dir = test::scratch_dir();
+  test::write_file(dir / "big.json", std::string(2048, ' '));
+  auto big = read_input_file((dir / "big.json").string(), 1024);
+  ASSERT_FALSE(big.has_value());
+  EXPECT_EQ(big.error(), "larger than 1024 bytes, the limit for an input file; got 2048 bytes");
+  EXPECT_EQ(read_input_file((dir / "big.json").string(), 4096).value().size(), 2048u);
+
+  auto zero = read_input_file("/dev/zero");
+  ASSERT_FALSE(zero.has_value());
+  EXPECT_EQ(zero.error(), "a device, not a file (capplan reads files, pipes and standard input)");
+  EXPECT_EQ(read_input_file(dir.string()).error(), "Is a directory");
+  EXPECT_EQ(kMaxInputBytes, 64u * 1024 * 1024);
 }
 
 }  // namespace
