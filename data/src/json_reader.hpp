@@ -30,6 +30,11 @@ namespace capplan::data::detail {
 using nlohmann::json;
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
+// The smallest value a "> 0" field accepts (issue 18 point 3): denormals such as 5e-324 passed
+// the check and turned times and costs into Inf, printed as null. 1e-15 is below every
+// physical quantity capplan reads in SI or its named units (seconds per byte of a TB/s link:
+// 1e-12) and keeps every product finite.
+inline constexpr double kMinPositive = 1e-15;
 
 // Number for a message: integers without a decimal point, others with up to 6 significant digits.
 inline std::string fmt(double v) {
@@ -134,6 +139,11 @@ class Reader {
     }
     if (lo_open ? !(x > lo) : !(x >= lo)) {
       error(p, std::string("must be ") + (lo_open ? "> " : ">= ") + fmt(lo) + "; got " + describe(v));
+      return std::nullopt;
+    }
+    if (lo_open && lo == 0 && x < kMinPositive) {
+      error(p, "must be at least " + fmt(kMinPositive) + " (a positive value this small is no physical quantity); got " +
+                   describe(v));
       return std::nullopt;
     }
     if (x > hi) {

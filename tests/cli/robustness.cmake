@@ -22,3 +22,24 @@ capplan_cli_test(issue18_dev_zero_price_sheet_is_refused ARGS estimate ${S}/llam
                  STDERR "capplan: error: .*'/dev/zero': a device, not a file")
 capplan_cli_test(issue18_dev_zero_published_runs_are_refused ARGS validate-published /dev/zero RC 2
                  STDERR "capplan: error: .*'/dev/zero': a device, not a file")
+
+# Point 3: denormals passed "> 0" and gave exit 0 with step_time_s and the time to train null.
+file(WRITE ${G}/denormal_bandwidth.json [=[{
+  "model":    { "preset": "llama3-8b" },
+  "training": { "tokens": "1T", "global_batch_tokens": 4194304, "precision": "bf16" },
+  "cluster":  { "gpu": "h100-sxm-80gb", "gpus": 64, "inter_node_gbps_per_gpu": 5e-324 },
+  "strategy": { "tp": 8, "pp": 1 }
+}]=])
+capplan_cli_test(issue18_denormal_bandwidth_exits_2 ARGS estimate ${G}/denormal_bandwidth.json RC 2
+                 STDERR "capplan: error: scenario#/cluster/inter_node_gbps_per_gpu: must be >= 0.001; got 5e-324")
+file(WRITE ${G}/denormal_batch.json [=[{
+  "model":    { "preset": "llama3-8b" },
+  "training": { "tokens": "1T", "global_batch_tokens": 5e-324, "precision": "bf16" },
+  "cluster":  { "gpu": "h100-sxm-80gb", "gpus": 64 },
+  "strategy": { "tp": 8, "pp": 1 }
+}]=])
+capplan_cli_test(issue18_denormal_global_batch_tokens_exits_2 ARGS estimate ${G}/denormal_batch.json RC 2
+                 STDERR "capplan: error: scenario#/training/global_batch_tokens: must be at least 1 \\(a number of tokens\\); got 5e-324")
+capplan_cli_test(issue18_denormal_intra_node_flag_exits_2
+                 ARGS estimate ${S}/llama3_8b_h100.json --intra-node-gbps 1e-300 RC 2
+                 STDERR "scenario#/cluster/intra_node_gbps: must be >= 0.001; got 1e-300 \\(set by --intra-node-gbps\\)")

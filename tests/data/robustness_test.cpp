@@ -80,5 +80,15 @@ TEST(Robustness, TheInputReaderIsBounded) {
   EXPECT_EQ(kMaxInputBytes, 64u * 1024 * 1024);
 }
 
+// Point 3: a "> 0" number must be at least kMinPositive (1e-15): 5e-324 passed and became Inf.
+TEST(Robustness, ADenormalIsNotAPositiveQuantity) {
+  Diagnostics d;
+  detail::Reader r("f.json", d);
+  EXPECT_EQ(r.number(json(5e-324), "/rate", 0, detail::kInf, true), std::nullopt);
+  EXPECT_EQ(r.number(json(1e-12), "/rate", 0, detail::kInf, true), 1e-12);  // a real s/B of a TB/s link
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].message, "must be at least 1e-15 (a positive value this small is no physical quantity); got 5e-324");
+}
+
 }  // namespace
 }  // namespace capplan::data
