@@ -43,3 +43,11 @@ capplan_cli_test(issue18_denormal_global_batch_tokens_exits_2 ARGS estimate ${G}
 capplan_cli_test(issue18_denormal_intra_node_flag_exits_2
                  ARGS estimate ${S}/llama3_8b_h100.json --intra-node-gbps 1e-300 RC 2
                  STDERR "scenario#/cluster/intra_node_gbps: must be >= 0.001; got 1e-300 \\(set by --intra-node-gbps\\)")
+
+# Point 6: a collective latency_s of 1e308 gave exit 0 with step_time_s null.
+file(READ ${PROJECT_SOURCE_DIR}/tests/fixtures/calibrate/synthetic-h100-profile.json profile)
+string(JSON profile SET "${profile}" collectives 0 latency_s value "1e308")
+file(WRITE ${G}/absurd-latency-profile.json "${profile}")
+capplan_cli_test(issue18_absurd_profile_latency_exits_2
+                 ARGS estimate ${S}/llama3_8b_h100.json --profile ${G}/absurd-latency-profile.json RC 2
+                 STDERR "capplan: error: .*#/collectives/0/latency_s/value: must be at most 10; got 1e\\+308")

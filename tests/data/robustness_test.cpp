@@ -8,6 +8,7 @@
 #include <string>
 
 #include "capplan/data/input_file.hpp"
+#include "capplan/data/profile_io.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "json_reader.hpp"
 #include "test_support.hpp"
@@ -88,6 +89,20 @@ TEST(Robustness, ADenormalIsNotAPositiveQuantity) {
   EXPECT_EQ(r.number(json(1e-12), "/rate", 0, detail::kInf, true), 1e-12);  // a real s/B of a TB/s link
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].message, "must be at least 1e-15 (a positive value this small is no physical quantity); got 5e-324");
+}
+
+// Point 6: a collective latency_s of 1e308 reached the model (exit 0, step_time_s null). Each
+// profile value has a physical ceiling, named with the pointer and the value.
+TEST(Robustness, AnAbsurdProfileValueIsRejectedWhereItIsRead) {
+  json profile = test::read_json(std::string(CAPPLAN_SOURCE_DIR) + "/tests/fixtures/calibrate/synthetic-h100-profile.json");
+  ASSERT_TRUE(parse_profile(profile.dump(), "p.json").has_value());
+  profile["collectives"][0]["latency_s"]["value"] = 1e308;
+  profile["memory"][0]["bandwidth_Bps"]["value"] = 1e300;
+  auto parsed = parse_profile(profile.dump(), "p.json");
+  ASSERT_FALSE(parsed.has_value());
+  const std::string all = to_string(parsed.error());
+  EXPECT_NE(all.find("p.json#/collectives/0/latency_s/value: must be at most 10; got 1e+308"), std::string::npos) << all;
+  EXPECT_NE(all.find("p.json#/memory/0/bandwidth_Bps/value: must be at most 1e+15; got 1e+300"), std::string::npos) << all;
 }
 
 }  // namespace
