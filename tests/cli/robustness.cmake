@@ -51,3 +51,22 @@ file(WRITE ${G}/absurd-latency-profile.json "${profile}")
 capplan_cli_test(issue18_absurd_profile_latency_exits_2
                  ARGS estimate ${S}/llama3_8b_h100.json --profile ${G}/absurd-latency-profile.json RC 2
                  STDERR "capplan: error: .*#/collectives/0/latency_s/value: must be at most 10; got 1e\\+308")
+
+# Point 7: output failures were ignored: `> /dev/full` or a closed stdout exited 0.
+set(issue18_output_commands
+    "estimate|${S}/llama3_8b_h100.json|--format|json"
+    "search|${S}/search_llama2_7b_no_cluster.json|--instances|aws-p5.48xlarge|--nodes|1|--top|1|--format|json"
+    "validate-published|--format|json"
+    "catalog|gpus"
+    "tco|${S}/tencent_h800_tco.json|--format|json")
+set(issue18_output_names estimate search validate_published catalog tco)
+foreach(how full closed)
+  foreach(i RANGE 4)
+    list(GET issue18_output_commands ${i} command)
+    list(GET issue18_output_names ${i} name)
+    add_test(NAME cli.issue18_${name}_stdout_${how}_exits_1
+             COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:capplan> "-DARGS=${command}" -DHOW=${how}
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/output_failure.cmake)
+    set_tests_properties(cli.issue18_${name}_stdout_${how}_exits_1 PROPERTIES LABELS "cli")
+  endforeach()
+endforeach()
