@@ -186,8 +186,11 @@ int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
   const bool quiet = opt.format == "json";
   const std::filesystem::path out = opt.out;
   const auto records = records_path(out);
-  if (const auto dir = out.parent_path(); !dir.empty() && !std::filesystem::is_directory(dir)) {
-    print_error("--out '" + opt.out + "': folder '" + dir.string() + "' does not exist");
+  // The profile and its records are files beside each other: a missing or unwritable folder, a
+  // folder or a device (/dev/full) is refused before anything is measured (issue 18 point 8).
+  if (!output_path_ok_or_report(opt.out, false)) return code(Exit::invalid_input);
+  if (auto ok = check_output_path(records, false); !ok) {
+    print_error("--out '" + opt.out + "': the records file '" + records.string() + "': " + ok.error());
     return code(Exit::invalid_input);
   }
 

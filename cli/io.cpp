@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io.hpp"
 
+#include <limits.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,12 +23,41 @@ namespace capplan::cli {
 
 std::expected<std::string, std::string> read_input(const std::string& path) { return data::read_input_file(path); }
 
+std::expected<void, std::string> check_output_path(const std::filesystem::path& path, bool allow_device) {
+  namespace fs = std::filesystem;
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (path.filename().empty()) return std::unexpected(std::string("names a folder, not a file"));
+  if (!fs::is_directory(dir, ec)) return std::unexpected("folder '" + dir.string() + "' does not exist");
+  if (fs::is_directory(path, ec)) return std::unexpected(std::string("is a directory"));
+  const bool exists = fs::exists(path, ec);
+  if (exists && !fs::is_regular_file(path, ec)) {
+    if (allow_device) return {};  // written in place (write_atomically)
+    return std::unexpected(std::string("not a regular file (a device or a pipe); give the name of a file"));
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return std::unexpected("folder '" + dir.string() + "' is not writable: " + std::strerror(errno));
+  }
+  if (path.filename().string().size() > NAME_MAX) {
+    return std::unexpected("file name longer than " + std::to_string(NAME_MAX) + " characters");
+  }
+  return {};
+}
+
+bool output_path_ok_or_report(const std::string& out_path, bool allow_device) {
+  if (!writes_file(out_path)) return true;
+  if (auto ok = check_output_path(out_path, allow_device); !ok) {
+    print_error("--out '" + out_path + "': " + ok.error());
+    return false;
+  }
+  return true;
+}
+
 std::expected<void, std::string> write_atomically(const std::filesystem::path& path, std::string_view text) {
   namespace fs = std::filesystem;
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return std::unexpected("folder '" + dir.string() + "' does not exist");
-  if (fs::is_directory(path, ec)) return std::unexpected(std::string("is a directory"));
+  if (auto ok = check_output_path(path, true); !ok) return ok;
   if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
     // A device, pipe or socket (/dev/null, /dev/stdout, a FIFO): write to it in place; renaming a
     // file over it would replace the device.
@@ -38,9 +68,11 @@ std::expected<void, std::string> write_atomically(const std::filesystem::path& p
     if (!out) return std::unexpected(std::string("cannot write: ") + std::strerror(errno));
     return {};
   }
-  // Hidden temp file beside the target, so the rename is atomic (same file system).
+  // Hidden temp file beside the target, so the rename is atomic (same file system). The target's
+  // name is cut to 200 characters in it, so that the temporary name fits NAME_MAX (255) even for
+  // a target name of 255 characters (issue 18 point 8).
   std::string tmp_name = ".";
-  tmp_name += path.filename().string();
+  tmp_name += path.filename().string().substr(0, 200);
   tmp_name += ".tmp.";
   tmp_name += std::to_string(::getpid());
   const fs::path tmp = dir / tmp_name;

@@ -37,6 +37,15 @@ std::expected<std::string, std::string> read_input(const std::string& path);
 // never see a half-written file. The error is a sentence naming the failing step.
 std::expected<void, std::string> write_atomically(const std::filesystem::path& path, std::string_view text);
 
+// Whether `path` can take an --out file, checked before any work is done: its folder exists and
+// is writable, it is not a folder, its name fits NAME_MAX. A device or pipe (/dev/null, a FIFO)
+// is written in place when `allow_device`, refused otherwise. The error is a sentence.
+std::expected<void, std::string> check_output_path(const std::filesystem::path& path, bool allow_device);
+
+// check_output_path for --out (nothing to check for "" or "-"); prints "--out '<path>': <reason>"
+// and returns false when it cannot be written.
+bool output_path_ok_or_report(const std::string& out_path, bool allow_device = true);
+
 // `text` to --out (atomically) when given, else (or for "-") to stdout. Returns false after printing an error.
 bool emit(const std::string& out_path, std::string_view text);
 

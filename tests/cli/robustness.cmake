@@ -70,3 +70,20 @@ foreach(how full closed)
     set_tests_properties(cli.issue18_${name}_stdout_${how}_exits_1 PROPERTIES LABELS "cli")
   endforeach()
 endforeach()
+
+# Point 8: a 255-character file name failed (the temporary name exceeded NAME_MAX); calibrate
+# --out /dev/full or --out DIR measured everything and then exited 1. Both are refused up front
+# (exit 2, nothing measured: the refusal comes before the backend opens, so no "calibrate:" lines).
+string(REPEAT "a" 250 long_name)
+capplan_cli_test(issue18_out_with_a_255_character_name
+                 ARGS estimate ${S}/llama3_8b_h100.json --out ${OUT}/long_name/${long_name}.json
+                 OUT_FILE ${OUT}/long_name/${long_name}.json OUT_FILE_REGEX "^{.*\"step_time_s\"")
+capplan_cli_test(issue18_calibrate_out_dev_full_is_refused_up_front
+                 ARGS calibrate --backend host --quick --out /dev/full RC 2
+                 STDERR "^capplan: error: --out '/dev/full': not a regular file \\(a device or a pipe\\)")
+capplan_cli_test(issue18_calibrate_out_directory_is_refused_up_front
+                 ARGS calibrate --backend host --quick --out ${G} RC 2
+                 STDERR "^capplan: error: --out '.*issue18': is a directory")
+capplan_cli_test(issue18_estimate_out_directory_is_refused
+                 ARGS estimate ${S}/llama3_8b_h100.json --out ${G} RC 2
+                 STDERR "capplan: error: --out '.*issue18': is a directory" STDOUT_NOT ".")
