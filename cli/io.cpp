@@ -126,9 +126,24 @@ std::string choose_format(const std::string& format, const std::string& out_path
 }
 
 void print_diagnostics(const Diagnostics& diags) {
+  // Error amplification (issue 18 point 11): 100k unknown keys printed 26 MB. The first
+  // kMaxPrintedDiagnostics are printed, each cut to kMaxDiagnosticChars, then a count of the rest.
+  std::size_t printed = 0;
   for (const auto& d : diags) {
+    if (printed == kMaxPrintedDiagnostics) {
+      std::cerr << "capplan: error: ... and " << diags.size() - printed << " more (the first " << printed
+                << " are shown)\n";
+      break;
+    }
     const char* kind = d.severity == Diagnostic::Severity::error ? "error" : "warning";
-    std::cerr << "capplan: " << kind << ": " << (d.where.empty() ? "" : d.where + ": ") << data::message(d) << "\n";
+    std::string line = (d.where.empty() ? "" : d.where + ": ") + data::message(d);
+    if (line.size() > kMaxDiagnosticChars) {
+      const std::size_t cut = line.size() - kMaxDiagnosticChars;
+      line.resize(kMaxDiagnosticChars);
+      line += "... (" + std::to_string(cut) + " more characters)";
+    }
+    std::cerr << "capplan: " << kind << ": " << line << "\n";
+    ++printed;
   }
 }
 

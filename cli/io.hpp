@@ -58,7 +58,11 @@ bool writes_file(const std::string& out_path);
 // else table on a terminal and json when piped.
 std::string choose_format(const std::string& format, const std::string& out_path);
 
-// "capplan: error: <where>: <message>" (or "capplan: warning: ...") on stderr, one line each.
+// "capplan: error: <where>: <message>" (or "capplan: warning: ...") on stderr, one line each:
+// at most the first kMaxPrintedDiagnostics, then "... and N more"; a line longer than
+// kMaxDiagnosticChars is cut (a 10 MB name is not echoed whole).
+inline constexpr std::size_t kMaxPrintedDiagnostics = 20;
+inline constexpr std::size_t kMaxDiagnosticChars = 4096;
 void print_diagnostics(const Diagnostics& diags);
 void print_error(std::string_view message);
 void print_warning(std::string_view message);

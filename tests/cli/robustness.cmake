@@ -87,3 +87,20 @@ capplan_cli_test(issue18_calibrate_out_directory_is_refused_up_front
 capplan_cli_test(issue18_estimate_out_directory_is_refused
                  ARGS estimate ${S}/llama3_8b_h100.json --out ${G} RC 2
                  STDERR "capplan: error: --out '.*issue18': is a directory" STDOUT_NOT ".")
+
+# Point 11: error amplification. 10,000 unknown keys (the issue's 100k printed 26 MB): the first 20
+# are printed, then the count of the rest. A 1 MB preset name is cut in the message and gets no
+# edit distance (a 10 MB one cost 6 s and 10 MB of stderr).
+set(keys "")
+foreach(i RANGE 99)
+  foreach(j RANGE 99)
+    string(APPEND keys "\"unknown_${i}_${j}\": 1, ")
+  endforeach()
+endforeach()
+file(WRITE ${G}/many_unknown_keys.json "{ ${keys} \"model\": { \"preset\": \"llama3-8b\" } }")
+capplan_cli_test(issue18_many_unknown_keys_print_twenty_and_a_count ARGS estimate ${G}/many_unknown_keys.json RC 2
+                 STDERR "^(capplan: error: scenario#/[^\n]*\n)+capplan: error: \\.\\.\\. and [0-9]+ more \\(the first 20 are shown\\)\n$")
+string(REPEAT "x" 1000000 huge_name)
+file(WRITE ${G}/huge_preset_name.json "{ \"model\": { \"preset\": \"${huge_name}\" } }")
+capplan_cli_test(issue18_huge_preset_name_is_cut ARGS estimate ${G}/huge_preset_name.json RC 2
+                 STDERR "scenario#/model/preset: unknown model preset 'xxxx[x]*\\.\\.\\. \\([0-9]+ more characters\\)")
