@@ -104,3 +104,22 @@ string(REPEAT "x" 1000000 huge_name)
 file(WRITE ${G}/huge_preset_name.json "{ \"model\": { \"preset\": \"${huge_name}\" } }")
 capplan_cli_test(issue18_huge_preset_name_is_cut ARGS estimate ${G}/huge_preset_name.json RC 2
                  STDERR "scenario#/model/preset: unknown model preset 'xxxx[x]*\\.\\.\\. \\([0-9]+ more characters\\)")
+
+# Points 9 and 14: the published-runs reader. The dev CSV's header and first row (R003, whose
+# network cell is "Selene: 8x200 Gb/s HDR InfiniBand per node ..."), with that cell mutated.
+file(STRINGS ${PROJECT_SOURCE_DIR}/data/benchmarks/published_runs_dev.csv csv_lines LIMIT_COUNT 2)
+list(GET csv_lines 0 csv_header)
+list(GET csv_lines 1 csv_row)
+string(REPEAT "0" 400 zeros)
+string(REPLACE "8x200 Gb/s HDR" "1${zeros} x 200 Gb/s HDR" row_overflow "${csv_row}")
+file(WRITE ${G}/runs_overflow.csv "${csv_header}\n${row_overflow}\n")
+# stod overflowed: "internal error", exit 1.
+capplan_cli_test(issue18_published_runs_number_overflow_exits_2 ARGS validate-published ${G}/runs_overflow.csv RC 2
+                 STDERR "capplan: error: runs_overflow.csv:2: column 'inter_node_network': number out of range"
+                 STDERR_NOT "internal error")
+string(REPEAT "a" 50000 letters)
+string(REPLACE "8x200 Gb/s HDR" "8 x ${letters} NDR" row_long "${csv_row}")
+file(WRITE ${G}/runs_long_cell.csv "${csv_header}\n${row_long}\n")
+# std::regex recursed per character: SIGSEGV.
+capplan_cli_test(issue18_published_runs_long_cell_exits_2 ARGS validate-published ${G}/runs_long_cell.csv RC 2
+                 STDERR "capplan: error: runs_long_cell.csv:2: field [0-9]+ is longer than 1024 characters")

@@ -4,12 +4,15 @@
 // numbers are range-checked where they are read. Each test failed before its fix.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
 #include "capplan/data/input_file.hpp"
 #include "capplan/data/profile_io.hpp"
+#include "capplan/data/published_runs.hpp"
 #include "capplan/data/scenario_io.hpp"
+#include "csv.hpp"
 #include "json_reader.hpp"
 #include "test_support.hpp"
 
@@ -114,6 +117,61 @@ TEST(Robustness, ASuggestionForAHugeNameCostsNoEditDistance) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
   EXPECT_EQ(s, "known: llama3-8b, llama3-70b");
   EXPECT_EQ(suggest("llama3-7b", {"llama3-8b", "llama3-70b"}), "did you mean 'llama3-70b'? known: llama3-8b, llama3-70b");
+}
+
+// Points 9 and 14: the published-runs reader. The dev CSV's header and first row, with one cell
+// replaced, written as RFC 4180 (every cell quoted), then loaded.
+Result<std::vector<PublishedRun>> load_with_cell(const std::string& column, const std::string& value) {
+  const auto csv = test::source_data_dir() / "benchmarks" / "published_runs_dev.csv";
+  auto rows = detail::parse_csv(test::read_file(csv), "published_runs_dev.csv");
+  EXPECT_TRUE(rows.has_value());
+  const auto& header = rows->at(0).cells;
+  auto row = rows->at(1).cells;
+  const auto at = std::find(header.begin(), header.end(), column);
+  EXPECT_NE(at, header.end()) << column;
+  row[static_cast<std::size_t>(at - header.begin())] = value;
+  std::string text;
+  for (const auto* r : {&header, &row}) {
+    for (std::size_t i = 0; i < r->size(); ++i) {
+      std::string cell;
+      for (char c : (*r)[i]) cell += c == '"' ? std::string("\"\"") : std::string(1, c);
+      text += (i > 0 ? ",\"" : "\"") + cell + "\"";
+    }
+    text += "\n";
+  }
+  const auto file = test::scratch_dir() / "runs.csv";
+  test::write_file(file, text);
+  return load_published_runs(file, test::real_catalogs());
+}
+
+TEST(Robustness, PublishedRunsNumbersOutOfRangeNameTheRowAndColumn) {
+  // stod("1e999") threw out_of_range: "internal error", exit 1.
+  auto layers = load_with_cell("num_layers", "1e999");
+  ASSERT_FALSE(layers.has_value());
+  EXPECT_EQ(layers.error()[0].where, "runs.csv:2");
+  EXPECT_EQ(layers.error()[0].message, "column 'num_layers': number out of range (beyond a double); got '1e999'");
+  // A sliding window that overflowed stoi: "internal error: stoi", exit 1.
+  auto window = load_with_cell("attention_notes", "alternating 99999999999-token sliding window");
+  ASSERT_FALSE(window.has_value());
+  EXPECT_EQ(window.error()[0].message,
+            "column 'attention_notes': number out of range (at most 100000000); got '99999999999'");
+  // A NIC count beyond any fabric.
+  auto nics = load_with_cell("inter_node_network", "99999999999999999999 x 400 Gbps");
+  ASSERT_FALSE(nics.has_value());
+  EXPECT_EQ(nics.error()[0].message,
+            "column 'inter_node_network': number out of range (at most 10000); got '99999999999999999999'");
+  // Unchanged, the row loads.
+  EXPECT_TRUE(load_with_cell("num_layers", "32").has_value());
+}
+
+TEST(Robustness, APublishedRunsCellIsBoundedBeforeAnyPatternSeesIt) {
+  // "8 x " + 50,000 letters + " NDR" made libstdc++'s std::regex recurse per character: SIGSEGV.
+  auto long_cell = load_with_cell("inter_node_network", "8 x " + std::string(50000, 'a') + " NDR");
+  ASSERT_FALSE(long_cell.has_value());
+  EXPECT_EQ(long_cell.error()[0].where, "runs.csv:2");
+  EXPECT_NE(long_cell.error()[0].message.find("is longer than 1024 characters (the limit for a cell)"),
+            std::string::npos)
+      << long_cell.error()[0].message;
 }
 
 }  // namespace
