@@ -20,8 +20,9 @@ capplan_cli_test(issue18_dev_zero_profile_is_refused ARGS estimate ${S}/llama3_8
                  STDERR "capplan: error: profile file '/dev/zero': a device, not a file")
 capplan_cli_test(issue18_dev_zero_price_sheet_is_refused ARGS estimate ${S}/llama3_8b_h100.json --prices /dev/zero RC 2
                  STDERR "capplan: error: .*'/dev/zero': a device, not a file")
+# (validate-published already refused it: a guard, not a reproducer.)
 capplan_cli_test(issue18_dev_zero_published_runs_are_refused ARGS validate-published /dev/zero RC 2
-                 STDERR "capplan: error: .*'/dev/zero': a device, not a file")
+                 STDERR "capplan: error: published runs '/dev/zero': not a regular file")
 
 # Point 3: denormals passed "> 0" and gave exit 0 with step_time_s and the time to train null.
 file(WRITE ${G}/denormal_bandwidth.json [=[{
