@@ -840,12 +840,18 @@ class ScenarioParser {
     if (const json* v = find(j, "gpu_speed_spread")) {
       spread = r_.number(*v, child(p, "gpu_speed_spread"), 0.0, 0.5, false);
     }
-    if (const json* v = find(j, "intra_node_gbps")) {
-      intra = r_.number(*v, child(p, "intra_node_gbps"), kMinLinkGbps, kMaxLinkGbps, false);
-    }
-    if (const json* v = find(j, "inter_node_gbps_per_gpu")) {
-      inter = r_.number(*v, child(p, "inter_node_gbps_per_gpu"), kMinLinkGbps, kMaxLinkGbps, false);
-    }
+    // A link bandwidth: > 0, and at least kMinLinkGbps.
+    auto link_gbps = [&](const json& v, const std::string& at) -> std::optional<double> {
+      auto x = r_.number(v, at, 0, kMaxLinkGbps, true);
+      if (x && *x < kMinLinkGbps) {
+        r_.error(at, "must be at least " + fmt(kMinLinkGbps) + " (1 Mbit/s: a slower link is no GPU interconnect); got " +
+                         describe(v));
+        return std::nullopt;
+      }
+      return x;
+    };
+    if (const json* v = find(j, "intra_node_gbps")) intra = link_gbps(*v, child(p, "intra_node_gbps"));
+    if (const json* v = find(j, "inter_node_gbps_per_gpu")) inter = link_gbps(*v, child(p, "inter_node_gbps_per_gpu"));
     // Network tiers: the scenario's own, else the instance's (below), else two tiers from the
     // two bandwidths. A scenario topology carries its bandwidths, so the two flat keys are not used.
     std::optional<sim::Topology> topo;

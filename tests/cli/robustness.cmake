@@ -32,7 +32,7 @@ file(WRITE ${G}/denormal_bandwidth.json [=[{
   "strategy": { "tp": 8, "pp": 1 }
 }]=])
 capplan_cli_test(issue18_denormal_bandwidth_exits_2 ARGS estimate ${G}/denormal_bandwidth.json RC 2
-                 STDERR "capplan: error: scenario#/cluster/inter_node_gbps_per_gpu: must be >= 0.001; got 5e-324")
+                 STDERR "capplan: error: scenario#/cluster/inter_node_gbps_per_gpu: must be at least 1e-15 \\(a positive value this small is no physical quantity\\); got 5e-324")
 file(WRITE ${G}/denormal_batch.json [=[{
   "model":    { "preset": "llama3-8b" },
   "training": { "tokens": "1T", "global_batch_tokens": 5e-324, "precision": "bf16" },
@@ -43,7 +43,10 @@ capplan_cli_test(issue18_denormal_global_batch_tokens_exits_2 ARGS estimate ${G}
                  STDERR "capplan: error: scenario#/training/global_batch_tokens: must be at least 1 \\(a number of tokens\\); got 5e-324")
 capplan_cli_test(issue18_denormal_intra_node_flag_exits_2
                  ARGS estimate ${S}/llama3_8b_h100.json --intra-node-gbps 1e-300 RC 2
-                 STDERR "scenario#/cluster/intra_node_gbps: must be >= 0.001; got 1e-300 \\(set by --intra-node-gbps\\)")
+                 STDERR "scenario#/cluster/intra_node_gbps: must be at least 1e-15 .*; got 1e-300 \\(set by --intra-node-gbps\\)")
+capplan_cli_test(issue18_slow_link_flag_exits_2
+                 ARGS estimate ${S}/llama3_8b_h100.json --inter-node-gbps-per-gpu 0.0001 RC 2
+                 STDERR "scenario#/cluster/inter_node_gbps_per_gpu: must be at least 0.001 \\(1 Mbit/s: a slower link is no GPU interconnect\\); got 0.0001 \\(set by --inter-node-gbps-per-gpu\\)")
 
 # Point 6: a collective latency_s of 1e308 gave exit 0 with step_time_s null.
 file(READ ${PROJECT_SOURCE_DIR}/tests/fixtures/calibrate/synthetic-h100-profile.json profile)

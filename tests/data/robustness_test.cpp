@@ -131,7 +131,8 @@ Result<std::vector<PublishedRun>> load_with_cell(const std::string& column, cons
   EXPECT_NE(at, header.end()) << column;
   row[static_cast<std::size_t>(at - header.begin())] = value;
   std::string text;
-  for (const auto* r : {&header, &row}) {
+  const auto& edited = row;
+  for (const auto* r : {&header, &edited}) {
     for (std::size_t i = 0; i < r->size(); ++i) {
       std::string cell;
       for (char c : (*r)[i]) cell += c == '"' ? std::string("\"\"") : std::string(1, c);
