@@ -108,14 +108,17 @@ TEST(Robustness, AnAbsurdProfileValueIsRejectedWhereItIsRead) {
   EXPECT_NE(all.find("p.json#/memory/0/bandwidth_Bps/value: must be at most 1e+15; got 1e+300"), std::string::npos) << all;
 }
 
-// Point 11: a 10 MB preset name cost 6 s of edit distance. Names over 64 characters get none
-// (here 1 MB: before, about 50 s over the real catalogs' model ids; now well under a second).
+// Point 11: a 10 MB preset name cost 6 s of edit distance. Names over 64 characters get none:
+// a 1 MB name against 100 ids of 20 characters took 8.4 s before (this test built against main
+// on the 2-core development machine); now well under the 1 s asked here.
 TEST(Robustness, ASuggestionForAHugeNameCostsNoEditDistance) {
   const std::string huge(1'000'000, 'x');
+  std::vector<std::string> ids;
+  for (int i = 0; i < 100; ++i) ids.push_back("model-" + std::to_string(1000 + i) + "-abcdefghij");
   const auto start = std::chrono::steady_clock::now();
-  const std::string s = suggest(huge, {"llama3-8b", "llama3-70b"});
+  const std::string s = suggest(huge, ids);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
-  EXPECT_EQ(s, "known: llama3-8b, llama3-70b");
+  EXPECT_TRUE(s.starts_with("known: model-1000-abcdefghij, ")) << s.substr(0, 80);
   EXPECT_EQ(suggest("llama3-7b", {"llama3-8b", "llama3-70b"}), "did you mean 'llama3-70b'? known: llama3-8b, llama3-70b");
 }
 
