@@ -183,14 +183,13 @@ std::string summary_table(const json& j) {
 }  // namespace
 
 int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
+  if (!opt.from_runs.empty()) return run_calibrate_from_runs(opt, global);
   const bool quiet = opt.format == "json";
   const std::filesystem::path out = opt.out;
   const auto records = records_path(out);
-  // The profile and its records are files beside each other: a missing or unwritable folder, a
-  // folder or a device (/dev/full) is refused before anything is measured (issue 18 point 8).
-  if (!output_path_ok_or_report(opt.out, false)) return code(Exit::invalid_input);
-  if (auto ok = check_output_path(records, false); !ok) {
-    print_error("--out '" + opt.out + "': the records file '" + records.string() + "': " + ok.error());
+  // Refused before anything is measured (a folder, a device, a missing or read-only folder).
+  if (const std::string problem = file_out_problem(out); !problem.empty()) {
+    print_error("--out '" + opt.out + "': " + problem);
     return code(Exit::invalid_input);
   }
 

@@ -20,6 +20,8 @@ struct CalibrateOptions {
   bool resume = false;
   std::string format = "table";
   StepFlags step;  // the training step to measure; unset = the backend's default
+  std::string from_runs;  // FILE: fit the datasheet model to these measured runs instead of measuring
+  bool out_given = false;
 };
 
 // Adds the `calibrate` subcommand, its flags filling `opt` (which must outlive the parse).
@@ -27,5 +29,9 @@ CLI::App* add_calibrate_flags(CLI::App& app, CalibrateOptions& opt);
 
 // Measures this machine and writes the profile; returns an Exit code.
 int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global);
+
+// --from-runs FILE: fits the datasheet model to a runs file and writes the profile
+// (calibrate_from_runs.cpp); returns an Exit code.
+int run_calibrate_from_runs(const CalibrateOptions& opt, const GlobalOptions& global);
 
 }  // namespace capplan::cli

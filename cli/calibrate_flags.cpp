@@ -20,6 +20,10 @@ CLI::App* add_calibrate_flags(CLI::App& app, CalibrateOptions& opt) {
   add_step_flags(cmd, opt.step, "Training step to measure (and whose GEMMs to measure; default: what capplan "
                                "validate runs)");
   cmd->add_flag("--resume", opt.resume, "Continue from the records file of an interrupted run");
+  cmd->add_option("--from-runs", opt.from_runs,
+                  "Fit the datasheet model to measured training steps (a runs file, JSON or CSV; README, "
+                  "\"Calibrating from your own runs\") instead of measuring this machine")
+      ->type_name("FILE");
   cmd->add_option("--format", opt.format, "Summary format: table (progress bar on a terminal) or json (quiet)")
       ->check(CLI::IsMember({"table", "json"}));
   return cmd;

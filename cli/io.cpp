@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -25,21 +26,21 @@ std::expected<std::string, std::string> read_input(const std::string& path) { re
 
 std::expected<void, std::string> check_output_path(const std::filesystem::path& path, bool allow_device) {
   namespace fs = std::filesystem;
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::error_code ec;
-  if (path.filename().empty()) return std::unexpected(std::string("names a folder, not a file"));
-  if (!fs::is_directory(dir, ec)) return std::unexpected("folder '" + dir.string() + "' does not exist");
+  if (path.empty() || path.filename().empty()) return std::unexpected(std::string("must name a file"));
   if (fs::is_directory(path, ec)) return std::unexpected(std::string("is a directory"));
-  const bool exists = fs::exists(path, ec);
-  if (exists && !fs::is_regular_file(path, ec)) {
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
     if (allow_device) return {};  // written in place (write_atomically)
-    return std::unexpected(std::string("not a regular file (a device or a pipe); give the name of a file"));
+    return std::unexpected(std::string("is not a regular file (a device or a pipe)"));
   }
-  if (::access(dir.c_str(), W_OK) != 0) {
-    return std::unexpected("folder '" + dir.string() + "' is not writable: " + std::strerror(errno));
-  }
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) return std::unexpected("folder '" + dir.string() + "' does not exist");
+  if (::access(dir.c_str(), W_OK) != 0) return std::unexpected("folder '" + dir.string() + "' is not writable");
+  // The temporary file beside it keeps 200 characters of the name (write_atomically), so any name
+  // the file system takes (NAME_MAX) works.
   if (path.filename().string().size() > NAME_MAX) {
-    return std::unexpected("file name longer than " + std::to_string(NAME_MAX) + " characters");
+    return std::unexpected("file name too long (" + std::to_string(path.filename().string().size()) +
+                           " characters; at most " + std::to_string(NAME_MAX) + ")");
   }
   return {};
 }
@@ -51,6 +52,11 @@ bool output_path_ok_or_report(const std::string& out_path, bool allow_device) {
     return false;
   }
   return true;
+}
+
+std::string file_out_problem(const std::filesystem::path& path) {
+  auto ok = check_output_path(path, false);
+  return ok ? std::string() : ok.error();
 }
 
 std::expected<void, std::string> write_atomically(const std::filesystem::path& path, std::string_view text) {

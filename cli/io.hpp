@@ -46,6 +46,10 @@ std::expected<void, std::string> check_output_path(const std::filesystem::path& 
 // and returns false when it cannot be written.
 bool output_path_ok_or_report(const std::string& out_path, bool allow_device = true);
 
+// check_output_path(path, false) as a sentence, empty when `path` can take the file (calibrate's
+// profile and records, --from-runs' profile: files, never a device).
+std::string file_out_problem(const std::filesystem::path& path);
+
 // `text` to --out (atomically) when given, else (or for "-") to stdout. Returns false after printing an error.
 bool emit(const std::string& out_path, std::string_view text);
 

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -46,6 +47,7 @@ struct ValidateOptions {
   std::string gate_arch = "all";  // rows the gates apply to: all, dense or moe
   std::string write_error_bands;  // FILE: the residual table fitted on every predicted row
   bool whole_run = false;         // report the whole-run GPU-hour rows with the goodput model instead
+  std::string profile;            // FILE: price every row with this calibration profile
 };
 
 // The harness lives in capplan_data (capplan/data/validation.hpp); this file renders it.
@@ -54,9 +56,8 @@ using Report = data::ValidationReport;
 using data::Accuracy;
 using data::accuracy;
 using data::coverage;
-using data::kScaleBuckets;
 using data::one_line;
-using data::scale_bucket;
+using sim::kScaleBuckets;
 
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -120,12 +121,11 @@ json report_json(const Report& rep, const std::string& csv) {
   for (const auto* run : rep.skipped) {
     skipped.push_back({{"row_id", run->row_id}, {"model", run->model_name}, {"reason", run->skip_reason}});
   }
-  json by_arch = json::object();
-  for (const auto& [arch, a] : rep.by_arch) by_arch[arch] = accuracy_json(a);
-  json by_gpu = json::object();
-  for (const auto& [gpu, a] : rep.by_gpu) by_gpu[gpu] = accuracy_json(a);
-  json by_scale = json::object();
-  for (const auto& [bucket, a] : rep.by_scale) by_scale[bucket] = accuracy_json(a);
+  auto groups_json = [](const std::map<std::string, Accuracy>& groups) {
+    json out = json::object();
+    for (const auto& [name, a] : groups) out[name] = accuracy_json(a);
+    return out;
+  };
   return {
       {"csv", csv},
       {"cost_model", "datasheet"},
@@ -142,9 +142,10 @@ json report_json(const Report& rep, const std::string& csv) {
         {"interval_coverage", number(rep.overall.interval_coverage)},
         {"interval_rows", rep.overall.with_interval},
         {"interval_method", "p10-p90 of each row from a residual table fitted without that row (leave-one-out)"},
-        {"by_arch", by_arch},
-        {"by_gpu", by_gpu},
-        {"by_scale", by_scale}}},
+        {"by_arch", groups_json(rep.by_arch)},
+        {"by_framework", groups_json(rep.by_framework)},
+        {"by_gpu", groups_json(rep.by_gpu)},
+        {"by_scale", groups_json(rep.by_scale)}}},
   };
 }
 
@@ -207,6 +208,7 @@ std::string report_table(const Report& rep, const std::string& csv) {
                               : std::string("n/a (too few rows for a residual table)")) +
          "\n\n";
   out += accuracy_table("by architecture", rep.by_arch, {"dense", "moe"}) + "\n";
+  out += accuracy_table("by framework family", rep.by_framework, {"megatron", "pytorch"}) + "\n";
   out += accuracy_table("by GPU", rep.by_gpu) + "\n";
   out += accuracy_table("by scale (GPUs)", rep.by_scale,
                         std::vector<std::string>(std::begin(kScaleBuckets), std::end(kScaleBuckets)));
@@ -228,7 +230,8 @@ data::ErrorBands error_bands_of(const Report& rep, const std::filesystem::path& 
                  csv.filename().string() + " (" + std::to_string(rep.overall.predicted) +
                  " predicted rows, datasheet cost model)";
   bands.method = "r = ln(measured / predicted) of tokens/s per GPU for every predicted row; per category "
-                 "(<arch>/<framework>, <arch>, all) with at least " +
+                 "(<arch>/<framework>/<scale>, <arch>/<framework>, <arch>/<scale>, <arch>, all: the lookup order) "
+                 "with at least " +
                  std::to_string(sim::kMinResidualSamples) +
                  " rows, p10 and p90 of r at plotting position (n+1)p with linear interpolation (Hyndman-Fan "
                  "definition 6, a distribution-free 80% prediction interval); leave_one_out_coverage is the share of "
@@ -401,6 +404,17 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
   if (!output_path_ok_or_report(opt.out)) return code(Exit::invalid_input);  // before any work
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
+  std::optional<sim::Profile> profile;
+  if (!opt.profile.empty()) {
+    profile = load_profile_or_report(opt.profile);
+    if (!profile) return code(Exit::invalid_input);
+    if (opt.whole_run || !opt.write_error_bands.empty()) {
+      print_error(std::string(opt.whole_run ? "--whole-run" : "--write-error-bands") +
+                  ": the error bands and whole-run rows are the datasheet model's; --profile applies to the "
+                  "per-step report only");
+      return code(Exit::invalid_input);
+    }
+  }
   const std::filesystem::path csv =
       opt.csv.empty() ? data_dir(global) / "benchmarks" / "published_runs_dev.csv" : std::filesystem::path(opt.csv);
   std::error_code ec;
@@ -422,9 +436,29 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
     const std::string text = whole_run_report(*runs, *catalogs, csv.string(), opt.format == "json");
     return emit(opt.out, text) ? code(Exit::ok) : code(Exit::invalid_input);
   }
-  const Report rep = data::validate_published(*runs, *catalogs);
-  const std::string text =
-      opt.format == "json" ? stamped(report_json(rep, csv.string())).dump(2) + "\n" : report_table(rep, csv.string());
+  const Report rep = data::validate_published(*runs, *catalogs, profile ? &*profile : nullptr);
+  // The cost model every row was priced with (the first predicted row's; they all share the profile).
+  std::string cost_model = "datasheet";
+  for (const auto& r : rep.results) {
+    if (r.predicted) {
+      cost_model = r.full.step.cost_model;
+      break;
+    }
+  }
+  std::string text;
+  if (opt.format == "json") {
+    json doc = stamped(report_json(rep, csv.string()));
+    doc["cost_model"] = cost_model;
+    text = doc.dump(2) + "\n";
+  } else {
+    text = report_table(rep, csv.string());
+    if (profile) {
+      const std::string datasheet = " (datasheet cost model)\n";
+      if (const auto at = text.find(datasheet); at != std::string::npos) {
+        text.replace(at, datasheet.size(), " (cost model: " + cost_model + ")\n");
+      }
+    }
+  }
   if (!emit(opt.out, text)) return code(Exit::invalid_input);
   if (!opt.write_error_bands.empty()) {
     std::error_code status_ec;
@@ -443,8 +477,9 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
       print_warning("--write-error-bands: fewer than " + std::to_string(sim::kMinResidualSamples) +
                     " predicted rows, so the table is empty (estimates will carry no interval)");
     }
-  } else if (opt.csv.empty()) {
-    // On the shipped development set: say when the shipped table no longer matches the model.
+  } else if (opt.csv.empty() && !profile) {
+    // On the shipped development set: say when the shipped table no longer matches the model
+    // (the datasheet model's: with a profile the residuals are another model's).
     const auto shipped = data::error_bands_path(data_dir(global));
     auto bands = data::load_error_bands(shipped);
     if (!bands) {
@@ -496,6 +531,9 @@ Command add_validate_published_command(CLI::App& app, const GlobalOptions& globa
       ->type_name("FILE");
   cmd->add_option("--gate-arch", opt->gate_arch, "Rows the --max-mape/--min-coverage gates apply to (default all)")
       ->check(CLI::IsMember({"all", "dense", "moe"}));
+  cmd->add_option("--profile", opt->profile,
+                  "Calibration profile (capplan calibrate --out, or --from-runs) to price every row with")
+      ->type_name("FILE");
   cmd->add_flag("--whole-run", opt->whole_run,
                 "Report the whole-run GPU-hour rows (BLOOM, Llama, DeepSeek, ...) predicted with the goodput model "
                 "(interruptions, checkpoints, restarts) instead of the per-step rows");

@@ -94,15 +94,6 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 class HostBackend final : public MeasurementBackend {
  public:
   explicit HostBackend(std::unique_ptr<host::MpiWorld> mpi) : mpi_(std::move(mpi)) {
@@ -110,7 +101,7 @@ class HostBackend final : public MeasurementBackend {
     ctx_.device = cpu_model();
     char name[256] = {};
     ctx_.host = gethostname(name, sizeof name - 1) == 0 ? name : "unknown";
-    ctx_.date_utc = now_utc();
+    ctx_.date_utc = utc_now_iso8601();
     ctx_.capplan_version = CAPPLAN_VERSION;
     ctx_.versions["eigen"] = std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) +
                              "." + std::to_string(EIGEN_MINOR_VERSION);

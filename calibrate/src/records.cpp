@@ -5,9 +5,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <numeric>
+#include <string>
 
 namespace capplan::calib {
+
+std::string utc_now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 SampleStats summarize(std::vector<double> samples_s) {
   SampleStats s;

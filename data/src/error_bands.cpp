@@ -2,7 +2,9 @@
 // Reads, validates and writes data/error_bands.json (format in capplan/data/error_bands.hpp).
 #include "capplan/data/error_bands.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 
 #include "json_reader.hpp"
@@ -14,27 +16,42 @@ namespace {
 using detail::json;
 using detail::Reader;
 
-constexpr int kSchema = 1;
+// 2: categories cut by scale ("dense/megatron/<=8", "dense/<=8"). A schema-1 file (no scale cut)
+// reads as well: its categories are among schema 2's.
+constexpr int kSchema = 2;
+constexpr int kOldSchema = 1;
 // |ln(measured/predicted)| beyond 5 (a factor of ~150) is a broken file, not a residual.
 constexpr detail::Range kLogRatio{-5, 5, false};
 
+constexpr const char* kArchs[] = {"dense", "moe"};
+constexpr sim::Framework kFrameworks[] = {sim::Framework::megatron, sim::Framework::pytorch};
+
+// Every category a table can hold: all, and each arch's fallback chain over framework x scale.
 const std::vector<std::string>& known_categories() {
-  static const std::vector<std::string> kKnown = {"all",           "dense",        "moe",        "dense/megatron",
-                                                  "dense/pytorch", "moe/megatron", "moe/pytorch"};
+  static const std::vector<std::string> kKnown = [] {
+    std::vector<std::string> known = {sim::kAllCategory};
+    for (const char* arch : kArchs) {
+      for (const sim::Framework f : kFrameworks) {
+        for (const char* scale : sim::kScaleBuckets) {
+          for (auto& c : sim::category_fallbacks(std::string(arch) + "/" + sim::to_string(f) + "/" + scale)) {
+            if (std::find(known.begin(), known.end(), c) == known.end()) known.push_back(std::move(c));
+          }
+        }
+      }
+    }
+    return known;
+  }();
   return kKnown;
 }
 
 bool valid_category(const std::string& c) {
-  if (c == sim::kAllCategory) return true;
-  const auto slash = c.find('/');
-  const std::string arch = c.substr(0, slash);
-  if (arch != "dense" && arch != "moe") return false;
-  if (slash == std::string::npos) return true;
-  return sim::framework_from_string(c.substr(slash + 1)).has_value();
+  const auto& known = known_categories();
+  return std::find(known.begin(), known.end(), c) != known.end();
 }
 
 constexpr detail::Field<sim::ResidualQuantiles> kCategoryFields[] = {
-    {"category", detail::Kind::string, detail::Need::required, false, {}, "all, <arch> or <arch>/<framework>",
+    {"category", detail::Kind::string, detail::Need::required, false, {},
+     "all, <arch>, <arch>/<scale>, <arch>/<framework> or <arch>/<framework>/<scale>",
      [](sim::ResidualQuantiles& q, const json& v, Reader& r, const std::string& p) {
        q.category = v.get<std::string>();
        if (!valid_category(q.category)) {
@@ -75,8 +92,10 @@ void read_categories(ErrorBands& bands, const json& list, Reader& r, const std::
 }
 
 constexpr detail::Field<ErrorBands> kTopFields[] = {
-    {"schema", detail::Kind::integer, detail::Need::required, false, {1, 1e9, false}, "file schema version, 1",
-     [](ErrorBands&, const json& v, Reader& r, const std::string& p) { r.schema_version(v, p, kSchema); }},
+    {"schema", detail::Kind::integer, detail::Need::required, false, {1, 1e9, false}, "file schema version, 2 (1 reads too)",
+     [](ErrorBands&, const json& v, Reader& r, const std::string& p) {
+       if (!(v.is_number_integer() && v.get<std::int64_t>() == kOldSchema)) r.schema_version(v, p, kSchema);
+     }},
     {"generated", detail::Kind::string, detail::Need::required, false, {}, "date the table was generated, YYYY-MM-DD",
      [](ErrorBands& b, const json& v, Reader& r, const std::string& p) {
        b.generated = v.get<std::string>();

@@ -184,10 +184,10 @@ constexpr Template kTemplates[] = {
     {FindingCode::pareto_without_prices,
      "no plan that meets the constraints has a known price, so there is no (time, cost) front: plans ranked by "
      "time (give a price)"},
-    {FindingCode::band_excludes_estimate,
-     "the estimate lies outside its own p10-p90 band: measured/predicted was {ratio_p10:2}-{ratio_p90:2} on the "
-     "{runs} validated {category} runs; the estimate is the model's own figure, the band is how far such runs "
-     "have been from it"},
+    {FindingCode::band_extended_to_estimate,
+     "the p10-p90 band is extended to hold the estimate: measured/predicted was {ratio_p10:2}-{ratio_p90:2} on "
+     "the {runs} validated {category} runs, on one side of the model; the estimate is the model's own figure, the "
+     "band is how far such runs have been from it"},
     {FindingCode::search_below_one, "must be at least 1; got {got}"},
     {FindingCode::search_threads_negative, "must be >= 0 (0 = all cores); got {got}"},
     {FindingCode::search_max_gpus_negative, "must be >= 0 (0 = no limit); got {got}"},
@@ -200,6 +200,9 @@ constexpr Template kTemplates[] = {
     {FindingCode::search_no_shape_left,
      "no cluster shape is left to search: every offering x node count exceeds max_gpus ({max_gpus}) or lacks a "
      "network bandwidth for several nodes"},
+    {FindingCode::profile_other_device,
+     "profile measured on {device} ({backend}), scenario GPU is {gpu}: {operations:f0} operations priced from another "
+     "device's measurements ({datasheet:f0} from the datasheet); treat the result as that device's, not this GPU's"},
     {FindingCode::profile_fused_attention, "fused (flash) attention not measured; datasheet used"},
     {FindingCode::profile_gemm_not_measured, "gemm {dtype} not measured; datasheet used"},
     {FindingCode::profile_gemm_too_few_shapes,
@@ -434,6 +437,9 @@ std::string error_band_basis(const sim::ErrorBand& b) {
     s += "; widened x" + fixed(w->down, 2) + " / x" + fixed(w->up, 2) + ": no published ";
     s += w->gemm && w->attention ? "GEMM or attention" : (w->gemm ? "GEMM" : "attention");
     s += " efficiency for this GPU (other GPUs' published range: " + what + " of peak)";
+  }
+  if (const auto& u = b.unextended) {
+    s += "; extended to 1 to hold the estimate (" + fixed(u->low, 2) + "-" + fixed(u->high, 2) + " before)";
   }
   return s;
 }

@@ -58,8 +58,10 @@ struct ProfileLimits {
 };
 constexpr ProfileLimits kLimits;
 
-// A fitted parameter: {"value", "source", "samples", "residual"}; value in [lo, hi].
-sim::Param param(Object& parent, const char* key, double lo, bool lo_open, double hi) {
+// A fitted parameter: {"value", "source", "samples", "residual"}; value in [lo, hi]. With
+// `std_error`, also its "std_error" (a runs fit's parameter).
+sim::Param param(Object& parent, const char* key, double lo, bool lo_open, double hi = kInf,
+                 double* std_error = nullptr) {
   sim::Param p;
   parent.object(key, [&](Object& o) {
     p.value = o.number("value", lo, lo_open, hi);
@@ -67,7 +69,10 @@ sim::Param param(Object& parent, const char* key, double lo, bool lo_open, doubl
                         p.source);
     p.samples = static_cast<int>(o.integer("samples", 0));
     p.residual = o.number("residual", 0, false);
-    o.known({"value", "source", "samples", "residual"});
+    if (std_error != nullptr) *std_error = o.number("std_error", 0, false);
+    std::vector<std::string> keys = {"value", "source", "samples", "residual"};
+    if (std_error != nullptr) keys.push_back("std_error");
+    o.known(keys);
   });
   return p;
 }
@@ -83,6 +88,65 @@ sim::FitQuality quality(Object& parent) {
     o.known({"samples", "rms_relative_residual", "max_relative_residual", "r2"});
   });
   return q;
+}
+
+json runs_param_to_json(const sim::RunsFitParam& p) {
+  json j = param_to_json(p.param);
+  j["std_error"] = finite_or_zero(p.std_error);
+  return j;
+}
+
+// A runs-fit parameter: a Param with its standard error; value in [lo, hi].
+sim::RunsFitParam runs_param(Object& parent, const char* key, double lo, double hi) {
+  sim::RunsFitParam p;
+  p.param = param(parent, key, lo, false, hi, &p.std_error);
+  return p;
+}
+
+json runs_fit_to_json(const sim::RunsFit& f) {
+  json runs = json::array();
+  for (const auto& r : f.per_run) {
+    runs.push_back({{"label", r.label},
+                    {"measured_step_s", finite_or_zero(r.measured_s)},
+                    {"predicted_before_s", finite_or_zero(r.before_s)},
+                    {"predicted_after_s", finite_or_zero(r.after_s)},
+                    {"leave_one_out_s", finite_or_zero(r.loo_s)}});
+  }
+  return {{"gemm_efficiency_scale", runs_param_to_json(f.gemm_efficiency_scale)},
+          {"scale_up_busbw_scale", runs_param_to_json(f.scale_up_busbw_scale)},
+          {"scale_out_busbw_scale", runs_param_to_json(f.scale_out_busbw_scale)},
+          {"per_op_overhead_s", runs_param_to_json(f.per_op_overhead_s)},
+          {"runs", f.runs},
+          {"rms_log_residual", finite_or_zero(f.rms_log_residual)},
+          {"max_abs_log_residual", finite_or_zero(f.max_abs_log_residual)},
+          {"loo_mape", finite_or_zero(f.loo_mape)},
+          {"per_run", runs}};
+}
+
+// The bounds calibrate --from-runs fits within (calib::kRunsFitBounds; docs/calibration.md).
+sim::RunsFit runs_fit(Object& o) {
+  sim::RunsFit f;
+  f.gemm_efficiency_scale = runs_param(o, "gemm_efficiency_scale", 0.3, 1.3);
+  f.scale_up_busbw_scale = runs_param(o, "scale_up_busbw_scale", 0.1, 1.5);
+  f.scale_out_busbw_scale = runs_param(o, "scale_out_busbw_scale", 0.1, 1.5);
+  f.per_op_overhead_s = runs_param(o, "per_op_overhead_s", 0, 200e-6);
+  f.runs = static_cast<int>(o.integer("runs", 1));
+  f.rms_log_residual = o.number("rms_log_residual", 0, false);
+  f.max_abs_log_residual = o.number("max_abs_log_residual", 0, false);
+  f.loo_mape = o.number("loo_mape", 0, false);
+  o.list("per_run", [&](Object& ro) {
+    sim::RunResidual r;
+    r.label = ro.string("label");
+    r.measured_s = ro.number("measured_step_s", 0, true);
+    r.before_s = ro.number("predicted_before_s", 0, false);
+    r.after_s = ro.number("predicted_after_s", 0, false);
+    r.loo_s = ro.number("leave_one_out_s", 0, false);
+    ro.known({"label", "measured_step_s", "predicted_before_s", "predicted_after_s", "leave_one_out_s"});
+    f.per_run.push_back(std::move(r));
+  });
+  o.known({"gemm_efficiency_scale", "scale_up_busbw_scale", "scale_out_busbw_scale", "per_op_overhead_s", "runs",
+           "rms_log_residual", "max_abs_log_residual", "loo_mape", "per_run"});
+  return f;
 }
 
 void check_order(Reader& r, const std::string& path, const char* lo_key, double lo, const char* hi_key, double hi) {
@@ -208,6 +272,7 @@ std::string profile_to_json(const sim::Profile& p) {
   }
   root["steps"] = steps;
   root["notes"] = p.notes;
+  if (p.runs_fit) root["runs_fit"] = runs_fit_to_json(*p.runs_fit);
   return root.dump(2) + "\n";
 }
 
@@ -221,9 +286,28 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
   if (!r.object(root, "")) return std::unexpected(std::move(diags));
   sim::Profile p;
   Object top{root, "", r};
-  top.schema(kSchema, sim::kProfileSchemaVersion);
+  // Version 1 (before runs_fit) still reads; it has no runs_fit.
+  int version = sim::kProfileSchemaVersion;
+  if (const json* s = top.get("schema"); s != nullptr && (!s->is_string() || s->get<std::string>() != kSchema)) {
+    r.error(top.at("schema"), std::string("must be \"") + kSchema + "\"; got " + describe(*s));
+  }
+  if (const json* v = top.get("schema_version")) {
+    const auto n = r.integer(*v, top.at("schema_version"), 1, 1e9);
+    if (n && (*n < 1 || *n > sim::kProfileSchemaVersion)) {
+      r.error(top.at("schema_version"), "unsupported schema version (this capplan reads 1 to " +
+                                            std::to_string(sim::kProfileSchemaVersion) + "); got " + describe(*v));
+    }
+    if (n) version = static_cast<int>(*n);
+  }
   top.known({"schema", "schema_version", "context", "gemm", "gemm_points", "memory", "memory_points", "collectives",
-             "steps", "notes"});
+             "steps", "notes", "runs_fit"});
+  if (top.has("runs_fit")) {
+    if (version < 2) {
+      r.error(top.at("runs_fit"), "needs schema_version 2 or later; got " + std::to_string(version));
+    } else {
+      top.object("runs_fit", [&](Object& o) { p.runs_fit = runs_fit(o); });
+    }
+  }
 
   top.object("context", [&](Object& o) {
     for (const char* k : kContextStrings) p.context[k] = o.string(k, true);

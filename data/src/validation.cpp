@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
+#include "capplan/data/cost_model.hpp"
 #include "capplan/data/findings.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
@@ -38,12 +40,6 @@ Accuracy accuracy(const std::vector<const ValidationRow*>& rows) {
   return a;
 }
 
-std::string scale_bucket(int gpus) {
-  if (gpus <= 8) return kScaleBuckets[0];
-  if (gpus <= 512) return kScaleBuckets[1];
-  return kScaleBuckets[2];
-}
-
 std::string one_line(const Diagnostics& diags) {
   std::string text;
   for (const auto& d : diags) {
@@ -53,7 +49,7 @@ std::string one_line(const Diagnostics& diags) {
   return text.empty() ? "unknown error" : text;
 }
 
-ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs) {
+ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs, const sim::Profile* profile) {
   ValidationRow r;
   r.run = &run;
   r.gpu = run.gpu_model;
@@ -67,10 +63,12 @@ ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs) {
   r.gpu = parsed->scenario.cluster.gpu.id;
   r.gpus = parsed->scenario.cluster.gpus;
   r.category = sim::error_category(parsed->scenario);
-  r.arch = r.category.substr(0, r.category.find('/'));
+  const sim::CategoryParts parts = sim::category_parts(r.category);
+  r.arch = parts.arch;
+  r.framework = parts.framework;
   r.scenario = parsed->scenario;
-  const sim::DatasheetCost cost(parsed->scenario.cluster);
-  auto e = sim::estimate(parsed->scenario, cost);
+  const auto cost = make_cost_model(parsed->scenario.cluster, profile);
+  auto e = sim::estimate(parsed->scenario, *cost);
   if (!e) {
     r.error = one_line(e.error());
     return r;
@@ -118,7 +116,8 @@ void leave_one_out_interval(ValidationRow& r, const std::vector<ValidationRow>& 
 
 }  // namespace
 
-ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs) {
+ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs,
+                                    const sim::Profile* profile) {
   ValidationReport rep;
   rep.rows = static_cast<int>(runs.size());
   for (const auto& run : runs) {
@@ -127,7 +126,7 @@ ValidationReport validate_published(const std::vector<PublishedRun>& runs, const
       continue;
     }
     ++rep.usable;
-    rep.results.push_back(evaluate_row(run, catalogs));
+    rep.results.push_back(evaluate_row(run, catalogs, profile));
   }
   for (auto& r : rep.results) {
     if (r.predicted) leave_one_out_interval(r, rep.results);
@@ -135,20 +134,21 @@ ValidationReport validate_published(const std::vector<PublishedRun>& runs, const
   rep.table = sim::fit_residuals(residual_samples(rep.results, nullptr));
 
   std::vector<const ValidationRow*> all;
-  std::map<std::string, std::vector<const ValidationRow*>> arch_rows;
-  std::map<std::string, std::vector<const ValidationRow*>> gpu_rows;
-  std::map<std::string, std::vector<const ValidationRow*>> scale_rows;
+  using Groups = std::map<std::string, std::vector<const ValidationRow*>>;
+  Groups arch_rows, framework_rows, gpu_rows, scale_rows;
   for (const auto& r : rep.results) {
     if (!r.predicted) continue;
     all.push_back(&r);
     arch_rows[r.arch].push_back(&r);
+    framework_rows[r.framework].push_back(&r);
     gpu_rows[r.gpu].push_back(&r);
-    scale_rows[scale_bucket(r.gpus)].push_back(&r);
+    scale_rows[sim::scale_bucket(r.gpus)].push_back(&r);
   }
   rep.overall = accuracy(all);
-  for (auto& [arch, rows] : arch_rows) rep.by_arch[arch] = accuracy(rows);
-  for (auto& [gpu, rows] : gpu_rows) rep.by_gpu[gpu] = accuracy(rows);
-  for (auto& [bucket, rows] : scale_rows) rep.by_scale[bucket] = accuracy(rows);
+  for (auto [groups, into] : {std::pair{&arch_rows, &rep.by_arch}, std::pair{&framework_rows, &rep.by_framework},
+                              std::pair{&gpu_rows, &rep.by_gpu}, std::pair{&scale_rows, &rep.by_scale}}) {
+    for (const auto& [name, rows] : *groups) (*into)[name] = accuracy(rows);
+  }
   return rep;
 }
 

@@ -27,7 +27,9 @@ ErrorBands sample_bands() {
   b.table.categories = {{"all", 44, -0.31519720054331335, 0.027212845829433403},
                         {"dense", 44, -0.31519720054331335, 0.027212845829433403},
                         {"dense/megatron", 31, -0.15171862194462318, 0.05232690610733298},
-                        {"dense/pytorch", 13, -0.3612564278414506, -0.06153345274965802}};
+                        {"dense/pytorch", 13, -0.3612564278414506, -0.06153345274965802},
+                        {"dense/9-512", 30, -0.2, 0.05},
+                        {"dense/megatron/>512", 14, -0.2, 0.0}};
   return b;
 }
 
@@ -115,7 +117,7 @@ TEST(ErrorBands, UnknownKeysAreErrorsWithSuggestions) {
 
 TEST(ErrorBands, EveryBadValueIsReportedWithItsPointer) {
   const auto d = errors_of(edited([](json& j) {
-    j["schema"] = 2;
+    j["schema"] = 3;
     j["generated"] = "30/11/2026";
     j["leave_one_out_coverage"] = 1.5;
     j["categories"][0]["n"] = 0;
@@ -130,6 +132,31 @@ TEST(ErrorBands, EveryBadValueIsReportedWithItsPointer) {
   EXPECT_TRUE(has_diag(d, "error_bands.json#/categories/1/log_ratio_p10", "expected a number"));
   EXPECT_TRUE(has_diag(d, "error_bands.json#/categories/2/log_ratio_p90", "at most 5"));
   EXPECT_TRUE(has_diag(d, "error_bands.json#/categories/3/category", "did you mean 'dense/pytorch'"));
+}
+
+// Schema 2 cuts categories by scale; a schema-1 file (no scale cut) still reads, its categories
+// being schema 2's coarser ones.
+TEST(ErrorBands, SchemaOneFilesStillRead) {
+  auto old = error_bands_from_json(edited([](json& j) {
+    j["schema"] = 1;
+    j["categories"].erase(5);
+    j["categories"].erase(4);
+  }), kWhere);
+  ASSERT_TRUE(old) << to_string(old.error());
+  EXPECT_EQ(old->table.categories.size(), 4u);
+  EXPECT_EQ(error_bands_to_json(sample_bands())["schema"], 2);  // what capplan writes
+}
+
+TEST(ErrorBands, ScaleCategoriesAreTheBucketsOfTheFallbackChain) {
+  for (const char* c : {"dense/<=8", "moe/>512", "dense/pytorch/9-512", "moe/megatron/<=8"}) {
+    auto r = error_bands_from_json(edited([&](json& j) { j["categories"][5]["category"] = c; }), kWhere);
+    EXPECT_TRUE(r) << c << ": " << (r ? "" : to_string(r.error()));
+  }
+  // Not a bucket, the scale before the framework, or a part too many.
+  for (const char* c : {"dense/megatron/<=16", "dense/<=8/megatron", "dense/megatron/<=8/x", "all/<=8"}) {
+    const auto d = errors_of(edited([&](json& j) { j["categories"][5]["category"] = c; }));
+    EXPECT_TRUE(has_diag(d, "error_bands.json#/categories/5/category", "unknown category")) << c;
+  }
 }
 
 TEST(ErrorBands, P10AboveP90AndDuplicateCategoriesAreErrors) {

@@ -203,7 +203,13 @@ std::vector<std::pair<Finding, std::string>> profile_cases() {
     return f;
   };
   const Finding poor_gemm = t(C::profile_gemm_poor_fit, "dtype", "fp32", {{"residual_pct", 100 * 0.3149}, {"r2", 0.9}});
+  Finding other = t(C::profile_other_device, "device", "AMD EPYC 7763", {{"operations", 30}, {"datasheet", 12}});
+  sim::with_text(other, "backend", "host");
+  sim::with_text(other, "gpu", "h800-sxm-80gb");
   return {
+      {other,
+       "profile measured on AMD EPYC 7763 (host), scenario GPU is h800-sxm-80gb: 30 operations priced from another "
+       "device's measurements (12 from the datasheet); treat the result as that device's, not this GPU's"},
       {sim::finding(C::profile_fused_attention), "fused (flash) attention not measured; datasheet used"},
       {t(C::profile_gemm_not_measured, "dtype", "fp8"), "gemm fp8 not measured; datasheet used"},
       {t(C::profile_gemm_too_few_shapes, "dtype", "fp16", {{"shapes", 1}}),
@@ -430,7 +436,7 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   all.push_back(sim::text_finding(FindingCode::offering_network_unknown, "offering", "a"));
   all.push_back(sim::text_finding(FindingCode::offering_price_unknown, "offering", "a"));
   all.push_back(sim::finding(FindingCode::pareto_without_prices));
-  Finding band = n(FindingCode::band_excludes_estimate, {{"ratio_p10", 1.02}, {"ratio_p90", 1.34}, {"runs", 7}});
+  Finding band = n(FindingCode::band_extended_to_estimate, {{"ratio_p10", 1.02}, {"ratio_p90", 1.34}, {"runs", 7}});
   band.values.push_back({"category", 0, "dense/pytorch", true});
   all.push_back(band);
   for (const Finding& f : layout_cases()) all.push_back(f);
@@ -457,14 +463,14 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   for (std::size_t c = 0; c < seen.size(); ++c) EXPECT_TRUE(seen[c]) << "code " << c << " has no case here";
 }
 
-// A band on one side of the estimate, in the words the CLI prints.
-TEST(Findings, ABandExcludingTheEstimateIsWorded) {
-  Finding f = finding(FindingCode::band_excludes_estimate, "", {{"ratio_p10", 1.0213}, {"ratio_p90", 1.34}, {"runs", 7}});
+// A band extended to hold the estimate, in the words the CLI prints.
+TEST(Findings, ABandExtendedToTheEstimateIsWorded) {
+  Finding f = finding(FindingCode::band_extended_to_estimate, "", {{"ratio_p10", 1.0213}, {"ratio_p90", 1.34}, {"runs", 7}});
   f.values.push_back({"category", 0, "dense/pytorch", true});
   EXPECT_EQ(render(f),
-            "the estimate lies outside its own p10-p90 band: measured/predicted was 1.02-1.34 on the 7 validated "
-            "dense/pytorch runs; the estimate is the model's own figure, the band is how far such runs have been "
-            "from it");
+            "the p10-p90 band is extended to hold the estimate: measured/predicted was 1.02-1.34 on the 7 validated "
+            "dense/pytorch runs, on one side of the model; the estimate is the model's own figure, the band is how "
+            "far such runs have been from it");
 }
 
 // The error band's basis, worded from its structure (the words estimate's JSON and table print).
@@ -488,6 +494,11 @@ TEST(Findings, AnErrorBandsBasisNamesItsRunsItsFallbackAndItsWidening) {
             "p10-p90 of measured/predicted tokens/s over 12 validated runs (too few validated dense runs for their "
             "own band); widened x0.81 / x1.20: no published attention efficiency for this GPU (other GPUs' "
             "published range: attention 0.30-0.50 of peak)");
+  b.widened.reset();
+  b.unextended = sim::Interval{0.7512, 0.98};
+  EXPECT_EQ(error_band_basis(b),
+            "p10-p90 of measured/predicted tokens/s over 12 validated runs (too few validated dense runs for their "
+            "own band); extended to 1 to hold the estimate (0.75-0.98 before)");
 }
 
 }  // namespace

@@ -128,8 +128,8 @@ TEST(ProfileFile, AMissingFieldIsNamed) {
 }
 
 TEST(ProfileFile, AnotherSchemaVersionIsRejected) {
-  EXPECT_NE(diagnostics_after("/schema_version", 2).find(
-                "profile.json#/schema_version: unsupported schema version (this capplan reads 1); got 2"),
+  EXPECT_NE(diagnostics_after("/schema_version", 3).find(
+                "profile.json#/schema_version: unsupported schema version (this capplan reads 1 to 2); got 3"),
             std::string::npos);
   EXPECT_NE(diagnostics_after("/schema", "capplan-records").find("profile.json#/schema: must be \"capplan-profile\""),
             std::string::npos);
@@ -153,6 +153,69 @@ TEST(ProfileFile, NeverWritesNonFiniteNumbers) {
   const std::string text = profile_to_json(p);
   EXPECT_EQ(text.find("null"), std::string::npos);
   EXPECT_EQ(text.find("nan"), std::string::npos);
+}
+
+
+sim::Profile runs_profile() {
+  sim::Profile p = sample_profile();
+  sim::RunsFit f;
+  f.gemm_efficiency_scale = {param(0.81), 0.012};
+  f.scale_up_busbw_scale = {sim::Param{1.0, sim::ParamSource::datasheet, 0, 0}, 0};
+  f.scale_out_busbw_scale = {param(0.62), 0.05};
+  f.per_op_overhead_s = {param(2.1e-5), 1.5e-6};
+  f.runs = 6;
+  f.rms_log_residual = 0.004;
+  f.max_abs_log_residual = 0.009;
+  f.loo_mape = 0.011;
+  f.per_run.push_back({"8 GPUs, tp 8", 1.25, 1.0, 1.24, 1.23});
+  p.runs_fit = f;
+  return p;
+}
+
+TEST(ProfileFile, RunsFitRoundTrips) {
+  const sim::Profile p = runs_profile();
+  const std::string text = profile_to_json(p);
+  auto back = parse_profile(text, "profile.json");
+  ASSERT_TRUE(back.has_value()) << to_string(back.error());
+  ASSERT_TRUE(back->runs_fit.has_value());
+  EXPECT_DOUBLE_EQ(back->runs_fit->gemm_efficiency_scale.param.value, 0.81);
+  EXPECT_DOUBLE_EQ(back->runs_fit->gemm_efficiency_scale.std_error, 0.012);
+  EXPECT_EQ(back->runs_fit->scale_up_busbw_scale.param.source, sim::ParamSource::datasheet);
+  EXPECT_DOUBLE_EQ(back->runs_fit->per_op_overhead_s.param.value, 2.1e-5);
+  EXPECT_EQ(back->runs_fit->runs, 6);
+  EXPECT_DOUBLE_EQ(back->runs_fit->loo_mape, 0.011);
+  ASSERT_EQ(back->runs_fit->per_run.size(), 1u);
+  EXPECT_EQ(back->runs_fit->per_run[0].label, "8 GPUs, tp 8");
+  EXPECT_DOUBLE_EQ(back->runs_fit->per_run[0].loo_s, 1.23);
+  EXPECT_EQ(profile_to_json(*back), text);  // a fixed point
+}
+
+TEST(ProfileFile, VersionOneProfilesStillReadAndCannotCarryARunsFit) {
+  nlohmann::json j = nlohmann::json::parse(profile_to_json(sample_profile()));
+  j["schema_version"] = 1;
+  auto v1 = parse_profile(j.dump(), "old.json");
+  ASSERT_TRUE(v1.has_value()) << to_string(v1.error());
+  EXPECT_FALSE(v1->runs_fit.has_value());
+  nlohmann::json k = nlohmann::json::parse(profile_to_json(runs_profile()));
+  k["schema_version"] = 1;
+  auto bad = parse_profile(k.dump(), "old.json");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(to_string(bad.error()).find("old.json#/runs_fit: needs schema_version 2 or later; got 1"),
+            std::string::npos);
+}
+
+TEST(ProfileFile, RunsFitValuesOutsideTheirBoundsAreNamed) {
+  nlohmann::json j = nlohmann::json::parse(profile_to_json(runs_profile()));
+  j["runs_fit"]["gemm_efficiency_scale"]["value"] = 2.5;
+  j["runs_fit"]["per_op_overhead_s"]["value"] = -1;
+  j["runs_fit"]["typo"] = 1;
+  auto parsed = parse_profile(j.dump(), "p.json");
+  ASSERT_FALSE(parsed.has_value());
+  const std::string d = to_string(parsed.error());
+  EXPECT_NE(d.find("p.json#/runs_fit/gemm_efficiency_scale/value: must be at most 1.3; got 2.5"), std::string::npos)
+      << d;
+  EXPECT_NE(d.find("p.json#/runs_fit/per_op_overhead_s/value: must be >= 0; got -1"), std::string::npos) << d;
+  EXPECT_NE(d.find("p.json#/runs_fit/typo: unknown field"), std::string::npos) << d;
 }
 
 }  // namespace

@@ -53,9 +53,121 @@ TEST(Validation, AccuracyOfHandMadeRows) {
   EXPECT_NEAR(a.mape, 20.0, 1e-12);
   EXPECT_NEAR(a.median_ape, 20.0, 1e-12);
   EXPECT_NEAR(a.within_10pct, 1.0 / 3.0, 1e-12);
-  EXPECT_EQ(scale_bucket(8), "<=8");
-  EXPECT_EQ(scale_bucket(512), "9-512");
-  EXPECT_EQ(scale_bucket(513), ">512");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-regime figures on a hand-made set (issue 15 point 7)
+// ---------------------------------------------------------------------------------------------
+
+// One GPT-style run on `gpus` H100 with a fixed layout (tp 1, dp = gpus); measured is set later.
+PublishedRun hand_run(const std::string& id, int gpus, const std::string& framework) {
+  PublishedRun run;
+  run.row_id = id;
+  run.model_name = "GPT h1024 L12";
+  run.arch_type = "dense";
+  run.gpu_model = "H100";
+  run.num_gpus = gpus;
+  run.usable = true;
+  run.measured_tokens_per_s_per_gpu = 1;
+  run.scenario = nlohmann::json::parse(R"({"cluster": {"gpu": "h100-sxm-80gb", "gpus": )" + std::to_string(gpus) +
+                                       R"(, "gpus_per_node": 8},
+      "model": {"ffn_hidden": 4096, "heads": 16, "hidden": 1024, "kv_heads": 16, "layers": 12, "seq_len": 1024,
+                "vocab": 50257},
+      "strategy": {"tp": 1, "pp": 1, "dp": )" + std::to_string(gpus) +
+                                       R"(, "micro_batch": 1},
+      "training": {"framework": ")" + framework + R"(", "global_batch": )" + std::to_string(gpus) +
+                                       R"(, "tokens": 1e9}})");
+  return run;
+}
+
+// Three cells of runs, each with measured = predicted x exp(r) for residuals r chosen by hand:
+//   A  10 x megatron on 64 GPUs (dense/megatron/9-512), r = -0.05, -0.04, ..., 0.04;
+//   B  10 x pytorch on 8 GPUs   (dense/pytorch/<=8),    r = -0.30, -0.29, ..., -0.21 (all slower);
+//   C   4 x megatron on 8 GPUs  (dense/megatron/<=8),   r = -0.02, -0.01, 0.00, 0.01.
+// Leave-one-out (kMinResidualSamples = 9):
+//   A: 9 other rows of its cell; definition 6 at n = 9 puts p10 at h = 1 and p90 at h = 9, the
+//      others' minimum and maximum, so the lowest (-0.05) and highest (0.04) rows fall outside:
+//      8 of 10 inside.
+//   B: the same [min, max] of the other 9, but every residual is below 0, so the band is extended
+//      up to 0 (the point estimate): only the lowest row (-0.30) falls outside: 9 of 10.
+//   C: 3 others in its cell, below the minimum; next in the chain is dense/megatron (before
+//      dense/<=8): 10 A + 3 C = 13 rows, p10 at h = 1.4: -0.05 + 0.4 x 0.01 = -0.046; p90 at
+//      h = 12.6: 0.03 + 0.6 x 0.01 = 0.036. Every C residual lies inside: 4 of 4.
+// By framework: megatron 12/14, pytorch 9/10; by scale: <=8 13/14, 9-512 8/10; all 21/24.
+TEST(Validation, PerRegimeCoverageOfAHandMadeSet) {
+  struct Cell {
+    const char* prefix;
+    int gpus;
+    const char* framework;
+    std::vector<double> r;
+  };
+  const std::vector<Cell> cells = {
+      {"A", 64, "megatron", {-0.05, -0.04, -0.03, -0.02, -0.01, 0.00, 0.01, 0.02, 0.03, 0.04}},
+      {"B", 8, "pytorch", {-0.30, -0.29, -0.28, -0.27, -0.26, -0.25, -0.24, -0.23, -0.22, -0.21}},
+      {"C", 8, "megatron", {-0.02, -0.01, 0.00, 0.01}}};
+  std::vector<PublishedRun> runs;
+  std::vector<double> residuals;
+  for (const Cell& c : cells) {
+    for (std::size_t i = 0; i < c.r.size(); ++i) {
+      runs.push_back(hand_run(std::string(c.prefix) + std::to_string(i), c.gpus, c.framework));
+      residuals.push_back(c.r[i]);
+    }
+  }
+  // The prediction does not depend on the measured value: estimate once, then set measured.
+  const ValidationReport first = validate_published(runs, test::real_catalogs());
+  ASSERT_EQ(first.results.size(), runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    ASSERT_TRUE(first.results[i].predicted) << runs[i].row_id << ": " << first.results[i].error;
+    runs[i].measured_tokens_per_s_per_gpu = first.results[i].estimate * std::exp(residuals[i]);
+  }
+  const ValidationReport rep = validate_published(runs, test::real_catalogs());
+  ASSERT_EQ(rep.overall.predicted, 24);
+
+  // Row by row: the band each row was judged with and whether it was inside.
+  auto row = [&](const std::string& id) -> const ValidationRow& {
+    for (const auto& r : rep.results) {
+      if (r.run->row_id == id) return r;
+    }
+    ADD_FAILURE() << id;
+    return rep.results.front();
+  };
+  EXPECT_EQ(row("A3").category, "dense/megatron/9-512");
+  EXPECT_EQ(row("A3").band_category, "dense/megatron/9-512");
+  EXPECT_EQ(row("B3").band_category, "dense/pytorch/<=8");
+  EXPECT_EQ(row("C1").band_category, "dense/megatron");
+  EXPECT_FALSE(row("A0").inside);
+  EXPECT_FALSE(row("A9").inside);
+  EXPECT_FALSE(row("B0").inside);
+  EXPECT_TRUE(row("B9").inside);  // inside only because the band was extended to the estimate
+  // B9's p90 is the estimate itself (extension to ratio 1); 1e-12 relative: one multiplication.
+  EXPECT_NEAR(row("B9").p90, row("B9").estimate, 1e-12 * row("B9").estimate);
+  // C: p10-p90 = estimate x exp(-0.046 .. 0.036) (the 13-row dense/megatron band); 1e-9 relative
+  // covers the exp/log round trip of measured.
+  const ValidationRow& c0 = row("C0");
+  EXPECT_NEAR(c0.p10, c0.estimate * std::exp(-0.046), 1e-9 * c0.estimate);
+  EXPECT_NEAR(c0.p90, c0.estimate * std::exp(0.036), 1e-9 * c0.estimate);
+
+  // The regimes (counts are exact fractions; 1e-12 is rounding only).
+  EXPECT_NEAR(rep.overall.interval_coverage, 21.0 / 24.0, 1e-12);
+  ASSERT_EQ(rep.by_framework.size(), 2u);
+  EXPECT_EQ(rep.by_framework.at("megatron").predicted, 14);
+  EXPECT_NEAR(rep.by_framework.at("megatron").interval_coverage, 12.0 / 14.0, 1e-12);
+  EXPECT_NEAR(rep.by_framework.at("pytorch").interval_coverage, 9.0 / 10.0, 1e-12);
+  ASSERT_EQ(rep.by_scale.size(), 2u);
+  EXPECT_NEAR(rep.by_scale.at("<=8").interval_coverage, 13.0 / 14.0, 1e-12);
+  EXPECT_NEAR(rep.by_scale.at("9-512").interval_coverage, 8.0 / 10.0, 1e-12);
+  EXPECT_NEAR(rep.by_gpu.at("h100-sxm-80gb").interval_coverage, 21.0 / 24.0, 1e-12);
+  EXPECT_NEAR(rep.by_arch.at("dense").interval_coverage, 21.0 / 24.0, 1e-12);
+  // MAPE, median and within 10% of a regime: error = predicted / measured - 1 = exp(-r) - 1.
+  // pytorch: exp(0.21..0.30) - 1 = 23.4%..35.0%, none within 10%; megatron: |exp(-r) - 1| <= 5.1%.
+  double sum = 0;
+  for (double r : cells[1].r) sum += std::exp(-r) - 1;
+  const Accuracy& pt = rep.by_framework.at("pytorch");
+  EXPECT_NEAR(pt.mape, 100.0 * sum / 10, 1e-9);
+  EXPECT_NEAR(pt.median_ape, 100.0 * 0.5 * ((std::exp(0.25) - 1) + (std::exp(0.26) - 1)), 1e-9);
+  EXPECT_EQ(pt.within_10pct, 0.0);
+  EXPECT_EQ(rep.by_framework.at("megatron").within_10pct, 1.0);
+  EXPECT_EQ(rep.by_scale.at("<=8").predicted, 14);
 }
 
 }  // namespace

@@ -331,6 +331,45 @@ TEST(DatasheetCost, DispatchesEachOpKindToItsPrice) {
   EXPECT_EQ(cost.source(), "datasheet");
 }
 
+TEST(DatasheetCost, ARunsFitScalesEachPartAndAddsItsOverheadToEveryOp) {
+  // calibrate --from-runs parameters (with_runs_fit): each acts on its own part only.
+  const Cluster c = cluster_of(test::h100_sxm(), 16);  // two nodes: a scale-up and a scale-out tier
+  const DatasheetCost base(c);
+  DatasheetAssumptions a;
+  a.per_op_overhead_us = 20.0;
+  const DatasheetCost overhead(c, a);
+  const GemmOp g = gemm(4096, 4096, 4096);
+  const MemoryOp mem{"x", units::gb(1)};
+  const CollectiveOp in = coll(CollectiveKind::all_reduce, kGiB, 8, 8, 1);
+  const CollectiveOp across = coll(CollectiveKind::all_reduce, kGiB, 16, 8, 2);
+  EXPECT_NEAR(overhead.gemm(g).base() - base.gemm(g).base(), 20 * kUs, 1e-12);
+  EXPECT_NEAR(overhead.memory(mem).base() - base.memory(mem).base(), 20 * kUs, 1e-12);
+  EXPECT_NEAR(overhead.collective(in).base() - base.collective(in).base(), 20 * kUs, 1e-12);
+  EXPECT_EQ(overhead.collective(coll(CollectiveKind::all_reduce, kGiB, 1, 1, 1)).base(), 0.0);  // no op, no cost
+
+  DatasheetAssumptions s;
+  s.scale_out_busbw_scale = 0.5;
+  const DatasheetCost slow_net(c, s, "calibrated from 2 runs: test");
+  EXPECT_EQ(slow_net.source(), "calibrated from 2 runs: test");
+  EXPECT_DOUBLE_EQ(slow_net.inter_busbw().base(), 0.5 * base.inter_busbw().base());
+  EXPECT_DOUBLE_EQ(slow_net.intra_busbw().base(), base.intra_busbw().base());
+  EXPECT_EQ(slow_net.collective(in), base.collective(in));      // inside a node: unchanged
+  EXPECT_GT(slow_net.collective(across), base.collective(across));
+  EXPECT_EQ(slow_net.gemm(g), base.gemm(g));
+
+  // GEMM scale: 0.8 of the ceiling; 1.3 would lift a measured 0.803 ceiling (H100 MAMF) to 1.04,
+  // so it is capped at the dense peak (1.0) and no GEMM runs faster than the peak.
+  GpuSpec mamf = test::h100_sxm();
+  mamf.gemm_efficiency = 0.803;
+  const Cluster m = cluster_of(mamf, 8);
+  DatasheetAssumptions slow, fast;
+  slow.gemm_efficiency_scale = 0.8;
+  fast.gemm_efficiency_scale = 1.3;
+  EXPECT_NEAR(DatasheetCost(m, slow).gemm_ceiling(), 0.8 * 0.803, 1e-15);
+  EXPECT_DOUBLE_EQ(DatasheetCost(m, fast).gemm_ceiling(), 1.0);
+  EXPECT_GE(DatasheetCost(m, fast).gemm(g).base(), g.flops().base() / m.gpu.peak.bf16.base());
+}
+
 TEST(DatasheetCost, FusedAttentionRunsAtTheKernelsPublishedRateNotTheGemmModel) {
   // A fused-attention op: time = FLOPs / (peak * attention_efficiency) + launch (4 us), with the
   // GPU's own figure when it has one, else DatasheetAssumptions::attention_efficiency (0.35).

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "capplan/sim/datasheet_cost.hpp"
@@ -98,14 +99,26 @@ TEST(FitResiduals, QuantilesOfLogMeasuredOverPredicted) {
 
 TEST(FitResiduals, CategoriesBelowTheMinimumSampleCountAreLeftOut) {
   std::vector<ResidualSample> samples;
-  for (int i = 0; i < 6; ++i) samples.push_back({"dense/megatron", 100.0 + i, 100.0});
+  for (int i = 0; i < kMinResidualSamples + 1; ++i) samples.push_back({"dense/megatron", 100.0 + i, 100.0});
   for (int i = 0; i < kMinResidualSamples - 1; ++i) samples.push_back({"moe/pytorch", 90.0 + i, 100.0});
   const ResidualTable t = fit_residuals(samples);
   EXPECT_NE(t.find("dense/megatron"), nullptr);
-  EXPECT_EQ(t.find("moe/pytorch"), nullptr);  // 4 rows: falls back
+  EXPECT_EQ(t.find("moe/pytorch"), nullptr);  // one row short: falls back
   EXPECT_EQ(t.find("moe"), nullptr);
   ASSERT_NE(t.find("all"), nullptr);
-  EXPECT_EQ(t.find("all")->n, 6 + kMinResidualSamples - 1);
+  EXPECT_EQ(t.find("all")->n, 2 * kMinResidualSamples);
+}
+
+// At the minimum sample count the p10 and p90 positions (n+1)p are inside the sample, so the
+// quantiles interpolate rather than clamp (and the band's 80% holds); one row fewer, they clamp.
+TEST(FitResiduals, TheMinimumSampleCountIsTheFirstAtWhichP10AndP90AreNotClamped) {
+  EXPECT_EQ(kMinResidualSamples, 9);
+  const double n = kMinResidualSamples;
+  EXPECT_GE((n + 1) * 0.1, 1.0);
+  EXPECT_LE((n + 1) * 0.9, n);
+  EXPECT_LT(n * 0.1, 1.0);  // n - 1 rows: h = 0.9 < 1, clamped to the minimum
+  // Coverage of a new exchangeable run by [min, max] of n - 1 runs: (n - 2) / n = 7/9 < 0.8.
+  EXPECT_LT((n - 2) / n, 0.8);
 }
 
 TEST(FitResiduals, IgnoresSamplesThatAreNotPositiveAndFinite) {
@@ -115,10 +128,10 @@ TEST(FitResiduals, IgnoresSamplesThatAreNotPositiveAndFinite) {
                                          {"dense/megatron", -1, 1},  {"dense/megatron", nan, 1},
                                          {"dense/megatron", 1, inf}, {"dense/megatron", inf, 1}};
   EXPECT_TRUE(fit_residuals(samples, 1).empty());
-  for (int i = 0; i < 5; ++i) samples.push_back({"dense/megatron", 1, 1});
+  for (int i = 0; i < kMinResidualSamples; ++i) samples.push_back({"dense/megatron", 1, 1});
   const ResidualTable t = fit_residuals(samples);
   ASSERT_NE(t.find("dense/megatron"), nullptr);
-  EXPECT_EQ(t.find("dense/megatron")->n, 5);
+  EXPECT_EQ(t.find("dense/megatron")->n, kMinResidualSamples);
   EXPECT_EQ(t.find("dense/megatron")->log_ratio_p10, 0.0);
 }
 
@@ -126,48 +139,127 @@ TEST(FitResiduals, IgnoresSamplesThatAreNotPositiveAndFinite) {
 // Categories and the fallback chain
 // ---------------------------------------------------------------------------------------------
 
-TEST(ErrorCategory, IsArchitectureSlashFramework) {
-  Scenario s = scenario(true);
-  EXPECT_EQ(error_category(s), "dense/megatron");
+TEST(ErrorCategory, IsArchitectureSlashFrameworkSlashScale) {
+  Scenario s = scenario(true);  // 8 GPUs: one node
+  EXPECT_EQ(error_category(s), "dense/megatron/<=8");
   s.training.framework = Framework::pytorch;
-  EXPECT_EQ(error_category(s), "dense/pytorch");
+  EXPECT_EQ(error_category(s), "dense/pytorch/<=8");
   s.model.moe.experts = 8;
   s.model.moe.top_k = 2;
-  EXPECT_EQ(error_category(s), "moe/pytorch");
+  EXPECT_EQ(error_category(s), "moe/pytorch/<=8");
+  s.cluster.gpus = 9;
+  EXPECT_EQ(error_category(s), "moe/pytorch/9-512");
+  s.cluster.gpus = 513;
+  EXPECT_EQ(error_category(s), "moe/pytorch/>512");
 }
 
-TEST(ErrorCategory, FallsBackToArchitectureThenAll) {
+// The bucket edges: 8 GPUs is one node, 512 the last of the middle bucket.
+TEST(ErrorCategory, ScaleBucketsSplitAtOneNodeAnd512Gpus) {
+  const std::vector<std::pair<int, std::string>> edges = {{1, "<=8"},     {8, "<=8"},    {9, "9-512"},
+                                                          {512, "9-512"}, {513, ">512"}, {16384, ">512"}};
+  for (const auto& [gpus, bucket] : edges) EXPECT_EQ(scale_bucket(gpus), bucket) << gpus;
+}
+
+TEST(ErrorCategory, PartsTellTheScaleFromTheFramework) {
+  const CategoryParts full = category_parts("moe/pytorch/>512");
+  EXPECT_EQ(full.arch, "moe");
+  EXPECT_EQ(full.framework, "pytorch");
+  EXPECT_EQ(full.scale, ">512");
+  const CategoryParts scale = category_parts("dense/<=8");
+  EXPECT_EQ(scale.arch, "dense");
+  EXPECT_EQ(scale.framework, "");
+  EXPECT_EQ(scale.scale, "<=8");
+  const CategoryParts framework = category_parts("dense/megatron");
+  EXPECT_EQ(framework.framework, "megatron");
+  EXPECT_EQ(framework.scale, "");
+}
+
+// Most specific first; framework family before scale (uncertainty.hpp says why).
+TEST(ErrorCategory, FallsBackToFrameworkThenScaleThenArchitectureThenAll) {
+  EXPECT_EQ(category_fallbacks("dense/megatron/<=8"),
+            (std::vector<std::string>{"dense/megatron/<=8", "dense/megatron", "dense/<=8", "dense", "all"}));
   EXPECT_EQ(category_fallbacks("moe/pytorch"), (std::vector<std::string>{"moe/pytorch", "moe", "all"}));
+  EXPECT_EQ(category_fallbacks("dense/9-512"), (std::vector<std::string>{"dense/9-512", "dense", "all"}));
   EXPECT_EQ(category_fallbacks("dense"), (std::vector<std::string>{"dense", "all"}));
   EXPECT_EQ(category_fallbacks("all"), (std::vector<std::string>{"all"}));
 }
 
-TEST(ApplyErrorBand, UsesTheExactCategoryThenTheArchitectureThenAll) {
-  const Scenario s = scenario(true, Framework::pytorch);  // dense/pytorch
+// Each category of the fallback chain, taken away in turn, hands over to the next one.
+TEST(ApplyErrorBand, UsesTheMostSpecificCategoryTheTableHasInFallbackOrder) {
+  const Scenario s = scenario(true, Framework::pytorch);  // dense/pytorch/<=8
   const Estimate base = estimate_of(s);
-  ResidualTable t{{{"all", 40, std::log(0.7), std::log(1.2)},
-                   {"dense", 30, std::log(0.8), std::log(1.1)},
-                   {"dense/pytorch", 10, std::log(0.9), std::log(1.0)}}};
+  // Bands distinct by their p10 (0.50, 0.55, ...) so the one used is known from the ratio.
+  ResidualTable t{{{"all", 40, std::log(0.70), std::log(1.2)},
+                   {"dense", 30, std::log(0.65), std::log(1.1)},
+                   {"dense/<=8", 12, std::log(0.60), std::log(1.1)},
+                   {"dense/pytorch", 10, std::log(0.55), std::log(1.0)},
+                   {"dense/pytorch/<=8", 6, std::log(0.50), std::log(1.05)},
+                   // Other scales and frameworks are never used for this scenario.
+                   {"dense/pytorch/9-512", 50, std::log(0.95), std::log(1.01)},
+                   {"dense/megatron/<=8", 50, std::log(0.96), std::log(1.02)},
+                   {"dense/>512", 50, std::log(0.97), std::log(1.03)}}};
+  const std::vector<std::pair<std::string, double>> expected = {
+      {"dense/pytorch/<=8", 0.50}, {"dense/pytorch", 0.55}, {"dense/<=8", 0.60}, {"dense", 0.65}, {"all", 0.70}};
+  for (const auto& [category, p10] : expected) {
+    Estimate e = base;
+    apply_error_band(e, s, t);
+    ASSERT_TRUE(e.uncertainty.band) << category;
+    EXPECT_EQ(e.uncertainty.band->category, category);
+    EXPECT_NEAR(e.uncertainty.band->ratio_p10, p10, 1e-12) << category;
+    EXPECT_EQ(e.uncertainty.band->asked, "dense/pytorch/<=8");
+    EXPECT_EQ(t.lookup("dense/pytorch/<=8"), t.find(category));
+    std::erase_if(t.categories, [&](const ResidualQuantiles& q) { return q.category == category; });
+  }
   Estimate e = base;
-  apply_error_band(e, s, t);
-  ASSERT_TRUE(e.uncertainty.band);
-  EXPECT_EQ(e.uncertainty.band->category, "dense/pytorch");
-  EXPECT_NEAR(e.uncertainty.band->ratio_p10, 0.9, 1e-12);
+  apply_error_band(e, s, t);  // only other scales and frameworks are left
+  EXPECT_FALSE(e.uncertainty.band);
+}
 
-  t.categories.pop_back();  // no dense/pytorch entry -> dense
-  e = base;
-  apply_error_band(e, s, t);
-  ASSERT_TRUE(e.uncertainty.band);
-  EXPECT_EQ(e.uncertainty.band->category, "dense");
-  EXPECT_NEAR(e.uncertainty.band->ratio_p90, 1.1, 1e-12);
-  EXPECT_EQ(e.uncertainty.band->asked, "dense/pytorch");  // too few of its own runs: the dense band
+// The same model at two scales takes the band of its own scale.
+TEST(ApplyErrorBand, TheScaleOfTheClusterPicksTheBand) {
+  ResidualTable t{{{"dense/megatron/<=8", 20, std::log(0.6), std::log(0.95)},
+                   {"dense/megatron/9-512", 20, std::log(0.9), std::log(1.05)}}};
+  const Scenario one_node = scenario(true);
+  Estimate a = estimate_of(one_node);
+  apply_error_band(a, one_node, t);
+  ASSERT_TRUE(a.uncertainty.band);
+  EXPECT_EQ(a.uncertainty.band->category, "dense/megatron/<=8");
+  EXPECT_NEAR(a.uncertainty.band->ratio_p10, 0.6, 1e-12);
 
-  t.categories.pop_back();  // only "all"
-  e = base;
-  apply_error_band(e, s, t);
-  ASSERT_TRUE(e.uncertainty.band);
-  EXPECT_EQ(e.uncertainty.band->category, "all");
-  EXPECT_NEAR(e.uncertainty.band->ratio_p10, 0.7, 1e-12);
+  Scenario two_nodes = scenario(true);
+  two_nodes.cluster = cluster_of(two_nodes.cluster.gpu, 16);
+  two_nodes.strategy = fixed_request(layout(2, 1, 8, 2));
+  Estimate b = estimate_of(two_nodes);
+  apply_error_band(b, two_nodes, t);
+  ASSERT_TRUE(b.uncertainty.band);
+  EXPECT_EQ(b.uncertainty.band->category, "dense/megatron/9-512");
+  EXPECT_NEAR(b.uncertainty.band->ratio_p10, 0.9, 1e-12);
+  EXPECT_NEAR(b.uncertainty.band->ratio_p90, 1.05, 1e-12);
+}
+
+// fit_residuals puts every sample in each category of its chain: a <=8 sample is in the exact,
+// the framework, the scale, the arch and the all entry, never in another scale's.
+TEST(FitResiduals, EverySampleCountsInEachCategoryOfItsFallbackChain) {
+  // Five rows per cell with min_samples 5: the chain's counting, not the default minimum, is tested.
+  std::vector<ResidualSample> samples;
+  for (int i = 0; i < 5; ++i) samples.push_back({"dense/megatron/<=8", 90.0 + i, 100.0});
+  for (int i = 0; i < 5; ++i) samples.push_back({"dense/pytorch/<=8", 80.0 + i, 100.0});
+  for (int i = 0; i < 5; ++i) samples.push_back({"dense/megatron/9-512", 100.0 + i, 100.0});
+  const ResidualTable t = fit_residuals(samples, 5);
+  auto n = [&](const char* c) { return t.find(c) != nullptr ? t.find(c)->n : 0; };
+  EXPECT_EQ(n("dense/megatron/<=8"), 5);
+  EXPECT_EQ(n("dense/pytorch/<=8"), 5);
+  EXPECT_EQ(n("dense/megatron/9-512"), 5);
+  EXPECT_EQ(n("dense/megatron"), 10);
+  EXPECT_EQ(n("dense/pytorch"), 5);
+  EXPECT_EQ(n("dense/<=8"), 10);
+  EXPECT_EQ(n("dense/9-512"), 5);
+  EXPECT_EQ(n("dense"), 15);
+  EXPECT_EQ(n("all"), 15);
+  EXPECT_EQ(n("dense/>512"), 0);
+  EXPECT_EQ(t.categories.size(), 9u);
+  // dense/<=8: ln(0.80..0.84, 0.90..0.94); n = 10, p10 at h = 1.1 -> ln 0.80 + 0.1 (ln 0.81 - ln 0.80).
+  EXPECT_NEAR(t.find("dense/<=8")->log_ratio_p10, std::log(0.80) + 0.1 * (std::log(0.81) - std::log(0.80)), 1e-12);
 }
 
 TEST(ApplyErrorBand, AnEmptyTableLeavesNoBandAndNoIntervals) {
@@ -211,7 +303,7 @@ TEST(ApplyErrorBand, ThroughputScalesByTheRatiosAndTimeAndCostByTheirInverse) {
   EXPECT_NEAR(e.uncertainty.step_time_s->low, tokens_per_step / e.uncertainty.tokens_per_s->high, 1e-9 * step);
 }
 
-TEST(ApplyErrorBand, IntervalsAreOrderedEvenWhenTheBandExcludesThePrediction) {
+TEST(ApplyErrorBand, IntervalsAreOrderedWhenTheResidualsLieBelowThePrediction) {
   const Scenario s = scenario(true);
   Estimate e = estimate_of(s);
   // The model over-predicts this category: measured is 60-90% of predicted.
@@ -222,31 +314,76 @@ TEST(ApplyErrorBand, IntervalsAreOrderedEvenWhenTheBandExcludesThePrediction) {
     EXPECT_LE(i.low, i.high);
     EXPECT_TRUE(std::isfinite(i.low) && std::isfinite(i.high));
   }
-  EXPECT_LT(e.uncertainty.tokens_per_s->high, e.step.tokens_per_s);  // honest: the band lies below the estimate
-  EXPECT_GT(e.uncertainty.step_time_s->low, e.step.time.base());
+  // The band lies below the estimate and is extended up to it: the estimate is its fast end.
+  EXPECT_NEAR(e.uncertainty.tokens_per_s->low, 0.6 * e.step.tokens_per_s, 1e-9 * e.step.tokens_per_s);
+  EXPECT_NEAR(e.uncertainty.tokens_per_s->high, e.step.tokens_per_s, 1e-9 * e.step.tokens_per_s);
+  EXPECT_NEAR(e.uncertainty.step_time_s->low, e.step.time.base(), 1e-9 * e.step.time.base());
 }
 
-// Issue 14 defect 6: a band that lies on one side of the estimate is said, as a finding with the
-// ratios, the run count and the category; a band around the estimate is not.
-TEST(ApplyErrorBand, ABandOnOneSideOfTheEstimateSaysSo) {
+// Issue 15 point 5: the point estimate lies inside its band. Residual quantiles on one side of 1
+// move the near end to 1 (the far end keeps what the runs say), and a finding says so with the
+// ratios before the extension, the run count and the category; a band around 1 is left alone.
+TEST(ApplyErrorBand, TheBandIsExtendedToHoldThePointEstimate) {
   const Scenario s = scenario(true);
-  Estimate e = estimate_of(s);
-  apply_error_band(e, s, table_of("dense/megatron", 1.02, 1.34, 7));
-  ASSERT_TRUE(has(e.findings, FindingCode::band_excludes_estimate));
+  const Estimate base = estimate_of(s);
+  Estimate e = base;
+  apply_error_band(e, s, table_of("dense/megatron", 1.02, 1.34, 7));  // every run faster than predicted
+  ASSERT_TRUE(e.uncertainty.band && e.uncertainty.tokens_per_s && e.uncertainty.step_time_s);
+  EXPECT_EQ(e.uncertainty.band->ratio_p10, 1.0);
+  EXPECT_NEAR(e.uncertainty.band->ratio_p90, 1.34, 1e-12);
+  ASSERT_TRUE(e.uncertainty.band->unextended);
+  EXPECT_NEAR(e.uncertainty.band->unextended->low, 1.02, 1e-12);
+  EXPECT_NEAR(e.uncertainty.band->unextended->high, 1.34, 1e-12);
+  EXPECT_LE(e.uncertainty.tokens_per_s->low, e.step.tokens_per_s);
+  EXPECT_GE(e.uncertainty.tokens_per_s->high, e.step.tokens_per_s);
+  EXPECT_NEAR(e.uncertainty.step_time_s->high, e.step.time.base(), 1e-12 * e.step.time.base());
+  const double days = units::to_days(e.totals.time_to_train);
+  EXPECT_NEAR(e.uncertainty.time_to_train_days->high, days, 1e-12 * days);
+  EXPECT_NEAR(e.uncertainty.cost_usd->high, e.totals.cost->base(), 1e-9 * e.totals.cost->base());
+  ASSERT_TRUE(has(e.findings, FindingCode::band_extended_to_estimate));
   const Finding& f = e.findings.back();
-  EXPECT_EQ(f.code, FindingCode::band_excludes_estimate);
+  EXPECT_EQ(f.code, FindingCode::band_extended_to_estimate);
   EXPECT_NEAR(f.number("ratio_p10"), 1.02, 1e-12);
   EXPECT_NEAR(f.number("ratio_p90"), 1.34, 1e-12);
   EXPECT_EQ(f.number("runs"), 7);
   EXPECT_EQ(f.text("category"), "dense/megatron");
-  // Applying another band replaces the finding, never stacks it.
-  apply_error_band(e, s, table_of("dense/megatron", 0.9, 1.1));
-  EXPECT_FALSE(has(e.findings, FindingCode::band_excludes_estimate));
+
+  // Below: the p90 end moves up to 1.
+  e = base;
+  apply_error_band(e, s, table_of("dense/megatron", 0.7, 0.95));
+  ASSERT_TRUE(e.uncertainty.band);
+  EXPECT_NEAR(e.uncertainty.band->ratio_p10, 0.7, 1e-12);
+  EXPECT_EQ(e.uncertainty.band->ratio_p90, 1.0);
+  EXPECT_TRUE(has(e.findings, FindingCode::band_extended_to_estimate));
+
+  // A band that holds 1 (its ends included) is not touched and says nothing; applying it after
+  // an extended one removes the finding, and applying an extended one twice never stacks it.
+  for (const auto& [lo, hi] : {std::pair{0.9, 1.1}, std::pair{1.0, 1.2}, std::pair{0.8, 1.0}}) {
+    apply_error_band(e, s, table_of("dense/megatron", lo, hi));
+    ASSERT_TRUE(e.uncertainty.band);
+    EXPECT_FALSE(e.uncertainty.band->unextended);
+    EXPECT_NEAR(e.uncertainty.band->ratio_p10, lo, 1e-12);
+    EXPECT_NEAR(e.uncertainty.band->ratio_p90, hi, 1e-12);
+    EXPECT_FALSE(has(e.findings, FindingCode::band_extended_to_estimate));
+  }
   apply_error_band(e, s, table_of("dense/megatron", 0.6, 0.9));
   apply_error_band(e, s, table_of("dense/megatron", 0.6, 0.9));
   int n = 0;
-  for (const auto& x : e.findings) n += x.code == FindingCode::band_excludes_estimate;
+  for (const auto& x : e.findings) n += x.code == FindingCode::band_extended_to_estimate;
   EXPECT_EQ(n, 1);
+}
+
+// The extension comes after the input widening: a datasheet-only GPU whose widened band already
+// holds 1 is not extended (widening multiplies p10 by <= 1 and p90 by >= 1).
+TEST(ApplyErrorBand, AWidenedBandThatHoldsThePointIsNotExtended) {
+  const Scenario s = scenario(false);
+  Estimate e = estimate_of(s);
+  apply_error_band(e, s, table_of("dense/megatron", 1.01, 1.2));
+  ASSERT_TRUE(e.uncertainty.band && e.uncertainty.band->widened);
+  ASSERT_LT(e.uncertainty.band->widened->down, 1.0 / 1.01);  // the GEMM low end lowers p10 below 1
+  EXPECT_FALSE(e.uncertainty.band->unextended);
+  EXPECT_NEAR(e.uncertainty.band->ratio_p10, 1.01 * e.uncertainty.band->widened->down, 1e-12);
+  EXPECT_FALSE(has(e.findings, FindingCode::band_extended_to_estimate));
 }
 
 // The expected time and total cost with failures get their own band, from the goodput model at

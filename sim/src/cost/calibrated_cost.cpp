@@ -57,7 +57,11 @@ struct CalibratedCost::Choice {
 };
 
 CalibratedCost::CalibratedCost(Profile profile, const Cluster& cluster, DatasheetAssumptions a)
-    : profile_(std::move(profile)), datasheet_(cluster, a), peak_(cluster.gpu.peak) {}
+    : profile_(std::move(profile)),
+      datasheet_(cluster, profile_.runs_fit ? with_runs_fit(a, *profile_.runs_fit) : a),
+      peak_(cluster.gpu.peak),
+      gpu_id_(cluster.gpu.id),
+      own_device_(profile_measured_on(profile_, cluster.gpu)) {}
 
 double CalibratedCost::gemm_floor_s(const GemmOp& op) const {
   const double peak = peak_.for_precision(op.dtype).base();
@@ -67,11 +71,10 @@ double CalibratedCost::gemm_floor_s(const GemmOp& op) const {
 }
 
 std::string CalibratedCost::source() const {
-  std::string device = profile_.context_value("device");
-  if (device.empty()) device = "unknown device";
-  std::string date = profile_.context_value("date_utc");
-  if (date.size() > 10 && date[4] == '-' && date[7] == '-') date = date.substr(0, 10);
-  return "calibrated: " + device + (date.empty() ? "" : " (" + date + ")");
+  std::string s = "calibrated: " + profile_device_label(profile_);
+  if (profile_.runs_fit) s += ", datasheet fallback fitted to " + std::to_string(profile_.runs_fit->runs) + " runs";
+  if (!own_device_) s += "; measured on another device than the scenario's " + gpu_id_;
+  return s;
 }
 
 CalibratedCost::Choice CalibratedCost::gemm_choice(const GemmOp& op, Finding* warning) const {
@@ -363,6 +366,20 @@ std::string CalibratedCost::pricing(const Op& op) const {
 
 std::vector<Finding> CalibratedCost::coverage(const std::vector<StepOp>& ops) const {
   std::vector<Finding> out;
+  if (!own_device_) {
+    // Another device's measurements: one finding with the counts, not one per kind of op.
+    double priced = 0, fallback = 0;
+    for (const auto& s : ops) {
+      const std::string how = pricing(s.op);
+      if (how == "zero") continue;
+      (how == "datasheet" ? fallback : priced) += 1;
+    }
+    Finding f = coded(FindingCode::profile_other_device, "device", profile_.context_value("device"),
+                      {{"operations", priced}, {"datasheet", fallback}});
+    with_text(f, "backend", profile_.context_value("backend"));
+    out.push_back(std::move(with_text(f, "gpu", gpu_id_)));
+    return out;
+  }
   for (const auto& s : ops) {
     Finding w{FindingCode::note, {}, {}};  // stays a note (never a coverage code) when the op is covered
     if (const auto* g = std::get_if<GemmOp>(&s.op)) {

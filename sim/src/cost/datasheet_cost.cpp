@@ -18,13 +18,25 @@ constexpr double kFp8VsBf16Efficiency = 0.709 / 0.803;
 
 }  // namespace
 
-DatasheetCost::DatasheetCost(const Cluster& cluster, DatasheetAssumptions a)
+DatasheetAssumptions with_runs_fit(DatasheetAssumptions a, const RunsFit& fit) {
+  a.gemm_efficiency_scale = fit.gemm_efficiency_scale.param.value;
+  a.scale_up_busbw_scale = fit.scale_up_busbw_scale.param.value;
+  a.scale_out_busbw_scale = fit.scale_out_busbw_scale.param.value;
+  a.per_op_overhead_us = fit.per_op_overhead_s.param.value * 1e6;
+  return a;
+}
+
+DatasheetCost::DatasheetCost(const Cluster& cluster, DatasheetAssumptions a, std::string source)
     : a_(a),
+      source_(std::move(source)),
       peak_(cluster.gpu.peak),
       sm_count_(cluster.gpu.sm_count > 0 ? cluster.gpu.sm_count : 108),
-      gemm_eff_(cluster.gpu.gemm_efficiency > 0 ? cluster.gpu.gemm_efficiency : a.gemm_efficiency),
-      attention_eff_(cluster.gpu.attention_efficiency > 0 ? cluster.gpu.attention_efficiency
-                                                          : a.attention_efficiency),
+      // A fitted scale never lifts a ceiling above the dense peak (MFU stays at most 1).
+      gemm_eff_(std::min(1.0, (cluster.gpu.gemm_efficiency > 0 ? cluster.gpu.gemm_efficiency : a.gemm_efficiency) *
+                                  a.gemm_efficiency_scale)),
+      attention_eff_(std::min(1.0, (cluster.gpu.attention_efficiency > 0 ? cluster.gpu.attention_efficiency
+                                                                         : a.attention_efficiency) *
+                                       a.gemm_efficiency_scale)),
       hbm_bw_(cluster.gpu.hbm_bandwidth) {
   const double hbm_eff = cluster.gpu.hbm_efficiency > 0 ? cluster.gpu.hbm_efficiency : a.hbm_efficiency;
   mem_bw_ = cluster.gpu.hbm_bandwidth * (hbm_eff * a.elementwise_vs_copy);
@@ -42,9 +54,10 @@ DatasheetCost::DatasheetCost(const Cluster& cluster, DatasheetAssumptions a)
       } else {
         l.busbw = t.bandwidth * a.nvlink_busbw_efficiency;
       }
+      l.busbw = l.busbw * a.scale_up_busbw_scale;
       l.latency_us = t.latency.base() > 0 ? t.latency.base() * 1e6 : a.nvlink_latency_us;
     } else {
-      l.busbw = t.effective_bandwidth() * a.network_busbw_efficiency;
+      l.busbw = t.effective_bandwidth() * (a.network_busbw_efficiency * a.scale_out_busbw_scale);
       l.latency_us = t.latency.base() > 0 ? t.latency.base() * 1e6 : a.network_latency_us;
     }
     links.push_back(l);
@@ -81,18 +94,22 @@ units::Seconds DatasheetCost::gemm(const GemmOp& op) const {
   if (peak.base() <= 0) peak = peak_.fp32.base() > 0 ? peak_.fp32 : units::tflop_per_s(1.0);
   if (op.fused_attention) {
     // One fused kernel: its throughput is the kernel's published rate, not a GEMM's.
-    return op.flops() / (peak * attention_eff_) + units::microseconds(a_.gemm_launch_us);
+    return op.flops() / (peak * attention_eff_) + units::microseconds(a_.gemm_launch_us + a_.per_op_overhead_us);
   }
   const units::Seconds compute = op.flops() / (peak * (ceiling * shape_efficiency(op)));
   const units::Seconds memory = op.min_bytes() / hbm_bw_;
-  return std::max(compute, memory) + units::microseconds(a_.gemm_launch_us);
+  return std::max(compute, memory) + units::microseconds(a_.gemm_launch_us + a_.per_op_overhead_us);
 }
 
 units::Seconds DatasheetCost::memory(const MemoryOp& op) const {
   if (op.bytes.base() <= 0) return {};
-  return op.bytes / mem_bw_ + units::microseconds(a_.memory_launch_us);
+  return op.bytes / mem_bw_ + units::microseconds(a_.memory_launch_us + a_.per_op_overhead_us);
 }
 
-units::Seconds DatasheetCost::collective(const CollectiveOp& op) const { return collectives_.time(op); }
+units::Seconds DatasheetCost::collective(const CollectiveOp& op) const {
+  const units::Seconds t = collectives_.time(op);
+  if (!(a_.per_op_overhead_us > 0) || !(t.base() > 0)) return t;
+  return t + units::microseconds(a_.per_op_overhead_us);
+}
 
 }  // namespace capplan::sim

@@ -72,4 +72,42 @@ double nccl_bus_factor(CollectiveKind kind, int ranks) {
 
 bool tier_spans_nodes(const std::string& tier) { return tier == "network"; }
 
+std::string profile_device_label(const Profile& profile) {
+  std::string device = profile.context_value("device");
+  if (device.empty()) device = "unknown device";
+  std::string date = profile.context_value("date_utc");
+  if (date.size() > 10 && date[4] == '-' && date[7] == '-') date = date.substr(0, 10);
+  return device + (date.empty() ? "" : " (" + date + ")");
+}
+
+std::string runs_fit_source(const Profile& profile) {
+  const int runs = profile.runs_fit ? profile.runs_fit->runs : 0;
+  return "calibrated from " + std::to_string(runs) + (runs == 1 ? " run: " : " runs: ") + profile_device_label(profile);
+}
+
+bool profile_measured_on(const Profile& profile, const GpuSpec& gpu) {
+  const std::string device = profile.context_value("device");
+  // A CPU profile prices only the host itself (capplan validate's GPU "host"), never a catalog GPU.
+  if (profile.context_value("backend") == "host") return gpu.id == "host";
+  if (device.empty() || device == gpu.id) return true;
+  const auto lower = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); };
+  std::string model;  // "h100" of "h100-sxm-80gb"
+  for (char c : gpu.id) {
+    if (c == '-' || c == '_' || c == ' ') break;
+    model += lower(c);
+  }
+  if (model.empty()) return false;
+  std::string word;
+  for (std::size_t i = 0; i <= device.size(); ++i) {
+    const char c = i < device.size() ? lower(device[i]) : ' ';
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+      word += c;
+      continue;
+    }
+    if (word == model) return true;
+    word.clear();
+  }
+  return false;
+}
+
 }  // namespace capplan::sim

@@ -131,23 +131,6 @@ namespace {
 
 bool checks_p90(const SearchRequest& req) { return req.deadline && req.deadline_quantile == DeadlineQuantile::p90; }
 
-// The residual band of the base scenario's category (error_category, with fallbacks), or null.
-const ResidualQuantiles* band_of(const SearchRequest& req) {
-  for (const auto& key : category_fallbacks(error_category(req.base))) {
-    if (const ResidualQuantiles* q = req.error_band.find(key)) return q;
-  }
-  return nullptr;
-}
-
-// Whether a plan that misses the deadline at the point may meet it at p90: only when the band's
-// throughput ratio at p10 is above 1 (every run of the category was faster than predicted), since
-// the input widening of apply_error_band only lowers it, and a slower throughput never shortens
-// the time with failures.
-bool p90_may_beat_point(const SearchRequest& req) {
-  const ResidualQuantiles* q = band_of(req);
-  return q != nullptr && std::min(q->log_ratio_p10, q->log_ratio_p90) > 0;
-}
-
 // The p90 of a plan's time to train, exactly as `capplan estimate` bands it: apply_error_band on
 // the plan's estimate, the slow end of wall_days (time_to_train_days where goodput is not
 // modelled), in seconds. Empty when the table has no band for the plan.
@@ -186,8 +169,10 @@ Scored score(const std::vector<Shape>& shapes, int shape, const Timed& t, const 
   }
   out.meets_deadline = !req.deadline || out.time_s <= req.deadline->base();
   out.meets_budget = !req.budget || (out.cost && *out.cost <= req.budget->base());
-  // A p90 deadline: checked on the band only where the plan could meet it (keeps it cheap).
-  if (checks_p90(req) && (out.meets_deadline || p90_may_beat_point(req))) check_p90(shapes, out, req);
+  // A p90 deadline: checked on the band only where the plan meets it at the point (keeps it
+  // cheap). The band holds the point estimate (apply_error_band), so its slow end is never
+  // faster than the point: a plan that misses at the point misses at p90.
+  if (checks_p90(req) && out.meets_deadline) check_p90(shapes, out, req);
   return out;
 }
 

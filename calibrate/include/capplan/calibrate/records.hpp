@@ -15,6 +15,9 @@
 
 namespace capplan::calib {
 
+// Now, as Context::date_utc holds it: "2026-12-02T13:07:23Z".
+std::string utc_now_iso8601();
+
 // Where the measurements were taken (Google Benchmark's Context, nccl-tests' device lines).
 struct Context {
   std::string backend;         // "host" or "cuda"

@@ -20,7 +20,10 @@ inline constexpr const char* kProfileBandNote =
     "the p10-p90 band was derived for the datasheet model against published runs; with a profile it is a "
     "rough guide only";
 
-// CalibratedCost over `profile` (nullptr: DatasheetCost) for `cluster`.
+// CalibratedCost over `profile` (nullptr: DatasheetCost) for `cluster`. A profile with a runs fit and
+// no measured curves (capplan calibrate --from-runs) gives the DatasheetCost with the fitted
+// parameters (sim::with_runs_fit), named "calibrated from N runs: <device> (<date>)"; with measured
+// curves too, the curves price what they cover and the fitted datasheet model the rest.
 std::shared_ptr<const sim::OpCostModel> make_cost_model(const sim::Cluster& cluster, const sim::Profile* profile);
 
 // The planner's factory for the same choice (one model per offering's cluster).

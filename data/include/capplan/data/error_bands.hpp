@@ -3,12 +3,14 @@
 // (sim/uncertainty.hpp), written by `capplan validate-published --write-error-bands` and read by
 // `capplan estimate` to put a p10-p90 interval on every estimate.
 //
-// Format (schema 1; unknown keys are errors):
-//   {"schema": 1, "generated": "YYYY-MM-DD", "source": "<command and data set>", "method": "<text>",
+// Format (schema 2; unknown keys are errors; a schema-1 file, without the scale cut, reads too):
+//   {"schema": 2, "generated": "YYYY-MM-DD", "source": "<command and data set>", "method": "<text>",
 //    "leave_one_out_coverage": 0.8 | null,
-//    "categories": [{"category": "dense/megatron", "n": 30, "log_ratio_p10": -0.2, "log_ratio_p90": 0.05}, ...]}
-// category is "all", "<arch>" or "<arch>/<framework>" (arch: dense | moe; framework: megatron | pytorch);
-// log ratios are ln(measured / predicted) of throughput, p10 <= p90.
+//    "categories": [{"category": "dense/megatron/9-512", "n": 30, "log_ratio_p10": -0.2, "log_ratio_p90": 0.05}, ...]}
+// category is "all", "<arch>", "<arch>/<scale>", "<arch>/<framework>" or "<arch>/<framework>/<scale>"
+// (arch: dense | moe; framework: megatron | pytorch; scale: <=8 | 9-512 | >512 GPUs, sim::kScaleBuckets);
+// the lookup order is sim::category_fallbacks. Log ratios are ln(measured / predicted) of
+// throughput, p10 <= p90.
 #pragma once
 #include <filesystem>
 #include <optional>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The accuracy harness: every usable published run estimated, its error against the measured
-// throughput, the leave-one-out p10-p90 interval, and the accuracy by architecture, GPU and scale.
+// throughput, the leave-one-out p10-p90 interval, and the accuracy per regime: architecture,
+// framework family, GPU and scale.
 // `capplan validate-published`, the tests and the GUI render it; nothing here prints.
 #pragma once
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/published_runs.hpp"
 #include "capplan/sim/estimate.hpp"
+#include "capplan/sim/profile.hpp"
 #include "capplan/sim/result.hpp"
 #include "capplan/sim/uncertainty.hpp"
 
@@ -29,15 +31,16 @@ struct ValidationRow {
   double measured = 0;    // tokens/s per GPU
   double estimate = 0;    // tokens/s per GPU
   double error_frac = 0;  // (estimate - measured) / measured
-  std::string category;   // sim::error_category of the scenario ("dense/megatron")
+  std::string category;   // sim::error_category of the scenario ("dense/megatron/9-512")
   std::string arch;       // dense / moe (the category's first part)
+  std::string framework;  // megatron / pytorch (the category's framework family)
   sim::Scenario scenario;
   sim::Estimate full;     // the whole estimate, for its error band
   // Leave-one-out p10-p90 of tokens/s per GPU (the band fitted without this row).
   bool has_interval = false;
   double p10 = NAN;
   double p90 = NAN;
-  std::string band_category;  // the table entry used ("dense", "all", ...)
+  std::string band_category;  // the table entry used ("dense/megatron", "all", ...)
   bool inside = false;        // p10 <= measured <= p90
 };
 
@@ -53,15 +56,11 @@ struct Accuracy {
 // MAPE, median absolute error, share within 10%, interval coverage of `rows`.
 Accuracy accuracy(const std::vector<const ValidationRow*>& rows);
 
-// Scale buckets of the summary (GPUs): one node, up to 512, beyond.
-inline constexpr const char* kScaleBuckets[] = {"<=8", "9-512", ">512"};
-std::string scale_bucket(int gpus);
-
 // The errors of `diags` on one line ("where: message; ...").
 std::string one_line(const Diagnostics& diags);
 
-// One run estimated with the datasheet model.
-ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs);
+// One run estimated with the datasheet model, or with `profile` (data::make_cost_model) when given.
+ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs, const sim::Profile* profile = nullptr);
 
 struct ValidationReport {
   int rows = 0;
@@ -70,13 +69,16 @@ struct ValidationReport {
   std::vector<const PublishedRun*> skipped;
   Accuracy overall;
   std::map<std::string, Accuracy> by_arch;
+  std::map<std::string, Accuracy> by_framework;  // framework family (sim::Framework)
   std::map<std::string, Accuracy> by_gpu;
-  std::map<std::string, Accuracy> by_scale;
+  std::map<std::string, Accuracy> by_scale;      // sim::kScaleBuckets
   sim::ResidualTable table;  // fitted on every predicted row (what --write-error-bands writes)
 };
 
 // Every usable run estimated, with leave-one-out intervals and the residual table of all rows.
-ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs);
+// With `profile`, every row is priced with it (capplan validate-published --profile).
+ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs,
+                                    const sim::Profile* profile = nullptr);
 
 // Predicted rows / usable rows.
 double coverage(const ValidationReport& rep);

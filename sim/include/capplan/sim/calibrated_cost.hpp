@@ -27,7 +27,8 @@ class CalibratedCost final : public OpCostModel {
   units::Seconds gemm(const GemmOp& op) const override;
   units::Seconds memory(const MemoryOp& op) const override;
   units::Seconds collective(const CollectiveOp& op) const override;
-  // "calibrated: <device> (<date>)"
+  // "calibrated: <device> (<date>)", then ", datasheet fallback fitted to N runs" with a runs fit and
+  // "; measured on another device than the scenario's <gpu id>" for another device's profile.
   std::string source() const override;
 
   // One finding per kind of op the profile could not price (FindingCode::profile_*, field empty),
@@ -35,7 +36,8 @@ class CalibratedCost final : public OpCostModel {
   // profile_collective_not_measured {kind, across_nodes}, profile_gemm_above_peak {dtype, tflops,
   // peak_tflops}, ... data::render words them ("gemm bf16
   // m=8192 n=24576 k=8192 outside the measured range (m 64..4096, ...); datasheet used").
-  // Deduplicated, in op order.
+  // Deduplicated, in op order. A profile measured on another device (profile_measured_on) gives
+  // one finding instead: profile_other_device {device, backend, gpu, operations, datasheet}.
   std::vector<Finding> coverage(const std::vector<StepOp>& ops) const;
 
   // How an op is priced (for tests and reports): "measured", "interpolated", "fitted", "scaled"
@@ -57,8 +59,10 @@ class CalibratedCost final : public OpCostModel {
   double gemm_floor_s(const GemmOp& op) const;
 
   Profile profile_;
-  DatasheetCost datasheet_;
+  DatasheetCost datasheet_;  // with the profile's runs_fit, when it has one
   PeakRates peak_;
+  std::string gpu_id_;
+  bool own_device_;  // profile_measured_on(profile_, the cluster's GPU)
 };
 
 }  // namespace capplan::sim

@@ -3,6 +3,9 @@
 #include "capplan/sim/collective_model.hpp"
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/op_cost.hpp"
+#include "capplan/sim/profile.hpp"
+
+#include <string>
 
 namespace capplan::sim {
 
@@ -45,19 +48,30 @@ struct DatasheetAssumptions {
   double nvlink_latency_us = 8.0;
   double network_latency_us = 15.0;
   double latency_per_log2_us = 3.0;
+  // Fitted to a team's measured steps (RunsFit; 1 and 0 leave the model as above): the GEMM and
+  // fused-attention ceilings are multiplied by gemm_efficiency_scale (capped at the dense peak), each
+  // scale-up / scale-out tier's busbw by its scale, and every op pays per_op_overhead_us more.
+  double gemm_efficiency_scale = 1.0;
+  double scale_up_busbw_scale = 1.0;
+  double scale_out_busbw_scale = 1.0;
+  double per_op_overhead_us = 0.0;
 };
+
+// `a` with a runs fit's parameters.
+DatasheetAssumptions with_runs_fit(DatasheetAssumptions a, const RunsFit& fit);
 
 // Roofline with shape-dependent efficiency for GEMMs, a fraction of HBM bandwidth for
 // memory-bound ops, and collectives through the hierarchical CollectiveModel over the cluster's
 // topology tiers (collective_model.hpp), each tier's busbw a datasheet efficiency of its links.
 class DatasheetCost final : public OpCostModel {
  public:
-  explicit DatasheetCost(const Cluster& cluster, DatasheetAssumptions a = {});
+  // `source` is what source() says ("datasheet"; a runs fit names its runs).
+  explicit DatasheetCost(const Cluster& cluster, DatasheetAssumptions a = {}, std::string source = "datasheet");
 
   units::Seconds gemm(const GemmOp& op) const override;
   units::Seconds memory(const MemoryOp& op) const override;
   units::Seconds collective(const CollectiveOp& op) const override;
-  std::string source() const override { return "datasheet"; }
+  std::string source() const override { return source_; }
 
   // Shape efficiency in (0, 1]: tile quantisation x wave quantisation x K ramp, without the
   // large-GEMM ceiling. Public so that tests and calibration can reason about it.
@@ -72,6 +86,7 @@ class DatasheetCost final : public OpCostModel {
 
  private:
   DatasheetAssumptions a_;
+  std::string source_;
   PeakRates peak_;
   int sm_count_;
   double gemm_eff_;

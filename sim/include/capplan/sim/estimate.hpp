@@ -56,15 +56,19 @@ struct BandWidening {
   double gemm_low = 0, gemm_high = 0, attention_low = 0, attention_high = 0;  // the ranges used
 };
 // Multiplicative error band of the throughput prediction: measured/predicted in
-// [ratio_p10, ratio_p90] for 80% of validated runs of this category. Its basis (how it was
-// derived) is data, worded by data/ (error_band_basis in data/findings.hpp).
+// [ratio_p10, ratio_p90] for 80% of validated runs of this category, extended to hold 1 (the
+// point estimate). Its basis (how it was derived) is data, worded by data/ (error_band_basis in
+// data/findings.hpp).
 struct ErrorBand {
-  double ratio_p10 = 1.0;
-  double ratio_p90 = 1.0;
-  std::string category;   // whose validated runs give the band, e.g. "dense/megatron/h100-sxm-80gb"
+  double ratio_p10 = 1.0;  // <= 1
+  double ratio_p90 = 1.0;  // >= 1
+  std::string category;   // whose validated runs give the band, e.g. "dense/megatron/9-512"
   std::string asked;      // the scenario's own category (another one when it had too few runs)
   long runs = 0;          // validated runs behind the band
   std::optional<BandWidening> widened;
+  // The band before it was extended to 1, when it lay on one side of the estimate (the residual
+  // quantiles after any widening): [unextended_p10, unextended_p90] excludes 1.
+  std::optional<Interval> unextended;
 };
 
 struct StepFlops {

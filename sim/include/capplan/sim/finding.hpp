@@ -80,8 +80,8 @@ enum class FindingCode : std::uint8_t {
   offering_price_unknown,    // offering (text): ranked on time only
   pareto_without_prices,     // no plan that meets the constraints has a price: ranked by time
   // The error band (estimate/uncertainty.cpp).
-  band_excludes_estimate,  // ratio_p10, ratio_p90, runs; text category: every validated run of the
-                           // category was slower (or faster) than predicted, so the band lies on one side
+  band_extended_to_estimate,  // ratio_p10, ratio_p90 (before the extension), runs; text category: the
+                              // category's p10-p90 lay on one side of the estimate, so it was extended to it
   // A search request's input errors (search/search.cpp validate; Diagnostic::finding). `got` is the value given.
   search_below_one,           // got (top_k, a node count, an offering's gpus_per_node)
   search_threads_negative,    // got
@@ -95,6 +95,8 @@ enum class FindingCode : std::uint8_t {
   search_no_shape_left,          // max_gpus: every shape is too large or lacks a network bandwidth
   // What a calibrated profile did not cover (cost/calibrated_cost.cpp coverage(); field "profile" when
   // the finding rides on an estimate, empty otherwise). across_nodes: 1 across nodes, 0 inside a node.
+  profile_other_device,               // device, gpu (text), operations (priced from the profile's measurements),
+                                      // datasheet (priced from the datasheet): the only profile finding then
   profile_fused_attention,            // fused (flash) attention not measured
   profile_gemm_not_measured,          // dtype (text)
   profile_gemm_too_few_shapes,        // dtype (text), shapes
@@ -231,7 +233,7 @@ inline bool loud(FindingCode code) { return code == FindingCode::batch_forces_on
 
 // A gap in a calibrated profile's coverage (the profile_* group).
 constexpr bool is_profile_gap(FindingCode c) {
-  return c >= FindingCode::profile_fused_attention && c <= FindingCode::profile_collective_poor_fit;
+  return c >= FindingCode::profile_other_device && c <= FindingCode::profile_collective_poor_fit;
 }
 
 inline bool has(const std::vector<Finding>& findings, FindingCode code) {

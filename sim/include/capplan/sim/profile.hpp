@@ -18,7 +18,8 @@
 
 namespace capplan::sim {
 
-inline constexpr int kProfileSchemaVersion = 1;
+// 2 added runs_fit (calibrate --from-runs); version 1 profiles still read.
+inline constexpr int kProfileSchemaVersion = 2;
 
 // measured: read off a measurement (a median); fitted: least-squares parameter;
 // datasheet: taken from the catalog, not measured on this machine.
@@ -125,6 +126,38 @@ struct MeasuredStep {
   std::map<std::string, double> components_s;
 };
 
+// One parameter of a fit to measured training steps: its value (source fitted, samples = the runs,
+// residual = the fit's RMS log residual) or, when the runs could not identify it, the datasheet
+// model's neutral value (source datasheet: scale 1, overhead 0) and std_error 0.
+struct RunsFitParam {
+  Param param;
+  double std_error = 0;  // from (J^T J)^-1 s^2 of the log residuals, in the parameter's unit
+};
+
+// One measured run and what the model predicted for it (step time in seconds).
+struct RunResidual {
+  std::string label;
+  double measured_s = 0;
+  double before_s = 0;  // the datasheet model
+  double after_s = 0;   // the fitted model
+  double loo_s = 0;     // the model fitted to the other runs (0 when it could not be fitted)
+};
+
+// The datasheet model's efficiency parameters fitted to a team's measured training steps
+// (capplan calibrate --from-runs; docs/calibration.md, "From your own runs"). Applied through
+// DatasheetAssumptions (with_runs_fit in datasheet_cost.hpp).
+struct RunsFit {
+  RunsFitParam gemm_efficiency_scale;  // x the GEMM and fused-attention ceilings (never above peak)
+  RunsFitParam scale_up_busbw_scale;   // x the busbw of scale-up tiers (NVLink, PCIe)
+  RunsFitParam scale_out_busbw_scale;  // x the busbw of scale-out tiers (the network)
+  RunsFitParam per_op_overhead_s;      // added to every GEMM, memory-bound op and collective
+  int runs = 0;
+  double rms_log_residual = 0;  // in sample, ln(predicted / measured)
+  double max_abs_log_residual = 0;
+  double loo_mape = 0;          // leave-one-out mean |predicted / measured - 1| (fraction)
+  std::vector<RunResidual> per_run;
+};
+
 struct Profile {
   int schema_version = kProfileSchemaVersion;
   // Where it was measured. Keys: backend, device, host, date_utc, capplan_version (required);
@@ -138,11 +171,28 @@ struct Profile {
   std::vector<CollectiveFit> collectives;
   std::vector<MeasuredStep> steps;
   std::vector<std::string> notes;       // what the fitter could not do ("gemm fp8: 3 shapes, need 6")
+  std::optional<RunsFit> runs_fit;      // fitted to measured training steps (schema 2)
+
+  // No measured curves: a profile of runs_fit alone prices with the datasheet model.
+  bool has_measurements() const {
+    return !gemm.empty() || !gemm_points.empty() || !memory.empty() || !memory_points.empty() ||
+           !collectives.empty();
+  }
 
   std::string context_value(const std::string& key) const {
     auto it = context.find(key);
     return it == context.end() ? std::string() : it->second;
   }
 };
+
+// "<device> (<date>)" from the context (date cut to the day; "unknown device" when there is none).
+std::string profile_device_label(const Profile& profile);
+// The cost model's name for a profile of runs_fit alone: "calibrated from 6 runs: h800 (2026-12-02)".
+std::string runs_fit_source(const Profile& profile);
+// Whether `profile` was measured on the GPU `gpu` names: for the host (CPU) backend only on the GPU
+// id "host" (capplan validate's stand-in for the machine itself); otherwise
+// when a word of the device ("NVIDIA H100 80GB HBM3") is the GPU id's first part ("h100" of
+// "h100-sxm-80gb"), or the device is the id. A profile without a device counts as the GPU's own.
+bool profile_measured_on(const Profile& profile, const GpuSpec& gpu);
 
 }  // namespace capplan::sim

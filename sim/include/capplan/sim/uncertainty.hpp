@@ -6,9 +6,18 @@
 //  * A residual is r = ln(measured / predicted) of tokens/s. A table entry holds the p10 and p90
 //    of r over the validated runs of one category, so exp(p10)..exp(p90) is the multiplicative
 //    band measured/predicted that held for 80% of them.
-//  * Categories are "<arch>/<framework>" (arch: dense | moe; framework: sim::Framework names),
-//    then "<arch>", then "all": a scenario takes the first of these the table has (fit_residuals
-//    leaves out categories with fewer than `min_samples` rows, so thin ones fall back).
+//  * A scenario's category is "<arch>/<framework>/<scale>" (arch: dense | moe; framework: the
+//    sim::Framework family, megatron | pytorch; scale: the GPU-count bucket of kScaleBuckets).
+//    It takes the first of category_fallbacks() the table has:
+//      <arch>/<framework>/<scale> -> <arch>/<framework> -> <arch>/<scale> -> <arch> -> all
+//    fit_residuals leaves out categories with fewer than `min_samples` rows, so thin ones fall
+//    back. Framework before scale: the framework family changes the kernel sequence (eager
+//    PyTorch against fused Megatron kernels), the largest shift of the residuals measured on the
+//    development set (docs/accuracy.md, "Error bars"); scale is the finer cut.
+//  * The band holds the point estimate: where the residual quantiles (after the input widening)
+//    both lie on one side of 1, the near end is moved to 1 and a finding says so. The estimate is
+//    the model's own figure, never shifted by the residuals (issue 3), and an interval that
+//    excludes its own point reads as a contradiction.
 //  * apply_error_band never produces NaN or Inf, and every interval has low <= high. With an
 //    empty table it leaves the estimate unchanged (no band).
 #pragma once
@@ -23,7 +32,7 @@ namespace capplan::sim {
 
 // p10/p90 of ln(measured/predicted) over the `n` validated runs of one category.
 struct ResidualQuantiles {
-  std::string category;  // "dense/megatron", "dense", "all", ...
+  std::string category;  // "dense/megatron/9-512", "dense/megatron", "dense/<=8", "dense", "all", ...
   int n = 0;
   double log_ratio_p10 = 0;
   double log_ratio_p90 = 0;
@@ -33,6 +42,8 @@ struct ResidualTable {
   std::vector<ResidualQuantiles> categories;
 
   const ResidualQuantiles* find(std::string_view category) const;
+  // The first entry of category_fallbacks(category) the table has, or null.
+  const ResidualQuantiles* lookup(std::string_view category) const;
   bool empty() const { return categories.empty(); }
 };
 
@@ -44,13 +55,33 @@ struct ResidualSample {
   double predicted = 0;
 };
 
-inline constexpr int kMinResidualSamples = 5;
+// The fewest runs a category needs for its own band: 9, the smallest n at which the p10 and p90
+// of empirical_quantile fall inside the sample ((n+1) 0.1 >= 1 and (n+1) 0.9 <= n). Below it
+// both are clamped to the sample's minimum and maximum, and the band covers only (n-1)/(n+1) of
+// new runs (67% at n = 5, 78% at n = 8), not the 80% it states; such a category falls back.
+inline constexpr int kMinResidualSamples = 9;
 inline constexpr const char* kAllCategory = "all";
 
-// "dense/megatron", "moe/pytorch", ...
+// Scale buckets (GPUs): one node, up to 512, beyond. The error band's scale cut and the
+// validation report's by-scale summary.
+inline constexpr const char* kScaleBuckets[] = {"<=8", "9-512", ">512"};
+std::string scale_bucket(int gpus);
+
+// "dense/megatron/<=8", "moe/pytorch/>512", ...
 std::string error_category(const Scenario& s);
 
-// The lookup order for a category: "dense/megatron" -> {"dense/megatron", "dense", "all"}.
+// A category's parts ("" where absent): "dense/<=8" -> {dense, "", <=8}. A second part that is
+// a scale bucket is the scale, any other the framework.
+struct CategoryParts {
+  std::string arch;
+  std::string framework;
+  std::string scale;
+};
+CategoryParts category_parts(std::string_view category);
+
+// The lookup order for a category, most specific first:
+// "dense/megatron/<=8" -> {"dense/megatron/<=8", "dense/megatron", "dense/<=8", "dense", "all"};
+// a shorter category takes the tail that applies ("dense/<=8" -> {"dense/<=8", "dense", "all"}).
 std::vector<std::string> category_fallbacks(std::string_view category);
 
 // Quantile `p` (0..1) of ascending `sorted` values with the (n+1)p plotting position and linear
@@ -61,8 +92,8 @@ std::vector<std::string> category_fallbacks(std::string_view category);
 // Contract: `sorted` is non-empty and ascending.
 double empirical_quantile(std::span<const double> sorted, double p);
 
-// p10/p90 of the log residuals for every exact category, every arch and "all" that has at least
-// `min_samples` usable samples (measured and predicted finite and > 0; others are ignored).
+// p10/p90 of the log residuals for every category of every sample's fallback chain that has at
+// least `min_samples` usable samples (measured and predicted finite and > 0; others are ignored).
 ResidualTable fit_residuals(const std::vector<ResidualSample>& samples, int min_samples = kMinResidualSamples);
 
 // Input uncertainty: the spread of published efficiencies used when a GPU has none of its own
@@ -82,7 +113,8 @@ struct InputSpread {
 
 // Sets e.band from the table (category with fallback), widens it where the GPU has no published
 // GEMM or attention efficiency (by re-evaluating the estimate's layout with the spread's low and
-// high efficiencies), then fills the p10/p90 intervals of tokens/s, step time, time to train and
+// high efficiencies), extends it to hold 1 (the point estimate) where it lies on one side, then
+// fills the p10/p90 intervals of tokens/s, step time, time to train and
 // cost (cost only when known). Time and cost are inversely proportional to throughput, so their
 // low end comes from ratio_p90. Contract: `e` came from estimate()/evaluate() for `s`.
 void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, const InputSpread& spread = {});
