@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app_main.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -19,7 +22,9 @@ void add_common_options(CLI::App& app, const std::string& program, GlobalOptions
                  "installed data)");
 }
 
-int run_app(CLI::App& app, const std::vector<Command>& commands, int argc, char** argv) {
+namespace {
+
+int run_command(CLI::App& app, const std::vector<Command>& commands, int argc, char** argv) {
   try {
     try {
       app.parse(argc, argv);
@@ -61,6 +66,26 @@ int run_app(CLI::App& app, const std::vector<Command>& commands, int argc, char*
     std::cerr << "capplan: internal error: unknown exception\n";
     return code(Exit::internal);
   }
+}
+
+// A result that did not reach standard output (a full disk, /dev/full, a closed stdout, a pipe
+// whose reader left) is a failure, or a script believes it got one (issue 18 point 7): exit 1
+// with the reason on stderr, unless the command already failed with its own code.
+int checked_output(int rc) {
+  std::cout.flush();
+  const int cout_errno = errno;
+  const bool failed = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (!failed) return rc;
+  const int err = errno != 0 ? errno : cout_errno;
+  print_error(std::string("cannot write to standard output: ") + (err != 0 ? std::strerror(err) : "write error"));
+  return rc == code(Exit::ok) || rc == code(Exit::infeasible) ? code(Exit::internal) : rc;
+}
+
+}  // namespace
+
+int run_app(CLI::App& app, const std::vector<Command>& commands, int argc, char** argv) {
+  errno = 0;
+  return checked_output(run_command(app, commands, argc, argv));
 }
 
 }  // namespace capplan::cli

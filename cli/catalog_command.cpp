@@ -267,6 +267,7 @@ json frameworks_json(const data::Catalogs& c) {
 }
 
 int run_catalog(const CatalogOptions& opt, const GlobalOptions& global) {
+  if (!output_path_ok_or_report(opt.out)) return code(Exit::invalid_input);  // before any work
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
   std::string text;

@@ -74,6 +74,7 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
                 "'); give one");
     return code(Exit::invalid_input);
   }
+  if (!output_path_ok_or_report(opt.out)) return code(Exit::invalid_input);  // before any work
   const std::string format = choose_format(opt.format, opt.out);
   const std::string file = opt.scenario_arg.empty() ? opt.scenario_opt : opt.scenario_arg;
 

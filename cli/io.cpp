@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io.hpp"
 
+#include <limits.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,57 +16,54 @@
 #include <system_error>
 
 #include "capplan/data/findings.hpp"
+#include "capplan/data/input_file.hpp"
 #include "capplan/data/profile_io.hpp"
 #include "capplan/data/scenario_io.hpp"
 
 namespace capplan::cli {
 
-std::expected<std::string, std::string> read_input(const std::string& path) {
-  if (path == "-") {
-    std::ostringstream buffer;
-    buffer << std::cin.rdbuf();
-    if (std::cin.bad()) return std::unexpected(std::string("cannot read standard input"));
-    return buffer.str();
-  }
+std::expected<std::string, std::string> read_input(const std::string& path) { return data::read_input_file(path); }
+
+std::expected<void, std::string> check_output_path(const std::filesystem::path& path, bool allow_device) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return std::unexpected(std::strerror(EISDIR));
-  errno = 0;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return std::unexpected(std::strerror(errno != 0 ? errno : ENOENT));
-  std::string text;
-  char chunk[65536];
-  size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) text.append(chunk, n);
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
-  std::fclose(f);
-  if (failed) return std::unexpected(std::strerror(err != 0 ? err : EIO));
-  return text;
+  if (path.empty() || path.filename().empty()) return std::unexpected(std::string("must name a file"));
+  if (fs::is_directory(path, ec)) return std::unexpected(std::string("is a directory"));
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
+    if (allow_device) return {};  // written in place (write_atomically)
+    return std::unexpected(std::string("is not a regular file (a device or a pipe)"));
+  }
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) return std::unexpected("folder '" + dir.string() + "' does not exist");
+  if (::access(dir.c_str(), W_OK) != 0) return std::unexpected("folder '" + dir.string() + "' is not writable");
+  // The temporary file beside it keeps 200 characters of the name (write_atomically), so any name
+  // the file system takes (NAME_MAX) works.
+  if (path.filename().string().size() > NAME_MAX) {
+    return std::unexpected("file name too long (" + std::to_string(path.filename().string().size()) +
+                           " characters; at most " + std::to_string(NAME_MAX) + ")");
+  }
+  return {};
+}
+
+bool output_path_ok_or_report(const std::string& out_path, bool allow_device) {
+  if (!writes_file(out_path)) return true;
+  if (auto ok = check_output_path(out_path, allow_device); !ok) {
+    print_error("--out '" + out_path + "': " + ok.error());
+    return false;
+  }
+  return true;
 }
 
 std::string file_out_problem(const std::filesystem::path& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (path.empty() || path.filename().empty()) return "must name a file";
-  if (fs::is_directory(path, ec)) return "is a directory";
-  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) return "is not a regular file (a device or a pipe)";
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) return "folder '" + dir.string() + "' does not exist";
-  if (::access(dir.c_str(), W_OK) != 0) return "folder '" + dir.string() + "' is not writable";
-  // write_atomically's temporary name: "." + name + ".tmp." + pid (up to 7 digits).
-  if (path.filename().string().size() + 13 > NAME_MAX) {
-    return "file name too long (" + std::to_string(path.filename().string().size()) + " characters; at most " +
-           std::to_string(NAME_MAX - 13) + ")";
-  }
-  return {};
+  auto ok = check_output_path(path, false);
+  return ok ? std::string() : ok.error();
 }
 
 std::expected<void, std::string> write_atomically(const std::filesystem::path& path, std::string_view text) {
   namespace fs = std::filesystem;
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return std::unexpected("folder '" + dir.string() + "' does not exist");
-  if (fs::is_directory(path, ec)) return std::unexpected(std::string("is a directory"));
+  if (auto ok = check_output_path(path, true); !ok) return ok;
   if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
     // A device, pipe or socket (/dev/null, /dev/stdout, a FIFO): write to it in place; renaming a
     // file over it would replace the device.
@@ -76,9 +74,11 @@ std::expected<void, std::string> write_atomically(const std::filesystem::path& p
     if (!out) return std::unexpected(std::string("cannot write: ") + std::strerror(errno));
     return {};
   }
-  // Hidden temp file beside the target, so the rename is atomic (same file system).
+  // Hidden temp file beside the target, so the rename is atomic (same file system). The target's
+  // name is cut to 200 characters in it, so that the temporary name fits NAME_MAX (255) even for
+  // a target name of 255 characters (issue 18 point 8).
   std::string tmp_name = ".";
-  tmp_name += path.filename().string();
+  tmp_name += path.filename().string().substr(0, 200);
   tmp_name += ".tmp.";
   tmp_name += std::to_string(::getpid());
   const fs::path tmp = dir / tmp_name;
@@ -132,9 +132,24 @@ std::string choose_format(const std::string& format, const std::string& out_path
 }
 
 void print_diagnostics(const Diagnostics& diags) {
+  // Error amplification (issue 18 point 11): 100k unknown keys printed 26 MB. The first
+  // kMaxPrintedDiagnostics are printed, each cut to kMaxDiagnosticChars, then a count of the rest.
+  std::size_t printed = 0;
   for (const auto& d : diags) {
+    if (printed == kMaxPrintedDiagnostics) {
+      std::cerr << "capplan: error: ... and " << diags.size() - printed << " more (the first " << printed
+                << " are shown)\n";
+      break;
+    }
     const char* kind = d.severity == Diagnostic::Severity::error ? "error" : "warning";
-    std::cerr << "capplan: " << kind << ": " << (d.where.empty() ? "" : d.where + ": ") << data::message(d) << "\n";
+    std::string line = (d.where.empty() ? "" : d.where + ": ") + data::message(d);
+    if (line.size() > kMaxDiagnosticChars) {
+      const std::size_t cut = line.size() - kMaxDiagnosticChars;
+      line.resize(kMaxDiagnosticChars);
+      line += "... (" + std::to_string(cut) + " more characters)";
+    }
+    std::cerr << "capplan: " << kind << ": " << line << "\n";
+    ++printed;
   }
 }
 

@@ -29,17 +29,25 @@ struct GlobalOptions {
   std::string data_dir;  // empty = data::default_data_dir()
 };
 
-// The whole file, or standard input for "-". The error is the system's reason
-// ("No such file or directory").
+// The whole file, or standard input for "-", through data's bounded reader (at most 64 MiB; a
+// device such as /dev/zero is refused). The error is the reason ("No such file or directory").
 std::expected<std::string, std::string> read_input(const std::string& path);
 
 // Writes `text` to a temporary file in the same folder and renames it over `path`, so readers
 // never see a half-written file. The error is a sentence naming the failing step.
 std::expected<void, std::string> write_atomically(const std::filesystem::path& path, std::string_view text);
 
-// Why `path` cannot take a file written atomically, before any work is done (empty when it can): a
-// folder, a device or pipe (a profile goes to a file), a missing or read-only folder, a name too
-// long for the temporary file beside it.
+// Whether `path` can take an --out file, checked before any work is done: its folder exists and
+// is writable, it is not a folder, its name fits NAME_MAX. A device or pipe (/dev/null, a FIFO)
+// is written in place when `allow_device`, refused otherwise. The error is a sentence.
+std::expected<void, std::string> check_output_path(const std::filesystem::path& path, bool allow_device);
+
+// check_output_path for --out (nothing to check for "" or "-"); prints "--out '<path>': <reason>"
+// and returns false when it cannot be written.
+bool output_path_ok_or_report(const std::string& out_path, bool allow_device = true);
+
+// check_output_path(path, false) as a sentence, empty when `path` can take the file (calibrate's
+// profile and records, --from-runs' profile: files, never a device).
 std::string file_out_problem(const std::filesystem::path& path);
 
 // `text` to --out (atomically) when given, else (or for "-") to stdout. Returns false after printing an error.
@@ -54,7 +62,11 @@ bool writes_file(const std::string& out_path);
 // else table on a terminal and json when piped.
 std::string choose_format(const std::string& format, const std::string& out_path);
 
-// "capplan: error: <where>: <message>" (or "capplan: warning: ...") on stderr, one line each.
+// "capplan: error: <where>: <message>" (or "capplan: warning: ...") on stderr, one line each:
+// at most the first kMaxPrintedDiagnostics, then "... and N more"; a line longer than
+// kMaxDiagnosticChars is cut (a 10 MB name is not echoed whole).
+inline constexpr std::size_t kMaxPrintedDiagnostics = 20;
+inline constexpr std::size_t kMaxDiagnosticChars = 4096;
 void print_diagnostics(const Diagnostics& diags);
 void print_error(std::string_view message);
 void print_warning(std::string_view message);

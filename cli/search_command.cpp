@@ -165,6 +165,7 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     return code(Exit::invalid_input);
   }
   const std::string file = opt.scenario_arg.empty() ? opt.scenario_opt : opt.scenario_arg;
+  if (!output_path_ok_or_report(opt.out)) return code(Exit::invalid_input);  // before any work
   const std::string format = choose_format(opt.format, opt.out);
 
   // Flags of the search itself, checked before any file is read.

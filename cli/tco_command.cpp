@@ -57,6 +57,7 @@ struct TcoOptions {
 int run_tco(const TcoOptions& opt, const GlobalOptions& global) {
   const auto file = one_scenario_file(opt.scenario_arg, opt.scenario_opt);
   if (!file) return code(Exit::invalid_input);
+  if (!output_path_ok_or_report(opt.out)) return code(Exit::invalid_input);  // before any work
   const std::string format = choose_format(opt.format, opt.out);
   auto document = scenario_document_or_report(*file);
   if (!document) return code(Exit::invalid_input);

@@ -401,6 +401,7 @@ std::string whole_run_report(const std::vector<data::PublishedRun>& runs, const 
 }
 
 int run_validate_published(const ValidateOptions& opt, const GlobalOptions& global) {
+  if (!output_path_ok_or_report(opt.out)) return code(Exit::invalid_input);  // before any work
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
   std::optional<sim::Profile> profile;

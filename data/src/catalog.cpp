@@ -908,10 +908,13 @@ std::filesystem::path default_data_dir() {
 }
 
 std::string suggest(std::string_view got, const std::vector<std::string>& known) {
-  const std::string g = lower(got);
+  const std::string g = lower(got.substr(0, kMaxSuggestedLength + 1));
   std::string best;
   std::size_t best_score = std::string::npos, best_prefix = 0;
+  // A name longer than any id is no typo of one: no edit distance (a 10 MB name cost 6 s).
+  const bool typo_sized = got.size() <= kMaxSuggestedLength;
   for (const auto& k : known) {
+    if (!typo_sized) break;
     const std::string kl = lower(k);
     std::size_t score = edit_distance(g, kl);
     // A typo in the leading part of a long id ("h1000-sxm" for "h100-sxm-80gb").

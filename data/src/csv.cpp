@@ -34,6 +34,11 @@ Result<std::vector<CsvRow>> parse_csv(std::string_view text, const std::string& 
   };
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
+    if (field.size() > kMaxCsvCell) {
+      return fail(file + ":" + std::to_string(row.line),
+                  "field " + std::to_string(row.cells.size() + 1) + " is longer than " + std::to_string(kMaxCsvCell) +
+                      " characters (the limit for a cell)");
+    }
     if (in_quotes) {
       if (c == '"') {
         if (i + 1 < text.size() && text[i + 1] == '"') {

@@ -2,6 +2,7 @@
 // RFC 4180 CSV records, for the loaders of measured-run tables (published_runs.cpp,
 // vtrain_runs.cpp). Private to capplan_data.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,8 +19,13 @@ struct CsvRow {
 // `s` without leading and trailing white space (a cell as the table means it).
 std::string trim(std::string s);
 
+// The longest cell a measured-run table may hold: the shipped tables' longest is 270 characters.
+// The cell interpreters match a few std::regex patterns, which recurse per character in
+// libstdc++ (a 50,000-character cell overflowed the stack, issue 18 point 14): bounded here.
+inline constexpr std::size_t kMaxCsvCell = 1024;
+
 // Records of `text` (quoted fields, doubled quotes, CRLF or LF; blank lines skipped); a malformed
-// record is an error naming `file` and its line.
+// record or a cell longer than kMaxCsvCell is an error naming `file` and its line.
 Result<std::vector<CsvRow>> parse_csv(std::string_view text, const std::string& file);
 
 }  // namespace capplan::data::detail

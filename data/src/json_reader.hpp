@@ -15,11 +15,13 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "capplan/data/catalog.hpp"
+#include "capplan/data/input_file.hpp"
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/result.hpp"
 
@@ -28,6 +30,11 @@ namespace capplan::data::detail {
 using nlohmann::json;
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
+// The smallest value a "> 0" field accepts (issue 18 point 3): denormals such as 5e-324 passed
+// the check and turned times and costs into Inf, printed as null. 1e-15 is below every
+// physical quantity capplan reads in SI or its named units (seconds per byte of a TB/s link:
+// 1e-12) and keeps every product finite.
+inline constexpr double kMinPositive = 1e-15;
 
 // Number for a message: integers without a decimal point, others with up to 6 significant digits.
 inline std::string fmt(double v) {
@@ -132,6 +139,11 @@ class Reader {
     }
     if (lo_open ? !(x > lo) : !(x >= lo)) {
       error(p, std::string("must be ") + (lo_open ? "> " : ">= ") + fmt(lo) + "; got " + describe(v));
+      return std::nullopt;
+    }
+    if (lo_open && lo == 0 && x < kMinPositive) {
+      error(p, "must be at least " + fmt(kMinPositive) + " (a positive value this small is no physical quantity); got " +
+                   describe(v));
       return std::nullopt;
     }
     if (x > hi) {
@@ -521,12 +533,57 @@ inline std::string line_column(std::string_view text, std::size_t offset) {
   return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
+// Limits on what a user's JSON file may be (issue 18): the size cap is input.hpp's
+// kMaxInputBytes; the nesting cap holds far above any capplan file (a scenario nests 5 levels)
+// and far below what the recursive parts of nlohmann (dump(), the error path) survive.
+inline constexpr std::size_t kMaxJsonDepth = 256;
+
+// A linear pre-scan, before nlohmann builds anything: a NUL byte anywhere (nlohmann stops
+// reading there in some paths and JSON never allows a raw one) and nesting deeper than
+// kMaxJsonDepth are errors naming the byte offset, line and column. Strings are skipped, so
+// brackets inside them do not count.
+inline std::optional<std::string> json_text_problem(std::string_view text) {
+  std::size_t depth = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\0') {
+      return "NUL byte at byte offset " + std::to_string(i) + " (" + line_column(text, i) +
+             "): a JSON file holds text only";
+    }
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) {
+        return "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels at byte offset " +
+               std::to_string(i) + " (" + line_column(text, i) + "); got depth " + std::to_string(depth);
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
 // Parses JSON text. Errors: "<where>: invalid JSON at line L, column C: <reason>". Duplicate keys
-// in one object are errors too (nlohmann would keep the last one silently).
+// in one object are errors too (nlohmann would keep the last one silently); each object keeps a
+// hash set of its keys, so the check is linear in the keys, not quadratic.
 inline Result<json> parse_json_text(std::string_view text, const std::string& where) {
+  if (auto problem = json_text_problem(text)) return fail(where, "invalid JSON: " + *problem);
   struct Frame {
     bool is_object = false;
-    std::vector<std::string> keys;
+    std::unordered_set<std::string> keys;
+    std::string key;  // the current key of this object
     std::size_t index = 0;
   };
   std::vector<Frame> stack;
@@ -536,8 +593,8 @@ inline Result<json> parse_json_text(std::string_view text, const std::string& wh
   };
   auto on_event = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
     switch (event) {
-      case json::parse_event_t::object_start: stack.push_back({true, {}, 0}); break;
-      case json::parse_event_t::array_start: stack.push_back({false, {}, 0}); break;
+      case json::parse_event_t::object_start: stack.push_back({true, {}, {}, 0}); break;
+      case json::parse_event_t::array_start: stack.push_back({false, {}, {}, 0}); break;
       case json::parse_event_t::object_end:
       case json::parse_event_t::array_end:
         if (!stack.empty()) stack.pop_back();
@@ -546,18 +603,15 @@ inline Result<json> parse_json_text(std::string_view text, const std::string& wh
       case json::parse_event_t::value: element_done(); break;
       case json::parse_event_t::key: {
         auto& top = stack.back();
-        const std::string key = parsed.get<std::string>();
-        bool seen = false;
-        for (const auto& k : top.keys) seen = seen || k == key;
-        if (seen) {
+        top.key = parsed.get<std::string>();
+        if (!top.keys.insert(top.key).second) {
           std::string pointer;
           for (std::size_t i = 0; i + 1 < stack.size(); ++i) {
-            pointer = stack[i].is_object ? child(pointer, stack[i].keys.back()) : child(pointer, stack[i].index);
+            pointer = stack[i].is_object ? child(pointer, stack[i].key) : child(pointer, stack[i].index);
           }
-          diags.push_back({Diagnostic::Severity::error, where + "#" + child(pointer, key),
+          diags.push_back({Diagnostic::Severity::error, where + "#" + child(pointer, top.key),
                            "duplicate key (each key may appear once in an object)"});
         }
-        top.keys.push_back(key);  // keys.back() is the current key of this object
         break;
       }
     }
@@ -593,17 +647,13 @@ inline Result<json> parse_json_text(std::string_view text, const std::string& wh
   return j;
 }
 
+// A catalog, price sheet or CSV file through the one bounded reader (input_file.hpp).
 inline Result<std::string> read_text_file(const std::filesystem::path& file, const std::string& where) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) {
-    return fail(where, "cannot read '" + file.string() + "': no such file");
-  }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return fail(where, "cannot read '" + file.string() + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return fail(where, "error while reading '" + file.string() + "'");
-  return ss.str();
+  if (!std::filesystem::exists(file, ec)) return fail(where, "cannot read '" + file.string() + "': no such file");
+  auto text = read_input_file(file.string());
+  if (!text) return fail(where, "cannot read '" + file.string() + "': " + text.error());
+  return std::move(*text);
 }
 
 }  // namespace capplan::data::detail

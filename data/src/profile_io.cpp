@@ -46,6 +46,18 @@ json quality_to_json(const sim::FitQuality& q) {
           {"r2", finite_or_zero(q.r2)}};
 }
 
+// Physical ceilings of what a profile may claim (issue 18 point 6: a collective latency_s of
+// 1e308 reached the model and the step time came out null), each far above any real device.
+struct ProfileLimits {
+  double latency_s = 10.0;        // a launch or link latency of 10 s is a hang, not a latency
+  double bytes_per_s = 1e15;      // 1 PB/s: 100x B200 HBM3e (8 TB/s), 500x NVLink 5 (1.8 TB/s)
+  double flops_per_s = 1e18;      // 1 EFLOP/s: 200x B200's dense FP8 (4.5 PFLOP/s)
+  double shape = 1e9;             // a GEMM dimension (the fit's half-efficiency points)
+  double time_s = 1e6;            // 11.6 days: no probe runs that long
+  double bytes = 1e15;            // a probe's message or buffer
+};
+constexpr ProfileLimits kLimits;
+
 // A fitted parameter: {"value", "source", "samples", "residual"}; value in [lo, hi]. With
 // `std_error`, also its "std_error" (a runs fit's parameter).
 sim::Param param(Object& parent, const char* key, double lo, bool lo_open, double hi = kInf,
@@ -312,11 +324,11 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
   top.list("gemm", [&](Object& o) {
     sim::GemmFit f;
     f.dtype = precision(o);
-    f.launch_s = param(o, "launch_s", 0, false);
-    f.peak_flops_per_s = param(o, "peak_flops_per_s", 0, true);
-    f.m_half = param(o, "m_half", 0, false);
-    f.n_half = param(o, "n_half", 0, false);
-    f.k_half = param(o, "k_half", 0, false);
+    f.launch_s = param(o, "launch_s", 0, false, kLimits.latency_s);
+    f.peak_flops_per_s = param(o, "peak_flops_per_s", 0, true, kLimits.flops_per_s);
+    f.m_half = param(o, "m_half", 0, false, kLimits.shape);
+    f.n_half = param(o, "n_half", 0, false, kLimits.shape);
+    f.k_half = param(o, "k_half", 0, false, kLimits.shape);
     f.wave_units = static_cast<int>(o.integer("wave_units", 0));
     f.quality = quality(o);
     o.object("range", [&](Object& ro) {
@@ -344,7 +356,7 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
     g.k = o.integer("k", 1);
     g.batch = o.integer("batch", 1);
     g.dtype = precision(o);
-    g.time_s = o.number("time_s", 0, true);
+    g.time_s = o.number("time_s", 0, true, kLimits.time_s);
     g.samples = static_cast<int>(o.integer("samples", 0));
     g.cv = o.number("cv", 0, false);
     o.known({"m", "n", "k", "batch", "dtype", "time_s", "samples", "cv"});
@@ -353,8 +365,8 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
   top.list("memory", [&](Object& o) {
     sim::MemoryFit f;
     f.pattern = o.string("pattern", true);
-    f.latency_s = param(o, "latency_s", 0, false);
-    f.bandwidth_Bps = param(o, "bandwidth_Bps", 0, true);
+    f.latency_s = param(o, "latency_s", 0, false, kLimits.latency_s);
+    f.bandwidth_Bps = param(o, "bandwidth_Bps", 0, true, kLimits.bytes_per_s);
     f.quality = quality(o);
     f.min_bytes = o.number("min_bytes", 0, true);
     f.max_bytes = o.number("max_bytes", 0, true);
@@ -365,8 +377,8 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
   top.list("memory_points", [&](Object& o) {
     sim::MemoryPoint m;
     m.pattern = o.string("pattern", true);
-    m.bytes = o.number("bytes", 0, true);
-    m.time_s = o.number("time_s", 0, true);
+    m.bytes = o.number("bytes", 0, true, kLimits.bytes);
+    m.time_s = o.number("time_s", 0, true, kLimits.time_s);
     m.samples = static_cast<int>(o.integer("samples", 0));
     m.cv = o.number("cv", 0, false);
     o.known({"pattern", "bytes", "time_s", "samples", "cv"});
@@ -378,8 +390,8 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
     f.ranks = static_cast<int>(o.integer("ranks", 2));
     f.nodes = static_cast<int>(o.integer("nodes", 1));
     f.tier = o.one_of("tier", detail::kTierNames, "tier");
-    f.latency_s = param(o, "latency_s", 0, false);
-    f.busbw_Bps = param(o, "busbw_Bps", 0, true);
+    f.latency_s = param(o, "latency_s", 0, false, kLimits.latency_s);
+    f.busbw_Bps = param(o, "busbw_Bps", 0, true, kLimits.bytes_per_s);
     f.quality = quality(o);
     f.min_bytes = o.number("min_bytes", 0, true);
     f.max_bytes = o.number("max_bytes", 0, true);
@@ -402,7 +414,7 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
     if (o.has("rmsnorm")) s.rmsnorm = o.boolean("rmsnorm");
     if (o.has("rope")) s.rope = o.boolean("rope");
     if (o.has("flash_attention")) s.flash_attention = o.boolean("flash_attention");
-    s.time_s = o.number("time_s", 0, true);
+    s.time_s = o.number("time_s", 0, true, kLimits.time_s);
     s.samples = static_cast<int>(o.integer("samples", 0));
     s.cv = o.number("cv", 0, false);
     s.components_s = o.number_map("components_s", 0);

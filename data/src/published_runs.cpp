@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -54,22 +55,59 @@ std::string strip_notes(const std::string& s) {
   }
   return trim(out);
 }
+// A number spelled out in a cell (digits, a point, an exponent), range-checked: nullopt for text
+// that is not one and for a value beyond double's range ("1e999", 400 digits), instead of
+// std::stod's exception (issue 18 point 9: "internal error", exit 1).
+std::optional<double> checked_number(std::string_view text) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// Where a leading number ends: [+-]?(digits[.digits*]|.digits)([eE][+-]?digits)?; 0 when
+// there is none. A hand-written scanner: no std::regex over user text (issue 18 point 14).
+std::size_t number_length(std::string_view s) {
+  auto digits = [&](std::size_t i) {
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    return i;
+  };
+  std::size_t i = (!s.empty() && (s[0] == '+' || s[0] == '-')) ? 1 : 0;
+  const std::size_t int_end = digits(i);
+  std::size_t end = int_end;
+  if (end < s.size() && s[end] == '.') {
+    const std::size_t frac_end = digits(end + 1);
+    if (int_end == i && frac_end == end + 1) return 0;  // "." alone
+    end = frac_end;
+  } else if (int_end == i) {
+    return 0;
+  }
+  if (end < s.size() && (s[end] == 'e' || s[end] == 'E')) {
+    std::size_t e = end + 1;
+    if (e < s.size() && (s[e] == '+' || s[e] == '-')) ++e;
+    if (const std::size_t exp_end = digits(e); exp_end > e) end = exp_end;
+  }
+  return end;
+}
+
 // The leading number of a cell ("8 (assumed)" -> 8, "50257 (padded 50432)" -> 50257); nullopt for
-// "unknown", "n/a", "up to 147", "yes (...)".
-std::optional<double> leading_number(const std::string& cell) {
-  static const std::regex kNumber(R"(^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?)");
+// "unknown", "n/a", "up to 147", "yes (...)". `out_of_range` is set for a number that does not
+// fit a double.
+std::optional<double> leading_number(const std::string& cell, bool* out_of_range = nullptr) {
   const std::string s = strip_notes(cell);
-  std::smatch m;
-  if (!std::regex_search(s, m, kNumber)) return std::nullopt;
-  const std::size_t end = static_cast<std::size_t>(m.length(0));
+  const std::size_t end = number_length(s);
+  if (end == 0) return std::nullopt;
   if (end < s.size() && !std::isspace(static_cast<unsigned char>(s[end])) && s[end] != ',' && s[end] != ';') {
     return std::nullopt;  // "8x200", "128K"
   }
-  const double v = std::stod(m.str(0));
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+  std::string_view digits(s.data(), end);
+  if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);  // from_chars takes no '+'
+  auto v = checked_number(digits);
+  if (!v && out_of_range != nullptr) *out_of_range = true;
+  return v;
 }
-std::optional<int> leading_int(const std::string& cell) {
-  auto v = leading_number(cell);
+std::optional<int> leading_int(const std::string& cell, bool* out_of_range = nullptr) {
+  auto v = leading_number(cell, out_of_range);
   if (!v || *v != std::floor(*v) || *v < 0 || *v > 2e9) return std::nullopt;
   return static_cast<int>(*v);
 }
@@ -107,17 +145,41 @@ class RowReader {
     auto it = columns_.find(column);
     return it == columns_.end() || it->second >= row_.cells.size() ? kEmpty : row_.cells[it->second];
   }
-  // A number from a column; notes the assumption when the cell is marked as weak.
+  // A number from a column; notes the assumption when the cell is marked as weak. A number
+  // beyond double's range is an error naming the row and column.
   std::optional<double> number(const std::string& column) {
-    auto v = leading_number(cell(column));
+    bool out_of_range = false;
+    auto v = leading_number(cell(column), &out_of_range);
+    if (out_of_range) out_of_range_error(column);
     if (v) note_weak(column);
     return v;
   }
   std::optional<int> integer(const std::string& column) {
-    auto v = leading_int(cell(column));
+    bool out_of_range = false;
+    auto v = leading_int(cell(column), &out_of_range);
+    if (out_of_range) out_of_range_error(column);
     if (v) note_weak(column);
     return v;
   }
+  // A number found inside a free-text cell (a count, a rate, a window), range-checked.
+  std::optional<double> number_in(const std::string& column, std::string_view text, double hi) {
+    auto v = checked_number(text);
+    if (!v || *v > hi) {
+      error(column, "number out of range (at most " + fmt(hi) + "); got '" + std::string(text.substr(0, 40)) + "'");
+      return std::nullopt;
+    }
+    return v;
+  }
+  void out_of_range_error(const std::string& column) {
+    error(column, "number out of range (beyond a double); got '" + cell(column).substr(0, 40) +
+                      (cell(column).size() > 40 ? "...'" : "'"));
+  }
+  // An error in this row (exit 2): "<file>:<line>: column '<column>': <message>".
+  void error(const std::string& column, std::string message) {
+    errors_.push_back({Diagnostic::Severity::error, "", "column '" + column + "': " + std::move(message)});
+  }
+  const Diagnostics& errors() const { return errors_; }
+  int line() const { return row_.line; }
   void note_weak(const std::string& column) {
     if (weak(cell(column))) assume(column + " = '" + cell(column) + "' (marked as weaker than a primary source)");
   }
@@ -134,6 +196,7 @@ class RowReader {
   const std::map<std::string, std::size_t>& columns_;
   PublishedRun& run_;
   std::vector<std::string> reasons_;
+  Diagnostics errors_;
 };
 
 // --- Interpretation of free-text columns --------------------------------------------------
@@ -149,7 +212,7 @@ std::optional<std::string> map_gpu(const std::string& text, const Catalogs& cat,
   static const std::regex kMemory(R"((\d+)\s*GB)");
   std::smatch m;
   const bool has_mem = std::regex_search(text, m, kMemory);
-  const int mem = has_mem ? std::stoi(m.str(1)) : 0;
+  const int mem = has_mem ? static_cast<int>(rr.number_in("gpu_model", m.str(1), 1e6).value_or(0)) : 0;
   if (contains(text, "ampere")) {
     rr.assume("gpu_model '" + text + "' read as A100 80GB SXM");
     return pick({"a100-80gb-sxm"});
@@ -202,16 +265,25 @@ double parse_network(const std::string& text, int gpus_per_node, const std::stri
     if (hedged) rr.assume("inter_node_network '" + text + "' read as " + fmt(v) + " Gbit/s per GPU (" + how + ")");
     return v;
   };
+  // Counts and rates far beyond any fabric are errors naming the column, not an exception.
+  constexpr double kMaxNics = 1e4, kMaxRate = 1e6;
+  const char* column = "inter_node_network";
   if (std::regex_search(text, m, kCountTimesRate)) {
-    return per_gpu(std::stod(m.str(1)) * std::stod(m.str(2)), "NICs x rate per node / GPUs per node");
+    const auto nics = rr.number_in(column, m.str(1), kMaxNics), rate = rr.number_in(column, m.str(2), kMaxRate);
+    if (!nics || !rate) return default_network_gbps(gpu_id);
+    return per_gpu(*nics * *rate, "NICs x rate per node / GPUs per node");
   }
   if (std::regex_search(text, m, kCountTimesGen)) {
     const std::string gen = m.str(2);
     const double rate = gen == "EDR" ? 100 : gen == "HDR" ? 200 : gen == "NDR" ? 400 : 800;
-    return per_gpu(std::stod(m.str(1)) * rate, "NICs x InfiniBand generation rate / GPUs per node");
+    const auto nics = rr.number_in(column, m.str(1), kMaxNics);
+    if (!nics) return default_network_gbps(gpu_id);
+    return per_gpu(*nics * rate, "NICs x InfiniBand generation rate / GPUs per node");
   }
   if (std::regex_search(text, m, kRate)) {
-    double v = std::stod(m.str(1));
+    const auto rate = rr.number_in(column, m.str(1), kMaxRate);
+    if (!rate) return default_network_gbps(gpu_id);
+    double v = *rate;
     if (m.str(2) == "GB/s") v *= 8;
     if (contains(text, "per gpu")) {
       if (hedged) rr.assume("inter_node_network '" + text + "' read as " + fmt(v) + " Gbit/s per GPU");
@@ -230,7 +302,7 @@ double parse_network(const std::string& text, int gpus_per_node, const std::stri
   if (contains(text, "efa")) {
     static const std::regex kBare(R"((\d{3,5}))");
     if (std::regex_search(text, m, kBare)) {
-      const double g = std::stod(m.str(1)) / gpus_per_node;
+      const double g = checked_number(m.str(1)).value_or(0) / gpus_per_node;  // \d{3,5}: at most 99,999
       rr.assume("inter_node_network '" + text + "' read as " + m.str(1) + " Gbit/s EFA per node = " + fmt(g) +
                 " Gbit/s per GPU");
       return g;
@@ -285,9 +357,11 @@ std::optional<int> publication_year(const std::string& source, const std::string
   static const std::regex kShortYear(R"('(\d\d)\b)");
   static const std::regex kArxiv(R"(arxiv\.org/(?:abs|pdf)/(\d\d)\d\d\.)");
   std::smatch m;
-  if (std::regex_search(source, m, kYear)) take(std::stoi(m.str(1) + m.str(2)));
-  if (std::regex_search(source, m, kShortYear)) take(2000 + std::stoi(m.str(1)));
-  if (std::regex_search(url, m, kArxiv)) take(2000 + std::stoi(m.str(1)));
+  // Two or four digits each: always in range.
+  auto whole = [](const std::string& digits) { return static_cast<int>(checked_number(digits).value_or(0)); };
+  if (std::regex_search(source, m, kYear)) take(whole(m.str(1) + m.str(2)));
+  if (std::regex_search(source, m, kShortYear)) take(2000 + whole(m.str(1)));
+  if (std::regex_search(url, m, kArxiv)) take(2000 + whole(m.str(1)));
   return year;
 }
 
@@ -532,7 +606,7 @@ void read_whole_run(RowReader& rr, PublishedRun& run, const Catalogs& cat, const
 }
 
 PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t>& columns, const Catalogs& cat,
-                      const std::string& file) {
+                      const std::string& file, Diagnostics& errors) {
   PublishedRun run;
   RowReader rr(row, columns, run);
   run.row_id = rr.cell("row_id");
@@ -591,7 +665,7 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
     const std::string notes = rr.cell("attention_notes");
     if (std::regex_search(notes, wm, kWindow)) {
       model["attention"] = "sliding_window";
-      model["sliding_window"] = std::stoi(wm.str(1));
+      model["sliding_window"] = static_cast<int>(rr.number_in("attention_notes", wm.str(1), 1e8).value_or(1));
       model["sliding_window_every"] = 2;
       rr.assume("attention_notes '" + notes + "': every second layer attends within a " + wm.str(1) +
                 "-token window, the others to the whole sequence");
@@ -846,9 +920,19 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
       rr.skip("scenario rejected: " + d.where + ": " + d.message);
     }
   }
+  // A throughput from tiny or huge cells (a step of 1e-300 s) is no measurement: never NaN or
+  // Inf in the report (issue 18 point 14).
+  if (!std::isfinite(run.measured_tokens_per_s_per_gpu) || run.measured_tokens_per_s_per_gpu > 1e12) {
+    rr.error("tokens_per_s_per_gpu", "the measured throughput (" + run.measured_how + ") is out of range; got " +
+                                         fmt(run.measured_tokens_per_s_per_gpu) + " tokens/s per GPU");
+  }
   run.usable = rr.reasons().empty();
   run.skip_reason = detail::join(rr.reasons(), "; ");
   read_whole_run(rr, run, cat, file);
+  for (auto d : rr.errors()) {
+    d.where = file + ":" + std::to_string(rr.line());
+    errors.push_back(std::move(d));
+  }
   return run;
 }
 
@@ -901,7 +985,8 @@ Result<std::vector<PublishedRun>> load_published_runs(const std::filesystem::pat
   if (!diags.empty()) return std::unexpected(std::move(diags));
 
   std::vector<PublishedRun> runs;
-  for (std::size_t i = 1; i < rows->size(); ++i) runs.push_back(read_row((*rows)[i], columns, catalogs, file));
+  for (std::size_t i = 1; i < rows->size(); ++i) runs.push_back(read_row((*rows)[i], columns, catalogs, file, diags));
+  if (!diags.empty()) return std::unexpected(std::move(diags));
   return runs;
 }
 

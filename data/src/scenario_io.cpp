@@ -35,6 +35,7 @@ constexpr double kMaxGpus = 1e6;
 constexpr double kMaxNodes = 1e5;
 constexpr double kMaxGpusPerNode = 1024;
 constexpr double kMaxLinkGbps = 1e6;
+constexpr double kMinLinkGbps = 1e-3;  // 1 Mbit/s: a slower link is no GPU interconnect (issue 18 point 3)
 constexpr double kMaxUsdPerGpuHour = 1e5;
 constexpr double kMaxParallel = 1e6;
 
@@ -392,6 +393,10 @@ class ScenarioParser {
     }
     if (!(*x > 0)) {
       r_.error(p, "must be > 0; got " + describe(v));
+      return std::nullopt;
+    }
+    if (*x < 1) {  // counts of tokens: 5e-324 passed "> 0" and gave a null time to train (issue 18)
+      r_.error(p, "must be at least 1 (a number of tokens); got " + describe(v));
       return std::nullopt;
     }
     if (*x > max) {
@@ -835,12 +840,18 @@ class ScenarioParser {
     if (const json* v = find(j, "gpu_speed_spread")) {
       spread = r_.number(*v, child(p, "gpu_speed_spread"), 0.0, 0.5, false);
     }
-    if (const json* v = find(j, "intra_node_gbps")) {
-      intra = r_.number(*v, child(p, "intra_node_gbps"), 0, kMaxLinkGbps, true);
-    }
-    if (const json* v = find(j, "inter_node_gbps_per_gpu")) {
-      inter = r_.number(*v, child(p, "inter_node_gbps_per_gpu"), 0, kMaxLinkGbps, true);
-    }
+    // A link bandwidth: > 0, and at least kMinLinkGbps.
+    auto link_gbps = [&](const json& v, const std::string& at) -> std::optional<double> {
+      auto x = r_.number(v, at, 0, kMaxLinkGbps, true);
+      if (x && *x < kMinLinkGbps) {
+        r_.error(at, "must be at least " + fmt(kMinLinkGbps) + " (1 Mbit/s: a slower link is no GPU interconnect); got " +
+                         describe(v));
+        return std::nullopt;
+      }
+      return x;
+    };
+    if (const json* v = find(j, "intra_node_gbps")) intra = link_gbps(*v, child(p, "intra_node_gbps"));
+    if (const json* v = find(j, "inter_node_gbps_per_gpu")) inter = link_gbps(*v, child(p, "inter_node_gbps_per_gpu"));
     // Network tiers: the scenario's own, else the instance's (below), else two tiers from the
     // two bandwidths. A scenario topology carries its bandwidths, so the two flat keys are not used.
     std::optional<sim::Topology> topo;

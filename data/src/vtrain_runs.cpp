@@ -42,7 +42,10 @@ std::optional<double> positive(const std::string& text) {
   double v = 0;
   const std::string t = trim(text);
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v) || v <= 0) return std::nullopt;
+  // At least 1e-15 (json_reader.hpp's kMinPositive): a denormal time gave an Inf throughput (issue 18).
+  if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v) || v < detail::kMinPositive) {
+    return std::nullopt;
+  }
   return v;
 }
 

@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "capplan/data/input_file.hpp"
+#include "capplan/data/scenario_io.hpp"
 #include "capplan/gui/format.hpp"
 #include "charts.hpp"
 
@@ -94,18 +96,19 @@ void CompareView::add_file() {
   const QString file = QFileDialog::getOpenFileName(this, tr("Add scenario to compare"), QString(),
                                                     tr("Scenario files (*.json);;All files (*)"));
   if (file.isEmpty()) return;
-  QFile f(file);
-  if (!f.open(QIODevice::ReadOnly)) {
-    QMessageBox::warning(this, tr("Compare"), tr("Cannot read %1: %2").arg(file, f.errorString()));
+  // The CLI's bounded reader and parser (size, nesting depth, NUL bytes, duplicate keys).
+  auto text = data::read_input_file(file.toStdString());
+  if (!text) {
+    QMessageBox::warning(this, tr("Compare"), tr("Cannot read %1: %2").arg(file, QString::fromStdString(text.error())));
     return;
   }
-  const QByteArray bytes = f.readAll();
-  auto doc = nlohmann::json::parse(bytes.constData(), bytes.constData() + bytes.size(), nullptr, false);
-  if (doc.is_discarded()) {
-    QMessageBox::warning(this, tr("Compare"), tr("%1 is not valid JSON").arg(file));
+  auto doc = data::parse_scenario_document(*text, "scenario");
+  if (!doc) {
+    QMessageBox::warning(this, tr("Compare"), tr("%1 is not valid JSON: %2")
+                                                   .arg(file, QString::fromStdString(doc.error().front().message)));
     return;
   }
-  add(QFileInfo(file).completeBaseName(), doc);
+  add(QFileInfo(file).completeBaseName(), *doc);
 }
 
 void CompareView::remove_selected() {

@@ -16,6 +16,7 @@
 #include <QSettings>
 #include <QStatusBar>
 
+#include "capplan/data/input_file.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/gui/format.hpp"
 #include "charts.hpp"
@@ -217,10 +218,9 @@ void MainWindow::update_title() {
 }
 
 QString MainWindow::open_file(const QString& path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) return tr("scenario file '%1': %2").arg(path, f.errorString());
-  const QByteArray bytes = f.readAll();
-  auto loaded = doc_->load_text(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
+  auto text = data::read_input_file(path.toStdString());  // the CLI's bounded reader
+  if (!text) return tr("scenario file '%1': %2").arg(path, QString::fromStdString(text.error()));
+  auto loaded = doc_->load_text(*text);
   if (!loaded) return diagnostics_text(loaded.error());
   adopt_file(path);
   return {};

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "capplan/gui/calibration.hpp"
 
-#include <QFile>
 #include <string>
 #include <utility>
 
+#include "capplan/data/input_file.hpp"
 #include "capplan/data/profile_io.hpp"
 #include "capplan/sim/profile.hpp"
 
@@ -44,14 +44,13 @@ QStringList LoadedProfile::measured() const {
 }
 
 Result<LoadedProfile> load_profile_file(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) {
+  // The CLI's bounded reader (data/input_file.hpp): at most 64 MiB, no devices.
+  auto text = data::read_input_file(path.toStdString());
+  if (!text) {
     return std::unexpected(Diagnostics{{Diagnostic::Severity::error, path.toStdString(),
-                                        "cannot read the profile file: " + file.errorString().toStdString()}});
+                                        "cannot read the profile file: " + text.error()}});
   }
-  const QByteArray bytes = file.readAll();
-  auto parsed = data::parse_profile(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())),
-                                    path.toStdString());
+  auto parsed = data::parse_profile(*text, path.toStdString());
   if (!parsed) return std::unexpected(std::move(parsed.error()));
   LoadedProfile loaded;
   loaded.path = path;

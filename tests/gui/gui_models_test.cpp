@@ -495,6 +495,33 @@ class GuiModelsTest : public QObject {
     }
   }
 
+  // Issue 18 point 12: a deeply nested scenario or --profile file crashed the app (SIGSEGV in
+  // the recursive dump() of the error path). The app reads through the CLI's bounded reader and
+  // parser, so both are refused with the CLI's message, and a device is refused unread.
+  void deeply_nested_scenario_and_profile_are_refused_not_a_crash() {
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    ScenarioDocument doc(catalogs());
+    const auto loaded = doc.load_text(deep);
+    QVERIFY(!loaded.has_value());
+    QVERIFY2(loaded.error().front().message.starts_with("invalid JSON: nested deeper than 256 levels"),
+             loaded.error().front().message.c_str());
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("deep-profile.json"));
+    {
+      std::ofstream(path.toStdString()) << deep;
+    }
+    const auto profile = load_profile_file(path);
+    QVERIFY(!profile.has_value());
+    QVERIFY2(profile.error().front().message.starts_with("invalid JSON: nested deeper than 256 levels"),
+             profile.error().front().message.c_str());
+    const auto device = load_profile_file(QStringLiteral("/dev/zero"));
+    QVERIFY(!device.has_value());
+    QVERIFY2(device.error().front().message == "cannot read the profile file: a device, not a file (capplan reads "
+                                               "files, pipes and standard input)",
+             device.error().front().message.c_str());
+  }
+
   void open_and_save_round_trip_a_scenario_file() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());

@@ -123,6 +123,30 @@ TEST(ModelSpec, Llama2SeventyBIsWithinTwoPercentOfThePublishedSixtyNineBillion) 
   EXPECT_NEAR(test::llama2_70b().total_params(), 69e9, 0.02 * 69e9);
 }
 
+TEST(ModelSpec, AttentionDimensionsBeyondTwoToTheThirtyOneDoNotWrap) {
+  // Issue 18 point 4: heads 25,000 x head_dim 100,000 = 2.5e9 per projection, above INT_MAX
+  // (2,147,483,647); kv_dim() wrapped in int and the count came out wrong. By hand, with
+  // h = 1,000, kv_heads = heads (MHA): q = kv = 2.5e9, attention = h*(q + 2 kv) + q*h + 2h
+  // = 1,000 * 7.5e9 + 2.5e12 + 2,000 = 1.0000000002e13 (integers below 2^53: exact).
+  ModelSpec m;
+  m.hidden = 1000;
+  m.heads = 25000;
+  m.kv_heads = 25000;
+  m.attention_head_dim = 100000;
+  EXPECT_EQ(m.kv_dim(), 2'500'000'000LL);
+  EXPECT_EQ(m.attention_params(), 10'000'000'002'000.0);
+
+  // MLA: q_lora_rank x heads x (qk_nope + qk_rope) = 100,000 x 25,000 x 2 = 5e9, also above INT_MAX.
+  // q = h*r + r + r*heads*qk = 1e8 + 1e5 + 5e9; kv = h*(kv_rank + rope) + kv_rank +
+  // kv_rank*heads*(nope + v) = 2,000 + 1 + 1*25,000*2 = 52,001; out = heads*v*h = 2.5e7; norms 2,000.
+  ModelSpec mla;
+  mla.hidden = 1000;
+  mla.heads = 25000;
+  mla.attention = Attention::mla;
+  mla.mla = {.q_lora_rank = 100000, .kv_lora_rank = 1, .qk_nope_head_dim = 1, .qk_rope_head_dim = 1, .v_head_dim = 1};
+  EXPECT_EQ(mla.attention_params(), 1e8 + 1e5 + 5e9 + 52'001.0 + 2.5e7 + 2'000.0);
+}
+
 TEST(ModelSpec, TiedEmbeddingsHaveNoSeparateOutputMatrix) {
   const ModelSpec m = test::gpt3_175b();
   EXPECT_EQ(m.output_params(), 0.0);

@@ -86,7 +86,7 @@ double ModelSpec::attention_params() const {
     // DeepSeek-V2 Sec. 2.1: Q = W_UQ (norm(W_DQ h)); [c_KV, k_rope] = W_DKV h;
     // [k_nope, v] = W_UKV norm(c_KV); output W_O over heads * v_head_dim.
     const double qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
-    const double q = mla.q_lora_rank > 0 ? h * mla.q_lora_rank + mla.q_lora_rank + mla.q_lora_rank * heads * qk
+    const double q = mla.q_lora_rank > 0 ? h * mla.q_lora_rank + mla.q_lora_rank + static_cast<double>(mla.q_lora_rank) * heads * qk
                                          : h * heads * qk;
     const double kv = h * (mla.kv_lora_rank + mla.qk_rope_head_dim) + mla.kv_lora_rank +
                       static_cast<double>(mla.kv_lora_rank) * heads * (mla.qk_nope_head_dim + mla.v_head_dim);
@@ -94,7 +94,7 @@ double ModelSpec::attention_params() const {
     return q + kv + out + norms;
   }
   const double q = static_cast<double>(heads) * head_dim();
-  return h * (q + 2.0 * kv_dim()) + q * h + norms;  // QKV + output projection
+  return h * (q + 2.0 * static_cast<double>(kv_dim())) + q * h + norms;  // QKV + output projection
 }
 
 double ModelSpec::dense_ffn_params() const { return (gated_ffn ? 3.0 : 2.0) * hidden * ffn_hidden; }

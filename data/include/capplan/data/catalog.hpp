@@ -169,6 +169,8 @@ std::filesystem::path default_data_dir();
 Result<Catalogs> load_catalogs(const std::filesystem::path& dir);
 
 // "known: a, b, c" and the closest name ("did you mean 'h100-sxm-80gb'?") for error messages.
+// Names longer than this get no "did you mean" (edit distance is quadratic in the length).
+inline constexpr std::size_t kMaxSuggestedLength = 64;
 std::string suggest(std::string_view got, const std::vector<std::string>& known);
 
 }  // namespace capplan::data

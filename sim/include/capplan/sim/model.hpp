@@ -73,7 +73,8 @@ struct ModelSpec {
   MoeSpec moe;
 
   int head_dim() const { return attention_head_dim > 0 ? attention_head_dim : hidden / heads; }
-  int kv_dim() const { return kv_heads * head_dim(); }
+  // 64-bit: kv_heads (up to 1e5) x head_dim (up to 1e5) exceeds INT_MAX (issue 18 point 4).
+  std::int64_t kv_dim() const { return static_cast<std::int64_t>(kv_heads) * head_dim(); }
   bool is_moe() const { return moe.experts > 0; }
   // Layer index (0-based) -> whether its FFN is a mixture of experts.
   bool is_moe_layer(int layer) const {
