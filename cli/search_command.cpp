@@ -267,8 +267,10 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
                   ", which was not found (capplan validate-published --write-error-bands FILE makes one)");
       return code(Exit::invalid_input);
     }
-    request.error_band = bands->table;  // the band estimate prints, the one each plan is checked on
   }
+  // The band estimate prints: a p90 deadline is checked on it, and the chosen plan is said to be
+  // where the model is optimistic from it.
+  if (bands) request.error_band = bands->table;
   // The scenario: the file (or the built-in example) patched by the flags. Its cluster is only
   // needed to parse it when the offerings come from the catalog.
   json doc;

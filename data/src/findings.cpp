@@ -188,6 +188,11 @@ constexpr Template kTemplates[] = {
      "the p10-p90 band is extended to hold the estimate: measured/predicted was {ratio_p10:2}-{ratio_p90:2} on "
      "the {runs} validated {category} runs, on one side of the model; the estimate is the model's own figure, the "
      "band is how far such runs have been from it"},
+    {FindingCode::plan_regime_optimistic,
+     "the model is optimistic for this plan's kind of run: the {runs} validated {category} runs measured "
+     "{ratio_p10:2}-{ratio_p90:2} of its throughput, so the chosen plan's {time_days:f1} days are likely about "
+     "{likely_days:f1}; plans are ranked on the model's figures (--deadline-quantile p90 checks a deadline "
+     "against the band's slow end)"},
     {FindingCode::search_below_one, "must be at least 1; got {got}"},
     {FindingCode::search_threads_negative, "must be >= 0 (0 = all cores); got {got}"},
     {FindingCode::search_max_gpus_negative, "must be >= 0 (0 = no limit); got {got}"},
@@ -263,6 +268,7 @@ constexpr Template kTemplates[] = {
     {FindingCode::runner_up_same_layout, "another layout"},
     {FindingCode::runner_up_fastest, "the fastest plan, {shape}"},
     {FindingCode::runner_up_cheapest, "the cheapest plan, {shape}"},
+    {FindingCode::runner_up_regime, "the best plan where the model is not known to be optimistic, {shape}"},
     {FindingCode::runner_up_dimension, "{dimension}"},
     {FindingCode::runner_up_faster, ": {share:pct} faster"},
     {FindingCode::runner_up_slower, ": {share:pct} slower"},

@@ -118,6 +118,7 @@ sim::Finding change_of(const sim::RunnerUp& u, const Plan& chosen) {
   }
   if (u.dimension == "fastest") return sim::text_finding(C::runner_up_fastest, "shape", shape_text(u.plan));
   if (u.dimension == "cheapest") return sim::text_finding(C::runner_up_cheapest, "shape", shape_text(u.plan));
+  if (u.dimension == "regime") return sim::text_finding(C::runner_up_regime, "shape", shape_text(u.plan));
   return sim::text_finding(C::runner_up_dimension, "dimension", u.dimension);
 }
 

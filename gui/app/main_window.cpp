@@ -73,7 +73,7 @@ MainWindow::MainWindow(std::shared_ptr<const data::Catalogs> catalogs, std::shar
   splitter_->setStretchFactor(1, 1);
   splitter_->setSizes({540, 960});
   tabs_->addTab(splitter_, tr("&Estimate"));
-  plan_ = new PlanView(doc_, tabs_);
+  plan_ = new PlanView(doc_, bands_, tabs_);
   tabs_->addTab(plan_, tr("&Plan"));
   compare_ = new CompareView(doc_, bands_, tabs_);
   tabs_->addTab(compare_, tr("&Compare"));

@@ -55,7 +55,8 @@ QColor offering_color(int i) {
 
 }  // namespace
 
-PlanView::PlanView(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
+PlanView::PlanView(ScenarioDocument* doc, std::shared_ptr<const sim::ResidualTable> bands, QWidget* parent)
+    : QWidget(parent), doc_(doc), bands_(std::move(bands)) {
   auto* layout = new QVBoxLayout(this);
 
   // Search settings.
@@ -279,6 +280,7 @@ void PlanView::start() {
     }
   }
   if (profile_) request.cost_model = data::cost_model_factory(profile_);  // as estimate --profile
+  if (bands_) request.error_band = *bands_;  // as search: the note on an optimistic regime
   set_running(true);
   status_->setText(tr("Searching… (cost model: %1)").arg(cost_label_.toHtmlEscaped()));
   runner_.start(base, std::move(request));

@@ -19,13 +19,16 @@
 #include "capplan/gui/plan_runner.hpp"
 #include "capplan/gui/scenario_document.hpp"
 #include "capplan/sim/profile.hpp"
+#include "capplan/sim/uncertainty.hpp"
 
 namespace capplan::gui {
 
 class PlanView final : public QWidget {
   Q_OBJECT
  public:
-  explicit PlanView(ScenarioDocument* doc, QWidget* parent = nullptr);
+  // `bands`: the error-band table estimate uses (may be null): the planner says when its chosen
+  // plan is where the model is known to be optimistic (sim::optimistic_regime), as search does.
+  PlanView(ScenarioDocument* doc, std::shared_ptr<const sim::ResidualTable> bands, QWidget* parent = nullptr);
 
   void start();
   void cancel();
@@ -68,6 +71,7 @@ class PlanView final : public QWidget {
 
   ScenarioDocument* doc_;
   std::shared_ptr<const sim::Profile> profile_;
+  std::shared_ptr<const sim::ResidualTable> bands_;
   QString cost_label_ = QStringLiteral("datasheet model");
   PlanRunner runner_;
   PlansModel model_;

@@ -6,6 +6,7 @@
 #include "capplan/data/format.hpp"
 #include "capplan/sim/uncertainty.hpp"
 
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -162,6 +163,14 @@ std::vector<std::pair<Finding, std::string>> layout_sentences() {
        "must divide heads (8), or be 0 for heads; got 3"},
   };
 }
+// The planner's note on a chosen plan of dense/megatron/>512 runs (0.83-0.98 measured/predicted).
+Finding optimistic_plan() {
+  Finding f = finding(FindingCode::plan_regime_optimistic, "",
+                      {{"ratio_p10", 0.83}, {"ratio_p90", 0.98}, {"runs", 14}, {"time_days", 64},
+                       {"likely_days", 64 / std::sqrt(0.83 * 0.98)}, {"has_alternative", 1}});
+  return with(f, "category", "dense/megatron/>512");
+}
+
 std::vector<Finding> layout_cases() {
   std::vector<Finding> out;
   for (const auto& [f, words] : layout_sentences()) out.push_back(f);
@@ -307,6 +316,8 @@ std::vector<std::pair<Finding, std::string>> runner_up_and_unmet_cases() {
       {n(C::runner_up_same_layout), "another layout"},
       {t(C::runner_up_fastest, "shape", "a x 4 nodes (32 GPUs)"), "the fastest plan, a x 4 nodes (32 GPUs)"},
       {t(C::runner_up_cheapest, "shape", "a x 1 node (8 GPUs)"), "the cheapest plan, a x 1 node (8 GPUs)"},
+      {t(C::runner_up_regime, "shape", "a x 8 nodes (64 GPUs)"),
+       "the best plan where the model is not known to be optimistic, a x 8 nodes (64 GPUs)"},
       {t(C::runner_up_dimension, "dimension", "zero"), "zero"},
       {n(C::runner_up_faster, {{"share", 0.41}}), ": 41% faster"},
       {n(C::runner_up_slower, {{"share", 0.004}}), ": 0.4% slower"},
@@ -439,6 +450,7 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   Finding band = n(FindingCode::band_extended_to_estimate, {{"ratio_p10", 1.02}, {"ratio_p90", 1.34}, {"runs", 7}});
   band.values.push_back({"category", 0, "dense/pytorch", true});
   all.push_back(band);
+  all.push_back(optimistic_plan());
   for (const Finding& f : layout_cases()) all.push_back(f);
   for (const auto& [f, words] : search_cases()) all.push_back(f);
   for (const auto& [f, words] : profile_cases()) all.push_back(f);
@@ -471,6 +483,15 @@ TEST(Findings, ABandExtendedToTheEstimateIsWorded) {
             "the p10-p90 band is extended to hold the estimate: measured/predicted was 1.02-1.34 on the 7 validated "
             "dense/pytorch runs, on one side of the model; the estimate is the model's own figure, the band is how "
             "far such runs have been from it");
+}
+
+// A chosen plan where every validated run of its kind was slower than the model: how much longer
+// it likely takes (64.0 days at the runs' middle ratio sqrt(0.83 x 0.98) = 0.902 is 71.0 days).
+TEST(Findings, APlanWhereTheModelIsOptimisticSaysHowMuchLongerItLikelyTakes) {
+  EXPECT_EQ(render(optimistic_plan()),
+            "the model is optimistic for this plan's kind of run: the 14 validated dense/megatron/>512 runs measured "
+            "0.83-0.98 of its throughput, so the chosen plan's 64.0 days are likely about 71.0; plans are ranked on "
+            "the model's figures (--deadline-quantile p90 checks a deadline against the band's slow end)");
 }
 
 // The error band's basis, worded from its structure (the words estimate's JSON and table print).

@@ -869,5 +869,58 @@ TEST(Search, EvenStagesOfferOnlyPipelineDepthsThatDivideTheLayers) {
   EXPECT_TRUE(candidate_layouts(s, LayoutSpace::standard, /*even_stages=*/true).empty());
 }
 
+// The planner does not prefer a plan where the model is known to be optimistic without saying so.
+// small_request's shapes are 4, 8 and 16 GPUs; a table whose "dense/9-512" runs all measured
+// 0.80-0.95 of the model (p90 below 1) makes the 16-GPU plans optimistic, "dense/<=8" (0.9-1.1)
+// not. Fastest picks 16 GPUs (4 nodes).
+TEST(Search, AChosenPlanWhereTheModelIsOptimisticIsSaidWithTheBestPlanWhereItIsNot) {
+  SearchRequest r = small_request();
+  r.objective = Objective::fastest;
+  r.error_band.categories = {{"dense/9-512", 12, std::log(0.80), std::log(0.95)},
+                             {"dense/<=8", 12, std::log(0.9), std::log(1.1)}};
+  auto result = search(r);
+  ASSERT_TRUE(result.has_value());
+  const Plan* chosen = chosen_plan(*result);
+  ASSERT_NE(chosen, nullptr);
+  ASSERT_EQ(chosen->gpus, 16);
+  const auto note = std::find_if(result->notes.begin(), result->notes.end(),
+                                 [](const Finding& f) { return f.code == FindingCode::plan_regime_optimistic; });
+  ASSERT_NE(note, result->notes.end());
+  EXPECT_EQ(note->text("category"), "dense/9-512");
+  EXPECT_DOUBLE_EQ(note->number("runs"), 12);
+  EXPECT_NEAR(note->number("ratio_p10"), 0.80, 1e-12);
+  EXPECT_NEAR(note->number("ratio_p90"), 0.95, 1e-12);
+  const double days = plan_time(chosen->estimate).base() / 86400.0;
+  EXPECT_NEAR(note->number("time_days"), days, 1e-9 * days);
+  // At the runs' middle ratio sqrt(0.80 x 0.95) = 0.872: 1.147 x the plan's time.
+  EXPECT_NEAR(note->number("likely_days"), days / std::sqrt(0.80 * 0.95), 1e-9 * days);
+  EXPECT_DOUBLE_EQ(note->number("has_alternative"), 1);
+  // The alternative: the fastest plan of at most 8 GPUs (the best of the other category).
+  const auto regime = std::find_if(result->runner_ups.begin(), result->runner_ups.end(),
+                                   [](const RunnerUp& u) { return u.dimension == "regime"; });
+  ASSERT_NE(regime, result->runner_ups.end());
+  EXPECT_LE(regime->plan.gpus, 8);
+  for (const Plan& p : result->plans) {
+    if (p.gpus <= 8) EXPECT_GE(plan_time(p.estimate).base(), plan_time(regime->plan.estimate).base());
+  }
+  EXPECT_GT(regime->time_ratio, 1);  // slower on the model's figures: why it was not chosen
+
+  // A table where the model is not optimistic there (p90 above 1): no note, no runner-up.
+  r.error_band.categories[0].log_ratio_p90 = std::log(1.02);
+  result = search(r);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_FALSE(has(result->notes, FindingCode::plan_regime_optimistic));
+  for (const RunnerUp& u : result->runner_ups) EXPECT_NE(u.dimension, "regime");
+  // Every category optimistic: the note, without an alternative.
+  r.error_band.categories = {{kAllCategory, 20, std::log(0.7), std::log(0.9)}};
+  result = search(r);
+  ASSERT_TRUE(result.has_value());
+  ASSERT_TRUE(has(result->notes, FindingCode::plan_regime_optimistic));
+  for (const Finding& f : result->notes) {
+    if (f.code == FindingCode::plan_regime_optimistic) EXPECT_DOUBLE_EQ(f.number("has_alternative"), 0);
+  }
+  for (const RunnerUp& u : result->runner_ups) EXPECT_NE(u.dimension, "regime");
+}
+
 }  // namespace
 }  // namespace capplan::sim

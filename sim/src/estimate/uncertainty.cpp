@@ -130,6 +130,11 @@ ResidualTable fit_residuals(const std::vector<ResidualSample>& samples, int min_
   return table;
 }
 
+const ResidualQuantiles* optimistic_regime(const ResidualTable& t, const Scenario& s) {
+  const ResidualQuantiles* q = t.lookup(error_category(s));
+  return q != nullptr && q->n > 0 && std::isfinite(q->log_ratio_p90) && q->log_ratio_p90 < 0 ? q : nullptr;
+}
+
 void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, const InputSpread& spread) {
   e.uncertainty.band.reset();
   e.uncertainty.step_time_s.reset();

@@ -561,6 +561,30 @@ Result<SearchResult> search(const SearchRequest& req, const ProgressCallback& pr
         result.runner_ups.push_back(runner_up("cheapest", picked, make_plan(shapes, req, cheapest)));
       }
     }
+    // A chosen plan where the model is known to be optimistic is said so, with how much longer it
+    // likely takes, and the best plan of a category where it is not (the category follows the
+    // GPU count, so that is another shape). Ranking stays on the model's own figures.
+    auto optimistic = [&](const Scored& sc) {
+      return optimistic_regime(req.error_band, shapes[static_cast<std::size_t>(sc.shape)].scenario);
+    };
+    if (const ResidualQuantiles* q = optimistic(*chosen)) {
+      std::optional<Scored> fair;
+      for (const Scored& sc : best_per_shape) {
+        if (!optimistic(sc) && (!fair || better(sc, *fair))) fair = sc;
+      }
+      const double days = units::to_days(plan_time(picked.estimate));
+      const double middle = std::exp(0.5 * (q->log_ratio_p10 + q->log_ratio_p90));  // measured / predicted
+      Finding f = finding(FindingCode::plan_regime_optimistic, "",
+                          {{"ratio_p10", std::exp(q->log_ratio_p10)},
+                           {"ratio_p90", std::exp(q->log_ratio_p90)},
+                           {"runs", static_cast<double>(q->n)},
+                           {"time_days", days},
+                           {"likely_days", days / middle},
+                           {"has_alternative", fair ? 1.0 : 0.0}});
+      with_text(f, "category", q->category);
+      result.notes.push_back(std::move(f));
+      if (fair) result.runner_ups.push_back(runner_up("regime", picked, make_plan(shapes, req, *fair)));
+    }
   }
 
   // Each plan's estimate reports the search it came from (as estimate() does for "auto").

@@ -82,6 +82,10 @@ enum class FindingCode : std::uint8_t {
   // The error band (estimate/uncertainty.cpp).
   band_extended_to_estimate,  // ratio_p10, ratio_p90 (before the extension), runs; text category: the
                               // category's p10-p90 lay on one side of the estimate, so it was extended to it
+  // The planner (search/search.cpp): the chosen plan's category is one where validated runs were
+  // all (p90) slower than the model predicted.
+  plan_regime_optimistic,     // ratio_p10, ratio_p90, runs, time_days (the plan's), likely_days (at the
+                              // runs' middle ratio); text category; has_alternative (1: runner-up "regime")
   // A search request's input errors (search/search.cpp validate; Diagnostic::finding). `got` is the value given.
   search_below_one,           // got (top_k, a node count, an offering's gpus_per_node)
   search_threads_negative,    // got
@@ -144,6 +148,7 @@ enum class FindingCode : std::uint8_t {
   runner_up_same_layout,   // no field differs
   runner_up_fastest,       // shape (text)
   runner_up_cheapest,      // shape (text)
+  runner_up_regime,        // shape (text): the best plan of a category the model is not known to be optimistic in
   runner_up_dimension,     // dimension (text: one this list does not know)
   runner_up_faster,        // share (of the chosen time)
   runner_up_slower,        // share

@@ -81,7 +81,9 @@ struct SearchRequest {
   // table estimate's bands come from); a plan whose category the table lacks (nor a fallback) has
   // no p90 and does not meet the deadline. Contract: p90 is computed only for plans that could
   // meet the deadline (those meeting it at the point, unless the band lies wholly above 1), and
-  // ranking stays on the point figures.
+  // ranking stays on the point figures. Whatever the quantile, a chosen plan whose category the
+  // table shows the model to be optimistic in (optimistic_regime) gets the note
+  // plan_regime_optimistic and a runner-up "regime" (the best plan of a category it is not).
   DeadlineQuantile deadline_quantile = DeadlineQuantile::point;
   ResidualTable error_band;
   std::optional<units::Usd> budget;        // total cost limit
@@ -159,6 +161,8 @@ struct ConstraintFailure {
 // The chosen plan is chosen_plan(result); the sentence is data::runner_up_text's.
 struct RunnerUp {
   // "more_nodes" / "fewer_nodes" (the best plan on the same offering with more / fewer nodes),
+  // "regime" (the best plan of a category the model is not known to be optimistic in, when the
+  // chosen plan's is: SearchRequest::deadline_quantile),
   // "offering" (the best plan on another offering), "layout" (the next layout on the same shape
   // that is not just as fast), "fastest", "cheapest" (overall, when not the chosen plan).
   // "Best": meeting the constraints first, then by the objective.

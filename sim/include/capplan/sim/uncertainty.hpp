@@ -96,6 +96,12 @@ double empirical_quantile(std::span<const double> sorted, double p);
 // least `min_samples` usable samples (measured and predicted finite and > 0; others are ignored).
 ResidualTable fit_residuals(const std::vector<ResidualSample>& samples, int min_samples = kMinResidualSamples);
 
+// The table's entry for `s` (category with fallback) when the model is known to be optimistic
+// there: its p90 of ln(measured/predicted) is below 0, i.e. at least nine in ten validated runs of
+// the category measured less throughput than the model predicted. Null otherwise (or no entry).
+// The planner says so for a plan it would choose there (docs/planner.md "Optimistic regimes").
+const ResidualQuantiles* optimistic_regime(const ResidualTable& t, const Scenario& s);
+
 // Input uncertainty: the spread of published efficiencies used when a GPU has none of its own
 // (the datasheet model then assumes DatasheetAssumptions' defaults, 0.75 GEMM and 0.35 attention).
 struct InputSpread {
