@@ -454,8 +454,21 @@ void read_moe(RowReader& rr, json& model) {
   }
   moe["capacity_factor"] = 1.0;
   const std::string name = rr.cell("model_name");
-  if (contains(name, "token-drop") || contains(name, "force-balanced")) {
-    rr.assume("capacity_factor 1.0: token-drop / force-balanced benchmark routing: balanced");
+  if (contains(name, "token-drop")) {
+    // Megatron-Bridge's token drop (scripts/performance/utils/overrides.py#L455 use_tokendrop ->
+    // src/megatron/bridge/training/utils/moe_token_drop.py#L25-L28 apply_moe_token_drop: capacity
+    // factor 1.0, moe_pad_expert_input_to_capacity True, @067f987): every expert runs exactly its
+    // capacity.
+    moe["pad_to_capacity"] = true;
+    rr.assume("capacity_factor 1.0, padded to capacity: token-drop benchmark routing (Megatron-Bridge "
+              "apply_moe_token_drop: factor 1.0, moe_pad_expert_input_to_capacity) runs every expert at capacity");
+  } else if (contains(name, "force-balanced")) {
+    // Megatron-Bridge without token drop (scripts/performance/utils/overrides.py#L458-L462
+    // @067f987): dropless, moe_router_force_load_balancing = True (random router logits).
+    moe["random_routing"] = true;
+    rr.assume("capacity_factor 1.0: force-balanced benchmark routing: balanced on average, each token's experts "
+              "drawn at random (Megatron-Core moe_router_force_load_balancing); dropless (token counts exchanged "
+              "and copied to the host every MoE layer)");
   } else {
     rr.assume("capacity_factor 1.0 (balanced routing): the run's real routing imbalance is not published");
   }
@@ -845,6 +858,13 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
     strategy["zero"] = *z;
   } else {
     strategy["zero"] = "auto";
+  }
+  if (model.contains("moe") && contains(rr.cell("other_settings"), "deepep")) {
+    // A published DeepEP dispatch (NeMo AutoModel's *_te_deepep.yaml benchmark configs): fused
+    // dispatch and combine, not Megatron-Core's all-to-all dispatcher.
+    model["moe"]["dispatcher"] = "deepep";
+    rr.assume("other_settings name DeepEP: tokens dispatched and combined by DeepEP's fused kernels (no separate "
+              "probability all-to-all, token-count exchange or chunk sort)");
   }
   if (automodel_te && model.contains("moe") && strategy.contains("ep")) {
     // NeMo AutoModel's MoE benchmark configs route with FakeBalancedGate (fake_balanced_gate: true

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "capplan/sim/global_batch.hpp"
@@ -512,6 +513,9 @@ class ScenarioParser {
     known.emplace_back("capacity_factor");
     known.emplace_back("activation_clamp");
     known.emplace_back("expert_bias");
+    known.emplace_back("pad_to_capacity");
+    known.emplace_back("random_routing");
+    known.emplace_back("dispatcher");
     r_.unknown_keys(j, p, known);
     const bool moe_preset = preset != nullptr && preset->spec.is_moe();
     sim::MoeSpec moe = moe_preset ? preset->spec.moe : sim::MoeSpec{};
@@ -550,6 +554,28 @@ class ScenarioParser {
         moe.expert_bias = *x;
       } else {
         complete = false;
+      }
+    }
+    if (const json* v = find(j, "dispatcher")) {
+      if (auto name = r_.string(*v, child(p, "dispatcher"))) {
+        if (*name == "alltoall" || *name == "deepep") {
+          moe.dispatcher = *name == "deepep" ? sim::MoeDispatcher::deepep : sim::MoeDispatcher::alltoall;
+        } else {
+          r_.error(child(p, "dispatcher"), "must be one of alltoall, deepep; got '" + *name + "'");
+          complete = false;
+        }
+      } else {
+        complete = false;
+      }
+    }
+    for (const auto& [key, member] : {std::pair{"pad_to_capacity", &sim::MoeSpec::pad_to_capacity},
+                                      std::pair{"random_routing", &sim::MoeSpec::random_routing}}) {
+      if (const json* v = find(j, key)) {
+        if (auto x = r_.boolean(*v, child(p, key))) {
+          moe.*member = *x;
+        } else {
+          complete = false;
+        }
       }
     }
     if (!complete) return;
@@ -1428,7 +1454,10 @@ nlohmann::json model_to_json(const sim::ModelSpec& m) {
   if (m.is_moe()) {
     json moe = {{"capacity_factor", m.moe.capacity_factor},
                 {"activation_clamp", m.moe.activation_clamp},
-                {"expert_bias", m.moe.expert_bias}};
+                {"expert_bias", m.moe.expert_bias},
+                {"pad_to_capacity", m.moe.pad_to_capacity},
+                {"random_routing", m.moe.random_routing},
+                {"dispatcher", m.moe.dispatcher == sim::MoeDispatcher::deepep ? "deepep" : "alltoall"}};
     for (const auto& f : kMoeInts) moe[f.key] = m.moe.*f.member;
     model["moe"] = std::move(moe);
   }

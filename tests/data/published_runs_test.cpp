@@ -187,10 +187,15 @@ TEST(PublishedRunsDev, MoeRowBuildsExpertsFromItsColumns) {
   const auto& r = row("R095");  // Qwen3-235B-A22B (token-drop), 256 H100, tp 2 pp 8 dp 16 ep 32
   expect_scenario_has(r, {{"/model/moe/experts", 128}, {"/model/moe/top_k", 8}, {"/model/moe/expert_ffn_hidden", 1536},
                           {"/model/moe/shared_experts", 0}, {"/model/moe/dense_layers", 0},
-                          {"/model/moe/capacity_factor", 1.0},
+                          {"/model/moe/capacity_factor", 1.0}, {"/model/moe/pad_to_capacity", true},
                           {"/model/ffn_hidden", 1536},  // "n/a (all MoE)": the expert size, unused
                           {"/model/kv_heads", 4}, {"/strategy/ep", 32}, {"/strategy/etp", 1}, {"/strategy/dp", 16}});
-  EXPECT_TRUE(mentions(r.assumptions, "token-drop / force-balanced benchmark routing: balanced"));
+  EXPECT_TRUE(mentions(r.assumptions, "token-drop benchmark routing (Megatron-Bridge apply_moe_token_drop"));
+  // gpt-oss's row is dropless (force-balanced): its token counts go to the host every MoE layer.
+  EXPECT_FALSE(row("R097").scenario.at("model").at("moe").contains("pad_to_capacity"));
+  EXPECT_EQ(row("R097").scenario.at("model").at("moe").at("random_routing"), true);
+  EXPECT_FALSE(r.scenario.at("model").at("moe").contains("random_routing"));
+  EXPECT_TRUE(mentions(row("R097").assumptions, "force-balanced benchmark routing: balanced on average"));
   EXPECT_TRUE(mentions(r.assumptions, "ffn_hidden_size = 'n/a (all MoE)'"));
   EXPECT_TRUE(mentions(r.assumptions, "attention head size 128"));  // Qwen3's head_dim, from its config
   EXPECT_EQ(r.scenario.at("model").at("head_dim"), 128);
@@ -398,6 +403,8 @@ TEST(PublishedRunsDev, AutoModelTeRowsUseFusedKernelsAndItsBenchmarkRouting) {
   }
   const auto& r173 = row("R173");
   EXPECT_EQ(r173.scenario.at("model").at("moe").at("max_nodes_per_token"), 1);
+  EXPECT_EQ(r173.scenario.at("model").at("moe").at("dispatcher"), "deepep");  // "TE + DeepEP"
+  EXPECT_FALSE(row("R095").scenario.at("model").at("moe").contains("dispatcher"));  // Megatron's all-to-all
   EXPECT_TRUE(mentions(r173.assumptions, "FakeBalancedGate"));
   EXPECT_FALSE(mentions(r173.assumptions, "node-limited routing"));  // the preset's routing is replaced
 }

@@ -645,6 +645,31 @@ TEST(ParseScenario, MoeExpertDetailsAreOptionalAndChecked) {
   EXPECT_TRUE(has_diag(bad.error(), "scenario#/model/moe/activation_clamp", "")) << to_string(bad.error());
 }
 
+TEST(ParseScenario, MoeDispatcherSettingsAreOptionalAndChecked) {
+  auto plain = parse(patched({{"model", {{"preset", "mixtral-8x7b"}}}}));
+  ASSERT_TRUE(plain) << to_string(plain.error());
+  EXPECT_EQ(plain->scenario.model.moe.dispatcher, sim::MoeDispatcher::alltoall);  // Megatron-Core's
+  EXPECT_FALSE(plain->scenario.model.moe.pad_to_capacity);                       // dropless
+  EXPECT_FALSE(plain->scenario.model.moe.random_routing);
+  auto set = parse(patched({{"model", {{"preset", "mixtral-8x7b"},
+                                       {"moe", {{"dispatcher", "deepep"}, {"pad_to_capacity", true},
+                                                {"random_routing", true}}}}}}));
+  ASSERT_TRUE(set) << to_string(set.error());
+  EXPECT_EQ(set->scenario.model.moe.dispatcher, sim::MoeDispatcher::deepep);
+  EXPECT_TRUE(set->scenario.model.moe.pad_to_capacity);
+  EXPECT_TRUE(set->scenario.model.moe.random_routing);
+  const auto json = model_to_json(set->scenario.model);
+  EXPECT_EQ(json.at("moe").at("dispatcher"), "deepep");
+  EXPECT_EQ(json.at("moe").at("pad_to_capacity"), true);
+  EXPECT_EQ(json.at("moe").at("random_routing"), true);
+  auto bad = parse(patched({{"model", {{"preset", "mixtral-8x7b"},
+                                       {"moe", {{"dispatcher", "nccl"}, {"pad_to_capacity", "yes"}}}}}}));
+  ASSERT_FALSE(bad);
+  EXPECT_TRUE(has_diag(bad.error(), "scenario#/model/moe/dispatcher", "must be one of alltoall, deepep; got 'nccl'"))
+      << to_string(bad.error());
+  EXPECT_TRUE(has_diag(bad.error(), "scenario#/model/moe/pad_to_capacity", "")) << to_string(bad.error());
+}
+
 TEST(ParseScenario, ModuleRecomputeFlagsAreOptionalBooleans) {
   auto r = parse(patched({{"strategy", {{"recompute", "selective"}, {"recompute_norms", true}}}}));
   ASSERT_TRUE(r) << to_string(r.error());

@@ -9,6 +9,7 @@
 #include "capplan/sim/estimate.hpp"
 #include "capplan/sim/memory.hpp"
 #include "capplan/sim/step_model.hpp"
+#include "capplan/sim/variability.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {
@@ -418,6 +419,96 @@ TEST(SlidingWindow, AlternatingLayersAverageTheAttentionWork) {
   const StepFlops full = step_flops(m, job_of(8), Recompute::none);
   const double per_token_diff = 3.0 * 80 * 2.0 * (0.5 * (s - w)) * 64 * (128 + 128);
   EXPECT_NEAR(full.model.base() - f.model.base(), per_token_diff * 8 * s, 1e-9 * full.model.base());
+}
+
+}  // namespace
+}  // namespace capplan::sim
+
+namespace capplan::sim {
+namespace {
+
+// Megatron-Core's all-to-all dispatcher (token_dispatcher.py, NVIDIA/Megatron-LM @d98e8a6) on a
+// small model: 1024 tokens per micro-batch, hidden 1024, 64 experts, top-8, ep 8 on one node, so
+// each rank holds 8 local experts and receives 1024 * 8 = 8192 routed copies (balanced).
+ModelSpec dispatcher_model() {
+  return ModelSpec{.layers = 4, .hidden = 1024, .heads = 16, .kv_heads = 16, .ffn_hidden = 512, .vocab = 1000,
+                   .seq_len = 1024, .gated_ffn = true, .moe = {.experts = 64, .top_k = 8, .expert_ffn_hidden = 512}};
+}
+Parallelism dispatcher_layout(int ep) {
+  Parallelism p = layout(1, 1, 8);
+  p.ep = ep;
+  return p;
+}
+
+TEST(AllToAllDispatcher, DroplessCountsTokensPerExpertAndCopiesThemToTheHost) {
+  const ModelSpec m = dispatcher_model();
+  const StepOps ops = build_step_ops(m, job_of(8), dispatcher_layout(8), cluster_of(test::h100_sxm(), 8));
+  // int64 count per expert from each of the ep ranks: 8 * 64 * 8 = 4096 bytes gathered; forward
+  // only (the counts carry no gradient), and so is the device-to-host copy the host waits for.
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "moe_tokens_per_expert_all_gather", Phase::forward), 8.0 * 64 * 8);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "moe_tokens_per_expert_all_gather", Phase::backward), 0.0);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "moe_tokens_per_expert_dtoh", Phase::forward), 8.0 * 64 * 8);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "moe_tokens_per_expert_dtoh", Phase::backward), 0.0);
+  // Padded to capacity, the shapes are static: no count exchange, no copy.
+  ModelSpec padded = m;
+  padded.moe.pad_to_capacity = true;
+  const StepOps ops_padded = build_step_ops(padded, job_of(8), dispatcher_layout(8), cluster_of(test::h100_sxm(), 8));
+  EXPECT_DOUBLE_EQ(sum_bytes(ops_padded, "moe_tokens_per_expert_all_gather", Phase::forward), 0.0);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops_padded, "moe_tokens_per_expert_dtoh", Phase::forward), 0.0);
+}
+
+TEST(AllToAllDispatcher, ProbabilitiesTravelWithTheTokensAndLocalExpertsAreSorted) {
+  const ModelSpec m = dispatcher_model();
+  const StepOps ops = build_step_ops(m, job_of(8), dispatcher_layout(8), cluster_of(test::h100_sxm(), 8));
+  const double routed = 1024.0 * 8;
+  // One fp32 probability per routed copy, each way.
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "ep_probs_all_to_all", Phase::forward), 4.0 * routed);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "ep_probs_all_to_all", Phase::backward), 4.0 * routed);
+  // Sort into local-expert order and back: 2 passes reading and writing the bf16 hidden vectors
+  // of every received copy forward (2 * 2 bytes * 8192 * 1024 each), twice that backward.
+  const double pass = 2.0 * 2.0 * routed * 1024;
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "moe_sort_chunks", Phase::forward), 2.0 * pass);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "moe_sort_chunks", Phase::backward), 2.0 * 2.0 * pass);
+  // One local expert (ep = experts would need 64 GPUs; ep 8 with 8 experts): nothing to sort.
+  ModelSpec eight = m;
+  eight.moe.experts = 8;
+  eight.moe.top_k = 2;
+  const StepOps one = build_step_ops(eight, job_of(8), dispatcher_layout(8), cluster_of(test::h100_sxm(), 8));
+  EXPECT_DOUBLE_EQ(sum_bytes(one, "moe_sort_chunks", Phase::forward), 0.0);
+  // Without expert parallelism there is no all-to-all dispatcher at all.
+  const StepOps no_ep = build_step_ops(m, job_of(8), dispatcher_layout(1), cluster_of(test::h100_sxm(), 8));
+  EXPECT_DOUBLE_EQ(sum_bytes(no_ep, "ep_probs_all_to_all", Phase::forward), 0.0);
+  EXPECT_DOUBLE_EQ(sum_bytes(no_ep, "moe_sort_chunks", Phase::forward), 0.0);
+  EXPECT_DOUBLE_EQ(sum_bytes(no_ep, "moe_tokens_per_expert_all_gather", Phase::forward), 0.0);
+}
+
+TEST(AllToAllDispatcher, DeepEpDispatchHasNoProbabilityAllToAllCountExchangeOrChunkSort) {
+  // DeepEP's fused dispatch carries the probabilities with the tokens and returns the received
+  // tokens ready to be permuted by expert: only the existing permute / unpermute pair and the two
+  // token all-to-alls remain, plus the host copy of the received counts (dropless).
+  ModelSpec m = dispatcher_model();
+  m.moe.dispatcher = MoeDispatcher::deepep;
+  const StepOps ops = build_step_ops(m, job_of(8), dispatcher_layout(8), cluster_of(test::h100_sxm(), 8));
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "ep_probs_all_to_all", Phase::forward), 0.0);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "moe_sort_chunks", Phase::forward), 0.0);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "moe_tokens_per_expert_all_gather", Phase::forward), 0.0);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "moe_tokens_per_expert_dtoh", Phase::forward), 8.0 * 64 * 8);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "ep_dispatch_all_to_all", Phase::forward), 2.0 * 1024 * 8 * 1024);
+}
+
+TEST(AllToAllDispatcher, RandomRoutingLoadsTheBusiestRankAboveTheMean) {
+  // Random (force-balanced) routing: the busiest of the 8 ranks receives
+  // random_routing_busiest_rank(1024, 8, 64, 8) times the 8192 mean copies (variability_test
+  // checks that factor by hand); padded to capacity every expert runs exactly its capacity.
+  ModelSpec m = dispatcher_model();
+  m.moe.random_routing = true;
+  const double busiest = random_routing_busiest_rank(1024, 8, 64, 8);
+  EXPECT_GT(busiest, 1.01);  // CV sqrt(8192 * 7/8 * 56/63) / 8192 = 0.0098, x 1.434
+  const StepOps ops = build_step_ops(m, job_of(8), dispatcher_layout(8), cluster_of(test::h100_sxm(), 8));
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "ep_dispatch_all_to_all", Phase::forward), 2.0 * 1024 * 8 * busiest * 1024);
+  m.moe.pad_to_capacity = true;
+  const StepOps padded = build_step_ops(m, job_of(8), dispatcher_layout(8), cluster_of(test::h100_sxm(), 8));
+  EXPECT_DOUBLE_EQ(sum_bytes(padded, "ep_dispatch_all_to_all", Phase::forward), 2.0 * 1024 * 8 * 1024);
 }
 
 }  // namespace

@@ -107,5 +107,21 @@ TEST(SlowestGpu, OneGpuHasNoVariability) {
   EXPECT_EQ(e.step.breakdown.variability.base(), 0.0);
 }
 
+TEST(RandomRouting, BusiestRankIsTheHypergeometricSpreadAboveTheMean) {
+  // 4096 tokens per rank, top-4 of 128 experts, ep 8 (16 experts per rank): a rank receives
+  // 4096 * 4 = 16384 copies on average with variance 16384 * (7/8) * (124/127) = 13997.4, so the
+  // coefficient of variation is 118.31 / 16384 = 0.0072211; Blom's E[max of 8] is
+  // inverse_normal_cdf(7.625 / 8.25) = 1.43420 (exact 1.4236): 1 + 1.4342 * 0.0072211 = 1.010357.
+  // 1e-5 covers the rounding of the hand figures.
+  EXPECT_NEAR(random_routing_busiest_rank(4096, 4, 128, 8), 1.010357, 1e-5);
+  // More copies per rank spread relatively less: top-8 gives variance 32768 * (7/8) * (120/127),
+  // CV 164.59 / 32768 = 0.0050229, 1 + 1.4342 * 0.0050229 = 1.007204.
+  EXPECT_NEAR(random_routing_busiest_rank(4096, 8, 128, 8), 1.007204, 1e-5);
+  // Nothing to balance: one rank, every expert taken, no tokens.
+  EXPECT_EQ(random_routing_busiest_rank(4096, 4, 128, 1), 1.0);
+  EXPECT_EQ(random_routing_busiest_rank(4096, 8, 8, 8), 1.0);
+  EXPECT_EQ(random_routing_busiest_rank(0, 4, 128, 8), 1.0);
+}
+
 }  // namespace
 }  // namespace capplan::sim

@@ -7,6 +7,7 @@
 #include "capplan/sim/memory.hpp"
 #include "capplan/sim/recompute_policy.hpp"
 #include "capplan/sim/stage_layout.hpp"
+#include "capplan/sim/variability.hpp"
 #include "lowering/op_list_builder.hpp"
 
 namespace capplan::sim {
@@ -332,7 +333,12 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     const auto& e = m.moe;
     // Megatron-Core MoE with TP needs sequence parallelism: each TP rank routes its own T/tp tokens.
     const std::int64_t moe_tokens = t > 1 ? tokens / t : tokens;
-    const double routed = static_cast<double>(moe_tokens) * e.top_k * e.capacity_factor;  // busiest rank
+    // Busiest expert rank over the mean: the scenario's imbalance, and random benchmark routing's
+    // own spread over the ep ranks (MoeSpec::random_routing) unless padded to capacity.
+    const double load = e.capacity_factor * (e.random_routing && !e.pad_to_capacity
+                                                 ? random_routing_busiest_rank(moe_tokens, e.top_k, e.experts, p.ep)
+                                                 : 1.0);
+    const double routed = static_cast<double>(moe_tokens) * e.top_k * load;  // busiest rank
     const std::int64_t local_experts = std::max<std::int64_t>(1, e.experts / p.ep);
     // With expert tensor parallelism each rank works on the routed tokens of its whole ETP group
     // (gathered) with 1/etp of every local expert.
@@ -346,6 +352,43 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     b.elementwise("moe_permute", 2.0 * act * routed * hd, Scope::moe_ffn, OpRole::moe_permute, 2.0,
                   gemm_in * routed * p.etp * hd);
     if (p.ep > 1) {
+      // Megatron-Core's all-to-all dispatcher (megatron/core/transformer/moe/token_dispatcher.py,
+      // MoEAlltoAllTokenDispatcher, NVIDIA/Megatron-LM @d98e8a6) around the two all-to-alls below.
+      const bool alltoall = e.dispatcher == MoeDispatcher::alltoall;
+      if (!e.pad_to_capacity && alltoall) {
+        // Dropless: preprocess() counts the tokens per expert on the device and all-gathers the
+        // counts over the tp x ep group (int64 per expert and rank, no gradient); the split
+        // sizes are copied to the host (cuda_dtoh_point) and the host waits for them before it
+        // can launch the all-to-all (cuda_sync_point "before_ep_alltoall"). Padded to capacity,
+        // the shapes are static and neither happens (preprocess returns early).
+        const int counted = p.ep * p.etp;
+        const GroupPlacement count_group = place_group(counted, 1, topology);
+        const CollectiveOp counts{"moe_tokens_per_expert_all_gather", CollectiveKind::all_gather,
+                                  units::bytes(8.0 * e.experts * counted), count_group, Axis::ep};
+        b.add(counts, Phase::forward, Scope::moe_ffn, 1.0, OpRole::collective, 0, 0, full_rc);
+        if (full_rc) b.add(counts, Phase::recompute, Scope::moe_ffn, 1.0, OpRole::collective);
+      }
+      if (!e.pad_to_capacity) {
+        // The split sizes reach the host before the experts can be launched (with DeepEP the
+        // fused dispatch returns the received counts per expert to the host).
+        const MemoryOp dtoh{"moe_tokens_per_expert_dtoh", units::bytes(8.0 * e.experts * p.ep * p.etp)};
+        b.add(dtoh, Phase::forward, Scope::moe_ffn, 1.0, OpRole::moe_permute, 0, 0, full_rc);
+        if (full_rc) b.add(dtoh, Phase::recompute, Scope::moe_ffn, 1.0, OpRole::moe_permute);
+      }
+      if (alltoall) {
+        // The routing probabilities travel with the tokens (a third all-to-all, fp32 per routed
+        // copy: token_dispatch(), global_probs), forward and backward.
+        b.collective(CollectiveOp{"ep_probs_all_to_all", CollectiveKind::all_to_all, units::bytes(4.0 * routed),
+                                  place_group(p.ep, p.etp, topology), Axis::ep},
+                     Scope::moe_ffn, full_rc);
+      }
+      if (alltoall && local_experts > 1) {
+        // Permutation 2: the received tokens arrive grouped by source rank and are sorted into
+        // local-expert order (dispatch_postprocess: sort_chunks_by_idxs, or a transpose +
+        // contiguous copy when padded to capacity) and back after the experts
+        // (combine_preprocess): two more passes that read and write every received hidden vector.
+        b.elementwise("moe_sort_chunks", 2.0 * act * routed * p.etp * hd, Scope::moe_ffn, OpRole::moe_permute, 2.0);
+      }
       // Token dispatch and combine: each rank sends its T*k hidden vectors; the busiest rank
       // receives capacity_factor times the mean. Forward 2 all-to-alls, backward 2 more. The
       // ETP ranks of an expert are contiguous, so EP peers are etp ranks apart.
@@ -355,7 +398,7 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       if (limit > 0 && limit < e.top_k && ep_group.spans_nodes()) {
         // Node-limited routing: a token crosses the network once per target node (at most
         // `limit`), then is forwarded to its experts inside the node over NVLink.
-        const units::Bytes net = units::bytes(act * static_cast<double>(moe_tokens) * e.capacity_factor *
+        const units::Bytes net = units::bytes(act * static_cast<double>(moe_tokens) * load *
                                               std::min(limit, ep_group.nodes) * hd);
         const GroupPlacement node{ep_group.ranks_per_node, ep_group.ranks_per_node, 1};
         for (const char* name : {"ep_dispatch_all_to_all", "ep_combine_all_to_all"}) {
@@ -386,7 +429,7 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     // wave quantisation on its per_expert rows). Kept bytes follow the busiest rank's routed
     // tokens; model FLOPs the mean (capacity factor 1).
     ffn("expert_up", "expert_down", per_expert, routed * p.etp, e.expert_ffn_hidden / p.etp,
-        static_cast<double>(local_experts), Scope::moe_ffn, OpRole::expert_activation, 1.0 / e.capacity_factor);
+        static_cast<double>(local_experts), Scope::moe_ffn, OpRole::expert_activation, 1.0 / load);
     // Clamped activation and expert biases (MoeSpec): element-wise passes Megatron-Core adds
     // around the expert GEMMs, over the busiest rank's routed tokens.
     const double expert_rows = static_cast<double>(per_expert) * static_cast<double>(local_experts);

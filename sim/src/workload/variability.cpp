@@ -52,4 +52,11 @@ double slowest_gpu_slowdown(long long gpus, double spread) {
   return spread * expected_max_standard_normal(gpus);
 }
 
+double random_routing_busiest_rank(long long tokens_per_rank, int top_k, int experts, int ep) {
+  if (ep <= 1 || top_k <= 0 || top_k >= experts || tokens_per_rank <= 0) return 1.0;
+  const double mean = static_cast<double>(tokens_per_rank) * top_k;
+  const double var = mean * (1.0 - 1.0 / ep) * (experts - top_k) / (experts - 1.0);
+  return 1.0 + expected_max_standard_normal(ep) * std::sqrt(var) / mean;
+}
+
 }  // namespace capplan::sim

@@ -9,6 +9,16 @@
 
 namespace capplan::sim {
 
+// How routed tokens reach their experts' ranks (expert parallelism > 1).
+// alltoall: Megatron-Core's MoEAlltoAllTokenDispatcher (token_dispatcher.py, NVIDIA/Megatron-LM
+//   @d98e8a6; what Megatron-Bridge's performance recipes set): permute, NCCL all-to-all of the
+//   tokens and of their probabilities, then a sort of the received chunks into local-expert order
+//   (and the inverse after the experts); dropless, it all-gathers the tokens per expert first.
+// deepep: DeepEP's fused dispatch and combine (Megatron-Core's flex dispatcher, NeMo AutoModel):
+//   tokens and probabilities in one kernel each way, permuted into expert order after the
+//   dispatch; no separate count exchange, probability all-to-all or chunk sort.
+enum class MoeDispatcher { alltoall, deepep };
+
 // Mixture of experts: routed experts with top-k routing, optional shared experts, leading dense
 // layers. Contract: experts == 0 means a dense model; otherwise top_k in [1, experts] and
 // expert_ffn_hidden > 0.
@@ -36,6 +46,19 @@ struct MoeSpec {
   // the bias and probability gradients read it twice backward: 4).
   double activation_clamp = 0.0;
   bool expert_bias = false;
+  // Token dropping with every expert's input padded to its capacity (Megatron-Core
+  // moe_expert_capacity_factor with moe_pad_expert_input_to_capacity; Megatron-Bridge's
+  // apply_moe_token_drop: factor 1.0, padded): static shapes. false = dropless (Megatron-Core's
+  // default): the tokens per expert are counted on the device, all-gathered over the
+  // expert-parallel group and copied to the host before the all-to-all (token_dispatcher.py,
+  // MoEAlltoAllTokenDispatcher.preprocess / _maybe_dtoh_and_synchronize).
+  bool pad_to_capacity = false;
+  // Benchmark routing that draws every token's experts at random (Megatron-Core
+  // moe_router_force_load_balancing): balanced on average, and the busiest expert-parallel rank
+  // carries random_routing_busiest_rank (variability.hpp) times the mean on top of
+  // capacity_factor. No effect when padded to capacity (every expert runs exactly its capacity).
+  bool random_routing = false;
+  MoeDispatcher dispatcher = MoeDispatcher::alltoall;
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3): Q and KV projected through low-rank latents.

@@ -28,4 +28,15 @@ double inverse_normal_cdf(double p);
 // Contract: 0 for gpus <= 1 or spread <= 0; finite for any gpus.
 double slowest_gpu_slowdown(long long gpus, double spread);
 
+// Load of the busiest of `ep` expert-parallel ranks over the mean when every token picks its
+// top_k of `experts` experts uniformly at random (Megatron-Core's moe_router_force_load_balancing
+// draws normal logits: moe_utils.py RandomSTE, NVIDIA/Megatron-LM @d98e8a6), each rank holding
+// experts / ep of them and sending `tokens_per_rank` tokens. A rank receives the copies of
+// ep * tokens_per_rank independent tokens; one token puts a hypergeometric number of its top_k
+// copies on it (mean top_k / ep, variance top_k (1/ep)(1 - 1/ep)(experts - top_k)/(experts - 1)),
+// so the load is about normal with mean T k and variance T k (1 - 1/ep)(E - k)/(E - 1), and the
+// busiest rank sits E[max of ep normals] standard deviations above the mean.
+// Contract: 1 for ep <= 1, top_k >= experts or tokens_per_rank <= 0.
+double random_routing_busiest_rank(long long tokens_per_rank, int top_k, int experts, int ep);
+
 }  // namespace capplan::sim
