@@ -12,9 +12,10 @@ must both run). Two schedules:
   (megatron/core/pipeline_parallel/schedules.py): warm-up forwards with recv_forward /
   send_forward, steady 1F1B with the batched send_forward_recv_backward and
   send_backward_recv_forward (p2p_communication.py, batch_isend_irecv), cool-down backwards.
-* deepspeed(): DeepSpeed's TrainSchedule (deepspeed/runtime/pipe/schedule.py), 2 (m + p - 1)
-  steps; a forward step issues SendGrad, RecvActivation, ForwardPass, a backward step RecvGrad,
-  SendActivation, BackwardPass, each transfer a blocking call of its own (p2p.py).
+* deepspeed(): DeepSpeed's TrainSchedule (deepspeed/runtime/pipe/schedule.py at microsoft/DeepSpeed
+  af8f259), 2 (m + p - 1) steps; a forward step issues RecvActivation, SendGrad, ForwardPass, a
+  backward step SendActivation, RecvGrad, BackwardPass, each transfer a blocking call of its own
+  (p2p.py at f4079d7: send and recv assert async_op == False).
 
 Prints the step time over the ideal (m + p - 1)(t_f + t_b) per micro-batch slot, in units of
 the transfer time: what the op list's 2 (batched) and 4 (blocking) transfers per micro-batch
@@ -108,16 +109,16 @@ def deepspeed(p, m, tf, tb, lat=0.0):
                 mb, fwd = k // 2 - p + (s + 1) // 2, False
             else:
                 mb, fwd = (k - 1) // 2 - p + 1 + s // 2, False
-            if fwd:
-                if valid(prev) and s > 0:
-                    a.append(('W', [(s - 1, ('grad', prev))]))
+            if fwd:  # RecvActivation, then SendGrad
                 if valid(mb) and s > 0:
                     a.append(('W', [(s - 1, ('act', mb))]))
-            else:
-                if valid(mb) and s < p - 1:
-                    a.append(('W', [(s + 1, ('grad', mb))]))
+                if valid(prev) and s > 0:
+                    a.append(('W', [(s - 1, ('grad', prev))]))
+            else:  # SendActivation, then RecvGrad
                 if valid(prev) and s < p - 1:
                     a.append(('W', [(s + 1, ('act', prev))]))
+                if valid(mb) and s < p - 1:
+                    a.append(('W', [(s + 1, ('grad', mb))]))
             if valid(mb):
                 a.append(('C', tf if fwd else tb))
             prev = mb

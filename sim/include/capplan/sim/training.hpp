@@ -93,9 +93,9 @@ struct TrainingJob {
   // Megatron-LM does (megatron/core/pipeline_parallel/p2p_communication.py,
   // send_forward_recv_backward / send_backward_recv_forward through batch_isend_irecv): a stage
   // waits for one transfer after its forward and one after its backward. false: separate blocking
-  // calls, as DeepSpeed's PipelineEngine makes them (deepspeed/runtime/pipe/p2p.py: send and recv
-  // assert async_op == False and call dist.send / dist.recv; schedule.py TrainSchedule.steps
-  // issues SendGrad, RecvActivation, ForwardPass, RecvGrad, SendActivation, BackwardPass): the
+  // calls, as DeepSpeed's PipelineEngine makes them (deepspeed/runtime/pipe/p2p.py @f4079d7: send and
+  // recv assert async_op == False, dist.send / dist.recv; schedule.py @af8f259 TrainSchedule.steps:
+  // RecvActivation, SendGrad, ForwardPass and SendActivation, RecvGrad, BackwardPass): the
   // stage waits for four transfers per micro-batch, its receives as well as its sends
   // (lowering adds the two receives to the op list).
   bool pp_p2p_batched = true;
