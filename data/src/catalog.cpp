@@ -715,6 +715,8 @@ constexpr RecipeDefault kRecipeDefaults[] = {
                         "the same with ZeRO-3 / full sharding, where it differs"),
     CAPPLAN_RECIPE_BOOL("tp_comm_overlap", tp_comm_overlap, true, "tensor-parallel communication overlapped with GEMMs"),
     CAPPLAN_RECIPE_BOOL("pp_comm_overlap", pp_comm_overlap, false, "pipeline send/recv overlapped with compute"),
+    CAPPLAN_RECIPE_BOOL("pp_p2p_batched", pp_p2p_batched, false,
+                        "a micro-batch's pipeline send and receive batched into one call (false: separate blocking calls)"),
     CAPPLAN_RECIPE_BOOL("ep_comm_overlap", ep_comm_overlap, false, "expert-parallel all-to-all overlapped"),
     {"recompute", true, "activation recompute: none, selective or full",
      [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {

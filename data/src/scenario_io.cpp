@@ -730,7 +730,7 @@ class ScenarioParser {
     r_.unknown_keys(j, p,
                     {"tokens", "global_batch_tokens", "global_batch", "precision", "framework", "kernels",
                      "overlap_compute_slowdown", "loss_kernel", "grad_reduce_in_fp32", "fp8_recipe", "fp8_params",
-                     "host_us_per_op"});
+                     "host_us_per_op", "pp_p2p_batched"});
     sim::TrainingJob t;
     if (const json* v = required_in(j, p, "tokens", "total training tokens, e.g. \"2T\"")) {
       if (auto x = si_number(*v, child(p, "tokens"), kMaxTokens)) t.tokens = *x;
@@ -825,8 +825,13 @@ class ScenarioParser {
       // Host time per op of the op list (launch plus framework dispatch), microseconds.
       if (auto x = r_.number(*v, child(p, "host_us_per_op"), 0.0, 10000.0, false)) t.host_s_per_op = *x * 1e-6;
     }
+    if (const json* v = find(j, "pp_p2p_batched")) {
+      // A micro-batch's pipeline send and receive in one batched call (false: blocking calls each).
+      if (auto b = r_.boolean(*v, child(p, "pp_p2p_batched"))) t.pp_p2p_batched = *b;
+    }
     if (recipe_) {  // the recipe's defaults for what the scenario leaves out
       if (!find(j, "host_us_per_op") && recipe_->host_us_per_op) t.host_s_per_op = *recipe_->host_us_per_op * 1e-6;
+      if (!find(j, "pp_p2p_batched") && recipe_->pp_p2p_batched) t.pp_p2p_batched = *recipe_->pp_p2p_batched;
       if (!find(j, "loss_kernel") && recipe_->loss_kernel) t.loss_kernel = recipe_->loss_kernel;
       if (!find(j, "grad_reduce_in_fp32")) {
         if (auto g = recipe_->grad_reduce_in_fp32(t.precision)) t.grad_reduce_in_fp32 = g;

@@ -99,6 +99,7 @@ constexpr Field dropout = field<&R::dropout>("dropout");
 constexpr Field expert_tp_follows_tp = field<&R::expert_tp_follows_tp>("expert_tp_follows_tp");
 constexpr Field cuda_graphs = field<&R::cuda_graphs>("cuda_graphs");
 constexpr Field host_us_per_op = field<&R::host_us_per_op>("host_us_per_op");
+constexpr Field pp_p2p_batched = field<&R::pp_p2p_batched>("pp_p2p_batched");
 }  // namespace f
 
 // One recipe default and the source it was read from. An empty source: the row above's source
@@ -333,6 +334,7 @@ const std::vector<Default>& defaults() {
     {"megatron-deepspeed", f::tp_comm_overlap, false, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py (no tensor-parallel communication overlap option)"},
     {"megatron-deepspeed", f::recompute, none, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L512 (--checkpoint-activations, store_true)"},
     {"megatron-deepspeed", f::host_us_per_op, 70.0, "fitted: capplan's op list against the launch-bound iterations of vTrain's measured Megatron-DeepSpeed runs (../shared/data/vtrain_single_dev.csv; docs/accuracy.md)"},
+    {"megatron-deepspeed", f::pp_p2p_batched, false, "https://github.com/microsoft/DeepSpeed/blob/f4079d72969b91cca54dae59f33f7b9b0d820bec/deepspeed/runtime/pipe/p2p.py (send and recv assert async_op == False and call dist.send / dist.recv)"},
     {"megatron-deepspeed", f::selective_recompute, false, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L512 (only --checkpoint-activations, whole layers)"},
     {"megatron-deepspeed", f::flash_attention, false, "FlashAttention (Dao et al., arXiv:2205.14135) was published in May 2022, after this version"},
     {"megatron-deepspeed", f::dropout, true, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L460-L462 (--attention-dropout 0.1, --hidden-dropout 0.1)"},
@@ -554,6 +556,25 @@ TEST(FrameworkScenario, HostTimePerOpComesFromTheRecipeOrTheScenario) {
   auto bad = parse_scenario(scenario_with({{"host_us_per_op", -1}}), real_catalogs());
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(to_string(bad.error()).find("scenario#/training/host_us_per_op"), std::string::npos) << to_string(bad.error());
+}
+
+// Pipeline p2p batching: megatron-deepspeed's recipe says blocking calls (DeepSpeed's
+// PipelineEngine), a scenario's training.pp_p2p_batched overrides it, capplan's default (batched,
+// as Megatron-LM) stays for a recipe without the field; a non-boolean is an error naming it.
+TEST(FrameworkScenario, PipelineP2pBatchingComesFromTheRecipeOrTheScenario) {
+  auto from_recipe = parse_scenario(scenario_with({{"framework", "megatron-deepspeed"}}), real_catalogs());
+  ASSERT_TRUE(from_recipe.has_value()) << to_string(from_recipe.error());
+  EXPECT_FALSE(from_recipe->scenario.training.pp_p2p_batched);
+  auto given = parse_scenario(scenario_with({{"framework", "megatron-deepspeed"}, {"pp_p2p_batched", true}}),
+                              real_catalogs());
+  ASSERT_TRUE(given.has_value()) << to_string(given.error());
+  EXPECT_TRUE(given->scenario.training.pp_p2p_batched);
+  auto none = parse_scenario(scenario_with({{"framework", "megatron-lm"}}), real_catalogs());
+  ASSERT_TRUE(none.has_value());
+  EXPECT_TRUE(none->scenario.training.pp_p2p_batched);
+  auto bad = parse_scenario(scenario_with({{"pp_p2p_batched", 3}}), real_catalogs());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(to_string(bad.error()).find("scenario#/training/pp_p2p_batched"), std::string::npos) << to_string(bad.error());
 }
 
 TEST(FrameworkScenario, LegacyKernelStylesKeepWorkingWithoutACatalogEntry) {

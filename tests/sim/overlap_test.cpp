@@ -64,6 +64,21 @@ TEST(PpCommOverlap, SendsHideBehindStageComputeInTheInterleavedScheduleOnly) {
   EXPECT_EQ(evaluate(s, q, cost).step.breakdown.pp_comm.base(), q_plain);
 }
 
+// Blocking, unbatched p2p (DeepSpeed's PipelineEngine, TrainingJob::pp_p2p_batched = false): each
+// stage waits for its receives too, four 2 us transfers per micro-batch instead of the two sends
+// of Megatron-LM's batched calls: 8 micro-batches x 4 x 2 us = 64 us against 8 x 2 x 2 us = 32 us.
+TEST(PpP2pBatching, BlockingCallsWaitForTheReceivesToo) {
+  Scenario s = llama_on(2);
+  const Parallelism p = test::layout(1, 2, 1, 1, Recompute::none);
+  const Stub cost;
+  EXPECT_NEAR(evaluate(s, p, cost).step.breakdown.pp_comm.base(), 8 * 2 * 2e-6, 1e-15);
+  s.training.pp_p2p_batched = false;
+  EXPECT_NEAR(evaluate(s, p, cost).step.breakdown.pp_comm.base(), 8 * 4 * 2e-6, 1e-15);
+  // Without pipeline parallelism there is nothing to send either way.
+  const Parallelism flat = test::layout(2, 1, 1, 1, Recompute::none);
+  EXPECT_EQ(evaluate(s, flat, cost).step.breakdown.pp_comm.base(), 0.0);
+}
+
 // Expert-parallel all-to-all with a configurable duration; GEMMs at 1 PFLOP/s, the rest free.
 class EpStub final : public OpCostModel {
  public:

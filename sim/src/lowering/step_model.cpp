@@ -496,6 +496,15 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
           Scope::pipeline, 1.0, OpRole::p2p);
     b.add(CollectiveOp{"pp_send_gradients", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::backward,
           Scope::pipeline, 1.0, OpRole::p2p);
+    // Blocking, unbatched p2p (DeepSpeed's PipelineEngine; TrainingJob::pp_p2p_batched): the stage
+    // also waits for its own receives, each a transfer of its own (receive the activation before
+    // the forward, the gradient before the backward).
+    if (!job.pp_p2p_batched) {
+      b.add(CollectiveOp{"pp_recv_activations", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::forward,
+            Scope::pipeline, 1.0, OpRole::p2p);
+      b.add(CollectiveOp{"pp_recv_gradients", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::backward,
+            Scope::pipeline, 1.0, OpRole::p2p);
+    }
   }
 
   // ===== data parallel and optimizer, once per step for the most loaded stage =====

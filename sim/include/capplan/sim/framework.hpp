@@ -43,6 +43,8 @@ struct FrameworkRecipe {
   std::optional<bool> cuda_graphs;
   // Host time to issue one op of capplan's op list (TrainingJob::host_s_per_op), microseconds.
   std::optional<double> host_us_per_op;
+  // Pipeline sends and receives batched into one call per neighbour (TrainingJob::pp_p2p_batched).
+  std::optional<bool> pp_p2p_batched;
 
   std::optional<bool> grad_reduce_in_fp32(Precision p) const {
     switch (p) {

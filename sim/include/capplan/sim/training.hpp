@@ -89,6 +89,16 @@ struct TrainingJob {
   // time (schedule/step_timing.cpp). 0: never host-bound (capplan's default where the
   // framework's recipe has no measured figure).
   double host_s_per_op = 0;
+  // Pipeline send and receive of a micro-batch batched into one call per neighbour, as
+  // Megatron-LM does (megatron/core/pipeline_parallel/p2p_communication.py,
+  // send_forward_recv_backward / send_backward_recv_forward through batch_isend_irecv): a stage
+  // waits for one transfer after its forward and one after its backward. false: separate blocking
+  // calls, as DeepSpeed's PipelineEngine makes them (deepspeed/runtime/pipe/p2p.py @f4079d7: send and
+  // recv assert async_op == False, dist.send / dist.recv; schedule.py @af8f259 TrainSchedule.steps:
+  // RecvActivation, SendGrad, ForwardPass and SendActivation, RecvGrad, BackwardPass): the
+  // stage waits for four transfers per micro-batch, its receives as well as its sends
+  // (lowering adds the two receives to the op list).
+  bool pp_p2p_batched = true;
 
   bool fp8_weights() const { return precision == Precision::fp8 && fp8_params; }
   // Mixed precision: 16-bit (or FP8) compute weights beside fp32 master weights in the optimizer.
