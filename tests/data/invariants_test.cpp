@@ -4,8 +4,8 @@
 // names the scenario's JSON) draws models, GPUs, cluster sizes, layouts, token counts, batches,
 // precisions and prices from the shipped catalogs, and every successful estimate must keep:
 //   1. MFU and HFU in (0, 1]: no step runs faster than the dense peak of its precision.
-//   2. memory per GPU at least the weights it holds, and all GPUs' memory at least the model's
-//      weights (every weight lives somewhere).
+//   2. memory per GPU at least the weights it holds, and the weights of all GPUs together at
+//      least the model's (every weight lives somewhere).
 //   3. "fits" means the memory total is within the GPU's HBM.
 //   4. twice the tokens, twice the time to train, to within one step: the step count is
 //      ceil(tokens / tokens per step), so 2 x ceil(x) and ceil(2x) differ by at most one step
@@ -14,18 +14,19 @@
 //   6. more GPUs (twice the data parallelism, the rest of the layout and the batch fixed) never
 //      raise the per-GPU memory: weights, gradients and optimizer state are replicated or
 //      sharded further, and fewer micro-batches per rank keep no more activations.
-//   7. no null, NaN or Inf where a number is promised: every estimate's and search's JSON
-//      document (written, then read back as a user's program would: NaN is written as null)
-//      validates against schema/result.schema.json, whose numbers are "number" unless the
-//      schema says null is allowed, and no number in it is non-finite; the CSV and table outputs
-//      hold no "nan" or "inf".
-// How each was shown able to fail (breaking the model locally, then reverting): 1 by dividing
-// DatasheetCost's GEMM time by 2 (MFU up to 1.4 reported); 2 and 3 by halving
-// MemoryBreakdown::weights in memory.cpp (2) and by comparing fits() against capacity + 1 TiB
-// (3); 4 by adding a constant second to time_to_train; 5 by a constant dollar in the cost; 6 by
-// multiplying the ZeRO-sharded optimizer state by dp; 7 by writing a NaN step time (null in the
-// document: "type null not in "number"") and an Inf cost. The tests below also check the checks on
-// hand-made broken values.
+//   7. no null, NaN or Inf where a number is promised: no number of an estimate's or a search's
+//      JSON document is non-finite, and, read back as a user's program reads it (NaN is written
+//      as null), every promised number is one (promised_numbers: the step, breakdown, memory,
+//      FLOPs, totals and layout always; costs when priced; p10/p90 with an error band), and
+//      the document validates against schema/result.schema.json; the CSV and table outputs hold
+//      no "nan" or "inf".
+// How each was shown able to fail: a scratch copy of sim/src/estimate/estimate.cpp (never
+// committed) broke one figure after another behind an environment variable, and this program,
+// linked against it, failed each time in the property named: MFU and HFU x3 (1: "mfu <= 1.0,
+// actual 1.86"), weights x0.5 (2), memory capacity x100 (3: capacity above HBM), time to train
+// + 1 h (4), cost + $1 (5), optimizer state x dp (6: "8.1e11 vs 4.3e11"), GPU-hours NaN (7:
+// "#/gpu_hours: not a number"). TheChecksCatchBrokenValues keeps the last kind of check honest
+// on hand-made documents.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -253,12 +254,15 @@ TEST(Invariants, HoldOnGeneratedEstimates) {
     EXPECT_LE(e.step.mfu, 1.0);
     EXPECT_GT(e.step.hfu, 0);
     EXPECT_LE(e.step.hfu, 1.0);
-    // 2. Memory at least the weights: per GPU, and over all GPUs the whole model's weights (the
-    // most loaded stage's figure, so at least the average stage's).
+    // 2. Memory at least the weights: per GPU, and the weights of all GPUs at least the whole
+    // model's (every weight is held somewhere; the most loaded stage holds at least the average).
     EXPECT_GE(e.memory.total().base(), e.memory.weights.base());
     EXPECT_GT(e.memory.weights.base(), 0);
     const double model_weights = s.model.total_params() * s.training.weight_bytes();
-    EXPECT_GE(e.memory.total().base() * s.cluster.gpus, model_weights * (1 - 1e-9));
+    // 1e-6: the stage reported is the most loaded in total, which may hold a few weights fewer than
+    // the average stage (tp 8 pp 2 on Llama 3.1 405B: stage 0 lacks the last stage's final norm,
+    // 4e-8 of the model).
+    EXPECT_GE(e.memory.weights.base() * s.cluster.gpus, model_weights * (1 - 1e-6));
     // 3. Fits means within HBM (capacity is the GPU's HBM).
     EXPECT_LE(e.memory.capacity.base(), s.cluster.gpu.hbm_capacity.base());
     if (e.memory.fits()) {
