@@ -51,17 +51,7 @@ namespace {
 
 using nlohmann::json;
 
-const Catalogs& shipped() {
-  static const Catalogs c = [] {
-    auto r = load_catalogs(test::source_data_dir());
-    if (!r) {
-      ADD_FAILURE() << to_string(r.error());
-      return Catalogs{};
-    }
-    return *r;
-  }();
-  return c;
-}
+const Catalogs& shipped() { return test::real_catalogs(); }
 
 const json& result_schema() {
   static const json s = test::read_json(std::filesystem::path(CAPPLAN_SOURCE_DIR) / "schema" / "result.schema.json");
