@@ -66,7 +66,8 @@ inline void validate(const json& schema_in, const json& v, const json& root, con
   }
   if (v.is_string() && s.contains("pattern") &&
       !std::regex_search(v.get<std::string>(), std::regex(s["pattern"].get<std::string>()))) {
-    fail("'" + v.get<std::string>() + "' does not match " + s["pattern"].get<std::string>());
+    // Appended piecewise: g++ 12 warns falsely (-Wrestrict) on "'" + std::string&&.
+    fail(std::string("'").append(v.get<std::string>()).append("' does not match ").append(s["pattern"].get<std::string>()));
   }
   if (v.is_array()) {
     if (s.contains("minItems") && v.size() < s["minItems"].get<std::size_t>()) fail("too few items");
