@@ -87,10 +87,11 @@ void draw_progress(const calib::Progress& p) {
 
 double safe(double v) { return std::isfinite(v) ? v : 0.0; }
 
-// Ctrl-C during a single-rank run: finish the case being measured, keep the records, say how to
-// resume. (Under mpirun, mpirun itself handles the signal for all ranks.)
+// Ctrl-C or SIGTERM (kill, a batch scheduler's time limit) during a single-rank run: finish the
+// case being measured, keep the records, say how to resume, exit 128 + the signal. (Under mpirun,
+// mpirun itself handles the signal for all ranks.)
 volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_interrupt(int) { g_interrupted = 1; }
+extern "C" void on_interrupt(int sig) { g_interrupted = sig; }
 
 constexpr const char* kOneRank = "collectives skipped: this process is 1 rank (run under `mpirun -np N` to measure them)";
 
@@ -263,6 +264,7 @@ int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
   if (single) {
     g_interrupted = 0;
     std::signal(SIGINT, on_interrupt);
+    std::signal(SIGTERM, on_interrupt);
   }
   const auto t0 = std::chrono::steady_clock::now();
   auto report = calib::run_calibration(
@@ -275,7 +277,10 @@ int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
         if (auto w = write_atomically(records, calib::measurements_to_json(m)); !w) checkpoint_error = w.error();
       },
       single ? calib::StopFn([] { return g_interrupted != 0; }) : calib::StopFn{});
-  if (single) std::signal(SIGINT, SIG_DFL);
+  if (single) {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // --format json prints no notes on stderr: the JSON summary carries this one.
   if (backend.ranks() < 2 && quiet) {
@@ -288,15 +293,23 @@ int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
     print_error("records '" + records.string() + "': " + checkpoint_error);
     return code(Exit::internal);
   }
-  if (report.stopped) {
+  if (report.stopped || !report.lost.empty()) {
     if (auto w = write_atomically(records, calib::measurements_to_json(report.measurements)); !w) {
       print_error("records '" + records.string() + "': " + w.error());
       return code(Exit::internal);
     }
-    print_error("interrupted: " + std::to_string(report.measured + report.resumed) + " of " +
-                std::to_string(plan.size()) + " cases are in '" + records.string() +
-                "'; no profile was written. Run the same command with --resume to continue.");
-    return 130;  // what a shell reports for Ctrl-C
+    const std::string kept = std::to_string(report.measured + report.resumed) + " of " +
+                             std::to_string(plan.size()) + " cases are in '" + records.string() +
+                             "'; no profile was written. Run the same command with --resume to continue.";
+    if (!report.lost.empty()) {
+      // The backend cannot measure any more (a lost device): the failed case's notes say why.
+      print_diagnostics(report.notes);
+      print_error("the " + opt.backend + " backend stopped working at '" + report.lost +
+                  "': " + kept);
+      return code(Exit::internal);
+    }
+    print_error(std::string(g_interrupted == SIGTERM ? "terminated" : "interrupted") + ": " + kept);
+    return 128 + (g_interrupted == SIGTERM ? SIGTERM : SIGINT);  // what a shell reports for the signal
   }
   // Also write when nothing new was measured (a complete resume) so the records match the profile.
   if (auto w = write_atomically(records, calib::measurements_to_json(report.measurements)); !w) {

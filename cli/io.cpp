@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io.hpp"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <climits>
 #include <cstring>
@@ -76,30 +81,55 @@ std::expected<void, std::string> write_atomically(const std::filesystem::path& p
   }
   // Hidden temp file beside the target, so the rename is atomic (same file system). The target's
   // name is cut to 200 characters in it, so that the temporary name fits NAME_MAX (255) even for
-  // a target name of 255 characters (issue 18 point 8).
+  // a target name of 255 characters (issue 18 point 8). The pid and a per-process counter make it
+  // this write's own (O_EXCL), so concurrent writers of one --out never share a temporary file:
+  // the last rename wins and the target is always one writer's whole document.
+  static std::atomic<unsigned> serial{0};
   std::string tmp_name = ".";
   tmp_name += path.filename().string().substr(0, 200);
   tmp_name += ".tmp.";
   tmp_name += std::to_string(::getpid());
+  tmp_name += ".";
+  tmp_name += std::to_string(serial++);
   const fs::path tmp = dir / tmp_name;
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return std::unexpected("cannot create '" + tmp.string() + "': " + std::strerror(errno));
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) {
-      const std::string reason = std::strerror(errno);
-      out.close();
-      fs::remove(tmp, ec);
-      return std::unexpected("cannot write '" + tmp.string() + "': " + reason);
-    }
+  // SIGINT, SIGTERM and SIGHUP wait until the temporary file is renamed or removed
+  // (milliseconds), then act as they would have: a signal in the middle of the write killed the
+  // process and left the temporary file behind (issue 18). SIGXFSZ (past a file size limit,
+  // `ulimit -f`) is ignored, so that write() fails with EFBIG and is reported like a full disk.
+  // Only SIGKILL can still leave a temporary file.
+  std::signal(SIGXFSZ, SIG_IGN);
+  sigset_t block, previous;
+  sigemptyset(&block);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&block, sig);
+  ::pthread_sigmask(SIG_BLOCK, &block, &previous);
+  const auto failed = [&](std::string what, int fd) -> std::expected<void, std::string> {
+    const std::string reason = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return std::unexpected(std::move(what) + ": " + reason);
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return failed("cannot create '" + tmp.string() + "'", -1);
+  for (std::size_t at = 0; at < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return failed("cannot write '" + tmp.string() + "'", fd);
+    at += static_cast<std::size_t>(n);
   }
+  // On disk before the rename, so a crash or power loss leaves the old file or the new, never an
+  // empty one (ext4 and XFS may otherwise order the rename before the data).
+  if (::fsync(fd) != 0 && errno != EINVAL) return failed("cannot write '" + tmp.string() + "'", fd);
+  if (::close(fd) != 0) return failed("cannot write '" + tmp.string() + "'", -1);
   fs::rename(tmp, path, ec);
   if (ec) {
     std::error_code ignored;
     fs::remove(tmp, ignored);
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     return std::unexpected("cannot rename the temporary file over it: " + ec.message());
   }
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return {};
 }
 

@@ -206,6 +206,15 @@ Result<std::unique_ptr<MeasurementBackend>> make_cuda_backend(int device) {
 }
 
 Context CudaBackend::context() const { return impl_->context; }
+bool CudaBackend::healthy() const {
+  // A non-sticky error (a refused launch configuration, out of memory) is cleared by reading it;
+  // a sticky one comes back from every call until the process ends.
+  if (cudaSetDevice(impl_->device) != cudaSuccess) return false;
+  if (cudaDeviceSynchronize() == cudaSuccess) return true;
+  (void)cudaGetLastError();
+  return cudaDeviceSynchronize() == cudaSuccess;
+}
+
 int CudaBackend::device() const { return impl_->device; }
 int CudaBackend::local_device_count() const { return impl_->device_count; }
 

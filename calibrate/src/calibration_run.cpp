@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
+#include <new>
 #include <set>
 #include <tuple>
 #include <variant>
@@ -254,27 +256,38 @@ RunReport run_calibration(MeasurementBackend& backend, const std::vector<Case>& 
     // Only collectives need every rank; the rest is measured once, on rank 0.
     if (c.kind != CaseKind::collective && !leader) continue;
     std::optional<Diagnostics> failed;
-    switch (c.kind) {
-      case CaseKind::gemm:
-        if (auto r = backend.gemm(c.gemm, options)) m.gemms.push_back(*r);
-        else failed = r.error();
-        break;
-      case CaseKind::memory:
-        if (auto r = backend.memory(c.pattern, c.bytes, options)) m.memory.push_back(*r);
-        else failed = r.error();
-        break;
-      case CaseKind::collective:
-        if (auto r = backend.collective(c.collective, c.bytes, options)) m.collectives.push_back(*r);
-        else failed = r.error();
-        break;
-      case CaseKind::step:
-        if (auto r = backend.training_step(c.step, options)) m.steps.push_back(*r);
-        else failed = r.error();
-        break;
+    try {
+      switch (c.kind) {
+        case CaseKind::gemm:
+          if (auto r = backend.gemm(c.gemm, options)) m.gemms.push_back(*r);
+          else failed = r.error();
+          break;
+        case CaseKind::memory:
+          if (auto r = backend.memory(c.pattern, c.bytes, options)) m.memory.push_back(*r);
+          else failed = r.error();
+          break;
+        case CaseKind::collective:
+          if (auto r = backend.collective(c.collective, c.bytes, options)) m.collectives.push_back(*r);
+          else failed = r.error();
+          break;
+        case CaseKind::step:
+          if (auto r = backend.training_step(c.step, options)) m.steps.push_back(*r);
+          else failed = r.error();
+          break;
+      }
+    } catch (const std::bad_alloc&) {
+      failed = Diagnostics{{Diagnostic::Severity::warning, {}, "out of memory"}};
+    } catch (const std::exception& e) {
+      failed = Diagnostics{{Diagnostic::Severity::warning, {}, std::string("failed: ") + e.what()}};
+    } catch (...) {
+      failed = Diagnostics{{Diagnostic::Severity::warning, {}, "failed (an exception that is not std::exception)"}};
     }
     if (failed) {
+      ++report.failed;
+      if (failed->empty()) failed->push_back({Diagnostic::Severity::warning, {}, "failed"});
       for (auto d : *failed) {
         d.severity = Diagnostic::Severity::warning;
+        d.where = c.label() + (d.where.empty() ? "" : ": " + d.where);
         report.notes.push_back(d);
       }
     } else {
@@ -290,6 +303,10 @@ RunReport run_calibration(MeasurementBackend& backend, const std::vector<Case>& 
       p.eta_s = tried > 0 ? p.elapsed_s / static_cast<double>(tried) * static_cast<double>(plan.size() - done) : 0;
       p.label = c.label();
       progress(p);
+    }
+    if (failed && !backend.healthy()) {
+      report.lost = c.label();
+      break;
     }
   }
   return report;

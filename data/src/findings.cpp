@@ -219,7 +219,7 @@ constexpr Template kTemplates[] = {
      "fit is poor (RMS relative residual {residual_pct:f0}%, R^2 {r2:f2}); used, but treat these times as rough"},
     {FindingCode::profile_gemm_above_peak,
      "gemm {dtype} measured at up to {tflops:f0} TFLOP/s, above this GPU's datasheet peak of {peak_tflops:f0}: the "
-     "profile comes from a faster device or its fit is wrong; those GEMMs are priced at the peak"},
+     "profile comes from a faster device or its fit is wrong; those {operations:f0} GEMMs are priced at the peak"},
     {FindingCode::profile_memory_outside_range,
      "memory '{op}' ({pattern}) outside the measured range ({min_bytes:B}..{max_bytes:B}); datasheet used"},
     {FindingCode::profile_memory_outside_sizes,
@@ -227,6 +227,10 @@ constexpr Template kTemplates[] = {
     {FindingCode::profile_memory_not_measured, "memory pattern '{pattern}' not measured ('{op}'); datasheet used"},
     {FindingCode::profile_memory_poor_fit, "memory pattern '{pattern}' "
      "fit is poor (RMS relative residual {residual_pct:f0}%, R^2 {r2:f2}); used, but treat these times as rough"},
+    {FindingCode::profile_memory_above_peak,
+     "memory pattern '{pattern}' measured at up to {gbps:f0} GB/s, above this GPU's datasheet HBM bandwidth of "
+     "{peak_gbps:f0} GB/s: the profile comes from a faster device, a cache or a wrong fit; {operations:f0} memory "
+     "ops are priced at the HBM bandwidth"},
     {FindingCode::profile_tier_not_scalable,
      "{kind} across tier '{tier}': no network measurement to scale; datasheet used"},
     {FindingCode::profile_tier_scaled,
@@ -240,6 +244,10 @@ constexpr Template kTemplates[] = {
      "{kind} {scope} over {ranks} ranks not measured (measured: {measured} ranks); datasheet used"},
     {FindingCode::profile_collective_poor_fit, "{kind} {scope} over {ranks} ranks "
      "fit is poor (RMS relative residual {residual_pct:f0}%, R^2 {r2:f2}); used, but treat these times as rough"},
+    {FindingCode::profile_collective_above_link,
+     "{kind} {scope} over {ranks} ranks measured at up to {busbw_gbps:f0} GB/s busbw, above what this GPU's links "
+     "carry ({ceiling_gbps:f0} GB/s): the profile comes from a faster fabric or its fit is wrong; {operations:f0} "
+     "collectives are priced at the links' ceiling"},
     {FindingCode::why_closest, "Closest plan"},
     {FindingCode::why_cheapest, "Cheapest plan"},
     {FindingCode::why_fastest, "Fastest plan"},

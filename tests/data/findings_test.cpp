@@ -230,9 +230,9 @@ std::vector<std::pair<Finding, std::string>> profile_cases() {
        "datasheet used"},
       {poor_gemm,
        "gemm fp32 fit is poor (RMS relative residual 31%, R^2 0.90); used, but treat these times as rough"},
-      {t(C::profile_gemm_above_peak, "dtype", "bf16", {{"tflops", 2199.0}, {"peak_tflops", 989.4}}),
+      {t(C::profile_gemm_above_peak, "dtype", "bf16", {{"tflops", 2199.0}, {"peak_tflops", 989.4}, {"operations", 7}}),
        "gemm bf16 measured at up to 2199 TFLOP/s, above this GPU's datasheet peak of 989: the profile comes from a "
-       "faster device or its fit is wrong; those GEMMs are priced at the peak"},
+       "faster device or its fit is wrong; those 7 GEMMs are priced at the peak"},
       {with(t(C::profile_memory_outside_range, "op", "adam_step", {{"min_bytes", 1e3}, {"max_bytes", 1e10}}),
             "pattern", "elementwise"),
        "memory 'adam_step' (elementwise) outside the measured range (1 kB..10 GB); datasheet used"},
@@ -245,6 +245,9 @@ std::vector<std::pair<Finding, std::string>> profile_cases() {
        "memory pattern 'norm' not measured ('rmsnorm'); datasheet used"},
       {t(C::profile_memory_poor_fit, "pattern", "copy", {{"residual_pct", 40}, {"r2", 0.5}}),
        "memory pattern 'copy' fit is poor (RMS relative residual 40%, R^2 0.50); used, but treat these times as rough"},
+      {t(C::profile_memory_above_peak, "pattern", "elementwise", {{"gbps", 8917.4}, {"peak_gbps", 3350}, {"operations", 56}}),
+       "memory pattern 'elementwise' measured at up to 8917 GB/s, above this GPU's datasheet HBM bandwidth of 3350 GB/s: "
+       "the profile comes from a faster device, a cache or a wrong fit; 56 memory ops are priced at the HBM bandwidth"},
       {with(t(C::profile_tier_not_scalable, "kind", "all_gather"), "tier", "spine"),
        "all_gather across tier 'spine': no network measurement to scale; datasheet used"},
       {with(t(C::profile_tier_scaled, "kind", "all_reduce"), "tier", "spine"),
@@ -264,6 +267,11 @@ std::vector<std::pair<Finding, std::string>> profile_cases() {
          {{"across_nodes", 0}, {"ranks", 8}, {"residual_pct", 55.00000000000001}, {"r2", 0.87}}),
        "all_reduce inside a node over 8 ranks fit is poor (RMS relative residual 55%, R^2 0.87); used, but treat "
        "these times as rough"},
+      {t(C::profile_collective_above_link, "kind", "all_gather",
+         {{"across_nodes", 0}, {"ranks", 8}, {"busbw_gbps", 1562.4}, {"ceiling_gbps", 450}, {"operations", 4}}),
+       "all_gather inside a node over 8 ranks measured at up to 1562 GB/s busbw, above what this GPU's links carry "
+       "(450 GB/s): the profile comes from a faster fabric or its fit is wrong; 4 collectives are priced at the "
+       "links' ceiling"},
   };
 }
 

@@ -95,10 +95,60 @@ TEST(CalibratedCost, AProfileFasterThanTheDatasheetPeakIsHeldToThePeakAndNamed) 
   EXPECT_EQ(w[0].text("dtype"), "bf16");
   EXPECT_NEAR(w[0].number("tflops"), 2.0 * 8192.0 * 8192 * 8192 / 0.5e-3 / 1e12, 1e-6);
   EXPECT_NEAR(w[0].number("peak_tflops"), c.gpu.peak.bf16.base() / 1e12, 1e-6);
+  EXPECT_EQ(w[0].number("operations"), 1);
   // A measured time above the floor is kept as it is, and says nothing.
   const GemmOp small{"x", 1024, 1024, 1024, 1, Precision::bf16};
   EXPECT_DOUBLE_EQ(cost.gemm(small).base(), p.gemm_points[0].time_s);
   EXPECT_TRUE(cost.coverage({StepOp{small}}).empty());
+}
+
+// The same ceiling for memory bandwidth and links (issue 18 point 5). An elementwise fit of
+// 10 TB/s on an H100 (3.35 TB/s HBM): 1 GB costs at least 1e9 / 3.35e12 = 0.2985 ms, not the fit's
+// 4 us + 0.1 ms. An all-gather over 8 ranks at 1 TB/s busbw on 450 GB/s NVLink: each rank must
+// receive 7/8 of the 1 GB buffer, so at least 1e9 * 7/8 / 450e9 = 1.944 ms, not 20 us + 0.875 ms.
+// The all-reduce's 400 GB/s is under its ceiling of 2 x 450 GB/s and stays as fitted. Each
+// ceiling is named once, with the count of ops it raised.
+TEST(CalibratedCost, MemoryAndLinkRatesAboveTheDatasheetAreHeldToItAndNamedOnceWithACount) {
+  Profile p = h100_profile();
+  p.memory[0].bandwidth_Bps = fitted(10e12);
+  CollectiveFit ag = p.collectives[1];
+  ag.kind = CollectiveKind::all_gather;
+  ag.busbw_Bps = fitted(1e12);
+  p.collectives.push_back(ag);
+  const Cluster c = h100_cluster();
+  const CalibratedCost cost(p, c);
+  const MemoryOp gelu{"gelu_fwd", units::bytes(1e9)};
+  const MemoryOp add{"residual_add", units::bytes(2e9)};
+  EXPECT_NEAR(cost.memory(gelu).base(), 1e9 / 3350e9, 1e-12);
+  EXPECT_NEAR(cost.memory(add).base(), 2e9 / 3350e9, 1e-12);
+  EXPECT_NEAR(1e9 / 3350e9, 0.2985e-3, 0.0001e-3);
+  const CollectiveOp gather{"tp", CollectiveKind::all_gather, units::bytes(1e9), {8, 8, 1}};
+  const CollectiveOp reduce{"tp", CollectiveKind::all_reduce, units::bytes(1e9), {8, 8, 1}};
+  EXPECT_NEAR(cost.collective(gather).base(), 1e9 * 7 / 8 / 450e9, 1e-12);
+  EXPECT_NEAR(1e9 * 7 / 8 / 450e9, 1.944e-3, 0.001e-3);
+  EXPECT_NEAR(cost.collective(reduce).base(), 20e-6 + 1e9 * (2.0 * 7 / 8) / 400e9, 1e-12);
+  const auto w = cost.coverage({StepOp{gelu}, StepOp{gather}, StepOp{add}, StepOp{reduce}, StepOp{gather}});
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].code, FindingCode::profile_memory_above_peak);
+  EXPECT_EQ(w[0].text("pattern"), "elementwise");
+  EXPECT_EQ(w[0].number("operations"), 2);
+  EXPECT_NEAR(w[0].number("peak_gbps"), 3350, 1e-9);
+  // The fastest against its ceiling: 2 GB in 4 us + 0.2 ms is 9.80 TB/s.
+  EXPECT_NEAR(w[0].number("gbps"), 2e9 / (4e-6 + 2e9 / 10e12) / 1e9, 1e-6);
+  EXPECT_EQ(w[1].code, FindingCode::profile_collective_above_link);
+  EXPECT_EQ(w[1].text("kind"), "all_gather");
+  EXPECT_EQ(w[1].number("operations"), 2);
+  EXPECT_EQ(w[1].number("ranks"), 8);
+  EXPECT_NEAR(w[1].number("ceiling_gbps"), 450, 1e-9);
+  EXPECT_NEAR(w[1].number("busbw_gbps"), 1e9 * 7 / 8 / (20e-6 + 1e9 * 7 / 8 / 1e12) / 1e9, 1e-6);
+  // The ceiling holds for a profile from another device too, beside its one finding.
+  Profile other = p;
+  other.context["device"] = "NVIDIA B200";
+  const auto wo = CalibratedCost(other, c).coverage({StepOp{gelu}, StepOp{gather}});
+  ASSERT_EQ(wo.size(), 3u);
+  EXPECT_EQ(wo[0].code, FindingCode::profile_other_device);
+  EXPECT_EQ(wo[1].code, FindingCode::profile_memory_above_peak);
+  EXPECT_EQ(wo[2].code, FindingCode::profile_collective_above_link);
 }
 
 TEST(CalibratedCost, BetweenMeasuredPointsOfAFamilyTheMeasuredRatioIsInterpolated) {

@@ -60,6 +60,9 @@ CalibratedCost::CalibratedCost(Profile profile, const Cluster& cluster, Datashee
     : profile_(std::move(profile)),
       datasheet_(cluster, profile_.runs_fit ? with_runs_fit(a, *profile_.runs_fit) : a),
       peak_(cluster.gpu.peak),
+      hbm_(cluster.gpu.hbm_bandwidth),
+      intra_(cluster.intra_node_bandwidth),
+      inter_(cluster.inter_node_bandwidth),
       gpu_id_(cluster.gpu.id),
       own_device_(profile_measured_on(profile_, cluster.gpu)) {}
 
@@ -68,6 +71,18 @@ double CalibratedCost::gemm_floor_s(const GemmOp& op) const {
   if (!(peak > 0)) return 0;
   return 2.0 * static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k) *
          static_cast<double>(op.batch) / peak;
+}
+
+double CalibratedCost::memory_floor_s(const MemoryOp& op) const {
+  const double bandwidth = hbm_.base();
+  return bandwidth > 0 ? op.bytes.base() / bandwidth : 0;
+}
+
+double CalibratedCost::collective_floor_s(const CollectiveOp& op) const {
+  const double link = intra_.base() + (op.group.spans_nodes() ? std::max(inter_.base(), 0.0) : 0.0);
+  if (!(link > 0)) return 0;
+  const double most_busbw = op.kind == CollectiveKind::all_reduce ? 2 * link : link;
+  return op.bytes.base() * nccl_bus_factor(op.kind, op.group.size) / most_busbw;
 }
 
 std::string CalibratedCost::source() const {
@@ -339,14 +354,14 @@ units::Seconds CalibratedCost::memory(const MemoryOp& op) const {
   if (op.bytes.base() <= 0) return {};
   const Choice c = memory_choice(op);
   if (c.datasheet() || !std::isfinite(c.seconds) || c.seconds < 0) return datasheet_.memory(op);
-  return units::seconds(c.seconds);
+  return units::seconds(std::max(c.seconds, memory_floor_s(op)));
 }
 
 units::Seconds CalibratedCost::collective(const CollectiveOp& op) const {
   if (op.group.size <= 1 || op.bytes.base() <= 0) return {};
   const Choice c = collective_choice(op);
   if (c.datasheet() || !std::isfinite(c.seconds) || c.seconds < 0) return datasheet_.collective(op);
-  return units::seconds(c.seconds);
+  return units::seconds(std::max(c.seconds, collective_floor_s(op)));
 }
 
 std::string CalibratedCost::pricing(const Op& op) const {
@@ -365,49 +380,80 @@ std::string CalibratedCost::pricing(const Op& op) const {
 
 std::vector<Finding> CalibratedCost::coverage(const std::vector<StepOp>& ops) const {
   std::vector<Finding> out;
+  std::vector<Finding> held;  // the ceilings the profile's times were raised to, one per kind
+  double priced = 0, fallback = 0;
+  // A profile time below the op's physical floor: one finding per code (and GEMM dtype) with the
+  // count of ops it raised, the values of the op furthest above its ceiling.
+  const auto hold = [&](const Choice& c, double floor, Finding f, double rate_scale) {
+    if (c.datasheet() || !std::isfinite(c.seconds) || !(c.seconds > 0) || !(c.seconds < floor)) return;
+    const double over = floor / c.seconds;
+    f.values.push_back({f.code == FindingCode::profile_gemm_above_peak     ? "tflops"
+                        : f.code == FindingCode::profile_memory_above_peak ? "gbps"
+                                                                           : "busbw_gbps",
+                        rate_scale / c.seconds, {}});
+    f.values.push_back({f.code == FindingCode::profile_gemm_above_peak     ? "peak_tflops"
+                        : f.code == FindingCode::profile_memory_above_peak ? "peak_gbps"
+                                                                           : "ceiling_gbps",
+                        rate_scale / floor, {}});
+    f.values.push_back({"over", over, {}});
+    f.values.push_back({"operations", 1, {}});
+    auto same = std::find_if(held.begin(), held.end(), [&](const Finding& h) {
+      return h.code == f.code && (f.code != FindingCode::profile_gemm_above_peak || h.text("dtype") == f.text("dtype"));
+    });
+    if (same == held.end()) {
+      held.push_back(std::move(f));
+      return;
+    }
+    const double operations = same->number("operations") + 1;
+    if (over > same->number("over")) *same = std::move(f);
+    for (auto& v : same->values) {
+      if (v.name == "operations") v.number = operations;
+    }
+  };
+  for (const auto& s : ops) {
+    Finding w{FindingCode::note, {}, {}};  // stays a note (never a coverage code) when the op is covered
+    Finding* warning = own_device_ ? &w : nullptr;
+    std::string_view how = "zero";
+    if (const auto* g = std::get_if<GemmOp>(&s.op)) {
+      if (g->m > 0 && g->n > 0 && g->k > 0 && g->batch > 0) {
+        const Choice c = gemm_choice(*g, warning);
+        how = c.how;
+        const double flops = 2.0 * static_cast<double>(g->m) * static_cast<double>(g->n) *
+                             static_cast<double>(g->k) * static_cast<double>(g->batch);
+        hold(c, gemm_floor_s(*g), coded(FindingCode::profile_gemm_above_peak, "dtype", std::string(to_string(g->dtype))),
+             flops / 1e12);
+      }
+    } else if (const auto* m = std::get_if<MemoryOp>(&s.op)) {
+      if (m->bytes.base() > 0) {
+        const Choice c = memory_choice(*m, warning);
+        how = c.how;
+        hold(c, memory_floor_s(*m), coded(FindingCode::profile_memory_above_peak, "pattern", memory_pattern(*m)),
+             m->bytes.base() / 1e9);
+      }
+    } else {
+      const auto& op = std::get<CollectiveOp>(s.op);
+      if (op.group.size > 1 && op.bytes.base() > 0) {
+        const Choice c = collective_choice(op, warning);
+        how = c.how;
+        hold(c, collective_floor_s(op),
+             coded(FindingCode::profile_collective_above_link, "kind", std::string(to_string(op.kind)),
+                   {{"across_nodes", op.group.spans_nodes() ? 1.0 : 0.0}, {"ranks", op.group.size}}),
+             op.bytes.base() * nccl_bus_factor(op.kind, op.group.size) / 1e9);
+      }
+    }
+    if (how != "zero") (how == "datasheet" ? fallback : priced) += 1;
+    if (w.code != FindingCode::note && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
+  }
   if (!own_device_) {
     // Another device's measurements: one finding with the counts, not one per kind of op.
-    double priced = 0, fallback = 0;
-    for (const auto& s : ops) {
-      const std::string how = pricing(s.op);
-      if (how == "zero") continue;
-      (how == "datasheet" ? fallback : priced) += 1;
-    }
     Finding f = coded(FindingCode::profile_other_device, "device", profile_.context_value("device"),
                       {{"operations", priced}, {"datasheet", fallback}});
     with_text(f, "backend", profile_.context_value("backend"));
     out.push_back(std::move(with_text(f, "gpu", gpu_id_)));
-    return out;
   }
-  for (const auto& s : ops) {
-    Finding w{FindingCode::note, {}, {}};  // stays a note (never a coverage code) when the op is covered
-    if (const auto* g = std::get_if<GemmOp>(&s.op)) {
-      if (g->m > 0 && g->n > 0 && g->k > 0 && g->batch > 0) {
-        const Choice c = gemm_choice(*g, &w);
-        const double floor = gemm_floor_s(*g);
-        if (!c.datasheet() && std::isfinite(c.seconds) && c.seconds > 0 && c.seconds < floor) {
-          const double flops = 2.0 * static_cast<double>(g->m) * static_cast<double>(g->n) *
-                               static_cast<double>(g->k) * static_cast<double>(g->batch);
-          // One finding per dtype: the fastest such GEMM's rate.
-          Finding above = coded(FindingCode::profile_gemm_above_peak, "dtype", std::string(to_string(g->dtype)),
-                                {{"tflops", flops / c.seconds / 1e12}, {"peak_tflops", flops / floor / 1e12}});
-          auto same = std::find_if(out.begin(), out.end(), [&](const Finding& f) {
-            return f.code == FindingCode::profile_gemm_above_peak && f.text("dtype") == above.text("dtype");
-          });
-          if (same == out.end()) {
-            out.push_back(std::move(above));
-          } else if (above.number("tflops") > same->number("tflops")) {
-            *same = std::move(above);
-          }
-        }
-      }
-    } else if (const auto* m = std::get_if<MemoryOp>(&s.op)) {
-      if (m->bytes.base() > 0) memory_choice(*m, &w);
-    } else {
-      const auto& c = std::get<CollectiveOp>(s.op);
-      if (c.group.size > 1 && c.bytes.base() > 0) collective_choice(c, &w);
-    }
-    if (w.code != FindingCode::note && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
+  for (auto& h : held) {
+    std::erase_if(h.values, [](const FindingValue& v) { return v.name == "over"; });
+    out.push_back(std::move(h));
   }
   return out;
 }

@@ -34,6 +34,10 @@ class MeasurementBackend {
   virtual Result<CollectiveRecord> collective(sim::CollectiveKind kind, double bytes,
                                               const RunOptions& options) = 0;
   virtual Result<StepRecord> training_step(const StepShape& shape, const RunOptions& options) = 0;
+  // False once the backend cannot measure any more (the device was lost, a sticky CUDA error,
+  // a collective timed out and left the communicator unusable): run_calibration then stops after
+  // the failed case, keeping the records so far, instead of failing every case that follows.
+  virtual bool healthy() const { return true; }
   virtual int rank() const { return 0; }
   virtual int ranks() const { return 1; }
 };

@@ -70,15 +70,22 @@ using StopFn = std::function<bool()>;
 
 struct RunReport {
   Measurements measurements;
-  Diagnostics notes;     // warnings: cases the backend could not measure (unsupported dtype, 1 rank)
+  Diagnostics notes;     // warnings: cases the backend could not measure (unsupported dtype, 1 rank),
+                         // each `where` "<case label>: <backend's where>"
   std::size_t measured = 0;
   std::size_t resumed = 0;  // cases already in the records
+  std::size_t failed = 0;   // cases refused or failed (one note or more each)
   bool stopped = false;     // the stop callback ended the run before the plan was done
+  std::string lost;         // the case after which the backend stopped being healthy(), or empty
 };
 
 // Measures every case of `plan` not already in `start`, appending to it. Collective cases run on
 // every rank; the others only on rank 0 (other ranks skip them), so all ranks stay in step.
-// A case the backend refuses becomes a warning note; the run goes on.
+// A case the backend refuses, or that throws (std::bad_alloc: out of memory; any other
+// exception: its what()), becomes a warning note naming the case; the run goes on, unless the
+// backend is no longer healthy(): the run then ends there with `lost` set. Either way every
+// finished case is in `measurements` (and went through `checkpoint`), so a later run given them
+// as `start` measures only what is missing.
 RunReport run_calibration(MeasurementBackend& backend, const std::vector<Case>& plan, Measurements start,
                           const RunOptions& options, const ProgressFn& progress = {},
                           const CheckpointFn& checkpoint = {}, const StopFn& stop = {});

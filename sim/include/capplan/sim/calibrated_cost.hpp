@@ -34,10 +34,13 @@ class CalibratedCost final : public OpCostModel {
   // One finding per kind of op the profile could not price (FindingCode::profile_*, field empty),
   // or priced with a poor fit or by scaling: profile_gemm_outside_range {dtype, m, n, k, min_m, ...},
   // profile_collective_not_measured {kind, across_nodes}, profile_gemm_above_peak {dtype, tflops,
-  // peak_tflops}, ... data::render words them ("gemm bf16
+  // peak_tflops, operations}, ... data::render words them ("gemm bf16
   // m=8192 n=24576 k=8192 outside the measured range (m 64..4096, ...); datasheet used").
   // Deduplicated, in op order. A profile measured on another device (profile_measured_on) gives
   // one finding instead: profile_other_device {device, backend, gpu, operations, datasheet}.
+  // Then, for either, the physical ceilings the profile's times were held to, each once with the
+  // count of ops it raised: profile_gemm_above_peak (per dtype), profile_memory_above_peak,
+  // profile_collective_above_link.
   std::vector<Finding> coverage(const std::vector<StepOp>& ops) const;
 
   // How an op is priced (for tests and reports): "measured", "interpolated", "fitted", "scaled"
@@ -57,10 +60,23 @@ class CalibratedCost final : public OpCostModel {
   // faster device, or a bad fit) is raised to it, so MFU never exceeds 1, and coverage() says so
   // (profile_gemm_above_peak).
   double gemm_floor_s(const GemmOp& op) const;
+  // The same for memory-bound ops (bytes at the datasheet HBM bandwidth; profile_memory_above_peak)
+  // and collectives (profile_collective_above_link). A collective's bytes must leave or enter each
+  // rank once, less its own share: (n-1)/n of the buffer for all-reduce (in-switch reduction,
+  // NVLS/SHARP, does no better), all-gather, reduce-scatter and all-to-all, the whole buffer for
+  // send/recv; so busbw (nccl-tests) is at most twice the rank's one-direction link bandwidth for
+  // an all-reduce and at most that bandwidth otherwise. The link is tier 0's (intra_node_bandwidth)
+  // inside a node, plus the NIC share (inter_node_bandwidth) for a group that spans nodes: a
+  // generous ceiling that no fabric beats. 0 when the datasheet has no figure (the host "GPU").
+  double memory_floor_s(const MemoryOp& op) const;
+  double collective_floor_s(const CollectiveOp& op) const;
 
   Profile profile_;
   DatasheetCost datasheet_;  // with the profile's runs_fit, when it has one
   PeakRates peak_;
+  units::BytesPerSecond hbm_;    // datasheet HBM bandwidth
+  units::BytesPerSecond intra_;  // per GPU one direction, inside a node
+  units::BytesPerSecond inter_;  // per GPU one direction, across nodes
   std::string gpu_id_;
   bool own_device_;  // profile_measured_on(profile_, the cluster's GPU)
 };

@@ -106,17 +106,22 @@ enum class FindingCode : std::uint8_t {
   profile_gemm_too_few_shapes,        // dtype (text), shapes
   profile_gemm_outside_range,         // dtype (text), m, n, k, min_m, max_m, min_n, max_n, min_k, max_k
   profile_gemm_poor_fit,              // dtype (text), residual_pct, r2
-  profile_gemm_above_peak,            // dtype (text), tflops (the profile's fastest), peak_tflops (datasheet)
+  profile_gemm_above_peak,            // dtype (text), tflops (the profile's fastest), peak_tflops (datasheet),
+                                      // operations (GEMMs of that dtype held to the peak)
   profile_memory_outside_range,       // op, pattern (text), min_bytes, max_bytes
   profile_memory_outside_sizes,       // op, pattern (text)
   profile_memory_not_measured,        // op, pattern (text)
   profile_memory_poor_fit,            // pattern (text), residual_pct, r2
+  profile_memory_above_peak,          // pattern (text), gbps (the profile's fastest against its ceiling),
+                                      // peak_gbps (datasheet HBM), operations (memory ops held to it)
   profile_tier_not_scalable,          // kind, tier (text)
   profile_tier_scaled,                // kind, tier (text)
   profile_collective_not_measured,    // kind (text), across_nodes
   profile_collective_outside_range,   // kind (text), across_nodes, bytes, ranks, min_bytes, max_bytes
   profile_collective_ranks_not_measured,  // kind (text), across_nodes, ranks, measured (text: "8, 16")
   profile_collective_poor_fit,        // kind (text), across_nodes, ranks, residual_pct, r2
+  profile_collective_above_link,      // kind (text), across_nodes, ranks, busbw_gbps (the profile's fastest
+                                      // against its ceiling), ceiling_gbps, operations (collectives held to it)
   // The planner's explanation of its chosen plan, in order (data/plan_text.cpp explanation_parts):
   // a lead, its constraints, then the plan. Numbers: days, usd, fractions (share, mfu), GiB.
   why_closest,             // the lead when no plan meets the constraints
@@ -238,7 +243,7 @@ inline bool loud(FindingCode code) { return code == FindingCode::batch_forces_on
 
 // A gap in a calibrated profile's coverage (the profile_* group).
 constexpr bool is_profile_gap(FindingCode c) {
-  return c >= FindingCode::profile_other_device && c <= FindingCode::profile_collective_poor_fit;
+  return c >= FindingCode::profile_other_device && c <= FindingCode::profile_collective_above_link;
 }
 
 inline bool has(const std::vector<Finding>& findings, FindingCode code) {
