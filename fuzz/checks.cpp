@@ -116,6 +116,17 @@ void runs_as(std::string_view text, const char* name) {
   }
 }
 
+// What `parse` accepts, `write` writes and `parse` accepts again (a non-finite number written as
+// null is refused there).
+template <class Parse, class Write>
+void reads_back(std::string_view text, const std::string& kind, Parse parse, Write write) {
+  const auto first = parse(std::string(text), kind + ".json");
+  if (!ok_or_named(first)) return;
+  const auto again = parse(write(*first), "again.json");
+  require(again.has_value(), kind + " accepted is refused after it is written: " +
+                                 (again ? std::string() : to_string(again.error())));
+}
+
 }  // namespace
 
 void check_json_reader(std::string_view text) {
@@ -135,20 +146,12 @@ void check_scenario(std::string_view text) {
 }
 
 void check_profile(std::string_view text) {
-  const auto p = data::parse_profile(std::string(text), "profile.json");
-  if (!ok_or_named(p)) return;
   // profile_to_json writes a non-finite number as null, which parse_profile refuses.
-  const auto again = data::parse_profile(data::profile_to_json(*p), "again.json");
-  require(again.has_value(), "a profile accepted is refused after profile_to_json: " +
-                                 (again ? std::string() : to_string(again.error())));
+  reads_back(text, "profile", data::parse_profile, data::profile_to_json);
 }
 
 void check_records(std::string_view text) {
-  const auto m = calib::parse_measurements(std::string(text), "records.json");
-  if (!ok_or_named(m)) return;
-  const auto again = calib::parse_measurements(calib::measurements_to_json(*m), "again.json");
-  require(again.has_value(), "records accepted are refused after measurements_to_json: " +
-                                 (again ? std::string() : to_string(again.error())));
+  reads_back(text, "records", calib::parse_measurements, calib::measurements_to_json);
 }
 
 void check_published_runs(std::string_view text) {
