@@ -11,6 +11,9 @@ packages=(
   # and a CJK one for Chinese instance and model names (WenQuanYi Micro Hei, 4.6 MB)
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev fonts-dejavu-core fonts-wqy-microhei
   libeigen3-dev libopenmpi-dev openmpi-bin
+  # fuzz/ (the fuzz preset): libFuzzer with ASan + UBSan needs Clang; Clang 16 is Debian 12's newest that
+  # builds libstdc++ 12's <expected> (CMakeLists.txt), libclang-rt-16-dev has libclang_rt.fuzzer
+  clang-16 libclang-rt-16-dev
 )
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi

@@ -981,7 +981,12 @@ Result<std::vector<PublishedRun>> load_published_runs(const std::filesystem::pat
   const std::string file = csv.filename().string();
   auto text = detail::read_text_file(csv, file);
   if (!text) return std::unexpected(std::move(text.error()));
-  auto rows = parse_csv(*text, file);
+  return parse_published_runs(*text, file, catalogs);
+}
+
+Result<std::vector<PublishedRun>> parse_published_runs(std::string_view text, const std::string& file,
+                                                       const Catalogs& catalogs) {
+  auto rows = parse_csv(text, file);
   if (!rows) return std::unexpected(std::move(rows.error()));
   if (rows->empty()) return fail(file, "malformed CSV: no header line");
 

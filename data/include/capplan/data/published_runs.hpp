@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -45,6 +46,9 @@ struct PublishedRun {
 // as vTrain's measured Megatron-DeepSpeed iterations, with the settings of its configs.
 Result<std::vector<PublishedRun>> load_published_runs(const std::filesystem::path& csv,
                                                       const Catalogs& catalogs);
+// The same for the text of a CSV file named `file` in messages (the fuzz target's entry point).
+Result<std::vector<PublishedRun>> parse_published_runs(std::string_view text, const std::string& file,
+                                                       const Catalogs& catalogs);
 
 // Nodes a token's experts span under NeMo AutoModel's FakeBalancedGate benchmark routing (token i
 // goes to experts i*k .. i*k+k-1 mod E), with E/ep experts per EP rank and EP ranks contiguous on
