@@ -6,7 +6,8 @@
 #
 # Checks: calibrate (with --for-scenario SCENARIO) exits 0 within MAX_CALIBRATE_S and writes the
 # profile and its records (and nothing else: no temp files); estimate accepts the profile, says it
-# used it, and prices every GEMM of SCENARIO from it (no "profile: gemm ..." fallback warning); validate's
+# used it and, on SCENARIO's catalog GPU, warns once that it is another device's; validate prices every
+# GEMM of SCENARIO from it (it refuses a step the profile does not cover), and validate's
 # |relative error| <= MAX_ERROR (its figures are printed); a --resume of the finished run measures
 # nothing and still writes the profile. Both sides are measurements on a shared machine: when
 # validate misses, calibrate and validate are run again (up to MAX_ATTEMPTS in all) and every
@@ -52,18 +53,26 @@ if(text MATCHES "[^a-zA-Z_](nan|inf|NaN|Infinity)[^a-zA-Z_]")
   message(FATAL_ERROR "profile contains NaN/Inf")
 endif()
 
-# 2. estimate --profile uses it, with every GEMM of the scenario measured
+# 2. estimate --profile uses it. The scenario's GPU is a catalog GPU and the profile a CPU's, so
+# the estimate says so once, with the count of operations priced from it (the per-op coverage
+# notes are validate's, step 3, which prices the host itself).
 run_capplan(out rc estimate "${SCENARIO}" --profile "${profile}" --format json)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\"cost_model\": \"calibrated: ")
   message(FATAL_ERROR "estimate --profile: exit ${rc}\n${out}\n${last_err}")
 endif()
-if(out MATCHES "profile: gemm")
-  message(FATAL_ERROR "--for-scenario did not measure every GEMM of ${SCENARIO}:\n${out}")
+string(REGEX MATCHALL "operations priced from another device's measurements" other_device "${out}")
+list(LENGTH other_device other_device_count)
+if(NOT other_device_count EQUAL 1)
+  message(FATAL_ERROR "estimate with a host profile on a catalog GPU: expected one other-device warning, got "
+                      "${other_device_count}:\n${out}")
 endif()
 
 # 3. validate: predicted vs measured training step
 set(attempt 1)
 while(TRUE)
+  # validate prices the host itself and refuses a step its profile does not cover (its "profile:
+  # gemm ..." warnings, exit 1: the host has no datasheet), so exit 0 says --for-scenario measured
+  # every GEMM of SCENARIO.
   run_capplan(out rc validate --backend host --profile "${profile}" --format json)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "validate exited ${rc}\n${out}\n${last_err}")
