@@ -764,6 +764,20 @@ constexpr RecipeDefault kRecipeDefaults[] = {
        if (us) r.host_us_per_op = *us;
        return us.has_value();
      }},
+    {"lora_rank", false, "fine-tuning: the LoRA rank when the scenario does not give one",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       const auto rank = rd.integer(v, p, 1, 65536);
+       if (rank) r.lora_rank = static_cast<int>(*rank);
+       return rank.has_value();
+     }},
+    {"lora_targets", false, "fine-tuning: the linears LoRA adapts by default (q, k, v, o, gate, up, down)",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       const auto bits = detail::lora_targets_from_json(v, rd, p);
+       if (bits) r.lora_targets = *bits;
+       return bits.has_value();
+     }},
+    CAPPLAN_RECIPE_BOOL("packed_document_mask", packed_document_mask, false,
+                        "fine-tuning: packed sequences attend only within their documents"),
 };
 #undef CAPPLAN_RECIPE_BOOL
 

@@ -22,6 +22,7 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/input_file.hpp"
+#include "capplan/sim/finetune.hpp"
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/result.hpp"
 
@@ -654,6 +655,25 @@ inline Result<std::string> read_text_file(const std::filesystem::path& file, con
   auto text = read_input_file(file.string());
   if (!text) return fail(where, "cannot read '" + file.string() + "': " + text.error());
   return std::move(*text);
+}
+
+// A list of LoRA target names (sim/finetune.hpp) as bits.
+inline std::optional<unsigned> lora_targets_from_json(const json& v, Reader& rd, const std::string& p) {
+  if (!v.is_array() || v.empty()) {
+    rd.error(p, "expected a non-empty list of linear names (q, k, v, o, gate, up, down); got " + describe(v));
+    return std::nullopt;
+  }
+  unsigned bits = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string name = v[i].is_string() ? v[i].get<std::string>() : v[i].dump();
+    const auto t = sim::lora_target_from_string(name);
+    if (!t) {
+      rd.error(child(p, i), "unknown LoRA target '" + name + "' (known: q, k, v, o, gate, up, down)");
+      return std::nullopt;
+    }
+    bits |= *t;
+  }
+  return bits;
 }
 
 }  // namespace capplan::data::detail

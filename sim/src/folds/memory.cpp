@@ -82,21 +82,36 @@ MemoryBreakdown memory_per_gpu(const ActivationFootprint& f, const std::vector<S
     MemoryBreakdown mb;
     mb.capacity = gpu.hbm_capacity;
     mb.stage = stage;
-    const StageParams params = stage_params(m, p, sl);
+    const StageParams params = stage_params(m, job, p, sl);
     // ZeRO (Rajbhandari et al. 2020): stage 1 shards optimizer states, 2 also gradients,
-    // 3 also weights over the data-parallel group.
-    auto sharded = [&](double bytes_per_param, bool shard) {
-      return shard ? params.dense * bytes_per_param / dense_dp + params.expert * bytes_per_param / edp
-                   : params.total() * bytes_per_param;
+    // 3 also weights over the data-parallel group. `dense` and `expert` bytes of one kind.
+    auto sharded = [&](double dense, double expert, bool shard) {
+      return shard ? dense / dense_dp + expert / edp : dense + expert;
     };
-    double weights = sharded(job.weight_bytes(), p.zero >= 3);
+    // Weights in the training precision's bytes, the quantised frozen base (QLoRA) in its format.
+    const FinetuneSpec& ft = job.finetune;
+    const double wb = job.weight_bytes(), qb = ft.quantized_bytes_per_param();
+    double weights = sharded(wb * (params.dense - params.quantized_dense) + qb * params.quantized_dense,
+                             wb * (params.expert - params.quantized_expert) + qb * params.quantized_expert,
+                             p.zero >= 3);
     if (p.zero >= 3 && dense_dp > 1) {
       // Plus the gathered working copy of the current and the prefetched layer.
-      weights += 2.0 * m.layer_params() / p.tp * job.gathered_param_bytes();
+      const double layer_bytes = ft.quantized_base()
+                                     ? qb * (m.layer_params() - 2.0 * m.hidden) + job.gathered_param_bytes() * 2.0 * m.hidden
+                                     : job.gathered_param_bytes() * m.layer_params();
+      weights += 2.0 * layer_bytes / p.tp;
+    }
+    if (ft.quantized_base()) {
+      // The 16-bit copy of the largest matrix being dequantised for its GEMM (one at a time).
+      weights += 2.0 * std::max<double>(m.hidden * static_cast<double>(m.ffn_hidden) * (m.gated_ffn ? 2.0 : 1.0),
+                                        m.hidden * static_cast<double>(m.moe.expert_ffn_hidden)) /
+                 p.tp;
     }
     mb.weights = units::bytes(weights);
-    mb.gradients = units::bytes(sharded(job.gradient_bytes(), p.zero >= 2));
-    mb.optimizer = units::bytes(sharded(optimizer_bytes, p.zero >= 1));
+    mb.gradients = units::bytes(
+        sharded(job.gradient_bytes() * params.trained_dense, job.gradient_bytes() * params.trained_expert, p.zero >= 2));
+    mb.optimizer = units::bytes(
+        sharded(optimizer_bytes * params.trained_dense, optimizer_bytes * params.trained_expert, p.zero >= 1));
     // Kept activations of every in-flight micro-batch, plus the one layer being recomputed.
     const double per_micro_batch = sl.layers * f.layer.kept + sl.dense() * f.dense_ffn.kept +
                                    sl.moe * f.moe_ffn.kept + (sl.first ? f.embedding.kept : 0.0);

@@ -84,20 +84,21 @@ units::Seconds daly_wall_time(units::Seconds solve, units::Seconds tau, units::S
   return units::seconds(mm * std::exp(a) * std::expm1(b) * segments);
 }
 
-CheckpointSize checkpoint_size(const ModelSpec& m, const Parallelism& p, int gpus, int gpus_per_node,
-                               double bytes_per_param) {
+namespace {
+
+// The writers and per-rank sizes of a checkpoint whose stage bytes (before ZeRO sharding, split
+// dense / expert) come from `stage_bytes`.
+template <class StageBytes>
+CheckpointSize checkpoint_layout(const ModelSpec& m, const Parallelism& p, int gpus, int gpus_per_node,
+                                 units::Bytes total, StageBytes stage_bytes) {
   CheckpointSize out;
-  const double per_param = bytes_per_param;
-  out.total = units::bytes(m.total_params() * per_param);
+  out.total = total;
   const double dense_dp = static_cast<double>(p.dp) * p.cp;
   const double edp = expert_data_parallel(p);
   double rank = 0;
   for (const StageRun& run : stage_runs(m, p)) {
-    const StageLayers& sl = run.layers;
-    const StageParams sp = stage_params(m, p, sl);
-    const double bytes = p.zero >= 1 ? sp.dense * per_param / dense_dp + sp.expert * per_param / edp
-                                     : sp.total() * per_param;
-    rank = std::max(rank, bytes);
+    const auto [dense, expert] = stage_bytes(run.layers);
+    rank = std::max(rank, p.zero >= 1 ? dense / dense_dp + expert / edp : dense + expert);
   }
   out.per_rank_max = units::bytes(rank);
   if (p.zero >= 1) {
@@ -111,6 +112,38 @@ CheckpointSize checkpoint_size(const ModelSpec& m, const Parallelism& p, int gpu
     out.per_node_max = units::bytes(rank * per_node);
   }
   return out;
+}
+
+}  // namespace
+
+CheckpointSize checkpoint_size(const ModelSpec& m, const Parallelism& p, int gpus, int gpus_per_node,
+                               double bytes_per_param) {
+  return checkpoint_layout(m, p, gpus, gpus_per_node, units::bytes(m.total_params() * bytes_per_param),
+                           [&](const StageLayers& sl) {
+                             const StageParams sp = stage_params(m, p, sl);
+                             return std::pair{sp.dense * bytes_per_param, sp.expert * bytes_per_param};
+                           });
+}
+
+CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, int gpus,
+                               int gpus_per_node) {
+  const FinetuneSpec& ft = job.finetune;
+  if (!ft.adapters() && ft.frozen_layers == 0 && !ft.freeze_embeddings) {
+    return checkpoint_size(m, p, gpus, gpus_per_node, job.checkpoint_bytes_per_param());
+  }
+  // Fine-tuning: the trained parameters with their optimizer state; the frozen base too under full
+  // SFT with frozen parts (the model is saved whole), not under adapters (PEFT saves the adapters:
+  // the base is the one it started from).
+  const double w = job.gathered_param_bytes(), opt = job.optimizer_state_bytes();
+  const double frozen = ft.adapters() ? 0.0 : w;
+  const double trained = trainable_params(m, ft);
+  const double base = ft.adapters() ? 0.0 : m.total_params() - trained;
+  return checkpoint_layout(m, p, gpus, gpus_per_node, units::bytes(trained * (w + opt) + base * frozen),
+                           [&](const StageLayers& sl) {
+                             const StageParams sp = stage_params(m, job, p, sl);
+                             return std::pair{sp.trained_dense * (w + opt) + (sp.dense - sp.trained_dense) * frozen,
+                                              sp.trained_expert * (w + opt) + (sp.expert - sp.trained_expert) * frozen};
+                           });
 }
 
 units::Seconds transfer_time(units::Bytes per_node, units::Bytes total, const StorageBandwidth& bw) {
@@ -356,7 +389,7 @@ Goodput compute_goodput(const GoodputInputs& in, const Parallelism& p, units::Se
   g.mtbi = mtbi(per_hour);
 
   // Checkpoints.
-  g.checkpoint = checkpoint_size(*in.model, p, c.gpus, c.gpus_per_node, in.training->checkpoint_bytes_per_param());
+  g.checkpoint = checkpoint_size(*in.model, *in.training, p, c.gpus, c.gpus_per_node);
   const units::Seconds local_write = transfer_time(g.checkpoint.per_node_max, g.checkpoint.total, tier.write);
   units::Seconds upload;  // local tier: until the copy on shared storage is complete
   units::Seconds read = transfer_time(g.checkpoint.per_node_max, g.checkpoint.total, tier.read);

@@ -14,10 +14,32 @@
 
 namespace capplan::sim::lowering {
 
+// What fine-tuning changes about the linear layers (FinetuneSpec, read through TrainingJob).
+struct TuneContext {
+  FinetuneSpec spec;
+  double layer_share = 1.0;  // share of the layers whose base weights are trained
+  bool eager = false;        // adapters added by eager PyTorch ops (scale, then add)
+  Precision adapter_dtype = Precision::bf16;
+  double act_bytes = 2.0;    // bytes per activation element
+  GroupPlacement tp_group;   // TP communicator (a small all-reduce per adapted linear when tp > 1)
+};
+
+// How one linear layer is tuned: its adapter target bits (finetune.hpp LoraTarget; 0: never
+// adapted, e.g. the MoE router), whether its input is split over TP (row-parallel: the attention
+// output and FFN down projections), and whether it is the output layer (trained with the
+// embeddings).
+struct Tuned {
+  unsigned targets = 0;
+  bool row_parallel = false;
+  bool output_layer = false;
+};
+
 class OpListBuilder {
  public:
-  OpListBuilder(std::vector<StepOp>& ops, StepOpParts parts, double fp8_cast_bytes, const RecomputePolicy& policy)
-      : ops_(ops), parts_(static_cast<unsigned>(parts)), fp8_cast_bytes_(fp8_cast_bytes), policy_(policy) {}
+  OpListBuilder(std::vector<StepOp>& ops, StepOpParts parts, double fp8_cast_bytes, const RecomputePolicy& policy,
+                TuneContext tune = {})
+      : ops_(ops), parts_(static_cast<unsigned>(parts)), fp8_cast_bytes_(fp8_cast_bytes), policy_(policy),
+        tune_(tune) {}
   const RecomputePolicy& policy() const { return policy_; }
   // Appends one op (kept only when it belongs to the requested parts). `flops` and `saved` are
   // totals over the `count` repetitions (StepOp).
@@ -41,13 +63,29 @@ class OpListBuilder {
   void linear(const char* name, const char* dgrad, const char* wgrad, std::int64_t tokens, std::int64_t n,
               std::int64_t k, Precision dt, Scope scope, double saved = 0, double model_flops = -1,
               std::int64_t batch = 1, double kernels = 1.0) {
+    linear(Tuned{}, name, dgrad, wgrad, tokens, n, k, dt, scope, saved, model_flops, batch, kernels);
+  }
+  // The same for a linear that fine-tuning may freeze, quantise or adapt (`tuned`): a frozen
+  // weight has no weight-gradient GEMM (its dgrad still carries the gradient to the layers below);
+  // a quantised one is dequantised to 16 bits before each GEMM that reads it; an adapted one adds
+  // its LoRA GEMMs (lora()).
+  void linear(const Tuned& tuned, const char* name, const char* dgrad, const char* wgrad, std::int64_t tokens,
+              std::int64_t n, std::int64_t k, Precision dt, Scope scope, double saved = 0, double model_flops = -1,
+              std::int64_t batch = 1, double kernels = 1.0) {
     if (tokens <= 0 || n <= 0 || k <= 0) return;
     const GemmOp fwd{name, tokens, n, k, batch, dt};
     const double flops = model_flops >= 0 ? model_flops : fwd.flops().base() * kernels;
     const bool rc = recomputes(OpRole::linear, scope);
+    const bool in_layer = scope == Scope::layer || scope == Scope::dense_ffn || scope == Scope::moe_ffn;
+    const FinetuneSpec& ft = tune_.spec;
+    const double trained = tuned.output_layer ? (ft.trains_embeddings() ? 1.0 : 0.0)
+                                              : (in_layer ? tune_.layer_share : 1.0);
     add(fwd, Phase::forward, scope, kernels, OpRole::linear, flops, saved, rc);
     add(GemmOp{dgrad, tokens, k, n, batch, dt}, Phase::backward, scope, kernels, OpRole::linear, flops);
-    add(GemmOp{wgrad, k, n, tokens, batch, dt}, Phase::backward, scope, kernels, OpRole::linear, flops);
+    if (trained > 0) {
+      add(GemmOp{wgrad, k, n, tokens, batch, dt}, Phase::backward, scope, kernels * trained, OpRole::linear,
+          flops * trained);
+    }
     if (rc) add(fwd, Phase::recompute, scope, kernels, OpRole::linear, flops);
     if (dt == Precision::fp8) {
       // Transformer Engine quantises each GEMM input to FP8 with a fused cast + transpose
@@ -63,7 +101,79 @@ class OpListBuilder {
           OpRole::fp8_cast);
       if (rc) add(cast_x, Phase::recompute, scope, 1.0, OpRole::fp8_cast);
     }
+    if (in_layer && ft.quantized_base()) {
+      // bitsandbytes (and GPTQ's training path) dequantise the whole 4-bit matrix into a 16-bit
+      // copy before the cuBLAS GEMM, in forward, in the input-gradient GEMM and in recomputation:
+      // read the 4-bit weight and its scales, write 2 bytes per weight.
+      const double weights = static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch) * kernels;
+      const MemoryOp deq{"dequantize_base", units::bytes((ft.quantized_bytes_per_param() + 2.0) * weights)};
+      add(deq, Phase::forward, scope, 1.0, OpRole::dequantize, 0, 0, rc);
+      add(deq, Phase::backward, scope, 1.0, OpRole::dequantize);
+      if (rc) add(deq, Phase::recompute, scope, 1.0, OpRole::dequantize);
+    }
+    adapter(tuned, tokens, n, k, scope, batch, kernels);
   }
+  // The LoRA adapter of a linear of `tuned.targets` when the job adapts them (a fused base GEMM,
+  // such as Q, K and V in one, carries one adapter per part, as PEFT attaches them).
+  void adapter(const Tuned& tuned, std::int64_t tokens, std::int64_t n, std::int64_t k, Scope scope,
+               std::int64_t batch = 1, double kernels = 1.0) {
+    const bool in_layer = scope == Scope::layer || scope == Scope::dense_ffn || scope == Scope::moe_ffn;
+    if (!in_layer || !tune_.spec.adapted(tuned.targets) || tokens <= 0 || n <= 0 || k <= 0) return;
+    lora(tuned, tokens, n, k, scope, recomputes(OpRole::linear, scope), batch, kernels);
+  }
+  // The LoRA adapter of a linear Y[T x n] = X[T x k] W (per TP rank): A [k x r], B [r x n],
+  // Y += (X A) B * alpha / r (Hu et al. 2021, Sec. 4.1). Forward: X A and (X A) B, then the scaled
+  // add into Y; backward: the gradients of B's input and weight, of A's input and weight, and the
+  // add of A's input gradient into the base's. Under TP (Megatron-Core's LoRA adapters) the
+  // column-parallel base splits B by its outputs and keeps A whole, the row-parallel base splits A
+  // by its inputs and keeps B whole: one small all-reduce of X A (r wide) per adapted linear, in
+  // backward for the first, in forward for the second. X A is kept for B's weight gradient (X is
+  // kept by its producer).
+ private:
+  void lora(const Tuned& tuned, std::int64_t tokens, std::int64_t n, std::int64_t k, Scope scope, bool rc,
+            std::int64_t batch, double kernels) {
+    const std::int64_t r = tune_.spec.lora_rank;
+    const int tp = tune_.tp_group.size;
+    // Column-parallel: A reads the whole input (k is whole); B writes this rank's n outputs.
+    // Row-parallel: A reads this rank's k inputs; B writes all n outputs.
+    const Precision dt = tune_.adapter_dtype;
+    const double rows = static_cast<double>(tokens) * static_cast<double>(batch) * kernels;
+    const GemmOp down{"lora_a", tokens, r, k, batch, dt}, up{"lora_b", tokens, n, r, batch, dt};
+    add(down, Phase::forward, scope, kernels, OpRole::adapter, down.flops().base() * kernels,
+        tune_.act_bytes * rows * static_cast<double>(r), rc);
+    add(up, Phase::forward, scope, kernels, OpRole::adapter, up.flops().base() * kernels, 0, rc);
+    // Megatron-Core adds the scaled adapter output in one fused pass; eager PEFT scales, then adds.
+    const double add_bytes = (tune_.eager ? 5.0 : 3.0) * tune_.act_bytes * rows * static_cast<double>(n);
+    add(MemoryOp{"lora_add", units::bytes(add_bytes)}, Phase::forward, scope, 1.0, OpRole::adapter, 0, 0, rc);
+    add(GemmOp{"lora_b_dgrad", tokens, r, n, batch, dt}, Phase::backward, scope, kernels, OpRole::adapter,
+        up.flops().base() * kernels);
+    add(GemmOp{"lora_b_wgrad", r, n, tokens, batch, dt}, Phase::backward, scope, kernels, OpRole::adapter,
+        up.flops().base() * kernels);
+    add(GemmOp{"lora_a_dgrad", tokens, k, r, batch, dt}, Phase::backward, scope, kernels, OpRole::adapter,
+        down.flops().base() * kernels);
+    add(GemmOp{"lora_a_wgrad", k, r, tokens, batch, dt}, Phase::backward, scope, kernels, OpRole::adapter,
+        down.flops().base() * kernels);
+    // The incoming gradient scaled for B (eager), and A's input gradient added into the base's.
+    const double grad_bytes = (tune_.eager ? 2.0 * static_cast<double>(n) : 0.0) + 3.0 * static_cast<double>(k);
+    add(MemoryOp{"lora_grad_add", units::bytes(grad_bytes * tune_.act_bytes * rows)}, Phase::backward, scope, 1.0,
+        OpRole::adapter);
+    if (rc) {
+      add(down, Phase::recompute, scope, kernels, OpRole::adapter, down.flops().base() * kernels);
+      add(up, Phase::recompute, scope, kernels, OpRole::adapter, up.flops().base() * kernels);
+      add(MemoryOp{"lora_add", units::bytes(add_bytes)}, Phase::recompute, scope, 1.0, OpRole::adapter);
+    }
+    if (tp > 1) {
+      const CollectiveOp ar{"lora_tp_all_reduce", CollectiveKind::all_reduce,
+                            units::bytes(tune_.act_bytes * rows * static_cast<double>(r)), tune_.tp_group};
+      if (tuned.row_parallel) {
+        add(ar, Phase::forward, scope, 1.0, OpRole::collective, 0, 0, rc);
+        if (rc) add(ar, Phase::recompute, scope, 1.0, OpRole::collective);
+      } else {
+        add(ar, Phase::backward, scope, 1.0, OpRole::collective);
+      }
+    }
+  }
+ public:
   // An element-wise kernel: forward moves `bytes`, backward about twice that (it reads the
   // saved input and the incoming gradient and writes the outgoing gradient).
   void elementwise(const char* name, double bytes, Scope scope, OpRole role, double count = 1.0, double saved = 0) {
@@ -85,6 +195,7 @@ class OpListBuilder {
   unsigned parts_;
   double fp8_cast_bytes_;
   const RecomputePolicy& policy_;
+  TuneContext tune_;
 };
 
 // Share of the full s_q x s_kv score square a kernel computes. Unfused attention computes the

@@ -59,6 +59,8 @@ const char* to_string(OpRole r) {
     case OpRole::collective: return "collective";
     case OpRole::p2p: return "p2p";
     case OpRole::optimizer: return "optimizer";
+    case OpRole::adapter: return "adapter";
+    case OpRole::dequantize: return "dequantize";
   }
   return "?";
 }

@@ -27,6 +27,8 @@ bool RecomputePolicy::recomputes(OpRole role) const {
     case OpRole::copy:
     case OpRole::moe_permute: return elementwise_;
     case OpRole::linear:
+    case OpRole::adapter:
+    case OpRole::dequantize:
     case OpRole::moe_elementwise:
     case OpRole::collective:
     case OpRole::fp8_cast: return full_;

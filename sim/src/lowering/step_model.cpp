@@ -51,22 +51,45 @@ StageParams stage_params(const ModelSpec& m, const Parallelism& p, int stage) {
 }
 
 StageParams stage_params(const ModelSpec& m, const Parallelism& p, const StageLayers& sl) {
+  return stage_params(m, TrainingJob{}, p, sl);
+}
+
+StageParams stage_params(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const StageLayers& sl) {
+  const FinetuneSpec& ft = job.finetune;
   StageParams out;
-  double dense = sl.layers * m.attention_params() + sl.dense() * m.dense_ffn_params();
+  // Base weights of the stage's layers: dense ones (attention, dense FFNs, router, shared experts)
+  // and routed experts, the latter spread over the EP ranks (and split by ETP).
+  const double norms = 2.0 * m.hidden;  // per layer, inside attention_params()
+  double layers_dense = sl.layers * m.attention_params() + sl.dense() * m.dense_ffn_params();
+  double layers_expert = 0;
   if (sl.moe > 0) {
-    // Router and shared experts are dense (TP-split like the dense FFN); routed experts are
-    // spread over the EP ranks (and split by ETP).
-    dense += sl.moe * (static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params());
-    out.expert = sl.moe * (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp;
+    layers_dense += sl.moe * (static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params());
+    layers_expert = sl.moe * (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp;
   }
-  if (sl.first) dense += m.embedding_params();
+  double embeddings = sl.first ? m.embedding_params() : 0.0;
   if (sl.last) {
     // With tied embeddings and pp > 1 the last stage keeps its own copy of the matrix
     // (Megatron synchronises the two copies' gradients).
-    dense += m.tied_embeddings ? (p.pp > 1 ? m.embedding_params() : 0.0) : m.output_params();
-    dense += m.hidden;
+    embeddings += m.tied_embeddings ? (p.pp > 1 ? m.embedding_params() : 0.0) : m.output_params();
   }
-  out.dense = dense / p.tp;
+  const double final_norm = sl.last ? m.hidden : 0.0;
+  // Adapters (LoRA): per layer of each kind; routed experts' adapters live with their experts.
+  const double per_expert = m.is_moe() ? lora_moe_ffn_params(m, ft) / (m.moe.experts + m.moe.shared_experts) : 0.0;
+  const double adapters_dense = sl.layers * lora_attention_params(m, ft) + sl.dense() * lora_dense_ffn_params(m, ft) +
+                                sl.moe * m.moe.shared_experts * per_expert;
+  const double adapters_expert = sl.moe * (static_cast<double>(m.moe.experts) / p.ep) * per_expert / p.etp;
+  out.dense = (layers_dense + embeddings + final_norm + adapters_dense) / p.tp;
+  out.expert = layers_expert + adapters_expert;
+  const double share = ft.trained_layer_share(m.layers);
+  const double trained_embeddings = ft.trains_embeddings() ? embeddings : 0.0;
+  out.trained_dense = ((layers_dense + final_norm) * share + trained_embeddings + adapters_dense) / p.tp;
+  out.trained_expert = layers_expert * share + adapters_expert;
+  if (ft.quantized_base()) {
+    // The layers' linear weights (not the norms, the embeddings or the output layer: bitsandbytes
+    // and GPTQ leave those in 16 bits).
+    out.quantized_dense = (layers_dense - sl.layers * norms) / p.tp;
+    out.quantized_expert = layers_expert;
+  }
   return out;
 }
 
@@ -129,10 +152,17 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
                          const Cluster& c, StepOpParts parts) {
   out.ops.clear();
   const RecomputePolicy policy(m, job, p);
-  OpListBuilder b(out.ops, parts, fp8_cast_bytes_per_element(job.fp8_recipe), policy);
   const Precision dt = job.precision;
   // Attention core stays in 16-bit under FP8 recipes (Transformer Engine keeps it in bf16).
   const Precision attn_dt = dt == Precision::fp8 ? Precision::bf16 : dt;
+  const Topology topology = c.network();  // built once: every communicator is placed on it
+  const GroupPlacement tp_group = place_group(p.tp, 1, topology);
+  // Fine-tuning: frozen, quantised and adapted linears (LoRA adapters run in 16 bits, as PEFT and
+  // Megatron-Core's adapters do under FP8 recipes).
+  const lowering::TuneContext tune{job.finetune, job.finetune.trained_layer_share(m.layers),
+                                   job.framework == Framework::pytorch, attn_dt, element_bytes(attn_dt), tp_group};
+  OpListBuilder b(out.ops, parts, fp8_cast_bytes_per_element(job.fp8_recipe), policy, tune);
+  using lowering::Tuned;
   const std::int64_t t = p.tp;
   const std::int64_t s = m.seq_len / p.cp;  // tokens of a sequence on this rank (context parallel)
   const std::int64_t tokens = static_cast<std::int64_t>(p.micro_batch) * s;
@@ -152,8 +182,6 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   const double gemm_in = dt == Precision::fp8 ? 1.0 : act;
   const double td = static_cast<double>(tokens), tsp = static_cast<double>(tokens_sp), hd = static_cast<double>(h);
   const double qk_elems = td * (heads + kv_heads) * d_qk;
-  const Topology topology = c.network();  // built once: every communicator is placed on it
-  const GroupPlacement tp_group = place_group(p.tp, 1, topology);
   const bool full_rc = policy.full();
 
   // Tensor-parallel collectives around a TP-split block: one all-reduce in forward and one in
@@ -223,22 +251,22 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     const auto& a = m.mla;
     const double qk = static_cast<double>(d_qk);
     if (a.q_lora_rank > 0) {
-      b.linear("q_down", "q_down_dgrad", "q_down_wgrad", tokens, a.q_lora_rank, h, dt, Scope::layer, 0,
+      b.linear(Tuned{lora_q}, "q_down", "q_down_dgrad", "q_down_wgrad", tokens, a.q_lora_rank, h, dt, Scope::layer, 0,
                2.0 * td * hd * a.q_lora_rank / static_cast<double>(t));
-      b.linear("q_up", "q_up_dgrad", "q_up_wgrad", tokens, heads * d_qk, a.q_lora_rank, dt, Scope::layer,
+      b.linear(Tuned{lora_q}, "q_up", "q_up_dgrad", "q_up_wgrad", tokens, heads * d_qk, a.q_lora_rank, dt, Scope::layer,
                act * td * heads * qk);
       b.elementwise("q_latent_norm", 2.0 * act * td * a.q_lora_rank, Scope::layer, OpRole::latent_norm, 1.0,
                     act * td * a.q_lora_rank);
     } else {
-      b.linear("q_proj", "q_proj_dgrad", "q_proj_wgrad", tokens, heads * d_qk, h, dt, Scope::layer,
+      b.linear(Tuned{lora_q}, "q_proj", "q_proj_dgrad", "q_proj_wgrad", tokens, heads * d_qk, h, dt, Scope::layer,
                act * td * heads * qk);
     }
-    b.linear("kv_down", "kv_down_dgrad", "kv_down_wgrad", tokens, a.kv_lora_rank + a.qk_rope_head_dim, h, dt,
+    b.linear(Tuned{lora_k | lora_v}, "kv_down", "kv_down_dgrad", "kv_down_wgrad", tokens, a.kv_lora_rank + a.qk_rope_head_dim, h, dt,
              Scope::layer, act * td * a.qk_rope_head_dim,
              2.0 * td * hd * (a.kv_lora_rank + a.qk_rope_head_dim) / static_cast<double>(t));
     b.elementwise("kv_latent_norm", 2.0 * act * td * a.kv_lora_rank, Scope::layer, OpRole::latent_norm, 1.0,
                   act * td * a.kv_lora_rank);
-    b.linear("kv_up", "kv_up_dgrad", "kv_up_wgrad", tokens, heads * (a.qk_nope_head_dim + a.v_head_dim),
+    b.linear(Tuned{lora_k | lora_v}, "kv_up", "kv_up_dgrad", "kv_up_wgrad", tokens, heads * (a.qk_nope_head_dim + a.v_head_dim),
              a.kv_lora_rank, dt, Scope::layer, act * td * heads * (qk + d_v));
   } else {
     // Q, K and V (after RoPE) kept for the attention backward; the model-FLOPs convention counts
@@ -246,6 +274,9 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     b.linear("qkv", "qkv_dgrad", "qkv_wgrad", tokens, (heads + 2 * kv_heads) * dh, h, dt, Scope::layer,
              act * td * (heads + 2 * kv_heads) * dh,
              2.0 * td * hd * (static_cast<double>(m.heads) * dh + 2.0 * m.kv_dim()) / static_cast<double>(t));
+    b.adapter(Tuned{lora_q}, tokens, heads * dh, h, Scope::layer);
+    b.adapter(Tuned{lora_k}, tokens, kv_heads * dh, h, Scope::layer);
+    b.adapter(Tuned{lora_v}, tokens, kv_heads * dh, h, Scope::layer);
   }
   {
     // Attention core: S = Q K^T and O = P V per head (batched); backward has twice the GEMMs.
@@ -257,13 +288,20 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     // window for sliding-window layers; backward twice the forward.
     const std::int64_t s_kv = m.seq_len;
     const std::int64_t batch = static_cast<std::int64_t>(p.micro_batch) * heads;
-    const double work = attention_work_fraction(m);
+    double work = attention_work_fraction(m);
     const GemmOp score{"attn_score", s, s_kv, d_qk, batch, attn_dt, m.flash_attention};
     const GemmOp context{"attn_context", s, d_v, s_kv, batch, attn_dt, m.flash_attention};
     const double share = 1.0 / std::max(1, m.sliding_window_every);  // windowed layers
-    const double keys = m.sliding_window > 0 && m.sliding_window < m.seq_len
-                            ? share * m.sliding_window + (1.0 - share) * m.seq_len
-                            : static_cast<double>(m.seq_len);
+    double keys = m.sliding_window > 0 && m.sliding_window < m.seq_len
+                      ? share * m.sliding_window + (1.0 - share) * m.seq_len
+                      : static_cast<double>(m.seq_len);
+    // Packed documents masked apart (TrainingJob::attention_tokens = E[l^2]/E[l]): each document's
+    // causal square, sum l^2 / 2 = S a / 2 of the S x S shape, by a varlen fused kernel.
+    const double doc = job.attention_tokens;
+    if (m.flash_attention && doc > 0 && doc < m.seq_len) {
+      work = std::min(work, doc / (2.0 * m.seq_len));
+      keys = std::min(keys, doc);
+    }
     const double score_flops = 2.0 * td * keys * heads * d_qk;
     const double context_flops = 2.0 * td * keys * heads * d_v;
     const bool rc = b.recomputes(OpRole::attention_core, Scope::layer);
@@ -299,7 +337,7 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   }
   // The projection's input (the attention output) is the output of the attention core, kept as
   // the output of the recomputed region under selective recompute: the projection owns it.
-  b.linear("attn_proj", "attn_proj_dgrad", "attn_proj_wgrad", tokens, h, heads * d_v, dt, Scope::layer,
+  b.linear(Tuned{lora_o, true}, "attn_proj", "attn_proj_dgrad", "attn_proj_wgrad", tokens, h, heads * d_v, dt, Scope::layer,
            gemm_in * td * heads * d_v);
   tp_block_comm(Scope::layer);
 
@@ -311,6 +349,8 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     const std::int64_t up = (m.gated_ffn ? 2 : 1) * inner;
     b.linear(up_name, "ffn_up_dgrad", "ffn_up_wgrad", rows, up, h, dt, scope, act * rows_mean * up,
              conv_scale * 2.0 * rows_mean * up * hd, 1, kernels);
+    if (m.gated_ffn) b.adapter(Tuned{lora_gate}, rows, inner, h, scope, 1, kernels);
+    b.adapter(Tuned{lora_up}, rows, inner, h, scope, 1, kernels);
     const double elems = static_cast<double>(rows) * kernels * inner;
     const double kept = gemm_in * rows_mean * inner;  // the activation output = the down GEMM's input
     if (eager && m.gated_ffn) {
@@ -322,7 +362,7 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       b.elementwise(m.gated_ffn ? "swiglu" : "gelu", act * elems * ((m.gated_ffn ? 2.0 : 1.0) + 1.0), scope, act_role,
                     1.0, kept);
     }
-    b.linear(down_name, "ffn_down_dgrad", "ffn_down_wgrad", rows, h, inner, dt, scope, 0,
+    b.linear(Tuned{lora_down, true}, down_name, "ffn_down_dgrad", "ffn_down_wgrad", rows, h, inner, dt, scope, 0,
              conv_scale * 2.0 * rows_mean * inner * hd, 1, kernels);
   };
   ffn("ffn_up", "ffn_down", tokens, td, f / t, 1.0, Scope::dense_ffn, OpRole::activation, 1.0);
@@ -457,7 +497,7 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   // The embedding output is kept as the first layer's input.
   b.elementwise("embedding", 2.0 * act * tsp * hd, Scope::embedding, OpRole::embedding, 1.0, act * tsp * hd);
   b.elementwise("final_layernorm", 2.0 * act * tsp * hd, Scope::output, OpRole::norm);
-  b.linear("logits", "logits_dgrad", "logits_wgrad", tokens, m.vocab / t, h, dt, Scope::output, 0,
+  b.linear(Tuned{0, false, true}, "logits", "logits_dgrad", "logits_wgrad", tokens, m.vocab / t, h, dt, Scope::output, 0,
            2.0 * td * hd * static_cast<double>(m.vocab) / static_cast<double>(t));
   // Vocabulary-parallel cross-entropy: the loss kernels' own passes over this rank's logits
   // (sim/workload.hpp, LossKernel). It keeps the 16-bit logits and their fp32 softmax for one
@@ -511,11 +551,11 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   StageParams params;
   for (const StageRun& run : stage_runs(m, p)) {
     const StageLayers& sl = run.layers;
-    const StageParams sp = stage_params(m, p, sl);
+    const StageParams sp = stage_params(m, job, p, sl);
     if (sp.total() > params.total()) params = sp;
   }
   out.params = params;
-  out.stage_params = params.total();
+  out.stage_params = params.trained();
   // Dense parameters are replicated over dp*cp ranks (stride tp); routed experts over the
   // expert-data-parallel ranks (stride ep*etp), as Megatron-Core lays them out.
   const int dense_dp = p.dp * p.cp;
@@ -526,7 +566,9 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     int size;
     int stride;
   };
-  const Replicas groups[] = {{"dp", params.dense, dense_dp, p.tp}, {"edp", params.expert, edp, p.ep * p.etp}};
+  // Only trained parameters have gradients to reduce and updates to gather back (fine-tuning).
+  const Replicas groups[] = {{"dp", params.trained_dense, dense_dp, p.tp},
+                             {"edp", params.trained_expert, edp, p.ep * p.etp}};
   for (const auto& g : groups) {
     if (g.size <= 1 || g.params <= 0) continue;
     const GroupPlacement group = place_group(g.size, g.stride, topology);
@@ -550,11 +592,17 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     // reduce-scattered after backward, for every micro-batch, per layer (so the schedule can
     // overlap them with that layer's compute).
     const GroupPlacement group = place_group(dense_dp, p.tp, topology);
-    // Parameters travel in 16 bits (FP8 with FP8 parameters), gradients in their reduction
-    // dtype (FSDP's reduce_dtype).
-    auto fsdp = [&](double layer_params, Scope scope) {
-      const units::Bytes bytes = units::bytes(job.gathered_param_bytes() * layer_params / p.tp);
-      const units::Bytes grads = units::bytes(job.gradient_bytes() * layer_params / p.tp);
+    // Parameters travel in 16 bits (FP8 with FP8 parameters; a quantised base in its 4-bit
+    // format), gradients in their reduction dtype (FSDP's reduce_dtype), of the trained ones only.
+    const FinetuneSpec& ft = job.finetune;
+    const double share = ft.trained_layer_share(m.layers);
+    const double qbytes = ft.quantized_base() ? ft.quantized_bytes_per_param() : job.gathered_param_bytes();
+    // `linear`: the scope's linear weights (quantisable), `other`: its norms; `adapters`: its LoRA.
+    auto fsdp = [&](double linear, double other, double adapters, Scope scope) {
+      const double held = qbytes * linear + job.gathered_param_bytes() * (other + adapters);
+      const double trained = (linear + other) * share + adapters;
+      const units::Bytes bytes = units::bytes(held / p.tp);
+      const units::Bytes grads = units::bytes(job.gradient_bytes() * trained / p.tp);
       b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, bytes, group, Axis::dp}, Phase::forward,
             scope, 1.0, OpRole::collective);
       b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, bytes, group, Axis::dp},
@@ -562,17 +610,21 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       b.add(CollectiveOp{"fsdp_grad_reduce_scatter", CollectiveKind::reduce_scatter, grads, group, Axis::dp},
             Phase::backward, scope, 1.0, OpRole::collective);
     };
-    fsdp(m.attention_params(), Scope::layer);
-    fsdp(m.dense_ffn_params(), Scope::dense_ffn);
+    const double norms = 2.0 * m.hidden;
+    fsdp(m.attention_params() - norms, norms, lora_attention_params(m, ft), Scope::layer);
+    fsdp(m.dense_ffn_params(), 0.0, lora_dense_ffn_params(m, ft), Scope::dense_ffn);
     if (m.is_moe()) {
       // Router and shared experts over the dense replicas; routed experts over their own
       // expert-data-parallel replicas (nothing to gather when each GPU owns its experts).
-      fsdp(static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params(), Scope::moe_ffn);
+      const double per_expert_adapters = lora_moe_ffn_params(m, ft) / (m.moe.experts + m.moe.shared_experts);
+      fsdp(static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params(), 0.0,
+           m.moe.shared_experts * per_expert_adapters, Scope::moe_ffn);
       if (edp > 1) {
         const GroupPlacement egroup = place_group(edp, p.ep * p.etp, topology);
-        const double local = (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp;
-        const units::Bytes bytes = units::bytes(job.gathered_param_bytes() * local);
-        const units::Bytes grads = units::bytes(job.gradient_bytes() * local);
+        const double experts = (static_cast<double>(m.moe.experts) / p.ep) / p.etp;
+        const double local = experts * m.expert_params(), adapters = experts * per_expert_adapters;
+        const units::Bytes bytes = units::bytes(qbytes * local + job.gathered_param_bytes() * adapters);
+        const units::Bytes grads = units::bytes(job.gradient_bytes() * (local * share + adapters));
         b.add(CollectiveOp{"fsdp_expert_all_gather", CollectiveKind::all_gather, bytes, egroup, Axis::dp},
               Phase::forward, Scope::moe_ffn, 1.0, OpRole::collective);
         b.add(CollectiveOp{"fsdp_expert_all_gather", CollectiveKind::all_gather, bytes, egroup, Axis::dp},
@@ -582,8 +634,9 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       }
     }
   }
-  // Adam on this rank's shard (TrainingJob::adam_step_bytes).
-  const double shard = p.zero >= 1 ? params.dense / dense_dp + params.expert / edp : params.total();
+  // Adam on this rank's shard of the trained parameters (TrainingJob::adam_step_bytes).
+  const double shard =
+      p.zero >= 1 ? params.trained_dense / dense_dp + params.trained_expert / edp : params.trained();
   b.add(MemoryOp{"adam_step", units::bytes(job.adam_step_bytes() * shard)}, Phase::step, Scope::optimizer, 1.0,
         OpRole::optimizer);
 }

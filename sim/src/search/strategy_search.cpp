@@ -60,9 +60,12 @@ Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
 namespace {
 
 Result<Estimate> estimate_for_batch(const Scenario& s, const OpCostModel& cost) {
-  // The workload seam: each kind has its own lowering and schedule (today: the training step).
+  // The workload seam: each kind has its own lowering and schedule. Fine-tuning is the training
+  // step with its frozen, quantised and adapted weights (TrainingJob::finetune) over the tokens
+  // its dataset resolved to (resolve_workload).
   switch (s.workload.kind) {
-    case WorkloadKind::pretrain: break;
+    case WorkloadKind::pretrain:
+    case WorkloadKind::finetune: break;
   }
   const StrategyRequest& r = s.strategy;
   const ModelSpec& m = s.model;

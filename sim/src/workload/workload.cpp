@@ -8,12 +8,14 @@ namespace capplan::sim {
 const char* to_string(WorkloadKind k) {
   switch (k) {
     case WorkloadKind::pretrain: return "pretrain";
+    case WorkloadKind::finetune: return "finetune";
   }
   return "?";
 }
 
 std::optional<WorkloadKind> workload_kind_from_string(const std::string& s) {
   if (s == "pretrain") return WorkloadKind::pretrain;
+  if (s == "finetune") return WorkloadKind::finetune;
   return std::nullopt;
 }
 

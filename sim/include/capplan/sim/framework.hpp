@@ -45,6 +45,11 @@ struct FrameworkRecipe {
   std::optional<double> host_us_per_op;
   // Pipeline sends and receives batched into one call per neighbour (TrainingJob::pp_p2p_batched).
   std::optional<bool> pp_p2p_batched;
+  // Fine-tuning (finetune.hpp): the LoRA rank and target modules when the scenario does not give
+  // them, and whether packed sequences attend only within their documents.
+  std::optional<int> lora_rank;
+  std::optional<unsigned> lora_targets;
+  std::optional<bool> packed_document_mask;
 
   std::optional<bool> grad_reduce_in_fp32(Precision p) const {
     switch (p) {

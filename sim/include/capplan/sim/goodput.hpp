@@ -144,6 +144,10 @@ units::Seconds daly_wall_time(units::Seconds solve, units::Seconds tau, units::S
 // sets per_rank_max.
 CheckpointSize checkpoint_size(const ModelSpec& m, const Parallelism& p, int gpus, int gpus_per_node,
                                double bytes_per_param = 14.0);
+// The same for the job's training: fine-tuning saves the trained parameters with their optimizer
+// state, and the frozen base only when the model is saved whole (full SFT with frozen parts).
+CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, int gpus,
+                               int gpus_per_node);
 
 // Seconds to move `per_node` bytes from every node and `total` bytes overall through `bw`
 // (the slower of the per-node and the aggregate limit); 0 when no limit is known.

@@ -100,6 +100,8 @@ enum class OpRole {
   collective,      // TP / EP / CP / DP collectives (kind and axis in the CollectiveOp)
   p2p,             // pipeline send / recv
   optimizer,       // the optimizer step
+  adapter,         // a LoRA adapter's GEMMs and its add into the base output (fine-tuning)
+  dequantize,      // a 4-bit frozen base weight expanded to 16 bits before its GEMM (QLoRA)
 };
 const char* to_string(OpRole r);
 

@@ -27,4 +27,11 @@ struct Scenario {
   PricingTerms pricing;
 };
 
+// Resolves what the workload kind derives: for a fine-tuning job, its dataset against the model's
+// maximum sequence length and `micro_batch` (the strategy's, or 1 when it is left to the search):
+// the step's sequence length (padded samples when unpacked), training.tokens (the tokens the job
+// processes, padding included, over all epochs) and the keys per query of document-masked packing.
+// Pretraining: nothing. Contract: model.seq_len > 0; idempotent only on the original scenario.
+void resolve_workload(Scenario& s, int micro_batch);
+
 }  // namespace capplan::sim

@@ -18,10 +18,18 @@ namespace capplan::sim {
 // Parameters held by one GPU of a pipeline stage, before ZeRO sharding: dense ones (attention,
 // dense FFNs, shared experts, router, embeddings; TP-split, replicated over dp*cp ranks) and
 // routed-expert ones (E/ep experts per GPU, replicated over the expert-data-parallel ranks).
+// Fine-tuning splits them further (FinetuneSpec): the trained ones (every one in pre-training;
+// the adapters, and the embeddings if trained, under LoRA) and the frozen ones stored in a
+// quantised base format (QLoRA's 4-bit linears). Adapters count as parameters held.
 struct StageParams {
   double dense = 0;
   double expert = 0;
+  double trained_dense = 0;
+  double trained_expert = 0;
+  double quantized_dense = 0;
+  double quantized_expert = 0;
   double total() const { return dense + expert; }
+  double trained() const { return trained_dense + trained_expert; }
 };
 
 struct StepOps {
@@ -31,8 +39,11 @@ struct StepOps {
 };
 
 
+// Pre-training (everything trained):
 StageParams stage_params(const ModelSpec& m, const Parallelism& p, int stage);
 StageParams stage_params(const ModelSpec& m, const Parallelism& p, const StageLayers& layers);
+// The job's fine-tuning method decides what is trained, added and quantised:
+StageParams stage_params(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const StageLayers& layers);
 
 // Ranks that hold the same expert shard: tp*dp*cp / (ep*etp) (Megatron-Core's expert data parallel).
 int expert_data_parallel(const Parallelism& p);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "capplan/sim/finetune.hpp"
 #include "capplan/sim/hardware.hpp"
 
 namespace capplan::sim {
@@ -99,6 +100,14 @@ struct TrainingJob {
   // stage waits for four transfers per micro-batch, its receives as well as its sends
   // (lowering adds the two receives to the op list).
   bool pp_p2p_batched = true;
+  // What the step trains (finetune.hpp): everything by default (pre-training, full SFT); LoRA and
+  // QLoRA freeze the base and train adapters. The op list drops the weight gradients of frozen
+  // weights, adds the adapters' GEMMs and the 4-bit base's dequantisation; data-parallel
+  // reduction, optimizer, gradients and optimizer state cover the trained parameters only.
+  FinetuneSpec finetune;
+  // Keys each query attends over when packed documents are masked apart (FinetuneShape::
+  // attention_tokens; 0: the whole sequence).
+  double attention_tokens = 0;
 
   bool fp8_weights() const { return precision == Precision::fp8 && fp8_params; }
   // Mixed precision: 16-bit (or FP8) compute weights beside fp32 master weights in the optimizer.
