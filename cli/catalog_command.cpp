@@ -141,12 +141,15 @@ std::string models_table(const data::Catalogs& c) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& m : c.models) {
     const auto& s = m.spec;
-    rows.push_back({m.id, s.name, fixed(s.total_params() / 1e9, 1), std::to_string(s.layers), std::to_string(s.hidden),
+    // Active = what one token passes through (sim::ModelSpec::active_params: the routed top_k and
+    // shared experts of an MoE, all of a dense model), so a 389B-A52B model reads 389 / 52.
+    rows.push_back({m.id, s.name, fixed(s.total_params() / 1e9, 1), fixed(s.active_params() / 1e9, 1),
+                    std::to_string(s.layers), std::to_string(s.hidden),
                     std::to_string(s.heads) + "/" + std::to_string(s.kv_heads), std::to_string(s.seq_len)});
   }
-  return render_table({"id", "name", "params B", "layers", "hidden", "heads/kv", "seq"}, rows,
-                      {false, false, true, true, true, true, true}) +
-         "\nParameters are computed from the shapes (capplan's own count).\n";
+  return render_table({"id", "name", "params B", "active B", "layers", "hidden", "heads/kv", "seq"}, rows,
+                      {false, false, true, true, true, true, true, true}) +
+         "\nParameters are computed from the shapes (capplan's own count); active counts the input embedding.\n";
 }
 
 json models_json(const data::Catalogs& c) {
@@ -157,6 +160,7 @@ json models_json(const data::Catalogs& c) {
         {"id", m.id},
         {"name", s.name},
         {"params_b", number(s.total_params() / 1e9)},
+        {"active_params_b", number(s.active_params() / 1e9)},
         {"params_b_published", positive_or_null(m.params_b_published)},
         {"layers", s.layers},
         {"hidden", s.hidden},
