@@ -43,6 +43,7 @@ struct ValidateOptions {
   std::string format = "table";
   std::string out;
   double max_mape = -1;      // percent; < 0 = no gate
+  double max_memory_mape = -1;  // percent, of the rows that measure peak memory; < 0 = no gate
   double min_coverage = -1;  // fraction; < 0 = no gate
   std::string gate_arch = "all";  // rows the gates apply to: all, dense or moe
   std::string write_error_bands;  // FILE: the residual table fitted on every predicted row
@@ -105,6 +106,11 @@ json report_json(const Report& rep, const std::string& csv) {
         {"p90_tokens_per_s_per_gpu", r.has_interval ? number(r.p90) : json(nullptr)},
         {"inside_p10_p90", r.has_interval ? json(r.inside) : json(nullptr)},
         {"error_band_category", r.has_interval ? json(r.band_category) : json(nullptr)},
+        {"source_group", r.run->source_group.empty() ? json(nullptr) : json(r.run->source_group)},
+        {"measured_peak_memory_gib", r.memory_predicted ? number(r.measured_memory_gib) : json(nullptr)},
+        {"predicted_peak_memory_gib", r.memory_predicted ? number(r.memory_estimate_gib) : json(nullptr)},
+        {"memory_error_pct", r.memory_predicted ? number(100.0 * r.memory_error_frac) : json(nullptr)},
+        {"memory_definition", r.memory_predicted ? json(r.run->memory_definition) : json(nullptr)},
         {"assumptions", r.run->assumptions},
         {"scenario", r.run->scenario},  // reproduce a row with `capplan estimate`
     };
@@ -145,7 +151,10 @@ json report_json(const Report& rep, const std::string& csv) {
         {"by_arch", groups_json(rep.by_arch)},
         {"by_framework", groups_json(rep.by_framework)},
         {"by_gpu", groups_json(rep.by_gpu)},
-        {"by_scale", groups_json(rep.by_scale)}}},
+        {"by_scale", groups_json(rep.by_scale)},
+        {"by_source", groups_json(rep.by_source)},
+        {"memory", accuracy_json(rep.memory)},
+        {"memory_by_source", groups_json(rep.memory_by_source)}}},
   };
 }
 
@@ -189,6 +198,19 @@ std::string report_table(const Report& rep, const std::string& csv) {
   out += "Estimated rows (tokens/s per GPU; error = (predicted - measured) / measured; p10-p90 from the other rows)\n";
   out += render_table({"row", "model", "gpu", "GPUs", "layout", "measured", "predicted", "error", "p10-p90", "inside"},
                       rows, {false, false, false, true, false, true, true, true, true, false}, "  ");
+  std::vector<std::vector<std::string>> memory_rows;
+  for (const auto& r : rep.results) {
+    if (!r.memory_predicted) continue;
+    memory_rows.push_back({r.run->row_id, shorten(r.run->model_name, 32), fixed(r.measured_memory_gib, 1),
+                           fixed(r.memory_estimate_gib, 1),
+                           (r.memory_error_frac >= 0 ? "+" : "") + fixed(100.0 * r.memory_error_frac, 1) + "%",
+                           shorten(r.run->memory_definition, 40)});
+  }
+  if (!memory_rows.empty()) {
+    out += "\nPeak memory per GPU (GiB; as each table defines it)\n";
+    out += render_table({"row", "model", "measured", "predicted", "error", "definition"}, memory_rows,
+                        {false, false, true, true, true, false}, "  ");
+  }
   if (!failed.empty()) {
     out += "\nUsable rows that could not be estimated\n";
     for (const auto* r : failed) out += "  " + r->run->row_id + ": " + r->error + "\n";
@@ -212,6 +234,13 @@ std::string report_table(const Report& rep, const std::string& csv) {
   out += accuracy_table("by GPU", rep.by_gpu) + "\n";
   out += accuracy_table("by scale (GPUs)", rep.by_scale,
                         std::vector<std::string>(std::begin(kScaleBuckets), std::end(kScaleBuckets)));
+  if (!rep.by_source.empty()) out += "\n" + accuracy_table("throughput by source", rep.by_source);
+  if (rep.memory.predicted > 0) {
+    out += "\n  peak memory: " + std::to_string(rep.memory.predicted) + " rows, MAPE " + fixed(rep.memory.mape, 1) +
+           "%, median |error| " + fixed(rep.memory.median_ape, 1) + "%, within 10%: " +
+           percent(rep.memory.within_10pct) + "\n";
+    out += accuracy_table("peak memory by source", rep.memory_by_source);
+  }
   return out;
 }
 
@@ -429,7 +458,7 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
     return code(Exit::invalid_input);
   }
   if (opt.whole_run) {
-    if (!opt.write_error_bands.empty() || opt.max_mape >= 0 || opt.min_coverage >= 0) {
+    if (!opt.write_error_bands.empty() || opt.max_mape >= 0 || opt.min_coverage >= 0 || opt.max_memory_mape >= 0) {
       print_error("--whole-run: --write-error-bands, --max-mape and --min-coverage apply to the per-step rows only");
       return code(Exit::invalid_input);
     }
@@ -511,6 +540,11 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
                 fixed(opt.min_coverage, 3));
     met = false;
   }
+  if (opt.max_memory_mape >= 0 && !(rep.memory.mape <= opt.max_memory_mape)) {
+    print_error("accuracy gate: peak-memory MAPE " + fixed(rep.memory.mape, 2) + "% exceeds --max-memory-mape " +
+                fixed(opt.max_memory_mape, 2) + "%");
+    met = false;
+  }
   return met ? code(Exit::ok) : code(Exit::infeasible);
 }
 
@@ -537,6 +571,9 @@ Command add_validate_published_command(CLI::App& app, const GlobalOptions& globa
   cmd->add_flag("--whole-run", opt->whole_run,
                 "Report the whole-run GPU-hour rows (BLOOM, Llama, DeepSeek, ...) predicted with the goodput model "
                 "(interruptions, checkpoints, restarts) instead of the per-step rows");
+  cmd->add_option("--max-memory-mape", opt->max_memory_mape,
+                  "Exit 3 when the peak-memory MAPE (percent) of the rows that measure it exceeds this")
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--min-coverage", opt->min_coverage, "Exit 3 when predicted/usable rows fall below this (0-1)")
       ->check(CLI::Range(0.0, 1.0));
   return Command{cmd, [opt, &global] { return run_validate_published(*opt, global); }};

@@ -80,4 +80,25 @@ Result<std::vector<CsvRow>> parse_csv(std::string_view text, const std::string& 
   return rows;
 }
 
+Result<std::map<std::string, std::size_t>> table_columns(const std::vector<CsvRow>& rows,
+                                                         const std::vector<std::string>& required,
+                                                         const std::string& file) {
+  std::map<std::string, std::size_t> col;
+  if (rows.empty()) return fail(file, "malformed CSV: no header line");
+  for (std::size_t i = 0; i < rows.front().cells.size(); ++i) col.emplace(trim(rows.front().cells[i]), i);
+  Diagnostics diags;
+  for (const std::string& c : required) {
+    if (!col.contains(c)) diags.push_back({Diagnostic::Severity::error, file + ":1", "missing column '" + c + "'"});
+  }
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i].cells.size() != rows.front().cells.size()) {
+      diags.push_back({Diagnostic::Severity::error, file + ":" + std::to_string(rows[i].line),
+                       "malformed CSV: expected " + std::to_string(rows.front().cells.size()) +
+                           " fields (as the header); got " + std::to_string(rows[i].cells.size())});
+    }
+  }
+  if (!diags.empty()) return std::unexpected(std::move(diags));
+  return col;
+}
+
 }  // namespace capplan::data::detail

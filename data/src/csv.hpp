@@ -3,6 +3,7 @@
 // vtrain_runs.cpp). Private to capplan_data.
 #pragma once
 #include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,5 +28,11 @@ inline constexpr std::size_t kMaxCsvCell = 1024;
 // Records of `text` (quoted fields, doubled quotes, CRLF or LF; blank lines skipped); a malformed
 // record or a cell longer than kMaxCsvCell is an error naming `file` and its line.
 Result<std::vector<CsvRow>> parse_csv(std::string_view text, const std::string& file);
+
+// The header's columns by name (trimmed), after checking that every one of `required` is there
+// and that every record has the header's number of fields; an error names the file and line.
+Result<std::map<std::string, std::size_t>> table_columns(const std::vector<CsvRow>& rows,
+                                                         const std::vector<std::string>& required,
+                                                         const std::string& file);
 
 }  // namespace capplan::data::detail

@@ -12,18 +12,12 @@
 
 namespace capplan::data {
 
-Accuracy accuracy(const std::vector<const ValidationRow*>& rows) {
+namespace {
+
+Accuracy accuracy_of(std::vector<double> abs_errors, int with_interval, int inside) {
   Accuracy a;
-  std::vector<double> abs_errors;
-  int inside = 0;
-  for (const auto* r : rows) {
-    abs_errors.push_back(std::fabs(r->error_frac));
-    if (r->has_interval) {
-      ++a.with_interval;
-      inside += r->inside ? 1 : 0;
-    }
-  }
-  if (a.with_interval > 0) a.interval_coverage = static_cast<double>(inside) / a.with_interval;
+  a.with_interval = with_interval;
+  if (with_interval > 0) a.interval_coverage = static_cast<double>(inside) / with_interval;
   a.predicted = static_cast<int>(abs_errors.size());
   if (abs_errors.empty()) return a;
   std::sort(abs_errors.begin(), abs_errors.end());
@@ -38,6 +32,29 @@ Accuracy accuracy(const std::vector<const ValidationRow*>& rows) {
   a.median_ape = 100.0 * (n % 2 == 1 ? abs_errors[n / 2] : 0.5 * (abs_errors[n / 2 - 1] + abs_errors[n / 2]));
   a.within_10pct = static_cast<double>(within) / static_cast<double>(n);
   return a;
+}
+
+}  // namespace
+
+Accuracy accuracy(const std::vector<const ValidationRow*>& rows) {
+  std::vector<double> abs_errors;
+  int with_interval = 0, inside = 0;
+  for (const auto* r : rows) {
+    abs_errors.push_back(std::fabs(r->error_frac));
+    if (r->has_interval) {
+      ++with_interval;
+      inside += r->inside ? 1 : 0;
+    }
+  }
+  return accuracy_of(std::move(abs_errors), with_interval, inside);
+}
+
+Accuracy memory_accuracy(const std::vector<const ValidationRow*>& rows) {
+  std::vector<double> abs_errors;
+  for (const auto* r : rows) {
+    if (r->memory_predicted) abs_errors.push_back(std::fabs(r->memory_error_frac));
+  }
+  return accuracy_of(std::move(abs_errors), 0, 0);
 }
 
 std::string one_line(const Diagnostics& diags) {
@@ -76,6 +93,12 @@ ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs, co
   r.layout = e->layout.strategy;
   r.micro_batches = e->layout.micro_batches;
   r.fits = e->memory.fits();
+  if (run.measured_peak_memory_gib > 0) {
+    r.memory_predicted = true;
+    r.measured_memory_gib = run.measured_peak_memory_gib;
+    r.memory_estimate_gib = e->memory.total().base() / (1024.0 * 1024.0 * 1024.0);
+    r.memory_error_frac = (r.memory_estimate_gib - r.measured_memory_gib) / r.measured_memory_gib;
+  }
   r.estimate = r.gpus > 0 ? e->step.tokens_per_s / r.gpus : NAN;
   if (!(r.measured > 0) || !std::isfinite(r.measured)) {
     r.error = "no measured throughput to compare with";
@@ -135,9 +158,16 @@ ValidationReport validate_published(const std::vector<PublishedRun>& runs, const
 
   std::vector<const ValidationRow*> all;
   using Groups = std::map<std::string, std::vector<const ValidationRow*>>;
-  Groups arch_rows, framework_rows, gpu_rows, scale_rows;
+  Groups arch_rows, framework_rows, gpu_rows, scale_rows, source_rows;
+  std::vector<const ValidationRow*> memory_rows;
+  Groups memory_source_rows;
   for (const auto& r : rep.results) {
+    if (r.memory_predicted) {
+      memory_rows.push_back(&r);
+      if (!r.run->source_group.empty()) memory_source_rows[r.run->source_group].push_back(&r);
+    }
     if (!r.predicted) continue;
+    if (!r.run->source_group.empty()) source_rows[r.run->source_group].push_back(&r);
     all.push_back(&r);
     arch_rows[r.arch].push_back(&r);
     framework_rows[r.framework].push_back(&r);
@@ -149,6 +179,9 @@ ValidationReport validate_published(const std::vector<PublishedRun>& runs, const
                               std::pair{&gpu_rows, &rep.by_gpu}, std::pair{&scale_rows, &rep.by_scale}}) {
     for (const auto& [name, rows] : *groups) (*into)[name] = accuracy(rows);
   }
+  for (const auto& [name, rows] : source_rows) rep.by_source[name] = accuracy(rows);
+  rep.memory = memory_accuracy(memory_rows);
+  for (const auto& [name, rows] : memory_source_rows) rep.memory_by_source[name] = memory_accuracy(rows);
   return rep;
 }
 

@@ -70,20 +70,9 @@ bool is_vtrain_header(const CsvRow& header) {
 
 Result<std::vector<PublishedRun>> vtrain_runs(const std::vector<CsvRow>& rows, const Catalogs& catalogs,
                                               const std::string& file) {
-  std::map<std::string, std::size_t> col;
-  for (std::size_t i = 0; i < rows.front().cells.size(); ++i) col.emplace(trim(rows.front().cells[i]), i);
-  Diagnostics diags;
-  for (const char* c : kColumns) {
-    if (!col.contains(c)) diags.push_back({Diagnostic::Severity::error, file + ":1", "missing column '" + std::string(c) + "'"});
-  }
-  for (std::size_t i = 1; i < rows.size(); ++i) {
-    if (rows[i].cells.size() != rows.front().cells.size()) {
-      diags.push_back({Diagnostic::Severity::error, file + ":" + std::to_string(rows[i].line),
-                       "malformed CSV: expected " + std::to_string(rows.front().cells.size()) +
-                           " fields (as the header); got " + std::to_string(rows[i].cells.size())});
-    }
-  }
-  if (!diags.empty()) return std::unexpected(std::move(diags));
+  auto columns = table_columns(rows, std::vector<std::string>(std::begin(kColumns), std::end(kColumns)), file);
+  if (!columns) return std::unexpected(std::move(columns.error()));
+  const std::map<std::string, std::size_t>& col = *columns;
 
   std::vector<PublishedRun> runs;
   for (std::size_t i = 1; i < rows.size(); ++i) {

@@ -24,6 +24,12 @@ struct PublishedRun {
   // or from its TFLOP/s using the source's own FLOP definition (Narayanan Eq. 3).
   double measured_tokens_per_s_per_gpu = 0;
   std::string measured_how;
+  // The table's source group (fine-tuning and hybrid tables: one publication's table).
+  std::string source_group;
+  // Peak memory per GPU where the row measures it (0: not measured), and what the table means by it
+  // (peak allocated, reserved, active).
+  double measured_peak_memory_gib = 0;
+  std::string memory_definition;
   // Scenario JSON built from the row (model dimensions, GPU, layout, batch, precision).
   nlohmann::json scenario;
   bool usable = false;
@@ -43,7 +49,9 @@ struct PublishedRun {
 // Reads every row; rows that cannot become a scenario are returned with usable == false and
 // the reason. Errors only for an unreadable file or a malformed CSV (named by line). A table
 // with vTrain's columns (Bang et al., MICRO 2024: "# GPUs", ..., "iteration time (ms)") is read
-// as vTrain's measured Megatron-DeepSpeed iterations, with the settings of its configs.
+// as vTrain's measured Megatron-DeepSpeed iterations, with the settings of its configs; one with
+// the fine-tuning table's columns (method, frozen_base_weight_dtype, lora_rank, ...) as measured
+// fine-tuning runs.
 Result<std::vector<PublishedRun>> load_published_runs(const std::filesystem::path& csv,
                                                       const Catalogs& catalogs);
 // The same for the text of a CSV file named `file` in messages (the fuzz target's entry point).

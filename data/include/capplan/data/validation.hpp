@@ -42,6 +42,11 @@ struct ValidationRow {
   double p90 = NAN;
   std::string band_category;  // the table entry used ("dense/megatron", "all", ...)
   bool inside = false;        // p10 <= measured <= p90
+  // Peak memory per GPU where the run measures it (PublishedRun::measured_peak_memory_gib).
+  bool memory_predicted = false;
+  double measured_memory_gib = 0;
+  double memory_estimate_gib = 0;
+  double memory_error_frac = 0;  // (estimate - measured) / measured
 };
 
 struct Accuracy {
@@ -55,6 +60,8 @@ struct Accuracy {
 
 // MAPE, median absolute error, share within 10%, interval coverage of `rows`.
 Accuracy accuracy(const std::vector<const ValidationRow*>& rows);
+// The same of the peak-memory errors of the rows that measure memory (no intervals).
+Accuracy memory_accuracy(const std::vector<const ValidationRow*>& rows);
 
 // The errors of `diags` on one line ("where: message; ...").
 std::string one_line(const Diagnostics& diags);
@@ -72,6 +79,10 @@ struct ValidationReport {
   std::map<std::string, Accuracy> by_framework;  // framework family (sim::Framework)
   std::map<std::string, Accuracy> by_gpu;
   std::map<std::string, Accuracy> by_scale;      // sim::kScaleBuckets
+  // By the table's source group (fine-tuning and hybrid tables), throughput and peak memory.
+  std::map<std::string, Accuracy> by_source;
+  Accuracy memory;
+  std::map<std::string, Accuracy> memory_by_source;
   sim::ResidualTable table;  // fitted on every predicted row (what --write-error-bands writes)
 };
 
