@@ -14,6 +14,7 @@ using nlohmann::json;
 
 constexpr FlagValue kText = FlagValue::text;
 constexpr FlagValue kNumber = FlagValue::number_or_text;
+constexpr FlagValue kList = FlagValue::list;
 
 struct Row {
   const char* flag;
@@ -45,6 +46,34 @@ constexpr Row kFieldRows[] = {
      kSameHelp},
     {"--rmsnorm", "/model/rmsnorm", kNumber, "BOOL", "RMSNorm instead of LayerNorm", kSameHelp},
     {"--rope", "/model/rope", kNumber, "BOOL", "Rotary position embedding", kSameHelp},
+    {"--workload", "/workload/kind", kText, "NAME", "pretrain (default) or finetune", kSameHelp},
+    {"--method", "/workload/method", kText, "NAME", "Fine-tuning method: full, lora or qlora", kSameHelp},
+    {"--lora-rank", "/workload/lora/rank", kNumber, "INT", "LoRA rank (default: the framework recipe's)", kSameHelp},
+    {"--lora-targets", "/workload/lora/targets", kList, "LIST",
+     "Linears LoRA adapts, comma-separated: q,k,v,o,gate,up,down (default: the recipe's)", kSameHelp},
+    {"--lora-train-embeddings", "/workload/lora/train_embeddings", kNumber, "BOOL",
+     "Train the embedding and output layer beside the adapters (PEFT modules_to_save)", kSameHelp},
+    {"--base-weights", "/workload/base_weights", kText, "NAME", "QLoRA's frozen base: nf4 (default) or int4",
+     kSameHelp},
+    {"--double-quant", "/workload/double_quant", kNumber, "BOOL", "QLoRA double quantisation (default true)",
+     kSameHelp},
+    {"--freeze-embeddings", "/workload/freeze/embeddings", kNumber, "BOOL",
+     "Full fine-tuning: keep the embedding and output layer frozen", kSameHelp},
+    {"--frozen-layers", "/workload/freeze/layers", kNumber, "INT", "Full fine-tuning: the first INT layers frozen",
+     kSameHelp},
+    {"--dataset-tokens", "/workload/dataset/tokens", kNumber, "SI", "Fine-tuning data: tokens of one epoch, e.g. 2B",
+     kSameHelp},
+    {"--epochs", "/workload/dataset/epochs", kNumber, "N", "Fine-tuning epochs (default 1)", kSameHelp},
+    {"--mean-sample-tokens", "/workload/dataset/mean_sample_tokens", kNumber, "TOKENS",
+     "Mean sample length (needed when unpacked)", kSameHelp},
+    {"--p95-sample-tokens", "/workload/dataset/p95_sample_tokens", kNumber, "TOKENS",
+     "95th-percentile sample length (the spread of the lengths)", kSameHelp},
+    {"--packing", "/workload/dataset/packing", kNumber, "BOOL", "Samples packed into full sequences (default true)",
+     kSameHelp},
+    {"--pad-to", "/workload/dataset/pad_to", kText, "NAME",
+     "Unpacked samples padded to the micro-batch's longest (longest, default) or to seq_len (max)", kSameHelp},
+    {"--document-mask", "/workload/dataset/document_mask", kNumber, "BOOL",
+     "Packed samples attend only within themselves (default: the recipe's)", kSameHelp},
     {"--tokens", "/training/tokens", kNumber, "SI", "Total training tokens, e.g. 2T (or 2Ti: binary)", kSameHelp},
     {"--global-batch", "/training/global_batch", kNumber, "INT", "Global batch in sequences", kSameHelp},
     {"--global-batch-tokens", "/training/global_batch_tokens", kNumber, "SI",
@@ -186,6 +215,8 @@ constexpr Replaces kReplaces[] = {
     {"--global-batch-tokens", "training", "global_batch"},
     {"--usd-per-gpu-hour", "pricing", "usd_per_node_hour"},
     {"--usd-per-node-hour", "pricing", "usd_per_gpu_hour"},
+    // A fine-tuning job's tokens are its dataset's (workload.dataset.tokens x epochs).
+    {"--dataset-tokens", "training", "tokens"},
 };
 
 ScenarioFlag from_row(const Row& r) { return {r.flag, r.pointer, r.value, r.type, r.help, r.search_help}; }
@@ -201,6 +232,7 @@ std::string group(FlagCommand which, std::string_view pointer) {
     }
     return "Model and training (override the scenario file)";
   }
+  if (section == "workload") return "Workload (pretrain, or finetune: method, adapters, dataset)";
   if (section == "model") return "Model (override the scenario file)";
   if (section == "training") return "Training";
   if (section == "cluster") return "Cluster";
@@ -213,6 +245,16 @@ std::string group(FlagCommand which, std::string_view pointer) {
 
 // A flag's text as a JSON value; validation stays with data::parse_scenario.
 json flag_value(const ScenarioFlag& flag, const std::string& text) {
+  if (flag.value == FlagValue::list) {
+    json items = json::array();
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      const std::size_t comma = std::min(text.find(',', start), text.size());
+      items.push_back(text.substr(start, comma - start));
+      start = comma + 1;
+    }
+    return items;
+  }
   if (flag.value == FlagValue::number_or_text) {
     json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_number() || parsed.is_boolean()) return parsed;

@@ -19,6 +19,7 @@ enum class FlagCommand { estimate, search };
 enum class FlagValue {
   text,            // always a JSON string (ids, enum names)
   number_or_text,  // a JSON number or bool when the text reads as one, else a string ("auto", "2T")
+  list,            // comma-separated names as a JSON array of strings ("q,k,v,o")
 };
 
 // One scenario field with a flag.

@@ -217,6 +217,45 @@ json parallelism_to_json(const sim::Parallelism& p, int micro_batches) {
   return s;
 }
 
+namespace {
+
+std::string lora_targets_text(unsigned bits) {
+  std::string out;
+  for (sim::LoraTarget t : {sim::lora_q, sim::lora_k, sim::lora_v, sim::lora_o, sim::lora_gate, sim::lora_up,
+                            sim::lora_down}) {
+    if ((bits & t) != 0) out += (out.empty() ? "" : ",") + std::string(sim::lora_target_name(t));
+  }
+  return out;
+}
+
+// The fine-tuning job as the output shows it: method, what is trained, the dataset as resolved.
+nlohmann::json workload_json(const sim::Scenario& sc) {
+  nlohmann::json w = {{"kind", sim::to_string(sc.workload.kind)}};
+  if (sc.workload.kind != sim::WorkloadKind::finetune) return w;
+  const sim::FinetuneSpec& f = sc.training.finetune;
+  const double trained = sim::trainable_params(sc.model, f);
+  w["method"] = sim::to_string(f.method);
+  w["trainable_params"] = number(trained);
+  w["trainable_share"] = number(trained / sc.model.total_params());
+  w["adapter_params"] = number(sim::lora_params(sc.model, f));
+  w["lora_rank"] = f.adapters() ? nlohmann::json(f.lora_rank) : nlohmann::json(nullptr);
+  w["lora_targets"] = f.adapters() ? nlohmann::json(lora_targets_text(f.lora_targets)) : nlohmann::json(nullptr);
+  w["base_weights"] = sim::to_string(f.base());
+  const sim::FinetuneData& d = sc.workload.dataset;
+  const sim::FinetuneShape& r = sc.workload.shape;
+  w["dataset"] = {{"tokens", number(d.tokens)},
+                  {"epochs", number(d.epochs)},
+                  {"packing", d.packing},
+                  {"document_mask", d.document_mask},
+                  {"step_tokens", r.step_tokens},
+                  {"useful_share", number(r.useful_share)},
+                  {"processed_tokens", number(r.processed_tokens)},
+                  {"attention_tokens", r.attention_tokens > 0 ? number(r.attention_tokens) : nlohmann::json(nullptr)}};
+  return w;
+}
+
+}  // namespace
+
 json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   const sim::Scenario& sc = s.scenario;
   const sim::Cluster& cl = sc.cluster;
@@ -300,6 +339,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   out["strategy"]["chosen_by_capplan"] = e.layout.chosen_by_capplan;
   out["strategy"]["configurations_evaluated"] = e.layout.configurations_evaluated;
 
+  out["workload"] = workload_json(sc);
   out["scenario"] = {
       {"model", s.model_id},
       {"model_name", sc.model.name},
@@ -420,6 +460,21 @@ std::string estimate_to_table(const sim::Estimate& e, const ParsedScenario& s) {
   std::string model = sc.model.name.empty() ? s.model_id : sc.model.name;
   if (!s.model_id.empty() && s.model_id != "custom" && s.model_id != model) model += " (" + s.model_id + ")";
   line("capplan estimate: " + model + ", " + format::parameters(sc.model.total_params(), sc.model.active_params()));
+  if (sc.workload.kind == sim::WorkloadKind::finetune) {
+    const sim::FinetuneSpec& f = sc.training.finetune;
+    const double trained = sim::trainable_params(sc.model, f);
+    std::string what = std::string("  fine-tuning: ") + sim::to_string(f.method);
+    if (f.adapters()) what += " rank " + std::to_string(f.lora_rank) + " on " + lora_targets_text(f.lora_targets);
+    if (f.quantized_base()) what += std::string(", ") + sim::to_string(f.base()) + " base";
+    what += "; " + (trained < 1e9 ? fixed(trained / 1e6, 1) + "M" : fixed(trained / 1e9, 2) + "B") + " parameters trained (" + fixed(100.0 * trained / sc.model.total_params(), 2) +
+            "%)";
+    const sim::FinetuneData& d = sc.workload.dataset;
+    const sim::FinetuneShape& r = sc.workload.shape;
+    what += "; dataset " + format::tokens(d.tokens) + " x " + fixed(d.epochs, d.epochs == std::floor(d.epochs) ? 0 : 2) +
+            " epochs, " + (d.packing ? "packed" : "unpacked, padded to " + std::to_string(r.step_tokens) + " tokens (" +
+                                                      fixed(100.0 * r.useful_share, 1) + "% real)");
+    line(what);
+  }
   std::string where = std::to_string(cl.gpus) + " x " + (cl.gpu.name.empty() ? cl.gpu.id : cl.gpu.name);
   if (!cl.instance_id.empty()) {
     where += " (" + std::to_string(cl.nodes()) + " x " + cl.instance_id + ")";
