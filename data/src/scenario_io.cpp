@@ -477,7 +477,7 @@ class ScenarioParser {
         }
         // alpha scales the adapter's output and dropout masks its input: accepted, no cost of their own.
         if (const json* v = find(*lora, "alpha")) r_.number(*v, child(lp, "alpha"), 0.0, 1e6, false);
-        if (const json* v = find(*lora, "dropout")) r_.number(*v, child(lp, "dropout"), 0.0, 1.0, true);
+        if (const json* v = find(*lora, "dropout")) r_.number(*v, child(lp, "dropout"), 0.0, 1.0, false);
         if (const json* v = find(*lora, "train_embeddings")) {
           if (auto b = r_.boolean(*v, child(lp, "train_embeddings"))) f.train_embeddings = *b;
         }
@@ -524,12 +524,12 @@ class ScenarioParser {
           if (auto x = si_number(*v, child(dp, "tokens"), kMaxTokens)) d.tokens = *x;
         }
         if (const json* v = find(*ds, "epochs")) {
-          if (auto x = r_.number(*v, child(dp, "epochs"), 0.0, 1e4, false)) d.epochs = *x;
+          if (auto x = r_.number(*v, child(dp, "epochs"), 0.0, 1e4, true)) d.epochs = *x;
         }
         for (auto [key, out] : {std::pair{"mean_sample_tokens", &d.mean_sample_tokens},
                                 std::pair{"p95_sample_tokens", &d.p95_sample_tokens}}) {
           if (const json* v = find(*ds, key)) {
-            if (auto x = r_.number(*v, child(dp, key), 1.0, 1e8, true)) *out = *x;
+            if (auto x = r_.number(*v, child(dp, key), 1.0, 1e8, false)) *out = *x;
           }
         }
         if (const json* v = find(*ds, "packing")) {

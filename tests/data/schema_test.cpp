@@ -145,6 +145,14 @@ TEST(ScenarioSchema, EveryObjectListsExactlyTheKeysTheReaderAccepts) {
                                                 {{"name", "ib"}, {"gbps_per_gpu", 400}}})}};
   json moe = minimal_scenario();
   moe["model"] = {{"preset", "mixtral-8x7b"}, {"moe", {{"top_k", 2}}}};
+  // The fine-tuning workload with every sub-object the reader takes.
+  json finetune = minimal_scenario();
+  finetune["training"].erase("tokens");
+  finetune["workload"] = {{"kind", "finetune"}, {"method", "lora"}, {"lora", {{"rank", 8}}},
+                          {"dataset", {{"tokens", "1B"}}}};
+  json full = finetune;
+  full["workload"] = {{"kind", "finetune"}, {"method", "full"}, {"freeze", {{"layers", 1}}},
+                      {"dataset", {{"tokens", "1B"}}}};
   json strategy = minimal_scenario();
   strategy["strategy"] = {{"tp", 8}};
   struct Case {
@@ -155,7 +163,10 @@ TEST(ScenarioSchema, EveryObjectListsExactlyTheKeysTheReaderAccepts) {
   const json& pricing = props["pricing"]["properties"];
   const std::vector<Case> cases = {
       {"", minimal_scenario(), &root},
-      {"/workload", minimal_scenario(), &props["workload"]},
+      {"/workload", finetune, &props["workload"]},
+      {"/workload/lora", finetune, &props["workload"]["properties"]["lora"]},
+      {"/workload/dataset", finetune, &props["workload"]["properties"]["dataset"]},
+      {"/workload/freeze", full, &props["workload"]["properties"]["freeze"]},
       {"/model", minimal_scenario(), &props["model"]},
       {"/model/moe", moe, &props["model"]["properties"]["moe"]},
       {"/model/mla", mla, &props["model"]["properties"]["mla"]},
