@@ -20,7 +20,7 @@ namespace capplan::gui {
 
 namespace {
 
-const char* const kGroups[] = {"/model", "/training", "/cluster", "/strategy", "/pricing"};
+const char* const kGroups[] = {"/workload", "/model", "/training", "/cluster", "/strategy", "/pricing"};
 
 // A label whose text wraps to the width it is given (messages, descriptions).
 QLabel* wrapped_label(QWidget* parent) {
@@ -177,6 +177,72 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
              tr("With fp8 precision: weights kept and all-gathered in FP8 (Megatron --fp8-param-gather)"),
              {{tr("16-bit + FP8 copy (default)"), QString()}, {tr("FP8, gathered in FP8"), QStringLiteral("true")}});
   add_group(layout, train_box, "/training");
+
+  // ---- Workload: pre-training, or fine-tuning with its method, adapters and dataset ----
+  auto* work_box = new QGroupBox(tr("Workload"), body);
+  auto* wg = new QGridLayout(work_box);
+  wg->addWidget(new QLabel(tr("Kind"), work_box), 0, 0);
+  workload_kind_ = new QComboBox(work_box);
+  workload_kind_->setObjectName(QStringLiteral("/workload/kind"));
+  workload_kind_->addItem(tr("pre-train"), QStringLiteral("pretrain"));
+  workload_kind_->addItem(tr("fine-tune"), QStringLiteral("finetune"));
+  workload_kind_->setToolTip(tr("Fine-tuning trains adapters (LoRA, QLoRA) or the whole model (full SFT) over a "
+                                "dataset of tokens x epochs; its tokens replace training.tokens"));
+  wg->addWidget(workload_kind_, 0, 1, 1, 2);
+  connect(workload_kind_, &QComboBox::activated, this, [this](int) {
+    const bool finetune = workload_kind_->currentData().toString() == QLatin1String("finetune");
+    if (finetune == doc_->has("/workload/dataset")) return;
+    if (finetune) {
+      // The pre-training tokens become the dataset's (one epoch).
+      const nlohmann::json tokens = doc_->has("/training/tokens")
+                                        ? doc_->document()["training"]["tokens"]
+                                        : nlohmann::json("1B");
+      doc_->erase("/training/tokens");
+      doc_->set_value("/workload", nlohmann::json{{"kind", "finetune"},
+                                                  {"method", "lora"},
+                                                  {"dataset", {{"tokens", tokens}, {"epochs", 1}}}});
+    } else {
+      const nlohmann::json tokens = doc_->document()["workload"]["dataset"].value("tokens", nlohmann::json("1T"));
+      doc_->erase("/workload");
+      doc_->set_value("/training/tokens", tokens);
+    }
+  });
+  wg->addWidget(new QLabel(tr("Method"), work_box), 1, 0);
+  method_ = new QComboBox(work_box);
+  method_->setObjectName(QStringLiteral("/workload/method"));
+  method_->addItem(tr("LoRA (frozen base, adapters)"), QStringLiteral("lora"));
+  method_->addItem(tr("QLoRA (4-bit base, adapters)"), QStringLiteral("qlora"));
+  method_->addItem(tr("full SFT (every weight)"), QStringLiteral("full"));
+  wg->addWidget(method_, 1, 1, 1, 2);
+  connect(method_, &QComboBox::activated, this, [this](int) {
+    const QString m = method_->currentData().toString();
+    if (m == QLatin1String("full")) doc_->erase("/workload/lora");
+    doc_->set_value("/workload/method", m.toStdString());
+  });
+  add_field(wg, 2, tr("LoRA rank"), "/workload/lora/rank", QString(), tr("Default: the framework recipe's"))
+      ->setPlaceholderText(tr("recipe default"));
+  wg->addWidget(new QLabel(tr("LoRA targets"), work_box), 3, 0);
+  lora_targets_ = new QComboBox(work_box);
+  lora_targets_->setObjectName(QStringLiteral("/workload/lora/targets"));
+  lora_targets_->addItem(tr("recipe default"), QString());
+  lora_targets_->addItem(tr("every linear (q,k,v,o,gate,up,down)"), QStringLiteral("q,k,v,o,gate,up,down"));
+  lora_targets_->addItem(tr("attention (q,k,v,o)"), QStringLiteral("q,k,v,o"));
+  lora_targets_->addItem(tr("q and v (PEFT's Llama default)"), QStringLiteral("q,v"));
+  wg->addWidget(lora_targets_, 3, 1, 1, 2);
+  connect(lora_targets_, &QComboBox::activated, this, [this](int) {
+    const QString v = lora_targets_->currentData().toString();
+    if (v.isEmpty()) {
+      doc_->erase("/workload/lora/targets");
+      return;
+    }
+    nlohmann::json list = nlohmann::json::array();
+    for (const QString& t : v.split(QLatin1Char(','))) list.push_back(t.toStdString());
+    doc_->set_value("/workload/lora/targets", list);
+  });
+  add_field(wg, 4, tr("Dataset tokens"), "/workload/dataset/tokens", tr("tokens"),
+            tr("Tokens of one epoch; SI suffixes allowed: 2B = 2e9"));
+  add_field(wg, 5, tr("Epochs"), "/workload/dataset/epochs", QString(), tr("Passes over the dataset"));
+  add_group(layout, work_box, "/workload");
 
   // ---- Cluster ----
   auto* cluster_box = new QGroupBox(tr("Cluster"), body);
@@ -504,6 +570,26 @@ void ScenarioEditor::refresh() {
   for (const char* pointer : {"/training/fp8_recipe", "/training/fp8_params"}) {
     option_combos_.at(pointer)->setEnabled(prec == QStringLiteral("fp8"));
   }
+
+  // Workload.
+  const bool finetune = doc_->has("/workload/dataset");
+  set_combo_data(workload_kind_, finetune ? QStringLiteral("finetune") : QStringLiteral("pretrain"));
+  const QString method = doc_->text("/workload/method");
+  set_combo_data(method_, method.isEmpty() ? QStringLiteral("lora") : method);
+  QString targets;
+  if (doc_->has("/workload/lora/targets")) {
+    for (const auto& t : doc_->document()["workload"]["lora"]["targets"]) {
+      if (t.is_string()) targets += (targets.isEmpty() ? "" : ",") + QString::fromStdString(t.get<std::string>());
+    }
+  }
+  set_combo_data(lora_targets_, targets);
+  const bool adapters = finetune && method != QLatin1String("full");
+  method_->setEnabled(finetune);
+  lora_targets_->setEnabled(adapters);
+  fields_.at("/workload/lora/rank")->setEnabled(adapters);
+  fields_.at("/workload/dataset/tokens")->setEnabled(finetune);
+  fields_.at("/workload/dataset/epochs")->setEnabled(finetune);
+  fields_.at("/training/tokens")->setEnabled(!finetune);
 
   // Cluster.
   const bool instance = !doc_->has("/cluster/gpu");

@@ -63,6 +63,9 @@ class ScenarioEditor final : public QWidget {
   QLineEdit* batch_ = nullptr;
   QComboBox* precision_ = nullptr;
   QComboBox* framework_ = nullptr;
+  QComboBox* workload_kind_ = nullptr;
+  QComboBox* method_ = nullptr;
+  QComboBox* lora_targets_ = nullptr;
   std::map<std::string, QComboBox*> option_combos_;  // training options with a framework default
   QRadioButton* by_instance_ = nullptr;
   QRadioButton* by_gpu_ = nullptr;

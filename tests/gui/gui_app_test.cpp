@@ -145,6 +145,45 @@ class GuiAppTest : public QObject {
     QCOMPARE(w.results()->snapshot()->estimate.layout.strategy.tp, chosen_tp);
   }
 
+  void the_workload_switches_to_fine_tuning_and_back() {
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    auto* kind = w.findChild<QComboBox*>(QStringLiteral("/workload/kind"));
+    auto* method = w.findChild<QComboBox*>(QStringLiteral("/workload/method"));
+    auto* targets = w.findChild<QComboBox*>(QStringLiteral("/workload/lora/targets"));
+    QVERIFY(kind != nullptr && method != nullptr && targets != nullptr);
+    QVERIFY(!method->isEnabled());  // pre-training: no method
+    const double pretrain_tokens = w.results()->snapshot()->scenario.scenario.training.tokens;
+    kind->setCurrentIndex(kind->findData(QStringLiteral("finetune")));
+    emit kind->activated(kind->currentIndex());
+    // The pre-training tokens become one epoch of the dataset; LoRA by default.
+    QVERIFY(!w.document()->has("/training/tokens"));
+    QCOMPARE(w.document()->text("/workload/method"), QStringLiteral("lora"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->scenario.scenario.workload.kind == sim::WorkloadKind::finetune,
+                             60000);
+    QCOMPARE(w.results()->snapshot()->scenario.scenario.training.tokens, pretrain_tokens);
+    QVERIFY(method->isEnabled() && targets->isEnabled());
+    targets->setCurrentIndex(targets->findData(QStringLiteral("q,v")));
+    emit targets->activated(targets->currentIndex());
+    QTRY_COMPARE_WITH_TIMEOUT(w.results()->snapshot()->scenario.scenario.training.finetune.lora_targets,
+                              static_cast<unsigned>(sim::lora_q | sim::lora_v), 60000);
+    // Only the adapters are trained: no optimizer state to speak of.
+    QVERIFY(w.results()->snapshot()->estimate.memory.optimizer.base() <
+            0.01 * w.results()->snapshot()->estimate.memory.weights.base());
+    method->setCurrentIndex(method->findData(QStringLiteral("full")));
+    emit method->activated(method->currentIndex());
+    QVERIFY(!w.document()->has("/workload/lora"));
+    QVERIFY(!targets->isEnabled());
+    kind->setCurrentIndex(kind->findData(QStringLiteral("pretrain")));
+    emit kind->activated(kind->currentIndex());
+    QVERIFY(!w.document()->has("/workload"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->scenario.scenario.workload.kind == sim::WorkloadKind::pretrain,
+                             60000);
+    QCOMPARE(w.results()->snapshot()->scenario.scenario.training.tokens, pretrain_tokens);
+  }
+
   void training_options_set_and_clear_their_scenario_keys() {
     MainWindow w(catalogs(), nullptr);
     w.set_ephemeral(true);
