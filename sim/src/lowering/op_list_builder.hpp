@@ -31,7 +31,8 @@ class OpListBuilder {
   // A forward op, its backward (`bwd_bytes`, `bwd_count` times) and, when the policy recomputes
   // ops of `role` in this scope, its recomputation.
   bool recomputes(OpRole role, Scope scope) const {
-    return (scope == Scope::layer || scope == Scope::dense_ffn || scope == Scope::moe_ffn) && policy_.recomputes(role);
+    return (scope == Scope::layer || scope == Scope::dense_ffn || scope == Scope::moe_ffn || scope == Scope::mamba) &&
+           policy_.recomputes(role);
   }
   // A linear layer Y[T x n] = X[T x k] W[k x n] (`batch` independent ones, e.g. local experts):
   // forward, plus dgrad and wgrad in backward.
