@@ -499,9 +499,26 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
                                 cp_group, Axis::cp},
                    Scope::mamba, full_rc);
     }
+    // _ssm_training makes zxBCdt batch-major (rearrange "l b d -> b l d" + contiguous) and y
+    // sequence-major again after the scan: a copy each (read + write) when the micro-batch holds
+    // more than one sequence (one sequence: already contiguous, no copy), and a copy of each
+    // gradient in backward.
+    if (p.micro_batch > 1) {
+      const double copies = 2.0 * act * td * static_cast<double>(proj_l + d_l);
+      const bool rc = b.recomputes(OpRole::copy, Scope::mamba);
+      b.add(MemoryOp{"mamba_layout_copy", units::bytes(copies)}, Phase::forward, Scope::mamba, 1.0, OpRole::copy, 0, 0,
+            rc);
+      b.add(MemoryOp{"mamba_layout_copy", units::bytes(copies)}, Phase::backward, Scope::mamba, 1.0, OpRole::copy);
+      if (rc) b.add(MemoryOp{"mamba_layout_copy", units::bytes(copies)}, Phase::recompute, Scope::mamba, 1.0, OpRole::copy);
+    }
     // Depthwise causal conv1d of d_conv taps over x, B, C: reads and writes them (its 2 d_conv
-    // FLOPs per element are left out, as Megatron-Bridge's model-FLOPs formula leaves them).
-    b.elementwise("mamba_conv1d", 2.0 * act * td * static_cast<double>(conv_l), Scope::mamba, OpRole::ssm);
+    // FLOPs per element are left out, as Megatron-Bridge's model-FLOPs formula leaves them). The
+    // fused function keeps only its input: its backward runs the conv forward again
+    // (mamba_ssm MambaSplitConv1dScanCombinedFn.backward, state-spaces/mamba), a recomputation
+    // whatever the recompute policy.
+    const double conv_bytes = 2.0 * act * td * static_cast<double>(conv_l);
+    b.elementwise("mamba_conv1d", conv_bytes, Scope::mamba, OpRole::ssm);
+    b.add(MemoryOp{"mamba_conv1d", units::bytes(conv_bytes)}, Phase::recompute, Scope::mamba, 1.0, OpRole::ssm);
     {
       // The chunked SSD scan (Dao & Gu 2024, Sec. 6; megatron/core/ssm/ops/mamba2/ssd_combined.py
       // @d98e8a6): per chunk of Q tokens, C B^T within the chunk (per group), its masked product
@@ -527,6 +544,15 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       const double cb = chunks * static_cast<double>(groups_l) * mb.chunk * mb.chunk;
       const double io = act * td * (static_cast<double>(conv_l) + heads_l + 2.0 * dl) + 12.0 * states + 8.0 * cb;
       b.elementwise("ssd_scan_io", io, Scope::mamba, OpRole::ssm, 1.0, 2.0 * act * td * dl);
+      // Its backward first reruns the forward's state pipeline (_mamba_chunk_scan_combined_bwd,
+      // mamba_ssm/ops/triton/ssd_combined.py, state-spaces/mamba: _chunk_cumsum_fwd,
+      // _bmm_chunk_fwd, _chunk_state_fwd, _state_passing_fwd): the chunk states B^T x (one
+      // T x P x N GEMM per head, 2 T d_inner N FLOPs) with their reads of x, B, C and dt and the
+      // state and C B^T passes. Hardware FLOPs only: recomputation.
+      b.add(scan, Phase::recompute, Scope::mamba, 1.0, OpRole::ssm, 2.0 * td * dl * n_state);
+      b.add(MemoryOp{"ssd_state_recompute",
+                     units::bytes(act * td * (static_cast<double>(conv_l) + heads_l) + 12.0 * states + 8.0 * cb)},
+            Phase::recompute, Scope::mamba, 1.0, OpRole::ssm);
     }
     // Grouped RMSNorm over d_inner / groups (mamba_mixer.py ExtendedRMSNorm, group_size
     // d_inner_local_tp / ngroups_local_tp): its output is out_proj's input.
