@@ -45,6 +45,10 @@ constexpr Row kFieldRows[] = {
      kSameHelp},
     {"--rmsnorm", "/model/rmsnorm", kNumber, "BOOL", "RMSNorm instead of LayerNorm", kSameHelp},
     {"--rope", "/model/rope", kNumber, "BOOL", "Rotary position embedding", kSameHelp},
+    {"--layer-pattern", "/model/layer_pattern", kText, "PATTERN",
+     "Hybrid model: one symbol per layer, M (Mamba-2), * (attention), - (MLP), E (MoE) (Megatron-Core's "
+     "hybrid_override_pattern); sets --layers to its length",
+     kSameHelp},
     {"--tokens", "/training/tokens", kNumber, "SI", "Total training tokens, e.g. 2T (or 2Ti: binary)", kSameHelp},
     {"--global-batch", "/training/global_batch", kNumber, "INT", "Global batch in sequences", kSameHelp},
     {"--global-batch-tokens", "/training/global_batch_tokens", kNumber, "SI",

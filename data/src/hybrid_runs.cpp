@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -29,23 +28,9 @@ std::string lower(std::string s) {
 }
 bool has(const std::string& text, std::string_view needle) { return lower(text).find(needle) != std::string::npos; }
 
-std::optional<long long> whole(const std::string& text) {
-  long long v = 0;
-  const std::string t = trim(text);
-  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || end != t.data() + t.size() || v <= 0 || v > (1LL << 30)) return std::nullopt;
-  return v;
-}
+std::optional<long long> whole(const std::string& text) { return positive_whole(text, 1LL << 30); }
 
-std::optional<double> positive(const std::string& text) {
-  double v = 0;
-  const std::string t = trim(text);
-  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v) || v < kMinPositive || v > 1e12) {
-    return std::nullopt;
-  }
-  return v;
-}
+std::optional<double> positive(const std::string& text) { return positive_number(text, 1e12); }
 
 // The catalog preset a model name refers to, or why none does. Nemotron 3 Super and 3.5
 // Lightning stay unknown here: Super's LatentMoE (routed experts on a 1024-wide latent between
@@ -107,20 +92,9 @@ bool is_hybrid_runs_header(const CsvRow& header) {
 
 Result<std::vector<PublishedRun>> hybrid_runs(const std::vector<CsvRow>& rows, const Catalogs& catalogs,
                                               const std::string& file) {
-  std::map<std::string, std::size_t> col;
-  for (std::size_t i = 0; i < rows.front().cells.size(); ++i) col.emplace(trim(rows.front().cells[i]), i);
-  Diagnostics diags;
-  for (const char* c : kColumns) {
-    if (!col.contains(c)) diags.push_back({Diagnostic::Severity::error, file + ":1", "missing column '" + std::string(c) + "'"});
-  }
-  for (std::size_t i = 1; i < rows.size(); ++i) {
-    if (rows[i].cells.size() != rows.front().cells.size()) {
-      diags.push_back({Diagnostic::Severity::error, file + ":" + std::to_string(rows[i].line),
-                       "malformed CSV: expected " + std::to_string(rows.front().cells.size()) +
-                           " fields (as the header); got " + std::to_string(rows[i].cells.size())});
-    }
-  }
-  if (!diags.empty()) return std::unexpected(std::move(diags));
+  auto columns = table_columns(rows, kColumns, file);
+  if (!columns) return std::unexpected(std::move(columns.error()));
+  const std::map<std::string, std::size_t>& col = *columns;
 
   std::vector<PublishedRun> runs;
   for (std::size_t i = 1; i < rows.size(); ++i) {

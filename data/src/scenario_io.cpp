@@ -438,9 +438,11 @@ class ScenarioParser {
     if (!r_.object(j, p)) return std::nullopt;
     const auto before = r_.count();
     std::vector<std::string> known{"preset", "name", "moe", "attention", "mla", "sliding_window",
-                                   "sliding_window_every", "layer_pattern", "mamba"};
+                                   "sliding_window_every"};
     for (const auto& d : kModelDims) known.emplace_back(d.key);
     for (const auto& f : kModelFlags) known.emplace_back(f.key);
+    known.emplace_back("layer_pattern");  // after "layers": a typo "layer" suggests "layers"
+    known.emplace_back("mamba");
     r_.unknown_keys(j, p, known);
 
     sim::ModelSpec m;

@@ -30,24 +30,9 @@ constexpr const char* kColumns[] = {kGpus,
                                     "pipeline parallelism",
                                     "iteration time (ms)"};
 
-std::optional<long long> whole(const std::string& text) {
-  long long v = 0;
-  const std::string t = trim(text);
-  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || end != t.data() + t.size() || v <= 0) return std::nullopt;
-  return v;
-}
+std::optional<long long> whole(const std::string& text) { return positive_whole(text); }
 
-std::optional<double> positive(const std::string& text) {
-  double v = 0;
-  const std::string t = trim(text);
-  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  // At least 1e-15 (json_reader.hpp's kMinPositive): a denormal time gave an Inf throughput (issue 18).
-  if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v) || v < detail::kMinPositive) {
-    return std::nullopt;
-  }
-  return v;
-}
+std::optional<double> positive(const std::string& text) { return positive_number(text); }
 
 // The settings every record shares, from vTrain's configs (src/config.py defaults and
 // config/validation/*): what the loader states for each run.
@@ -70,20 +55,9 @@ bool is_vtrain_header(const CsvRow& header) {
 
 Result<std::vector<PublishedRun>> vtrain_runs(const std::vector<CsvRow>& rows, const Catalogs& catalogs,
                                               const std::string& file) {
-  std::map<std::string, std::size_t> col;
-  for (std::size_t i = 0; i < rows.front().cells.size(); ++i) col.emplace(trim(rows.front().cells[i]), i);
-  Diagnostics diags;
-  for (const char* c : kColumns) {
-    if (!col.contains(c)) diags.push_back({Diagnostic::Severity::error, file + ":1", "missing column '" + std::string(c) + "'"});
-  }
-  for (std::size_t i = 1; i < rows.size(); ++i) {
-    if (rows[i].cells.size() != rows.front().cells.size()) {
-      diags.push_back({Diagnostic::Severity::error, file + ":" + std::to_string(rows[i].line),
-                       "malformed CSV: expected " + std::to_string(rows.front().cells.size()) +
-                           " fields (as the header); got " + std::to_string(rows[i].cells.size())});
-    }
-  }
-  if (!diags.empty()) return std::unexpected(std::move(diags));
+  auto columns = table_columns(rows, kColumns, file);
+  if (!columns) return std::unexpected(std::move(columns.error()));
+  const std::map<std::string, std::size_t>& col = *columns;
 
   std::vector<PublishedRun> runs;
   for (std::size_t i = 1; i < rows.size(); ++i) {

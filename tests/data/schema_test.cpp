@@ -147,6 +147,9 @@ TEST(ScenarioSchema, EveryObjectListsExactlyTheKeysTheReaderAccepts) {
   moe["model"] = {{"preset", "mixtral-8x7b"}, {"moe", {{"top_k", 2}}}};
   json strategy = minimal_scenario();
   strategy["strategy"] = {{"tp", 8}};
+  json mamba = minimal_scenario();
+  mamba["model"]["layer_pattern"] = "M*";
+  mamba["model"]["mamba"] = {{"heads", 8}};
   struct Case {
     std::string pointer;
     json doc;
@@ -159,6 +162,7 @@ TEST(ScenarioSchema, EveryObjectListsExactlyTheKeysTheReaderAccepts) {
       {"/model", minimal_scenario(), &props["model"]},
       {"/model/moe", moe, &props["model"]["properties"]["moe"]},
       {"/model/mla", mla, &props["model"]["properties"]["mla"]},
+      {"/model/mamba", mamba, &props["model"]["properties"]["mamba"]},
       {"/training", minimal_scenario(), &props["training"]},
       {"/cluster", minimal_scenario(), &props["cluster"]},
       {"/cluster/topology/1", tiers, &props["cluster"]["properties"]["topology"]["items"]},

@@ -84,6 +84,28 @@ TEST(MambaLayer, MemoryBoundBytes) {
   EXPECT_DOUBLE_EQ(sum(ops, Scope::mamba, Phase::backward, false), 2.0 * fwd);
 }
 
+// What the fused kernel's backward recomputes, whatever the policy (Phase::recompute: hardware
+// FLOPs only): the conv forward (2 x 2 T 10240 = 335,544,320 bytes) and the SSD state pipeline:
+// x, B, C, dt read (2 T (10240 + 128) = 169,869,312), the fp32 states (805,306,368) and C B^T
+// (67,108,864) again, and the chunk-state GEMM 2 T d_inner N = 17,179,869,184 FLOPs. With two
+// sequences per micro-batch _ssm_training's layout copies add 2 x 2 T' (18560 + 8192) bytes each
+// way (T' = 16384 tokens: 1,753,219,072).
+TEST(MambaLayer, FusedBackwardRecomputesTheConvAndStatesAndMicroBatchesCopy) {
+  const StepOps ops = ops_of(nemotron_h_8b_like("M"), layout(1, 1, 1, 1, Recompute::none));
+  EXPECT_DOUBLE_EQ(sum(ops, Scope::mamba, Phase::recompute, false),
+                   335544320.0 + 169869312.0 + 805306368.0 + 67108864.0);
+  EXPECT_DOUBLE_EQ(sum(ops, Scope::mamba, Phase::recompute, true), 17179869184.0);
+  const StepOps two = ops_of(nemotron_h_8b_like("M"), layout(1, 1, 1, 2, Recompute::none));
+  double copy_fwd = 0, copy_bwd = 0;
+  for (const StepOp& so : two.ops) {
+    const auto* mem = std::get_if<MemoryOp>(&so.op);
+    if (mem == nullptr || std::strcmp(mem->name, "mamba_layout_copy") != 0) continue;
+    (so.phase == Phase::forward ? copy_fwd : copy_bwd) += mem->bytes.base() * so.count;
+  }
+  EXPECT_DOUBLE_EQ(copy_fwd, 1753219072.0);
+  EXPECT_DOUBLE_EQ(copy_bwd, 1753219072.0);
+}
+
 // Kept for backward, one Mamba layer, bf16, T = 8192 (2 bytes each):
 //   norm output (in_proj input) T h = 67,108,864; residual stream input T h = 67,108,864;
 //   in_proj output z x B C dt T 18560 = 304,087,040 (the fused scan recomputes the conv from it);
