@@ -9,6 +9,7 @@
 
 #include "capplan/data/scenario_io.hpp"
 #include "json_reader.hpp"
+#include "vtrain_runs.hpp"
 
 namespace capplan::data::detail {
 
@@ -221,12 +222,7 @@ Result<std::vector<PublishedRun>> hybrid_runs(const std::vector<CsvRow>& rows, c
                         {"training", training},
                         {"cluster", cluster},
                         {"strategy", strategy}};
-    if (bad.empty()) {
-      auto parsed = parse_scenario(run.scenario, catalogs, file + "#" + run.row_id);
-      if (!parsed) bad.push_back("scenario rejected: " + parsed.error().front().where + ": " + parsed.error().front().message);
-    }
-    run.usable = bad.empty();
-    run.skip_reason = join(bad, "; ");
+    settle_run(run, bad, catalogs, file);
     runs.push_back(std::move(run));
   }
   return runs;

@@ -48,6 +48,18 @@ constexpr const char* kSettings[] = {
 
 }  // namespace
 
+void settle_run(PublishedRun& run, std::vector<std::string>& reasons, const Catalogs& catalogs,
+                const std::string& file) {
+  if (reasons.empty()) {
+    auto parsed = parse_scenario(run.scenario, catalogs, file + "#" + run.row_id);
+    if (!parsed) {
+      reasons.push_back("scenario rejected: " + parsed.error().front().where + ": " + parsed.error().front().message);
+    }
+  }
+  run.usable = reasons.empty();
+  run.skip_reason = join(reasons, "; ");
+}
+
 bool is_vtrain_header(const CsvRow& header) {
   return std::any_of(header.cells.begin(), header.cells.end(),
                      [](const std::string& c) { return trim(c) == "iteration time (ms)"; });
@@ -118,12 +130,7 @@ Result<std::vector<PublishedRun>> vtrain_runs(const std::vector<CsvRow>& rows, c
           {"recompute", "full"},
           {"zero", 0},
           {"sequence_parallel", false}}}};
-    if (bad.empty()) {
-      auto parsed = parse_scenario(run.scenario, catalogs, file + "#" + run.row_id);
-      if (!parsed) bad.push_back("scenario rejected: " + parsed.error().front().where + ": " + parsed.error().front().message);
-    }
-    run.usable = bad.empty();
-    run.skip_reason = join(bad, "; ");
+    settle_run(run, bad, catalogs, file);
     runs.push_back(std::move(run));
   }
   return runs;
