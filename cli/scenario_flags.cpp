@@ -74,6 +74,10 @@ constexpr Row kFieldRows[] = {
      "Unpacked samples padded to the micro-batch's longest (longest, default) or to seq_len (max)", kSameHelp},
     {"--document-mask", "/workload/dataset/document_mask", kNumber, "BOOL",
      "Packed samples attend only within themselves (default: the recipe's)", kSameHelp},
+    {"--layer-pattern", "/model/layer_pattern", kText, "PATTERN",
+     "Hybrid model: one symbol per layer, M (Mamba-2), * (attention), - (MLP), E (MoE) (Megatron-Core's "
+     "hybrid_override_pattern); sets --layers to its length",
+     kSameHelp},
     {"--tokens", "/training/tokens", kNumber, "SI", "Total training tokens, e.g. 2T (or 2Ti: binary)", kSameHelp},
     {"--global-batch", "/training/global_batch", kNumber, "INT", "Global batch in sequences", kSameHelp},
     {"--global-batch-tokens", "/training/global_batch_tokens", kNumber, "SI",

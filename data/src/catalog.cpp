@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "hybrid_model.hpp"
 #include "json_reader.hpp"
 #include "topology_io.hpp"
 
@@ -438,6 +439,16 @@ constexpr Field<ModelDraft> kModelFields[] = {
        m.has_moe = true;
        detail::read_fields<sim::MoeSpec>(v, p, kMoeFields, m.entry.spec.moe, r);
      }},
+    {"layer_pattern", Kind::string, Need::optional, false, {},
+     "hybrid model: one symbol per layer, M (Mamba-2), * (attention), - (MLP), E (MoE) (Megatron-Core's "
+     "hybrid_override_pattern)",
+     [](ModelDraft& m, const json& v, Reader&, const std::string&) { m.entry.spec.layer_pattern = str(v); }},
+    {"mamba", Kind::object, Need::optional, false, {}, "Mamba-2 mixer: heads, head_dim, state, groups, conv_kernel, chunk",
+     [](ModelDraft& m, const json& v, Reader& r, const std::string& p) {
+       // read_hybrid reads the `mamba` key of the model object: hand it the one key.
+       detail::read_hybrid(json{{"mamba", v}, {"layers", m.entry.spec.layers}}, p.substr(0, p.rfind('/')),
+                           m.entry.spec, r);
+     }},
     {"params_B_published", Kind::number, Need::required, true, {0, 1e6, true},
      "parameter count as published, billions",
      [](ModelDraft& m, const json& v, Reader&, const std::string&) { m.entry.params_b_published = num(v); }},
@@ -499,6 +510,7 @@ ModelEntry finish_model(ModelDraft d, Reader& r, const std::string& p) {
                                              std::to_string(s.moe.dense_layers));
     }
   }
+  detail::check_hybrid(s, p, r);
   if (d.params_active_b_published && *d.params_active_b_published > d.entry.params_b_published &&
       d.entry.params_b_published > 0) {
     r.error(child(p, "params_active_B_published"),

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "csv.hpp"
 
+#include "json_reader.hpp"
+
 #include <cctype>
+#include <charconv>
+#include <cmath>
 
 namespace capplan::data::detail {
 
@@ -81,14 +85,14 @@ Result<std::vector<CsvRow>> parse_csv(std::string_view text, const std::string& 
 }
 
 Result<std::map<std::string, std::size_t>> table_columns(const std::vector<CsvRow>& rows,
-                                                         const std::vector<std::string>& required,
+                                                         std::span<const char* const> required,
                                                          const std::string& file) {
   std::map<std::string, std::size_t> col;
   if (rows.empty()) return fail(file, "malformed CSV: no header line");
   for (std::size_t i = 0; i < rows.front().cells.size(); ++i) col.emplace(trim(rows.front().cells[i]), i);
   Diagnostics diags;
-  for (const std::string& c : required) {
-    if (!col.contains(c)) diags.push_back({Diagnostic::Severity::error, file + ":1", "missing column '" + c + "'"});
+  for (const char* c : required) {
+    if (!col.contains(c)) diags.push_back({Diagnostic::Severity::error, file + ":1", "missing column '" + std::string(c) + "'"});
   }
   for (std::size_t i = 1; i < rows.size(); ++i) {
     if (rows[i].cells.size() != rows.front().cells.size()) {
@@ -99,6 +103,25 @@ Result<std::map<std::string, std::size_t>> table_columns(const std::vector<CsvRo
   }
   if (!diags.empty()) return std::unexpected(std::move(diags));
   return col;
+}
+
+std::optional<long long> positive_whole(const std::string& cell, long long most) {
+  long long v = 0;
+  const std::string t = trim(cell);
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || end != t.data() + t.size() || v <= 0 || v > most) return std::nullopt;
+  return v;
+}
+
+std::optional<double> positive_number(const std::string& cell, double most) {
+  double v = 0;
+  const std::string t = trim(cell);
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  // At least kMinPositive (1e-15): a denormal time gave an Inf throughput (issue 18).
+  if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v) || v < kMinPositive || v > most) {
+    return std::nullopt;
+  }
+  return v;
 }
 
 }  // namespace capplan::data::detail

@@ -4,6 +4,8 @@
 #pragma once
 #include <cstddef>
 #include <map>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,10 +31,15 @@ inline constexpr std::size_t kMaxCsvCell = 1024;
 // record or a cell longer than kMaxCsvCell is an error naming `file` and its line.
 Result<std::vector<CsvRow>> parse_csv(std::string_view text, const std::string& file);
 
-// The header's columns by name (trimmed), after checking that every one of `required` is there
-// and that every record has the header's number of fields; an error names the file and line.
+// A table's column index by (trimmed) header name, once every one of `required` is there and every
+// record has the header's field count; otherwise errors naming `file` and the line.
 Result<std::map<std::string, std::size_t>> table_columns(const std::vector<CsvRow>& rows,
-                                                         const std::vector<std::string>& required,
+                                                         std::span<const char* const> required,
                                                          const std::string& file);
+
+// A whole cell that is a positive integer up to `most`, or a finite number of at least 1e-15
+// (json_reader.hpp's kMinPositive) up to `most`; nullopt otherwise.
+std::optional<long long> positive_whole(const std::string& cell, long long most = (1LL << 62));
+std::optional<double> positive_number(const std::string& cell, double most = 1e300);
 
 }  // namespace capplan::data::detail

@@ -8,6 +8,7 @@
 
 #include "capplan/data/scenario_io.hpp"
 #include "json_reader.hpp"
+#include "vtrain_runs.hpp"
 
 namespace capplan::data::detail {
 
@@ -15,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kColumns = {
+constexpr const char* kColumns[] = {
     "row_id", "source_group", "framework", "method", "model", "gpu", "num_gpus", "tp", "pp", "cp", "vp",
     "dp_or_fsdp", "precision", "frozen_base_weight_dtype", "lora_rank", "lora_targets", "seq_len", "micro_batch",
     "global_batch", "grad_accum", "other_opts", "tokens_per_s_per_gpu", "step_time_s", "peak_memory_gb",
@@ -211,12 +212,7 @@ Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows,
                           {"framework", recipe}}},
                         {"cluster", {{"gpu", gpu.value_or("?")}, {"gpus", run.num_gpus}}},
                         {"strategy", strategy}};
-    if (bad.empty()) {
-      auto parsed = parse_scenario(run.scenario, catalogs, file + "#" + run.row_id);
-      if (!parsed) bad.push_back("scenario rejected: " + parsed.error().front().where + ": " + parsed.error().front().message);
-    }
-    run.usable = bad.empty();
-    run.skip_reason = join(bad, "; ");
+    settle_run(run, bad, catalogs, file);
     runs.push_back(std::move(run));
   }
   return runs;

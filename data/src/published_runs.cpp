@@ -19,6 +19,7 @@
 #include "capplan/data/scenario_io.hpp"
 #include "csv.hpp"
 #include "finetune_runs.hpp"
+#include "hybrid_runs.hpp"
 #include "vtrain_runs.hpp"
 #include "json_reader.hpp"
 
@@ -994,6 +995,7 @@ Result<std::vector<PublishedRun>> parse_published_runs(std::string_view text, co
   const CsvRow& header = rows->front();
   if (detail::is_vtrain_header(header)) return detail::vtrain_runs(*rows, catalogs, file);
   if (detail::is_finetune_header(header)) return detail::finetune_runs(*rows, catalogs, file);
+  if (detail::is_hybrid_runs_header(header)) return detail::hybrid_runs(*rows, catalogs, file);
   std::map<std::string, std::size_t> columns;
   for (std::size_t i = 0; i < header.cells.size(); ++i) columns.emplace(trim(header.cells[i]), i);
   Diagnostics diags;

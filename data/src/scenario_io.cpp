@@ -15,6 +15,7 @@
 #include "capplan/sim/global_batch.hpp"
 #include "capplan/data/currency.hpp"
 #include "capplan/data/tco_io.hpp"
+#include "hybrid_model.hpp"
 #include "json_reader.hpp"
 #include "topology_io.hpp"
 
@@ -571,6 +572,8 @@ class ScenarioParser {
                                    "sliding_window_every"};
     for (const auto& d : kModelDims) known.emplace_back(d.key);
     for (const auto& f : kModelFlags) known.emplace_back(f.key);
+    known.emplace_back("layer_pattern");  // after "layers": a typo "layer" suggests "layers"
+    known.emplace_back("mamba");
     r_.unknown_keys(j, p, known);
 
     sim::ModelSpec m;
@@ -621,6 +624,8 @@ class ScenarioParser {
       parse_moe(*v, preset, m, find(j, "ffn_hidden") != nullptr || find(j, "preset") != nullptr);
     }
     parse_attention(j, preset, m);
+    detail::read_hybrid(j, p, m, r_);
+    detail::check_hybrid(m, p, r_);
 
     if (m.hidden > 0 && m.heads > 0 && m.hidden % m.heads != 0) {
       r_.error(child(p, "heads"),
@@ -1603,6 +1608,7 @@ nlohmann::json model_to_json(const sim::ModelSpec& m) {
     for (const auto& f : kMoeInts) moe[f.key] = m.moe.*f.member;
     model["moe"] = std::move(moe);
   }
+  detail::hybrid_to_json(m, model);
   if (m.attention == sim::Attention::mla) {
     model["attention"] = "mla";
     json mla = json::object();

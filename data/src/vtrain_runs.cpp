@@ -30,24 +30,9 @@ constexpr const char* kColumns[] = {kGpus,
                                     "pipeline parallelism",
                                     "iteration time (ms)"};
 
-std::optional<long long> whole(const std::string& text) {
-  long long v = 0;
-  const std::string t = trim(text);
-  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || end != t.data() + t.size() || v <= 0) return std::nullopt;
-  return v;
-}
+std::optional<long long> whole(const std::string& text) { return positive_whole(text); }
 
-std::optional<double> positive(const std::string& text) {
-  double v = 0;
-  const std::string t = trim(text);
-  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  // At least 1e-15 (json_reader.hpp's kMinPositive): a denormal time gave an Inf throughput (issue 18).
-  if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v) || v < detail::kMinPositive) {
-    return std::nullopt;
-  }
-  return v;
-}
+std::optional<double> positive(const std::string& text) { return positive_number(text); }
 
 // The settings every record shares, from vTrain's configs (src/config.py defaults and
 // config/validation/*): what the loader states for each run.
@@ -63,6 +48,18 @@ constexpr const char* kSettings[] = {
 
 }  // namespace
 
+void settle_run(PublishedRun& run, std::vector<std::string>& reasons, const Catalogs& catalogs,
+                const std::string& file) {
+  if (reasons.empty()) {
+    auto parsed = parse_scenario(run.scenario, catalogs, file + "#" + run.row_id);
+    if (!parsed) {
+      reasons.push_back("scenario rejected: " + parsed.error().front().where + ": " + parsed.error().front().message);
+    }
+  }
+  run.usable = reasons.empty();
+  run.skip_reason = join(reasons, "; ");
+}
+
 bool is_vtrain_header(const CsvRow& header) {
   return std::any_of(header.cells.begin(), header.cells.end(),
                      [](const std::string& c) { return trim(c) == "iteration time (ms)"; });
@@ -70,7 +67,7 @@ bool is_vtrain_header(const CsvRow& header) {
 
 Result<std::vector<PublishedRun>> vtrain_runs(const std::vector<CsvRow>& rows, const Catalogs& catalogs,
                                               const std::string& file) {
-  auto columns = table_columns(rows, std::vector<std::string>(std::begin(kColumns), std::end(kColumns)), file);
+  auto columns = table_columns(rows, kColumns, file);
   if (!columns) return std::unexpected(std::move(columns.error()));
   const std::map<std::string, std::size_t>& col = *columns;
 
@@ -133,12 +130,7 @@ Result<std::vector<PublishedRun>> vtrain_runs(const std::vector<CsvRow>& rows, c
           {"recompute", "full"},
           {"zero", 0},
           {"sequence_parallel", false}}}};
-    if (bad.empty()) {
-      auto parsed = parse_scenario(run.scenario, catalogs, file + "#" + run.row_id);
-      if (!parsed) bad.push_back("scenario rejected: " + parsed.error().front().where + ": " + parsed.error().front().message);
-    }
-    run.usable = bad.empty();
-    run.skip_reason = join(bad, "; ");
+    settle_run(run, bad, catalogs, file);
     runs.push_back(std::move(run));
   }
   return runs;

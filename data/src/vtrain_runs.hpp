@@ -13,6 +13,11 @@
 
 namespace capplan::data::detail {
 
+// Settles a table row's run: usable when nothing in `reasons` blocks it and capplan accepts its
+// scenario (a rejection is added to `reasons`); skip_reason joins them.
+void settle_run(PublishedRun& run, std::vector<std::string>& reasons, const Catalogs& catalogs,
+                const std::string& file);
+
 // A header with vTrain's columns (GPUs, batch, layout, model shape, "iteration time (ms)").
 bool is_vtrain_header(const CsvRow& header);
 

@@ -155,6 +155,9 @@ TEST(ScenarioSchema, EveryObjectListsExactlyTheKeysTheReaderAccepts) {
                       {"dataset", {{"tokens", "1B"}}}};
   json strategy = minimal_scenario();
   strategy["strategy"] = {{"tp", 8}};
+  json mamba = minimal_scenario();
+  mamba["model"]["layer_pattern"] = "M*";
+  mamba["model"]["mamba"] = {{"heads", 8}};
   struct Case {
     std::string pointer;
     json doc;
@@ -170,6 +173,7 @@ TEST(ScenarioSchema, EveryObjectListsExactlyTheKeysTheReaderAccepts) {
       {"/model", minimal_scenario(), &props["model"]},
       {"/model/moe", moe, &props["model"]["properties"]["moe"]},
       {"/model/mla", mla, &props["model"]["properties"]["mla"]},
+      {"/model/mamba", mamba, &props["model"]["properties"]["mamba"]},
       {"/training", minimal_scenario(), &props["training"]},
       {"/cluster", minimal_scenario(), &props["cluster"]},
       {"/cluster/topology/1", tiers, &props["cluster"]["properties"]["topology"]["items"]},

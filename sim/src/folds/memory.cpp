@@ -16,6 +16,7 @@ ActivationFootprint activation_footprint(const std::vector<StepOp>& ops) {
       case Scope::layer: part = &out.layer; break;
       case Scope::dense_ffn: part = &out.dense_ffn; break;
       case Scope::moe_ffn: part = &out.moe_ffn; break;
+      case Scope::mamba: part = &out.mamba; break;
       case Scope::embedding: part = &out.embedding; break;
       case Scope::output: part = &out.output; break;
       default: continue;
@@ -96,9 +97,13 @@ MemoryBreakdown memory_per_gpu(const ActivationFootprint& f, const std::vector<S
                              p.zero >= 3);
     if (p.zero >= 3 && dense_dp > 1) {
       // Plus the gathered working copy of the current and the prefetched layer.
+      const double layer = m.is_hybrid() ? std::max({m.attention_params(), m.dense_ffn_params(), m.mamba_params(),
+                                                      m.is_moe() ? m.moe_ffn_params() : 0.0})
+                                         : m.layer_params();
+      // A quantised base travels in its 4-bit format (its norms in 16 bits).
       const double layer_bytes = ft.quantized_base()
-                                     ? qb * (m.layer_params() - 2.0 * m.hidden) + job.gathered_param_bytes() * 2.0 * m.hidden
-                                     : job.gathered_param_bytes() * m.layer_params();
+                                     ? qb * (layer - 2.0 * m.hidden) + job.gathered_param_bytes() * 2.0 * m.hidden
+                                     : job.gathered_param_bytes() * layer;
       weights += 2.0 * layer_bytes / p.tp;
     }
     if (ft.quantized_base()) {
@@ -113,10 +118,16 @@ MemoryBreakdown memory_per_gpu(const ActivationFootprint& f, const std::vector<S
     mb.optimizer = units::bytes(
         sharded(optimizer_bytes * params.trained_dense, optimizer_bytes * params.trained_expert, p.zero >= 1));
     // Kept activations of every in-flight micro-batch, plus the one layer being recomputed.
-    const double per_micro_batch = sl.layers * f.layer.kept + sl.dense() * f.dense_ffn.kept +
-                                   sl.moe * f.moe_ffn.kept + (sl.first ? f.embedding.kept : 0.0);
+    double per_micro_batch = sl.layers * f.layer.kept + sl.dense() * f.dense_ffn.kept +
+                             sl.moe * f.moe_ffn.kept + (sl.first ? f.embedding.kept : 0.0);
     double remat = sl.layers > 0 ? f.layer.remat : 0.0;
     remat += std::max(sl.dense() > 0 ? f.dense_ffn.remat : 0.0, sl.moe > 0 ? f.moe_ffn.remat : 0.0);
+    if (sl.hybrid) {
+      // A hybrid's layers are recomputed one at a time: the largest of its kinds' remat.
+      per_micro_batch += sl.mamba * f.mamba.kept;
+      remat = std::max({sl.layers > 0 ? f.layer.remat : 0.0, sl.dense() > 0 ? f.dense_ffn.remat : 0.0,
+                        sl.moe > 0 ? f.moe_ffn.remat : 0.0, sl.mamba > 0 ? f.mamba.remat : 0.0});
+    }
     mb.activations = units::bytes(per_micro_batch * in_flight(p, micro_batches, stage) + remat);
     // The logits and loss buffers of one micro-batch (the last stage runs each micro-batch's
     // backward right after its forward).

@@ -11,13 +11,15 @@ StepFlops step_flops(const StepOps& ops, const ModelSpec& m, const Parallelism& 
   // Per GPU and micro-batch, by scope; the stages together hold every layer once.
   double model = 0, hardware = 0;
   const double moe_layers = m.moe_layer_count();
+  const double attention_layers = m.attention_layer_count(), dense_layers = m.dense_ffn_layer_count();
   for (const StepOp& so : ops.ops) {
     if (so.flops == 0) continue;
     double times = 0;
     switch (so.scope) {
-      case Scope::layer: times = m.layers; break;
-      case Scope::dense_ffn: times = m.layers - moe_layers; break;
+      case Scope::layer: times = attention_layers; break;
+      case Scope::dense_ffn: times = dense_layers; break;
       case Scope::moe_ffn: times = moe_layers; break;
+      case Scope::mamba: times = m.mamba_layer_count(); break;
       case Scope::embedding:
       case Scope::output: times = 1; break;
       default: continue;

@@ -50,10 +50,16 @@ class OpListBuilder {
     }
     ops_.push_back({op, phase, scope, count, role, flops, saved, recomputed});
   }
+  // The scopes repeated once per layer of their kind (a layer's ops: what recomputation,
+  // freezing and adapters apply to).
+  static bool in_layer(Scope scope) {
+    return scope == Scope::layer || scope == Scope::dense_ffn || scope == Scope::moe_ffn || scope == Scope::mamba;
+  }
   // A forward op, its backward (`bwd_bytes`, `bwd_count` times) and, when the policy recomputes
   // ops of `role` in this scope, its recomputation.
   bool recomputes(OpRole role, Scope scope) const {
-    return (scope == Scope::layer || scope == Scope::dense_ffn || scope == Scope::moe_ffn) && policy_.recomputes(role);
+    return in_layer(scope) &&
+           policy_.recomputes(role);
   }
   // A linear layer Y[T x n] = X[T x k] W[k x n] (`batch` independent ones, e.g. local experts):
   // forward, plus dgrad and wgrad in backward.
@@ -76,10 +82,10 @@ class OpListBuilder {
     const GemmOp fwd{name, tokens, n, k, batch, dt};
     const double flops = model_flops >= 0 ? model_flops : fwd.flops().base() * kernels;
     const bool rc = recomputes(OpRole::linear, scope);
-    const bool in_layer = scope == Scope::layer || scope == Scope::dense_ffn || scope == Scope::moe_ffn;
+    const bool layer_op = in_layer(scope);
     const FinetuneSpec& ft = tune_.spec;
     const double trained = tuned.output_layer ? (ft.trains_embeddings() ? 1.0 : 0.0)
-                                              : (in_layer ? tune_.layer_share : 1.0);
+                                              : (layer_op ? tune_.layer_share : 1.0);
     add(fwd, Phase::forward, scope, kernels, OpRole::linear, flops, saved, rc);
     add(GemmOp{dgrad, tokens, k, n, batch, dt}, Phase::backward, scope, kernels, OpRole::linear, flops);
     if (trained > 0) {
@@ -101,7 +107,7 @@ class OpListBuilder {
           OpRole::fp8_cast);
       if (rc) add(cast_x, Phase::recompute, scope, 1.0, OpRole::fp8_cast);
     }
-    if (in_layer && ft.quantized_base()) {
+    if (layer_op && ft.quantized_base()) {
       // bitsandbytes (and GPTQ's training path) dequantise the whole 4-bit matrix into a 16-bit
       // copy before the cuBLAS GEMM, in forward, in the input-gradient GEMM and in recomputation:
       // read the 4-bit weight and its scales, write 2 bytes per weight.
@@ -117,8 +123,8 @@ class OpListBuilder {
   // such as Q, K and V in one, carries one adapter per part, as PEFT attaches them).
   void adapter(const Tuned& tuned, std::int64_t tokens, std::int64_t n, std::int64_t k, Scope scope,
                std::int64_t batch = 1, double kernels = 1.0) {
-    const bool in_layer = scope == Scope::layer || scope == Scope::dense_ffn || scope == Scope::moe_ffn;
-    if (!in_layer || !tune_.spec.adapted(tuned.targets) || tokens <= 0 || n <= 0 || k <= 0) return;
+    const bool layer_op = in_layer(scope);
+    if (!layer_op || !tune_.spec.adapted(tuned.targets) || tokens <= 0 || n <= 0 || k <= 0) return;
     lora(tuned, tokens, n, k, scope, recomputes(OpRole::linear, scope), batch, kernels);
   }
   // The LoRA adapter of a linear Y[T x n] = X[T x k] W (per TP rank): A [k x r], B [r x n],

@@ -48,6 +48,7 @@ const char* to_string(OpRole r) {
     case OpRole::residual: return "residual";
     case OpRole::dropout: return "dropout";
     case OpRole::rope: return "rope";
+    case OpRole::ssm: return "ssm";
     case OpRole::latent_norm: return "latent_norm";
     case OpRole::copy: return "copy";
     case OpRole::moe_permute: return "moe_permute";

@@ -25,7 +25,8 @@ bool RecomputePolicy::recomputes(OpRole role) const {
     case OpRole::rope:
     case OpRole::latent_norm:
     case OpRole::copy:
-    case OpRole::moe_permute: return elementwise_;
+    case OpRole::moe_permute:
+    case OpRole::ssm: return elementwise_;
     case OpRole::linear:
     case OpRole::adapter:
     case OpRole::dequantize:

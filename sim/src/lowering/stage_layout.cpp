@@ -50,13 +50,20 @@ StageLayers stage_layers(const ModelSpec& m, const Parallelism& p, int stage) {
   out.layers = stage_layer_count(m.layers, p, stage);
   out.first = stage == 0;
   out.last = stage == p.pp - 1;
-  if (!m.is_moe()) return out;
+  if (!m.is_moe() && !m.is_hybrid()) return out;
   const int v = std::max(1, p.virtual_stages);
+  if (m.is_hybrid()) out = {0, 0, out.first, out.last, true, 0, 0};
   auto count_moe = [&](int start, int n) {
-    for (int l = start; l < start + n; ++l) out.moe += m.is_moe_layer(l) ? 1 : 0;
+    for (int l = start; l < start + n; ++l) {
+      out.moe += m.is_moe_layer(l) ? 1 : 0;
+      if (!m.is_hybrid()) continue;
+      out.layers += m.is_layer(l, HybridLayer::attention) ? 1 : 0;
+      out.mlp += m.is_layer(l, HybridLayer::mlp) ? 1 : 0;
+      out.mamba += m.is_layer(l, HybridLayer::mamba) ? 1 : 0;
+    }
   };
   if (v == 1) {
-    count_moe(stage_start(m.layers, p, stage), out.layers);
+    count_moe(stage_start(m.layers, p, stage), stage_layer_count(m.layers, p, stage));
     return out;
   }
   // Model layer index where chunk k of stage i starts: all chunks of earlier rounds (k' < k, any
@@ -83,8 +90,9 @@ std::vector<StageRun> stage_runs(const ModelSpec& m, const Parallelism& p) {
       runs.push_back({sl, stage, count});
     }
   };
-  if (m.is_moe()) {
-    // MoE layer counts can change from any stage to the next (leading dense layers, every n-th).
+  if (m.is_moe() || m.is_hybrid()) {
+    // MoE layer counts can change from any stage to the next (leading dense layers, every n-th),
+    // and so can a hybrid pattern's.
     for (int stage = 0; stage < p.pp; ++stage) append(stage, 1);
     return runs;
   }

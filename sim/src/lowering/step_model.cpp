@@ -2,6 +2,7 @@
 #include "capplan/sim/step_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "capplan/sim/memory.hpp"
@@ -57,13 +58,15 @@ StageParams stage_params(const ModelSpec& m, const Parallelism& p, const StageLa
 StageParams stage_params(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const StageLayers& sl) {
   const FinetuneSpec& ft = job.finetune;
   StageParams out;
-  // Base weights of the stage's layers: dense ones (attention, dense FFNs, router, shared experts)
-  // and routed experts, the latter spread over the EP ranks (and split by ETP).
+  // Base weights of the stage's layers: dense ones (attention, dense FFNs, Mamba mixers, router,
+  // shared experts) and routed experts, the latter spread over the EP ranks (and split by ETP).
   const double norms = 2.0 * m.hidden;  // per layer, inside attention_params()
   double layers_dense = sl.layers * m.attention_params() + sl.dense() * m.dense_ffn_params();
+  if (sl.mamba > 0) layers_dense += sl.mamba * m.mamba_params();
   double layers_expert = 0;
   if (sl.moe > 0) {
-    layers_dense += sl.moe * (static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params());
+    layers_dense += sl.moe * (static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params() +
+                              m.ffn_norm_params());
     layers_expert = sl.moe * (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp;
   }
   double embeddings = sl.first ? m.embedding_params() : 0.0;
@@ -204,29 +207,37 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   // the two residual-stream tensors (the norms' inputs), the two norm outputs (the QKV and FFN
   // GEMM inputs), the dropout masks; split over TP: Q, K, V, the attention output (projection
   // input), the FFN up outputs and the activation output (down input).
-  if (policy.keeps_layer_input()) {
-    // Some producer of the residual stream is recomputed: the recomputation starts from the
-    // layer input, kept as the checkpoint (no kernel).
-    b.add(MemoryOp{"layer_input_checkpoint", units::bytes(0)}, Phase::forward, Scope::layer, 0.0, OpRole::checkpoint, 0,
-          act * tsp * hd);
-  }
-  // Norms (the attention and the FFN norm). Fused: one kernel reads and writes the tensor. Eager
-  // RMSNorm (Llama reference implementation): x.float() (2+4 bytes/element), pow (4+4), mean (4),
-  // x*rsqrt (4+4), type_as (4+2), *weight (2+2). Eager LayerNorm is one fused ATen kernel.
-  const double norm_out = 2.0 * gemm_in * tsp * hd;  // both norms' outputs
-  if (eager && m.rmsnorm) {
-    bool first = true;
-    for (double bytes_per_elem : {6.0, 8.0, 4.0, 8.0, 6.0, 4.0}) {
-      b.elementwise("rmsnorm_eager", bytes_per_elem * tsp * hd, Scope::layer, OpRole::norm, 2.0, first ? norm_out : 0.0);
-      first = false;
+  // The residual stream's ops around `n` sub-blocks of `scope`: a transformer layer has two (the
+  // attention and the FFN norm and residual add); each layer of a hybrid pattern one (Megatron-
+  // Core's hybrid layers each own their pre-norm and residual: mamba_layer.py, MambaLayer.forward,
+  // and the MLP / MoE / attention layers of hybrid_layer_specs.py @d98e8a6).
+  const auto residual_stream = [&](Scope scope, double n) {
+    if (policy.keeps_layer_input()) {
+      // Some producer of the residual stream is recomputed: the recomputation starts from the
+      // layer input, kept as the checkpoint (no kernel).
+      b.add(MemoryOp{"layer_input_checkpoint", units::bytes(0)}, Phase::forward, scope, 0.0, OpRole::checkpoint, 0,
+            act * tsp * hd);
     }
-  } else {
-    b.elementwise(m.rmsnorm ? "rmsnorm" : "layernorm", 2.0 * act * tsp * hd, Scope::layer, OpRole::norm, 2.0, norm_out);
-  }
-  b.elementwise("residual_add", 3.0 * act * tsp * hd, Scope::layer, OpRole::residual, 2.0, 2.0 * act * tsp * hd);
-  if (m.dropout) {
-    b.elementwise("dropout", (2.0 * act + 1.0) * tsp * hd, Scope::layer, OpRole::dropout, 2.0, 2.0 * tsp * hd);
-  }
+    // Norms. Fused: one kernel reads and writes the tensor. Eager RMSNorm (Llama reference
+    // implementation): x.float() (2+4 bytes/element), pow (4+4), mean (4), x*rsqrt (4+4),
+    // type_as (4+2), *weight (2+2). Eager LayerNorm is one fused ATen kernel.
+    const double norm_out = n * gemm_in * tsp * hd;  // the norms' outputs
+    if (eager && m.rmsnorm) {
+      bool first = true;
+      for (double bytes_per_elem : {6.0, 8.0, 4.0, 8.0, 6.0, 4.0}) {
+        b.elementwise("rmsnorm_eager", bytes_per_elem * tsp * hd, scope, OpRole::norm, n, first ? norm_out : 0.0);
+        first = false;
+      }
+    } else {
+      b.elementwise(m.rmsnorm ? "rmsnorm" : "layernorm", 2.0 * act * tsp * hd, scope, OpRole::norm, n, norm_out);
+    }
+    b.elementwise("residual_add", 3.0 * act * tsp * hd, scope, OpRole::residual, n, n * act * tsp * hd);
+    if (m.dropout) {
+      b.elementwise("dropout", (2.0 * act + 1.0) * tsp * hd, scope, OpRole::dropout, n, n * tsp * hd);
+    }
+  };
+  const bool hybrid = m.is_hybrid();
+  residual_stream(Scope::layer, hybrid ? 1.0 : 2.0);
   if (m.rope) {
     // Rotary embedding on Q and K. Fused: read and write once. Eager (torchtitan / Llama
     // reference): .float() (2+4), complex multiply (4+4), view_as_real + type_as (4+2).
@@ -302,8 +313,12 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       work = std::min(work, doc / (2.0 * m.seq_len));
       keys = std::min(keys, doc);
     }
-    const double score_flops = 2.0 * td * keys * heads * d_qk;
-    const double context_flops = 2.0 * td * keys * heads * d_v;
+    // Hybrid models follow Megatron-Bridge's hybrid formula instead (flop_utils.py
+    // attn_layer_flops, NVIDIA-NeMo/Megatron-Bridge @067f987: 2 b s h p s for both core GEMMs,
+    // the causal half of the square), which its performance tables report for these models.
+    const double convention = m.is_hybrid() ? 0.5 : 1.0;
+    const double score_flops = convention * 2.0 * td * keys * heads * d_qk;
+    const double context_flops = convention * 2.0 * td * keys * heads * d_v;
     const bool rc = b.recomputes(OpRole::attention_core, Scope::layer);
     // Fused attention keeps its fp32 log-sum-exp per query and head.
     const double lse = m.flash_attention ? 4.0 * td * heads : 0.0;
@@ -365,11 +380,13 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     b.linear(Tuned{lora_down, true}, down_name, "ffn_down_dgrad", "ffn_down_wgrad", rows, h, inner, dt, scope, 0,
              conv_scale * 2.0 * rows_mean * inner * hd, 1, kernels);
   };
+  if (hybrid) residual_stream(Scope::dense_ffn, 1.0);
   ffn("ffn_up", "ffn_down", tokens, td, f / t, 1.0, Scope::dense_ffn, OpRole::activation, 1.0);
   tp_block_comm(Scope::dense_ffn);
 
   // ===== MoE FFN (routed experts, top-k) =====
   if (m.is_moe()) {
+    if (hybrid) residual_stream(Scope::moe_ffn, 1.0);
     const auto& e = m.moe;
     // Megatron-Core MoE with TP needs sequence parallelism: each TP rank routes its own T/tp tokens.
     const std::int64_t moe_tokens = t > 1 ? tokens / t : tokens;
@@ -493,6 +510,97 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     }
   }
 
+  // ===== Mamba-2 mixer of a hybrid model's M layers =====
+  if (hybrid && m.mamba.heads > 0) {
+    // Megatron-Core's MambaMixer in training (megatron/core/ssm/mamba_mixer.py @d98e8a6, forward
+    // and _ssm_training): in_proj (column-parallel: z, x, B, C, dt of this rank's heads and
+    // groups), the fused mamba_split_conv1d_scan_combined (causal conv1d over x, B, C, then the
+    // chunked SSD scan gated by silu(z)), the grouped RMSNorm (ExtendedRMSNorm) and out_proj
+    // (row-parallel), with the TP collectives of any TP-split block around them.
+    const MambaSpec& mb = m.mamba;
+    const std::int64_t heads_l = mb.heads / t, groups_l = std::max<std::int64_t>(1, mb.groups / t);
+    const std::int64_t d_l = heads_l * mb.head_dim;                     // d_inner on this rank
+    const std::int64_t conv_l = d_l + 2 * groups_l * mb.state;          // x, B, C
+    const std::int64_t proj_l = 2 * d_l + 2 * groups_l * mb.state + heads_l;  // z, x, B, C, dt
+    const double dl = static_cast<double>(d_l), n_state = mb.state;
+    residual_stream(Scope::mamba, 1.0);
+    // in_proj's output is what the fused scan keeps for its backward (it recomputes the conv).
+    b.linear("mamba_in_proj", "mamba_in_proj_dgrad", "mamba_in_proj_wgrad", tokens, proj_l, h, dt, Scope::mamba,
+             act * td * static_cast<double>(proj_l));
+    if (p.cp > 1) {
+      // Mamba's context parallelism (mamba_context_parallel.py @d98e8a6, pre_conv_ssm /
+      // post_conv_ssm): all-to-alls trade the sequence split for a head split around the conv
+      // and scan: z, x, B, C and dt before, y after; forward and backward. Ranks ordered TP, CP.
+      const GroupPlacement cp_group = place_group(p.cp, p.tp, topology);
+      b.collective(CollectiveOp{"mamba_cp_all_to_all_in", CollectiveKind::all_to_all,
+                                units::bytes(act * td * static_cast<double>(proj_l)), cp_group, Axis::cp},
+                   Scope::mamba, full_rc);
+      b.collective(CollectiveOp{"mamba_cp_all_to_all_out", CollectiveKind::all_to_all, units::bytes(act * td * dl),
+                                cp_group, Axis::cp},
+                   Scope::mamba, full_rc);
+    }
+    // _ssm_training makes zxBCdt batch-major (rearrange "l b d -> b l d" + contiguous) and y
+    // sequence-major again after the scan: a copy each (read + write) when the micro-batch holds
+    // more than one sequence (one sequence: already contiguous, no copy), and a copy of each
+    // gradient in backward.
+    if (p.micro_batch > 1) {
+      const double copies = 2.0 * act * td * static_cast<double>(proj_l + d_l);
+      const bool rc = b.recomputes(OpRole::copy, Scope::mamba);
+      b.add(MemoryOp{"mamba_layout_copy", units::bytes(copies)}, Phase::forward, Scope::mamba, 1.0, OpRole::copy, 0, 0,
+            rc);
+      b.add(MemoryOp{"mamba_layout_copy", units::bytes(copies)}, Phase::backward, Scope::mamba, 1.0, OpRole::copy);
+      if (rc) b.add(MemoryOp{"mamba_layout_copy", units::bytes(copies)}, Phase::recompute, Scope::mamba, 1.0, OpRole::copy);
+    }
+    // Depthwise causal conv1d of d_conv taps over x, B, C: reads and writes them (its 2 d_conv
+    // FLOPs per element are left out, as Megatron-Bridge's model-FLOPs formula leaves them). The
+    // fused function keeps only its input: its backward runs the conv forward again
+    // (mamba_ssm MambaSplitConv1dScanCombinedFn.backward, state-spaces/mamba), a recomputation
+    // whatever the recompute policy.
+    const double conv_bytes = 2.0 * act * td * static_cast<double>(conv_l);
+    b.elementwise("mamba_conv1d", conv_bytes, Scope::mamba, OpRole::ssm);
+    b.add(MemoryOp{"mamba_conv1d", units::bytes(conv_bytes)}, Phase::recompute, Scope::mamba, 1.0, OpRole::ssm);
+    {
+      // The chunked SSD scan (Dao & Gu 2024, Sec. 6; megatron/core/ssm/ops/mamba2/ssd_combined.py
+      // @d98e8a6): per chunk of Q tokens, C B^T within the chunk (per group), its masked product
+      // with x, the chunk states B^T x and the outputs C h (per head): about
+      // 2 T (Q N G + Q P H + 2 N P H) FLOPs forward, which for Q = N = 2P is 7 T d_inner N when
+      // G << H. Model FLOPs: Megatron-Bridge's 7 T d_inner N (flop_utils.py mamba_layer_flops,
+      // NVIDIA-NeMo/Megatron-Bridge @067f987), priced as batched tensor-core GEMMs of T x P x N
+      // per head (2 T d_inner N each, 3.5 of them forward, twice that backward).
+      const double scan_flops = 7.0 * td * dl * n_state;
+      const GemmOp scan{"ssd_scan", tokens, mb.head_dim, mb.state, heads_l, attn_dt};
+      const bool rc = b.recomputes(OpRole::ssm, Scope::mamba);
+      b.add(scan, Phase::forward, Scope::mamba, 3.5, OpRole::ssm, scan_flops, 0, rc);
+      b.add(scan, Phase::backward, Scope::mamba, 7.0, OpRole::ssm, 2.0 * scan_flops);
+      if (rc) b.add(scan, Phase::recompute, Scope::mamba, 3.5, OpRole::ssm, scan_flops);
+      // Its memory-bound part: reads x, B, C (the conv output), dt and z, writes y; the fp32 chunk
+      // states (T/Q chunks x heads x P x N) are written by _chunk_state_fwd (states_in_fp32),
+      // read by _state_passing_fwd, which writes them in the activation dtype for
+      // _chunk_scan_fwd to read (4 + 4 + 2 + 2 bytes per element); C B^T in fp32 (_bmm_chunk_fwd:
+      // T/Q x groups x Q x Q) written and read. Kept: the ungated output out_x and the gated y
+      // (the norm's input).
+      const double chunks = std::ceil(td / std::max(1, mb.chunk));
+      const double states = chunks * static_cast<double>(heads_l) * mb.head_dim * n_state;
+      const double cb = chunks * static_cast<double>(groups_l) * mb.chunk * mb.chunk;
+      const double io = act * td * (static_cast<double>(conv_l) + heads_l + 2.0 * dl) + 12.0 * states + 8.0 * cb;
+      b.elementwise("ssd_scan_io", io, Scope::mamba, OpRole::ssm, 1.0, 2.0 * act * td * dl);
+      // Its backward first reruns the forward's state pipeline (_mamba_chunk_scan_combined_bwd,
+      // mamba_ssm/ops/triton/ssd_combined.py, state-spaces/mamba: _chunk_cumsum_fwd,
+      // _bmm_chunk_fwd, _chunk_state_fwd, _state_passing_fwd): the chunk states B^T x (one
+      // T x P x N GEMM per head, 2 T d_inner N FLOPs) with their reads of x, B, C and dt and the
+      // state and C B^T passes. Hardware FLOPs only: recomputation.
+      b.add(scan, Phase::recompute, Scope::mamba, 1.0, OpRole::ssm, 2.0 * td * dl * n_state);
+      b.add(MemoryOp{"ssd_state_recompute",
+                     units::bytes(act * td * (static_cast<double>(conv_l) + heads_l) + 12.0 * states + 8.0 * cb)},
+            Phase::recompute, Scope::mamba, 1.0, OpRole::ssm);
+    }
+    // Grouped RMSNorm over d_inner / groups (mamba_mixer.py ExtendedRMSNorm, group_size
+    // d_inner_local_tp / ngroups_local_tp): its output is out_proj's input.
+    b.elementwise("mamba_gated_rmsnorm", 2.0 * act * td * dl, Scope::mamba, OpRole::norm, 1.0, gemm_in * td * dl);
+    b.linear("mamba_out_proj", "mamba_out_proj_dgrad", "mamba_out_proj_wgrad", tokens, h, d_l, dt, Scope::mamba);
+    tp_block_comm(Scope::mamba);
+  }
+
   // ===== embedding (first stage) and output layer + loss (last stage) =====
   // The embedding output is kept as the first layer's input.
   b.elementwise("embedding", 2.0 * act * tsp * hd, Scope::embedding, OpRole::embedding, 1.0, act * tsp * hd);
@@ -613,6 +721,7 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     const double norms = 2.0 * m.hidden;
     fsdp(m.attention_params() - norms, norms, lora_attention_params(m, ft), Scope::layer);
     fsdp(m.dense_ffn_params(), 0.0, lora_dense_ffn_params(m, ft), Scope::dense_ffn);
+    if (m.mamba_layer_count() > 0) fsdp(m.mamba_params(), 0.0, 0.0, Scope::mamba);
     if (m.is_moe()) {
       // Router and shared experts over the dense replicas; routed experts over their own
       // expert-data-parallel replicas (nothing to gather when each GPU owns its experts).

@@ -35,6 +35,7 @@ void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostM
       case Scope::layer: bucket = &layer; break;
       case Scope::dense_ffn: bucket = &dense_ffn; break;
       case Scope::moe_ffn: bucket = &moe_ffn; break;
+      case Scope::mamba: bucket = &into.mamba; break;
       case Scope::embedding: bucket = &embedding; break;
       case Scope::output: bucket = &output; break;
       case Scope::pipeline: bucket = &pipeline; break;
@@ -127,6 +128,21 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
     st.cp = L * cp_layer;
     st.fsdp = D * fsdp_layer + E * fsdp_moe_layer + fsdp_head;
     double launches = L * layer.launches + D * dense_ffn.launches + E * moe_ffn.launches;
+    if (sl.hybrid) {
+      // A hybrid's Mamba layers, and its layers each with their own ZeRO-3 gathers overlapping
+      // their own compute (no attention block shared with an FFN). Mamba's CP all-to-alls sit on
+      // the critical path (the scan waits for them).
+      const Bucket& mamba = buckets.mamba;
+      const double M = sl.mamba;
+      st.compute += M * mamba.compute;
+      st.recompute += M * mamba.recompute;
+      st.backward += M * mamba.backward;
+      st.tp += M * tp_exposed(mamba.tp, mamba.compute);
+      st.cp += M * mamba.cp;
+      st.fsdp = L * exposed(layer.fsdp, layer.compute) + D * exposed(dense_ffn.fsdp, dense_ffn.compute) +
+                E * exposed(moe_ffn.fsdp, moe_ffn.compute) + M * exposed(mamba.fsdp, mamba.compute) + fsdp_head;
+      launches += M * mamba.launches;
+    }
     if (sl.first) {
       st.compute += embedding.compute;
       st.backward += embedding.backward;

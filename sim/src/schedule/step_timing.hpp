@@ -30,7 +30,7 @@ struct Bucket {
 // StepOpParts part only, in list order, so the parts can be priced separately (and the
 // micro-batch part cached) with bit-identical results.
 struct OpBuckets {
-  Bucket layer, dense_ffn, moe_ffn, embedding, output, pipeline;
+  Bucket layer, dense_ffn, moe_ffn, embedding, output, pipeline, mamba;
   double dp_step = 0, dp_grad = 0, optimizer = 0;  // once per step
 };
 

@@ -126,6 +126,7 @@ void Worker::run(const WorkItem& item) {
     b.layer.fsdp = st.layer.fsdp;
     b.dense_ffn.fsdp = st.dense_ffn.fsdp;
     b.moe_ffn.fsdp = st.moe_ffn.fsdp;
+    b.mamba.fsdp = st.mamba.fsdp;
     b.dp_step = st.dp_step;
     b.dp_grad = st.dp_grad;
     b.optimizer = st.optimizer;

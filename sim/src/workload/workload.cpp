@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "capplan/sim/workload.hpp"
 
+#include <algorithm>
+
 #include "capplan/sim/framework.hpp"
 
 namespace capplan::sim {
@@ -79,11 +81,39 @@ int ModelSpec::moe_layer_count() const {
   return n;
 }
 
+namespace {
+int pattern_count(const std::string& pattern, HybridLayer kind) {
+  return static_cast<int>(std::count(pattern.begin(), pattern.end(), static_cast<char>(kind)));
+}
+}  // namespace
+
+int ModelSpec::attention_layer_count() const {
+  return is_hybrid() ? pattern_count(layer_pattern, HybridLayer::attention) : layers;
+}
+
+int ModelSpec::dense_ffn_layer_count() const {
+  return is_hybrid() ? pattern_count(layer_pattern, HybridLayer::mlp) : layers - moe_layer_count();
+}
+
+int ModelSpec::mamba_layer_count() const { return is_hybrid() ? pattern_count(layer_pattern, HybridLayer::mamba) : 0; }
+
+double ModelSpec::ffn_norm_params() const { return is_hybrid() ? static_cast<double>(hidden) : 0.0; }
+
+// Megatron-Core's MambaMixer parameters (mamba_mixer.py @d98e8a6): in_proj (hidden x in_proj_dim),
+// conv1d weight and bias over [x, B, C] (conv_dim x (d_conv + 1)), dt_bias, A_log and D per head,
+// the grouped RMSNorm's scale (d_inner) and out_proj (d_inner x hidden); plus the layer's pre-norm.
+double ModelSpec::mamba_params() const {
+  const double h = hidden;
+  return h * static_cast<double>(mamba.in_proj_dim()) +
+         static_cast<double>(mamba.conv_dim()) * (mamba.conv_kernel + 1.0) + 3.0 * mamba.heads +
+         static_cast<double>(mamba.d_inner()) * (1.0 + h) + h;
+}
+
 // Weights only (no biases, as in Llama; GPT biases are < 0.1% of the total), plus the two
 // norm scales per layer.
 double ModelSpec::attention_params() const {
   const double h = hidden;
-  const double norms = 2.0 * h;
+  const double norms = (is_hybrid() ? 1.0 : 2.0) * h;  // a hybrid's attention layer has its own norm only
   if (attention == Attention::mla) {
     // DeepSeek-V2 Sec. 2.1: Q = W_UQ (norm(W_DQ h)); [c_KV, k_rope] = W_DKV h;
     // [k_nope, v] = W_UKV norm(c_KV); output W_O over heads * v_head_dim.
@@ -99,23 +129,28 @@ double ModelSpec::attention_params() const {
   return h * (q + 2.0 * static_cast<double>(kv_dim())) + q * h + norms;  // QKV + output projection
 }
 
-double ModelSpec::dense_ffn_params() const { return (gated_ffn ? 3.0 : 2.0) * hidden * ffn_hidden; }
+double ModelSpec::dense_ffn_params() const {
+  return (gated_ffn ? 3.0 : 2.0) * hidden * ffn_hidden + ffn_norm_params();
+}
 
 double ModelSpec::expert_params() const { return (gated_ffn ? 3.0 : 2.0) * hidden * moe.expert_ffn_hidden; }
 
 double ModelSpec::moe_ffn_params() const {
-  return static_cast<double>(moe.experts) * hidden + (moe.experts + moe.shared_experts) * expert_params();
+  return static_cast<double>(moe.experts) * hidden + (moe.experts + moe.shared_experts) * expert_params() +
+         ffn_norm_params();
 }
 
 double ModelSpec::moe_active_ffn_params() const {
-  return static_cast<double>(moe.experts) * hidden + (moe.top_k + moe.shared_experts) * expert_params();
+  return static_cast<double>(moe.experts) * hidden + (moe.top_k + moe.shared_experts) * expert_params() +
+         ffn_norm_params();
 }
 
 double ModelSpec::layer_params() const { return attention_params() + dense_ffn_params(); }
 
 double ModelSpec::layers_params() const {
   const double moe_layers = moe_layer_count();
-  return layers * attention_params() + (layers - moe_layers) * dense_ffn_params() + moe_layers * moe_ffn_params();
+  return attention_layer_count() * attention_params() + dense_ffn_layer_count() * dense_ffn_params() +
+         moe_layers * moe_ffn_params() + mamba_layer_count() * mamba_params();
 }
 
 double ModelSpec::embedding_params() const { return static_cast<double>(vocab) * hidden; }
@@ -128,8 +163,9 @@ double ModelSpec::total_params() const {
 
 double ModelSpec::active_params() const {
   const double moe_layers = moe_layer_count();
-  return layers * attention_params() + (layers - moe_layers) * dense_ffn_params() +
-         moe_layers * moe_active_ffn_params() + embedding_params() + output_params() + hidden;
+  return attention_layer_count() * attention_params() + dense_ffn_layer_count() * dense_ffn_params() +
+         moe_layers * moe_active_ffn_params() + mamba_layer_count() * mamba_params() + embedding_params() +
+         output_params() + hidden;
 }
 
 }  // namespace capplan::sim

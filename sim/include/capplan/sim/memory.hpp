@@ -50,7 +50,7 @@ struct ActivationFootprint {
     double kept = 0;
     double remat = 0;
   };
-  Part layer, dense_ffn, moe_ffn, embedding, output;
+  Part layer, dense_ffn, moe_ffn, embedding, output, mamba;
 };
 // Contract: `ops` holds the micro-batch part of a step's op list (StepOpParts::micro_batch).
 ActivationFootprint activation_footprint(const std::vector<StepOp>& ops);

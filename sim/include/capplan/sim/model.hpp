@@ -72,6 +72,29 @@ struct MlaSpec {
 
 enum class Attention { standard, mla };  // standard covers MHA, GQA and MQA through kv_heads
 
+// The Mamba-2 mixer of a hybrid model's `M` layers (Dao & Gu 2024, "Transformers are SSMs",
+// arXiv:2405.21060; Megatron-Core megatron/core/ssm/mamba_mixer.py, NVIDIA/Megatron-LM @d98e8a6):
+// in_proj packs [z, x, B, C, dt] (2 d_inner + 2 groups state + heads columns), a depthwise causal
+// conv1d of conv_kernel taps over [x, B, C], the chunked SSD scan (chunks of `chunk` tokens),
+// gating by silu(z), a grouped RMSNorm and out_proj back to hidden. Contract (Megatron-Core's
+// asserts): heads % groups == 0; under tensor parallelism heads and groups divisible by tp.
+struct MambaSpec {
+  int heads = 0;        // mamba_num_heads; d_inner = heads * head_dim
+  int head_dim = 64;    // mamba_head_dim (P)
+  int state = 128;      // mamba_state_dim (N)
+  int groups = 8;       // mamba_num_groups of B and C
+  int conv_kernel = 4;  // d_conv
+  int chunk = 128;      // chunk_size of the SSD kernels
+  std::int64_t d_inner() const { return static_cast<std::int64_t>(heads) * head_dim; }
+  std::int64_t conv_dim() const { return d_inner() + 2LL * groups * state; }  // x, B, C
+  std::int64_t in_proj_dim() const { return 2 * d_inner() + 2LL * groups * state + heads; }  // z, x, B, C, dt
+};
+
+// One layer of a hybrid model's pattern (Megatron-Core's hybrid_override_pattern symbols,
+// megatron/core/ssm/mamba_hybrid_layer_allocation.py @d98e8a6): each symbol is a layer of its own
+// with its own pre-norm and residual.
+enum class HybridLayer : char { mamba = 'M', attention = '*', mlp = '-', moe = 'E' };
+
 // A decoder-only transformer (dense or MoE). Contract: heads % kv_heads == 0, hidden % heads == 0.
 struct ModelSpec {
   std::string name;
@@ -94,19 +117,40 @@ struct ModelSpec {
   Attention attention = Attention::standard;
   MlaSpec mla;
   MoeSpec moe;
+  // Hybrid model (Megatron-Core's hybrid_override_pattern): one symbol per layer, M (Mamba-2
+  // mixer), * (self-attention), - (MLP of ffn_hidden), E (MoE FFN); empty = every layer is
+  // attention + FFN (dense or MoE as `moe` says). Contract when set: layers == size, only those
+  // symbols, `E` only with moe.experts > 0, `M` only with mamba.heads > 0.
+  std::string layer_pattern;
+  MambaSpec mamba;
 
   int head_dim() const { return attention_head_dim > 0 ? attention_head_dim : hidden / heads; }
   // 64-bit: kv_heads (up to 1e5) x head_dim (up to 1e5) exceeds INT_MAX (issue 18 point 4).
   std::int64_t kv_dim() const { return static_cast<std::int64_t>(kv_heads) * head_dim(); }
   bool is_moe() const { return moe.experts > 0; }
-  // Layer index (0-based) -> whether its FFN is a mixture of experts.
+  bool is_hybrid() const { return !layer_pattern.empty(); }
+  // Whether layer `layer` (0-based) of a hybrid pattern is of `kind` (false outside the pattern).
+  bool is_layer(int layer, HybridLayer kind) const {
+    return layer >= 0 && layer < static_cast<int>(layer_pattern.size()) &&
+           layer_pattern[static_cast<std::size_t>(layer)] == static_cast<char>(kind);
+  }
+  // Layer index (0-based) -> whether its FFN is a mixture of experts (hybrid: an `E` layer).
   bool is_moe_layer(int layer) const {
+    if (is_hybrid()) return is_moe() && is_layer(layer, HybridLayer::moe);
     return is_moe() && layer >= moe.dense_layers && (layer - moe.dense_layers) % moe.every_n_layers == 0;
   }
   int moe_layer_count() const;
+  // Layers of each kind, as the op list's scopes count them: attention blocks (Scope::layer:
+  // every layer, or a hybrid's `*`), dense FFNs (every non-MoE layer, or a hybrid's `-`) and
+  // Mamba mixers (a hybrid's `M`; 0 otherwise).
+  int attention_layer_count() const;
+  int dense_ffn_layer_count() const;
+  int mamba_layer_count() const;
   // Parameter counts from the shapes (norm weights included; biases left out).
-  double attention_params() const;      // one layer's attention block (+ 2 norms)
-  double dense_ffn_params() const;      // one dense FFN of ffn_hidden
+  double attention_params() const;      // one layer's attention block (+ 2 norms; hybrid: its 1)
+  double dense_ffn_params() const;      // one dense FFN of ffn_hidden (hybrid: + its norm)
+  double ffn_norm_params() const;       // a hybrid FFN layer's own pre-norm (0 when not hybrid)
+  double mamba_params() const;          // one Mamba-2 layer (mixer + its pre-norm)
   double expert_params() const;         // one expert of expert_ffn_hidden
   double moe_ffn_params() const;        // one MoE FFN: router + all routed + shared experts
   double moe_active_ffn_params() const; // one MoE FFN as a token sees it: router + top_k + shared

@@ -75,8 +75,11 @@ enum class Phase { forward, backward, recompute, step };
 // layer: once per transformer layer per micro-batch (attention block, norms, residuals);
 // dense_ffn / moe_ffn: once per layer of that FFN kind per micro-batch; embedding: first stage,
 // per micro-batch; output: last stage (final norm, logits, loss), per micro-batch; pipeline: per
-// stage boundary per micro-batch per virtual chunk; data_parallel and optimizer: once per step.
-enum class Scope { layer, dense_ffn, moe_ffn, embedding, output, pipeline, data_parallel, optimizer };
+// stage boundary per micro-batch per virtual chunk; data_parallel and optimizer: once per step;
+// mamba: once per Mamba-2 layer of a hybrid model (its norm, residual and mixer) per micro-batch.
+// In a hybrid model layer / dense_ffn / moe_ffn are its attention, MLP and MoE layers, each with
+// its own norm and residual (ModelSpec::layer_pattern).
+enum class Scope { layer, dense_ffn, moe_ffn, embedding, output, pipeline, data_parallel, optimizer, mamba };
 
 // What an op is, typed, so that schedules, cost breakdowns and tests never match op names.
 enum class OpRole {
@@ -102,6 +105,7 @@ enum class OpRole {
   optimizer,       // the optimizer step
   adapter,         // a LoRA adapter's GEMMs and its add into the base output (fine-tuning)
   dequantize,      // a 4-bit frozen base weight expanded to 16 bits before its GEMM (QLoRA)
+  ssm,             // a Mamba-2 mixer's conv1d and SSD scan (hybrid models)
 };
 const char* to_string(OpRole r);
 

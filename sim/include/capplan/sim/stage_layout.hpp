@@ -15,12 +15,20 @@ int layers_on_stage(int layers, int pp, int stage);
 // embedding (first stage) and the output layer with the loss (last stage). Every fold over the
 // op list (time, memory, FLOPs, gradient and checkpoint bytes) multiplies the ops of a scope by
 // these counts, stage by stage.
+// A hybrid model's stage counts each pattern symbol on it (Megatron-Core splits the pattern's
+// layers over the stages like any other layers: mamba_block.py @d98e8a6, MambaStack takes its
+// layer_type_list slice at the stage's layer offset): `layers` then counts the attention layers
+// (`*`, Scope::layer), `mlp` the MLP layers (`-`), `moe` the MoE layers (`E`), `mamba` the Mamba
+// layers (`M`).
 struct StageLayers {
   int layers = 0;
   int moe = 0;
   bool first = false;
   bool last = false;
-  int dense() const { return layers - moe; }
+  bool hybrid = false;
+  int mlp = 0;
+  int mamba = 0;
+  int dense() const { return hybrid ? mlp : layers - moe; }
   bool operator==(const StageLayers&) const = default;
 };
 

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "hybrid_model.hpp"
+
+#include <algorithm>
+
+namespace capplan::data::detail {
+
+namespace {
+
+struct MambaInt {
+  const char* key;
+  int sim::MambaSpec::*member;
+  double lo, hi;
+};
+// Megatron-Core's names (TransformerConfig mamba_num_heads, mamba_head_dim, mamba_state_dim,
+// mamba_num_groups; MambaMixer d_conv and chunk_size, mamba_mixer.py @d98e8a6).
+constexpr MambaInt kMambaInts[] = {
+    {"heads", &sim::MambaSpec::heads, 1, 1e5},         {"head_dim", &sim::MambaSpec::head_dim, 1, 1e4},
+    {"state", &sim::MambaSpec::state, 1, 1e4},         {"groups", &sim::MambaSpec::groups, 1, 1e4},
+    {"conv_kernel", &sim::MambaSpec::conv_kernel, 1, 64}, {"chunk", &sim::MambaSpec::chunk, 1, 1e5},
+};
+
+}  // namespace
+
+void read_hybrid(const nlohmann::json& j, const std::string& p, sim::ModelSpec& m, Reader& r) {
+  if (!j.is_object()) return;
+  if (auto it = j.find("layer_pattern"); it != j.end()) {
+    if (auto s = r.string(*it, child(p, "layer_pattern"))) {
+      m.layer_pattern = *s;
+      if (!j.contains("layers")) m.layers = static_cast<int>(std::min<std::size_t>(s->size(), 1 << 30));
+    }
+  }
+  if (auto it = j.find("mamba"); it != j.end()) {
+    const std::string mp = child(p, "mamba");
+    if (!r.object(*it, mp)) return;
+    std::vector<std::string> known;
+    for (const auto& f : kMambaInts) known.emplace_back(f.key);
+    r.unknown_keys(*it, mp, known);
+    for (const auto& f : kMambaInts) {
+      if (auto v = it->find(f.key); v != it->end()) {
+        if (auto x = r.integer(*v, child(mp, f.key), f.lo, f.hi)) m.mamba.*f.member = static_cast<int>(*x);
+      }
+    }
+  }
+}
+
+void check_hybrid(const sim::ModelSpec& m, const std::string& p, Reader& r) {
+  const std::string pp = child(p, "layer_pattern");
+  if (!m.is_hybrid()) {
+    if (m.mamba.heads > 0) r.error(child(p, "mamba"), "is only used with a layer_pattern holding M layers");
+    return;
+  }
+  const std::string& s = m.layer_pattern;
+  const auto bad = s.find_first_not_of("M*-E");
+  if (bad != std::string::npos) {
+    r.error(pp, "symbols are M (Mamba), * (attention), - (MLP), E (MoE); got '" + std::string(1, s[bad]) +
+                    "' at position " + std::to_string(bad));
+    return;
+  }
+  if (static_cast<std::size_t>(m.layers) != s.size()) {
+    r.error(child(p, "layers"), "must equal the layer_pattern's length (" + std::to_string(s.size()) + "); got " +
+                                    std::to_string(m.layers));
+  }
+  if (s.find('E') != std::string::npos && !m.is_moe()) {
+    r.error(pp, "has MoE layers (E) but the model has no `moe` experts");
+  }
+  if (s.find('M') != std::string::npos) {
+    const auto& mb = m.mamba;
+    if (mb.heads <= 0) {
+      r.error(child(p, "mamba"), "required with Mamba layers (M) in the layer_pattern (heads, head_dim, state, "
+                                 "groups, conv_kernel, chunk) is missing");
+    } else if (mb.groups <= 0 || mb.heads % mb.groups != 0) {
+      r.error(child(child(p, "mamba"), "groups"), "must divide mamba heads (" + std::to_string(mb.heads) +
+                                                     "); got " + std::to_string(mb.groups));
+    }
+  } else if (m.mamba.heads > 0) {
+    r.error(child(p, "mamba"), "is only used with Mamba layers (M) in the layer_pattern");
+  }
+}
+
+void hybrid_to_json(const sim::ModelSpec& m, nlohmann::json& model) {
+  if (!m.is_hybrid()) return;
+  model["layer_pattern"] = m.layer_pattern;
+  if (m.mamba.heads <= 0) return;
+  nlohmann::json mb = nlohmann::json::object();
+  for (const auto& f : kMambaInts) mb[f.key] = m.mamba.*f.member;
+  model["mamba"] = std::move(mb);
+}
+
+}  // namespace capplan::data::detail
