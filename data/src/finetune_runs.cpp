@@ -39,16 +39,6 @@ std::optional<long long> leading_int(const std::string& cell) {
   return v;
 }
 
-// A plain positive number; empty for text such as "<=48" or "not stated".
-std::optional<double> number(const std::string& cell) {
-  const std::string t = trim(cell);
-  if (t.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(t.c_str(), &end);
-  if (end != t.c_str() + t.size() || !std::isfinite(v) || v < kMinPositive) return std::nullopt;
-  return v;
-}
-
 // The table's model names as preset ids: lower case, spaces and underscores as dashes, "llama 2"
 // written "llama2", a chat/instruct suffix or a node count dropped ("Llama 3.1 8B Instruct" ->
 // llama3.1-8b, "LLAMA3_70B" -> llama3-70b, "Qwen2.5 32B 2-node" -> qwen2.5-32b).
@@ -140,10 +130,10 @@ Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows,
 
     // Throughput: the row's tokens/s per GPU, or its step time under its metric definition (the
     // Qwen table: s/iter of micro-batch x grad-accum sequences per GPU).
-    if (const auto tps = number(cell("tokens_per_s_per_gpu"))) {
+    if (const auto tps = positive_number(cell("tokens_per_s_per_gpu"))) {
       run.measured_tokens_per_s_per_gpu = *tps;
       run.measured_how = "tokens/s per GPU as published";
-    } else if (const auto step = number(cell("step_time_s")); step && seq) {
+    } else if (const auto step = positive_number(cell("step_time_s")); step && seq) {
       const double sequences = static_cast<double>(mb) * static_cast<double>(ga.value_or(1));
       run.measured_tokens_per_s_per_gpu = sequences * static_cast<double>(*seq) / *step;
       run.measured_how = "micro_batch x grad_accum x seq_len / step time (" + cell("metric_definition") + ")";
@@ -154,7 +144,7 @@ Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows,
                                    contains(opts, "optimizer step into backward");
     if (unmodelled_memory) run.assumptions.push_back("memory not compared: " + trim(opts) + " (not modelled)");
     const bool recompute = contains(opts, "Activation Checkpointing");
-    if (const auto mem = number(cell("peak_memory_gb"));
+    if (const auto mem = positive_number(cell("peak_memory_gb"));
         mem && !unmodelled_memory && !contains(cell("memory_definition"), "budget")) {
       // Summed over the GPUs where the table says so (Qwen's multi-GPU rows).
       run.measured_peak_memory_gib = contains(cell("memory_definition"), "summed") ? *mem / run.num_gpus : *mem;

@@ -74,11 +74,6 @@ double FinetuneSpec::quantized_bytes_per_param() const {
   return 0.0;
 }
 
-bool FinetuneSpec::trains_base(unsigned targets) const {
-  (void)targets;  // every base linear of a layer is frozen under adapters, trained under full SFT
-  return !adapters();
-}
-
 double FinetuneSpec::trained_layer_share(int layers) const {
   if (adapters() || layers <= 0) return adapters() ? 0.0 : 1.0;
   return std::clamp(1.0 - static_cast<double>(frozen_layers) / layers, 0.0, 1.0);

@@ -66,9 +66,7 @@ struct FinetuneSpec {
   // Bytes per weight of a quantised frozen matrix (0 when the base is kept in the training
   // precision): 4 bits plus the block scales.
   double quantized_bytes_per_param() const;
-  // Whether a weight of a linear layer with adapter target bits `targets` is trained, and whether
-  // it carries an adapter.
-  bool trains_base(unsigned targets) const;
+  // Whether a linear layer with adapter target bits `targets` carries an adapter.
   bool adapted(unsigned targets) const { return adapters() && targets != 0 && (lora_targets & targets) == targets; }
   // Share of the layers whose weights are trained (1 unless full SFT freezes the first layers).
   double trained_layer_share(int layers) const;
