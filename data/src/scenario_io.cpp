@@ -895,7 +895,8 @@ class ScenarioParser {
     if (const json* v = find(j, "precision")) {
       if (auto s = r_.string(*v, child(p, "precision"))) {
         auto prec = sim::precision_from_string(*s);
-        if (!prec) {
+        if (!prec || std::find(std::begin(kPrecisions), std::end(kPrecisions), *prec) == std::end(kPrecisions)) {
+          // fp4 is a serving (weight) format, not a training precision.
           r_.error(child(p, "precision"), "unknown precision '" + *s + "' (" + suggest(*s, precision_names()) + ")");
         } else {
           t.precision = *prec;

@@ -90,7 +90,8 @@ units::Seconds DatasheetCost::gemm(const GemmOp& op) const {
   if (op.m <= 0 || op.n <= 0 || op.k <= 0 || op.batch <= 0) return {};
   units::FlopsPerSecond peak = peak_.for_precision(op.dtype);
   double ceiling = gemm_eff_;
-  if (op.dtype == Precision::fp8) ceiling *= kFp8VsBf16Efficiency;
+  // FP4 (serving) has no published MAMF: taken at FP8's share of its peak.
+  if (op.dtype == Precision::fp8 || op.dtype == Precision::fp4) ceiling *= kFp8VsBf16Efficiency;
   if (peak.base() <= 0) peak = peak_.fp32.base() > 0 ? peak_.fp32 : units::tflop_per_s(1.0);
   if (op.fused_attention) {
     // One fused kernel: its throughput is the kernel's published rate, not a GEMM's.

@@ -28,10 +28,15 @@ double tile_wave_efficiency(double m, double n, double batch, int units, int til
     double m, n, intrinsic;
   };
   // cuBLAS picks among tile shapes; smaller tiles quantise better but run each SM less
-  // efficiently (less operand reuse). Take the best of three, as a heuristic selector would.
+  // efficiently (less operand reuse). Take the best of four, as a heuristic selector would. The
+  // fourth is the skinny-M class of kernels (split-K GEMV, swap-AB, mma.sync m16n8k16 tiles of
+  // 16 rows) that libraries dispatch for decode-sized batches, at half the large tiles' rate:
+  // with it a GEMM of a handful of rows is bound by reading its weights, as measured (Frantar et
+  // al. 2024, "MARLIN", Fig. 1: FP16 cuBLAS time flat from batch 1 to 16, set by the weights).
   const Tile tiles[] = {{static_cast<double>(tile_m), static_cast<double>(tile_n), 1.0},
                         {128.0, 128.0, 0.95},
-                        {64.0, 128.0, 0.85}};
+                        {64.0, 128.0, 0.85},
+                        {16.0, 128.0, 0.5}};
   const double sms = static_cast<double>(units);
   double best = 0.0;
   for (const auto& t : tiles) {

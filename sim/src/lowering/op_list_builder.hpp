@@ -41,6 +41,12 @@ class OpListBuilder {
       : ops_(ops), parts_(static_cast<unsigned>(parts)), fp8_cast_bytes_(fp8_cast_bytes), policy_(policy),
         tune_(tune) {}
   const RecomputePolicy& policy() const { return policy_; }
+  // An inference pass (serving): only forward ops are kept, and the layers' weights are read in
+  // their stored format (`weight_bytes` per element with its scales; 0: the GEMM's dtype).
+  void set_inference(double weight_bytes) {
+    forward_only_ = true;
+    weight_bytes_ = weight_bytes;
+  }
   // Appends one op (kept only when it belongs to the requested parts). `flops` and `saved` are
   // totals over the `count` repetitions (StepOp).
   void add(Op op, Phase phase, Scope scope, double count, OpRole role, double flops = 0, double saved = 0,
@@ -48,6 +54,7 @@ class OpListBuilder {
     if (parts_ != static_cast<unsigned>(StepOpParts::all) && (static_cast<unsigned>(part_of(op, scope)) & parts_) == 0) {
       return;
     }
+    if (forward_only_ && phase != Phase::forward) return;
     ops_.push_back({op, phase, scope, count, role, flops, saved, recomputed});
   }
   // The scopes repeated once per layer of their kind (a layer's ops: what recomputation,
@@ -79,7 +86,8 @@ class OpListBuilder {
               std::int64_t n, std::int64_t k, Precision dt, Scope scope, double saved = 0, double model_flops = -1,
               std::int64_t batch = 1, double kernels = 1.0) {
     if (tokens <= 0 || n <= 0 || k <= 0) return;
-    const GemmOp fwd{name, tokens, n, k, batch, dt};
+    GemmOp fwd{name, tokens, n, k, batch, dt};
+    if (in_layer(scope)) fwd.weight_bytes = weight_bytes_;
     const double flops = model_flops >= 0 ? model_flops : fwd.flops().base() * kernels;
     const bool rc = recomputes(OpRole::linear, scope);
     const bool layer_op = in_layer(scope);
@@ -93,7 +101,7 @@ class OpListBuilder {
           flops * trained);
     }
     if (rc) add(fwd, Phase::recompute, scope, kernels, OpRole::linear, flops);
-    if (dt == Precision::fp8) {
+    if (dt == Precision::fp8 || dt == Precision::fp4) {
       // Transformer Engine quantises each GEMM input to FP8 with a fused cast + transpose
       // (read 16-bit, write the row- and column-major FP8 copies: 2 + 1 + 1 bytes per element,
       // plus a 16-bit amax pass under current scaling; Fp8Recipe): the activation in forward,
@@ -202,6 +210,8 @@ class OpListBuilder {
   double fp8_cast_bytes_;
   const RecomputePolicy& policy_;
   TuneContext tune_;
+  bool forward_only_ = false;
+  double weight_bytes_ = 0;
 };
 
 // Share of the full s_q x s_kv score square a kernel computes. Unfused attention computes the

@@ -14,8 +14,11 @@ units::Flops GemmOp::flops() const {
 units::Bytes GemmOp::min_bytes() const {
   const double md = static_cast<double>(m), nd = static_cast<double>(n), kd = static_cast<double>(k);
   // Inputs in dtype; output written in bf16 (fp8 GEMMs emit bf16 in Transformer Engine).
-  const double out_bytes = dtype == Precision::fp8 ? 2.0 : element_bytes(dtype);
-  return units::bytes(static_cast<double>(batch) * ((md * kd + kd * nd) * element_bytes(dtype) + md * nd * out_bytes));
+  const bool narrow = dtype == Precision::fp8 || dtype == Precision::fp4;
+  const double out_bytes = narrow ? 2.0 : element_bytes(dtype);
+  const double b_bytes = weight_bytes > 0 ? weight_bytes : element_bytes(dtype);
+  return units::bytes(static_cast<double>(batch) *
+                      (md * kd * element_bytes(dtype) + kd * nd * b_bytes + md * nd * out_bytes));
 }
 
 const char* to_string(CollectiveKind k) {
@@ -49,6 +52,7 @@ const char* to_string(OpRole r) {
     case OpRole::dropout: return "dropout";
     case OpRole::rope: return "rope";
     case OpRole::ssm: return "ssm";
+    case OpRole::kv_cache: return "kv_cache";
     case OpRole::latent_norm: return "latent_norm";
     case OpRole::copy: return "copy";
     case OpRole::moe_permute: return "moe_permute";

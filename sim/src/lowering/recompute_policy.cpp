@@ -26,7 +26,8 @@ bool RecomputePolicy::recomputes(OpRole role) const {
     case OpRole::latent_norm:
     case OpRole::copy:
     case OpRole::moe_permute:
-    case OpRole::ssm: return elementwise_;
+    case OpRole::ssm:
+    case OpRole::kv_cache: return elementwise_;
     case OpRole::linear:
     case OpRole::adapter:
     case OpRole::dequantize:

@@ -151,24 +151,33 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
   return out;
 }
 
-void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& job, const Parallelism& p,
-                         const Cluster& c, StepOpParts parts) {
+namespace {
+
+// The op list of a training step (pass == nullptr) or of one serving pass (build_pass_ops).
+void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const Cluster& c,
+               StepOpParts parts, const InferencePass* pass) {
   out.ops.clear();
   const RecomputePolicy policy(m, job, p);
   const Precision dt = job.precision;
   // Attention core stays in 16-bit under FP8 recipes (Transformer Engine keeps it in bf16).
-  const Precision attn_dt = dt == Precision::fp8 ? Precision::bf16 : dt;
+  const Precision attn_dt = dt == Precision::fp8 || dt == Precision::fp4 ? Precision::bf16 : dt;
   const Topology topology = c.network();  // built once: every communicator is placed on it
   const GroupPlacement tp_group = place_group(p.tp, 1, topology);
   // Fine-tuning: frozen, quantised and adapted linears (LoRA adapters run in 16 bits, as PEFT and
   // Megatron-Core's adapters do under FP8 recipes).
   const lowering::TuneContext tune{job.finetune, job.finetune.trained_layer_share(m.layers),
                                    job.framework == Framework::pytorch, attn_dt, element_bytes(attn_dt), tp_group};
-  OpListBuilder b(out.ops, parts, fp8_cast_bytes_per_element(job.fp8_recipe), policy, tune);
+  // Serving quantises activations per token in one fused pass (vLLM's dynamic per-token FP8
+  // quantisation: read 16-bit, write the narrow copy and its scales).
+  const double cast_bytes = pass != nullptr ? 2.0 + element_bytes(dt) + (dt == Precision::fp4 ? 1.0 / 16.0 : 0.0)
+                                            : fp8_cast_bytes_per_element(job.fp8_recipe);
+  OpListBuilder b(out.ops, parts, cast_bytes, policy, tune);
+  if (pass != nullptr) b.set_inference(pass->weight_bytes);
   using lowering::Tuned;
   const std::int64_t t = p.tp;
   const std::int64_t s = m.seq_len / p.cp;  // tokens of a sequence on this rank (context parallel)
-  const std::int64_t tokens = static_cast<std::int64_t>(p.micro_batch) * s;
+  const std::int64_t tokens = pass != nullptr ? pass->prefill_tokens + pass->decode_sequences
+                                              : static_cast<std::int64_t>(p.micro_batch) * s;
   const std::int64_t tokens_sp = p.sequence_parallel ? tokens / t : tokens;
   const std::int64_t h = m.hidden;
   const std::int64_t heads = m.heads / t;
@@ -289,7 +298,60 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     b.adapter(Tuned{lora_k}, tokens, kv_heads * dh, h, Scope::layer);
     b.adapter(Tuned{lora_v}, tokens, kv_heads * dh, h, Scope::layer);
   }
-  {
+  if (pass != nullptr) {
+    // ===== serving attention (paged KV cache, as vLLM, SGLang and TensorRT-LLM run it) =====
+    const InferencePass& ip = *pass;
+    const double share = 1.0 / std::max(1, m.sliding_window_every);  // windowed layers
+    const auto windowed = [&](double keys) {
+      return m.sliding_window > 0 ? share * std::min<double>(keys, m.sliding_window) + (1.0 - share) * keys : keys;
+    };
+    const std::int64_t latent = mla ? m.mla.kv_lora_rank + m.mla.qk_rope_head_dim : 0;
+    // The cache per token on this rank: K and V of its KV heads; MLA's latent and RoPE key
+    // (replicated over TP ranks).
+    const double kv_elems = mla ? static_cast<double>(latent) : static_cast<double>(kv_heads) * (d_qk + d_v);
+    // The new tokens' K and V written into their cache blocks (vLLM's reshape_and_cache): read in
+    // 16 bits, written in the cache's precision.
+    b.add(MemoryOp{"kv_cache_write", units::bytes((act + ip.kv_bytes) * td * kv_elems)}, Phase::forward, Scope::layer,
+          1.0, OpRole::kv_cache);
+    if (ip.prefill_tokens > 0 && ip.prefill_keys > 0) {
+      // Prefill: one varlen fused (flash) attention over the batch's prompt tokens, each meeting
+      // `prefill_keys` keys on average (its cached prefix plus the causal half of its prompt).
+      // MLA prefills without absorption: K and V up-projected per head (the kv_up linear).
+      const double keys = windowed(ip.prefill_keys);
+      const std::int64_t n_keys = std::max<std::int64_t>(1, std::llround(keys));
+      const double pd = static_cast<double>(ip.prefill_tokens);
+      b.add(GemmOp{"prefill_attn_score", ip.prefill_tokens, n_keys, d_qk, heads, attn_dt, true}, Phase::forward,
+            Scope::layer, 1.0, OpRole::attention_core, 2.0 * pd * keys * heads * d_qk);
+      b.add(GemmOp{"prefill_attn_context", ip.prefill_tokens, d_v, n_keys, heads, attn_dt, true}, Phase::forward,
+            Scope::layer, 1.0, OpRole::attention_core, 2.0 * pd * keys * heads * d_v);
+    }
+    if (ip.decode_sequences > 0 && ip.decode_context > 0) {
+      const double ctx = windowed(ip.decode_context);
+      const std::int64_t n_ctx = std::max<std::int64_t>(1, std::llround(ctx));
+      const double dd = static_cast<double>(ip.decode_sequences);
+      if (mla) {
+        // Absorbed MLA decode (DeepSeek-V2 Sec. 2.1.3; FlashMLA and vLLM's MLA backend): each
+        // head's query, moved into the latent space (the kv_up linear's shape and FLOPs), meets
+        // the shared latent cache: 2 (2 kv_lora + rope) FLOPs per head and key, the cache read
+        // once (the op's B is latent + kv_lora wide, read at latent / that of kv_bytes).
+        const std::int64_t width = m.mla.kv_lora_rank + latent;
+        GemmOp att{"decode_mla_attention", heads, n_ctx, width, ip.decode_sequences, attn_dt};
+        att.weight_bytes = ip.kv_bytes * static_cast<double>(latent) / static_cast<double>(width);
+        b.add(att, Phase::forward, Scope::layer, 1.0, OpRole::attention_core, 2.0 * dd * heads * ctx * width);
+      } else {
+        // Decode (PagedAttention, FlashDecoding): per sequence and KV head, the query heads of its
+        // group meet the cached keys and values, read from the cache in its precision: two
+        // skinny GEMMs (group x ctx x d_qk and group x d_v x ctx), bound by the cache reads.
+        const std::int64_t group = std::max<std::int64_t>(1, heads / std::max<std::int64_t>(1, kv_heads));
+        const std::int64_t batch = ip.decode_sequences * kv_heads;
+        GemmOp score{"decode_attn_score", group, n_ctx, d_qk, batch, attn_dt};
+        GemmOp context{"decode_attn_context", group, d_v, n_ctx, batch, attn_dt};
+        score.weight_bytes = context.weight_bytes = ip.kv_bytes;
+        b.add(score, Phase::forward, Scope::layer, 1.0, OpRole::attention_core, 2.0 * dd * heads * ctx * d_qk);
+        b.add(context, Phase::forward, Scope::layer, 1.0, OpRole::attention_core, 2.0 * dd * heads * ctx * d_v);
+      }
+    }
+  } else {
     // Attention core: S = Q K^T and O = P V per head (batched); backward has twice the GEMMs.
     // Fused (flash) attention skips masked blocks and recomputes S in its backward: 5 GEMMs there
     // instead of 4 (Dao 2023). With context parallelism each rank's s/cp queries meet all s keys
@@ -385,7 +447,36 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   tp_block_comm(Scope::dense_ffn);
 
   // ===== MoE FFN (routed experts, top-k) =====
-  if (m.is_moe()) {
+  if (m.is_moe() && pass != nullptr) {
+    // Serving (vLLM's FusedMoE, SGLang, TensorRT-LLM): attention TP leaves every rank with all
+    // the batch's tokens; each rank runs its E/ep experts, 1/etp of each, as one grouped kernel
+    // over the experts the batch hit, and one all-reduce sums the partial outputs. With T tokens
+    // each picking top_k of E experts, an expert is hit with probability 1 - (1 - k/E)^T
+    // (uniform routing), so a small decode batch reads only those experts' weights.
+    if (hybrid) residual_stream(Scope::moe_ffn, 1.0);
+    const auto& e = m.moe;
+    const double local = static_cast<double>(e.experts) / std::max(1, p.ep);
+    const double p_hit = 1.0 - std::pow(1.0 - static_cast<double>(e.top_k) / e.experts, td);
+    const double hit = std::max(1.0, local * p_hit);
+    const double routed = td * e.top_k / std::max(1, p.ep);  // mean routed copies per rank
+    const std::int64_t rows = std::max<std::int64_t>(1, std::llround(routed / hit));
+    const std::int64_t groups = std::max<std::int64_t>(1, std::llround(hit));
+    const std::int64_t inner = std::max<std::int64_t>(1, e.expert_ffn_hidden / std::max(1, p.etp));
+    const std::int64_t up = (m.gated_ffn ? 2 : 1) * inner;
+    b.linear("router", "router_dgrad", "router_wgrad", tokens, e.experts, h, Precision::bf16, Scope::moe_ffn);
+    b.elementwise("moe_permute", 2.0 * act * routed * hd, Scope::moe_ffn, OpRole::moe_permute, 2.0);
+    b.linear("expert_up", "expert_up_dgrad", "expert_up_wgrad", rows, up, h, dt, Scope::moe_ffn, 0,
+             2.0 * routed * static_cast<double>(up) * hd, groups);
+    b.elementwise(m.gated_ffn ? "swiglu" : "gelu", act * routed * inner * ((m.gated_ffn ? 2.0 : 1.0) + 1.0),
+                  Scope::moe_ffn, OpRole::expert_activation);
+    b.linear("expert_down", "expert_down_dgrad", "expert_down_wgrad", rows, h, inner, dt, Scope::moe_ffn, 0,
+             2.0 * routed * static_cast<double>(inner) * hd, groups);
+    if (e.shared_experts > 0) {
+      ffn("shared_up", "shared_down", tokens, td, static_cast<std::int64_t>(e.shared_experts) * e.expert_ffn_hidden / t,
+          1.0, Scope::moe_ffn, OpRole::activation, 1.0);
+    }
+    tp_block_comm(Scope::moe_ffn);
+  } else if (m.is_moe()) {
     if (hybrid) residual_stream(Scope::moe_ffn, 1.0);
     const auto& e = m.moe;
     // Megatron-Core MoE with TP needs sequence parallelism: each TP rank routes its own T/tp tokens.
@@ -605,6 +696,23 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
   // The embedding output is kept as the first layer's input.
   b.elementwise("embedding", 2.0 * act * tsp * hd, Scope::embedding, OpRole::embedding, 1.0, act * tsp * hd);
   b.elementwise("final_layernorm", 2.0 * act * tsp * hd, Scope::output, OpRole::norm);
+  if (pass != nullptr) {
+    // Serving: logits only for the rows that sample a token (vLLM's LogitsProcessor selects them
+    // before lm_head, which quantisation recipes leave in 16 bits), gathered over the TP ranks'
+    // vocabulary shards, then softmax and sampling over fp32 logits (read 16-bit, write fp32, read).
+    const std::int64_t rows = pass->logits_rows;
+    const double rd = static_cast<double>(rows), vd = static_cast<double>(m.vocab);
+    if (rows > 0) {
+      b.linear(Tuned{0, false, true}, "logits", "logits_dgrad", "logits_wgrad", rows, m.vocab / t, h, attn_dt,
+               Scope::output, 0, 2.0 * rd * hd * vd / static_cast<double>(t));
+      if (t > 1) {
+        b.add(CollectiveOp{"logits_all_gather", CollectiveKind::all_gather, units::bytes(act * rd * vd), tp_group},
+              Phase::forward, Scope::output, 1.0, OpRole::collective);
+      }
+      b.add(MemoryOp{"sampling", units::bytes((act + 8.0) * rd * vd)}, Phase::forward, Scope::output, 1.0,
+            OpRole::loss);
+    }
+  } else {
   b.linear(Tuned{0, false, true}, "logits", "logits_dgrad", "logits_wgrad", tokens, m.vocab / t, h, dt, Scope::output, 0,
            2.0 * td * hd * static_cast<double>(m.vocab) / static_cast<double>(t));
   // Vocabulary-parallel cross-entropy: the loss kernels' own passes over this rank's logits
@@ -618,7 +726,8 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
     b.add(MemoryOp{"cross_entropy", units::bytes(loss.backward * logits)}, Phase::backward, Scope::output, 1.0,
           OpRole::loss);
   }
-  if (t > 1) {
+  }
+  if (t > 1 && pass == nullptr) {
     const units::Bytes msg = units::bytes(act * td * hd);
     if (p.sequence_parallel) {
       b.add(CollectiveOp{"tp_all_gather", CollectiveKind::all_gather, msg, tp_group}, Phase::forward, Scope::output,
@@ -748,6 +857,41 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
       p.zero >= 1 ? params.trained_dense / dense_dp + params.trained_expert / edp : params.trained();
   b.add(MemoryOp{"adam_step", units::bytes(job.adam_step_bytes() * shard)}, Phase::step, Scope::optimizer, 1.0,
         OpRole::optimizer);
+}
+
+}  // namespace
+
+void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& job, const Parallelism& p,
+                         const Cluster& c, StepOpParts parts) {
+  build_ops(out, m, job, p, c, parts, nullptr);
+}
+
+StepOps build_pass_ops(const ModelSpec& model, const InferencePass& pass, const Parallelism& layout,
+                       const Cluster& c) {
+  // An engine's forward: no dropout, fused kernels, flash attention, no recomputation or
+  // sequence parallelism, and routing as the batch's tokens choose (no benchmark imbalance).
+  ModelSpec m = model;
+  m.dropout = false;
+  m.flash_attention = true;
+  m.moe.random_routing = false;
+  m.moe.capacity_factor = 1.0;
+  m.moe.pad_to_capacity = false;
+  TrainingJob job;
+  job.precision = pass.compute;
+  job.framework = Framework::megatron;
+  job.pp_p2p_batched = true;
+  Parallelism p;
+  p.tp = std::max(1, layout.tp);
+  p.pp = std::max(1, layout.pp);
+  p.ep = std::max(1, layout.ep);
+  p.etp = std::max(1, layout.etp);
+  p.micro_batch = 1;
+  p.sequence_parallel = false;
+  p.recompute = Recompute::none;
+  StepOps out;
+  out.ops.reserve(64);
+  build_ops(out, m, job, p, c, StepOpParts::all, &pass);
+  return out;
 }
 
 }  // namespace capplan::sim

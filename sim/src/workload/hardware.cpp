@@ -14,12 +14,13 @@ const char* to_string(Precision p) {
     case Precision::fp16: return "fp16";
     case Precision::bf16: return "bf16";
     case Precision::fp8: return "fp8";
+    case Precision::fp4: return "fp4";
   }
   return "?";
 }
 
 std::optional<Precision> precision_from_string(const std::string& s) {
-  for (auto p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp8}) {
+  for (auto p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp8, Precision::fp4}) {
     if (s == to_string(p)) return p;
   }
   return std::nullopt;
@@ -32,6 +33,7 @@ double element_bytes(Precision p) {
     case Precision::fp16:
     case Precision::bf16: return 2.0;
     case Precision::fp8: return 1.0;
+    case Precision::fp4: return 0.5;
   }
   return 4.0;
 }
@@ -43,6 +45,7 @@ units::FlopsPerSecond PeakRates::for_precision(Precision p) const {
     case Precision::fp16: return fp16;
     case Precision::bf16: return bf16;
     case Precision::fp8: return fp8;
+    case Precision::fp4: return fp4;
   }
   return {};
 }

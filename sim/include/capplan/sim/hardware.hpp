@@ -9,12 +9,14 @@
 
 namespace capplan::sim {
 
-enum class Precision { fp32, tf32, fp16, bf16, fp8 };
+// fp4: NVFP4 (E2M1 with an FP8 scale per 16 elements) on Blackwell tensor cores; serving only
+// (weight and activation quantisation), not a training precision.
+enum class Precision { fp32, tf32, fp16, bf16, fp8, fp4 };
 
 const char* to_string(Precision p);
 std::optional<Precision> precision_from_string(const std::string& s);
 // Bytes of one element as stored: fp32/tf32 4 (tf32 is an fp32 tensor fed to TF32 tensor cores),
-// fp16/bf16 2, fp8 1.
+// fp16/bf16 2, fp8 1, fp4 0.5 (its block scales are the serving weight format's: serve.hpp).
 double element_bytes(Precision p);
 
 // Dense (no structured sparsity) peak per precision; zero means "not supported by this GPU".
@@ -24,6 +26,7 @@ struct PeakRates {
   units::FlopsPerSecond fp16;
   units::FlopsPerSecond bf16;
   units::FlopsPerSecond fp8;
+  units::FlopsPerSecond fp4;  // 0 = no FP4 tensor cores (or unknown)
 
   units::FlopsPerSecond for_precision(Precision p) const;
 };

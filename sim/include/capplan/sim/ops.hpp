@@ -20,9 +20,13 @@ struct GemmOp {
   std::int64_t batch = 1;
   Precision dtype = Precision::bf16;
   bool fused_attention = false;  // part of a fused (flash) attention kernel, not a cuBLAS GEMM
+  // Bytes per element of B (the weight) when it is stored narrower than `dtype` and expanded in
+  // the kernel (weight-only quantisation in serving: W8A16, W4A16 with its group scales); 0: B
+  // is in `dtype`.
+  double weight_bytes = 0;
 
   units::Flops flops() const;
-  // Minimum HBM traffic: read A and B, write C once.
+  // Minimum HBM traffic: read A and B (B in weight_bytes when set), write C once.
   units::Bytes min_bytes() const;
 };
 
@@ -106,6 +110,7 @@ enum class OpRole {
   adapter,         // a LoRA adapter's GEMMs and its add into the base output (fine-tuning)
   dequantize,      // a 4-bit frozen base weight expanded to 16 bits before its GEMM (QLoRA)
   ssm,             // a Mamba-2 mixer's conv1d and SSD scan (hybrid models)
+  kv_cache,        // serving: the new tokens' keys and values written into the paged KV cache
 };
 const char* to_string(OpRole r);
 

@@ -72,8 +72,9 @@ struct GemmFit {
 };
 // The fitted model's time for one shape, in seconds (shared by the fitter and CalibratedCost).
 double gemm_model_time_s(const GemmFit& fit, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch);
-// Tile and wave quantisation in (0, 1] on `units` SMs: best of three CUTLASS-style output tiles
-// (tile_m x tile_n at full speed, 128x128 at 0.95, 64x128 at 0.85), the same selector DatasheetCost uses.
+// Tile and wave quantisation in (0, 1] on `units` SMs: best of four CUTLASS-style output tiles
+// (tile_m x tile_n at full speed, 128x128 at 0.95, 64x128 at 0.85, skinny 16x128 at 0.5), the same
+// selector DatasheetCost uses.
 double tile_wave_efficiency(double m, double n, double batch, int units, int tile_m = 128, int tile_n = 256);
 
 // One measured memory-bound kernel (median of its samples).

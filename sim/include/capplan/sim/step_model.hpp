@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "capplan/sim/hardware.hpp"
@@ -56,6 +57,30 @@ GroupPlacement place_group(int size, int stride, const Topology& topology);
 GroupPlacement place_group(int size, int stride, int gpus_per_node);
 
 StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const Cluster& c);
+
+// One forward pass of a serving engine's step on one GPU of a model replica (sim/serve.hpp builds
+// it): `prefill_tokens` prompt tokens (whole prompts or chunks of them) and `decode_sequences`
+// sequences generating one token each, in one batch, as continuous batching runs them.
+// Contract: counts >= 0; the model's own seq_len, dropout and training options are not read.
+struct InferencePass {
+  Precision compute = Precision::bf16;  // GEMM math: bf16/fp16, fp8 (W8A8), fp4 (W4A4, Blackwell)
+  double weight_bytes = 0;              // stored bytes per layer weight with its scales (0: compute's)
+  double kv_bytes = 2.0;                // bytes per KV-cache element
+  std::int64_t prefill_tokens = 0;
+  double prefill_keys = 0;              // mean keys a prefill token attends to (prefix + causal half)
+  std::int64_t decode_sequences = 0;
+  double decode_context = 0;            // mean tokens in a decoding sequence's KV cache
+  std::int64_t logits_rows = 0;         // sequences that sample a token in this pass
+};
+
+// The pass's ops: the training step's forward ops (the same builder) with the attention of a
+// serving engine (prefill: fused attention over the prompt's keys; decode: the KV cache read per
+// query group), the new tokens' K and V written to the cache, logits only for the sampled rows,
+// routed experts only where tokens were sent, and no loss, backward, data-parallel or optimizer
+// ops. Parallelism: tp (attention heads, dense FFN, and the experts' width unless ep > 1), ep
+// (whole experts per rank), pp (the stage's layers, priced by the caller); micro_batch, dp, cp,
+// zero and recompute are not read.
+StepOps build_pass_ops(const ModelSpec& m, const InferencePass& pass, const Parallelism& p, const Cluster& c);
 
 // The parts of the op list, so a search can price once what does not change between layouts.
 // micro_batch: the per-micro-batch ops of the layers, embedding and output (they depend on tp, cp,
