@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// The capacity plan: the rate one replica serves within the SLO (closed form, then confirmed by
+// simulation), the replicas for the peak, GPU-hours under the daily profile, and the cost per
+// million tokens.
+#include <algorithm>
+#include <cmath>
+
+#include "capplan/sim/pricing.hpp"
+#include "capplan/sim/serve.hpp"
+
+namespace capplan::sim {
+
+namespace {
+
+// The first SLO target `s` misses ("" when it meets them all).
+std::string missed(const ServeJob& job, const ServeLoad& s) {
+  const Slo& slo = job.slo;
+  if (s.saturated) return "throughput";
+  const double q = slo.percentile;
+  if (slo.ttft.base() > 0 && s.ttft.at(q) > slo.ttft.base()) return "ttft";
+  if (slo.tpot.base() > 0 && s.tpot.at(q) > slo.tpot.base()) return "tpot";
+  if (slo.e2e.base() > 0 && s.e2e.at(q) > slo.e2e.base()) return "e2e";
+  return {};
+}
+
+ServeJob at(const ServeJob& job, double rate) {
+  ServeJob j = job;
+  j.traffic.arrival = Arrival::poisson;
+  j.traffic.rate = rate;
+  return j;
+}
+
+}  // namespace
+
+ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel& cost) {
+  ServePlan plan;
+  if (std::string why = check_serve_job(job, c); !why.empty()) {
+    plan.reason = why;
+    return plan;
+  }
+  plan.memory = replica_memory(job, c);
+  if (!plan.memory.fits()) {
+    plan.reason = "the weights (" + std::to_string(units::to_gib(plan.memory.weights)) +
+                  " GiB per GPU) leave no room for a KV cache on " + c.gpu.name;
+    plan.binding = "kv_cache";
+    return plan;
+  }
+  const double longest = job.traffic.input.quantile(0.99) + job.traffic.output.quantile(0.99);
+  if (static_cast<double>(plan.memory.kv_tokens) < longest) {
+    plan.reason = "the KV cache holds " + std::to_string(plan.memory.kv_tokens) +
+                  " tokens, less than one p99 request (" + std::to_string(static_cast<long long>(longest)) + ")";
+    plan.binding = "kv_cache";
+    return plan;
+  }
+  const PassModel pass(job, c, cost);
+  const Traffic& tr = job.traffic;
+  const double I = tr.input.mean, O = tr.output.mean;
+  if (tr.arrival != Arrival::poisson) {
+    // Offline or closed-loop traffic: what one replica does (no rate to size a fleet for).
+    plan.at_rate = simulate(job, pass, plan.memory);
+    plan.max_rate = plan.at_rate.requests_per_s;
+    plan.binding = plan.at_rate.limit.empty() ? "throughput" : plan.at_rate.limit;
+    plan.replicas = 1;
+  } else {
+    // The most one replica can take: the offline (full batch) rate.
+    ServeJob offline = job;
+    offline.traffic.arrival = Arrival::offline;
+    const double ceiling = steady_state(offline, pass, plan.memory).requests_per_s;
+    const auto meets = [&](double rate) { return missed(job, steady_state(at(job, rate), pass, plan.memory)); };
+    double lo = 0, hi = std::max(ceiling, 1e-6);
+    if (const std::string m = meets(hi * 1e-3); !m.empty()) {
+      // Even an idle replica misses the target.
+      plan.binding = m;
+      plan.reason = "one request alone misses the " + m + " target on this layout (p" +
+                    std::to_string(static_cast<int>(std::lround(job.slo.percentile * 100))) + ")";
+      plan.at_rate = steady_state(at(job, hi * 1e-3), pass, plan.memory);
+      return plan;
+    }
+    lo = hi * 1e-3;
+    for (int i = 0; i < 40; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (meets(mid).empty() ? lo : hi) = mid;
+    }
+    plan.max_rate = lo;
+    plan.binding = meets(lo * 1.02);
+    if (plan.binding == "throughput") {
+      const ServeLoad s = steady_state(at(job, lo * 1.02), pass, plan.memory);
+      if (!s.limit.empty()) plan.binding = s.limit;
+    }
+    if (plan.binding.empty()) plan.binding = "throughput";
+    // Replicas at the peak with headroom; the simulation confirms the share each one gets, and
+    // a replica more is added while it misses the target (the closed form is approximate).
+    const double usable = plan.max_rate * (1.0 - std::clamp(job.headroom, 0.0, 0.9));
+    plan.replicas = std::max(1, static_cast<int>(std::ceil(tr.rate / usable - 1e-9)));
+    bool confirmed = false;
+    for (int tries = 0; tries < 12 && !confirmed; ++tries) {
+      plan.at_rate = simulate(at(job, tr.rate / plan.replicas), pass, plan.memory);
+      confirmed = missed(job, plan.at_rate).empty();
+      if (!confirmed) plan.replicas = std::max(plan.replicas + 1, static_cast<int>(std::ceil(plan.replicas * 1.1)));
+    }
+    if (!confirmed) {
+      plan.binding = missed(job, plan.at_rate);
+      plan.reason = "the simulation misses the " + plan.binding + " target even at " +
+                    std::to_string(tr.rate / plan.replicas) + " requests/s per replica";
+      return plan;
+    }
+    // What the simulation confirmed bounds what the closed form promised.
+    plan.max_rate = std::min(plan.max_rate, tr.rate / plan.replicas / (1.0 - std::clamp(job.headroom, 0.0, 0.9)));
+  }
+  const int g = job.gpus();
+  plan.gpus = plan.replicas * g;
+  const int per_node = std::max(1, c.gpus_per_node / g);
+  const int nodes_per_replica = std::max(1, (g + c.gpus_per_node - 1) / c.gpus_per_node);
+  plan.instances = g >= c.gpus_per_node ? plan.replicas * nodes_per_replica : (plan.replicas + per_node - 1) / per_node;
+  // GPU-hours in a billing month: whole instances, scaled by hour when a load profile is given.
+  const double hours_per_slot = kBillingHoursPerMonth / 24.0;
+  double gpu_hours = 0, input_tokens = 0, output_tokens = 0;
+  const double base_rate = tr.arrival == Arrival::poisson ? tr.rate : plan.at_rate.requests_per_s;
+  for (int h = 0; h < 24; ++h) {
+    const double share = tr.hourly_load.empty() ? 1.0 : std::clamp(tr.hourly_load[static_cast<std::size_t>(h) % tr.hourly_load.size()], 0.0, 1.0);
+    int replicas = plan.replicas;
+    if (!tr.hourly_load.empty() && tr.arrival == Arrival::poisson) {
+      const double usable = plan.max_rate * (1.0 - std::clamp(job.headroom, 0.0, 0.9));
+      replicas = std::clamp(static_cast<int>(std::ceil(base_rate * share / usable - 1e-9)), 1, plan.replicas);
+    }
+    const int inst = g >= c.gpus_per_node ? replicas * nodes_per_replica : (replicas + per_node - 1) / per_node;
+    gpu_hours += static_cast<double>(inst) * c.gpus_per_node * hours_per_slot;  // whole instances
+    input_tokens += base_rate * share * 3600.0 * hours_per_slot * I;
+    output_tokens += base_rate * share * 3600.0 * hours_per_slot * O;
+  }
+  plan.gpu_hours_per_month = gpu_hours;
+  if (c.price_per_gpu) {
+    const double usd_per_gpu_hour = c.price_per_gpu->base() * 3600.0;
+    plan.usd_per_month = gpu_hours * usd_per_gpu_hour;
+    // The month's cost split between prompt and generated tokens by the GPU time each takes.
+    const double share = plan.at_rate.prefill_share;
+    if (input_tokens > 0) plan.usd_per_million_input = *plan.usd_per_month * share / input_tokens * 1e6;
+    if (output_tokens > 0) plan.usd_per_million_output = *plan.usd_per_month * (1.0 - share) / output_tokens * 1e6;
+  }
+  plan.feasible = true;
+  return plan;
+}
+
+}  // namespace capplan::sim

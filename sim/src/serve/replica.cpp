@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: Apache-2.0
+// A serving replica: weight formats, the engine's memory budget and KV capacity, and the step
+// time tabulated from the pass op list (build_pass_ops).
+#include <algorithm>
+#include <cmath>
+
+#include "capplan/sim/serve.hpp"
+#include "capplan/sim/stage_layout.hpp"
+#include "capplan/sim/step_model.hpp"
+
+namespace capplan::sim {
+
+const char* to_string(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::bf16: return "bf16";
+    case WeightFormat::fp16: return "fp16";
+    case WeightFormat::fp8: return "fp8";
+    case WeightFormat::int8: return "int8";
+    case WeightFormat::int4: return "int4";
+    case WeightFormat::fp4: return "fp4";
+  }
+  return "?";
+}
+
+std::optional<WeightFormat> weight_format_from_string(const std::string& s) {
+  for (int i = 0; i < kWeightFormats; ++i) {
+    const auto f = static_cast<WeightFormat>(i);
+    if (s == to_string(f)) return f;
+  }
+  return std::nullopt;
+}
+
+int index(WeightFormat f) { return static_cast<int>(f); }
+
+WeightFormatTraits traits(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::bf16: return {Precision::bf16, 2.0};
+    case WeightFormat::fp16: return {Precision::fp16, 2.0};
+    // Per-channel fp32 scales: 4 bytes per output row, negligible against the row's k bytes.
+    case WeightFormat::fp8: return {Precision::fp8, 1.0};
+    case WeightFormat::int8: return {Precision::bf16, 1.0};
+    // AWQ / GPTQ: 4-bit weights with a 16-bit scale and a zero point (packed 4-bit in AWQ,
+    // 16-bit here as the upper bound) per group of 128 input channels: 0.5 + 4 / 128.
+    case WeightFormat::int4: return {Precision::bf16, 0.5 + 4.0 / 128.0};
+    // NVFP4: 4-bit E2M1 values with one E4M3 scale per 16 (NVIDIA, "Introducing NVFP4", 2025).
+    case WeightFormat::fp4: return {Precision::fp4, 0.5 + 1.0 / 16.0};
+  }
+  return {};
+}
+
+DatasheetAssumptions serving_assumptions(const EngineSpec& e, DatasheetAssumptions base) {
+  if (e.cuda_graphs && e.kernel_gap.base() > 0) {
+    base.gemm_launch_us = e.kernel_gap.base() * 1e6;
+    base.memory_launch_us = e.kernel_gap.base() * 1e6;
+  }
+  return base;
+}
+
+double LengthDistribution::sigma() const {
+  if (!(p95 > mean) || !(mean > 0)) return 0.0;
+  // Log-normal with E = exp(mu + s^2 / 2) and p95 = exp(mu + 1.645 s): the smaller root of
+  // s^2 / 2 - 1.645 s + ln(p95 / E) = 0 (a p95 beyond 3.87 x the mean is taken at the vertex).
+  constexpr double z = 1.6448536269514722;
+  const double r = std::log(p95 / mean);
+  const double disc = z * z - 2.0 * r;
+  return disc > 0 ? z - std::sqrt(disc) : z;
+}
+
+namespace {
+
+// Inverse of the standard normal CDF (Acklam's rational approximation, |error| < 1.2e-9).
+double normal_quantile(double p) {
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                             1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01,  -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                             3.754408661907416e+00};
+  p = std::clamp(p, 1e-12, 1.0 - 1e-12);
+  if (p < 0.02425) {
+    const double q = std::sqrt(-2.0 * std::log(p));
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+  }
+  if (p > 1.0 - 0.02425) return -normal_quantile(1.0 - p);
+  const double q = p - 0.5, r = q * q;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0);
+}
+
+}  // namespace
+
+double LengthDistribution::quantile(double q) const {
+  const double s = sigma();
+  if (s <= 0) return mean;
+  const double mu = std::log(mean) - s * s / 2.0;
+  return std::exp(mu + s * normal_quantile(q));
+}
+
+double kv_bytes_per_token(const ModelSpec& m, double element_bytes) {
+  const double layers = m.attention_layer_count();
+  if (m.attention == Attention::mla) return layers * (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * element_bytes;
+  return layers * 2.0 * static_cast<double>(m.kv_dim()) * element_bytes;
+}
+
+namespace {
+
+// The replica's layout in the op list's terms: experts split over the TP ranks (etp = tp) or
+// whole experts per rank (ep = tp, etp = 1).
+Parallelism replica_layout(const ServeJob& job) {
+  Parallelism p;
+  p.tp = std::max(1, job.tp);
+  p.pp = std::max(1, job.pp);
+  p.dp = 1;
+  if (job.model.is_moe()) {
+    p.ep = std::max(1, job.ep);
+    p.etp = p.ep > 1 ? std::max(1, p.tp / p.ep) : p.tp;
+  }
+  return p;
+}
+
+InferencePass pass_for(const ServeJob& job) {
+  InferencePass ip;
+  const WeightFormatTraits w = traits(job.weights);
+  ip.compute = w.compute;
+  ip.weight_bytes = w.bytes;
+  ip.kv_bytes = element_bytes(job.kv);
+  return ip;
+}
+
+}  // namespace
+
+std::string check_serve_job(const ServeJob& job, const Cluster& c) {
+  const ModelSpec& m = job.model;
+  if (job.tp < 1 || job.pp < 1) return "tp and pp must be at least 1";
+  if (m.heads % job.tp != 0) {
+    return "tp " + std::to_string(job.tp) + " does not divide the model's " + std::to_string(m.heads) +
+           " attention heads";
+  }
+  if (m.attention != Attention::mla && job.tp % std::max(1, m.kv_heads) != 0 && m.kv_heads % job.tp != 0) {
+    return "tp " + std::to_string(job.tp) + " and the model's " + std::to_string(m.kv_heads) +
+           " KV heads: one must divide the other";
+  }
+  if (job.pp > m.layers) return "pp " + std::to_string(job.pp) + " exceeds the model's layers";
+  if (job.ep > 1 && (!m.is_moe() || job.ep != job.tp)) {
+    return "ep must be 1 (experts split over TP) or equal tp (whole experts per rank) for an MoE model";
+  }
+  if (m.is_moe() && job.ep > 1 && m.moe.experts % job.ep != 0) {
+    return "ep " + std::to_string(job.ep) + " does not divide the model's " + std::to_string(m.moe.experts) + " experts";
+  }
+  if (m.mamba_layer_count() > 0) return "serving hybrid Mamba models is not supported yet (their decode state update is not modelled)";
+  const Precision compute = traits(job.weights).compute;
+  if (c.gpu.peak.for_precision(compute).base() <= 0) {
+    return std::string(to_string(job.weights)) + " weights need " + to_string(compute) + " tensor cores, which " +
+           c.gpu.name + " does not have (or the catalog does not know their rate)";
+  }
+  if (job.kv != Precision::bf16 && job.kv != Precision::fp16 && job.kv != Precision::fp8) {
+    return std::string("KV-cache precision ") + to_string(job.kv) + " is not one of bf16, fp16, fp8";
+  }
+  if (job.gpus() > c.gpus_per_node && job.tp > c.gpus_per_node) {
+    return "tp " + std::to_string(job.tp) + " spans more than one node of " + std::to_string(c.gpus_per_node) +
+           " GPUs (tensor parallelism needs the scale-up domain)";
+  }
+  const Traffic& t = job.traffic;
+  if (!(t.input.mean >= 1) || !(t.output.mean >= 1)) return "input and output lengths must be at least 1 token";
+  if (t.arrival == Arrival::poisson && !(t.rate > 0)) return "a request rate above 0 is needed";
+  if (t.arrival == Arrival::closed_loop && t.concurrency < 1) return "a concurrency of at least 1 is needed";
+  if (!(t.prefix_hit >= 0 && t.prefix_hit < 1)) return "the prefix-cache hit rate must be in [0, 1)";
+  const EngineSpec& e = job.engine;
+  if (e.max_num_seqs < 1 || e.max_num_batched_tokens < 1) return "the engine needs max_num_seqs and max_num_batched_tokens >= 1";
+  if (!e.chunked_prefill && t.input.quantile(0.99) > static_cast<double>(e.max_num_batched_tokens)) {
+    return "prompts of " + std::to_string(static_cast<long long>(t.input.quantile(0.99))) +
+           " tokens exceed max_num_batched_tokens " + std::to_string(e.max_num_batched_tokens) +
+           " without chunked prefill";
+  }
+  return {};
+}
+
+ReplicaMemory replica_memory(const ServeJob& job, const Cluster& c) {
+  const ModelSpec& m = job.model;
+  const EngineSpec& e = job.engine;
+  const Parallelism p = replica_layout(job);
+  ReplicaMemory out;
+  out.capacity = c.gpu.hbm_capacity;
+  const double fmt = traits(job.weights).bytes;
+  // Weights of the most loaded stage: layer linears in the format, embeddings and lm_head in 16 bits.
+  double weights = 0, kv_per_token = 0;
+  for (const StageRun& run : stage_runs(m, p)) {
+    const StageLayers& sl = run.layers;
+    const StageParams sp = stage_params(m, p, sl);
+    double vocab = (sl.first ? m.embedding_params() : 0.0) +
+                   (sl.last ? (m.tied_embeddings ? (p.pp > 1 ? m.embedding_params() : 0.0) : m.output_params()) : 0.0);
+    vocab /= p.tp;
+    const double bytes = 2.0 * vocab + fmt * std::max(0.0, sp.total() - vocab);
+    weights = std::max(weights, bytes);
+    // KV per token on this GPU: its stage's attention layers, its KV heads (replicated when tp >
+    // kv heads), or MLA's latent whole on every rank.
+    const double per_layer = m.attention == Attention::mla
+                                 ? (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * element_bytes(job.kv)
+                                 : 2.0 * std::max(1, m.kv_heads / p.tp) * m.head_dim() * element_bytes(job.kv);
+    kv_per_token = std::max(kv_per_token, sl.layers * per_layer);
+  }
+  out.weights = units::bytes(weights);
+  // The engine's profiling forward at max_num_batched_tokens tokens (vLLM's profile_run): the
+  // residual stream and a norm output, the widest intermediate (the gated FFN's up output and its
+  // product, or the fused MoE kernel's per-copy cache) in 16 bits; and the sampler's fp32 logits
+  // and probabilities for max_num_seqs rows.
+  const double T = static_cast<double>(e.max_num_batched_tokens);
+  const double gate = m.gated_ffn ? 3.0 : 2.0;
+  const double dense = gate * static_cast<double>(m.ffn_hidden) / p.tp;
+  const double moe = m.is_moe() ? m.moe.top_k * gate * static_cast<double>(m.moe.expert_ffn_hidden) / p.etp : 0.0;
+  const double acts = 2.0 * T * (2.0 * m.hidden + std::max(dense, moe));
+  const double sampler = 8.0 * std::min<double>(e.max_num_seqs, T) * static_cast<double>(m.vocab) / p.tp;
+  out.activations = units::bytes(acts + sampler);
+  out.reserve = e.runtime_reserve;
+  const double cap = out.capacity.base();
+  const double used = out.weights.base() + out.activations.base() + out.reserve.base();
+  double budget = e.kv_budget == KvBudget::total_memory ? e.kv_memory_fraction * cap - used
+                                                        : e.kv_memory_fraction * (cap - used);
+  if (out.weights.base() + out.reserve.base() > cap) budget = 0;
+  out.kv_budget = units::bytes(std::max(0.0, budget));
+  out.kv_bytes_per_token = kv_per_token;
+  out.kv_tokens = kv_per_token > 0 ? static_cast<std::int64_t>(out.kv_budget.base() / kv_per_token) : 0;
+  // Mean sequence at its end, plus half a block of slack in its last block.
+  const double seq = job.traffic.input.mean + job.traffic.output.mean + e.kv_block_tokens / 2.0;
+  out.max_sequences = static_cast<int>(std::min<double>(e.max_num_seqs, std::floor(out.kv_tokens / seq)));
+  return out;
+}
+
+namespace {
+
+// Seconds of the ops `keep` selects, over the replica's pipeline stages (a token passes every
+// stage in turn: their times add), linear GEMMs of the layers at the engine's kernel efficiency.
+template <class Keep>
+double price(const ServeJob& job, const Cluster& c, const OpCostModel& cost, const InferencePass& ip, Keep keep) {
+  const Parallelism p = replica_layout(job);
+  const StepOps ops = build_pass_ops(job.model, ip, p, c);
+  const int f = index(job.weights);
+  const double dense_eff = std::clamp(job.engine.quant_efficiency[static_cast<std::size_t>(f)], 1e-3, 1.0);
+  const double moe_eff = std::clamp(job.engine.quant_moe_efficiency[static_cast<std::size_t>(f)], 1e-3, 1.0);
+  double layer = 0, dense = 0, moe = 0, mamba = 0, embedding = 0, output = 0, pipeline = 0;
+  for (const StepOp& so : ops.ops) {
+    if (!keep(so)) continue;
+    double t = cost.cost(so.op).base() * so.count;
+    const bool in_layer = so.scope == Scope::layer || so.scope == Scope::dense_ffn || so.scope == Scope::moe_ffn ||
+                          so.scope == Scope::mamba;
+    if (so.role == OpRole::linear && in_layer && std::holds_alternative<GemmOp>(so.op)) {
+      t /= so.scope == Scope::moe_ffn ? moe_eff : dense_eff;
+    }
+    switch (so.scope) {
+      case Scope::layer: layer += t; break;
+      case Scope::dense_ffn: dense += t; break;
+      case Scope::moe_ffn: moe += t; break;
+      case Scope::mamba: mamba += t; break;
+      case Scope::embedding: embedding += t; break;
+      case Scope::output: output += t; break;
+      case Scope::pipeline: pipeline += t; break;
+      default: break;
+    }
+  }
+  double total = pipeline * (p.pp - 1);
+  for (const StageRun& run : stage_runs(job.model, p)) {
+    const StageLayers& sl = run.layers;
+    total += run.count * (sl.layers * layer + sl.dense() * dense + sl.moe * moe + sl.mamba * mamba +
+                          (sl.first ? embedding : 0.0) + (sl.last ? output : 0.0));
+  }
+  return total;
+}
+
+bool is_logits(const StepOp& so) { return so.scope == Scope::output && so.role != OpRole::norm; }
+
+double interpolate(const std::vector<double>& x, const std::vector<double>& y, double v) {
+  if (x.empty()) return 0.0;
+  if (v <= x.front()) return y.front() * std::max(0.0, v) / x.front();
+  auto it = std::upper_bound(x.begin(), x.end(), v);
+  std::size_t i = it == x.end() ? x.size() - 1 : static_cast<std::size_t>(it - x.begin());
+  if (i == 0) i = 1;
+  const double x0 = x[i - 1], x1 = x[i], y0 = y[i - 1], y1 = y[i];
+  return y0 + (y1 - y0) * (v - x0) / (x1 - x0);  // linear extrapolation past the last point
+}
+
+}  // namespace
+
+PassModel::PassModel(const ServeJob& job, const Cluster& c, const OpCostModel& cost) {
+  const InferencePass base_pass = pass_for(job);
+  const EngineSpec& e = job.engine;
+  max_tokens_ = std::max<std::int64_t>({e.max_num_batched_tokens, e.max_num_seqs, 1});
+  overhead_ = std::max(0.0, e.step_overhead.base());
+  // Every token count up to 64, then 4% apart: the roofline's max(compute, memory) is piecewise
+  // smooth, so linear interpolation between neighbours stays within a fraction of a percent.
+  for (double t = 1; t <= static_cast<double>(max_tokens_) * 1.04; t = t < 64 ? t + 1 : std::ceil(t * 1.04)) {
+    grid_.push_back(t);
+  }
+  const auto keep_base = [](const StepOp& so) { return so.role != OpRole::attention_core && !is_logits(so); };
+  for (double t : grid_) {
+    InferencePass ip = base_pass;
+    ip.prefill_tokens = static_cast<std::int64_t>(t);
+    base_.push_back(price(job, c, cost, ip, keep_base));
+    InferencePass lp = base_pass;
+    lp.prefill_tokens = 1;
+    lp.logits_rows = static_cast<std::int64_t>(t);
+    logits_.push_back(price(job, c, cost, lp, is_logits));
+  }
+  const auto keep_attention = [](const StepOp& so) { return so.role == OpRole::attention_core; };
+  const auto attention = [&](std::int64_t prefill, double keys, std::int64_t decode, double context) {
+    InferencePass ip = base_pass;
+    ip.prefill_tokens = prefill;
+    ip.prefill_keys = keys;
+    ip.decode_sequences = decode;
+    ip.decode_context = context;
+    return price(job, c, cost, ip, keep_attention);
+  };
+  // Prefill attention: fused kernels whose time is linear in the query-key work, plus launches.
+  {
+    const double p1 = attention(1024, 512, 0, 0), p2 = attention(1024, 4096, 0, 0);
+    prefill_per_work_ = std::max(0.0, (p2 - p1) / (1024.0 * (4096.0 - 512.0)));
+    prefill_fixed_ = std::max(0.0, p1 - prefill_per_work_ * 1024.0 * 512.0);
+  }
+  // Decode attention: bound by the cache reads, linear in the cached tokens, plus a per-sequence
+  // part (the queries and outputs) and launches.
+  {
+    const double d1 = attention(0, 0, 1, 1024), d2 = attention(0, 0, 1, 8192), d3 = attention(0, 0, 17, 1024);
+    decode_per_token_ = std::max(0.0, (d2 - d1) / (8192.0 - 1024.0));
+    decode_per_seq_ = std::max(0.0, (d3 - d1 - 16.0 * 1024.0 * decode_per_token_) / 16.0);
+    decode_fixed_ = std::max(0.0, d1 - decode_per_seq_ - 1024.0 * decode_per_token_);
+  }
+}
+
+double PassModel::base(double tokens) const { return interpolate(grid_, base_, tokens); }
+double PassModel::logits(double rows) const { return rows > 0 ? interpolate(grid_, logits_, rows) : 0.0; }
+
+double PassModel::step(const StepLoad& l) const {
+  const double tokens = static_cast<double>(l.prefill_tokens) + l.decode_sequences;
+  if (tokens <= 0) return 0.0;
+  double t = overhead_ + base(tokens) + logits(l.logits_rows);
+  if (l.prefill_tokens > 0 && l.prefill_work > 0) t += prefill_fixed_ + prefill_per_work_ * l.prefill_work;
+  if (l.decode_sequences > 0) {
+    t += decode_fixed_ + decode_per_seq_ * l.decode_sequences + decode_per_token_ * l.decode_context;
+  }
+  return t;
+}
+
+double PassModel::prefill(std::int64_t tokens) const {
+  double t = 0;
+  for (std::int64_t done = 0; done < tokens;) {
+    const std::int64_t chunk = std::min(max_tokens_, tokens - done);
+    const double c = static_cast<double>(chunk), d = static_cast<double>(done);
+    const bool last = done + chunk >= tokens;
+    t += step({chunk, c * (d + (c + 1.0) / 2.0), 0, 0, last ? 1 : 0});
+    done += chunk;
+  }
+  return t;
+}
+
+double PassModel::decode(int batch, double context) const {
+  return step({0, 0, batch, batch * context, batch});
+}
+
+}  // namespace capplan::sim

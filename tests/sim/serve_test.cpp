@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: Apache-2.0
+// Serving: the pass op list, the replica's memory and KV capacity, the step-time tables, the
+// continuous-batching simulation and its closed form, and the capacity plan.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/serve.hpp"
+#include "capplan/sim/step_model.hpp"
+#include "test_support.hpp"
+
+namespace capplan::sim {
+namespace {
+
+using test::cluster_of;
+using test::h100_sxm;
+
+// Llama 3.1 8B (meta-llama/Llama-3.1-8B config.json): 32 layers, 4096 hidden, 32 heads, 8 KV
+// heads, SwiGLU 14336, vocabulary 128256, untied embeddings.
+ModelSpec llama31_8b() {
+  return {.name = "llama3.1-8b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .ffn_hidden = 14336,
+          .vocab = 128256, .seq_len = 8192, .gated_ffn = true, .tied_embeddings = false, .dropout = false,
+          .flash_attention = true, .rmsnorm = true, .rope = true};
+}
+
+// vLLM V1's defaults (vllm/config: max_num_seqs 256, max_num_batched_tokens 8192 with chunked
+// prefill, gpu_memory_utilization 0.9, block 16); overhead and reserve as round test values.
+EngineSpec vllm_like() {
+  EngineSpec e;
+  e.runtime_reserve = units::gib(2);
+  e.step_overhead = units::microseconds(500);
+  e.kernel_gap = units::microseconds(2);
+  return e;
+}
+
+ServeJob job_8b(double rate = 5.0, double in = 512, double out = 128) {
+  ServeJob j;
+  j.model = llama31_8b();
+  j.engine = vllm_like();
+  j.traffic.rate = rate;
+  j.traffic.input = {in, 0};
+  j.traffic.output = {out, 0};
+  j.traffic.requests = 3000;
+  return j;
+}
+
+struct Fixture {
+  Cluster c = cluster_of(h100_sxm(), 8);
+  ServeJob job;
+  DatasheetCost cost;
+  explicit Fixture(ServeJob j) : job(std::move(j)), cost(c, serving_assumptions(job.engine)) {}
+  PassModel pass() const { return PassModel(job, c, cost); }
+  ReplicaMemory memory() const { return replica_memory(job, c); }
+};
+
+TEST(ServeFormats, BytesPerWeightWithScales) {
+  EXPECT_DOUBLE_EQ(traits(WeightFormat::bf16).bytes, 2.0);
+  EXPECT_DOUBLE_EQ(traits(WeightFormat::fp8).bytes, 1.0);
+  EXPECT_EQ(traits(WeightFormat::fp8).compute, Precision::fp8);
+  EXPECT_EQ(traits(WeightFormat::int4).compute, Precision::bf16);  // W4A16: 16-bit math
+  EXPECT_DOUBLE_EQ(traits(WeightFormat::int4).bytes, 0.53125);     // 0.5 + (2 + 2) / 128
+  EXPECT_DOUBLE_EQ(traits(WeightFormat::fp4).bytes, 0.5625);       // 0.5 + 1 / 16
+  for (int i = 0; i < kWeightFormats; ++i) {
+    const auto f = static_cast<WeightFormat>(i);
+    EXPECT_EQ(weight_format_from_string(to_string(f)), f);
+  }
+  EXPECT_FALSE(weight_format_from_string("int3"));
+}
+
+TEST(ServeKv, BytesPerTokenFromTheKvHeads) {
+  // 32 layers x (K + V) x 8 KV heads x 128 x 2 bytes = 128 KiB; 70B: 80 layers = 320 KiB.
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(llama31_8b(), 2.0), 131072.0);
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(test::llama2_70b(), 2.0), 327680.0);
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(llama31_8b(), 1.0), 65536.0);  // fp8 cache
+  // DeepSeek-V3's MLA caches the 512-wide latent and the 64-wide RoPE key: 61 x 576 x 2.
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(test::deepseek_v3(), 2.0), 61.0 * 576.0 * 2.0);
+}
+
+TEST(ServeMemory, WeightsAndKvCapacityOnOneH100) {
+  Fixture f(job_8b());
+  const ReplicaMemory m = f.memory();
+  // 8.03B parameters in bf16: 16.06 GB (embeddings and lm_head 2 x 525M included).
+  EXPECT_NEAR(m.weights.base() / 1e9, 16.06, 0.1);
+  // vLLM: 0.9 x 80 GiB - weights - activations - reserve, 128 KiB per token.
+  const double budget = 0.9 * 80.0 * 1073741824.0 - m.weights.base() - m.activations.base() - m.reserve.base();
+  EXPECT_NEAR(m.kv_budget.base(), budget, 1.0);
+  EXPECT_EQ(m.kv_tokens, static_cast<std::int64_t>(budget / 131072.0));
+  EXPECT_GT(m.kv_tokens, 300000);  // ~50 GB of cache: about 390k tokens
+  EXPECT_EQ(m.max_sequences, 256);  // 640-token sequences: max_num_seqs binds
+  // TP2 halves the weights and the KV heads per GPU: twice the tokens and then some.
+  ServeJob tp2 = job_8b();
+  tp2.tp = 2;
+  const ReplicaMemory m2 = replica_memory(tp2, f.c);
+  EXPECT_NEAR(m2.weights.base(), m.weights.base() / 2.0, 0.01 * m.weights.base());
+  EXPECT_GT(m2.kv_tokens, 2 * m.kv_tokens);
+  // int4 weights: 3.4x smaller layers, same 16-bit embeddings.
+  ServeJob q = job_8b();
+  q.weights = WeightFormat::int4;
+  const double layers = m.weights.base() - 2.0 * 2.0 * 128256.0 * 4096.0;
+  EXPECT_NEAR(replica_memory(q, f.c).weights.base(), layers * 0.53125 / 2.0 + 2.0 * 2.0 * 128256.0 * 4096.0,
+              0.001 * m.weights.base());
+}
+
+TEST(ServeMemory, SeventyBDoesNotFitOneH100InBf16) {
+  Fixture f(job_8b());
+  ServeJob j = job_8b();
+  j.model = test::llama2_70b();
+  const ReplicaMemory m = replica_memory(j, f.c);
+  EXPECT_FALSE(m.fits());
+  EXPECT_FALSE(plan_serving(j, f.c, f.cost).feasible);
+  j.tp = 4;
+  EXPECT_TRUE(replica_memory(j, f.c).fits());
+}
+
+TEST(ServePassOps, ForwardOnlyWithKvReadsAndSampledLogits) {
+  const Cluster c = cluster_of(h100_sxm(), 8);
+  InferencePass ip;
+  ip.decode_sequences = 8;
+  ip.decode_context = 1000;
+  ip.logits_rows = 8;
+  const StepOps ops = build_pass_ops(llama31_8b(), ip, Parallelism{}, c);
+  bool kv_read = false, kv_write = false, logits = false;
+  for (const StepOp& so : ops.ops) {
+    EXPECT_EQ(so.phase, Phase::forward);
+    EXPECT_NE(so.scope, Scope::optimizer);
+    EXPECT_NE(so.scope, Scope::data_parallel);
+    EXPECT_NE(so.role, OpRole::checkpoint);
+    if (const auto* g = std::get_if<GemmOp>(&so.op)) {
+      if (std::string(g->name) == "decode_attn_score") {
+        // 32 query heads in groups of 4 per KV head: 4 x 1000 x 128 per sequence and KV head.
+        EXPECT_EQ(g->m, 4);
+        EXPECT_EQ(g->n, 1000);
+        EXPECT_EQ(g->batch, 8 * 8);
+        EXPECT_DOUBLE_EQ(g->weight_bytes, 2.0);
+        kv_read = true;
+      }
+      if (std::string(g->name) == "logits") {
+        EXPECT_EQ(g->m, 8);
+        logits = true;
+      }
+    }
+    if (so.role == OpRole::kv_cache) {
+      // 8 new tokens x 8 KV heads x (128 + 128) x (2 read + 2 written) bytes.
+      EXPECT_DOUBLE_EQ(std::get<MemoryOp>(so.op).bytes.base(), 8.0 * 8 * 256 * 4);
+      kv_write = true;
+    }
+  }
+  EXPECT_TRUE(kv_read && kv_write && logits);
+}
+
+TEST(ServePassOps, MoeReadsOnlyTheExpertsTheBatchHits) {
+  const Cluster c = cluster_of(h100_sxm(), 8);
+  const auto expert_groups = [&](std::int64_t tokens) {
+    InferencePass ip;
+    ip.decode_sequences = tokens;
+    ip.decode_context = 100;
+    const StepOps ops = build_pass_ops(test::mixtral_8x7b(), ip, Parallelism{}, c);
+    for (const StepOp& so : ops.ops) {
+      if (const auto* g = std::get_if<GemmOp>(&so.op); g && std::string(g->name) == "expert_up") return g->batch;
+    }
+    return std::int64_t{0};
+  };
+  // One token picks 2 of 8 experts; 64 tokens hit all 8 (1 - (3/4)^64 ~ 1).
+  EXPECT_EQ(expert_groups(1), 2);
+  EXPECT_EQ(expert_groups(2), 4);  // 8 x (1 - (3/4)^2) = 3.5, rounded
+  EXPECT_EQ(expert_groups(64), 8);
+}
+
+TEST(ServePassModel, DecodeAtBatchOneStreamsTheWeights) {
+  Fixture f(job_8b());
+  const PassModel pm = f.pass();
+  const double t = pm.decode(1, 1024);
+  // Lower bound: 16.06 GB of weights at the 3.35 TB/s datasheet rate is 4.79 ms, plus the step
+  // overhead. Upper: the same at the datasheet model's 75% achieved copy bandwidth, plus ~400
+  // kernels at their 2 us gap and the overhead (measured vLLM on H100: 6-8 ms per token).
+  const double stream = 16.06e9 / 3.35e12;
+  EXPECT_GT(t, stream + 0.0005);
+  EXPECT_LT(t, stream / 0.75 + 400 * 2e-6 + 0.0005 + 0.001);
+  // Weight-only int4 reads 3.4x fewer layer bytes: faster, but well short of 3.76x: the 16-bit
+  // lm_head (1 GB), the step overhead and the kernels' gaps do not shrink (the measured rows of
+  // the issue: 1.8x on A100 at batch 1).
+  ServeJob q = job_8b();
+  q.weights = WeightFormat::int4;
+  const double t4 = PassModel(q, f.c, DatasheetCost(f.c, serving_assumptions(q.engine))).decode(1, 1024);
+  EXPECT_GT(t / t4, 1.5);
+  EXPECT_LT(t / t4, 3.76);
+  // A kernel-efficiency recipe parameter slows exactly the quantised GEMMs.
+  q.engine.quant_efficiency[static_cast<std::size_t>(index(WeightFormat::int4))] = 0.5;
+  const double t4_slow = PassModel(q, f.c, DatasheetCost(f.c, serving_assumptions(q.engine))).decode(1, 1024);
+  EXPECT_GT(t4_slow, 1.5 * t4);
+}
+
+TEST(ServePassModel, PrefillIsComputeBound) {
+  Fixture f(job_8b());
+  const PassModel pm = f.pass();
+  // 4096 prompt tokens: 2 x 7.5B (non-embedding) x 4096 = 61 TFLOP of linears plus attention,
+  // at 75% of 989 TFLOP/s: ~85 ms; below 2x that with the attention and element-wise passes.
+  const double t = pm.prefill(4096);
+  const double linear = 2.0 * 7.5e9 * 4096 / (0.75 * 989.4e12);
+  EXPECT_GT(t, linear);
+  EXPECT_LT(t, 2.0 * linear);
+  // Per token, an 8k prompt costs more than a 4k one: attention grows with the prompt (both
+  // are past the small-m wave quantisation that makes 1k prompts dearer per token).
+  EXPECT_GT(pm.prefill(8192) / 8192, pm.prefill(4096) / 4096);
+  // Decode steps grow with the cached tokens they read.
+  EXPECT_GT(pm.decode(64, 4096), pm.decode(64, 512));
+  // The tables interpolate: a step is monotone in its tokens.
+  double last = 0;
+  for (int t2 = 1; t2 <= 8192; t2 = t2 * 3 / 2 + 1) {
+    const double s = pm.step({t2, static_cast<double>(t2) * t2 / 2.0, 0, 0, 1});
+    EXPECT_GE(s, last) << t2;
+    last = s;
+  }
+}
+
+TEST(ServeLengths, LogNormalFromMeanAndP95) {
+  const LengthDistribution d{300, 900};
+  EXPECT_NEAR(d.quantile(0.95), 900, 1e-3);  // the normal quantile's 1e-9 approximation
+  std::mt19937_64 rng(7);
+  std::lognormal_distribution<double> ln(std::log(300.0) - d.sigma() * d.sigma() / 2.0, d.sigma());
+  double sum = 0;
+  for (int i = 0; i < 200000; ++i) sum += ln(rng);
+  EXPECT_NEAR(sum / 200000, 300, 6);  // 2% (sampling error of the mean ~0.4%)
+  EXPECT_TRUE((LengthDistribution{300, 0}).fixed());
+  EXPECT_DOUBLE_EQ((LengthDistribution{300, 0}).quantile(0.99), 300);
+}
+
+TEST(ServeStats, PercentilesByInterpolation) {
+  std::vector<double> v;
+  for (int i = 1; i <= 101; ++i) v.push_back(i);
+  const LatencyStats s = latency_stats(v);
+  EXPECT_DOUBLE_EQ(s.mean, 51);
+  EXPECT_DOUBLE_EQ(s.p50, 51);
+  EXPECT_DOUBLE_EQ(s.p95, 96);
+  EXPECT_DOUBLE_EQ(s.p99, 100);
+  EXPECT_DOUBLE_EQ(s.at(0.97), 98);
+}
+
+// The closed form agrees with the simulation at moderate load (the fast path the planner uses).
+TEST(ServeLoadModel, ClosedFormMatchesSimulation) {
+  for (double rate : {2.0, 10.0, 25.0}) {
+    Fixture f(job_8b(rate, 512, 128));
+    const PassModel pm = f.pass();
+    const ReplicaMemory mem = f.memory();
+    const ServeLoad des = simulate(f.job, pm, mem, 3);
+    const ServeLoad cf = steady_state(f.job, pm, mem);
+    ASSERT_FALSE(des.saturated) << rate;
+    ASSERT_FALSE(cf.saturated) << rate;
+    // Throughput is the offered load when the replica keeps up (3% for the Poisson window).
+    EXPECT_NEAR(des.output_tokens_per_s, rate * 128, 0.05 * rate * 128) << rate;
+    // Mean TPOT and batch: the fixed point is exact for the mean step; 15% covers the
+    // variation of steps with and without prompt chunks.
+    EXPECT_NEAR(cf.tpot.mean, des.tpot.mean, 0.15 * des.tpot.mean) << rate;
+    EXPECT_NEAR(cf.mean_batch, des.mean_batch, 0.15 * des.mean_batch + 0.5) << rate;
+    // TTFT: a prompt's prefill plus its wait; 35% (the queueing approximation).
+    EXPECT_NEAR(cf.ttft.mean, des.ttft.mean, 0.35 * des.ttft.mean) << rate;
+  }
+}
+
+TEST(ServeLoadModel, OfflineThroughputMatchesSimulation) {
+  ServeJob j = job_8b(0, 128, 2048);
+  j.traffic.arrival = Arrival::offline;
+  j.traffic.requests = 1500;
+  Fixture f(j);
+  const PassModel pm = f.pass();
+  const ServeLoad des = simulate(f.job, pm, f.memory(), 1);
+  const ServeLoad cf = steady_state(f.job, pm, f.memory());
+  // The closed form is the desynchronised steady state (mean context 128 + 2048 / 2: 336
+  // sequences would fit, max_num_seqs binds); the simulation starts all requests together, so
+  // each wave of 256 grows in step to 2176 tokens (557k > the cache's ~390k) and is preempted,
+  // and the last wave drains with a shrinking batch, as trtllm-bench's makespan counts it. 20%.
+  EXPECT_EQ(cf.limit, "max_num_seqs");
+  EXPECT_NEAR(cf.output_tokens_per_s, des.output_tokens_per_s, 0.20 * des.output_tokens_per_s);
+  EXPECT_GT(des.preemptions, 0);
+  EXPECT_LT(des.mean_batch, 256);
+}
+
+TEST(ServeLoadModel, FullCachePreemptsAndStillServesEveryone) {
+  ServeJob j = job_8b(0, 2000, 1000);
+  j.traffic.arrival = Arrival::offline;
+  j.traffic.requests = 400;
+  j.traffic.output = {1000, 3000};  // long tail: sequences outgrow what was admitted
+  Fixture f(j);
+  ReplicaMemory mem = f.memory();
+  mem.kv_tokens = 60000;  // a small cache: ~20 sequences
+  const ServeLoad des = simulate(f.job, f.pass(), mem, 5);
+  EXPECT_GT(des.preemptions, 0);
+  EXPECT_EQ(des.requests, 400);
+  EXPECT_EQ(des.limit, "kv_cache");
+}
+
+TEST(ServeLoadModel, OverloadIsSaturated) {
+  Fixture f(job_8b(2000, 512, 128));
+  const PassModel pm = f.pass();
+  EXPECT_TRUE(steady_state(f.job, pm, f.memory()).saturated);
+  EXPECT_TRUE(simulate(f.job, pm, f.memory(), 2).saturated);
+}
+
+TEST(ServePlan, ReplicasScaleWithRateAndTheSloBinds) {
+  ServeJob j = job_8b(50, 1000, 300);
+  j.slo.e2e = units::seconds(2.0);
+  j.slo.percentile = 0.95;
+  Fixture f(j);
+  f.c.price_per_gpu = units::UsdPerSecond::from_base(2.0 / 3600.0);
+  const ServePlan p = plan_serving(j, f.c, f.cost);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_GE(p.replicas, 1);
+  EXPECT_LE(p.at_rate.e2e.p95, 2.0);
+  // The issue's example: a 2 s end-to-end p95 for 300 output tokens needs < 6.7 ms per token,
+  // so the latency target, not throughput, binds.
+  EXPECT_EQ(p.binding, "e2e");
+  ServeJob twice = j;
+  twice.traffic.rate = 100;
+  const ServePlan p2 = plan_serving(twice, f.c, f.cost);
+  EXPECT_NEAR(p2.replicas, 2 * p.replicas, 1 + 0.1 * p.replicas);
+  // Costs: whole 8-GPU instances for a month at $2/GPU-hour.
+  ASSERT_TRUE(p.usd_per_month);
+  EXPECT_DOUBLE_EQ(*p.usd_per_month, p.instances * 8 * kBillingHoursPerMonth * 2.0);
+  ASSERT_TRUE(p.usd_per_million_output && p.usd_per_million_input);
+  EXPECT_GT(*p.usd_per_million_output, 0);
+  // Price 0 gives cost 0.
+  f.c.price_per_gpu = units::UsdPerSecond::from_base(0.0);
+  EXPECT_DOUBLE_EQ(*plan_serving(j, f.c, f.cost).usd_per_month, 0.0);
+  // A looser target needs no more replicas.
+  ServeJob loose = j;
+  loose.slo.e2e = units::seconds(10.0);
+  EXPECT_LE(plan_serving(loose, f.c, f.cost).replicas, p.replicas);
+}
+
+TEST(ServePlan, HourlyProfileCutsGpuHours) {
+  ServeJob j = job_8b(400, 1000, 300);  // several 8-GPU instances at the peak
+  Fixture f(j);
+  const ServePlan flat = plan_serving(j, f.c, f.cost);
+  j.traffic.hourly_load.assign(24, 0.25);
+  j.traffic.hourly_load[12] = 1.0;
+  const ServePlan shaped = plan_serving(j, f.c, f.cost);
+  EXPECT_EQ(shaped.replicas, flat.replicas);  // sized for the peak
+  EXPECT_LT(shaped.gpu_hours_per_month, flat.gpu_hours_per_month);
+}
+
+TEST(ServeCheck, NamesWhatCannotBeServed) {
+  const Cluster c = cluster_of(test::a100_80gb(), 8);
+  ServeJob j = job_8b();
+  j.weights = WeightFormat::fp8;
+  EXPECT_NE(check_serve_job(j, c).find("fp8"), std::string::npos);  // A100 has no FP8 tensor cores
+  j.weights = WeightFormat::bf16;
+  j.tp = 3;
+  EXPECT_NE(check_serve_job(j, c).find("heads"), std::string::npos);
+  j.tp = 1;
+  EXPECT_EQ(check_serve_job(j, c), "");
+  j.traffic.rate = 0;
+  EXPECT_NE(check_serve_job(j, c), "");
+}
+
+}  // namespace
+}  // namespace capplan::sim
