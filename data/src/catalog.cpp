@@ -103,6 +103,8 @@ constexpr Field<sim::PeakRates> kPeakFields[] = {
      [](sim::PeakRates& p, const json& v, Reader&, const std::string&) { p.bf16 = units::tflop_per_s(num(v)); }},
     {"fp8", Kind::number, Need::optional, true, kPositive, "dense FP8 tensor TFLOP/s, null = unsupported",
      [](sim::PeakRates& p, const json& v, Reader&, const std::string&) { p.fp8 = units::tflop_per_s(num(v)); }},
+    {"fp4", Kind::number, Need::optional, true, kPositive, "dense FP4 (NVFP4) tensor TFLOP/s, null = unsupported",
+     [](sim::PeakRates& p, const json& v, Reader&, const std::string&) { p.fp4 = units::tflop_per_s(num(v)); }},
 };
 
 constexpr Field<GpuDraft> kMeasuredSetFields[] = {

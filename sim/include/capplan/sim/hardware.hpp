@@ -24,6 +24,7 @@ struct PeakRates {
   units::FlopsPerSecond fp16;
   units::FlopsPerSecond bf16;
   units::FlopsPerSecond fp8;
+  units::FlopsPerSecond fp4;  // 0 = no FP4 tensor cores (or unknown)
 
   units::FlopsPerSecond for_precision(Precision p) const;
 };
