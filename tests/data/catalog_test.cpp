@@ -672,6 +672,29 @@ TEST(RealCatalogs, BlackwellUltraGpusWithUnknownsLeftUnknown) {
   EXPECT_DOUBLE_EQ(c.find_gpu("gb300-nvl72")->spec.gemm_efficiency, 0.0);  // no GB300 MAMF published
 }
 
+// GH200 as the serving set's TRT-LLM rows name it ("GH200 480GB": Grace's LPDDR5X): the 96 GB HBM3
+// variant at 4 TB/s, H100 SXM's peaks, the module's 1000 W; GH200's MAMF 828.6 / 989 (catalog_facts.md
+// 2.1). Unpublished stays unknown: no system power, no measured HBM copy or all-reduce.
+TEST(RealCatalogs, Gh200IsThe96GbHbm3VariantWithH100Peaks) {
+  const auto& c = test::real_catalogs();
+  const GpuEntry* g = c.find_gpu("gh200");
+  ASSERT_NE(g, nullptr);
+  const GpuEntry* h100 = c.find_gpu("h100-sxm-80gb");
+  EXPECT_EQ(g->spec.hbm_capacity, units::gib(96));
+  EXPECT_EQ(g->spec.hbm_bandwidth, units::gb_per_s(4000));
+  EXPECT_EQ(g->spec.peak.bf16, h100->spec.peak.bf16);
+  EXPECT_EQ(g->spec.peak.fp8, h100->spec.peak.fp8);
+  EXPECT_EQ(g->spec.peak.fp4.base(), 0.0);  // Hopper: no FP4 tensor cores
+  EXPECT_EQ(g->spec.sm_count, 132);
+  EXPECT_DOUBLE_EQ(g->tdp_w, 1000);
+  EXPECT_DOUBLE_EQ(g->spec.gemm_efficiency, 0.838);
+  EXPECT_FALSE(g->system_power.has_value());
+  EXPECT_EQ(g->spec.hbm_efficiency, 0.0);
+  EXPECT_EQ(g->spec.nvlink_busbw.base(), 0.0);
+  EXPECT_EQ(g->confidence, "medium");  // the variant is inferred, not stated by the TRT-LLM page
+  EXPECT_NE(g->notes.find("480 GB LPDDR5X"), std::string::npos);
+}
+
 TEST(RealCatalogs, DefaultDataDirIsTheSourceTreeUnlessOverridden) {
   if (std::getenv("CAPPLAN_DATA_DIR") != nullptr) GTEST_SKIP() << "CAPPLAN_DATA_DIR is set";
   EXPECT_EQ(std::filesystem::canonical(default_data_dir()), std::filesystem::canonical(test::source_data_dir()));
