@@ -200,7 +200,7 @@ const BadEdit kBadEdits[] = {
      "required (display name) is missing"},
     {"NullName", "gpus.json", Op::set, "/gpus/2/name", json::value_t::null, "gpus.json#/gpus/2/name",
      "must not be null"},
-    {"UnknownPrecision", "gpus.json", Op::set, "/gpus/0/dense_TFLOPs/fp4", 9000, "gpus.json#/gpus/0/dense_TFLOPs/fp4",
+    {"UnknownPrecision", "gpus.json", Op::set, "/gpus/0/dense_TFLOPs/fp6", 9000, "gpus.json#/gpus/0/dense_TFLOPs/fp6",
      "unknown field"},
     {"PeakZero", "gpus.json", Op::set, "/gpus/0/dense_TFLOPs/fp8", 0, "gpus.json#/gpus/0/dense_TFLOPs/fp8",
      "must be > 0; got 0"},
