@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -693,6 +694,26 @@ TEST(RealCatalogs, Gh200IsThe96GbHbm3VariantWithH100Peaks) {
   EXPECT_EQ(g->spec.nvlink_busbw.base(), 0.0);
   EXPECT_EQ(g->confidence, "medium");  // the variant is inferred, not stated by the TRT-LLM page
   EXPECT_NE(g->notes.find("480 GB LPDDR5X"), std::string::npos);
+}
+
+// Dense FP4 (NVFP4) tensor peaks: Blackwell only, half the sparse datasheet figures for B200 (18 PF) and
+// GB200 (20 PF); Blackwell Ultra's dense FP4 from its secondary sources (B300 the lower of 13.125 / 14 PF,
+// GB300 1,080 PF / 72). Every other GPU has no fp4 key: zero, unsupported.
+TEST(RealCatalogs, DenseFp4OnBlackwellOnly) {
+  const auto& c = test::real_catalogs();
+  const std::pair<const char*, double> fp4[] = {
+      {"b200-hgx", 9000}, {"gb200-nvl72", 10000}, {"b300-hgx", 13125}, {"gb300-nvl72", 15000}};
+  for (const auto& [id, tflops] : fp4) {
+    EXPECT_EQ(c.find_gpu(id)->spec.peak.fp4, units::tflop_per_s(tflops)) << id;
+    // Blackwell's FP4 is at least twice its dense FP8 (2x on B200 / GB200, about 3x on Blackwell Ultra).
+    EXPECT_GE(c.find_gpu(id)->spec.peak.fp4.base(), 2.0 * c.find_gpu(id)->spec.peak.fp8.base()) << id;
+  }
+  for (const auto& g : c.gpus) {
+    const bool blackwell = std::any_of(std::begin(fp4), std::end(fp4), [&](const auto& p) { return g.spec.id == p.first; });
+    if (!blackwell) {
+      EXPECT_EQ(g.spec.peak.fp4.base(), 0.0) << g.spec.id;
+    }
+  }
 }
 
 TEST(RealCatalogs, DefaultDataDirIsTheSourceTreeUnlessOverridden) {
