@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -585,6 +586,69 @@ TEST(RealCatalogs, HunyuanLargeTotalAndActiveByHand) {
   EXPECT_NEAR(m.active_params() / 52e9, 1.0, 0.01);
 }
 
+// The serving set's MoE presets (issue 17), by hand, against their published totals and active counts.
+// Qwen3-30B-A3B (head_dim 128, 4 KV heads, 128 experts of 768, top-8, untied vocab 151,936): attention
+// 2048 x (4096 + 2 x 512) + 4096 x 2048 + 2 x 2048 = 18,878,464; router 128 x 2048 = 262,144; expert
+// 3 x 2048 x 768 = 4,718,592. Total 48 x (18,878,464 + 262,144 + 128 x 4,718,592) + 2 x 311,164,928 + 2048
+// = 30,532,110,336 (card: 30.5B; without embeddings 29.91B, card 29.9B); active 48 x (18,878,464 +
+// 262,144 + 8 x 4,718,592) + 622,331,904 = 3,353,020,416 (card: 3.3B).
+// Llama 4 Scout (40 heads of 128, 8 KV heads; 16 experts + 1 shared of 8192, top-1, all 48 layers):
+// attention 62,924,800; router 81,920; expert 3 x 5120 x 8192 = 125,829,120. Total 48 x (62,924,800 +
+// 81,920 + 17 x 125,829,120) + 2 x 1,034,485,760 + 5120 = 107,769,861,120; active 48 x (62,924,800 +
+// 81,920 + 2 x 125,829,120) + 2,068,976,640 = 17,172,894,720.
+// Llama 4 Maverick (128 experts + 1 shared on layers 1, 3, ..., 47; dense SwiGLU of 16384 on 0, 2, ..., 46):
+// 48 x 62,924,800 + 24 x 251,658,240 + 24 x (655,360 + 129 x 125,829,120) + 2,068,976,640 =
+// 400,711,848,960; active 3,020,390,400 + 6,039,797,760 + 24 x (655,360 + 2 x 125,829,120) +
+// 2,068,976,640 = 17,184,691,200.
+// Tolerances against the published figures. Totals 1.5%: Meta's 109B / 400B count the natively
+// multimodal checkpoint, whose ~0.9B vision encoder the text presets leave out (0.8% of Scout, 0.2% of
+// Maverick), and "109B" is itself rounded (+-0.5%); Scout comes out 1.1% low, Maverick 0.2% and Qwen
+// 0.1% high. Active 3%: "17B" is rounded to two figures (+-2.9%) and "3.3B" to +-1.5%, and capplan
+// counts the routers and norms (0.4% of Qwen's active count), which the cards may not; computed are
+// +1.0% (Scout), +1.1% (Maverick) and +1.6% (Qwen).
+TEST(RealCatalogs, ServingMoePresetsReproducePublishedTotalAndActiveCounts) {
+  const auto& c = test::real_catalogs();
+  struct Expected {
+    const char* id;
+    double total, active, published_total_b, published_active_b;
+  };
+  const Expected expected[] = {{"qwen3-30b-a3b", 30532110336.0, 3353020416.0, 30.5, 3.3},
+                               {"llama4-scout", 107769861120.0, 17172894720.0, 109, 17},
+                               {"llama4-maverick", 400711848960.0, 17184691200.0, 400, 17}};
+  for (const auto& e : expected) {
+    SCOPED_TRACE(e.id);
+    const ModelEntry* m = c.find_model(e.id);
+    ASSERT_NE(m, nullptr);
+    EXPECT_GE(m->sources.size(), 2u);  // a config and a published count
+    EXPECT_EQ(m->spec.total_params(), e.total);  // integers below 2^53: exact
+    EXPECT_EQ(m->spec.active_params(), e.active);
+    EXPECT_DOUBLE_EQ(m->params_b_published, e.published_total_b);
+    EXPECT_DOUBLE_EQ(published_active_params().at(e.id), e.published_active_b);
+    EXPECT_NEAR(m->spec.total_params() / 1e9 / e.published_total_b, 1.0, 0.015);
+    EXPECT_NEAR(m->spec.active_params() / 1e9 / e.published_active_b, 1.0, 0.03);
+  }
+  EXPECT_EQ(c.find_model("qwen3-30b-a3b")->spec.head_dim(), 128);
+  // Maverick interleaves dense and MoE layers as its config's moe_layers (range(1, 48, 2)); Scout is all MoE.
+  const auto& maverick = c.find_model("llama4-maverick")->spec;
+  EXPECT_EQ(maverick.moe_layer_count(), 24);
+  EXPECT_EQ(maverick.dense_ffn_layer_count(), 24);
+  EXPECT_FALSE(maverick.is_moe_layer(0));
+  EXPECT_TRUE(maverick.is_moe_layer(1));
+  EXPECT_FALSE(maverick.is_moe_layer(46));
+  EXPECT_TRUE(maverick.is_moe_layer(47));
+  EXPECT_EQ(maverick.ffn_hidden, 16384);
+  EXPECT_EQ(c.find_model("llama4-scout")->spec.moe_layer_count(), 48);
+  // Chunked attention (8192) on 3 of 4 layers, approximated by a window of 8192 on every second layer
+  // (capplan's one-in-n pattern; see the notes): no effect up to 8192 tokens.
+  for (const char* id : {"llama4-scout", "llama4-maverick"}) {
+    const auto& m = c.find_model(id)->spec;
+    EXPECT_EQ(m.sliding_window, 8192) << id;
+    EXPECT_EQ(m.sliding_window_every, 2) << id;
+    EXPECT_EQ(m.moe.shared_experts, 1) << id;
+    EXPECT_EQ(m.moe.top_k, 1) << id;
+  }
+}
+
 // B300 and GB300 (the hybrid runs' DGX-B300 / DGX-GB300) with their sourced per-GPU figures; what is
 // not published stays unknown: no SM count, no system power, no measured all-reduce or HBM copy.
 TEST(RealCatalogs, BlackwellUltraGpusWithUnknownsLeftUnknown) {
@@ -607,6 +671,49 @@ TEST(RealCatalogs, BlackwellUltraGpusWithUnknownsLeftUnknown) {
   // MAMF 1769 / 2250 dense (catalog_facts.md 2.1), rounded to 0.786 in the catalog.
   EXPECT_DOUBLE_EQ(c.find_gpu("b300-hgx")->spec.gemm_efficiency, 0.786);
   EXPECT_DOUBLE_EQ(c.find_gpu("gb300-nvl72")->spec.gemm_efficiency, 0.0);  // no GB300 MAMF published
+}
+
+// GH200 as the serving set's TRT-LLM rows name it ("GH200 480GB": Grace's LPDDR5X): the 96 GB HBM3
+// variant at 4 TB/s, H100 SXM's peaks, the module's 1000 W; GH200's MAMF 828.6 / 989 (catalog_facts.md
+// 2.1). Unpublished stays unknown: no system power, no measured HBM copy or all-reduce.
+TEST(RealCatalogs, Gh200IsThe96GbHbm3VariantWithH100Peaks) {
+  const auto& c = test::real_catalogs();
+  const GpuEntry* g = c.find_gpu("gh200");
+  ASSERT_NE(g, nullptr);
+  const GpuEntry* h100 = c.find_gpu("h100-sxm-80gb");
+  EXPECT_EQ(g->spec.hbm_capacity, units::gib(96));
+  EXPECT_EQ(g->spec.hbm_bandwidth, units::gb_per_s(4000));
+  EXPECT_EQ(g->spec.peak.bf16, h100->spec.peak.bf16);
+  EXPECT_EQ(g->spec.peak.fp8, h100->spec.peak.fp8);
+  EXPECT_EQ(g->spec.peak.fp4.base(), 0.0);  // Hopper: no FP4 tensor cores
+  EXPECT_EQ(g->spec.sm_count, 132);
+  EXPECT_DOUBLE_EQ(g->tdp_w, 1000);
+  EXPECT_DOUBLE_EQ(g->spec.gemm_efficiency, 0.838);
+  EXPECT_FALSE(g->system_power.has_value());
+  EXPECT_EQ(g->spec.hbm_efficiency, 0.0);
+  EXPECT_EQ(g->spec.nvlink_busbw.base(), 0.0);
+  EXPECT_EQ(g->confidence, "medium");  // the variant is inferred, not stated by the TRT-LLM page
+  EXPECT_NE(g->notes.find("480 GB LPDDR5X"), std::string::npos);
+}
+
+// Dense FP4 (NVFP4) tensor peaks: Blackwell only, half the sparse datasheet figures for B200 (18 PF) and
+// GB200 (20 PF); Blackwell Ultra's dense FP4 from its secondary sources (B300 the lower of 13.125 / 14 PF,
+// GB300 1,080 PF / 72). Every other GPU has no fp4 key: zero, unsupported.
+TEST(RealCatalogs, DenseFp4OnBlackwellOnly) {
+  const auto& c = test::real_catalogs();
+  const std::pair<const char*, double> fp4[] = {
+      {"b200-hgx", 9000}, {"gb200-nvl72", 10000}, {"b300-hgx", 13125}, {"gb300-nvl72", 15000}};
+  for (const auto& [id, tflops] : fp4) {
+    EXPECT_EQ(c.find_gpu(id)->spec.peak.fp4, units::tflop_per_s(tflops)) << id;
+    // Blackwell's FP4 is at least twice its dense FP8 (2x on B200 / GB200, about 3x on Blackwell Ultra).
+    EXPECT_GE(c.find_gpu(id)->spec.peak.fp4.base(), 2.0 * c.find_gpu(id)->spec.peak.fp8.base()) << id;
+  }
+  for (const auto& g : c.gpus) {
+    const bool blackwell = std::any_of(std::begin(fp4), std::end(fp4), [&](const auto& p) { return g.spec.id == p.first; });
+    if (!blackwell) {
+      EXPECT_EQ(g.spec.peak.fp4.base(), 0.0) << g.spec.id;
+    }
+  }
 }
 
 TEST(RealCatalogs, DefaultDataDirIsTheSourceTreeUnlessOverridden) {
