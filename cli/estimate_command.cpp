@@ -142,6 +142,7 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
     print_diagnostics(diags);
     return code(Exit::invalid_input);
   }
+  if (!training_scenario_or_report(*parsed, "estimate")) return code(Exit::invalid_input);
   if (!example_note.empty() && format == "table") print_note(example_note + " (" + describe(*parsed) + ")");
   std::vector<std::string> sheet_notes;
   if (sheet) {

@@ -296,4 +296,11 @@ bool has_key(const nlohmann::json& root, std::string_view section, std::string_v
   return it != root.end() && it->is_object() && it->contains(key);
 }
 
+bool training_scenario_or_report(const data::ParsedScenario& s, std::string_view command) {
+  if (s.scenario.workload.kind != sim::WorkloadKind::serve) return true;
+  print_error("scenario#/workload/kind: a serve workload is planned by capplan serve, not capplan " +
+              std::string(command));
+  return false;
+}
+
 }  // namespace capplan::cli

@@ -13,6 +13,7 @@
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/error_bands.hpp"
 #include "capplan/data/format.hpp"
+#include "capplan/data/scenario_io.hpp"
 #include "capplan/sim/profile.hpp"
 #include "capplan/sim/result.hpp"
 
@@ -91,6 +92,9 @@ std::optional<nlohmann::json> scenario_document_or_report(const std::string& fil
 
 // Whether the scenario document's object `section` has `key` ("pricing", "currency").
 bool has_key(const nlohmann::json& root, std::string_view section, std::string_view key);
+
+// False (the error printed) for a serve workload, which the training commands do not plan.
+bool training_scenario_or_report(const data::ParsedScenario& s, std::string_view command);
 
 // The calibration profile at `path` ("-": standard input), validated (data::parse_profile);
 // prints what is wrong and returns nullopt.

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
       add_validate_published_command(app, global),
       add_search_command(app, global),
       add_tco_command(app, global),
+      add_serve_command(app, global),
       {add_calibrate_flags(app, calibrate), in_calibrate_program},
       {add_validate_flags(app, validate), in_calibrate_program},
   };

@@ -339,6 +339,7 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     print_diagnostics(diags);
     return code(Exit::invalid_input);
   }
+  if (!training_scenario_or_report(*parsed, "search")) return code(Exit::invalid_input);
   request.base = parsed->scenario;
   if (const std::string why = even_stages_conflict(opt.flags, request); !why.empty()) {
     print_error(why);

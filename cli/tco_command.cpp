@@ -82,6 +82,7 @@ int run_tco(const TcoOptions& opt, const GlobalOptions& global) {
     print_diagnostics(parsed.error());
     return code(Exit::invalid_input);
   }
+  if (!training_scenario_or_report(*parsed, "tco")) return code(Exit::invalid_input);
   std::vector<std::string> sheet_notes;
   if (sheet) {
     sheet_notes = data::apply_price_sheet_rates(parsed->scenario, *sheet, has_key(doc, "pricing", "currency"));

@@ -842,6 +842,153 @@ FrameworkEntry parse_framework(const json& j, const std::string& path, Reader& r
   return e;
 }
 
+// --- engines.json -----------------------------------------------------------------------------
+
+// One row per engine default, as kRecipeDefaults: {"value": ..., "source": "..."} or
+// {"value": null, "note": "..."} (a null leaves sim::EngineSpec's own default).
+struct EngineDefault {
+  const char* key;
+  bool required;
+  const char* help;
+  bool (*set)(sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p);
+};
+
+bool set_efficiency(std::array<double, sim::kWeightFormats>& out, const json& v, Reader& rd, const std::string& p) {
+  if (!rd.object(v, p)) return false;
+  std::vector<std::string> names;
+  bool ok = true;
+  for (int i = 0; i < sim::kWeightFormats; ++i) {
+    const char* name = sim::to_string(static_cast<sim::WeightFormat>(i));
+    names.emplace_back(name);
+    const json* x = Reader::find(v, name);
+    if (x == nullptr || x->is_null()) continue;
+    auto eff = rd.number(*x, detail::child(p, name), 0.0, 1.0, true);
+    if (eff) out[static_cast<std::size_t>(i)] = *eff;
+    ok = ok && eff.has_value();
+  }
+  rd.unknown_keys(v, p, names);
+  return ok;
+}
+
+constexpr EngineDefault kEngineDefaults[] = {
+    {"max_num_seqs", true, "sequences in one batch",
+     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
+       auto n = rd.integer(v, p, 1, 1e6);
+       if (n) e.max_num_seqs = static_cast<int>(*n);
+       return n.has_value();
+     }},
+    {"max_num_batched_tokens", true, "tokens (prompt chunks and decodes) in one engine step",
+     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
+       auto n = rd.integer(v, p, 1, 1e7);
+       if (n) e.max_num_batched_tokens = *n;
+       return n.has_value();
+     }},
+    {"chunked_prefill", true, "prompts split into chunks that share steps with decodes",
+     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
+       auto b = rd.boolean(v, p);
+       if (b) e.chunked_prefill = *b;
+       return b.has_value();
+     }},
+    {"kv_budget", true, "what kv_memory_fraction is a share of: total_memory or free_memory",
+     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
+       auto s = rd.one_of(v, p, {"total_memory", "free_memory"}, "KV budget");
+       if (s) e.kv_budget = *s == "total_memory" ? sim::KvBudget::total_memory : sim::KvBudget::free_memory;
+       return s.has_value();
+     }},
+    {"kv_memory_fraction", true, "share of the GPU memory (or of what is free) the engine / KV cache may take",
+     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
+       auto x = rd.number(v, p, 0.0, 1.0, true);
+       if (x) e.kv_memory_fraction = *x;
+       return x.has_value();
+     }},
+    {"kv_block_tokens", true, "tokens per paged-KV block",
+     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
+       auto n = rd.integer(v, p, 1, 1e5);
+       if (n) e.kv_block_tokens = static_cast<int>(*n);
+       return n.has_value();
+     }},
+    {"cuda_graphs", true, "decode steps replayed from CUDA graphs",
+     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
+       auto b = rd.boolean(v, p);
+       if (b) e.cuda_graphs = *b;
+       return b.has_value();
+     }},
+    {"kernel_gap_us", true, "cost of one kernel inside a CUDA graph, microseconds",
+     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
+       auto x = rd.number(v, p, 0.0, 1e4, false);
+       if (x) e.kernel_gap = units::microseconds(*x);
+       return x.has_value();
+     }},
+    {"step_overhead_us", true, "host time per engine step the GPU waits for, microseconds",
+     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
+       auto x = rd.number(v, p, 0.0, 1e6, false);
+       if (x) e.step_overhead = units::microseconds(*x);
+       return x.has_value();
+     }},
+    {"runtime_reserve_gib", true, "per GPU: CUDA context, CUDA graphs, NCCL buffers, allocator slack, GiB",
+     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
+       auto x = rd.number(v, p, 0.0, 1e4, false);
+       if (x) e.runtime_reserve = units::gib(*x);
+       return x.has_value();
+     }},
+    {"quant_efficiency", false, "the engine's GEMM kernels per weight format against that format's roofline",
+     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
+       return set_efficiency(e.quant_efficiency, v, rd, p);
+     }},
+    {"quant_moe_efficiency", false, "the same for the MoE experts' grouped kernels",
+     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
+       return set_efficiency(e.quant_moe_efficiency, v, rd, p);
+     }},
+};
+
+EngineEntry parse_engine(const json& j, const std::string& path, Reader& r) {
+  EngineEntry e;
+  if (!r.object(j, path)) return e;
+  detail::Object o{j, path, r};
+  if (const json* id = Reader::find(j, "id"); id != nullptr && id->is_string()) check_id(*id, r, o.at("id"));
+  e.spec.id = o.string("id", true);
+  e.spec.name = o.string("name", true);
+  e.spec.version = o.string("version", true);
+  e.summary = o.string("summary", true);
+  e.spec.source = e.summary;
+  o.known({"id", "name", "version", "summary", "defaults"});
+  const std::string dp = o.at("defaults");
+  const json* defaults = o.get("defaults", "the engine's defaults, each {value, source} or {value: null, note}");
+  if (defaults == nullptr || !r.object(*defaults, dp)) return e;
+  for (const auto& f : kEngineDefaults) {
+    const std::string p = detail::child(dp, f.key);
+    const json* it = Reader::find(*defaults, f.key);
+    if (it == nullptr) {
+      if (f.required) r.error(p, std::string("required (") + f.help + "; null with a note when there is none) is missing");
+      continue;
+    }
+    if (!r.object(*it, p)) continue;
+    r.unknown_keys(*it, p, {"value", "source", "note"});
+    FrameworkDefault d;
+    d.key = f.key;
+    for (auto [key, out] : {std::pair{"source", &d.source}, std::pair{"note", &d.note}}) {
+      const json* v = Reader::find(*it, key);
+      if (auto s = v ? r.string(*v, detail::child(p, key)) : std::nullopt; s && !s->empty()) *out = *s;
+    }
+    const json* value = r.required(*it, p, "value", std::string(f.help) + ", or null");
+    if (value == nullptr) continue;
+    d.value = value->dump();
+    if (value->is_null()) {
+      if (d.note.empty()) r.error(detail::child(p, "note"), "required where the value is null (why there is none)");
+    } else {
+      if (d.source.empty()) r.error(detail::child(p, "source"), "required (where the value was read: URL, file#line)");
+      f.set(e.spec, *value, r, detail::child(p, "value"));
+    }
+    e.defaults.push_back(std::move(d));
+  }
+  r.unknown_keys(*defaults, dp, [] {
+    std::vector<std::string> keys;
+    for (const auto& f : kEngineDefaults) keys.emplace_back(f.key);
+    return keys;
+  }());
+  return e;
+}
+
 }  // namespace
 
 std::optional<double> InstancePrice::per_gpu_hour(int gpus_per_node) const {
@@ -1048,6 +1195,12 @@ Result<Catalogs> load_catalogs(const std::filesystem::path& dir) {
               [](const FrameworkEntry& e) -> const std::string& { return e.recipe.id; });
   }
 
+  // Serving engine recipes (optional file: without it, capplan serve knows no engine).
+  if (std::error_code ec; std::filesystem::is_regular_file(dir / "engines.json", ec)) {
+    load_list(dir, "engines.json", "engines", c.engines, diags, parse_engine,
+              [](const EngineEntry& e) -> const std::string& { return e.spec.id; });
+  }
+
   // Across records: every instance names a GPU that gpus.json defines.
   if (gpus.readable) {
     std::vector<std::string> gpu_ids;
@@ -1064,6 +1217,17 @@ Result<Catalogs> load_catalogs(const std::filesystem::path& dir) {
 
   if (!diags.empty()) return std::unexpected(std::move(diags));
   return c;
+}
+
+const EngineEntry* Catalogs::find_engine(std::string_view id) const {
+  auto it = std::find_if(engines.begin(), engines.end(), [&](const EngineEntry& e) { return e.spec.id == id; });
+  return it == engines.end() ? nullptr : &*it;
+}
+
+std::vector<std::string> Catalogs::engine_ids() const {
+  std::vector<std::string> ids;
+  for (const auto& e : engines) ids.push_back(e.spec.id);
+  return ids;
 }
 
 }  // namespace capplan::data

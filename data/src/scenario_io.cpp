@@ -4,6 +4,7 @@
 // catalog ids, and the GPU-count identity tp*pp*dp*cp == GPUs with ep inside tp*dp*cp (Megatron-Core;
 // see check_gpu_count for CONTRACT.md's tp*pp*dp*cp*ep spelling).
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/data/serve_io.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -312,16 +313,20 @@ class ScenarioParser {
       if (const json* v = find(j, key)) r_.string(*v, child("", key));
     }
     const json* model = required(j, "model", "the model: a preset or explicit dimensions");
-    const json* training = required(j, "training", "tokens, global batch and precision");
+    // A serving scenario has no training section (its workload section says what is served).
+    const json* training = serve_ ? find(j, "training")
+                                  : required(j, "training", "tokens, global batch and precision");
+    if (serve_ && training != nullptr) r_.error("/training", "not used by a serve workload (remove it)");
     const json* cluster = required(j, "cluster", "instance + nodes, or gpu + gpus");
 
     auto m = model ? parse_model(*model) : std::nullopt;
-    auto t = training ? parse_training(*training, m) : std::nullopt;
+    auto t = training && !serve_ ? parse_training(*training, m) : std::nullopt;
+    if (serve_) t = sim::TrainingJob{};
     if (t && workload != nullptr && out_.scenario.workload.kind == sim::WorkloadKind::finetune) {
       parse_finetune(*workload, *t);
     }
     auto c = cluster ? parse_cluster(*cluster) : std::nullopt;
-    if (c && t) check_precision(*c, t->precision);
+    if (c && t && !serve_) check_precision(*c, t->precision);
     if (m && recipe_ && model->is_object()) {
       // Attention kernel and dropout: the framework's default unless the model says.
       if (recipe_->flash_attention && !find(*model, "flash_attention")) m->flash_attention = *recipe_->flash_attention;
@@ -346,7 +351,9 @@ class ScenarioParser {
     if (const json* v = find(j, "tco")) check_tco_section(*v, where_, diags_);  // used by capplan tco
     if (c) on_prem_power(*c);
     sim::StrategyRequest s;
-    if (const json* strategy = find(j, "strategy")) {
+    if (const json* strategy = find(j, "strategy"); strategy != nullptr && serve_) {
+      r_.error("/strategy", "not used by a serve workload (workload.tp, pp and ep give the replica's layout)");
+    } else if (strategy != nullptr) {
       s = parse_strategy(*strategy, c, m);
     } else {
       out_.strategy_all_auto = true;  // no strategy given: search for the best, like "auto"
@@ -356,6 +363,7 @@ class ScenarioParser {
     out_.scenario.training = *t;
     out_.scenario.cluster = std::move(*c);
     out_.scenario.strategy = s;
+    if (serve_) return std::move(out_);  // the serve section is read by data::serve_request
     // Fine-tuning: the dataset against the model's sequence length (padding needs the
     // micro-batch: the strategy's, or 1 when the search picks it; sim/scenario.hpp).
     sim::resolve_workload(out_.scenario, s.micro_batch.value_or(1));
@@ -428,17 +436,20 @@ class ScenarioParser {
     std::string k = "pretrain";
     if (kind != nullptr) {
       if (!kind->is_string()) {
-        r_.error("/workload/kind", std::string("expected a string (pretrain or finetune); got ") + kind->type_name());
+        r_.error("/workload/kind", std::string("expected a string (pretrain, finetune or serve); got ") + kind->type_name());
         return;
       }
       k = kind->get<std::string>();
     }
     if (auto parsed = sim::workload_kind_from_string(k)) {
       out_.scenario.workload.kind = *parsed;
-    } else if (k == "serve") {
-      r_.error("/workload/kind", "'" + k + "' is not available in this version of capplan (known: pretrain, finetune)");
     } else {
-      r_.error("/workload/kind", "unknown workload kind '" + k + "' (known: pretrain, finetune)");
+      r_.error("/workload/kind", "unknown workload kind '" + k + "' (known: pretrain, finetune, serve)");
+    }
+    serve_ = out_.scenario.workload.kind == sim::WorkloadKind::serve;
+    if (serve_) {
+      check_serve_section(w, where_, diags_);  // its fields: data/serve_io.hpp
+      return;
     }
     if (out_.scenario.workload.kind == sim::WorkloadKind::finetune) {
       r_.unknown_keys(w, "/workload", {"kind", "method", "lora", "base_weights", "double_quant", "freeze", "dataset"});
@@ -1074,7 +1085,9 @@ class ScenarioParser {
         }
       }
       std::optional<std::int64_t> nodes;
-      if (const json* v = required_in(j, p, "nodes", "number of instances")) {
+      if (serve_ && find(j, "nodes") == nullptr) {
+        nodes = 1;  // serving: the plan decides how many instances
+      } else if (const json* v = required_in(j, p, "nodes", "number of instances")) {
         nodes = r_.integer(*v, child(p, "nodes"), 1, kMaxNodes);
       }
       if (inst == nullptr || !nodes) return std::nullopt;
@@ -1123,7 +1136,11 @@ class ScenarioParser {
       if (const json* v = find(j, "gpus")) gpus = r_.integer(*v, child(p, "gpus"), 1, kMaxGpus);
       if (const json* v = find(j, "nodes")) nodes = r_.integer(*v, child(p, "nodes"), 1, kMaxNodes);
       if (find(j, "gpus") == nullptr && find(j, "nodes") == nullptr) {
-        r_.error(child(p, "gpus"), "required (number of GPUs) is missing");
+        if (serve_) {
+          nodes = 1;  // serving: the plan decides how many GPUs; one node's worth until then
+        } else {
+          r_.error(child(p, "gpus"), "required (number of GPUs) is missing");
+        }
       }
       if (r_.count() != before || g == nullptr || !gpn) return std::nullopt;
       if (nodes && gpus && *gpus != *nodes * *gpn) {
@@ -1572,6 +1589,7 @@ class ScenarioParser {
   Diagnostics diags_;
   Reader r_;
   const Catalogs& cat_;
+  bool serve_ = false;  // workload.kind serve: no training section, the cluster's size optional
   ParsedScenario out_;
   std::optional<sim::FrameworkRecipe> recipe_;  // training.framework's recipe
   bool currency_given_ = false;                 // pricing.currency was given (else the catalog price's)

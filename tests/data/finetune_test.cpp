@@ -107,7 +107,7 @@ TEST(FinetuneScenario, BadInputNamesTheFieldAndValue) {
        }, "t#/workload/dataset/p95_sample_tokens", "at least mean_sample_tokens"},
       {"zero epochs", [](json& j) { j["workload"]["dataset"]["epochs"] = 0; }, "t#/workload/dataset/epochs", ""},
       {"unknown key", [](json& j) { j["workload"]["adapter"] = 1; }, "t#/workload/adapter", "unknown field"},
-      {"serve", [](json& j) { j["workload"] = {{"kind", "serve"}}; }, "t#/workload/kind", "not available"},
+      {"serve without traffic", [](json& j) { j["workload"] = {{"kind", "serve"}}; }, "t#/workload/traffic", "required"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);

@@ -155,6 +155,14 @@ TEST(ScenarioSchema, EveryObjectListsExactlyTheKeysTheReaderAccepts) {
                       {"dataset", {{"tokens", "1B"}}}};
   json strategy = minimal_scenario();
   strategy["strategy"] = {{"tp", 8}};
+  // The serve workload with every sub-object the reader takes (no training section).
+  json serve = minimal_scenario();
+  serve.erase("training");
+  serve.erase("strategy");
+  serve["workload"] = {{"kind", "serve"},
+                       {"engine", {{"id", "vllm"}}},
+                       {"traffic", {{"rate_per_s", 1}, {"input_tokens", {{"mean", 100}}}, {"output_tokens", {{"mean", 10}}}}},
+                       {"slo", {{"e2e_s", 1}}}};
   json mamba = minimal_scenario();
   mamba["model"]["layer_pattern"] = "M*";
   mamba["model"]["mamba"] = {{"heads", 8}};
@@ -166,7 +174,11 @@ TEST(ScenarioSchema, EveryObjectListsExactlyTheKeysTheReaderAccepts) {
   const json& pricing = props["pricing"]["properties"];
   const std::vector<Case> cases = {
       {"", minimal_scenario(), &root},
-      {"/workload", finetune, &props["workload"]},
+      {"/workload/engine", serve, &props["workload"]["properties"]["engine"]},
+      {"/workload/traffic", serve, &props["workload"]["properties"]["traffic"]},
+      {"/workload/traffic/input_tokens", serve, &props["workload"]["properties"]["traffic"]["properties"]["input_tokens"]},
+      {"/workload/traffic/output_tokens", serve, &props["workload"]["properties"]["traffic"]["properties"]["output_tokens"]},
+      {"/workload/slo", serve, &props["workload"]["properties"]["slo"]},
       {"/workload/lora", finetune, &props["workload"]["properties"]["lora"]},
       {"/workload/dataset", finetune, &props["workload"]["properties"]["dataset"]},
       {"/workload/freeze", full, &props["workload"]["properties"]["freeze"]},
@@ -188,6 +200,13 @@ TEST(ScenarioSchema, EveryObjectListsExactlyTheKeysTheReaderAccepts) {
       {"/tco", minimal_scenario(), &props["tco"]},
   };
   std::set<std::string> covered;
+  {
+    // The workload object is the union of its kinds' keys.
+    std::set<std::string> keys = reader_keys(finetune, "/workload");
+    for (const auto& k : reader_keys(serve, "/workload")) keys.insert(k);
+    EXPECT_EQ(keys, schema_keys(props["workload"])) << "scenario#/workload";
+    covered.insert("/workload");
+  }
   for (const Case& c : cases) {
     EXPECT_EQ(reader_keys(c.doc, c.pointer), schema_keys(*c.schema)) << "scenario#" << c.pointer;
     covered.insert(c.pointer);

@@ -65,7 +65,8 @@ Result<Estimate> estimate_for_batch(const Scenario& s, const OpCostModel& cost) 
   // its dataset resolved to (resolve_workload).
   switch (s.workload.kind) {
     case WorkloadKind::pretrain:
-    case WorkloadKind::finetune: break;
+    case WorkloadKind::finetune:
+    case WorkloadKind::serve: break;
   }
   const StrategyRequest& r = s.strategy;
   const ModelSpec& m = s.model;

@@ -11,6 +11,7 @@ const char* to_string(WorkloadKind k) {
   switch (k) {
     case WorkloadKind::pretrain: return "pretrain";
     case WorkloadKind::finetune: return "finetune";
+    case WorkloadKind::serve: return "serve";
   }
   return "?";
 }
@@ -18,6 +19,7 @@ const char* to_string(WorkloadKind k) {
 std::optional<WorkloadKind> workload_kind_from_string(const std::string& s) {
   if (s == "pretrain") return WorkloadKind::pretrain;
   if (s == "finetune") return WorkloadKind::finetune;
+  if (s == "serve") return WorkloadKind::serve;
   return std::nullopt;
 }
 

@@ -9,6 +9,7 @@
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/pricing.hpp"
 #include "capplan/sim/result.hpp"
+#include "capplan/sim/serve.hpp"
 #include "capplan/sim/workload.hpp"
 
 namespace capplan::data {
@@ -128,12 +129,21 @@ struct FrameworkEntry {
   std::vector<FrameworkDefault> defaults;  // in the file's order
 };
 
+// A serving engine's recipe (data/engines.json): the values the serving model uses, and where
+// each came from.
+struct EngineEntry {
+  sim::EngineSpec spec;                    // spec.id, spec.name, spec.version, spec.source
+  std::string summary;
+  std::vector<FrameworkDefault> defaults;  // in the file's order
+};
+
 struct Catalogs {
   std::vector<GpuEntry> gpus;
   std::vector<InstanceEntry> instances;
   std::vector<ModelEntry> models;
   std::vector<StorageEntry> storage;  // storage.json; empty when the file is absent
   std::vector<FrameworkEntry> frameworks;  // frameworks.json; empty when the file is absent
+  std::vector<EngineEntry> engines;        // engines.json; empty when the file is absent
 
   const GpuEntry* find_gpu(std::string_view id) const;
   const InstanceEntry* find_instance(std::string_view id) const;
@@ -147,6 +157,8 @@ struct Catalogs {
   std::optional<sim::FrameworkRecipe> framework_recipe(std::string_view id) const;
   // Every id training.framework accepts, for "known: ..." messages and combo boxes.
   std::vector<std::string> framework_ids() const;
+  const EngineEntry* find_engine(std::string_view id) const;
+  std::vector<std::string> engine_ids() const;
 };
 
 // The power of one owned node when the scenario gives none: the catalog's system power of the

@@ -15,7 +15,8 @@ namespace capplan::sim {
 // `finetune` is that step with frozen, quantised and adapted weights (TrainingJob::finetune) over
 // a dataset of samples (finetune.hpp). Serving is the next kind (the scenario parser names it and
 // says it is not available yet).
-enum class WorkloadKind { pretrain, finetune };
+// serve: a serving deployment (sim/serve.hpp, `capplan serve`); the training estimate refuses it.
+enum class WorkloadKind { pretrain, finetune, serve };
 const char* to_string(WorkloadKind k);
 std::optional<WorkloadKind> workload_kind_from_string(const std::string& s);
 

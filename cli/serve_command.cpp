@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: Apache-2.0
+// `capplan serve [SCENARIO_FILE|-] [flags]`: a serving deployment planned for its traffic and
+// latency target (README "Serving"). The flags patch the scenario's workload (kind serve), model,
+// cluster and pricing sections; the patched document goes through data::parse_scenario and
+// data::serve_request like any file would.
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "capplan/data/scenario_io.hpp"
+#include "capplan/data/serve_io.hpp"
+#include "commands.hpp"
+
+namespace capplan::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kWhere = "scenario";
+
+struct ServeFlag {
+  const char* flag;
+  const char* pointer;
+  bool text;  // always a string (ids, names); else a number or bool when it reads as one
+  const char* type;
+  const char* help;
+  const char* group;
+};
+constexpr ServeFlag kServeFlags[] = {
+    {"--model", "/model/preset", true, "ID", "Model preset id (capplan catalog models); replaces the file's model",
+     "Model and cluster"},
+    {"--instance", "/cluster/instance", true, "ID", "Instance id (capplan catalog instances)", "Model and cluster"},
+    {"--gpu", "/cluster/gpu", true, "ID", "GPU id (capplan catalog gpus)", "Model and cluster"},
+    {"--gpus-per-node", "/cluster/gpus_per_node", false, "INT", "GPUs per node (with --gpu)", "Model and cluster"},
+    {"--engine", "/workload/engine/id", true, "ID", "Serving engine recipe (capplan catalog engines), default vllm",
+     "Engine and layout"},
+    {"--max-num-seqs", "/workload/engine/max_num_seqs", false, "INT", "Sequences per batch (the engine's default)",
+     "Engine and layout"},
+    {"--max-num-batched-tokens", "/workload/engine/max_num_batched_tokens", false, "INT",
+     "Tokens per engine step (the engine's default)", "Engine and layout"},
+    {"--kv-memory-fraction", "/workload/engine/kv_memory_fraction", false, "FRACTION",
+     "vLLM gpu_memory_utilization / TensorRT-LLM kv_cache_free_gpu_mem_fraction", "Engine and layout"},
+    {"--chunked-prefill", "/workload/engine/chunked_prefill", false, "BOOL", "Prompts split into chunks",
+     "Engine and layout"},
+    {"--weights", "/workload/weights", true, "NAME", "bf16 (default), fp16, fp8, int8, int4 (AWQ/GPTQ), fp4 (NVFP4)",
+     "Engine and layout"},
+    {"--kv-cache", "/workload/kv_cache", true, "NAME", "KV-cache precision: bf16 (default), fp16, fp8",
+     "Engine and layout"},
+    {"--tp", "/workload/tp", false, "INT", "Tensor-parallel GPUs per replica (default 1)", "Engine and layout"},
+    {"--pp", "/workload/pp", false, "INT", "Pipeline stages per replica (default 1)", "Engine and layout"},
+    {"--ep", "/workload/ep", false, "INT", "MoE: tp for whole experts per GPU (default 1: experts split over TP)",
+     "Engine and layout"},
+    {"--compare", "/workload/compare", false, "BOOL", "Also plan every TP size and weight format; Pareto front",
+     "Engine and layout"},
+    {"--arrival", "/workload/traffic/arrival", true, "NAME", "poisson (default), closed_loop or offline", "Traffic"},
+    {"--rate", "/workload/traffic/rate_per_s", false, "REQ/S", "Peak request rate (Poisson arrivals)", "Traffic"},
+    {"--concurrency", "/workload/traffic/concurrency", false, "INT", "Clients (closed_loop arrivals)", "Traffic"},
+    {"--requests", "/workload/traffic/requests", false, "INT", "Requests to simulate (default: automatic)", "Traffic"},
+    {"--input-tokens", "/workload/traffic/input_tokens/mean", false, "TOKENS", "Mean prompt tokens", "Traffic"},
+    {"--input-p95", "/workload/traffic/input_tokens/p95", false, "TOKENS", "95th percentile of prompt tokens",
+     "Traffic"},
+    {"--output-tokens", "/workload/traffic/output_tokens/mean", false, "TOKENS", "Mean generated tokens", "Traffic"},
+    {"--output-p95", "/workload/traffic/output_tokens/p95", false, "TOKENS", "95th percentile of generated tokens",
+     "Traffic"},
+    {"--prefix-hit", "/workload/traffic/prefix_hit", false, "FRACTION", "Share of prompt tokens in the prefix cache",
+     "Traffic"},
+    {"--ttft-s", "/workload/slo/ttft_s", false, "S", "Time-to-first-token target", "Latency target"},
+    {"--tpot-s", "/workload/slo/tpot_s", false, "S", "Time-per-output-token target", "Latency target"},
+    {"--e2e-s", "/workload/slo/e2e_s", false, "S", "End-to-end latency target", "Latency target"},
+    {"--percentile", "/workload/slo/percentile", false, "Q", "Percentile of the targets (default 0.95)",
+     "Latency target"},
+    {"--headroom", "/workload/headroom", false, "FRACTION", "Replicas planned for peak / (1 - headroom) (0.2)",
+     "Latency target"},
+    {"--usd-per-gpu-hour", "/pricing/usd_per_gpu_hour", false, "AMOUNT",
+     "Price per GPU-hour in --currency (overrides the catalog)", "Price"},
+    {"--usd-per-node-hour", "/pricing/usd_per_node_hour", false, "AMOUNT",
+     "Price per node-hour in --currency (overrides the catalog)", "Price"},
+    {"--currency", "/pricing/currency", true, "CODE", "Currency of the prices (ISO 4217, default USD)", "Price"},
+    {"--usd-per-unit", "/pricing/usd_per_unit", false, "RATE", "US dollars per unit of --currency", "Price"},
+};
+
+struct ServeOptions {
+  std::string scenario_arg;
+  std::string scenario_opt;
+  std::string format;
+  std::string out;
+  std::vector<std::string> values = std::vector<std::string>(std::size(kServeFlags));
+  std::vector<CLI::Option*> options;
+};
+
+json flag_value(const ServeFlag& f, const std::string& text) {
+  if (f.text) return text;
+  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_number() || parsed.is_boolean()) return parsed;
+  return text;  // the parser names the field and the value
+}
+
+// The pointer's parent objects are made (or replaced when not objects), then the value set.
+void set_at(json& doc, const std::string& pointer, json value) {
+  json* at = &doc;
+  std::size_t start = 1;
+  while (true) {
+    const std::size_t slash = pointer.find('/', start);
+    const std::string key = pointer.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (!at->is_object()) *at = json::object();
+    if (slash == std::string::npos) {
+      (*at)[key] = std::move(value);
+      return;
+    }
+    at = &(*at)[key];
+    start = slash + 1;
+  }
+}
+
+int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
+  const auto file = one_scenario_file(opt.scenario_arg, opt.scenario_opt);
+  if (!file) return code(Exit::invalid_input);
+  if (!output_path_ok_or_report(opt.out)) return code(Exit::invalid_input);  // before any work
+  const std::string format = choose_format(opt.format, opt.out);
+  json doc;
+  if (file->empty()) {
+    doc = data::example_serve_scenario();
+  } else {
+    auto document = scenario_document_or_report(*file);
+    if (!document) return code(Exit::invalid_input);
+    doc = std::move(*document);
+  }
+  auto catalogs = load_catalogs_or_report(global);
+  if (!catalogs) return code(Exit::invalid_input);
+  if (doc.is_object()) {
+    const auto given = [&](const char* flag) {
+      for (std::size_t i = 0; i < std::size(kServeFlags); ++i) {
+        if (std::string(kServeFlags[i].flag) == flag) return opt.options[i]->count() > 0;
+      }
+      return false;
+    };
+    if (given("--model")) doc["model"] = json::object();
+    // Switching the kind of cluster drops the other kind's fields.
+    if ((given("--gpu") && has_key(doc, "cluster", "instance")) || (given("--instance") && has_key(doc, "cluster", "gpu"))) {
+      doc["cluster"] = json::object();
+    }
+    // An engine given as an id string becomes {id} so that overrides can join it.
+    if (doc.contains("workload") && doc["workload"].is_object() && doc["workload"].contains("engine") &&
+        doc["workload"]["engine"].is_string()) {
+      doc["workload"]["engine"] = json{{"id", doc["workload"]["engine"]}};
+    }
+    for (std::size_t i = 0; i < std::size(kServeFlags); ++i) {
+      if (opt.options[i]->count() == 0) continue;
+      set_at(doc, kServeFlags[i].pointer, flag_value(kServeFlags[i], opt.values[i]));
+    }
+    if (given("--rate") && !given("--arrival")) set_at(doc, "/workload/traffic/arrival", "poisson");
+    if (given("--concurrency") && !given("--arrival")) set_at(doc, "/workload/traffic/arrival", "closed_loop");
+    if (given("--concurrency") && !given("--rate") && doc["workload"]["traffic"].contains("rate_per_s")) {
+      doc["workload"]["traffic"].erase("rate_per_s");
+    }
+    if (doc.contains("workload") && doc["workload"].is_object() && !doc["workload"].contains("kind")) {
+      doc["workload"]["kind"] = "serve";
+    }
+  }
+  auto parsed = data::parse_scenario(doc, *catalogs, kWhere);
+  if (!parsed) {
+    print_diagnostics(parsed.error());
+    return code(Exit::invalid_input);
+  }
+  if (parsed->scenario.workload.kind != sim::WorkloadKind::serve) {
+    print_error(std::string(kWhere) + "#/workload/kind: capplan serve plans a serve workload; got '" +
+                to_string(parsed->scenario.workload.kind) + "' (capplan estimate plans training)");
+    return code(Exit::invalid_input);
+  }
+  auto request = data::serve_request(doc, *parsed, *catalogs, kWhere);
+  if (!request) {
+    print_diagnostics(request.error());
+    return code(Exit::invalid_input);
+  }
+  const data::ServeResult result = data::plan_request(*request);
+  const std::string rendered =
+      format == "json" ? data::serve_to_json(result, *request).dump(2) + "\n" : data::serve_to_table(result, *request);
+  if (!emit(opt.out, rendered)) return code(Exit::invalid_input);
+  if (format != "json") {
+    for (const auto& w : request->warnings) print_warning(w);
+    if (file->empty()) print_note("no scenario file given: using the built-in serving example");
+  }
+  return code(Exit::ok);
+}
+
+}  // namespace
+
+Command add_serve_command(CLI::App& app, const GlobalOptions& global) {
+  auto opt = std::make_shared<ServeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "Plan a serving deployment: replicas, GPUs and cost per million tokens for a request rate at a latency "
+      "target, from a simulation of the engine's continuous batching");
+  cmd->footer(
+      "The scenario's workload section (kind serve) holds the engine, layout, traffic and latency target (README "
+      "\"Serving\"); flags override it. Without a file, the built-in example. Prices are per GPU-hour in the "
+      "scenario's pricing.currency; a price not known is shown as unknown, never invented.\n"
+      "Exit codes: 0 ok, 2 invalid input, 1 internal error.");
+  cmd->add_option("scenario", opt->scenario_arg, "Scenario JSON file, or - for standard input")->type_name("FILE");
+  cmd->add_option("--scenario", opt->scenario_opt, "Scenario JSON file, or - for standard input")->type_name("FILE");
+  cmd->add_option("--format", opt->format, "Output format (default: table on a terminal, else json)")
+      ->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout")->type_name("FILE");
+  for (std::size_t i = 0; i < std::size(kServeFlags); ++i) {
+    opt->options.push_back(cmd->add_option(kServeFlags[i].flag, opt->values[i], kServeFlags[i].help)
+                               ->type_name(kServeFlags[i].type)
+                               ->group(kServeFlags[i].group));
+  }
+  return Command{cmd, [opt, &global] { return run_serve(*opt, global); }};
+}
+
+}  // namespace capplan::cli

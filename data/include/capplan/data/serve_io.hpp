@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// A serving scenario (`workload.kind: serve`, `capplan serve`): the workload section parsed
+// strictly into a sim::ServeJob over the scenario's model, cluster and prices, and the plan
+// written back as a table or JSON, amounts in the scenario's currency.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "capplan/data/catalog.hpp"
+#include "capplan/data/scenario_io.hpp"
+#include "capplan/sim/result.hpp"
+#include "capplan/sim/serve.hpp"
+
+namespace capplan::data {
+
+struct ServeRequest {
+  sim::ServeJob job;
+  sim::Cluster cluster;  // the GPU, GPUs per node (instance), price; its size is not used
+  std::string model_id;
+  std::string engine_id;
+  sim::Currency currency;
+  bool compare = false;  // also plan every TP size and weight format the GPU supports
+  std::vector<std::string> warnings;
+};
+
+// The serve workload of `doc` over the parsed scenario. Errors name the field:
+// "scenario#/workload/traffic/rate_per_s: must be > 0; got 0".
+Result<ServeRequest> serve_request(const nlohmann::json& doc, const ParsedScenario& scenario,
+                                   const Catalogs& catalogs, std::string_view where = "scenario");
+
+// Checks a serve workload section on its own (types, ranges, unknown keys) into `diags`: every
+// reader of a scenario checks it, capplan serve uses it.
+void check_serve_section(const nlohmann::json& workload, std::string_view where, Diagnostics& diags);
+
+// One planned layout: the job as planned and its plan.
+struct ServeOption {
+  sim::ServeJob job;
+  sim::ServePlan plan;
+};
+// The plan of the request's layout, and with `compare` every other layout (sorted by cost, then
+// GPUs), the cheapest feasible first, with the Pareto front of cost per output token against the
+// latency target's percentile; `explanation` compares the choice with the runner-up.
+struct ServeResult {
+  ServeOption asked;
+  std::vector<ServeOption> options;   // compare mode: every layout planned, cheapest first
+  std::vector<std::size_t> pareto;    // indices into options
+  std::string explanation;
+  std::string cost_model;             // "datasheet" or the profile
+};
+ServeResult plan_request(const ServeRequest& r, const sim::OpCostModel* profile_cost = nullptr);
+
+// The built-in serving example (README "Serving"): Llama 3.1 8B on one Tencent Cloud H800
+// instance under vLLM at 50 requests/s, 1,000 tokens in and 300 out, p95 end-to-end under 2 s,
+// every TP size and weight format compared.
+nlohmann::json example_serve_scenario();
+
+nlohmann::json serve_to_json(const ServeResult& result, const ServeRequest& r);
+std::string serve_to_table(const ServeResult& result, const ServeRequest& r);
+
+}  // namespace capplan::data

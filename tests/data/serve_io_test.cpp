@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+// The serve workload: strict parsing into a sim::ServeJob, errors naming the field, the plan's
+// output in the scenario's currency, and the compare mode's Pareto front.
+#include "capplan/data/serve_io.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "capplan/data/scenario_io.hpp"
+#include "test_support.hpp"
+
+namespace capplan::data {
+namespace {
+
+using nlohmann::json;
+
+json serve_doc() {
+  json d = example_serve_scenario();
+  d["workload"]["compare"] = false;
+  d["pricing"] = {{"currency", "CNY"}, {"usd_per_unit", 0.14}, {"usd_per_gpu_hour", 20}};
+  return d;
+}
+
+Result<ServeRequest> request_of(const json& doc) {
+  auto parsed = parse_scenario(doc, test::real_catalogs());
+  if (!parsed) return std::unexpected(parsed.error());
+  return serve_request(doc, *parsed, test::real_catalogs());
+}
+
+std::string first_error(const json& doc) {
+  auto r = request_of(doc);
+  if (r) return "";
+  return r.error().front().message;
+}
+
+TEST(ServeIo, TheExampleBecomesAJob) {
+  auto r = request_of(serve_doc());
+  ASSERT_TRUE(r) << r.error().front().message;
+  EXPECT_EQ(r->model_id, "llama3.1-8b");
+  EXPECT_EQ(r->cluster.gpu.id, "h800-sxm-80gb");
+  EXPECT_EQ(r->cluster.gpus_per_node, 8);
+  EXPECT_EQ(r->engine_id, "vllm");
+  EXPECT_EQ(r->job.engine.id, "vllm");
+  EXPECT_EQ(r->job.traffic.arrival, sim::Arrival::poisson);
+  EXPECT_DOUBLE_EQ(r->job.traffic.rate, 50);
+  EXPECT_DOUBLE_EQ(r->job.traffic.input.mean, 1000);
+  EXPECT_TRUE(r->job.traffic.input.fixed());  // the example: every request 1,000 in, 300 out
+  EXPECT_DOUBLE_EQ(r->job.slo.e2e.base(), 2.0);
+  EXPECT_EQ(r->currency.code, "CNY");
+  // 20 CNY per GPU-hour at 0.14 USD per CNY.
+  ASSERT_TRUE(r->cluster.price_per_gpu);
+  EXPECT_NEAR(r->cluster.price_per_gpu->base() * 3600, 2.8, 1e-9);
+}
+
+TEST(ServeIo, EngineOverridesAndLayout) {
+  json d = serve_doc();
+  d["workload"]["engine"] = {{"id", "vllm"}, {"max_num_seqs", 64}, {"kv_memory_fraction", 0.8}};
+  d["workload"]["weights"] = "fp8";
+  d["workload"]["kv_cache"] = "fp8";
+  d["workload"]["tp"] = 2;
+  auto r = request_of(d);
+  ASSERT_TRUE(r) << r.error().front().message;
+  EXPECT_EQ(r->job.engine.max_num_seqs, 64);
+  EXPECT_DOUBLE_EQ(r->job.engine.kv_memory_fraction, 0.8);
+  EXPECT_EQ(r->job.weights, sim::WeightFormat::fp8);
+  EXPECT_EQ(r->job.kv, sim::Precision::fp8);
+  EXPECT_EQ(r->job.tp, 2);
+}
+
+TEST(ServeIo, BadFieldsAreNamed) {
+  json d = serve_doc();
+  d["workload"]["traffic"]["rate_per_s"] = 0;
+  EXPECT_NE(first_error(d).find("> 0"), std::string::npos);
+  d = serve_doc();
+  d["workload"]["weights"] = "int3";
+  EXPECT_NE(first_error(d).find("unknown weight format 'int3'"), std::string::npos);
+  d = serve_doc();
+  d["workload"]["engine"] = "vlm";
+  EXPECT_NE(first_error(d).find("unknown engine 'vlm'"), std::string::npos);
+  d = serve_doc();
+  d["workload"]["traffic"]["input_tokens"] = {{"mean", 1000}, {"p95", 500}};
+  EXPECT_NE(first_error(d).find("at least the mean"), std::string::npos);
+  d = serve_doc();
+  d["workload"]["trafic"] = json::object();
+  EXPECT_NE(first_error(d).find("unknown field"), std::string::npos);
+  d = serve_doc();
+  d["workload"]["tp"] = 3;  // 32 heads
+  EXPECT_NE(first_error(d).find("heads"), std::string::npos);
+  d = serve_doc();
+  d["training"] = {{"tokens", "1T"}};
+  EXPECT_NE(first_error(d).find("not used by a serve workload"), std::string::npos);
+  d = serve_doc();
+  d["workload"]["traffic"]["hourly_load"] = json::array({0.5, 0.5});
+  EXPECT_NE(first_error(d).find("24 numbers"), std::string::npos);
+  // The pointer names the field.
+  d = serve_doc();
+  d["workload"]["slo"]["percentile"] = 2;
+  auto r = request_of(d);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().front().where, "scenario#/workload/slo/percentile");
+}
+
+TEST(ServeIo, PlanJsonIsInTheScenarioCurrencyAndFinite) {
+  auto r = request_of(serve_doc());
+  ASSERT_TRUE(r);
+  const ServeResult res = plan_request(*r);
+  const json j = serve_to_json(res, *r);
+  EXPECT_EQ(j["workload"], "serve");
+  EXPECT_EQ(j["currency"], "CNY");
+  ASSERT_TRUE(j["feasible"].get<bool>()) << j.dump(2);
+  // Whole instances of 8 GPUs for a billing month at 20 CNY per GPU-hour.
+  EXPECT_NEAR(j["cost_per_month"].get<double>(), j["instances"].get<int>() * 8 * 730.0 * 20.0, 1e-6);
+  EXPECT_NEAR(j["cost_usd_per_month"].get<double>(), j["cost_per_month"].get<double>() * 0.14, 1e-6);
+  EXPECT_LE(j["per_replica"]["e2e_s"]["p95"].get<double>(), 2.0);
+  const std::string text = j.dump();
+  EXPECT_EQ(text.find("nan"), std::string::npos);
+  EXPECT_EQ(text.find("inf"), std::string::npos);
+  EXPECT_NE(serve_to_table(res, *r).find("replica"), std::string::npos);
+}
+
+TEST(ServeIo, CompareListsLayoutsWithAParetoFront) {
+  json d = serve_doc();
+  d["workload"]["compare"] = true;
+  auto r = request_of(d);
+  ASSERT_TRUE(r);
+  const ServeResult res = plan_request(*r);
+  // H800: bf16, fp8 and int4 (no FP4 tensor cores) at TP 1, 2, 4, 8.
+  EXPECT_EQ(res.options.size(), 12u);
+  ASSERT_FALSE(res.pareto.empty());
+  EXPECT_TRUE(res.options.front().plan.feasible);
+  for (std::size_t i = 1; i < res.options.size(); ++i) {
+    if (!res.options[i].plan.feasible) continue;
+    EXPECT_LE(*res.options[i - 1].plan.usd_per_month, *res.options[i].plan.usd_per_month);
+  }
+  EXPECT_NE(res.explanation.find("instead of"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace capplan::data
