@@ -889,6 +889,12 @@ constexpr EngineDefault kEngineDefaults[] = {
        if (b) e.chunked_prefill = *b;
        return b.has_value();
      }},
+    {"reserve_full_sequence", true, "admission reserves the KV cache for the whole sequence (no preemption)",
+     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
+       auto b = rd.boolean(v, p);
+       if (b) e.reserve_full_sequence = *b;
+       return b.has_value();
+     }},
     {"kv_budget", true, "what kv_memory_fraction is a share of: total_memory or free_memory",
      [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
        auto s = rd.one_of(v, p, {"total_memory", "free_memory"}, "KV budget");

@@ -342,10 +342,15 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
         // Decode (PagedAttention, FlashDecoding): per sequence and KV head, the query heads of its
         // group meet the cached keys and values, read from the cache in its precision: two
         // skinny GEMMs (group x ctx x d_qk and group x d_v x ctx), bound by the cache reads.
+        // The P V reduction runs over the context: split into chunks of 512 keys reduced in
+        // parallel and combined (Flash-Decoding, Dao et al. 2023; vLLM's paged attention v2 and
+        // FlashInfer split the same way), so a short batch still fills the GPU.
         const std::int64_t group = std::max<std::int64_t>(1, heads / std::max<std::int64_t>(1, kv_heads));
         const std::int64_t batch = ip.decode_sequences * kv_heads;
+        const std::int64_t splits = std::max<std::int64_t>(1, (n_ctx + 511) / 512);
         GemmOp score{"decode_attn_score", group, n_ctx, d_qk, batch, attn_dt};
-        GemmOp context{"decode_attn_context", group, d_v, n_ctx, batch, attn_dt};
+        GemmOp context{"decode_attn_context", group, d_v, std::max<std::int64_t>(1, n_ctx / splits), batch * splits,
+                       attn_dt};
         score.weight_bytes = context.weight_bytes = ip.kv_bytes;
         b.add(score, Phase::forward, Scope::layer, 1.0, OpRole::attention_core, 2.0 * dd * heads * ctx * d_qk);
         b.add(context, Phase::forward, Scope::layer, 1.0, OpRole::attention_core, 2.0 * dd * heads * ctx * d_v);

@@ -321,10 +321,12 @@ PassModel::PassModel(const ServeJob& job, const Cluster& c, const OpCostModel& c
   // Decode attention: bound by the cache reads, linear in the cached tokens, plus a per-sequence
   // part (the queries and outputs) and launches.
   {
-    const double d1 = attention(0, 0, 1, 1024), d2 = attention(0, 0, 1, 8192), d3 = attention(0, 0, 17, 1024);
-    decode_per_token_ = std::max(0.0, (d2 - d1) / (8192.0 - 1024.0));
-    decode_per_seq_ = std::max(0.0, (d3 - d1 - 16.0 * 1024.0 * decode_per_token_) / 16.0);
-    decode_fixed_ = std::max(0.0, d1 - decode_per_seq_ - 1024.0 * decode_per_token_);
+    // Fitted where batches run (16 and 128 sequences, 1k and 8k tokens): below that the kernels'
+    // fixed costs dominate and the fit's intercept carries them.
+    const double d1 = attention(0, 0, 16, 1024), d2 = attention(0, 0, 16, 8192), d3 = attention(0, 0, 128, 1024);
+    decode_per_token_ = std::max(0.0, (d2 - d1) / (16.0 * (8192.0 - 1024.0)));
+    decode_per_seq_ = std::max(0.0, (d3 - d1 - 112.0 * 1024.0 * decode_per_token_) / 112.0);
+    decode_fixed_ = std::max(0.0, d1 - 16.0 * decode_per_seq_ - 16.0 * 1024.0 * decode_per_token_);
   }
 }
 

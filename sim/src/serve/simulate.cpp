@@ -121,7 +121,8 @@ ServeLoad simulate(const ServeJob& job, const PassModel& pass, const ReplicaMemo
     next_arrival = n;  // arrivals driven by completions
   }
   double now = 0;
-  std::int64_t decode_steps = 0, steps = 0, decoding = 0, kv_used = 0, done = 0;
+  std::int64_t decode_steps = 0, steps = 0, decoding = 0, kv_used = 0, done = 0, kv_reserved = 0;
+  const bool reserve = e.reserve_full_sequence;
   double decode_ctx = 0;  // sum of decoding sequences' cached tokens
   double busy = 0, batch_sum = 0, prefill_time = 0, window_start = -1, window_end = 0;
   double window_out = 0, window_in = 0;
@@ -129,6 +130,7 @@ ServeLoad simulate(const ServeJob& job, const PassModel& pass, const ReplicaMemo
 
   const auto finish = [&](std::int64_t id) {
     Request& r = reqs[static_cast<std::size_t>(id)];
+    if (reserve && r.first_token != -2) kv_reserved -= r.input + r.output + static_cast<std::int64_t>(half_block);
     r.finish = now;
     r.decoding = false;
     ++done;
@@ -176,7 +178,7 @@ ServeLoad simulate(const ServeJob& job, const PassModel& pass, const ReplicaMemo
     // 1. Every decoding sequence gets its next token; the newest is preempted while the cache
     // cannot hold one more token for each.
     const auto seqs = [&]() { return decoding + static_cast<std::int64_t>(prefilling.size()); };
-    while (decoding > 0 && kv_used + decoding + half_block * seqs() > kv_cap && preempt_newest()) {
+    while (!reserve && decoding > 0 && kv_used + decoding + half_block * seqs() > kv_cap && preempt_newest()) {
     }
     std::int64_t budget = e.max_num_batched_tokens - decoding;
     StepLoad load;
@@ -190,9 +192,16 @@ ServeLoad simulate(const ServeJob& job, const PassModel& pass, const ReplicaMemo
       const std::int64_t left = r.to_prefill - r.prefilled;
       if (!e.chunked_prefill && left > budget) return false;
       // A new sequence brings its cached prefix into the cache with its first chunk.
-      const std::int64_t prefix = r.prefilled == r.cached ? r.cached : 0;
-      const std::int64_t room =
-          kv_cap - kv_used - prefix - decoding - static_cast<std::int64_t>(half_block * (seqs() + 1));
+      const bool admitting = r.prefilled == r.cached;
+      const std::int64_t prefix = admitting ? r.cached : 0;
+      std::int64_t room = kv_cap - kv_used - prefix - decoding - static_cast<std::int64_t>(half_block * (seqs() + 1));
+      if (reserve) {
+        // The whole sequence is reserved at admission; chunks then fit by construction.
+        const std::int64_t need = r.input + r.output + static_cast<std::int64_t>(half_block);
+        if (admitting && kv_reserved + need > kv_cap) return false;
+        room = left;
+        if (admitting) kv_reserved += need;
+      }
       const std::int64_t chunk = std::min({left, budget, room});
       if (chunk <= 0) return false;
       const double c = static_cast<double>(chunk);
@@ -381,7 +390,9 @@ ServeLoad steady_state(const ServeJob& job, const PassModel& pass, const Replica
   const double decode_steps = std::max(O - 1.0, 0.0);
   const double ctx = mean_decode_context(tr);
   const double keys = mean_prefill_keys(tr);
-  const double cap_kv = static_cast<double>(memory.kv_tokens) / (ctx + e.kv_block_tokens / 2.0);
+  // Growing sequences hold their mean context; reserved ones their whole length.
+  const double held = e.reserve_full_sequence ? I + O : ctx;
+  const double cap_kv = static_cast<double>(memory.kv_tokens) / (held + e.kv_block_tokens / 2.0);
   const double cap = std::min<double>(e.max_num_seqs, cap_kv);
   const double budget = static_cast<double>(e.max_num_batched_tokens);
   // One step carrying `rate` requests/s worth of prompts and decodes for a step of `tau`.

@@ -51,6 +51,10 @@ struct EngineSpec {
   int max_num_seqs = 256;                     // sequences in one batch
   std::int64_t max_num_batched_tokens = 8192; // tokens (prefill chunks + decodes) in one step
   bool chunked_prefill = true;                // prompts split into chunks that share steps with decodes
+  // Admission reserves the cache for the whole sequence (prompt + its output budget) and never
+  // preempts (TensorRT-LLM's GUARANTEED_NO_EVICT); false: blocks as sequences grow, the newest
+  // preempted when the cache is full (vLLM).
+  bool reserve_full_sequence = false;
   KvBudget kv_budget = KvBudget::total_memory;
   double kv_memory_fraction = 0.9;
   int kv_block_tokens = 16;                   // paged-KV block: a sequence's last block is partly empty
