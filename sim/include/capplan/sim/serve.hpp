@@ -39,7 +39,7 @@ struct WeightFormatTraits {
 WeightFormatTraits traits(WeightFormat f);
 int index(WeightFormat f);
 
-// An engine's scheduler and memory recipe (data/frameworks.json "engines", with sources).
+// An engine's scheduler and memory recipe (data/engines.json, with sources).
 enum class KvBudget {
   total_memory,  // vLLM / SGLang: the engine may hold `kv_memory_fraction` of the GPU's memory in all
   free_memory,   // TensorRT-LLM: the KV cache takes `kv_memory_fraction` of what is free after the rest
