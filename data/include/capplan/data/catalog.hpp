@@ -9,6 +9,7 @@
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/pricing.hpp"
 #include "capplan/sim/result.hpp"
+#include "capplan/sim/serve.hpp"
 #include "capplan/sim/workload.hpp"
 
 namespace capplan::data {
@@ -128,12 +129,23 @@ struct FrameworkEntry {
   std::vector<FrameworkDefault> defaults;  // in the file's order
 };
 
+// A serving engine's recipe (data/engines.json): its scheduler and memory defaults as the engine's
+// source sets them, and the measured characteristics the serving model needs (step overhead,
+// kernel gap, runtime reserve, quantised-kernel efficiencies), each default with its source or the
+// note saying why it is null (a null leaves the EngineSpec member at its C++ default).
+struct EngineEntry {
+  sim::EngineSpec spec;                    // spec.id, spec.name, spec.version, spec.source (where the defaults come from)
+  std::string summary;
+  std::vector<FrameworkDefault> defaults;  // in the file's order
+};
+
 struct Catalogs {
   std::vector<GpuEntry> gpus;
   std::vector<InstanceEntry> instances;
   std::vector<ModelEntry> models;
   std::vector<StorageEntry> storage;  // storage.json; empty when the file is absent
   std::vector<FrameworkEntry> frameworks;  // frameworks.json; empty when the file is absent
+  std::vector<EngineEntry> engines;        // engines.json; empty when the file is absent
 
   const GpuEntry* find_gpu(std::string_view id) const;
   const InstanceEntry* find_instance(std::string_view id) const;
@@ -147,6 +159,9 @@ struct Catalogs {
   std::optional<sim::FrameworkRecipe> framework_recipe(std::string_view id) const;
   // Every id training.framework accepts, for "known: ..." messages and combo boxes.
   std::vector<std::string> framework_ids() const;
+  const EngineEntry* find_engine(std::string_view id) const;
+  // The ids engines.json defines, in the file's order.
+  std::vector<std::string> engine_ids() const;
 };
 
 // The power of one owned node when the scenario gives none: the catalog's system power of the
@@ -163,7 +178,7 @@ std::optional<NodePower> default_node_power(const Catalogs& catalogs, const sim:
 // source tree's data/ (compile-time), else <exe dir>/../share/capplan/data.
 std::filesystem::path default_data_dir();
 
-// Loads and validates all three catalogs (and storage.json, frameworks.json when present); every problem is reported with its JSON pointer
+// Loads and validates all three catalogs (and storage.json, frameworks.json, engines.json when present); every problem is reported with its JSON pointer
 // ("gpus.json#/gpus/3/hbm_GiB: must be > 0; got -80"), cross-references included
 // (instance -> gpu id).
 Result<Catalogs> load_catalogs(const std::filesystem::path& dir);
