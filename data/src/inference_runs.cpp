@@ -458,7 +458,12 @@ Result<std::vector<ServingRun>> inference_runs(const std::vector<CsvRow>& rows, 
       assume("the row's own verification: " + c.text("verification"));
     }
     if (bad.empty() && preset != nullptr && gpu_entry != nullptr && recipe != nullptr) {
-      if (std::string why = sim::check_serve_job(job, run.cluster); !why.empty()) bad.push_back(std::move(why));
+      if (std::string why = sim::check_serve_job(job, run.cluster); !why.empty()) {
+        if (why.find("max_num_batched_tokens") != std::string::npos) {
+          why += " (engine recipe '" + run.engine_id + "'; the row states no max_num_tokens)";
+        }
+        bad.push_back(std::move(why));
+      }
     }
     run.usable = bad.empty();
     for (const auto& b : bad) run.skip_reason += (run.skip_reason.empty() ? "" : "; ") + b;
