@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `capplan catalog gpus|instances|models|storage|frameworks [--format table|json]`: what the
+// `capplan catalog gpus|instances|models|storage|frameworks|engines [--format table|json]`: what the
 // catalogs hold. `capplan catalog price-sheet --provider P`: an empty price sheet of P's instances
 // (data/price_sheet.hpp), to fill in.
 #include <algorithm>
@@ -270,6 +270,58 @@ json frameworks_json(const data::Catalogs& c) {
   return out;
 }
 
+// Serving engine recipes (data/engines.json): one row per engine with its main defaults, '-' where
+// the recipe leaves a default null (sim::EngineSpec's own applies); the JSON gives every default
+// with its source or note.
+bool engine_default_given(const data::EngineEntry& e, std::string_view key) {
+  return std::any_of(e.defaults.begin(), e.defaults.end(),
+                     [&](const data::FrameworkDefault& d) { return d.key == key && d.value != "null"; });
+}
+
+std::string engines_table(const data::Catalogs& c) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& e : c.engines) {
+    const auto& s = e.spec;
+    auto given = [&](std::string_view key, std::string text) { return engine_default_given(e, key) ? text : "-"; };
+    auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
+    std::string kv = "-";
+    if (engine_default_given(e, "kv_memory_fraction")) {
+      kv = fixed(s.kv_memory_fraction, 3) +
+           (s.kv_budget == sim::KvBudget::free_memory ? " of free" : " of total");
+    }
+    rows.push_back({s.id, s.name, given("max_num_seqs", std::to_string(s.max_num_seqs)),
+                    given("max_num_batched_tokens", std::to_string(s.max_num_batched_tokens)),
+                    given("chunked_prefill", yes_no(s.chunked_prefill)), kv,
+                    given("kv_block_tokens", std::to_string(s.kv_block_tokens)),
+                    given("cuda_graphs", yes_no(s.cuda_graphs)),
+                    given("step_overhead_us", fixed(s.step_overhead.base() * 1e6, 0)), s.version});
+  }
+  return render_table({"id", "name", "max seqs", "max tokens", "chunked prefill", "KV memory", "KV block",
+                       "CUDA graphs", "step overhead us", "version"},
+                      rows, {false, false, true, true, false, false, true, false, true, false}) +
+         "\n'-' = null in the recipe: capplan's own default applies. Sources: capplan catalog engines --format json.\n";
+}
+
+json engines_json(const data::Catalogs& c) {
+  json out = json::array();
+  for (const auto& e : c.engines) {
+    json defaults = json::object();
+    for (const auto& d : e.defaults) {
+      json one{{"value", json::parse(d.value)}};
+      if (!d.source.empty()) one["source"] = d.source;
+      if (!d.note.empty()) one["note"] = d.note;
+      defaults[d.key] = std::move(one);
+    }
+    out.push_back({{"id", e.spec.id},
+                   {"name", e.spec.name},
+                   {"version", e.spec.version},
+                   {"summary", e.summary},
+                   {"source", e.spec.source},
+                   {"defaults", std::move(defaults)}});
+  }
+  return out;
+}
+
 int run_catalog(const CatalogOptions& opt, const GlobalOptions& global) {
   if (!output_path_ok_or_report(opt.out)) return code(Exit::invalid_input);  // before any work
   auto catalogs = load_catalogs_or_report(global);
@@ -287,6 +339,7 @@ int run_catalog(const CatalogOptions& opt, const GlobalOptions& global) {
              : opt.what == "instances" ? instances_json(*catalogs)
              : opt.what == "storage"   ? storage_json(*catalogs)
              : opt.what == "frameworks" ? frameworks_json(*catalogs)
+             : opt.what == "engines"   ? engines_json(*catalogs)
                                        : models_json(*catalogs);
     text = j.dump(2) + "\n";
   } else {
@@ -294,6 +347,7 @@ int run_catalog(const CatalogOptions& opt, const GlobalOptions& global) {
            : opt.what == "instances" ? instances_table(*catalogs)
            : opt.what == "storage"   ? storage_table(*catalogs)
            : opt.what == "frameworks" ? frameworks_table(*catalogs)
+           : opt.what == "engines"   ? engines_table(*catalogs)
                                      : models_table(*catalogs);
   }
   return emit(opt.out, text) ? code(Exit::ok) : code(Exit::invalid_input);
@@ -304,11 +358,11 @@ int run_catalog(const CatalogOptions& opt, const GlobalOptions& global) {
 Command add_catalog_command(CLI::App& app, const GlobalOptions& global) {
   auto opt = std::make_shared<CatalogOptions>();
   CLI::App* cmd =
-      app.add_subcommand("catalog", "List the GPUs, instances, models, storage tiers or framework recipes capplan knows");
-  cmd->add_option("what", opt->what, "gpus, instances, models, storage, frameworks, or price-sheet (an empty "
+      app.add_subcommand("catalog", "List the GPUs, instances, models, storage tiers, framework recipes or serving engines capplan knows");
+  cmd->add_option("what", opt->what, "gpus, instances, models, storage, frameworks, engines, or price-sheet (an empty "
                                      "price sheet of --provider's instances, JSON)")
       ->required()
-      ->check(CLI::IsMember({"gpus", "instances", "models", "storage", "frameworks", "price-sheet"}));
+      ->check(CLI::IsMember({"gpus", "instances", "models", "storage", "frameworks", "engines", "price-sheet"}));
   cmd->add_option("--provider", opt->provider, "price-sheet: the provider whose instances to list (tencent, ...)");
   cmd->add_option("--format", opt->format, "Output format (default: table)")->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout");

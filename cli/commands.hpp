@@ -20,6 +20,7 @@ struct Command {
 Command add_estimate_command(CLI::App& app, const GlobalOptions& global);
 Command add_catalog_command(CLI::App& app, const GlobalOptions& global);
 Command add_validate_published_command(CLI::App& app, const GlobalOptions& global);
+Command add_validate_serving_command(CLI::App& app, const GlobalOptions& global);
 Command add_search_command(CLI::App& app, const GlobalOptions& global);
 Command add_tco_command(CLI::App& app, const GlobalOptions& global);
 Command add_serve_command(CLI::App& app, const GlobalOptions& global);

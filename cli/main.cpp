@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
       add_estimate_command(app, global),
       add_catalog_command(app, global),
       add_validate_published_command(app, global),
+      add_validate_serving_command(app, global),
       add_search_command(app, global),
       add_tco_command(app, global),
       add_serve_command(app, global),

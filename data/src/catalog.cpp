@@ -6,6 +6,7 @@
 #include "capplan/data/currency.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <map>
@@ -844,106 +845,132 @@ FrameworkEntry parse_framework(const json& j, const std::string& path, Reader& r
 
 // --- engines.json -----------------------------------------------------------------------------
 
-// One row per engine default, as kRecipeDefaults: {"value": ..., "source": "..."} or
-// {"value": null, "note": "..."} (a null leaves sim::EngineSpec's own default).
+// One row per engine default, as kRecipeDefaults: every default is {"value": ..., "source": "..."}
+// or {"value": null, "note": "..."}; a null leaves the EngineSpec member at its C++ default.
 struct EngineDefault {
   const char* key;
-  bool required;
   const char* help;
+  // Checks a non-null value and stores it; false (with the error reported) when it is invalid.
   bool (*set)(sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p);
 };
 
-bool set_efficiency(std::array<double, sim::kWeightFormats>& out, const json& v, Reader& rd, const std::string& p) {
+std::optional<sim::KvBudget> kv_budget_from_string(const std::string& s) {
+  if (s == "total_memory") return sim::KvBudget::total_memory;
+  if (s == "free_memory") return sim::KvBudget::free_memory;
+  return std::nullopt;
+}
+
+// {"bf16": x, "fp16": x, "fp8": x, "int8": x, "int4": x, "fp4": x}: each in (0, 1], or null (1).
+bool set_quant_efficiency(std::array<double, sim::kWeightFormats>& out, const json& v, Reader& rd,
+                          const std::string& p) {
   if (!rd.object(v, p)) return false;
+  constexpr sim::WeightFormat kFormats[] = {sim::WeightFormat::bf16, sim::WeightFormat::fp16,
+                                            sim::WeightFormat::fp8,  sim::WeightFormat::int8,
+                                            sim::WeightFormat::int4, sim::WeightFormat::fp4};
+  static_assert(std::size(kFormats) == sim::kWeightFormats);
   std::vector<std::string> names;
   bool ok = true;
-  for (int i = 0; i < sim::kWeightFormats; ++i) {
-    const char* name = sim::to_string(static_cast<sim::WeightFormat>(i));
-    names.emplace_back(name);
-    const json* x = Reader::find(v, name);
-    if (x == nullptr || x->is_null()) continue;
-    auto eff = rd.number(*x, detail::child(p, name), 0.0, 1.0, true);
-    if (eff) out[static_cast<std::size_t>(i)] = *eff;
-    ok = ok && eff.has_value();
+  for (const auto f : kFormats) {
+    const std::string name = sim::to_string(f);
+    names.push_back(name);
+    const json* x = rd.required(v, p, name, "a number in (0, 1] or null (1)");
+    if (x == nullptr) {
+      ok = false;
+      continue;
+    }
+    auto& slot = out[static_cast<std::size_t>(sim::index(f))];
+    if (x->is_null()) {
+      slot = 1.0;
+    } else if (auto eff = rd.number(*x, detail::child(p, name), 0.0, 1.0, true)) {
+      slot = *eff;
+    } else {
+      ok = false;
+    }
   }
   rd.unknown_keys(v, p, names);
   return ok;
 }
 
+constexpr double kMaxSeqs = 1e6;
+constexpr double kMaxBatchedTokens = 1e8;
+constexpr double kMaxBlockTokens = 1e5;
+constexpr double kMaxKernelGapUs = 1e3;      // 1 ms per kernel inside a graph
+constexpr double kMaxStepOverheadUs = 1e6;   // 1 s per engine step
+constexpr double kMaxRuntimeReserveGib = 1024;
+
 constexpr EngineDefault kEngineDefaults[] = {
-    {"max_num_seqs", true, "sequences in one batch",
+    {"max_num_seqs", "sequences in one batch, >= 1",
      [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       auto n = rd.integer(v, p, 1, 1e6);
+       const auto n = rd.integer(v, p, 1, kMaxSeqs);
        if (n) e.max_num_seqs = static_cast<int>(*n);
        return n.has_value();
      }},
-    {"max_num_batched_tokens", true, "tokens (prompt chunks and decodes) in one engine step",
+    {"max_num_batched_tokens", "tokens (prefill chunks + decodes) in one step, >= 1",
      [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       auto n = rd.integer(v, p, 1, 1e7);
+       const auto n = rd.integer(v, p, 1, kMaxBatchedTokens);
        if (n) e.max_num_batched_tokens = *n;
        return n.has_value();
      }},
-    {"chunked_prefill", true, "prompts split into chunks that share steps with decodes",
+    {"chunked_prefill", "prompts split into chunks that share steps with decodes",
      [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       auto b = rd.boolean(v, p);
+       const auto b = rd.boolean(v, p);
        if (b) e.chunked_prefill = *b;
        return b.has_value();
      }},
-    {"reserve_full_sequence", true, "admission reserves the KV cache for the whole sequence (no preemption)",
+    {"reserve_full_sequence", "admission reserves the KV cache for the whole sequence, so nothing is preempted",
      [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       auto b = rd.boolean(v, p);
+       const auto b = rd.boolean(v, p);
        if (b) e.reserve_full_sequence = *b;
        return b.has_value();
      }},
-    {"kv_budget", true, "what kv_memory_fraction is a share of: total_memory or free_memory",
+    {"kv_budget", "what kv_memory_fraction is a fraction of: total_memory or free_memory",
      [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       auto s = rd.one_of(v, p, {"total_memory", "free_memory"}, "KV budget");
-       if (s) e.kv_budget = *s == "total_memory" ? sim::KvBudget::total_memory : sim::KvBudget::free_memory;
-       return s.has_value();
+       return expect_name<sim::KvBudget>(v, rd, p, kv_budget_from_string, {"total_memory", "free_memory"},
+                                         e.kv_budget);
      }},
-    {"kv_memory_fraction", true, "share of the GPU memory (or of what is free) the engine / KV cache may take",
+    {"kv_memory_fraction", "share of the GPU's memory (or of what is free) the engine takes, in (0, 1]",
      [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       auto x = rd.number(v, p, 0.0, 1.0, true);
+       const auto x = rd.number(v, p, 0.0, 1.0, true);
        if (x) e.kv_memory_fraction = *x;
        return x.has_value();
      }},
-    {"kv_block_tokens", true, "tokens per paged-KV block",
+    {"kv_block_tokens", "tokens per paged-KV block, >= 1",
      [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       auto n = rd.integer(v, p, 1, 1e5);
+       const auto n = rd.integer(v, p, 1, kMaxBlockTokens);
        if (n) e.kv_block_tokens = static_cast<int>(*n);
        return n.has_value();
      }},
-    {"cuda_graphs", true, "decode steps replayed from CUDA graphs",
+    {"cuda_graphs", "decode steps replayed from CUDA graphs",
      [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       auto b = rd.boolean(v, p);
+       const auto b = rd.boolean(v, p);
        if (b) e.cuda_graphs = *b;
        return b.has_value();
      }},
-    {"kernel_gap_us", true, "cost of one kernel inside a CUDA graph, microseconds",
+    {"kernel_gap_us", "per-kernel cost inside a CUDA graph, microseconds",
      [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       auto x = rd.number(v, p, 0.0, 1e4, false);
-       if (x) e.kernel_gap = units::microseconds(*x);
-       return x.has_value();
+       const auto us = rd.number(v, p, 0.0, kMaxKernelGapUs, false);
+       if (us) e.kernel_gap = units::microseconds(*us);
+       return us.has_value();
      }},
-    {"step_overhead_us", true, "host time per engine step the GPU waits for, microseconds",
+    {"step_overhead_us", "host time per engine step the GPU waits for (schedule, inputs, sampling), microseconds",
      [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       auto x = rd.number(v, p, 0.0, 1e6, false);
-       if (x) e.step_overhead = units::microseconds(*x);
-       return x.has_value();
+       const auto us = rd.number(v, p, 0.0, kMaxStepOverheadUs, false);
+       if (us) e.step_overhead = units::microseconds(*us);
+       return us.has_value();
      }},
-    {"runtime_reserve_gib", true, "per GPU: CUDA context, CUDA graphs, NCCL buffers, allocator slack, GiB",
+    {"runtime_reserve_gib", "per GPU: CUDA context, CUDA graphs, NCCL and allocator slack, GiB",
      [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       auto x = rd.number(v, p, 0.0, 1e4, false);
-       if (x) e.runtime_reserve = units::gib(*x);
-       return x.has_value();
+       const auto g = rd.number(v, p, 0.0, kMaxRuntimeReserveGib, false);
+       if (g) e.runtime_reserve = units::gib(*g);
+       return g.has_value();
      }},
-    {"quant_efficiency", false, "the engine's GEMM kernels per weight format against that format's roofline",
+    {"quant_efficiency", "dense GEMM speed per weight format relative to its roofline: {bf16, fp16, fp8, int8, int4, fp4}",
      [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       return set_efficiency(e.quant_efficiency, v, rd, p);
+       return set_quant_efficiency(e.quant_efficiency, v, rd, p);
      }},
-    {"quant_moe_efficiency", false, "the same for the MoE experts' grouped kernels",
+    {"quant_moe_efficiency", "MoE expert GEMM speed per weight format relative to its roofline: {bf16, fp16, fp8, int8, int4, fp4}",
      [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       return set_efficiency(e.quant_moe_efficiency, v, rd, p);
+       return set_quant_efficiency(e.quant_moe_efficiency, v, rd, p);
      }},
 };
 
@@ -956,8 +983,8 @@ EngineEntry parse_engine(const json& j, const std::string& path, Reader& r) {
   e.spec.name = o.string("name", true);
   e.spec.version = o.string("version", true);
   e.summary = o.string("summary", true);
-  e.spec.source = e.summary;
-  o.known({"id", "name", "version", "summary", "defaults"});
+  e.spec.source = o.string("source", true);
+  o.known({"id", "name", "version", "summary", "source", "defaults"});
   const std::string dp = o.at("defaults");
   const json* defaults = o.get("defaults", "the engine's defaults, each {value, source} or {value: null, note}");
   if (defaults == nullptr || !r.object(*defaults, dp)) return e;
@@ -965,7 +992,7 @@ EngineEntry parse_engine(const json& j, const std::string& path, Reader& r) {
     const std::string p = detail::child(dp, f.key);
     const json* it = Reader::find(*defaults, f.key);
     if (it == nullptr) {
-      if (f.required) r.error(p, std::string("required (") + f.help + "; null with a note when there is none) is missing");
+      r.error(p, std::string("required (") + f.help + "; null with a note when there is none) is missing");
       continue;
     }
     if (!r.object(*it, p)) continue;
@@ -1070,6 +1097,15 @@ std::vector<std::string> Catalogs::framework_ids() const {
     if (find_framework(legacy) == nullptr) ids.emplace_back(legacy);
   }
   for (const auto& e : frameworks) ids.push_back(e.recipe.id);
+  return ids;
+}
+const EngineEntry* Catalogs::find_engine(std::string_view id) const {
+  auto it = std::find_if(engines.begin(), engines.end(), [&](const EngineEntry& e) { return e.spec.id == id; });
+  return it == engines.end() ? nullptr : &*it;
+}
+std::vector<std::string> Catalogs::engine_ids() const {
+  std::vector<std::string> ids;
+  for (const auto& e : engines) ids.push_back(e.spec.id);
   return ids;
 }
 const ModelEntry* Catalogs::find_model(std::string_view id) const {
@@ -1201,7 +1237,7 @@ Result<Catalogs> load_catalogs(const std::filesystem::path& dir) {
               [](const FrameworkEntry& e) -> const std::string& { return e.recipe.id; });
   }
 
-  // Serving engine recipes (optional file: without it, capplan serve knows no engine).
+  // Serving engine recipes (optional file: without it, sim::EngineSpec's own defaults).
   if (std::error_code ec; std::filesystem::is_regular_file(dir / "engines.json", ec)) {
     load_list(dir, "engines.json", "engines", c.engines, diags, parse_engine,
               [](const EngineEntry& e) -> const std::string& { return e.spec.id; });
@@ -1223,17 +1259,6 @@ Result<Catalogs> load_catalogs(const std::filesystem::path& dir) {
 
   if (!diags.empty()) return std::unexpected(std::move(diags));
   return c;
-}
-
-const EngineEntry* Catalogs::find_engine(std::string_view id) const {
-  auto it = std::find_if(engines.begin(), engines.end(), [&](const EngineEntry& e) { return e.spec.id == id; });
-  return it == engines.end() ? nullptr : &*it;
-}
-
-std::vector<std::string> Catalogs::engine_ids() const {
-  std::vector<std::string> ids;
-  for (const auto& e : engines) ids.push_back(e.spec.id);
-  return ids;
 }
 
 }  // namespace capplan::data

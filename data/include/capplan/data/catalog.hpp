@@ -129,10 +129,12 @@ struct FrameworkEntry {
   std::vector<FrameworkDefault> defaults;  // in the file's order
 };
 
-// A serving engine's recipe (data/engines.json): the values the serving model uses, and where
-// each came from.
+// A serving engine's recipe (data/engines.json): its scheduler and memory defaults as the engine's
+// source sets them, and the measured characteristics the serving model needs (step overhead,
+// kernel gap, runtime reserve, quantised-kernel efficiencies), each default with its source or the
+// note saying why it is null (a null leaves the EngineSpec member at its C++ default).
 struct EngineEntry {
-  sim::EngineSpec spec;                    // spec.id, spec.name, spec.version, spec.source
+  sim::EngineSpec spec;                    // spec.id, spec.name, spec.version, spec.source (where the defaults come from)
   std::string summary;
   std::vector<FrameworkDefault> defaults;  // in the file's order
 };
@@ -158,6 +160,7 @@ struct Catalogs {
   // Every id training.framework accepts, for "known: ..." messages and combo boxes.
   std::vector<std::string> framework_ids() const;
   const EngineEntry* find_engine(std::string_view id) const;
+  // The ids engines.json defines, in the file's order.
   std::vector<std::string> engine_ids() const;
 };
 
@@ -175,7 +178,7 @@ std::optional<NodePower> default_node_power(const Catalogs& catalogs, const sim:
 // source tree's data/ (compile-time), else <exe dir>/../share/capplan/data.
 std::filesystem::path default_data_dir();
 
-// Loads and validates all three catalogs (and storage.json, frameworks.json when present); every problem is reported with its JSON pointer
+// Loads and validates all three catalogs (and storage.json, frameworks.json, engines.json when present); every problem is reported with its JSON pointer
 // ("gpus.json#/gpus/3/hbm_GiB: must be > 0; got -80"), cross-references included
 // (instance -> gpu id).
 Result<Catalogs> load_catalogs(const std::filesystem::path& dir);
