@@ -109,7 +109,8 @@ json summary_json(const calib::Measurements& m, const calib::RunReport& report, 
   j["records_count"] = {{"gemm", m.gemms.size()},
                         {"memory", m.memory.size()},
                         {"collective", m.collectives.size()},
-                        {"step", m.steps.size()}};
+                        {"step", m.steps.size()},
+                        {"launch", m.launches.size()}};
   json gemm = json::object();
   for (const auto& r : m.gemms) {
     auto& best = gemm[sim::to_string(r.shape.dtype)];
@@ -142,6 +143,9 @@ json summary_json(const calib::Measurements& m, const calib::RunReport& report, 
                      {"step_s", safe(s.time.median_s)}});
   }
   j["steps"] = steps;
+  json launch = json::object();
+  for (const auto& f : fitted.launch) launch[f.pattern] = safe(f.per_kernel_s.value * 1e6);
+  j["launch_us_per_kernel"] = launch;
   json notes = json::array();
   for (const auto& d : report.notes) notes.push_back(d.where + ": " + d.message);
   for (const auto& n : fitted.notes) notes.push_back(n);
@@ -166,6 +170,11 @@ std::string summary_table(const json& j) {
   }
   for (const auto& [kind, bw] : j["collective_best_busbw_GBps"].items()) {
     rows.push_back({kind, fixed(bw.get<double>(), 2) + " GB/s busbw (best)"});
+  }
+  for (const auto& [pattern, us] : j["launch_us_per_kernel"].items()) {
+    const double v = us.get<double>();  // a CPU's dispatch is nanoseconds, a GPU launch microseconds
+    rows.push_back({"launch " + pattern, (v >= 1.0 ? fixed(v, 2) + " us" : fixed(v * 1000, 1) + " ns") +
+                                             " per kernel (fitted)"});
   }
   for (const auto& s : j["steps"]) {
     rows.push_back({"training step", fixed(s["step_s"].get<double>() * 1000, 1) + " ms (h " +

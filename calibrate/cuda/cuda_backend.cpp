@@ -5,6 +5,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -276,6 +278,128 @@ Result<GemmRecord> CudaBackend::gemm(const GemmShape& shape, const RunOptions& o
   rec.bytes = ((m * k + k * n) * static_cast<double>(ob) + m * n * static_cast<double>(rb)) * bt;
   rec.time = summarize(std::move(*samples));
   return rec;
+}
+
+std::vector<std::string> CudaBackend::launch_patterns() const {
+  return {"launch", "back_to_back", "graph", "dispatch"};
+}
+
+// Kernel launch and dispatch (records.hpp, LaunchRecord), `kernels` per sample:
+//   launch        host steady clock around `kernels` empty-kernel launches (not synchronised in
+//                 between; the stream is drained, untimed, after each sample);
+//   back_to_back  events around the same launches: the GPU's time per kernel, which is the
+//                 longer of its own per-kernel cost and the host's launch rate;
+//   graph         events around one replay of a CUDA graph of `kernels` empty kernels;
+//   dispatch      host clock around `kernels` ops of a framework-like sequence (RMSNorm, a
+//                 16 x 1024 x 1024 cuBLASLt matmul, GELU, residual add, repeated), as an eager
+//                 framework issues a layer's small ops.
+Result<LaunchRecord> CudaBackend::launch(const std::string& pattern, int kernels, const RunOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  Impl& s = *impl_;
+  const std::string where = "cuda/launch/" + pattern;
+  if (kernels <= 0 || kernels > 1'000'000) return fail(where, "kernels must be in [1, 1000000]");
+  if (auto r = s.select(); !r) return std::unexpected(r.error());
+  const auto empties = [&]() -> Status {
+    for (int i = 0; i < kernels; ++i) {
+      if (auto r = check(capplan_empty(s.stream), "empty kernel"); !r) return r;
+    }
+    return {};
+  };
+  // One sample: `issue` timed by the host clock (host = true) or by events on the stream.
+  const auto sample = [&](const std::function<Status()>& issue, bool host) -> std::expected<double, Diagnostics> {
+    if (host) {
+      const auto t0 = Clock::now();
+      if (auto r = issue(); !r) return std::unexpected(r.error());
+      const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (auto r = check(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize"); !r) return std::unexpected(r.error());
+      return t;
+    }
+    auto ev = EventTimer::create();
+    if (!ev) return std::unexpected(ev.error());
+    if (auto r = ev->start(s.stream); !r) return std::unexpected(r.error());
+    if (auto r = issue(); !r) return std::unexpected(r.error());
+    if (auto r = ev->stop(s.stream); !r) return std::unexpected(r.error());
+    return ev->seconds();
+  };
+  const auto run = [&](const std::function<Status()>& issue, bool host) -> Result<LaunchRecord> {
+    for (int i = 0; i < std::max(1, options.warmup); ++i) {
+      if (auto t = sample(issue, host); !t) return std::unexpected(t.error());
+    }
+    std::vector<double> samples;
+    const auto start = Clock::now();
+    for (int i = 0; i < std::max(1, options.iterations); ++i) {
+      auto t = sample(issue, host);
+      if (!t) return std::unexpected(t.error());
+      samples.push_back(*t);
+      if (std::chrono::duration<double>(Clock::now() - start).count() > options.max_seconds_per_case) break;
+    }
+    LaunchRecord rec;
+    rec.pattern = pattern;
+    rec.kernels = kernels;
+    rec.time = summarize(std::move(samples));
+    return rec;
+  };
+  if (pattern == "launch") return run(empties, true);
+  if (pattern == "back_to_back") return run(empties, false);
+  if (pattern == "graph") {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    struct Release {
+      cudaGraph_t& g;
+      cudaGraphExec_t& e;
+      ~Release() {
+        if (e != nullptr) (void)cudaGraphExecDestroy(e);
+        if (g != nullptr) (void)cudaGraphDestroy(g);
+      }
+    } release{graph, exec};
+    if (auto r = check(cudaStreamBeginCapture(s.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"); !r) {
+      return std::unexpected(r.error());
+    }
+    const Status captured = empties();
+    const Status ended = check(cudaStreamEndCapture(s.stream, &graph), "cudaStreamEndCapture");
+    if (!captured) return std::unexpected(captured.error());
+    if (!ended) return std::unexpected(ended.error());
+    if (auto r = check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate"); !r) return std::unexpected(r.error());
+    return run([&]() -> Status { return check(cudaGraphLaunch(exec, s.stream), "cudaGraphLaunch"); }, false);
+  }
+  if (pattern == "dispatch") {
+    const sim::Precision dtype = supports(sim::Precision::bf16) ? sim::Precision::bf16 : sim::Precision::fp16;
+    const int kd = cuda::operand_kernel_dtype(dtype);
+    constexpr std::int64_t rows = 16, hidden = 1024;
+    const GemmShape shape{rows, hidden, hidden, 1, dtype};
+    const cuda::MatmulSpec spec = cuda::tn_spec(shape);
+    auto plan = cuda::LtMatmul::create(s.lt, spec, s.workspace.bytes());
+    if (!plan) return std::unexpected(plan.error());
+    const std::size_t ob = cuda::operand_bytes(dtype);
+    const auto act = static_cast<std::size_t>(rows * hidden);
+    std::vector<DeviceBuffer> bufs;
+    for (const std::size_t n : {act, act, act, act, static_cast<std::size_t>(spec.stride_b)}) {
+      auto b = DeviceBuffer::allocate(n * ob, "dispatch buffers");
+      if (!b) return std::unexpected(b.error());
+      if (auto r = s.fill(b->get(), kd, n, 31 + bufs.size()); !r) return std::unexpected(r.error());
+      bufs.push_back(std::move(*b));
+    }
+    void* x = bufs[0].get();
+    void* y = bufs[1].get();
+    void* z = bufs[2].get();
+    void* u = bufs[3].get();
+    const void* w = bufs[4].get();
+    const auto sequence = [&]() -> Status {
+      for (int i = 0; i < kernels; ++i) {
+        Status r;
+        switch (i % 4) {
+          case 0: r = check(capplan_rms_norm(x, y, kd, rows, static_cast<int>(hidden), s.stream), "rms norm"); break;
+          case 1: r = plan->run(y, w, z, s.workspace.get(), s.stream); break;
+          case 2: r = check(capplan_gelu_fwd(z, u, kd, act, s.stream), "gelu"); break;
+          default: r = check(capplan_add(u, x, y, kd, act, s.stream), "add"); break;
+        }
+        if (!r) return r;
+      }
+      return {};
+    };
+    return run(sequence, true);
+  }
+  return fail(where, "unknown pattern; the cuda backend measures launch, back_to_back, graph and dispatch");
 }
 
 Result<MemoryRecord> CudaBackend::memory(const std::string& pattern, double bytes, const RunOptions& options) {

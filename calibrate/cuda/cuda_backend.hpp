@@ -33,6 +33,8 @@ class CudaBackend final : public MeasurementBackend {
   Result<MemoryRecord> memory(const std::string& pattern, double bytes, const RunOptions& options) override;
   Result<CollectiveRecord> collective(sim::CollectiveKind kind, double bytes, const RunOptions& options) override;
   Result<StepRecord> training_step(const StepShape& shape, const RunOptions& options) override;
+  std::vector<std::string> launch_patterns() const override;
+  Result<LaunchRecord> launch(const std::string& pattern, int kernels, const RunOptions& options) override;
   // False when the device is in a sticky error state (an illegal address, a launch failure, an
   // uncorrectable ECC error, a lost device): every later call on this context would fail too.
   bool healthy() const override;

@@ -20,6 +20,10 @@ cudaError_t capplan_fill_uniform(void* p, int dtype, size_t n, unsigned long lon
 // dst[i] = (float)src[i] (for checking results on the host).
 cudaError_t capplan_to_f32(const void* src, int dtype, float* dst, size_t n, cudaStream_t stream);
 
+// One empty kernel (one block of one thread): a launch and nothing else. Like every function
+// here it returns cudaGetLastError(), the check a framework makes after each launch.
+cudaError_t capplan_empty(cudaStream_t stream);
+
 // Memory-bound patterns. norm: y = x * rsqrt(mean(x^2) + 1e-5) per row of `cols` (reads x once,
 // writes y once). elementwise: out = a * gelu(b) (SwiGLU-like: reads two, writes one).
 cudaError_t capplan_rms_norm(const void* x, void* y, int dtype, size_t rows, int cols, cudaStream_t stream);

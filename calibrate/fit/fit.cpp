@@ -324,6 +324,32 @@ Result<sim::MemoryFit> fit_memory(const std::vector<MemoryRecord>& records, cons
   return fit;
 }
 
+Result<sim::LaunchFit> fit_launch(const std::vector<LaunchRecord>& records, const std::string& pattern) {
+  const std::string where = "launch/" + pattern;
+  std::vector<double> x, t;
+  for (const auto& r : records) {
+    if (r.pattern != pattern || r.kernels <= 0 || !(r.time.median_s > 0)) continue;
+    x.push_back(static_cast<double>(r.kernels));
+    t.push_back(r.time.median_s);
+  }
+  if (count_distinct(x) < kMinSizes) {
+    return fail(where, std::to_string(count_distinct(x)) + " distinct batch sizes measured; a fit needs " +
+                           std::to_string(kMinSizes));
+  }
+  const LinearFit lf = fit_latency_rate(x, t);
+  if (!lf.ok) return fail(where, "time does not grow with the number of kernels; no cost per kernel can be fitted");
+  sim::LaunchFit fit;
+  fit.pattern = pattern;
+  std::vector<double> predicted;
+  for (double k : x) predicted.push_back(lf.latency + k * lf.inv_rate);
+  fit.quality = quality(t, predicted);
+  fit.per_kernel_s = fitted(lf.inv_rate, fit.quality);
+  fit.fixed_s = fitted(lf.latency, fit.quality);
+  fit.min_kernels = static_cast<int>(*std::min_element(x.begin(), x.end()));
+  fit.max_kernels = static_cast<int>(*std::max_element(x.begin(), x.end()));
+  return fit;
+}
+
 Result<sim::CollectiveFit> fit_collective(const std::vector<CollectiveRecord>& records, sim::CollectiveKind kind,
                                           int ranks, const std::string& tier) {
   const std::string where = std::string("collectives/") + sim::to_string(kind) + "/" + std::to_string(ranks) + "/" + tier;
@@ -386,6 +412,12 @@ Result<sim::Profile> fit_profile(const Measurements& m) {
     check(r.ranks >= 2, w + "/ranks", "must be >= 2", r.ranks);
     check(r.time.median_s >= 0 && std::isfinite(r.time.median_s), w + "/time/median_s", "must be >= 0", r.time.median_s);
   }
+  for (std::size_t i = 0; i < m.launches.size(); ++i) {
+    const auto& r = m.launches[i];
+    const std::string w = "/launches/" + std::to_string(i);
+    check(r.kernels > 0, w + "/kernels", "must be > 0", r.kernels);
+    check(r.time.median_s >= 0 && std::isfinite(r.time.median_s), w + "/time/median_s", "must be >= 0", r.time.median_s);
+  }
   for (std::size_t i = 0; i < m.steps.size(); ++i) {
     const auto& r = m.steps[i];
     check(r.time.median_s >= 0 && std::isfinite(r.time.median_s), "/steps/" + std::to_string(i) + "/time/median_s",
@@ -412,6 +444,7 @@ Result<sim::Profile> fit_profile(const Measurements& m) {
   const std::vector<MemoryRecord> memory = keep(m.memory, "memory");
   const std::vector<CollectiveRecord> collectives = keep(m.collectives, "collectives");
   const std::vector<StepRecord> steps = keep(m.steps, "steps");
+  const std::vector<LaunchRecord> launches = keep(m.launches, "launches");
 
   sim::Profile p;
   const Context& c = m.context;
@@ -464,6 +497,19 @@ Result<sim::Profile> fit_profile(const Measurements& m) {
   for (const auto& [kind, ranks, tier] : groups) {
     if (auto f = fit_collective(collectives, static_cast<sim::CollectiveKind>(kind), ranks, tier)) {
       p.collectives.push_back(*f);
+    } else {
+      note(f.error());
+    }
+  }
+  std::vector<std::string> launch_patterns;
+  for (const auto& r : launches) {
+    if (std::find(launch_patterns.begin(), launch_patterns.end(), r.pattern) == launch_patterns.end()) {
+      launch_patterns.push_back(r.pattern);
+    }
+  }
+  for (const auto& pat : launch_patterns) {
+    if (auto f = fit_launch(launches, pat)) {
+      p.launch.push_back(*f);
     } else {
       note(f.error());
     }

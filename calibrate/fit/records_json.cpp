@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The records file (docs/calibration.md, "Records file"): every measurement with all its samples,
 // so a fit can be redone offline and real records can be kept as test fixtures.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -125,6 +128,11 @@ std::string measurements_to_json(const Measurements& m) {
                      {"components_s", comps}});
   }
   root["steps"] = steps;
+  json launches = json::array();
+  for (const auto& r : m.launches) {
+    launches.push_back({{"pattern", r.pattern}, {"kernels", r.kernels}, {"time", stats_to_json(r.time)}});
+  }
+  root["launches"] = launches;
   return root.dump(2) + "\n";
 }
 
@@ -138,7 +146,7 @@ Result<Measurements> parse_measurements(const std::string& text, const std::stri
   Measurements m;
   Object top{root, "", r};
   top.schema(kSchema, kRecordsSchemaVersion);
-  top.known({"schema", "schema_version", "context", "gemms", "memory", "collectives", "steps"});
+  top.known({"schema", "schema_version", "context", "gemms", "memory", "collectives", "steps", "launches"});
 
   top.object("context", [&](Object& o) {
     Context& c = m.context;
@@ -216,6 +224,20 @@ Result<Measurements> parse_measurements(const std::string& text, const std::stri
     o.known({"shape", "time", "components_s"});
     m.steps.push_back(std::move(s));
   });
+  // Optional: records written before the launch sweep have none.
+  if (top.has("launches")) {
+    top.list("launches", [&](Object& o) {
+      LaunchRecord rec;
+      rec.pattern = o.one_of("pattern", std::vector<std::string>(std::begin(sim::kLaunchPatterns), std::end(sim::kLaunchPatterns)),
+                             "launch pattern");
+      const std::int64_t kernels = o.integer("kernels", 1, 1);
+      if (kernels > 1'000'000) o.error("kernels", "must be at most 1000000; got " + std::to_string(kernels));
+      rec.kernels = static_cast<int>(std::min<std::int64_t>(kernels, 1'000'000));
+      rec.time = read_stats(o);
+      o.known({"pattern", "kernels", "time"});
+      m.launches.push_back(std::move(rec));
+    });
+  }
   if (!diags.empty()) return std::unexpected(std::move(diags));
   return m;
 }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -213,6 +214,40 @@ class HostBackend final : public MeasurementBackend {
     } else {
       return fail(where, "unknown pattern; the host backend measures copy, norm, elementwise, gelu, softmax");
     }
+    return r;
+  }
+
+  std::vector<std::string> launch_patterns() const override { return {"launch", "back_to_back"}; }
+
+  // The host's "launch" is what the step runner pays per op: a call through its vector of
+  // std::function kernels (host_layer.cpp). "launch" calls `kernels` empty ones; "back_to_back"
+  // `kernels` of the smallest real kernel (a residual add over 64 floats), so per kernel it is
+  // the dispatch plus the least work a kernel does. Both by thread CPU time like every host case.
+  Result<LaunchRecord> launch(const std::string& pattern, int kernels, const RunOptions& o) override {
+    const std::string where = "launch " + pattern;
+    if (kernels <= 0 || kernels > 1'000'000) return fail(where, "kernels must be in [1, 1000000]");
+    std::vector<std::function<void()>> issue;
+    issue.reserve(static_cast<std::size_t>(kernels));
+    Mat<float> a(1, 64), b(1, 64), c(1, 64);
+    std::mt19937 rng(11);
+    fill_random(a, rng);
+    fill_random(b, rng);
+    volatile int sink = 0;
+    if (pattern == "launch") {
+      for (int i = 0; i < kernels; ++i) issue.emplace_back([&sink] { sink = sink + 1; });
+    } else if (pattern == "back_to_back") {
+      for (int i = 0; i < kernels; ++i) issue.emplace_back([&] { host::residual_add(a, b, c); });
+    } else {
+      return fail(where, "unknown pattern; the host backend measures launch and back_to_back");
+    }
+    LaunchRecord r;
+    r.pattern = pattern;
+    r.kernels = kernels;
+    r.time = measure(
+        [&] {
+          for (const auto& k : issue) k();
+        },
+        o);
     return r;
   }
 

@@ -46,6 +46,14 @@ std::vector<GemmShape> gemm_grid(const MeasurementBackend& b, bool quick, sim::P
     out.push_back({rect, 4 * rect, rect, 1, dtype});
     out.push_back({rect, rect, 4 * rect, 1, dtype});
   }
+  if (!is_host(b)) {
+    // The small-GEMM curve: few rows against a layer-sized weight (decode batches, a micro-batch
+    // of one short sequence, LoRA adapters), where wave quantisation and launch dominate.
+    const std::vector<std::int64_t> rows = quick ? std::vector<std::int64_t>{16, 128}
+                                                 : std::vector<std::int64_t>{1, 8, 16, 32, 64, 128};
+    for (auto m : rows) out.push_back({m, 4096, 4096, 1, dtype});
+    if (!quick) out.push_back({64, 64, 64, 1, dtype});
+  }
   return out;
 }
 
@@ -67,6 +75,8 @@ std::string Case::label() const {
       return "memory " + pattern + " " + std::to_string(static_cast<long long>(bytes)) + " B";
     case CaseKind::collective:
       return std::string(sim::to_string(collective)) + " " + std::to_string(static_cast<long long>(bytes)) + " B";
+    case CaseKind::launch:
+      return "launch " + pattern + " " + std::to_string(kernels) + " kernels";
     case CaseKind::step:
       return "training step h=" + std::to_string(step.hidden) + " heads=" + std::to_string(step.heads) +
              " seq=" + std::to_string(step.seq_len) + " mb=" + std::to_string(step.micro_batch) +
@@ -201,6 +211,18 @@ std::vector<Case> plan_sweep(const MeasurementBackend& b, const PlanOptions& o) 
   }
 
   if (!o.collectives_only) {
+    // Launch and dispatch: batches of 16 to 1024 kernels (4 sizes, so the per-kernel cost is a
+    // slope through four points and the fixed cost of the timing itself drops out).
+    const std::vector<int> batches = o.quick ? std::vector<int>{16, 128, 1024} : std::vector<int>{16, 64, 256, 1024};
+    for (const auto& pattern : b.launch_patterns()) {
+      for (int k : batches) {
+        Case c;
+        c.kind = CaseKind::launch;
+        c.pattern = pattern;
+        c.kernels = k;
+        plan.push_back(c);
+      }
+    }
     for (const auto& s : steps) {
       Case c;
       c.kind = CaseKind::step;
@@ -228,6 +250,9 @@ bool already_measured(const Measurements& m, const Case& c) {
       });
     case CaseKind::step:
       return std::any_of(m.steps.begin(), m.steps.end(), [&](const StepRecord& r) { return r.shape == c.step; });
+    case CaseKind::launch:
+      return std::any_of(m.launches.begin(), m.launches.end(),
+                         [&](const LaunchRecord& r) { return r.pattern == c.pattern && r.kernels == c.kernels; });
   }
   return false;
 }
@@ -272,6 +297,10 @@ RunReport run_calibration(MeasurementBackend& backend, const std::vector<Case>& 
           break;
         case CaseKind::step:
           if (auto r = backend.training_step(c.step, options)) m.steps.push_back(*r);
+          else failed = r.error();
+          break;
+        case CaseKind::launch:
+          if (auto r = backend.launch(c.pattern, c.kernels, options)) m.launches.push_back(*r);
           else failed = r.error();
           break;
       }

@@ -4,7 +4,9 @@
 // other input: all findings collected, each naming its field.
 #include "capplan/data/profile_io.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -273,6 +275,18 @@ std::string profile_to_json(const sim::Profile& p) {
   root["steps"] = steps;
   root["notes"] = p.notes;
   if (p.runs_fit) root["runs_fit"] = runs_fit_to_json(*p.runs_fit);
+  if (!p.launch.empty()) {
+    json launch = json::array();
+    for (const auto& f : p.launch) {
+      launch.push_back({{"pattern", f.pattern},
+                        {"per_kernel_s", param_to_json(f.per_kernel_s)},
+                        {"fixed_s", param_to_json(f.fixed_s)},
+                        {"quality", quality_to_json(f.quality)},
+                        {"min_kernels", f.min_kernels},
+                        {"max_kernels", f.max_kernels}});
+    }
+    root["launch"] = launch;
+  }
   return root.dump(2) + "\n";
 }
 
@@ -286,7 +300,7 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
   if (!r.object(root, "")) return std::unexpected(std::move(diags));
   sim::Profile p;
   Object top{root, "", r};
-  // Version 1 (before runs_fit) still reads; it has no runs_fit.
+  // Versions 1 (before runs_fit) and 2 (before the launch fits) still read.
   int version = sim::kProfileSchemaVersion;
   if (const json* s = top.get("schema"); s != nullptr && (!s->is_string() || s->get<std::string>() != kSchema)) {
     r.error(top.at("schema"), std::string("must be \"") + kSchema + "\"; got " + describe(*s));
@@ -300,12 +314,43 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
     if (n) version = static_cast<int>(*n);
   }
   top.known({"schema", "schema_version", "context", "gemm", "gemm_points", "memory", "memory_points", "collectives",
-             "steps", "notes", "runs_fit"});
+             "steps", "notes", "runs_fit", "launch"});
   if (top.has("runs_fit")) {
     if (version < 2) {
       r.error(top.at("runs_fit"), "needs schema_version 2 or later; got " + std::to_string(version));
     } else {
       top.object("runs_fit", [&](Object& o) { p.runs_fit = runs_fit(o); });
+    }
+  }
+
+  if (top.has("launch")) {
+    if (version < 3) {
+      r.error(top.at("launch"), "needs schema_version 3 or later; got " + std::to_string(version));
+    } else {
+      const std::vector<std::string> patterns(std::begin(sim::kLaunchPatterns), std::end(sim::kLaunchPatterns));
+      top.list("launch", [&](Object& o) {
+        sim::LaunchFit f;
+        f.pattern = o.one_of("pattern", patterns, "launch pattern");
+        f.per_kernel_s = param(o, "per_kernel_s", 0, true, kLimits.latency_s);
+        f.fixed_s = param(o, "fixed_s", 0, false, kLimits.latency_s);
+        f.quality = quality(o);
+        // A batch of kernels, as the records file bounds it (at most a million launches).
+        const auto kernels = [&](const char* key) {
+          const std::int64_t n = o.integer(key, 1);
+          if (n > 1'000'000) o.error(key, "must be at most 1000000; got " + std::to_string(n));
+          return static_cast<int>(std::min<std::int64_t>(n, 1'000'000));
+        };
+        f.min_kernels = kernels("min_kernels");
+        f.max_kernels = kernels("max_kernels");
+        check_order(r, o.path, "min_kernels", f.min_kernels, "max_kernels", f.max_kernels);
+        o.known({"pattern", "per_kernel_s", "fixed_s", "quality", "min_kernels", "max_kernels"});
+        for (const auto& other : p.launch) {
+          if (!f.pattern.empty() && other.pattern == f.pattern) {
+            r.error(o.at("pattern"), "a second fit for " + f.pattern);
+          }
+        }
+        p.launch.push_back(f);
+      });
     }
   }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "capplan/sim/result.hpp"
+#include "capplan/calibrate/fit.hpp"
 #include "cuda_backend.hpp"
 #include "step_test_support.hpp"
 
@@ -91,6 +92,27 @@ TEST(CudaBackendOnGpu, MemoryPatternsReportPlausibleBandwidth) {
 }
 
 // bf16 output: one rounding to an 8-bit mantissa, relative error ~2e-3; allow 1e-2.
+// Launch and dispatch on a real GPU: every pattern's batch of 1024 takes longer than its batch of
+// 16, and the fitted cost per kernel lies between 0.1 us and 50 us (CUDA launches cost a few
+// microseconds on any host of the last decade; graph nodes and back-to-back empty kernels about one).
+TEST(CudaBackendOnGpu, LaunchPatternsFitAPlausibleCostPerKernel) {
+  CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
+  std::vector<LaunchRecord> recs;
+  for (const auto& pattern : cuda.launch_patterns()) {
+    for (int k : {16, 128, 1024}) {
+      auto rec = cuda.launch(pattern, k, quick());
+      ASSERT_TRUE(rec.has_value()) << pattern << ": " << to_string(rec.error());
+      recs.push_back(*rec);
+    }
+    EXPECT_GT(recs.back().time.median_s, recs[recs.size() - 3].time.median_s) << pattern;
+    auto fit = fit_launch(recs, pattern);
+    ASSERT_TRUE(fit.has_value()) << pattern << ": " << to_string(fit.error());
+    EXPECT_GT(fit->per_kernel_s.value, 1e-7) << pattern;
+    EXPECT_LT(fit->per_kernel_s.value, 5e-5) << pattern;
+  }
+  EXPECT_FALSE(cuda.launch("warp", 16, quick()).has_value());
+}
+
 TEST(CudaBackendOnGpu, NormKernelMatchesFloat64Reference) {
   CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
   auto err = cuda.norm_relative_error(64, 8192);

@@ -4,6 +4,7 @@
 // sane fits of real host records kept in tests/fixtures/calibrate/.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -277,6 +278,78 @@ TEST(RecordsFile, RoundTripsEveryRecord) {
   EXPECT_EQ(back->steps[0].shape, s.shape);
   EXPECT_DOUBLE_EQ(back->steps[0].components_s.at("gemm"), 0.03);
   EXPECT_EQ(measurements_to_json(*back), text);
+}
+
+// Launch batches of 16..1024 kernels: time = fixed + kernels x per kernel. With 2% noise the
+// per-kernel cost (the slope, set by the large batches) comes back within 3%, the fixed cost
+// (an event or a synchronisation, under 1% of the 1024-kernel batch) within a loose 50%.
+TEST(LaunchFit, RecoversThePerKernelAndFixedCostOfABatch) {
+  std::mt19937 rng(5);
+  std::vector<LaunchRecord> recs;
+  const double per_kernel = 2.5e-6, fixed = 8e-6;
+  for (int k : {16, 64, 256, 1024}) {
+    recs.push_back({"launch", k, noisy(fixed + k * per_kernel, rng, 9)});
+    recs.push_back({"graph", k, noisy(4e-6 + k * 0.8e-6, rng, 9)});  // another pattern: not mixed in
+  }
+  auto fit = fit_launch(recs, "launch");
+  ASSERT_TRUE(fit.has_value()) << to_string(fit.error());
+  EXPECT_EQ(fit->pattern, "launch");
+  EXPECT_NEAR(fit->per_kernel_s.value / per_kernel, 1.0, 0.03);
+  EXPECT_NEAR(fit->fixed_s.value / fixed, 1.0, 0.5);
+  EXPECT_EQ(fit->per_kernel_s.source, sim::ParamSource::fitted);
+  EXPECT_EQ(fit->per_kernel_s.samples, 4);
+  EXPECT_EQ(fit->min_kernels, 16);
+  EXPECT_EQ(fit->max_kernels, 1024);
+  EXPECT_GT(fit->quality.r2, 0.99);
+  auto graph = fit_launch(recs, "graph");
+  ASSERT_TRUE(graph.has_value());
+  EXPECT_NEAR(graph->per_kernel_s.value / 0.8e-6, 1.0, 0.03);
+}
+
+TEST(LaunchFit, TwoBatchSizesAreTooFewAndTheProfileSaysSo) {
+  std::mt19937 rng(6);
+  Measurements m = small_measurements();
+  for (int k : {16, 64, 256}) m.launches.push_back({"back_to_back", k, noisy(3e-6 + k * 2e-6, rng, 3)});
+  for (int k : {16, 64}) m.launches.push_back({"dispatch", k, noisy(k * 9e-6, rng, 3)});
+  auto p = fit_profile(m);
+  ASSERT_TRUE(p.has_value()) << to_string(p.error());
+  ASSERT_EQ(p->launch.size(), 1u);
+  EXPECT_EQ(p->launch[0].pattern, "back_to_back");
+  EXPECT_NEAR(p->kernel_floor_s() / 2e-6, 1.0, 0.05);
+  EXPECT_EQ(p->host_issue_s_per_op(), 0.0);  // neither dispatch (too few sizes) nor launch fitted
+  EXPECT_NE(std::find(p->notes.begin(), p->notes.end(), "launch/dispatch: 2 distinct batch sizes measured; a fit needs 3"),
+            p->notes.end());
+}
+
+TEST(RecordsFile, LaunchRecordsRoundTripAndOldFilesWithoutThemStillRead) {
+  std::mt19937 rng(7);
+  Measurements m = small_measurements();
+  m.launches.push_back({"dispatch", 256, noisy(2e-3, rng, 3)});
+  const std::string text = measurements_to_json(m);
+  auto back = parse_measurements(text, "records.json");
+  ASSERT_TRUE(back.has_value()) << to_string(back.error());
+  ASSERT_EQ(back->launches.size(), 1u);
+  EXPECT_EQ(back->launches[0].pattern, "dispatch");
+  EXPECT_EQ(back->launches[0].kernels, 256);
+  EXPECT_EQ(back->launches[0].time.samples_s, m.launches[0].time.samples_s);
+  EXPECT_EQ(measurements_to_json(*back), text);
+  // A records file from before the launch sweep: no "launches" key at all.
+  std::string old = measurements_to_json(small_measurements());
+  const auto key = old.find(",\n  \"launches\"");
+  ASSERT_NE(key, std::string::npos);
+  old.erase(key, old.find(']', key) + 1 - key);
+  auto read_old = parse_measurements(old, "old.json");
+  ASSERT_TRUE(read_old.has_value()) << to_string(read_old.error());
+  EXPECT_TRUE(read_old->launches.empty());
+  // A bad pattern and a non-positive batch are named by their pointers.
+  std::string bad = text;
+  bad.replace(bad.find("\"dispatch\""), 10, "\"dispatsh\"");
+  bad.replace(bad.find("\"kernels\": 256"), 14, "\"kernels\": 0");
+  auto broken = parse_measurements(bad, "records.json");
+  ASSERT_FALSE(broken.has_value());
+  const std::string all = to_string(broken.error());
+  EXPECT_NE(all.find("records.json#/launches/0/pattern"), std::string::npos) << all;
+  EXPECT_NE(all.find("records.json#/launches/0/kernels"), std::string::npos) << all;
 }
 
 TEST(RecordsFile, BadFieldsAreReportedByTheirPointer) {

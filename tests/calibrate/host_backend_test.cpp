@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "capplan/calibrate/calibration_run.hpp"
+#include "capplan/calibrate/fit.hpp"
 #include "capplan/calibrate/host_backend.hpp"
 #include "capplan/calibrate/records.hpp"
 #include "host_layer.hpp"
@@ -256,6 +257,54 @@ TEST(CalibrationPlan, QuickHostPlanHasEveryGemmOfTheValidateStep) {
   EXPECT_EQ(plan.back().step, step);
   o.collectives_only = true;
   EXPECT_TRUE(plan_sweep(*b, o).empty());
+}
+
+// The host plan measures its two launch patterns over four batch sizes, before the step.
+TEST(CalibrationPlan, HostPlanMeasuresLaunchesOverFourBatchSizes) {
+  auto b = host_backend();
+  const auto plan = plan_sweep(*b, PlanOptions{});
+  std::vector<std::pair<std::string, int>> launches;
+  for (const auto& c : plan) {
+    if (c.kind == CaseKind::launch) launches.push_back({c.pattern, c.kernels});
+  }
+  const std::vector<std::pair<std::string, int>> want = {{"launch", 16},       {"launch", 64},       {"launch", 256},
+                                                         {"launch", 1024},     {"back_to_back", 16}, {"back_to_back", 64},
+                                                         {"back_to_back", 256}, {"back_to_back", 1024}};
+  EXPECT_EQ(launches, want);
+  EXPECT_EQ(plan.back().kind, CaseKind::step);
+}
+
+// Measured for real: a batch of 1024 costs more than one of 16 (both patterns), a real kernel
+// more than an empty call, and the fit of the run's records gives a positive cost per kernel
+// below a microsecond-scale bound (a call through std::function on any CPU of the last decade
+// takes nanoseconds; a 64-float add tens of nanoseconds).
+TEST(HostBackend, MeasuresLaunchBatchesAndTheirFitIsPositive) {
+  auto b = host_backend();
+  std::vector<Case> plan;
+  for (const auto& c : plan_sweep(*b, PlanOptions{.quick = true})) {
+    if (c.kind == CaseKind::launch) plan.push_back(c);
+  }
+  ASSERT_EQ(plan.size(), 6u);  // quick: 16, 128, 1024 kernels of each pattern
+  const auto report = run_calibration(*b, plan, {}, fast());
+  ASSERT_EQ(report.measured, 6u);
+  const auto& l = report.measurements.launches;
+  ASSERT_EQ(l.size(), 6u);
+  for (const auto& r : l) EXPECT_GT(r.time.median_s, 0.0) << r.pattern << " " << r.kernels;
+  EXPECT_GT(l[2].time.median_s, l[0].time.median_s);  // launch 1024 > launch 16
+  EXPECT_GT(l[5].time.median_s, l[3].time.median_s);  // back_to_back 1024 > 16
+  EXPECT_GT(l[5].time.median_s, l[2].time.median_s);  // a real kernel costs more than an empty call
+  auto p = fit_profile(report.measurements);
+  ASSERT_TRUE(p.has_value()) << to_string(p.error());
+  ASSERT_EQ(p->launch.size(), 2u);
+  for (const auto& f : p->launch) {
+    EXPECT_GT(f.per_kernel_s.value, 0.0) << f.pattern;
+    EXPECT_LT(f.per_kernel_s.value, 1e-5) << f.pattern;
+  }
+  EXPECT_GT(p->kernel_floor_s(), p->host_issue_s_per_op());
+  // Another backend's pattern is refused with a reason, not measured.
+  auto refused = b->launch("graph", 16, fast());
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error()[0].message.find("unknown pattern"), std::string::npos);
 }
 
 TEST(CalibrationRun, ResumeMeasuresOnlyWhatIsMissing) {

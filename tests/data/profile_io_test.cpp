@@ -128,8 +128,8 @@ TEST(ProfileFile, AMissingFieldIsNamed) {
 }
 
 TEST(ProfileFile, AnotherSchemaVersionIsRejected) {
-  EXPECT_NE(diagnostics_after("/schema_version", 3).find(
-                "profile.json#/schema_version: unsupported schema version (this capplan reads 1 to 2); got 3"),
+  EXPECT_NE(diagnostics_after("/schema_version", 4).find(
+                "profile.json#/schema_version: unsupported schema version (this capplan reads 1 to 3); got 4"),
             std::string::npos);
   EXPECT_NE(diagnostics_after("/schema", "capplan-records").find("profile.json#/schema: must be \"capplan-profile\""),
             std::string::npos);
@@ -202,6 +202,58 @@ TEST(ProfileFile, VersionOneProfilesStillReadAndCannotCarryARunsFit) {
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(to_string(bad.error()).find("old.json#/runs_fit: needs schema_version 2 or later; got 1"),
             std::string::npos);
+}
+
+sim::Profile launch_profile() {
+  sim::Profile p = sample_profile();
+  p.launch.push_back({.pattern = "launch", .per_kernel_s = param(2.4e-6), .fixed_s = param(7e-6),
+                      .quality = {4, 0.01, 0.02, 0.999}, .min_kernels = 16, .max_kernels = 1024});
+  p.launch.push_back({.pattern = "dispatch", .per_kernel_s = param(6.5e-6), .fixed_s = param(0.0),
+                      .quality = {4, 0.02, 0.03, 0.998}, .min_kernels = 16, .max_kernels = 1024});
+  return p;
+}
+
+TEST(ProfileFile, LaunchFitsRoundTrip) {
+  const sim::Profile p = launch_profile();
+  const std::string text = profile_to_json(p);
+  auto back = parse_profile(text, "profile.json");
+  ASSERT_TRUE(back.has_value()) << to_string(back.error());
+  ASSERT_EQ(back->launch.size(), 2u);
+  EXPECT_EQ(back->launch[0].pattern, "launch");
+  EXPECT_DOUBLE_EQ(back->launch[0].per_kernel_s.value, 2.4e-6);
+  EXPECT_DOUBLE_EQ(back->launch[0].fixed_s.value, 7e-6);
+  EXPECT_EQ(back->launch[1].max_kernels, 1024);
+  EXPECT_DOUBLE_EQ(back->host_issue_s_per_op(), 6.5e-6);  // dispatch, measured, wins over launch
+  EXPECT_EQ(back->kernel_floor_s(), 0.0);                   // back_to_back not measured
+  EXPECT_EQ(profile_to_json(*back), text);                  // a fixed point
+  // A profile without launch fits writes no "launch" key (what schema 2 readers expect to see).
+  EXPECT_EQ(profile_to_json(sample_profile()).find("\"launch\""), std::string::npos);
+}
+
+TEST(ProfileFile, LaunchFitsNeedSchemaThreeAndValidValues) {
+  nlohmann::json j = nlohmann::json::parse(profile_to_json(launch_profile()));
+  j["schema_version"] = 2;
+  auto old = parse_profile(j.dump(), "old.json");
+  ASSERT_FALSE(old.has_value());
+  EXPECT_NE(to_string(old.error()).find("old.json#/launch: needs schema_version 3 or later; got 2"), std::string::npos);
+  nlohmann::json k = nlohmann::json::parse(profile_to_json(launch_profile()));
+  k["launch"][0]["pattern"] = "lanch";
+  k["launch"][1]["per_kernel_s"]["value"] = 0;
+  k["launch"][1]["max_kernels"] = 8;  // below min_kernels
+  k["launch"][1]["min_kernels"] = 2000000;
+  auto bad = parse_profile(k.dump(), "p.json");
+  ASSERT_FALSE(bad.has_value());
+  const std::string all = to_string(bad.error());
+  EXPECT_NE(all.find("p.json#/launch/0/pattern"), std::string::npos) << all;
+  EXPECT_NE(all.find("p.json#/launch/1/per_kernel_s/value"), std::string::npos) << all;
+  EXPECT_NE(all.find("p.json#/launch/1/min_kernels: must be at most 1000000; got 2000000"), std::string::npos) << all;
+  EXPECT_NE(all.find("p.json#/launch/1/max_kernels: must be >= min_kernels"), std::string::npos) << all;
+  // Two fits of one pattern.
+  nlohmann::json d = nlohmann::json::parse(profile_to_json(launch_profile()));
+  d["launch"][1]["pattern"] = "launch";
+  auto twice = parse_profile(d.dump(), "p.json");
+  ASSERT_FALSE(twice.has_value());
+  EXPECT_NE(to_string(twice.error()).find("p.json#/launch/1/pattern: a second fit for launch"), std::string::npos);
 }
 
 TEST(ProfileFile, RunsFitValuesOutsideTheirBoundsAreNamed) {

@@ -347,5 +347,32 @@ TEST(CalibratedCost, IsSafeToCallFromSeveralThreads) {
   for (int m : mismatches) EXPECT_EQ(m, 0);
 }
 
+// A kernel occupies the GPU at least the measured back-to-back time per kernel: a 1 KB
+// element-wise op (fitted: 4 us + 1e3 / 2.5e12 s) and a tiny GEMM priced by the datasheet are
+// raised to a measured 9 us floor, a large op is untouched, and an A100 scenario ignores the H100's
+// floor.
+TEST(CalibratedCost, AMeasuredBackToBackKernelTimeIsTheFloorOfEveryKernel) {
+  Profile p = h100_profile();
+  LaunchFit b2b;
+  b2b.pattern = "back_to_back";
+  b2b.per_kernel_s = fitted(9e-6);
+  b2b.min_kernels = 16;
+  b2b.max_kernels = 1024;
+  p.launch.push_back(b2b);
+  const Cluster c = h100_cluster();
+  const CalibratedCost cost(p, c);
+  const CalibratedCost without(h100_profile(), c);
+  const MemoryOp small{"gelu", units::bytes(1e3)};
+  EXPECT_NEAR(without.memory(small).base(), 4e-6 + 1e3 / 2.5e12, 1e-15);
+  EXPECT_DOUBLE_EQ(cost.memory(small).base(), 9e-6);
+  const GemmOp tiny{"tiny", 16, 64, 64, 1, Precision::bf16};
+  ASSERT_LT(without.gemm(tiny).base(), 9e-6);  // the datasheet's launch (4 us) plus almost nothing
+  EXPECT_DOUBLE_EQ(cost.gemm(tiny).base(), 9e-6);
+  const MemoryOp large{"gelu", units::bytes(1e9)};
+  EXPECT_DOUBLE_EQ(cost.memory(large).base(), without.memory(large).base());
+  const Cluster a100 = test::cluster_of(test::a100_80gb(), 16);
+  EXPECT_DOUBLE_EQ(CalibratedCost(p, a100).memory(small).base(), CalibratedCost(h100_profile(), a100).memory(small).base());
+}
+
 }  // namespace
 }  // namespace capplan::sim

@@ -3,6 +3,7 @@
 // micro-batch of a stage takes the longer of its GPU time and the host time to issue its ops.
 #include <gtest/gtest.h>
 
+#include "capplan/sim/calibrated_cost.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
 #include "capplan/sim/step_model.hpp"
@@ -80,6 +81,64 @@ TEST(HostBound, ALargeModelIsNeverHostBound) {
   const Estimate with_host = estimate_of(s);
   EXPECT_EQ(with_host.step.breakdown.host.base(), 0.0);
   EXPECT_DOUBLE_EQ(with_host.step.time.base(), plain.step.time.base());
+}
+
+// A profile measured on the scenario's GPU with only launch fits (no GEMM, memory or collective
+// curves: every op's GPU time is the datasheet's): `dispatch_s` per op of a framework-like
+// sequence, `launch_s` per bare launch (0: that pattern not measured).
+Profile launch_profile(double dispatch_s, double launch_s, const std::string& device = "NVIDIA A100-SXM4-80GB") {
+  Profile p;
+  p.context = {{"backend", "cuda"}, {"device", device}, {"date_utc", "2026-12-04T00:00:00Z"}};
+  auto fit = [](const char* pattern, double per_kernel) {
+    LaunchFit f;
+    f.pattern = pattern;
+    f.per_kernel_s = Param{per_kernel, ParamSource::fitted, 4, 0.01};
+    f.min_kernels = 16;
+    f.max_kernels = 1024;
+    return f;
+  };
+  if (dispatch_s > 0) p.launch.push_back(fit("dispatch", dispatch_s));
+  if (launch_s > 0) p.launch.push_back(fit("launch", launch_s));
+  return p;
+}
+
+Estimate calibrated_estimate_of(const Scenario& s, const Profile& profile) {
+  const CalibratedCost cost(profile, s.cluster);
+  auto e = estimate(s, cost);
+  EXPECT_TRUE(e.has_value()) << (e ? "" : to_string(e.error()));
+  return e ? *e : Estimate{};
+}
+
+// The measured host issue time per op is a floor under the framework's: with a recipe that has
+// no host time it alone makes the step launch-bound, exactly as that host time in the recipe
+// would (the GPU times are the datasheet's in both); a larger recipe figure wins over it.
+TEST(HostBound, AMeasuredDispatchTimeIsTheFloorOfTheHostTimePerOp) {
+  const Estimate recipe = estimate_of(tiny(1e-3));
+  const Estimate measured = calibrated_estimate_of(tiny(0), launch_profile(1e-3, 0));
+  ASSERT_GT(measured.step.breakdown.host.base(), 0.0);
+  EXPECT_DOUBLE_EQ(measured.step.time.base(), recipe.step.time.base());
+  EXPECT_DOUBLE_EQ(measured.step.breakdown.host.base(), recipe.step.breakdown.host.base());
+  // The recipe's 2 ms per op is more than the measured 1 ms: the recipe's figure stands.
+  EXPECT_DOUBLE_EQ(calibrated_estimate_of(tiny(2e-3), launch_profile(1e-3, 0)).step.time.base(),
+                   estimate_of(tiny(2e-3)).step.time.base());
+}
+
+// Dispatch (a framework-like sequence) is what an op costs the host; the bare launch stands in
+// only where dispatch was not measured.
+TEST(HostBound, TheDispatchFitWinsOverTheBareLaunchAndTheLaunchStandsInForIt) {
+  EXPECT_DOUBLE_EQ(launch_profile(1e-3, 5e-6).host_issue_s_per_op(), 1e-3);
+  EXPECT_DOUBLE_EQ(launch_profile(0, 5e-6).host_issue_s_per_op(), 5e-6);
+  EXPECT_DOUBLE_EQ(launch_profile(0, 0).host_issue_s_per_op(), 0.0);
+  const Estimate launch_only = calibrated_estimate_of(tiny(0), launch_profile(0, 1e-3));
+  EXPECT_DOUBLE_EQ(launch_only.step.time.base(), estimate_of(tiny(1e-3)).step.time.base());
+}
+
+// Another GPU's launch costs say nothing about this one: an H100 profile on the A100 scenario
+// leaves the host time at the recipe's (0 here).
+TEST(HostBound, AnotherDevicesLaunchFitIsNotApplied) {
+  const Estimate other = calibrated_estimate_of(tiny(0), launch_profile(1e-3, 0, "NVIDIA H100 80GB HBM3"));
+  EXPECT_EQ(other.step.breakdown.host.base(), 0.0);
+  EXPECT_DOUBLE_EQ(other.step.time.base(), estimate_of(tiny(0)).step.time.base());
 }
 
 }  // namespace

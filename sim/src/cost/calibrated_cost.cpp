@@ -346,15 +346,24 @@ CalibratedCost::Choice CalibratedCost::collective_choice(const CollectiveOp& op,
 units::Seconds CalibratedCost::gemm(const GemmOp& op) const {
   if (op.m <= 0 || op.n <= 0 || op.k <= 0 || op.batch <= 0) return {};
   const Choice c = gemm_choice(op);
-  if (c.datasheet() || !std::isfinite(c.seconds) || c.seconds < 0) return datasheet_.gemm(op);
-  return units::seconds(std::max(c.seconds, gemm_floor_s(op)));
+  const double t = c.datasheet() || !std::isfinite(c.seconds) || c.seconds < 0
+                       ? datasheet_.gemm(op).base()
+                       : std::max(c.seconds, gemm_floor_s(op));
+  return units::seconds(std::max(t, kernel_floor_s()));
 }
 
 units::Seconds CalibratedCost::memory(const MemoryOp& op) const {
   if (op.bytes.base() <= 0) return {};
   const Choice c = memory_choice(op);
-  if (c.datasheet() || !std::isfinite(c.seconds) || c.seconds < 0) return datasheet_.memory(op);
-  return units::seconds(std::max(c.seconds, memory_floor_s(op)));
+  const double t = c.datasheet() || !std::isfinite(c.seconds) || c.seconds < 0
+                       ? datasheet_.memory(op).base()
+                       : std::max(c.seconds, memory_floor_s(op));
+  return units::seconds(std::max(t, kernel_floor_s()));
+}
+
+double CalibratedCost::host_issue_s_per_op() const {
+  const double measured = own_device_ ? profile_.host_issue_s_per_op() : 0.0;
+  return measured > 0 ? measured : datasheet_.host_issue_s_per_op();
 }
 
 units::Seconds CalibratedCost::collective(const CollectiveOp& op) const {

@@ -27,6 +27,7 @@ void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostM
   double& dp_step = into.dp_step;
   double& dp_grad = into.dp_grad;
   double& optimizer = into.optimizer;
+  into.host_issue_s_per_op = std::max(into.host_issue_s_per_op, cost.host_issue_s_per_op());
   for (const StepOp& so : ops) {
     if (so.role == OpRole::checkpoint) continue;  // no kernel
     const double t = cost.cost(so.op).base() * so.count;
@@ -106,8 +107,9 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
     double total = 0, compute = 0, recompute = 0, backward = 0, tp = 0, pp = 0, fsdp = 0, ep = 0, cp = 0, host = 0;
   };
   // Host issue time per op (kernel launch plus the framework's dispatch): the CPU runs ahead of
-  // the GPU, so a micro-batch takes the longer of its GPU time and its host time.
-  const double host_per_op = s.training.host_s_per_op;
+  // the GPU, so a micro-batch takes the longer of its GPU time and its host time. The framework's
+  // figure, never below what the cost model knows one op's launch to take on the host.
+  const double host_per_op = std::max(s.training.host_s_per_op, buckets.host_issue_s_per_op);
   // The step waits for its slowest GPU (variability.hpp): every stage's compute is stretched by
   // the expected slowdown of the slowest of the job's GPUs; so are the fill and drain.
   const double slow = slowest_gpu_slowdown(s.cluster.gpus, s.cluster.gpu_speed_spread);

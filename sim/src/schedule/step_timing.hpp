@@ -32,6 +32,9 @@ struct Bucket {
 struct OpBuckets {
   Bucket layer, dense_ffn, moe_ffn, embedding, output, pipeline, mamba;
   double dp_step = 0, dp_grad = 0, optimizer = 0;  // once per step
+  // The cost model's least host time per op (OpCostModel::host_issue_s_per_op): not a sum, the
+  // same for every part.
+  double host_issue_s_per_op = 0;
 };
 
 // Adds the cost of `ops` to `into`.

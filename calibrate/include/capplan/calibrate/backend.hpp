@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "capplan/calibrate/records.hpp"
 #include "capplan/sim/result.hpp"
@@ -34,6 +35,14 @@ class MeasurementBackend {
   virtual Result<CollectiveRecord> collective(sim::CollectiveKind kind, double bytes,
                                               const RunOptions& options) = 0;
   virtual Result<StepRecord> training_step(const StepShape& shape, const RunOptions& options) = 0;
+  // `kernels` launches of one pattern (LaunchRecord). The patterns this backend measures, in
+  // plan order; a backend that measures none refuses every pattern.
+  virtual std::vector<std::string> launch_patterns() const { return {}; }
+  virtual Result<LaunchRecord> launch(const std::string& pattern, int kernels, const RunOptions& options) {
+    (void)kernels;
+    (void)options;
+    return fail("launch " + pattern, "the " + name() + " backend does not measure kernel launches");
+  }
   // False once the backend cannot measure any more (the device was lost, a sticky CUDA error,
   // a collective timed out and left the communicator unusable): run_calibration then stops after
   // the failed case, keeping the records so far, instead of failing every case that follows.

@@ -17,16 +17,18 @@
 
 namespace capplan::calib {
 
-enum class CaseKind { gemm, memory, collective, step };
+enum class CaseKind { gemm, memory, collective, step, launch };
 
 // One thing to measure. Only the fields of its kind are meaningful.
 struct Case {
   CaseKind kind = CaseKind::gemm;
   GemmShape gemm;                                           // gemm
-  std::string pattern;                                      // memory: "copy", "norm", "elementwise"
+  std::string pattern;                                      // memory: "copy", "norm", "elementwise";
+                                                            // launch: "launch", "back_to_back", ...
   double bytes = 0;                                         // memory, collective
   sim::CollectiveKind collective = sim::CollectiveKind::all_reduce;  // collective
   StepShape step;                                           // step
+  int kernels = 0;                                          // launch: kernels per batch
   std::string label() const;  // "gemm bf16 m=1024 n=1024 k=1024", for progress lines
 };
 

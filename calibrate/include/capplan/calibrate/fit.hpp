@@ -34,11 +34,14 @@ Result<sim::Profile> fit_profile(const Measurements& m);
 // Diagnostic whose `where` names the fit ("gemm/bf16").
 Result<sim::GemmFit> fit_gemm(const std::vector<GemmRecord>& records, sim::Precision dtype, int wave_units = 0);
 Result<sim::MemoryFit> fit_memory(const std::vector<MemoryRecord>& records, const std::string& pattern);
+// time of a batch = fixed + kernels x per_kernel over the batches of one launch pattern.
+Result<sim::LaunchFit> fit_launch(const std::vector<LaunchRecord>& records, const std::string& pattern);
 Result<sim::CollectiveFit> fit_collective(const std::vector<CollectiveRecord>& records, sim::CollectiveKind kind,
                                           int ranks, const std::string& tier);
 
 // The records file: {"schema": "capplan-records", "schema_version": 1, "context": {...},
-// "gemms": [...], "memory": [...], "collectives": [...], "steps": [...]}; every record keeps all
+// "gemms": [...], "memory": [...], "collectives": [...], "steps": [...], "launches": [...]}
+// ("launches" optional: records written before the launch sweep have none); every record keeps all
 // of its samples and its summary statistics. parse_measurements validates every field (type,
 // range, unknown keys are errors) and names it: "records.json#/gemms/3/m: must be > 0; got 0".
 std::string measurements_to_json(const Measurements& m);

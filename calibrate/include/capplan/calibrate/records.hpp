@@ -104,6 +104,24 @@ struct StepRecord {
   std::map<std::string, double> components_s;  // e.g. "gemm", "attention", "memory" (medians)
 };
 
+// Kernel launch and dispatch (docs/calibration.md, "Launch and dispatch"): `kernels` kernels
+// issued back to back, one pattern:
+//   "launch"       host time to issue `kernels` empty kernels, nothing synchronised in between:
+//                  what the host pays per launch (cudaLaunchKernel; on the host backend a call
+//                  through the step runner's type-erased dispatch);
+//   "back_to_back" wall time from issuing the first of `kernels` empty kernels to the end of the
+//                  last: the GPU's time per kernel when kernels are shorter than their launch;
+//   "graph"        the same kernels replayed from one CUDA graph (launch replaced by the graph's
+//                  per-node cost, as CUDA-graph engines run their decode steps);
+//   "dispatch"     host time to issue a framework-like op sequence (the backend's own small
+//                  kernels and library GEMMs in a layer's order), per op of the sequence.
+// Fitted as time = fixed + kernels x per-kernel cost (fit_launch).
+struct LaunchRecord {
+  std::string pattern;
+  int kernels = 0;
+  SampleStats time;  // of the whole batch of `kernels`
+};
+
 // All records of one calibration run. Contract: append-only while measuring; a resumed run
 // keeps the records it already has and measures only what is missing.
 struct Measurements {
@@ -112,6 +130,7 @@ struct Measurements {
   std::vector<MemoryRecord> memory;
   std::vector<CollectiveRecord> collectives;
   std::vector<StepRecord> steps;
+  std::vector<LaunchRecord> launches;
 };
 
 }  // namespace capplan::calib

@@ -30,6 +30,9 @@ class CalibratedCost final : public OpCostModel {
   // "calibrated: <device> (<date>)", then ", datasheet fallback fitted to N runs" with a runs fit and
   // "; measured on another device than the scenario's <gpu id>" for another device's profile.
   std::string source() const override;
+  // The profile's measured host issue time per op (Profile::host_issue_s_per_op) when it was
+  // measured on the scenario's GPU, else the datasheet model's.
+  double host_issue_s_per_op() const override;
 
   // One finding per kind of op the profile could not price (FindingCode::profile_*, field empty),
   // or priced with a poor fit or by scaling: profile_gemm_outside_range {dtype, m, n, k, min_m, ...},
@@ -70,6 +73,9 @@ class CalibratedCost final : public OpCostModel {
   // generous ceiling that no fabric beats. 0 when the datasheet has no figure (the host "GPU").
   double memory_floor_s(const MemoryOp& op) const;
   double collective_floor_s(const CollectiveOp& op) const;
+  // A kernel occupies the GPU at least the measured back-to-back time per kernel (its launch
+  // throughput; Profile::kernel_floor_s), on the profile's own device only.
+  double kernel_floor_s() const { return own_device_ ? profile_.kernel_floor_s() : 0.0; }
 
   Profile profile_;
   DatasheetCost datasheet_;  // with the profile's runs_fit, when it has one

@@ -34,6 +34,11 @@ struct DatasheetAssumptions {
   // Element-wise kernels in frameworks reach this fraction of a pure device copy.
   double elementwise_vs_copy = 0.85;
   double memory_launch_us = 3.0;
+  // Host time to issue one op's kernel (cudaLaunchKernel and the runtime's bookkeeping): the
+  // floor under every framework's own dispatch (TrainingJob::host_s_per_op), since the host
+  // issues each kernel before the GPU can run it. A calibration profile's measured launch or
+  // dispatch cost replaces it (Profile::host_issue_s_per_op).
+  double host_launch_us = 0.0;
   // NCCL ring busbw over NVLink when no measurement is catalogued: 8xA100 232-235 of 300 GB/s
   // one-way (78%); 8xH100/H200 ring 368-370 of 450 (82%). Applies to every scale-up tier.
   double nvlink_busbw_efficiency = 0.80;
@@ -72,6 +77,7 @@ class DatasheetCost final : public OpCostModel {
   units::Seconds memory(const MemoryOp& op) const override;
   units::Seconds collective(const CollectiveOp& op) const override;
   std::string source() const override { return source_; }
+  double host_issue_s_per_op() const override { return a_.host_launch_us * 1e-6; }
 
   // Shape efficiency in (0, 1]: tile quantisation x wave quantisation x K ramp, without the
   // large-GEMM ceiling. Public so that tests and calibration can reason about it.

@@ -18,6 +18,10 @@ class OpCostModel {
   virtual units::Seconds collective(const CollectiveOp& op) const = 0;
   // "datasheet" or "calibrated: <profile>"; shown next to every estimate.
   virtual std::string source() const = 0;
+  // The least host time to issue one op of the op list (at least its kernel's launch): a
+  // micro-batch takes at least its ops times this (schedule/step_timing.cpp), whatever the
+  // framework's own dispatch (TrainingJob::host_s_per_op) adds. 0: no figure.
+  virtual double host_issue_s_per_op() const { return 0; }
 
   units::Seconds cost(const Op& op) const;
 };

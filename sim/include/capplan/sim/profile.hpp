@@ -18,8 +18,8 @@
 
 namespace capplan::sim {
 
-// 2 added runs_fit (calibrate --from-runs); version 1 profiles still read.
-inline constexpr int kProfileSchemaVersion = 2;
+// 2 added runs_fit (calibrate --from-runs), 3 the launch fits; versions 1 and 2 still read.
+inline constexpr int kProfileSchemaVersion = 3;
 
 // measured: read off a measurement (a median); fitted: least-squares parameter;
 // datasheet: taken from the catalog, not measured on this machine.
@@ -114,6 +114,20 @@ struct CollectiveFit {
 };
 bool tier_spans_nodes(const std::string& tier);  // "network"
 
+// Kernel launch and dispatch, one pattern (calib::LaunchRecord; docs/calibration.md, "Launch and
+// dispatch"): time of a batch of `kernels` = fixed + kernels x per_kernel. Patterns: "launch"
+// (host time per kernel launch), "back_to_back" (GPU time per empty kernel issued back to back),
+// "graph" (per kernel replayed from a CUDA graph), "dispatch" (host time per op of a framework-like
+// op sequence).
+struct LaunchFit {
+  std::string pattern;
+  Param per_kernel_s;
+  Param fixed_s;  // the batch's own overhead (a synchronisation, an event), not per kernel
+  FitQuality quality;
+  int min_kernels = 0, max_kernels = 0;
+};
+inline constexpr const char* kLaunchPatterns[] = {"launch", "back_to_back", "graph", "dispatch"};
+
 // A measured training step (forward + backward of `layers` transformer layers).
 struct MeasuredStep {
   int layers = 1, hidden = 0, heads = 0, ffn_hidden = 0, seq_len = 0, micro_batch = 1;
@@ -173,11 +187,31 @@ struct Profile {
   std::vector<MeasuredStep> steps;
   std::vector<std::string> notes;       // what the fitter could not do ("gemm fp8: 3 shapes, need 6")
   std::optional<RunsFit> runs_fit;      // fitted to measured training steps (schema 2)
+  std::vector<LaunchFit> launch;        // kernel launch and dispatch, one per pattern (schema 3)
 
   // No measured curves: a profile of runs_fit alone prices with the datasheet model.
   bool has_measurements() const {
     return !gemm.empty() || !gemm_points.empty() || !memory.empty() || !memory_points.empty() ||
-           !collectives.empty();
+           !collectives.empty() || !launch.empty();
+  }
+  // The fit of a launch pattern, or null.
+  const LaunchFit* launch_fit(const std::string& pattern) const {
+    for (const auto& f : launch) {
+      if (f.pattern == pattern) return &f;
+    }
+    return nullptr;
+  }
+  // The host's time to issue one op, as measured: the framework-like dispatch per op where it was
+  // measured, else the bare launch; 0 when neither was.
+  double host_issue_s_per_op() const {
+    if (const LaunchFit* f = launch_fit("dispatch")) return f->per_kernel_s.value;
+    if (const LaunchFit* f = launch_fit("launch")) return f->per_kernel_s.value;
+    return 0;
+  }
+  // The shortest time a kernel occupies the GPU when issued back to back (0: not measured).
+  double kernel_floor_s() const {
+    const LaunchFit* f = launch_fit("back_to_back");
+    return f != nullptr ? f->per_kernel_s.value : 0;
   }
 
   std::string context_value(const std::string& key) const {
