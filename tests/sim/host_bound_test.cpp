@@ -21,8 +21,8 @@ Scenario tiny(double host_s_per_op) {
                            test::fixed_request(test::layout(1, 1, 1, 1, Recompute::full)));
 }
 
-Estimate estimate_of(const Scenario& s) {
-  const DatasheetCost cost(s.cluster);
+Estimate estimate_of(const Scenario& s, DatasheetAssumptions a = {}) {
+  const DatasheetCost cost(s.cluster, a);
   auto e = estimate(s, cost);
   EXPECT_TRUE(e.has_value()) << (e ? "" : to_string(e.error()));
   return e ? *e : Estimate{};
@@ -42,10 +42,25 @@ double ops_per_micro_batch(const Scenario& s, const Parallelism& p) {
   return n;
 }
 
+DatasheetAssumptions no_launch_floor() {
+  DatasheetAssumptions a;
+  a.host_launch_us = 0;
+  return a;
+}
+
 TEST(HostBound, NoHostTimeLeavesTheStepAsItWas) {
-  const Estimate e = estimate_of(tiny(0));
+  const Estimate e = estimate_of(tiny(0), no_launch_floor());
   EXPECT_EQ(e.step.breakdown.host.base(), 0.0);
   EXPECT_DOUBLE_EQ(e.step.time.base(), e.step.breakdown.total().base());
+}
+
+// The datasheet's launch floor (5 us per op on the host, DatasheetAssumptions::host_launch_us)
+// binds the tiny model, whose kernels last a few microseconds, even with a recipe that has no
+// host time: exactly as a recipe host time of 5 us would without the floor.
+TEST(HostBound, TheDatasheetLaunchFloorBindsKernelsShorterThanTheirLaunch) {
+  const Estimate floor = estimate_of(tiny(0));
+  EXPECT_GT(floor.step.breakdown.host.base(), 0.0);
+  EXPECT_DOUBLE_EQ(floor.step.time.base(), estimate_of(tiny(5e-6), no_launch_floor()).step.time.base());
 }
 
 // Launch-bound, each micro-batch costs ops x host time: two host times differ by exactly
@@ -134,11 +149,11 @@ TEST(HostBound, TheDispatchFitWinsOverTheBareLaunchAndTheLaunchStandsInForIt) {
 }
 
 // Another GPU's launch costs say nothing about this one: an H100 profile on the A100 scenario
-// leaves the host time at the recipe's (0 here).
+// leaves the host time at the datasheet's floor, far below the profile's 1 ms.
 TEST(HostBound, AnotherDevicesLaunchFitIsNotApplied) {
   const Estimate other = calibrated_estimate_of(tiny(0), launch_profile(1e-3, 0, "NVIDIA H100 80GB HBM3"));
-  EXPECT_EQ(other.step.breakdown.host.base(), 0.0);
   EXPECT_DOUBLE_EQ(other.step.time.base(), estimate_of(tiny(0)).step.time.base());
+  EXPECT_LT(other.step.time.base(), estimate_of(tiny(1e-3)).step.time.base());
 }
 
 }  // namespace

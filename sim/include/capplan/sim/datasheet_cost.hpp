@@ -36,9 +36,11 @@ struct DatasheetAssumptions {
   double memory_launch_us = 3.0;
   // Host time to issue one op's kernel (cudaLaunchKernel and the runtime's bookkeeping): the
   // floor under every framework's own dispatch (TrainingJob::host_s_per_op), since the host
-  // issues each kernel before the GPU can run it. A calibration profile's measured launch or
-  // dispatch cost replaces it (Profile::host_issue_s_per_op).
-  double host_launch_us = 0.0;
+  // issues each kernel before the GPU can run it. The low end of "the launch time on the CPU side
+  // is between 5-20 microseconds" in PyTorch traces (Meta's Holistic Trace Analysis,
+  // docs/source/features/cuda_kernel_launch_stats.rst). A calibration profile's measured launch
+  // or dispatch cost replaces it (Profile::host_issue_s_per_op).
+  double host_launch_us = 5.0;
   // NCCL ring busbw over NVLink when no measurement is catalogued: 8xA100 232-235 of 300 GB/s
   // one-way (78%); 8xH100/H200 ring 368-370 of 450 (82%). Applies to every scale-up tier.
   double nvlink_busbw_efficiency = 0.80;
