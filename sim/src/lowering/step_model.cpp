@@ -153,6 +153,24 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
 
 namespace {
 
+// Whether Megatron's FusedScaleMaskSoftmax runs its fused CUDA kernel for a causal self-attention
+// of `attn_batches` = micro-batch x heads per rank, `sq` queries and `sk` keys, or falls back to
+// PyTorch ops (megatron/model/fused_softmax.py, and megatron/core/fusions/fused_softmax.py in
+// Megatron-Core, is_kernel_available; the same test in Megatron-DeepSpeed): 16-bit input,
+// 16 < sk <= 4096, sq and sk multiples of 4, attn_batches a multiple of 4 and of the kernel's
+// batches per 128-thread block (get_batch_per_block in scaled_upper_triang_masked_softmax.h:
+// warps of min(32, next_pow2(sk)) threads, two rows per warp when next_pow2(sk) <= 128).
+bool megatron_fused_softmax_runs(std::int64_t attn_batches, std::int64_t sq, std::int64_t sk, double act_bytes) {
+  if (act_bytes != 2.0 || !(sk > 16 && sk <= 4096) || sq % 4 != 0 || sk % 4 != 0 || attn_batches % 4 != 0) {
+    return false;
+  }
+  std::int64_t pow2 = 1;
+  while (pow2 < sk) pow2 *= 2;
+  const std::int64_t warp = std::min<std::int64_t>(pow2, 32);
+  const std::int64_t per_block = (128 / warp) * (pow2 <= 128 ? 2 : 1);
+  return attn_batches % per_block == 0;
+}
+
 // The op list of a training step (pass == nullptr) or of one serving pass (build_pass_ops).
 void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const Cluster& c,
                StepOpParts parts, const InferencePass* pass) {
@@ -402,8 +420,30 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
       // Unfused softmax (+ dropout): reads and writes the s x s scores of every head; keeps the
       // softmax output, and with dropout its 1-byte mask and output (Korthikanti's 5as^2b).
       const double sq = static_cast<double>(batch) * s * s_kv;
-      const double bytes = 2.0 * act * sq + (m.dropout ? (2.0 * act + 1.0) * sq : 0.0);
-      b.elementwise("softmax", bytes, Scope::layer, OpRole::softmax, 1.0, (act + (m.dropout ? act + 1.0 : 0.0)) * sq);
+      const double dropout = m.dropout ? (2.0 * act + 1.0) * sq : 0.0;
+      const double dropout_kept = m.dropout ? (act + 1.0) * sq : 0.0;
+      if (eager || !job.softmax_kernel_limits || megatron_fused_softmax_runs(batch, s, s_kv, act)) {
+        b.elementwise("softmax", 2.0 * act * sq + dropout, Scope::layer, OpRole::softmax, 1.0, act * sq + dropout_kept);
+      } else {
+        // Megatron's FusedScaleMaskSoftmax without its kernel: PyTorch's ops in fp32 (the
+        // apply_query_key_layer_scaling default makes the softmax fp32). 16-bit scores: cast up
+        // (act + 4 bytes per score), scale (8), masked_fill_ (9: the 1-byte mask), softmax (8),
+        // cast back (4 + act); backward their gradients: cast (act + 4), softmax (12), mask (9),
+        // scale (8), cast (4 + act): five kernels each way instead of one. fp32 scores skip the
+        // casts: three kernels, 25 and 29 bytes. It keeps the fp32 probabilities for the softmax
+        // backward, and the 16-bit ones the P V GEMM reads.
+        const bool half = act < 4.0;
+        const double kernels = half ? 5.0 : 3.0;
+        const double fwd_bytes = half ? 33.0 + 2.0 * act : 25.0;
+        const double bwd_bytes = half ? 37.0 + 2.0 * act : 29.0;
+        const bool rc = b.recomputes(OpRole::softmax, Scope::layer);
+        const MemoryOp fwd{"softmax_torch", units::bytes((fwd_bytes * sq + dropout) / kernels)};
+        const MemoryOp bwd{"softmax_torch", units::bytes((bwd_bytes * sq + 2.0 * dropout) / kernels)};
+        b.add(fwd, Phase::forward, Scope::layer, kernels, OpRole::softmax, 0, (4.0 + (half ? act : 0.0)) * sq + dropout_kept,
+              rc);
+        b.add(bwd, Phase::backward, Scope::layer, kernels, OpRole::softmax);
+        if (rc) b.add(fwd, Phase::recompute, Scope::layer, kernels, OpRole::softmax);
+      }
     }
     if (p.cp > 1) {
       // Ring attention: cp-1 steps, each passing this rank's K and V chunk (s/cp tokens) to the

@@ -100,6 +100,10 @@ struct TrainingJob {
   // stage waits for four transfers per micro-batch, its receives as well as its sends
   // (lowering adds the two receives to the op list).
   bool pp_p2p_batched = true;
+  // Megatron's FusedScaleMaskSoftmax (unfused attention) falls back to PyTorch ops when its CUDA
+  // kernel does not take the shape (step_model.cpp, megatron_fused_softmax_runs). false: the
+  // softmax is always one kernel each way (capplan's own layer-step runners, sim/layer_step.hpp).
+  bool softmax_kernel_limits = true;
   // What the step trains (finetune.hpp): everything by default (pre-training, full SFT); LoRA and
   // QLoRA freeze the base and train adapters. The op list drops the weight gradients of frozen
   // weights, adds the adapters' GEMMs and the 4-bit base's dequantisation; data-parallel
