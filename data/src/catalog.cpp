@@ -779,6 +779,12 @@ constexpr RecipeDefault kRecipeDefaults[] = {
        if (us) r.host_us_per_op = *us;
        return us.has_value();
      }},
+    {"zero3_prefetch_params", false, "ZeRO-3: parameter elements gathered ahead of use (at least the next tensor)",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       const auto n = rd.number(v, p, 1.0, 1e12, false);
+       if (n) r.zero3_prefetch_params = *n;
+       return n.has_value();
+     }},
     {"lora_rank", false, "fine-tuning: the LoRA rank when the scenario does not give one",
      [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
        const auto rank = rd.integer(v, p, 1, 65536);

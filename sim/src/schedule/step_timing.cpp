@@ -2,6 +2,7 @@
 #include "schedule/step_timing.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "capplan/sim/memory.hpp"
 #include "capplan/sim/step_model.hpp"
@@ -14,6 +15,83 @@ namespace {
 // Megatron-LM's DDP bucket: 40M parameters (or 1M x dp when larger); with overlap, the
 // reduction of all but the last bucket hides behind the backward pass.
 double bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
+
+// One parameter tensor of a layer as ZeRO-3 gathers it: its gather time, the compute of its
+// submodule in the pass, and its elements on this rank.
+struct Gathered {
+  double gather = 0, compute = 0, params = 0;
+};
+
+// Time a pass over `layers` repetitions of `subs` spends beyond its compute, per layer in steady
+// state, when each submodule waits for its own parameters and, once they are there, issues the
+// gathers of the tensors after it until `prefetch` elements are in flight (at least one tensor:
+// DeepSpeed's PartitionedParameterCoordinator.fetch_sub_module). Gathers run one after another on
+// the communication stream.
+double prefetch_pass_exposed(const std::vector<Gathered>& subs, double prefetch) {
+  constexpr int kLayers = 4;  // layers 0-1 warm up; layers 2-3 are the steady state
+  const std::size_t n = subs.size();
+  const std::size_t total = n * kLayers;
+  std::vector<double> done(total, -1.0);
+  double t = 0, comm = 0, steady_start = 0;
+  const auto issue = [&](std::size_t j) {
+    const double start = std::max(t, comm);
+    done[j] = start + subs[j % n].gather;
+    comm = done[j];
+  };
+  for (std::size_t i = 0; i < total; ++i) {
+    if (i == 2 * n) steady_start = t;
+    if (done[i] < 0) issue(i);
+    t = std::max(t, done[i]);
+    double in_flight = 0;
+    for (std::size_t j = i + 1; j < total && in_flight < prefetch; ++j) {
+      if (done[j] >= 0) continue;
+      issue(j);
+      in_flight += subs[j % n].params;
+    }
+    t += subs[i % n].compute;
+  }
+  double compute = 0;
+  for (const Gathered& g : subs) compute += g.compute;
+  return std::max(0.0, (t - steady_start) / 2.0 - compute);
+}
+
+// ZeRO-3 gathers of a dense layer with a bounded prefetch (TrainingJob::zero3_prefetch_params):
+// the layer's four weight tensors (QKV, output projection, FFN in, FFN out) in the order the
+// forward runs them and reversed in backward, each gather and compute the layer's share by
+// elements, the attention core between QKV and the projection. Forward: the gathers of the
+// forward pass; backward: those of the backward pass (with recompute, the recomputed forward's)
+// over the recompute and backward compute, plus the gradient reduce-scatters, which overlap
+// backward but share the link (so never less than what does not fit in it).
+double bounded_prefetch_exposed(const ModelSpec& m, int tp, double prefetch, const Bucket& layer, const Bucket& ffn,
+                                double slowdown) {
+  const double h = static_cast<double>(m.hidden), d = static_cast<double>(m.head_dim());
+  const double qkv = h * (m.heads + 2.0 * m.kv_heads) * d / tp, proj = m.heads * d * h / tp;
+  const double f = static_cast<double>(m.ffn_hidden);
+  const double ffn_in = (m.gated_ffn ? 2.0 : 1.0) * f * h / tp, ffn_out = f * h / tp;
+  const double attn_params = qkv + proj, ffn_params = ffn_in + ffn_out;
+  const double gathers = layer.fsdp_gather + ffn.fsdp_gather;
+  const double reduce = layer.fsdp + ffn.fsdp - gathers;
+  const double all_params = attn_params + ffn_params;
+  // Per pass: half the gathers (one forward, one backward); compute split forward / backward.
+  const double attn_fwd = layer.compute - layer.backward, ffn_fwd = ffn.compute - ffn.backward;
+  const double core_fwd = layer.compute > 0 ? layer.attention * attn_fwd / layer.compute : 0.0;
+  const double core_bwd = layer.attention - core_fwd;
+  const auto pass = [&](double attn_c, double core_c, double ffn_c, bool reverse) {
+    const double linear_c = std::max(0.0, attn_c - core_c);
+    std::vector<Gathered> subs = {
+        {gathers / 2 * qkv / all_params, linear_c * qkv / attn_params + core_c, qkv},
+        {gathers / 2 * proj / all_params, linear_c * proj / attn_params, proj},
+        {gathers / 2 * ffn_in / all_params, ffn_c * ffn_in / ffn_params, ffn_in},
+        {gathers / 2 * ffn_out / all_params, ffn_c * ffn_out / ffn_params, ffn_out}};
+    if (reverse) std::reverse(subs.begin(), subs.end());
+    return prefetch_pass_exposed(subs, prefetch);
+  };
+  const double fwd = std::max(pass(attn_fwd, core_fwd, ffn_fwd, false), gathers / 2 - attn_fwd - ffn_fwd);
+  const double bwd_compute = layer.backward + ffn.backward;
+  const double bwd = std::max(pass(layer.backward, core_bwd, ffn.backward, true), gathers / 2 + reduce - bwd_compute);
+  const double comm = gathers + reduce;
+  return fwd + bwd + slowdown * std::max(0.0, comm - fwd - bwd);
+}
 
 }  // namespace
 
@@ -51,7 +129,10 @@ void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostM
     bucket->launches += so.count;
     if (const auto* c = std::get_if<CollectiveOp>(&so.op)) {
       switch (c->axis) {
-        case Axis::dp: bucket->fsdp += t; break;
+        case Axis::dp:
+          bucket->fsdp += t;
+          if (c->kind == CollectiveKind::all_gather) bucket->fsdp_gather += t;
+          break;
         case Axis::pp: bucket->pp += t; break;
         case Axis::ep: bucket->ep += t; break;
         case Axis::cp: bucket->cp += t; break;
@@ -99,7 +180,10 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
   };
   // ZeRO-3 collectives of a layer overlap that layer's compute (prefetch), and the first layer's
   // gather of each pass is never hidden. Ring attention's K/V exchange overlaps the attention core.
-  const double fsdp_layer = exposed(layer.fsdp + dense_ffn.fsdp, layer.compute + dense_ffn.compute);
+  const double fsdp_layer = s.training.zero3_prefetch_params > 0 && layer.fsdp + dense_ffn.fsdp > 0
+                                ? bounded_prefetch_exposed(s.model, p.tp, s.training.zero3_prefetch_params, layer,
+                                                           dense_ffn, slowdown)
+                                : exposed(layer.fsdp + dense_ffn.fsdp, layer.compute + dense_ffn.compute);
   const double fsdp_moe_layer = exposed(layer.fsdp + moe_ffn.fsdp, layer.compute + moe_ffn.compute);
   const double fsdp_head = layer.fsdp > 0 ? (layer.fsdp + dense_ffn.fsdp) / 3.0 * 2.0 : 0.0;
   const double cp_layer = exposed(layer.cp, layer.attention);

@@ -127,6 +127,10 @@ void Worker::run(const WorkItem& item) {
     b.dense_ffn.fsdp = st.dense_ffn.fsdp;
     b.moe_ffn.fsdp = st.moe_ffn.fsdp;
     b.mamba.fsdp = st.mamba.fsdp;
+    b.layer.fsdp_gather = st.layer.fsdp_gather;
+    b.dense_ffn.fsdp_gather = st.dense_ffn.fsdp_gather;
+    b.moe_ffn.fsdp_gather = st.moe_ffn.fsdp_gather;
+    b.mamba.fsdp_gather = st.mamba.fsdp_gather;
     b.dp_step = st.dp_step;
     b.dp_grad = st.dp_grad;
     b.optimizer = st.optimizer;

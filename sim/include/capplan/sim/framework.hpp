@@ -45,6 +45,8 @@ struct FrameworkRecipe {
   std::optional<double> host_us_per_op;
   // Pipeline sends and receives batched into one call per neighbour (TrainingJob::pp_p2p_batched).
   std::optional<bool> pp_p2p_batched;
+  // ZeRO-3 parameter elements prefetched ahead of use (TrainingJob::zero3_prefetch_params).
+  std::optional<double> zero3_prefetch_params;
   // Fine-tuning (finetune.hpp): the LoRA rank and target modules when the scenario does not give
   // them, and whether packed sequences attend only within their documents.
   std::optional<int> lora_rank;

@@ -104,6 +104,12 @@ struct TrainingJob {
   // kernel does not take the shape (step_model.cpp, megatron_fused_softmax_runs). false: the
   // softmax is always one kernel each way (capplan's own layer-step runners, sim/layer_step.hpp).
   bool softmax_kernel_limits = true;
+  // ZeRO-3 parameter prefetch: parameter elements gathered ahead of the submodule that runs, at
+  // least the next parameter tensor (DeepSpeed's stage3_prefetch_bucket_size, 5e7). A gather
+  // then hides only behind the compute of the submodules it was issued during, not behind the
+  // whole layer before it (schedule/step_timing.cpp). 0: whole layers (or FSDP units) are
+  // prefetched one ahead, as PyTorch FSDP and Megatron's distributed optimizer do.
+  double zero3_prefetch_params = 0;
   // What the step trains (finetune.hpp): everything by default (pre-training, full SFT); LoRA and
   // QLoRA freeze the base and train adapters. The op list drops the weight gradients of frozen
   // weights, adds the adapters' GEMMs and the 4-bit base's dequantisation; data-parallel
