@@ -40,6 +40,9 @@ DatasheetCost::DatasheetCost(const Cluster& cluster, DatasheetAssumptions a, std
       hbm_bw_(cluster.gpu.hbm_bandwidth) {
   const double hbm_eff = cluster.gpu.hbm_efficiency > 0 ? cluster.gpu.hbm_efficiency : a.hbm_efficiency;
   mem_bw_ = cluster.gpu.hbm_bandwidth * (hbm_eff * a.elementwise_vs_copy);
+  // A GEMM streams its operands no faster than the device copies memory: the measured copy
+  // bandwidth (the catalog's hbm_efficiency), not the datasheet's, is its memory roof.
+  hbm_bw_ = cluster.gpu.hbm_bandwidth * hbm_eff;
   network_ = cluster.network();
   std::vector<TierLink> links;
   links.reserve(network_.tiers.size());
