@@ -298,55 +298,71 @@ Result<sim::GemmFit> fit_gemm(const std::vector<GemmRecord>& records, sim::Preci
   return fit;
 }
 
+namespace {
+
+// time = latency + x / rate over one series of (size, median time) pairs: the fit, its quality
+// and the measured range, or why there is none (`sizes` names what x counts, `grows` what the
+// time must grow with).
+struct SeriesFit {
+  LinearFit line;
+  FitQuality quality;
+  double min_x = 0, max_x = 0;
+};
+Result<SeriesFit> fit_series(const std::vector<double>& x, const std::vector<double>& t, const std::string& where,
+                             const std::string& sizes, const std::string& grows) {
+  if (count_distinct(x) < kMinSizes) {
+    return fail(where, std::to_string(count_distinct(x)) + " distinct " + sizes + " measured; a fit needs " +
+                           std::to_string(kMinSizes));
+  }
+  SeriesFit f;
+  f.line = fit_latency_rate(x, t);
+  if (!f.line.ok) return fail(where, "time does not grow with " + grows);
+  std::vector<double> predicted;
+  for (double v : x) predicted.push_back(f.line.latency + v * f.line.inv_rate);
+  f.quality = quality(t, predicted);
+  f.min_x = *std::min_element(x.begin(), x.end());
+  f.max_x = *std::max_element(x.begin(), x.end());
+  return f;
+}
+
+}  // namespace
+
 Result<sim::MemoryFit> fit_memory(const std::vector<MemoryRecord>& records, const std::string& pattern) {
-  const std::string where = "memory/" + pattern;
   std::vector<double> x, t;
   for (const auto& r : records) {
     if (r.pattern != pattern || !(r.bytes > 0) || !(r.time.median_s > 0)) continue;
     x.push_back(r.bytes);
     t.push_back(r.time.median_s);
   }
-  if (count_distinct(x) < kMinSizes) {
-    return fail(where, std::to_string(count_distinct(x)) + " distinct sizes measured; a fit needs " +
-                           std::to_string(kMinSizes));
-  }
-  const LinearFit lf = fit_latency_rate(x, t);
-  if (!lf.ok) return fail(where, "time does not grow with bytes; no bandwidth can be fitted");
+  const auto series = fit_series(x, t, "memory/" + pattern, "sizes", "bytes; no bandwidth can be fitted");
+  if (!series) return std::unexpected(series.error());
   sim::MemoryFit fit;
   fit.pattern = pattern;
-  std::vector<double> predicted;
-  for (double b : x) predicted.push_back(lf.latency + b * lf.inv_rate);
-  fit.quality = quality(t, predicted);
-  fit.latency_s = fitted(lf.latency, fit.quality);
-  fit.bandwidth_Bps = fitted(1.0 / lf.inv_rate, fit.quality);
-  fit.min_bytes = *std::min_element(x.begin(), x.end());
-  fit.max_bytes = *std::max_element(x.begin(), x.end());
+  fit.quality = series->quality;
+  fit.latency_s = fitted(series->line.latency, fit.quality);
+  fit.bandwidth_Bps = fitted(1.0 / series->line.inv_rate, fit.quality);
+  fit.min_bytes = series->min_x;
+  fit.max_bytes = series->max_x;
   return fit;
 }
 
 Result<sim::LaunchFit> fit_launch(const std::vector<LaunchRecord>& records, const std::string& pattern) {
-  const std::string where = "launch/" + pattern;
   std::vector<double> x, t;
   for (const auto& r : records) {
     if (r.pattern != pattern || r.kernels <= 0 || !(r.time.median_s > 0)) continue;
     x.push_back(static_cast<double>(r.kernels));
     t.push_back(r.time.median_s);
   }
-  if (count_distinct(x) < kMinSizes) {
-    return fail(where, std::to_string(count_distinct(x)) + " distinct batch sizes measured; a fit needs " +
-                           std::to_string(kMinSizes));
-  }
-  const LinearFit lf = fit_latency_rate(x, t);
-  if (!lf.ok) return fail(where, "time does not grow with the number of kernels; no cost per kernel can be fitted");
+  const auto series = fit_series(x, t, "launch/" + pattern, "batch sizes",
+                                 "the number of kernels; no cost per kernel can be fitted");
+  if (!series) return std::unexpected(series.error());
   sim::LaunchFit fit;
   fit.pattern = pattern;
-  std::vector<double> predicted;
-  for (double k : x) predicted.push_back(lf.latency + k * lf.inv_rate);
-  fit.quality = quality(t, predicted);
-  fit.per_kernel_s = fitted(lf.inv_rate, fit.quality);
-  fit.fixed_s = fitted(lf.latency, fit.quality);
-  fit.min_kernels = static_cast<int>(*std::min_element(x.begin(), x.end()));
-  fit.max_kernels = static_cast<int>(*std::max_element(x.begin(), x.end()));
+  fit.quality = series->quality;
+  fit.per_kernel_s = fitted(series->line.inv_rate, fit.quality);
+  fit.fixed_s = fitted(series->line.latency, fit.quality);
+  fit.min_kernels = static_cast<int>(series->min_x);
+  fit.max_kernels = static_cast<int>(series->max_x);
   return fit;
 }
 
