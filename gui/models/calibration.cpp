@@ -40,6 +40,14 @@ QStringList LoadedProfile::measured() const {
                  .arg(c.nodes == 1 ? QString() : QStringLiteral("s"))
                  .arg(QString::fromStdString(c.tier));
   }
+  // Launch and dispatch (docs/calibration.md): per kernel, in us (a CPU's dispatch in ns).
+  QStringList launches;
+  for (const auto& f : profile->launch) {
+    const double us = f.per_kernel_s.value * 1e6;
+    launches << (us >= 1.0 ? QStringLiteral("%1 %2 us").arg(QString::fromStdString(f.pattern)).arg(us, 0, 'f', 2)
+                           : QStringLiteral("%1 %2 ns").arg(QString::fromStdString(f.pattern)).arg(us * 1e3, 0, 'f', 1));
+  }
+  if (!launches.isEmpty()) items << QStringLiteral("launch per kernel: %1").arg(launches.join(QStringLiteral(", ")));
   return items;
 }
 

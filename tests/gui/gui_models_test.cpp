@@ -324,6 +324,21 @@ class GuiModelsTest : public QObject {
     QVERIFY2(loaded->label().startsWith(QStringLiteral("calibrated: synthetic H100")), qPrintable(loaded->label()));
     QVERIFY(loaded->label().endsWith(QStringLiteral("(2026-11-30)")));
     QVERIFY(loaded->measured().join(QLatin1Char(' ')).contains(QStringLiteral("GEMM bf16")));
+    // A profile with launch fits lists them per kernel (microseconds on a GPU, nanoseconds on a CPU).
+    {
+      sim::Profile with_launch = *loaded->profile;
+      sim::LaunchFit dispatch;
+      dispatch.pattern = "dispatch";
+      dispatch.per_kernel_s.value = 6.5e-6;
+      sim::LaunchFit host;
+      host.pattern = "launch";
+      host.per_kernel_s.value = 1.6e-9;
+      with_launch.launch = {dispatch, host};
+      LoadedProfile l;
+      l.profile = std::make_shared<const sim::Profile>(with_launch);
+      QVERIFY2(l.measured().contains(QStringLiteral("launch per kernel: dispatch 6.50 us, launch 1.6 ns")),
+               qPrintable(l.measured().join(QLatin1Char('|'))));
+    }
 
     auto parsed = data::parse_scenario(data::example_scenario(), *catalogs());
     QVERIFY(parsed.has_value());
