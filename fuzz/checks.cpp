@@ -85,13 +85,17 @@ const fs::path& catalog_dir() {
 // MFU in (0, 1].
 void check_accepted(const data::ParsedScenario& parsed) {
   const sim::Scenario& s = parsed.scenario;
-  require(std::isfinite(s.training.tokens) && s.training.tokens >= 1, "training tokens");
-  require_finite(s.training.global_batch_tokens, "global_batch_tokens");
-  require(s.training.global_batch >= 0, "a negative global batch");
+  // A serving scenario has no training section (`capplan serve` reads it; estimate refuses it):
+  // its cluster is checked, the training figures are not promised.
+  const bool serve = s.workload.kind == sim::WorkloadKind::serve;
   require(s.cluster.gpus > 0 && s.cluster.gpus_per_node > 0, "GPU counts");
   for (double bw : {s.cluster.intra_node_bandwidth.base(), s.cluster.inter_node_bandwidth.base()}) {
     require(std::isfinite(bw) && bw >= 0, "a link bandwidth");
   }
+  if (serve) return;
+  require(std::isfinite(s.training.tokens) && s.training.tokens >= 1, "training tokens");
+  require_finite(s.training.global_batch_tokens, "global_batch_tokens");
+  require(s.training.global_batch >= 0, "a negative global batch");
   if (!s.strategy.fully_specified()) return;
   const sim::DatasheetCost cost(s.cluster);
   const auto e = sim::estimate(s, cost);
