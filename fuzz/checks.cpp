@@ -19,6 +19,8 @@
 #include "capplan/data/published_runs.hpp"
 #include "capplan/data/runs_io.hpp"
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/data/serve_io.hpp"
+#include "capplan/data/serving_validation.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
 #include "capplan/sim/result.hpp"
@@ -142,11 +144,43 @@ void check_json_reader(std::string_view text) {
   require(*again == *j, "a document changes when written and read again");
 }
 
+// A serving scenario's workload as `capplan serve` reads it (not planned: a simulation per input
+// is too slow): a rate, lengths and shares that are finite and in range, a replica of whole GPUs.
+void check_serve(const nlohmann::json& doc, const data::ParsedScenario& parsed) {
+  const auto request = data::serve_request(doc, parsed, catalogs());
+  if (!ok_or_named(request)) return;
+  const sim::ServeJob& j = request->job;
+  const sim::Traffic& t = j.traffic;
+  require(std::isfinite(t.rate) && t.rate >= 0, "a serving rate");
+  for (double v : {t.input.mean, t.input.p95, t.output.mean, t.output.p95}) {
+    require(std::isfinite(v) && v >= 0, "a serving length");
+  }
+  require(std::isfinite(t.prefix_hit) && t.prefix_hit >= 0 && t.prefix_hit < 1, "a prefix hit share");
+  for (double h : t.hourly_load) require(std::isfinite(h) && h >= 0 && h <= 1, "an hourly load share");
+  require(j.tp >= 1 && j.pp >= 1 && j.ep >= 1, "a replica's parallel sizes");
+  require(std::isfinite(j.headroom) && j.headroom >= 0 && j.headroom < 1, "a serving headroom");
+}
+
 void check_scenario(std::string_view text) {
   const auto doc = data::parse_scenario_document(text, "scenario");
   if (!ok_or_named(doc)) return;
   const auto parsed = data::parse_scenario(*doc, catalogs(), "scenario");
-  if (ok_or_named(parsed)) check_accepted(*parsed);
+  if (!ok_or_named(parsed)) return;
+  check_accepted(*parsed);
+  if (parsed->scenario.workload.kind == sim::WorkloadKind::serve) check_serve(*doc, *parsed);
+}
+
+void check_serving_runs(std::string_view text) {
+  const auto runs = data::parse_serving_runs(text, "serving.csv", catalogs());
+  if (!ok_or_named(runs)) return;
+  for (const auto& run : *runs) {
+    if (!run.usable) {
+      require(!run.skip_reason.empty(), "an unusable serving row without a reason");
+      continue;
+    }
+    require(!run.metrics.empty(), "a usable serving row without a measured figure");
+    for (const auto& m : run.metrics) require(std::isfinite(m.value) && m.value > 0, "a measured serving figure");
+  }
 }
 
 void check_profile(std::string_view text) {
@@ -222,7 +256,7 @@ void check_catalog(std::string_view file, std::string_view text) {
 }
 
 std::span<const Target> targets() {
-  static constexpr std::array<Target, 12> kTargets{{
+  static constexpr std::array<Target, 13> kTargets{{
       {"json_reader", check_json_reader},
       {"scenario", check_scenario},
       {"profile", check_profile},
@@ -230,6 +264,7 @@ std::span<const Target> targets() {
       {"published_runs", check_published_runs},
       {"price_sheet", check_price_sheet},
       {"runs", check_runs},
+      {"serving_runs", check_serving_runs},
       {"catalog_gpus", [](std::string_view t) { check_catalog("gpus.json", t); }},
       {"catalog_instances", [](std::string_view t) { check_catalog("instances.json", t); }},
       {"catalog_models", [](std::string_view t) { check_catalog("models.json", t); }},

@@ -18,7 +18,8 @@ struct InvariantBroken : std::logic_error {
 
 // The JSON reader every JSON input goes through (data/src/json_reader.hpp).
 void check_json_reader(std::string_view text);
-// A scenario file (`capplan estimate FILE`), estimated when its layout is complete.
+// A scenario file (`capplan estimate FILE`), estimated when its layout is complete; a serving
+// scenario's workload read as `capplan serve` reads it.
 void check_scenario(std::string_view text);
 // A calibration profile (`--profile FILE`).
 void check_profile(std::string_view text);
@@ -30,6 +31,8 @@ void check_published_runs(std::string_view text);
 void check_price_sheet(std::string_view text);
 // A runs file of `capplan calibrate --from-runs FILE`, read as JSON and as CSV.
 void check_runs(std::string_view text);
+// A measured serving-runs CSV (`capplan validate-serving CSV`).
+void check_serving_runs(std::string_view text);
 // One catalog file of a data folder (`--data-dir DIR`): gpus.json, instances.json, models.json,
 // storage.json or frameworks.json.
 void check_catalog(std::string_view file, std::string_view text);

@@ -131,6 +131,11 @@ def main():
               published)
     write('published_runs', published, [',', '"', '""', '\r\n', '\n', ' x ', 'unknown', 'n/a', '(assumed)'])
 
+    serving = set()
+    csv_words(['data/benchmarks/inference_runs_dev.csv', 'tests/fixtures/serving/*.csv',
+               'fuzz/corpus/serving_runs/*.csv'], serving)
+    write('serving_runs', serving, [',', '"', '""', '\r\n', '\n', 'unknown', 'n/a'])
+
     for name in ('gpus', 'instances', 'models', 'storage', 'frameworks'):
         words = set()
         from_json_files(['data/%s.json' % name, 'tests/fixtures/data/*/%s.json' % name], words)

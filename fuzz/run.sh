@@ -30,6 +30,7 @@ seeds() {
     published_runs) ls tests/fixtures/data/runs_quoted.csv ;;  # and fuzz/corpus: the shipped table's rows
     price_sheet) ls examples/*/prices.json data/price-sheets/*.json ;;
     runs) ls examples/from-runs/runs.json tests/cli/scenarios/bad_runs.json ;;
+    serving_runs) ls tests/fixtures/serving/*.csv ;;  # and fuzz/corpus: rows of the shipped table
     catalog_*) ls "data/${1#catalog_}.json" tests/fixtures/data/*/"${1#catalog_}.json" 2>/dev/null || true ;;
   esac
 }
