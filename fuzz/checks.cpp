@@ -197,8 +197,11 @@ void check_published_runs(std::string_view text) {
   if (!ok_or_named(runs)) return;
   for (const auto& run : *runs) {
     if (run.usable) {
-      require(std::isfinite(run.measured_tokens_per_s_per_gpu) && run.measured_tokens_per_s_per_gpu > 0,
-              "a usable row's measured tokens/s per GPU");
+      // A fine-tuning row may be compared on its peak memory alone (no throughput published, or
+      // a throughput cell that is no number): one of the two, each finite and never negative.
+      const double tps = run.measured_tokens_per_s_per_gpu, mem = run.measured_peak_memory_gib;
+      require(std::isfinite(tps) && tps >= 0 && std::isfinite(mem) && mem >= 0, "a usable row's measurements");
+      require(tps > 0 || mem > 0, "a usable row without a measured throughput or peak memory");
       require(run.num_gpus > 0, "a usable row's GPU count");
     } else {
       require(!run.skip_reason.empty(), "an unusable row without a reason");
