@@ -259,7 +259,7 @@ void check_catalog(std::string_view file, std::string_view text) {
 }
 
 std::span<const Target> targets() {
-  static constexpr std::array<Target, 13> kTargets{{
+  static constexpr std::array<Target, 14> kTargets{{
       {"json_reader", check_json_reader},
       {"scenario", check_scenario},
       {"profile", check_profile},
@@ -273,6 +273,7 @@ std::span<const Target> targets() {
       {"catalog_models", [](std::string_view t) { check_catalog("models.json", t); }},
       {"catalog_storage", [](std::string_view t) { check_catalog("storage.json", t); }},
       {"catalog_frameworks", [](std::string_view t) { check_catalog("frameworks.json", t); }},
+      {"catalog_engines", [](std::string_view t) { check_catalog("engines.json", t); }},
   }};
   return kTargets;
 }

@@ -34,7 +34,7 @@ void check_runs(std::string_view text);
 // A measured serving-runs CSV (`capplan validate-serving CSV`).
 void check_serving_runs(std::string_view text);
 // One catalog file of a data folder (`--data-dir DIR`): gpus.json, instances.json, models.json,
-// storage.json or frameworks.json.
+// storage.json, frameworks.json or engines.json.
 void check_catalog(std::string_view file, std::string_view text);
 
 struct Target {

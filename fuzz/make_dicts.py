@@ -136,7 +136,7 @@ def main():
                'fuzz/corpus/serving_runs/*.csv'], serving)
     write('serving_runs', serving, [',', '"', '""', '\r\n', '\n', 'unknown', 'n/a'])
 
-    for name in ('gpus', 'instances', 'models', 'storage', 'frameworks'):
+    for name in ('gpus', 'instances', 'models', 'storage', 'frameworks', 'engines'):
         words = set()
         from_json_files(['data/%s.json' % name, 'tests/fixtures/data/*/%s.json' % name], words)
         write('catalog_' + name, words)
