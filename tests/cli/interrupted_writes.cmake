@@ -2,21 +2,22 @@
 # --out under signals and concurrency (issue 18, "faults in calibration"): nothing half-written,
 # no temporary file left behind.
 #
-#   cmake -DEXE=<capplan> -DSCENARIO=<scenario.json> -DSEARCH_SCENARIO=<scenario.json> -DDIR=<scratch folder> -DCASE=<case> -P interrupted_writes.cmake
+#   cmake -DEXE=<capplan> -DSCENARIO=<scenario.json> -DSEARCH_SCENARIO=<scenario.json>
+#         -DSERVE_SCENARIO=<serve scenario.json> -DDIR=<scratch folder> -DCASE=<case> -P interrupted_writes.cmake
 #
 # CASE:
 #   file_size_limit  `ulimit -f 1` makes the kernel send SIGXFSZ in the middle of the write (a
 #                    signal that always lands inside it): exit 2 naming the write, no file, no
 #                    temporary file. Before the fix the signal killed capplan and left the
 #                    temporary file, half-written.
-#   sigterm          estimate --out and search --out, each sent SIGTERM (and SIGINT) at 12 delays
+#   sigterm          estimate --out, search --out and serve --out, each sent SIGTERM (and SIGINT) at 12 delays
 #                    from 0 to 0.6 s: the --out file is absent or a whole JSON document, and no
 #                    temporary file is left.
 #   concurrent       50 `capplan estimate --out` of one file at once: every one exits 0, the file is
 #                    one whole JSON document (one writer's), and no temporary file is left.
 cmake_minimum_required(VERSION 3.25)
 
-foreach(v EXE SCENARIO SEARCH_SCENARIO DIR CASE)
+foreach(v EXE SCENARIO SEARCH_SCENARIO SERVE_SCENARIO DIR CASE)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "interrupted_writes.cmake: ${v} is required")
   endif()
@@ -39,8 +40,9 @@ function(expect_clean what allow_absent)
     return()
   endif()
   file(READ "${out}" text)
-  string(JSON version ERROR_VARIABLE bad GET "${text}" schema_version)
-  if(bad)
+  # The whole text parses as one JSON object (a truncated document does not).
+  string(JSON kind ERROR_VARIABLE bad TYPE "${text}")
+  if(bad OR NOT kind STREQUAL "OBJECT")
     string(LENGTH "${text}" n)
     message(FATAL_ERROR "${what}: ${out} is not a whole JSON document (${n} bytes): ${bad}")
   endif()
@@ -56,10 +58,12 @@ if(CASE STREQUAL "file_size_limit")
   file(REMOVE "${out}")
   expect_clean("a write past the file size limit" TRUE)
 elseif(CASE STREQUAL "sigterm")
-  foreach(command "estimate" "search")
+  foreach(command "estimate" "search" "serve")
     set(input "${SCENARIO}")
     if(command STREQUAL "search")
       set(input "${SEARCH_SCENARIO}")
+    elseif(command STREQUAL "serve")
+      set(input "${SERVE_SCENARIO}")
     endif()
     foreach(signal TERM INT)
       foreach(delay 0 0.02 0.05 0.08 0.1 0.12 0.15 0.2 0.25 0.3 0.4 0.6)
