@@ -158,7 +158,12 @@ json report_json(const Report& rep, const std::string& csv) {
   };
 }
 
-std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + "%"; }
+// A share as a percentage; "n/a" (no "%") where there is none (no row predicted).
+std::string percent(double fraction) {
+  return std::isfinite(fraction) ? fixed(100.0 * fraction, 1) + "%" : std::string("n/a");
+}
+// A value already in percent, the same way.
+std::string in_percent(double value) { return std::isfinite(value) ? fixed(value, 1) + "%" : std::string("n/a"); }
 
 std::string accuracy_table(const std::string& title, const std::map<std::string, Accuracy>& groups,
                            const std::vector<std::string>& order = {}) {
@@ -171,7 +176,7 @@ std::string accuracy_table(const std::string& title, const std::map<std::string,
     auto it = groups.find(name);
     if (it == groups.end()) continue;
     const Accuracy& a = it->second;
-    rows.push_back({name, std::to_string(a.predicted), fixed(a.mape, 1) + "%", fixed(a.median_ape, 1) + "%",
+    rows.push_back({name, std::to_string(a.predicted), in_percent(a.mape), in_percent(a.median_ape),
                     percent(a.within_10pct), a.with_interval > 0 ? percent(a.interval_coverage) : "n/a"});
   }
   return render_table({title, "rows", "MAPE", "median |err|", "within 10%", "in p10-p90"}, rows,
@@ -223,8 +228,8 @@ std::string report_table(const Report& rep, const std::string& csv) {
   out += "\nSummary\n";
   out += "  rows " + std::to_string(rep.rows) + ", usable " + std::to_string(rep.usable) + ", predicted " +
          std::to_string(a.predicted) + " (coverage " + percent(coverage(rep)) + ")\n";
-  out += "  MAPE " + fixed(a.mape, 1) + "%, median |error| " + fixed(a.median_ape, 1) +
-         "%, within 10%: " + percent(a.within_10pct) + "\n";
+  out += "  MAPE " + in_percent(a.mape) + ", median |error| " + in_percent(a.median_ape) +
+         ", within 10%: " + percent(a.within_10pct) + "\n";
   out += "  measured inside the leave-one-out p10-p90 interval: " +
          (a.with_interval > 0 ? percent(a.interval_coverage) + " of " + std::to_string(a.with_interval) + " rows"
                               : std::string("n/a (too few rows for a residual table)")) +
