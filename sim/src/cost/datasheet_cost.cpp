@@ -36,13 +36,13 @@ DatasheetCost::DatasheetCost(const Cluster& cluster, DatasheetAssumptions a, std
                                   a.gemm_efficiency_scale)),
       attention_eff_(std::min(1.0, (cluster.gpu.attention_efficiency > 0 ? cluster.gpu.attention_efficiency
                                                                          : a.attention_efficiency) *
-                                       a.gemm_efficiency_scale)),
-      hbm_bw_(cluster.gpu.hbm_bandwidth) {
+                                       a.gemm_efficiency_scale)) {
   const double hbm_eff = cluster.gpu.hbm_efficiency > 0 ? cluster.gpu.hbm_efficiency : a.hbm_efficiency;
-  mem_bw_ = cluster.gpu.hbm_bandwidth * (hbm_eff * a.elementwise_vs_copy);
   // A GEMM streams its operands no faster than the device copies memory: the measured copy
-  // bandwidth (the catalog's hbm_efficiency), not the datasheet's, is its memory roof.
+  // bandwidth (the catalog's hbm_efficiency), not the datasheet's, is its memory roof; element-wise
+  // framework kernels reach a fraction of that.
   hbm_bw_ = cluster.gpu.hbm_bandwidth * hbm_eff;
+  mem_bw_ = hbm_bw_ * a.elementwise_vs_copy;
   network_ = cluster.network();
   std::vector<TierLink> links;
   links.reserve(network_.tiers.size());

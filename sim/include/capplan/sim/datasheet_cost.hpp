@@ -99,7 +99,7 @@ class DatasheetCost final : public OpCostModel {
   int sm_count_;
   double gemm_eff_;
   double attention_eff_;
-  units::BytesPerSecond hbm_bw_;       // for the GEMM memory roof
+  units::BytesPerSecond hbm_bw_;       // the GEMM memory roof: the measured copy bandwidth
   units::BytesPerSecond mem_bw_;       // achieved by element-wise kernels
   Topology network_;
   CollectiveModel collectives_;  // one TierLink per tier of network_
