@@ -11,6 +11,11 @@
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/serve_io.hpp"
 #include "commands.hpp"
+#include "capplan/data/cost_model.hpp"
+#include "capplan/data/price_sheet.hpp"
+#include "capplan/sim/profile.hpp"
+#include "io.hpp"
+#include "price_sheet_option.hpp"
 
 namespace capplan::cli {
 namespace {
@@ -85,6 +90,13 @@ struct ServeOptions {
   std::string scenario_opt;
   std::string format;
   std::string out;
+  std::string profile;
+  std::string prices;
+  std::string train;
+  int months = 12;
+  int curve_points = 12;
+  CLI::Option* profile_option = nullptr;
+  CLI::Option* months_option = nullptr;
   std::vector<std::string> values = std::vector<std::string>(std::size(kServeFlags));
   std::vector<CLI::Option*> options;
 };
@@ -118,6 +130,10 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
   if (!file) return code(Exit::invalid_input);
   if (!output_path_ok_or_report(opt.out)) return code(Exit::invalid_input);  // before any work
   const std::string format = choose_format(opt.format, opt.out);
+  if (opt.months_option->count() > 0 && opt.train.empty()) {
+    print_error("--months: the months of serving after training need --train FILE (a training or fine-tuning scenario)");
+    return code(Exit::invalid_input);
+  }
   json doc;
   if (file->empty()) {
     doc = data::example_serve_scenario();
@@ -126,8 +142,45 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
     if (!document) return code(Exit::invalid_input);
     doc = std::move(*document);
   }
+  // A calibration profile is validated before anything is planned (as estimate does).
+  std::optional<sim::Profile> profile;
+  if (opt.profile_option->count() > 0) {
+    profile = load_profile_or_report(opt.profile);
+    if (!profile) return code(Exit::invalid_input);
+  }
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
+  // The training scenario's own price sheet (its pricing.sheet, relative to its file) is merged
+  // over a copy of the catalogs, so that it prices the training and nothing else.
+  std::optional<data::ParsedScenario> training;
+  std::optional<sim::Estimate> training_estimate;
+  if (!opt.train.empty()) {
+    std::string text;
+    if (!read_scenario_or_report(opt.train, text)) return code(Exit::invalid_input);
+    data::Catalogs train_catalogs = *catalogs;
+    json train_doc = json::object();
+    if (auto d = data::parse_scenario_document(text, "train")) train_doc = std::move(*d);
+    std::optional<data::PriceSheet> train_sheet;
+    if (!merge_price_sheet_or_report(opt.prices, train_doc, opt.train, train_catalogs, train_sheet)) {
+      return code(Exit::invalid_input);
+    }
+    auto parsed = data::parse_scenario_text(text, train_catalogs, "train");
+    if (!parsed) {
+      print_diagnostics(parsed.error());
+      return code(Exit::invalid_input);
+    }
+    if (!training_scenario_or_report(*parsed, "serve --train")) return code(Exit::invalid_input);
+    if (train_sheet) {
+      data::apply_price_sheet_to_scenario(parsed->scenario, *train_sheet, has_key(train_doc, "pricing", "currency"));
+    }
+    auto estimate = data::estimate_with_profile(parsed->scenario, profile ? &*profile : nullptr);
+    if (!estimate) {
+      print_diagnostics(estimate.error());
+      return code(Exit::invalid_input);
+    }
+    training = std::move(*parsed);
+    training_estimate = std::move(*estimate);
+  }
   if (doc.is_object()) {
     const auto given = [&](const char* flag) {
       for (std::size_t i = 0; i < std::size(kServeFlags); ++i) {
@@ -158,10 +211,19 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
       doc["workload"]["kind"] = "serve";
     }
   }
+  // A price sheet (--prices, else the scenario's pricing.sheet) over the catalog, as estimate does.
+  std::optional<data::PriceSheet> sheet;
+  if (!merge_price_sheet_or_report(opt.prices, doc, *file, *catalogs, sheet)) {
+    return code(Exit::invalid_input);
+  }
   auto parsed = data::parse_scenario(doc, *catalogs, kWhere);
   if (!parsed) {
     print_diagnostics(parsed.error());
     return code(Exit::invalid_input);
+  }
+  std::vector<std::string> sheet_notes;
+  if (sheet) {
+    sheet_notes = data::apply_price_sheet_to_scenario(parsed->scenario, *sheet, has_key(doc, "pricing", "currency"));
   }
   if (parsed->scenario.workload.kind != sim::WorkloadKind::serve) {
     print_error(std::string(kWhere) + "#/workload/kind: capplan serve plans a serve workload; got '" +
@@ -173,7 +235,13 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
     print_diagnostics(request.error());
     return code(Exit::invalid_input);
   }
-  const data::ServeResult result = data::plan_request(*request);
+  for (auto& n : sheet_notes) request->warnings.push_back(std::move(n));
+  if (profile && !sim::profile_measured_on(*profile, request->cluster.gpu)) {
+    request->warnings.push_back("profile: measured on " + profile->context_value("device") + ", not on " +
+                                request->cluster.gpu.id + "; the datasheet model prices what it did not measure");
+  }
+  data::ServeResult result = data::plan_request(*request, profile ? &*profile : nullptr, opt.curve_points);
+  if (training) data::train_then_serve(result, *request, *training, *training_estimate, opt.months);
   const std::string rendered =
       format == "json" ? data::serve_to_json(result, *request).dump(2) + "\n" : data::serve_to_table(result, *request);
   if (!emit(opt.out, rendered)) return code(Exit::invalid_input);
@@ -202,6 +270,27 @@ Command add_serve_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--format", opt->format, "Output format (default: table on a terminal, else json)")
       ->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout")->type_name("FILE");
+  opt->profile_option =
+      cmd->add_option("--profile", opt->profile,
+                      "Calibration profile (capplan calibrate --out) to price the passes with; the datasheet model "
+                      "for what it did not measure")
+          ->type_name("FILE");
+  cmd->add_option("--prices", opt->prices,
+                  "Price sheet (README: Keeping negotiated prices) merged over the catalog; replaces the scenario's "
+                  "pricing.sheet (and the --train scenario's)")
+      ->type_name("FILE");
+  cmd->add_option("--train", opt->train,
+                  "Training or fine-tuning scenario: its estimate, then --months of serving (train, then serve)")
+      ->type_name("FILE")
+      ->group("Train, then serve");
+  opt->months_option = cmd->add_option("--months", opt->months, "Months of serving after training (default 12)")
+                           ->check(CLI::Range(1, 120))
+                           ->type_name("INT")
+                           ->group("Train, then serve");
+  cmd->add_option("--curve-points", opt->curve_points,
+                  "Rates of the latency-throughput curve (0: none; default 12)")
+      ->check(CLI::Range(0, 200))
+      ->type_name("INT");
   for (std::size_t i = 0; i < std::size(kServeFlags); ++i) {
     opt->options.push_back(cmd->add_option(kServeFlags[i].flag, opt->values[i], kServeFlags[i].help)
                                ->type_name(kServeFlags[i].type)

@@ -15,13 +15,18 @@
 namespace capplan::data {
 
 std::shared_ptr<const sim::OpCostModel> make_cost_model(const sim::Cluster& cluster, const sim::Profile* profile) {
+  return make_cost_model(cluster, profile, sim::DatasheetAssumptions{});
+}
+
+std::shared_ptr<const sim::OpCostModel> make_cost_model(const sim::Cluster& cluster, const sim::Profile* profile,
+                                                        const sim::DatasheetAssumptions& a) {
   if (profile != nullptr && profile->runs_fit && !profile->has_measurements()) {
     // A profile fitted to runs alone: the datasheet model with the fitted parameters.
-    return std::make_shared<const sim::DatasheetCost>(cluster, sim::with_runs_fit({}, *profile->runs_fit),
+    return std::make_shared<const sim::DatasheetCost>(cluster, sim::with_runs_fit(a, *profile->runs_fit),
                                                       sim::runs_fit_source(*profile));
   }
-  if (profile != nullptr) return std::make_shared<const sim::CalibratedCost>(*profile, cluster);
-  return std::make_shared<const sim::DatasheetCost>(cluster);
+  if (profile != nullptr) return std::make_shared<const sim::CalibratedCost>(*profile, cluster, a);
+  return std::make_shared<const sim::DatasheetCost>(cluster, a);
 }
 
 sim::CostModelFactory cost_model_factory(std::shared_ptr<const sim::Profile> profile) {

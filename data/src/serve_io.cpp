@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <sstream>
 
+#include "capplan/data/cost_model.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/search.hpp"
 #include "json_reader.hpp"
 
 namespace capplan::data {
@@ -265,20 +267,19 @@ double per_output(const sim::ServePlan& p) { return p.usd_per_million_output.val
 
 }  // namespace
 
-ServeResult plan_request(const ServeRequest& r, const sim::OpCostModel* profile_cost) {
+const ServeOption& ServeResult::recommended() const {
+  if (!options.empty() && options.front().plan.feasible) return options.front();
+  return asked;
+}
+
+ServeResult plan_request(const ServeRequest& r, const sim::Profile* profile, int curve_points) {
   ServeResult out;
-  const auto plan_one = [&](const sim::ServeJob& j) {
-    ServeOption o{j, {}};
-    if (profile_cost != nullptr) {
-      o.plan = sim::plan_serving(j, r.cluster, *profile_cost);
-    } else {
-      const sim::DatasheetCost cost(r.cluster, sim::serving_assumptions(j.engine));
-      o.plan = sim::plan_serving(j, r.cluster, cost);
-    }
-    return o;
-  };
-  out.cost_model = profile_cost != nullptr ? profile_cost->source() : "datasheet";
+  // One engine for every layout: its assumptions (CUDA-graph kernel gaps) hold for all of them.
+  const auto cost = make_cost_model(r.cluster, profile, sim::serving_assumptions(r.job.engine));
+  const auto plan_one = [&](const sim::ServeJob& j) { return ServeOption{j, sim::plan_serving(j, r.cluster, *cost)}; };
+  out.cost_model = cost->source();
   out.asked = plan_one(r.job);
+  if (curve_points > 1) out.curve = sim::latency_curve(r.job, r.cluster, *cost, out.asked.plan, curve_points);
   if (!r.compare) return out;
   // Every TP size inside one node that the model's heads allow, every weight format the GPU runs.
   std::vector<sim::WeightFormat> formats;
@@ -341,6 +342,51 @@ ServeResult plan_request(const ServeRequest& r, const sim::OpCostModel* profile_
     out.explanation = s.str();
   }
   return out;
+}
+
+void train_then_serve(ServeResult& result, const ServeRequest& r, const ParsedScenario& training,
+                      const sim::Estimate& estimate, int months) {
+  TrainThenServe t;
+  const sim::Scenario& s = training.scenario;
+  t.training_workload = to_string(s.workload.kind);
+  t.training_model = s.model.name.empty() ? training.model_id : s.model.name;
+  t.training_gpus = static_cast<int>(std::min<long long>(s.cluster.gpus, 1 << 30));
+  const double wall_s = sim::plan_time(estimate).base();
+  t.training_days = wall_s / 86400.0;
+  t.training_gpu_hours = wall_s * static_cast<double>(s.cluster.gpus) / 3600.0;
+  if (const auto c = sim::plan_cost(estimate)) t.training_usd = c->base();
+  const ServeOption& o = result.recommended();
+  t.serving_layout = layout_name(o.job);
+  t.serving_gpus = o.plan.gpus;
+  t.serving_gpu_hours_per_month = o.plan.gpu_hours_per_month;
+  t.serving_usd_per_month = o.plan.usd_per_month;
+  t.months = std::max(months, 1);
+  std::optional<double> total = t.training_usd;
+  t.cumulative_usd.push_back(total);
+  for (int m = 1; m <= t.months; ++m) {
+    if (total && t.serving_usd_per_month) {
+      *total += *t.serving_usd_per_month;
+    } else {
+      total.reset();
+    }
+    t.cumulative_usd.push_back(total);
+  }
+  t.total_usd = total;
+  if (!o.plan.feasible) t.notes.push_back("the serving layout is not feasible: " + o.plan.reason);
+  if (!t.training_usd) t.notes.push_back("the training scenario has no price: its cost and the total are unknown");
+  if (!t.serving_usd_per_month) t.notes.push_back("the serving scenario has no price: the serving cost and the total are unknown");
+  if (s.model.name != r.job.model.name) {
+    t.notes.push_back("the training scenario's model (" + t.training_model + ") is not the served model (" +
+                      (r.job.model.name.empty() ? r.model_id : r.job.model.name) + ")");
+  }
+  if (s.cluster.gpu.id != r.cluster.gpu.id) {
+    t.notes.push_back("trained on " + s.cluster.gpu.id + ", served on " + r.cluster.gpu.id);
+  }
+  if (!(s.pricing.currency == r.currency) && s.pricing.currency.code != r.currency.code) {
+    t.notes.push_back("the training scenario prices in " + s.pricing.currency.code + ": its cost is converted to " +
+                      r.currency.code + " through US dollars");
+  }
+  result.lifecycle = std::move(t);
 }
 
 nlohmann::json example_serve_scenario() {
@@ -418,6 +464,31 @@ json option_json(const ServeOption& o, const ServeRequest& r) {
   return j;
 }
 
+json lifecycle_json(const TrainThenServe& t, const sim::Currency& c) {
+  json cumulative = json::array();
+  for (const auto& v : t.cumulative_usd) cumulative.push_back(money(v, c));
+  return {{"training",
+           {{"workload", t.training_workload},
+            {"model", t.training_model},
+            {"gpus", t.training_gpus},
+            {"days", t.training_days},
+            {"gpu_hours", t.training_gpu_hours},
+            {"cost", money(t.training_usd, c)},
+            {"cost_usd", money(t.training_usd, sim::Currency{})}}},
+          {"serving",
+           {{"layout", t.serving_layout},
+            {"gpus", t.serving_gpus},
+            {"months", t.months},
+            {"gpu_hours_per_month", t.serving_gpu_hours_per_month},
+            {"cost_per_month", money(t.serving_usd_per_month, c)},
+            {"cost_usd_per_month", money(t.serving_usd_per_month, sim::Currency{})}}},
+          {"currency", c.code},
+          {"cumulative_cost", std::move(cumulative)},
+          {"total_cost", money(t.total_usd, c)},
+          {"total_cost_usd", money(t.total_usd, sim::Currency{})},
+          {"notes", t.notes}};
+}
+
 }  // namespace
 
 json serve_to_json(const ServeResult& res, const ServeRequest& r) {
@@ -449,6 +520,21 @@ json serve_to_json(const ServeResult& res, const ServeRequest& r) {
     j["pareto"] = res.pareto;
     j["explanation"] = res.explanation.empty() ? json(nullptr) : json(res.explanation);
   }
+  if (!res.curve.empty()) {
+    json curve = json::array();
+    const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+    for (const auto& p : res.curve) {
+      curve.push_back({{"rate_per_s", num(p.rate)},
+                       {"saturated", p.load.saturated},
+                       {"ttft_s", stats_json(p.load.ttft)},
+                       {"tpot_s", stats_json(p.load.tpot)},
+                       {"e2e_s", stats_json(p.load.e2e)},
+                       {"output_tokens_per_s", num(p.load.output_tokens_per_s)},
+                       {"mean_batch", num(p.load.mean_batch)}});
+    }
+    j["latency_curve"] = std::move(curve);
+  }
+  if (res.lifecycle) j["train_then_serve"] = lifecycle_json(*res.lifecycle, r.currency);
   j["warnings"] = r.warnings;
   return j;
 }
@@ -532,6 +618,34 @@ std::string serve_to_table(const ServeResult& res, const ServeRequest& r) {
       s << line;
     }
     if (!res.explanation.empty()) s << "  " << res.explanation << "\n";
+  }
+  if (!res.curve.empty()) {
+    s << "\n  latency under load (" << layout_name(a.job) << ", one replica, simulated; * saturated: the queue grows)\n";
+    s << "    req/s   out tok/s  TTFT p50/p95 ms    TPOT p50/p95 ms   end-to-end p50/p95 s\n";
+    for (const auto& pt : res.curve) {
+      char line[200];
+      std::snprintf(line, sizeof line, "  %c %7.2f %10.0f  %7.1f / %-7.1f  %6.2f / %-6.2f    %6.2f / %.2f\n",
+                    pt.load.saturated ? '*' : ' ', pt.rate, pt.load.output_tokens_per_s, pt.load.ttft.p50 * 1e3,
+                    pt.load.ttft.p95 * 1e3, pt.load.tpot.p50 * 1e3, pt.load.tpot.p95 * 1e3, pt.load.e2e.p50,
+                    pt.load.e2e.p95);
+      s << line;
+    }
+  }
+  if (res.lifecycle) {
+    const TrainThenServe& life = *res.lifecycle;
+    s << "\n  train, then serve (" << r.currency.code << ")\n";
+    s << "    " << life.training_workload << " " << life.training_model << " on " << life.training_gpus << " GPUs: "
+      << fixed(life.training_days, 1) << " days, " << fixed(life.training_gpu_hours, 0) << " GPU-hours, "
+      << amount(life.training_usd, r.currency) << "\n";
+    s << "    serving " << life.serving_layout << " on " << life.serving_gpus << " GPUs: "
+      << amount(life.serving_usd_per_month, r.currency) << " per month (" << fixed(life.serving_gpu_hours_per_month, 0)
+      << " GPU-hours)\n";
+    s << "    total after " << life.months << " month(s) of serving: " << amount(life.total_usd, r.currency);
+    if (life.total_usd && life.training_usd && *life.total_usd > 0) {
+      s << " (training " << fixed(*life.training_usd / *life.total_usd * 100.0, 0) << "%)";
+    }
+    s << "\n";
+    for (const auto& n : life.notes) s << "    note: " << n << "\n";
   }
   return s.str();
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "capplan/data/cost_model.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "test_support.hpp"
 
@@ -135,6 +136,73 @@ TEST(ServeIo, CompareListsLayoutsWithAParetoFront) {
     EXPECT_LE(*res.options[i - 1].plan.usd_per_month, *res.options[i].plan.usd_per_month);
   }
   EXPECT_NE(res.explanation.find("instead of"), std::string::npos);
+}
+
+TEST(ServeIo, CurveIsTheAskedLayoutsAndInTheJson) {
+  auto r = request_of(serve_doc());
+  ASSERT_TRUE(r);
+  const ServeResult none = plan_request(*r);
+  EXPECT_TRUE(none.curve.empty());
+  EXPECT_FALSE(serve_to_json(none, *r).contains("latency_curve"));
+  const ServeResult res = plan_request(*r, nullptr, 6);
+  // Six evenly spaced rates plus the plan's max_rate.
+  ASSERT_EQ(res.curve.size(), 7u);
+  const json j = serve_to_json(res, *r);
+  ASSERT_TRUE(j["latency_curve"].is_array());
+  ASSERT_EQ(j["latency_curve"].size(), 7u);
+  EXPECT_DOUBLE_EQ(j["latency_curve"][0]["rate_per_s"].get<double>(), res.curve[0].rate);
+  EXPECT_TRUE(j["latency_curve"][0]["e2e_s"].contains("p95"));
+  const std::string text = j.dump();
+  EXPECT_EQ(text.find("nan"), std::string::npos);
+  EXPECT_NE(serve_to_table(res, *r).find("latency under load"), std::string::npos);
+}
+
+TEST(ServeIo, TrainThenServeAddsMonthsOfTheRecommendedLayout) {
+  json d = serve_doc();
+  d["workload"]["compare"] = true;
+  auto r = request_of(d);
+  ASSERT_TRUE(r);
+  ServeResult res = plan_request(*r);
+  // Fine-tuning the served model on one priced H800 instance.
+  const json train = {{"model", {{"preset", "llama3.1-8b"}}},
+                      {"workload", {{"kind", "finetune"}, {"method", "lora"}, {"dataset", {{"tokens", "200M"}}}}},
+                      {"training", {{"global_batch_tokens", "1Mi"}, {"precision", "bf16"}}},
+                      {"cluster", {{"instance", "tencent-hccpnv5"}, {"nodes", 1}}},
+                      {"pricing", {{"currency", "CNY"}, {"usd_per_unit", 0.14}, {"usd_per_gpu_hour", 20}}}};
+  auto parsed = parse_scenario(train, test::real_catalogs());
+  ASSERT_TRUE(parsed) << parsed.error().front().where << ": " << parsed.error().front().message;
+  auto est = estimate_with_profile(parsed->scenario, nullptr);
+  ASSERT_TRUE(est);
+  train_then_serve(res, *r, *parsed, *est, 3);
+  ASSERT_TRUE(res.lifecycle);
+  const TrainThenServe& t = *res.lifecycle;
+  EXPECT_EQ(t.training_workload, "finetune");
+  EXPECT_EQ(t.training_gpus, 8);
+  // The recommended layout is compare mode's cheapest feasible one, not the asked TP1 bf16.
+  EXPECT_EQ(t.serving_gpus, res.options.front().plan.gpus);
+  ASSERT_TRUE(t.training_usd && t.serving_usd_per_month && t.total_usd);
+  // Training at 20 CNY (2.80 USD) per GPU-hour, then three months of the serving bill.
+  EXPECT_NEAR(*t.total_usd, *t.training_usd + 3 * *t.serving_usd_per_month, 1e-6 * *t.total_usd);
+  ASSERT_EQ(t.cumulative_usd.size(), 4u);
+  EXPECT_DOUBLE_EQ(*t.cumulative_usd[0], *t.training_usd);
+  EXPECT_GT(*t.cumulative_usd[1], *t.cumulative_usd[0]);
+  EXPECT_TRUE(t.notes.empty()) << t.notes.front();  // same model, GPU and currency: nothing to say
+  const json j = serve_to_json(res, *r)["train_then_serve"];
+  EXPECT_EQ(j["currency"], "CNY");
+  EXPECT_NEAR(j["total_cost"].get<double>(), *t.total_usd / 0.14, 1e-6 * *t.total_usd);
+  EXPECT_NEAR(j["total_cost_usd"].get<double>(), *t.total_usd, 1e-6 * *t.total_usd);
+  EXPECT_EQ(j["cumulative_cost"].size(), 4u);
+  // Without a training price the total is unknown, never a partial sum.
+  json unpriced = train;
+  unpriced.erase("pricing");
+  auto parsed2 = parse_scenario(unpriced, test::real_catalogs());
+  ASSERT_TRUE(parsed2);
+  auto est2 = estimate_with_profile(parsed2->scenario, nullptr);
+  ASSERT_TRUE(est2);
+  train_then_serve(res, *r, *parsed2, *est2, 3);
+  EXPECT_FALSE(res.lifecycle->total_usd);
+  EXPECT_TRUE(serve_to_json(res, *r)["train_then_serve"]["total_cost"].is_null());
+  EXPECT_FALSE(res.lifecycle->notes.empty());
 }
 
 }  // namespace

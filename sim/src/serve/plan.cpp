@@ -141,4 +141,27 @@ ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel&
   return plan;
 }
 
+std::vector<CurvePoint> latency_curve(const ServeJob& job, const Cluster& c, const OpCostModel& cost,
+                                      const ServePlan& plan, int points, double beyond) {
+  std::vector<CurvePoint> out;
+  if (points < 2 || !check_serve_job(job, c).empty()) return out;
+  const ReplicaMemory memory = replica_memory(job, c);
+  if (!memory.fits()) return out;
+  const PassModel pass(job, c, cost);
+  ServeJob offline = job;
+  offline.traffic.arrival = Arrival::offline;
+  const double ceiling = steady_state(offline, pass, memory).requests_per_s;
+  if (!(ceiling > 0) || !std::isfinite(ceiling)) return out;
+  std::vector<double> rates;
+  const double top = ceiling * std::max(beyond, 0.2);
+  for (int i = 0; i < points; ++i) rates.push_back(top * (0.1 + 0.9 * i / (points - 1)));
+  if (plan.max_rate > 0 && std::isfinite(plan.max_rate)) rates.push_back(plan.max_rate);
+  std::sort(rates.begin(), rates.end());
+  rates.erase(std::unique(rates.begin(), rates.end(), [](double a, double b) { return std::abs(a - b) <= 1e-9 * b; }),
+              rates.end());
+  out.reserve(rates.size());
+  for (double r : rates) out.push_back({r, simulate(at(job, r), pass, memory)});
+  return out;
+}
+
 }  // namespace capplan::sim

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
 #include "capplan/sim/op_cost.hpp"
 #include "capplan/sim/profile.hpp"
@@ -25,6 +26,10 @@ inline constexpr const char* kProfileBandNote =
 // parameters (sim::with_runs_fit), named "calibrated from N runs: <device> (<date>)"; with measured
 // curves too, the curves price what they cover and the fitted datasheet model the rest.
 std::shared_ptr<const sim::OpCostModel> make_cost_model(const sim::Cluster& cluster, const sim::Profile* profile);
+// The same with the datasheet model's assumptions `a` (serving: sim::serving_assumptions, where a
+// kernel inside a CUDA graph costs its gap, not a host launch).
+std::shared_ptr<const sim::OpCostModel> make_cost_model(const sim::Cluster& cluster, const sim::Profile* profile,
+                                                        const sim::DatasheetAssumptions& a);
 
 // The planner's factory for the same choice (one model per offering's cluster).
 sim::CostModelFactory cost_model_factory(std::shared_ptr<const sim::Profile> profile);

@@ -11,6 +11,8 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/sim/estimate.hpp"
+#include "capplan/sim/profile.hpp"
 #include "capplan/sim/result.hpp"
 #include "capplan/sim/serve.hpp"
 
@@ -43,14 +45,50 @@ struct ServeOption {
 // The plan of the request's layout, and with `compare` every other layout (sorted by cost, then
 // GPUs), the cheapest feasible first, with the Pareto front of cost per output token against the
 // latency target's percentile; `explanation` compares the choice with the runner-up.
+// A model's life in money (issue 17, "train, then serve"): the training or fine-tuning estimate
+// of a scenario, then `months` of serving the recommended layout at the request's traffic.
+// Amounts in US dollars (unknown when a price is); the JSON and table convert them to the serving
+// request's currency.
+struct TrainThenServe {
+  std::string training_workload;   // "pretrain" or "finetune"
+  std::string training_model;
+  int training_gpus = 0;
+  double training_days = 0;        // expected wall time (goodput: interruptions, checkpoints)
+  double training_gpu_hours = 0;   // GPUs x that wall time
+  std::optional<double> training_usd;
+  std::string serving_layout;      // "TP1 fp8"
+  int serving_gpus = 0;
+  double serving_gpu_hours_per_month = 0;
+  std::optional<double> serving_usd_per_month;
+  int months = 0;
+  // [0]: after training; [i]: after training and i months of serving (unknown once a price is).
+  std::vector<std::optional<double>> cumulative_usd;
+  std::optional<double> total_usd;
+  std::vector<std::string> notes;  // e.g. the trained model is not the served one
+};
+
 struct ServeResult {
   ServeOption asked;
   std::vector<ServeOption> options;   // compare mode: every layout planned, cheapest first
   std::vector<std::size_t> pareto;    // indices into options
   std::string explanation;
   std::string cost_model;             // "datasheet" or the profile
+  // The asked layout's latency-throughput curve (sim::latency_curve), when asked for.
+  std::vector<sim::CurvePoint> curve;
+  std::optional<TrainThenServe> lifecycle;  // set by train_then_serve()
+
+  // The layout to deploy: in compare mode the cheapest feasible one, else the asked one.
+  const ServeOption& recommended() const;
 };
-ServeResult plan_request(const ServeRequest& r, const sim::OpCostModel* profile_cost = nullptr);
+// The plan of `r`, priced by the datasheet model under the engine's assumptions, or by
+// `profile` (a calibration profile: CalibratedCost, the datasheet where it did not measure);
+// `curve_points` > 1 also simulates the asked layout's latency-throughput curve.
+ServeResult plan_request(const ServeRequest& r, const sim::Profile* profile = nullptr, int curve_points = 0);
+
+// Sets `result.lifecycle`: `training` (a parsed training or fine-tuning scenario) and its
+// `estimate`, then `months` of serving `result.recommended()` (months >= 1).
+void train_then_serve(ServeResult& result, const ServeRequest& r, const ParsedScenario& training,
+                      const sim::Estimate& estimate, int months);
 
 // The built-in serving example (README "Serving"): Llama 3.1 8B on one Tencent Cloud H800
 // instance under vLLM at 50 requests/s, 1,000 tokens in and 300 out, p95 end-to-end under 2 s,

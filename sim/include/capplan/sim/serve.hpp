@@ -224,4 +224,16 @@ struct ServePlan {
 };
 ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel& cost);
 
+// The latency-throughput curve of one replica: the simulation at Poisson rates from a tenth of the
+// replica's offline ceiling (its full-batch throughput) up to `beyond` times it, `points` of them
+// evenly spaced, plus the plan's max_rate when it has one, in increasing order. Past the ceiling the
+// points are saturated (the queue grows: their latencies are those of a finite simulation, a lower
+// bound). Empty when the replica holds no KV cache or `points` < 2.
+struct CurvePoint {
+  double rate = 0;  // requests/s offered
+  ServeLoad load;
+};
+std::vector<CurvePoint> latency_curve(const ServeJob& job, const Cluster& c, const OpCostModel& cost,
+                                      const ServePlan& plan, int points = 12, double beyond = 1.1);
+
 }  // namespace capplan::sim
