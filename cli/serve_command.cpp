@@ -211,36 +211,14 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
       doc["workload"]["kind"] = "serve";
     }
   }
-  // A price sheet (--prices, else the scenario's pricing.sheet) over the catalog, as estimate does.
-  std::optional<data::PriceSheet> sheet;
-  if (!merge_price_sheet_or_report(opt.prices, doc, *file, *catalogs, sheet)) {
+  auto planned = data::plan_serve_document(doc, *catalogs, *file, opt.prices, profile ? &*profile : nullptr,
+                                           opt.curve_points, kWhere);
+  if (!planned) {
+    print_diagnostics(planned.error());
     return code(Exit::invalid_input);
   }
-  auto parsed = data::parse_scenario(doc, *catalogs, kWhere);
-  if (!parsed) {
-    print_diagnostics(parsed.error());
-    return code(Exit::invalid_input);
-  }
-  std::vector<std::string> sheet_notes;
-  if (sheet) {
-    sheet_notes = data::apply_price_sheet_to_scenario(parsed->scenario, *sheet, has_key(doc, "pricing", "currency"));
-  }
-  if (parsed->scenario.workload.kind != sim::WorkloadKind::serve) {
-    print_error(std::string(kWhere) + "#/workload/kind: capplan serve plans a serve workload; got '" +
-                to_string(parsed->scenario.workload.kind) + "' (capplan estimate plans training)");
-    return code(Exit::invalid_input);
-  }
-  auto request = data::serve_request(doc, *parsed, *catalogs, kWhere);
-  if (!request) {
-    print_diagnostics(request.error());
-    return code(Exit::invalid_input);
-  }
-  for (auto& n : sheet_notes) request->warnings.push_back(std::move(n));
-  if (profile && !sim::profile_measured_on(*profile, request->cluster.gpu)) {
-    request->warnings.push_back("profile: measured on " + profile->context_value("device") + ", not on " +
-                                request->cluster.gpu.id + "; the datasheet model prices what it did not measure");
-  }
-  data::ServeResult result = data::plan_request(*request, profile ? &*profile : nullptr, opt.curve_points);
+  const data::ServeRequest* request = &planned->request;
+  data::ServeResult& result = planned->result;
   if (training) data::train_then_serve(result, *request, *training, *training_estimate, opt.months);
   const std::string rendered =
       format == "json" ? data::serve_to_json(result, *request).dump(2) + "\n" : data::serve_to_table(result, *request);

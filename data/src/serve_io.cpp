@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "capplan/data/cost_model.hpp"
+#include "capplan/data/price_sheet.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/search.hpp"
 #include "json_reader.hpp"
@@ -341,6 +342,53 @@ ServeResult plan_request(const ServeRequest& r, const sim::Profile* profile, int
     s << "; each replica is limited by " << a.plan.binding << ".";
     out.explanation = s.str();
   }
+  return out;
+}
+
+Result<ServePlanned> plan_serve_document(const json& doc, const Catalogs& catalogs, std::string_view scenario_file,
+                                         const std::string& sheet_file, const sim::Profile* profile, int curve_points,
+                                         std::string_view where) {
+  ServePlanned out;
+  std::optional<Catalogs> merged;
+  std::optional<PriceSheet> sheet;
+  std::optional<std::filesystem::path> file;
+  if (!sheet_file.empty()) {
+    file = sheet_file;
+  } else if (doc.is_object()) {
+    file = scenario_price_sheet(doc, scenario_file);
+  }
+  if (file) {
+    merged = catalogs;
+    auto loaded = load_price_sheet(*file, *merged);
+    if (!loaded) return std::unexpected(std::move(loaded.error()));
+    merge_price_sheet(*merged, *loaded);
+    out.sheet = file->string();
+    sheet = std::move(*loaded);
+  }
+  const Catalogs& used = merged ? *merged : catalogs;
+  auto parsed = parse_scenario(doc, used, where);
+  if (!parsed) return std::unexpected(std::move(parsed.error()));
+  std::vector<std::string> sheet_notes;
+  if (sheet) {
+    const auto pricing = doc.find("pricing");
+    const bool currency_given = pricing != doc.end() && pricing->is_object() && pricing->contains("currency");
+    sheet_notes = apply_price_sheet_to_scenario(parsed->scenario, *sheet, currency_given);
+  }
+  if (parsed->scenario.workload.kind != sim::WorkloadKind::serve) {
+    return std::unexpected(Diagnostics{{.where = std::string(where) + "#/workload/kind",
+                                        .message = "capplan serve plans a serve workload; got '" +
+                                                   std::string(to_string(parsed->scenario.workload.kind)) +
+                                                   "' (capplan estimate plans training)"}});
+  }
+  auto request = serve_request(doc, *parsed, used, where);
+  if (!request) return std::unexpected(std::move(request.error()));
+  for (auto& n : sheet_notes) request->warnings.push_back(std::move(n));
+  if (profile != nullptr && !sim::profile_measured_on(*profile, request->cluster.gpu)) {
+    request->warnings.push_back("profile: measured on " + profile->context_value("device") + ", not on " +
+                                request->cluster.gpu.id + "; the datasheet model prices what it did not measure");
+  }
+  out.result = plan_request(*request, profile, curve_points);
+  out.request = std::move(*request);
   return out;
 }
 

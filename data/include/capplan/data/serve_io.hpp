@@ -85,6 +85,21 @@ struct ServeResult {
 // `curve_points` > 1 also simulates the asked layout's latency-throughput curve.
 ServeResult plan_request(const ServeRequest& r, const sim::Profile* profile = nullptr, int curve_points = 0);
 
+// `capplan serve`'s pipeline for a serve scenario document (the desktop app's Serve tab runs the
+// same): the price sheet (`sheet_file`, else the document's pricing.sheet relative to
+// `scenario_file`, "-" or empty: the working directory) merged over a copy of `catalogs`,
+// parse_scenario, the workload kind check, serve_request, the sheet's notes and a profile's
+// other-device warning added to the request's warnings, then plan_request. Errors name the field.
+struct ServePlanned {
+  ServeRequest request;
+  ServeResult result;
+  std::string sheet;  // the price sheet read, empty when none
+};
+Result<ServePlanned> plan_serve_document(const nlohmann::json& doc, const Catalogs& catalogs,
+                                         std::string_view scenario_file, const std::string& sheet_file = {},
+                                         const sim::Profile* profile = nullptr, int curve_points = 0,
+                                         std::string_view where = "scenario");
+
 // Sets `result.lifecycle`: `training` (a parsed training or fine-tuning scenario) and its
 // `estimate`, then `months` of serving `result.recommended()` (months >= 1).
 void train_then_serve(ServeResult& result, const ServeRequest& r, const ParsedScenario& training,
