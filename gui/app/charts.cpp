@@ -5,6 +5,8 @@
 #include <QPainter>
 #include <QPixmap>
 #include <QtCharts/QBarCategoryAxis>
+#include <QtCharts/QBarSeries>
+#include <QtCharts/QStackedBarSeries>
 #include <QtCharts/QBarSet>
 #include <QtCharts/QHorizontalStackedBarSeries>
 #include <QtCharts/QLegend>
@@ -21,6 +23,7 @@
 #include "capplan/data/currency.hpp"
 #include "capplan/gui/format.hpp"
 #include "capplan/gui/result_models.hpp"
+#include "capplan/gui/serve_model.hpp"
 #include "capplan/gui/tco_model.hpp"
 
 namespace capplan::gui {
@@ -288,6 +291,297 @@ void fill_tco_chart(QChart* chart, const TcoSnapshot& snapshot) {
   chart->legend()->setAlignment(Qt::AlignBottom);
   chart->setTitle(QObject::tr("Cost per useful GPU-hour: owning %1 against renting")
                       .arg(QString::fromStdString(snapshot.request.fleet)));
+}
+
+namespace {
+
+// Large amounts on an axis in thousands or millions: the divisor and the labels' suffix.
+std::pair<double, QString> axis_scale(double top) {
+  if (top >= 1e6) return {1e6, QStringLiteral("M")};
+  if (top >= 1e4) return {1e3, QStringLiteral("k")};
+  return {1.0, QString()};
+}
+
+QString layout_text(const sim::ServeJob& j) {
+  QString s = QStringLiteral("TP%1").arg(j.tp);
+  if (j.pp > 1) s += QStringLiteral(" PP%1").arg(j.pp);
+  if (j.ep > 1) s += QStringLiteral(" EP%1").arg(j.ep);
+  return s + QLatin1Char(' ') + QString::fromLatin1(sim::to_string(j.weights));
+}
+
+// The options the charts draw: compare mode's list, else the asked layout alone.
+std::vector<const data::ServeOption*> drawn_options(const ServeSnapshot& s) {
+  std::vector<const data::ServeOption*> out;
+  for (const auto& o : s.result.options) out.push_back(&o);
+  if (out.empty()) out.push_back(&s.result.asked);
+  return out;
+}
+
+bool on_front(const ServeSnapshot& s, const data::ServeOption* o) {
+  for (std::size_t i : s.result.pareto) {
+    if (&s.result.options[i] == o) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void fill_serve_curve_chart(QChart* chart, const ServeSnapshot& snapshot) {
+  clear_chart(chart);
+  const sim::ServeJob& job = snapshot.request.job;
+  const SloMetric metric = slo_metric(job);
+  const double q = job.slo.percentile;
+  const QString pq = QStringLiteral("p%1").arg(fixed_text(q * 100, 0));
+  // TPOT is milliseconds; the others seconds.
+  const bool ms = metric.kind == SloMetric::kTpot;
+  const double scale = ms ? 1e3 : 1.0;
+  auto* p50 = new QLineSeries();
+  p50->setName(QStringLiteral("p50"));
+  auto* pct = new QLineSeries();
+  pct->setName(pq);
+  auto* ttft = new QLineSeries();
+  ttft->setName(QObject::tr("TTFT %1").arg(pq));
+  double top_x = 0, top_y = 0;
+  int saturated = 0;
+  for (const sim::CurvePoint& p : snapshot.result.curve) {
+    top_x = std::max(top_x, p.rate);
+    if (p.load.saturated) {
+      ++saturated;
+      continue;
+    }
+    p50->append(p.rate, scale * metric.at(p.load, 0.5));
+    pct->append(p.rate, scale * metric.at(p.load, q));
+    if (metric.kind != SloMetric::kTtft && !ms) ttft->append(p.rate, p.load.ttft.at(q));
+    top_y = std::max({top_y, scale * metric.at(p.load, q), ttft->count() > 0 ? p.load.ttft.at(q) : 0.0});
+  }
+  if (metric.target_s > 0) top_y = std::max(top_y, scale * metric.target_s);
+  auto* x = new QValueAxis();
+  nice_axis(x, top_x > 0 ? top_x : 1.0);
+  x->setTitleText(QObject::tr("requests/s offered to one replica (%1)").arg(layout_text(job)));
+  auto* y = new QValueAxis();
+  nice_axis(y, top_y > 0 ? top_y * 1.1 : 1.0);
+  y->setTitleText(ms ? QObject::tr("ms per output token") : QObject::tr("seconds"));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  const auto add = [&](QLineSeries* s, QRgb rgb, qreal width, Qt::PenStyle style) {
+    QPen pen{QColor::fromRgb(rgb)};
+    pen.setWidthF(width);
+    pen.setStyle(style);
+    s->setPen(pen);
+    chart->addSeries(s);
+    s->attachAxis(x);
+    s->attachAxis(y);
+  };
+  add(p50, 0x56B4E9, 2.0, Qt::SolidLine);
+  add(pct, 0x0072B2, 3.0, Qt::SolidLine);
+  if (ttft->count() > 0) {
+    add(ttft, 0xE69F00, 2.0, Qt::SolidLine);
+  } else {
+    delete ttft;
+  }
+  if (metric.target_s > 0) {
+    auto* target = new QLineSeries();
+    target->setName(QObject::tr("target %1").arg(ms ? fixed_text(metric.target_s * 1e3, 1) + QStringLiteral(" ms")
+                                                    : seconds_text(metric.target_s)));
+    target->append(0, scale * metric.target_s);
+    target->append(x->max(), scale * metric.target_s);
+    add(target, 0xD55E00, 1.5, Qt::DashLine);
+  }
+  const sim::ServePlan& plan = snapshot.result.asked.plan;
+  if (plan.max_rate > 0 && std::isfinite(plan.max_rate)) {
+    auto* limit = new QLineSeries();
+    limit->setName(QObject::tr("max %1 req/s").arg(fixed_text(plan.max_rate, 2)));
+    limit->append(plan.max_rate, 0);
+    limit->append(plan.max_rate, y->max());
+    add(limit, 0x009E73, 1.5, Qt::DotLine);
+  }
+  chart->legend()->setVisible(true);
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  const QString head = QObject::tr("%1 latency under load").arg(metric.name);
+  chart->setTitle(saturated > 0 ? QObject::tr("%1 (saturated rates not drawn: %2)").arg(head).arg(saturated) : head);
+}
+
+void fill_serve_layouts_chart(QChart* chart, const ServeSnapshot& snapshot) {
+  clear_chart(chart);
+  const auto options = drawn_options(snapshot);
+  const sim::Currency& cur = snapshot.request.currency;
+  bool priced = true;
+  for (const auto* o : options) {
+    if (o->plan.feasible && !o->plan.usd_per_month) priced = false;
+  }
+  auto* front = new QBarSet(QObject::tr("on the Pareto front"));
+  front->setColor(color_for(QStringLiteral("compute")));
+  auto* rest = new QBarSet(QObject::tr("other layouts"));
+  rest->setColor(QColor::fromRgb(0xBBBBBB));
+  QStringList labels;
+  double top = 0;
+  for (const auto* o : options) {
+    if (!o->plan.feasible) continue;
+    top = std::max(top, priced ? data::from_usd(*o->plan.usd_per_month, cur) : static_cast<double>(o->plan.gpus));
+  }
+  const auto [div, suffix] = priced ? axis_scale(top) : std::pair<double, QString>{1.0, QString()};
+  for (const auto* o : options) {
+    if (!o->plan.feasible) continue;
+    const double v = (priced ? data::from_usd(*o->plan.usd_per_month, cur) : static_cast<double>(o->plan.gpus)) / div;
+    // Without compare mode the one layout drawn is the plan itself: in the front's colour.
+    const bool f = snapshot.result.options.empty() || on_front(snapshot, o);
+    *front << (f ? v : 0.0);
+    *rest << (f ? 0.0 : v);
+    labels << QObject::tr("%1 x%2").arg(layout_text(o->job)).arg(o->plan.replicas);
+  }
+  auto* series = new QHorizontalStackedBarSeries();  // one of the two sets is zero per layout
+  series->append(front);
+  series->append(rest);
+  series->setBarWidth(0.7);
+  chart->addSeries(series);
+  auto* x = new QBarCategoryAxis();
+  x->append(labels);
+
+  auto* y = new QValueAxis();
+  nice_axis(y, top > 0 ? top * 1.05 / div : 1.0, suffix);
+  y->setTitleText(priced ? QObject::tr("%1 per month").arg(QString::fromStdString(cur.code))
+                         : QObject::tr("GPUs (no price: cost unknown)"));
+  chart->addAxis(x, Qt::AlignLeft);
+  chart->addAxis(y, Qt::AlignBottom);
+  series->attachAxis(x);
+  series->attachAxis(y);
+  chart->legend()->setVisible(!snapshot.result.options.empty());
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->setTitle(priced ? QObject::tr("Replicas and cost per month by layout") : QObject::tr("GPUs by layout"));
+}
+
+void fill_serve_pareto_chart(QChart* chart, const ServeSnapshot& snapshot) {
+  clear_chart(chart);
+  const auto options = drawn_options(snapshot);
+  const sim::Currency& cur = snapshot.request.currency;
+  const sim::ServeJob& job = snapshot.request.job;
+  const SloMetric metric = slo_metric(job);
+  const double q = job.slo.percentile;
+  bool priced = true;
+  for (const auto* o : options) {
+    if (o->plan.feasible && !o->plan.usd_per_million_output) priced = false;
+  }
+  auto* others = new QScatterSeries();
+  others->setName(QObject::tr("layouts"));
+  others->setMarkerSize(9);
+  others->setColor(QColor::fromRgb(0x999999));
+  auto* front = new QScatterSeries();
+  front->setName(QObject::tr("Pareto front"));
+  front->setMarkerSize(13);
+  front->setColor(color_for(QStringLiteral("compute")));
+  auto* line = new QLineSeries();
+  line->setName(QObject::tr("front"));
+  line->setPen(QPen(color_for(QStringLiteral("compute")), 1.5, Qt::DashLine));
+  std::vector<std::pair<QPointF, QString>> front_points;
+  double top_x = 0, top_y = 0;
+  for (const auto* o : options) {
+    if (!o->plan.feasible) continue;
+    const double lat = metric.at(o->plan.at_rate, q) * (metric.kind == SloMetric::kTpot ? 1e3 : 1.0);
+    const double v = priced ? data::from_usd(*o->plan.usd_per_million_output, cur) : static_cast<double>(o->plan.gpus);
+    top_x = std::max(top_x, lat);
+    top_y = std::max(top_y, v);
+    if (on_front(snapshot, o)) {
+      front_points.emplace_back(QPointF(lat, v), layout_text(o->job));
+    } else {
+      others->append(lat, v);
+    }
+  }
+  std::sort(front_points.begin(), front_points.end(),
+            [](const auto& a, const auto& b) { return a.first.x() < b.first.x(); });
+  QStringList names;
+  for (const auto& [pt, name] : front_points) {
+    front->append(pt);
+    line->append(pt);
+    names << name;
+  }
+  auto* x = new QValueAxis();
+  nice_axis(x, top_x > 0 ? top_x * 1.1 : 1.0);
+  x->setTitleText(QObject::tr("%1 p%2 at the planned load (%3)")
+                      .arg(metric.name, fixed_text(q * 100, 0),
+                           metric.kind == SloMetric::kTpot ? QObject::tr("ms") : QObject::tr("s")));
+  auto* y = new QValueAxis();
+  nice_axis(y, top_y > 0 ? top_y * 1.15 : 1.0);
+  y->setTitleText(priced ? QObject::tr("%1 per 1M output tokens").arg(QString::fromStdString(cur.code))
+                         : QObject::tr("GPUs (no price: cost unknown)"));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  for (QXYSeries* s : {static_cast<QXYSeries*>(line), static_cast<QXYSeries*>(others), static_cast<QXYSeries*>(front)}) {
+    chart->addSeries(s);
+    s->attachAxis(x);
+    s->attachAxis(y);
+  }
+  // Each front point labelled with its layout: one invisible one-point series per label (a series'
+  // label format is one text for all its points in Qt 6.4).
+  for (int i = 0; i < static_cast<int>(front_points.size()); ++i) {
+    auto* label = new QScatterSeries();
+    label->setName(names[i]);
+    label->setMarkerSize(1);
+    label->setColor(Qt::transparent);
+    label->setBorderColor(Qt::transparent);
+    label->append(front_points[static_cast<std::size_t>(i)].first);
+    label->setPointLabelsFormat(names[i]);
+    label->setPointLabelsVisible(true);
+    label->setPointLabelsClipping(false);
+    label->setPointLabelsColor(color_for(QStringLiteral("compute")).darker(140));
+    chart->addSeries(label);
+    label->attachAxis(x);
+    label->attachAxis(y);
+    for (auto* marker : chart->legend()->markers(label)) marker->setVisible(false);
+  }
+  for (auto* marker : chart->legend()->markers(line)) marker->setVisible(false);
+  chart->legend()->setVisible(true);
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->setTitle(QObject::tr("Cost against latency: the Pareto front"));
+}
+
+void fill_lifecycle_chart(QChart* chart, const ServeSnapshot& snapshot) {
+  clear_chart(chart);
+  const auto& life = snapshot.result.lifecycle;
+  if (!life) {
+    chart->setTitle(QObject::tr("Train, then serve: tick the box to add the Estimate tab's training"));
+    return;
+  }
+  const sim::Currency& cur = snapshot.request.currency;
+  if (!life->total_usd || !life->training_usd || !life->serving_usd_per_month) {
+    chart->setTitle(QObject::tr("Train, then serve: cost unknown (%1)")
+                        .arg(!life->training_usd ? QObject::tr("the training scenario has no price")
+                                                 : QObject::tr("the serving scenario has no price")));
+    return;
+  }
+  auto* training = new QBarSet(QObject::tr("%1 (%2)").arg(QString::fromStdString(life->training_workload),
+                                                         money_text(*life->training_usd, cur)));
+  training->setColor(color_for(QStringLiteral("compute")));
+  auto* serving = new QBarSet(QObject::tr("serving %1 (%2 per month)")
+                                  .arg(QString::fromStdString(life->serving_layout),
+                                       money_text(*life->serving_usd_per_month, cur)));
+  serving->setColor(color_for(QStringLiteral("tp_comm")));
+  QStringList months;
+  const double top = data::from_usd(*life->total_usd, cur);
+  const auto [div, suffix] = axis_scale(top);
+  for (std::size_t m = 0; m < life->cumulative_usd.size(); ++m) {
+    const double total = life->cumulative_usd[m].value_or(0.0);
+    *training << data::from_usd(*life->training_usd, cur) / div;
+    *serving << data::from_usd(total - *life->training_usd, cur) / div;
+    months << (m == 0 ? QObject::tr("trained") : QString::number(m));
+  }
+  auto* series = new QStackedBarSeries();
+  series->append(training);
+  series->append(serving);
+  series->setBarWidth(0.7);
+  chart->addSeries(series);
+  auto* x = new QBarCategoryAxis();
+  x->append(months);
+  x->setTitleText(QObject::tr("months of serving"));
+  auto* y = new QValueAxis();
+  nice_axis(y, top > 0 ? top * 1.05 / div : 1.0, suffix);
+  y->setTitleText(QObject::tr("%1, cumulative").arg(QString::fromStdString(cur.code)));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  series->attachAxis(x);
+  series->attachAxis(y);
+  chart->legend()->setVisible(true);
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->setTitle(QObject::tr("Train, then serve: %1 after %2 months").arg(money_text(*life->total_usd, cur)).arg(life->months));
 }
 
 bool svg_export_available() {

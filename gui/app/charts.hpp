@@ -13,6 +13,7 @@ namespace capplan::gui {
 class BreakdownModel;
 class MemoryModel;
 struct TcoSnapshot;
+struct ServeSnapshot;
 
 // A colour per row key ("compute", "tp_comm", "weights", ...), the same in every chart.
 QColor color_for(const QString& key);
@@ -29,6 +30,20 @@ void fill_memory_chart(QChart* chart, const MemoryModel& model);
 // currency: the own fleet's curve (sim::tco at each utilisation), a horizontal line per rent option
 // with a rate, a labelled point at each break-even utilisation, and the scenario's utilisation.
 void fill_tco_chart(QChart* chart, const TcoSnapshot& snapshot);
+
+// Serving (capplan serve): the asked layout's latency against the offered rate (p50 and p95 of
+// the SLO's latency and TTFT p95; saturated rates left out), the target as a line and the plan's
+// max_rate as a marker.
+void fill_serve_curve_chart(QChart* chart, const ServeSnapshot& snapshot);
+// Every layout planned (compare mode; else the asked one): the cost per month of its replicas, or
+// its GPUs when the price is unknown, Pareto-front layouts in their own colour.
+void fill_serve_layouts_chart(QChart* chart, const ServeSnapshot& snapshot);
+// The feasible layouts as points of latency (the SLO's percentile) against cost per million output
+// tokens (GPUs when unknown), the Pareto front joined by a line.
+void fill_serve_pareto_chart(QChart* chart, const ServeSnapshot& snapshot);
+// Train, then serve: the cumulative cost after training and after each month of serving, the
+// training and the serving parts stacked. Empty (with a title saying why) without a lifecycle.
+void fill_lifecycle_chart(QChart* chart, const ServeSnapshot& snapshot);
 
 // Sets a value axis to 0..a round maximum at or above `max`, with ticks on round numbers and
 // labels with the decimals the tick step needs ("0, 0.5, 1, 1.5", never "0, 0, 1, 1"), each

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // capplan-gui: the desktop planning app.
 //   capplan-gui [SCENARIO]                                     interactive
-//   capplan-gui --screenshot FILE [--tab estimate|plan|compare|tco] [SCENARIO]
+//   capplan-gui --screenshot FILE [--tab estimate|plan|compare|tco|serve] [SERVE OPTIONS] [SCENARIO]
 //                                                              renders the window offscreen to PNG, exits
 #include <QApplication>
 #include <QCommandLineParser>
@@ -19,6 +19,7 @@
 #include "main_window.hpp"
 #include "plan_view.hpp"
 #include "results_view.hpp"
+#include "serve_view.hpp"
 #include "tco_view.hpp"
 
 namespace {
@@ -64,7 +65,8 @@ int main(int argc, char** argv) {
   parser.addVersionOption();
   QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Render the window to FILE (PNG) and exit"),
                                 QStringLiteral("FILE"));
-  QCommandLineOption tab(QStringLiteral("tab"), QStringLiteral("Tab to show: estimate, plan, compare or tco (own vs rent)"),
+  QCommandLineOption tab(QStringLiteral("tab"),
+                         QStringLiteral("Tab to show: estimate, plan, compare, tco (own vs rent) or serve"),
                          QStringLiteral("TAB"), QStringLiteral("estimate"));
   QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1500x960)"),
                           QStringLiteral("WxH"), QStringLiteral("1500x960"));
@@ -81,6 +83,24 @@ int main(int argc, char** argv) {
                              QStringLiteral("Calibration profile (capplan calibrate --out) to price operations with, "
                                             "as capplan estimate --profile"),
                              QStringLiteral("FILE"));
+  QCommandLineOption serve_scenario(QStringLiteral("serve-scenario"),
+                                    QStringLiteral("Serve scenario file for the Serve tab (default: the built-in serving example)"),
+                                    QStringLiteral("FILE"));
+  QCommandLineOption export_serve(QStringLiteral("export-serve"),
+                                  QStringLiteral("With --screenshot --tab serve: also write the serving plan as capplan serve "
+                                                 "--format json writes it"),
+                                  QStringLiteral("FILE"));
+  QCommandLineOption export_serve_charts(QStringLiteral("export-serve-charts"),
+                                         QStringLiteral("With --screenshot --tab serve: also write the Serve tab's four charts "
+                                                        "as FILE-curve.EXT, -layouts, -pareto and -lifecycle"),
+                                         QStringLiteral("FILE"));
+  QCommandLineOption train_months(QStringLiteral("train-then-serve"),
+                                  QStringLiteral("With --tab serve: add the Estimate tab's training and MONTHS of serving"),
+                                  QStringLiteral("MONTHS"));
+  parser.addOption(serve_scenario);
+  parser.addOption(export_serve);
+  parser.addOption(export_serve_charts);
+  parser.addOption(train_months);
   parser.addOption(profile);
   parser.addOption(export_results);
   parser.addOption(export_charts);
@@ -161,8 +181,37 @@ int main(int argc, char** argv) {
   } else if (which == QLatin1String("tco")) {
     window.show_tab(gui::MainWindow::kTcoTab);
     window.tco()->refresh();  // the scenario's own vs rent, computed at once (no worker)
+  } else if (which == QLatin1String("serve")) {
+    gui::ServeView* serve = window.serve();
+    if (parser.isSet(serve_scenario)) {
+      if (const QString err = serve->open_file(parser.value(serve_scenario)); !err.isEmpty()) {
+        print_error(err);
+        return 2;
+      }
+    }
+    if (parser.isSet(train_months)) {
+      bool ok = false;
+      const int months = parser.value(train_months).toInt(&ok);
+      if (!ok || months < 1 || months > 120) {
+        print_error(QStringLiteral("--train-then-serve: expected 1 to 120 months; got ") + parser.value(train_months));
+        return 2;
+      }
+      serve->set_train_then_serve(true, months);
+    }
+    window.show_tab(gui::MainWindow::kServeTab);
+    bool failed = false;
+    QObject::connect(serve->runner(), &gui::ServeRunner::failed, &window, [&] { failed = true; });
+    serve->refresh();
+    if (!wait_until([&] { return (serve->snapshot().has_value() || failed) && !serve->busy(); }, kTimeoutMs)) {
+      print_error(QStringLiteral("timed out waiting for the serving plan"));
+      return 1;
+    }
+    if (failed) {
+      print_error(serve->summary()->text());
+      return 2;
+    }
   } else if (which != QLatin1String("estimate")) {
-    print_error(QStringLiteral("--tab: expected estimate, plan, compare or tco; got ") + which);
+    print_error(QStringLiteral("--tab: expected estimate, plan, compare, tco or serve; got ") + which);
     return 2;
   }
   // Let the layout and the charts settle.
@@ -170,6 +219,18 @@ int main(int argc, char** argv) {
   app.exec();
   if (parser.isSet(export_results)) {
     if (const QString err = window.export_results(parser.value(export_results)); !err.isEmpty()) {
+      print_error(err);
+      return 1;
+    }
+  }
+  if (parser.isSet(export_serve)) {
+    if (const QString err = window.serve()->export_json(parser.value(export_serve)); !err.isEmpty()) {
+      print_error(err);
+      return 1;
+    }
+  }
+  if (parser.isSet(export_serve_charts)) {
+    if (const QString err = window.serve()->export_charts(parser.value(export_serve_charts)); !err.isEmpty()) {
       print_error(err);
       return 1;
     }

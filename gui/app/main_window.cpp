@@ -24,6 +24,7 @@
 #include "plan_view.hpp"
 #include "results_view.hpp"
 #include "scenario_editor.hpp"
+#include "serve_view.hpp"
 #include "tco_view.hpp"
 
 namespace capplan::gui {
@@ -79,6 +80,8 @@ MainWindow::MainWindow(std::shared_ptr<const data::Catalogs> catalogs, std::shar
   tabs_->addTab(compare_, tr("&Compare"));
   tco_ = new TcoView(doc_, tabs_);
   tabs_->addTab(tco_, tr("&Own vs rent"));
+  serve_ = new ServeView(doc_->catalogs_ptr(), tabs_);
+  tabs_->addTab(serve_, tr("Se&rve"));
   setCentralWidget(tabs_);
 
   status_source_ = new QLabel(this);
@@ -146,6 +149,7 @@ void MainWindow::build_menus() {
   view->addAction(tr("&Plan"), this, [this] { show_tab(kPlanTab); })->setShortcut(QKeySequence(QStringLiteral("Ctrl+2")));
   view->addAction(tr("&Compare"), this, [this] { show_tab(kCompareTab); })->setShortcut(QKeySequence(QStringLiteral("Ctrl+3")));
   view->addAction(tr("&Own vs rent"), this, [this] { show_tab(kTcoTab); })->setShortcut(QKeySequence(QStringLiteral("Ctrl+4")));
+  view->addAction(tr("Se&rve"), this, [this] { show_tab(kServeTab); })->setShortcut(QKeySequence(QStringLiteral("Ctrl+5")));
 
   QMenu* plan = menuBar()->addMenu(tr("&Plan"));
   plan->addAction(tr("&Run planner"), this, [this] {
@@ -163,7 +167,7 @@ void MainWindow::build_menus() {
     QMessageBox::about(this, tr("About capplan"),
                        tr("<b>capplan-gui %1</b><br>Cost and capacity planner for LLM training on GPU clusters.<br>"
                           "Every number comes from the capplan libraries (sim/, data/); the desktop app only "
-                          "edits scenarios and draws results.<br>Shortcuts: Ctrl+1/2/3/4 tabs, Ctrl+R run planner, "
+                          "edits scenarios and draws results.<br>Shortcuts: Ctrl+1/2/3/4/5 tabs, Ctrl+R run planner, "
                           "Ctrl+O open, Ctrl+S save, Ctrl+E export results.")
                            .arg(QStringLiteral(CAPPLAN_VERSION)));
   });
@@ -182,6 +186,7 @@ QString MainWindow::load_profile(const QString& path) {
   profile_ = std::move(*loaded);
   runner_->set_profile(profile_->profile);
   plan_->set_profile(profile_->profile, profile_->label());
+  serve_->set_profile(profile_->profile);
   editor_->show_profile(&*profile_);
   on_document_changed();  // re-estimate with the profile
   return {};
@@ -191,6 +196,7 @@ void MainWindow::use_datasheet() {
   profile_.reset();
   runner_->set_profile(nullptr);
   plan_->set_profile(nullptr, tr("datasheet model"));
+  serve_->set_profile(nullptr);
   editor_->show_profile(nullptr);
   on_document_changed();
 }
@@ -206,6 +212,7 @@ void MainWindow::on_document_changed() {
 
 void MainWindow::on_result(const EstimateSnapshot& snapshot) {
   if (doc_->valid()) results_->show_snapshot(snapshot);
+  serve_->set_training(snapshot);
   editor_->show_result(snapshot);
   status_source_->setText(tr("cost model: %1").arg(snapshot.cost_model_label()));
   status_timing_->setText(tr("estimated in %1 ms").arg(fixed_text(snapshot.elapsed_ms, 1)));

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The capplan-gui main window: Estimate, Plan, Compare and Own vs rent tabs over one ScenarioDocument.
+// The capplan-gui main window: Estimate, Plan, Compare and Own vs rent tabs over one ScenarioDocument,
+// and the Serve tab over its own serving scenario (with the Estimate tab's training for "train, then serve").
 #pragma once
 #include <QLabel>
 #include <QMainWindow>
@@ -20,11 +21,12 @@ class ResultsView;
 class CompareView;
 class PlanView;
 class TcoView;
+class ServeView;
 
 class MainWindow final : public QMainWindow {
   Q_OBJECT
  public:
-  enum Tab { kEstimateTab = 0, kPlanTab = 1, kCompareTab = 2, kTcoTab = 3 };
+  enum Tab { kEstimateTab = 0, kPlanTab = 1, kCompareTab = 2, kTcoTab = 3, kServeTab = 4 };
 
   MainWindow(std::shared_ptr<const data::Catalogs> catalogs, std::shared_ptr<const sim::ResidualTable> bands,
              QWidget* parent = nullptr);
@@ -35,6 +37,7 @@ class MainWindow final : public QMainWindow {
   CompareView* compare() const { return compare_; }
   PlanView* plan() const { return plan_; }
   TcoView* tco() const { return tco_; }
+  ServeView* serve() const { return serve_; }
   void show_tab(Tab tab);
 
   // Loads a calibration profile (`capplan estimate --profile`): validated with the CLI's parser;
@@ -92,6 +95,7 @@ class MainWindow final : public QMainWindow {
   CompareView* compare_ = nullptr;
   PlanView* plan_ = nullptr;
   TcoView* tco_ = nullptr;
+  ServeView* serve_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   QLabel* status_source_ = nullptr;
   QLabel* status_timing_ = nullptr;

@@ -5,6 +5,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QFontDatabase>
@@ -14,6 +15,8 @@
 #include <QSet>
 #include <QTextLayout>
 #include <QSignalSpy>
+#include <QtCharts/QAbstractBarSeries>
+#include <QtCharts/QBarSet>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
@@ -32,6 +35,7 @@
 #include "plan_view.hpp"
 #include "results_view.hpp"
 #include "scenario_editor.hpp"
+#include "serve_view.hpp"
 #include "tco_view.hpp"
 #include "capplan/gui/format.hpp"
 #include "gui_test_support.hpp"
@@ -717,6 +721,109 @@ class GuiAppTest : public QObject {
     QTRY_VERIFY(w.tco()->message()->isVisible());
     QVERIFY2(w.tco()->message()->text().contains(QStringLiteral("scenario#/tco/years")),
              qPrintable(w.tco()->message()->text()));
+  }
+
+  void the_serve_tab_plans_edits_and_adds_the_training() {
+    // Issue 17 points 6 and 7: the Serve tab over the built-in serving example.
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    w.show();
+    w.show_tab(MainWindow::kServeTab);
+    ServeView* v = w.serve();
+    QTRY_VERIFY_WITH_TIMEOUT(v->snapshot().has_value() && !v->busy(), 60000);
+    QVERIFY(v->summary()->text().contains(QStringLiteral("replica")));
+    // The curve: the asked layout's p95 end-to-end latency at rising rates, the 2 s target, the max rate.
+    QChart* curve = v->curve_view()->chart();
+    auto* p95 = series_named<QLineSeries>(curve, QStringLiteral("p95"));
+    QVERIFY(p95 != nullptr);
+    QVERIFY(p95->count() >= 5);
+    for (int i = 1; i < p95->count(); ++i) QVERIFY(p95->at(i).x() > p95->at(i - 1).x());
+    auto* target = series_named<QLineSeries>(curve, QStringLiteral("target 2.00 s"));
+    QVERIFY(target != nullptr);
+    QCOMPARE(target->at(0).y(), 2.0);
+    QVERIFY(series_named<QLineSeries>(curve, QStringLiteral("max ")) != nullptr);
+    // Every feasible layout is a bar; the Pareto front is a series of its own.
+    int feasible = 0;
+    for (const auto& o : v->snapshot()->result.options) feasible += o.plan.feasible ? 1 : 0;
+    QVERIFY(feasible >= 2);
+    auto* bars = qobject_cast<QAbstractBarSeries*>(v->layouts_view()->chart()->series().front());
+    QVERIFY(bars != nullptr);
+    QCOMPARE(bars->barSets().front()->count(), feasible);
+    auto* front = series_named<QScatterSeries>(v->pareto_view()->chart(), QStringLiteral("Pareto front"));
+    QVERIFY(front != nullptr);
+    QCOMPARE(front->count(), static_cast<int>(v->snapshot()->result.pareto.size()));
+
+    // Editing the rate re-plans: twice the rate, about twice the replicas (5%: each replica's rate is
+    // the closed form's bound as the simulation confirmed it, a few percent apart at the two rates).
+    const int replicas = v->snapshot()->result.asked.plan.replicas;
+    v->rate_box()->setValue(100);
+    QTRY_VERIFY_WITH_TIMEOUT(v->snapshot() && v->snapshot()->request.job.traffic.rate == 100.0 && !v->busy(), 60000);
+    QCOMPARE(v->document()["workload"]["traffic"]["rate_per_s"].get<double>(), 100.0);
+    QVERIFY(std::abs(v->snapshot()->result.asked.plan.replicas - 2.0 * replicas) <= 0.05 * 2.0 * replicas);
+    // A format the GPU cannot run: the CLI's message, naming the field, and no plan.
+    v->weights_box()->setCurrentIndex(v->weights_box()->findData(QStringLiteral("fp4")));
+    QTRY_VERIFY_WITH_TIMEOUT(!v->snapshot().has_value() && !v->busy(), 60000);
+    QVERIFY(v->summary()->text().contains(QStringLiteral("scenario#/workload")));
+    QVERIFY(v->summary()->text().contains(QStringLiteral("fp4")));
+    v->weights_box()->setCurrentIndex(v->weights_box()->findData(QStringLiteral("fp8")));
+    QTRY_VERIFY_WITH_TIMEOUT(v->snapshot().has_value() && !v->busy(), 60000);
+
+    // Train, then serve: the Estimate tab's training plus three months at $2 per GPU-hour.
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    v->price_box()->setValue(2.0);
+    QTRY_VERIFY_WITH_TIMEOUT(v->snapshot() && v->snapshot()->result.asked.plan.usd_per_month && !v->busy(), 60000);
+    v->set_train_then_serve(true, 3);
+    const auto& life = v->snapshot()->result.lifecycle;
+    QVERIFY(life.has_value());
+    QCOMPARE(life->months, 3);
+    QCOMPARE(static_cast<int>(life->cumulative_usd.size()), 4);
+    // The built-in training example is priced (the catalog's on-demand rate of its instance).
+    QVERIFY(life->training_usd.has_value() && life->total_usd.has_value());
+    QVERIFY(std::abs(*life->total_usd - (*life->training_usd + 3 * *life->serving_usd_per_month)) <=
+            1e-9 * *life->total_usd);
+    QVERIFY(v->lifecycle_view()->chart()->title().contains(QStringLiteral("after 3 months")));
+    // Unticked: no lifecycle, and the chart says how to get one.
+    v->set_train_then_serve(false, 3);
+    QVERIFY(!v->snapshot()->result.lifecycle.has_value());
+    QVERIFY(v->lifecycle_view()->chart()->title().contains(QStringLiteral("tick")));
+    v->set_train_then_serve(true, 3);
+    QVERIFY(v->summary()->text().contains(QStringLiteral("Train, then serve")));
+
+    // Exports: the plan as JSON (with the lifecycle), the four charts.
+    QTemporaryDir dir;
+    const QString json_path = dir.filePath(QStringLiteral("serve.json"));
+    QCOMPARE(v->export_json(json_path), QString());
+    QFile f(json_path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const auto exported = nlohmann::json::parse(f.readAll().toStdString());
+    QVERIFY(exported.contains("train_then_serve"));
+    QVERIFY(exported.contains("latency_curve"));
+    QCOMPARE(v->export_charts(dir.filePath(QStringLiteral("serve.png"))), QString());
+    for (const char* name : {"serve-curve.png", "serve-layouts.png", "serve-pareto.png", "serve-lifecycle.png"}) {
+      QVERIFY2(QFileInfo(dir.filePath(QString::fromLatin1(name))).size() > 2000, name);
+    }
+  }
+
+  void the_serve_tab_opens_a_serve_scenario_file() {
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    ServeView* v = w.serve();
+    QCOMPARE(v->open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/tests/cli/scenarios/serve_llama8b.json")), QString());
+    QTRY_VERIFY_WITH_TIMEOUT(v->snapshot().has_value() && !v->busy(), 60000);
+    // The file's price (CNY 20 per GPU-hour) and currency are in the form and the plan.
+    QCOMPARE(v->price_box()->value(), 20.0);
+    QCOMPARE(v->snapshot()->request.currency.code, std::string("CNY"));
+    QVERIFY(v->summary()->text().contains(QStringLiteral("CNY")));
+    QVERIFY(!v->compare_box()->isChecked());
+    // A file that is not a scenario: an error, the last document kept.
+    QTemporaryDir dir;
+    const QString bad = dir.filePath(QStringLiteral("bad.json"));
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("{\"workload\": ");
+    f.close();
+    QVERIFY(!v->open_file(bad).isEmpty());
+    QCOMPARE(v->document()["workload"]["kind"].get<std::string>(), std::string("serve"));
   }
 
   void compare_shows_up_to_four_scenarios() {

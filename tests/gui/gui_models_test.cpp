@@ -31,6 +31,7 @@
 #include "capplan/gui/result_models.hpp"
 #include "capplan/gui/scenario_document.hpp"
 #include "capplan/gui/table_model.hpp"
+#include "capplan/gui/serve_model.hpp"
 #include "capplan/gui/tco_model.hpp"
 
 using namespace capplan;
@@ -788,6 +789,44 @@ class GuiModelsTest : public QObject {
     const auto none = tco_snapshot(doc, *catalogs(), "");
     QVERIFY(!none.has_value());
     QCOMPARE(QString::fromStdString(none.error().front().where), QStringLiteral("scenario#/tco"));
+  }
+
+  void the_serve_tabs_plan_is_capplan_serves() {
+    // Issue 17 point 6: the Serve tab runs data::plan_serve_document with the CLI's default curve,
+    // so its JSON is `capplan serve --format json`'s for the same document.
+    const nlohmann::json doc = data::example_serve_scenario();
+    auto snap = ServeRunner::compute(doc, *catalogs(), std::string(), nullptr);
+    QVERIFY(snap.has_value());
+    auto planned = data::plan_serve_document(doc, *catalogs(), std::string(), {}, nullptr, kServeCurvePoints);
+    QVERIFY(planned.has_value());
+    QCOMPARE(serve_json(*snap).dump(), data::serve_to_json(planned->result, planned->request).dump());
+    QCOMPARE(static_cast<int>(snap->result.curve.size()), kServeCurvePoints + 1);  // plus the plan's max_rate
+    // The example's target is end-to-end p95 <= 2 s.
+    const SloMetric m = slo_metric(snap->request.job);
+    QCOMPARE(m.kind, SloMetric::kE2e);
+    QCOMPARE(m.target_s, 2.0);
+    QCOMPARE(m.at(snap->result.asked.plan.at_rate, 0.95), snap->result.asked.plan.at_rate.e2e.at(0.95));
+    sim::ServeJob j = snap->request.job;
+    j.slo.e2e = units::Seconds{};
+    j.slo.tpot = units::seconds(0.05);
+    QCOMPARE(slo_metric(j).kind, SloMetric::kTpot);
+    // A bad field comes back in the CLI's words.
+    nlohmann::json bad = doc;
+    bad["workload"]["traffic"]["rate_per_s"] = -1;
+    auto refused = ServeRunner::compute(bad, *catalogs(), std::string(), nullptr);
+    QVERIFY(!refused.has_value());
+    QCOMPARE(QString::fromStdString(refused.error().front().where), QStringLiteral("scenario#/workload/traffic/rate_per_s"));
+    // The runner delivers the latest request only.
+    ServeRunner runner(catalogs());
+    QSignalSpy done(&runner, &ServeRunner::finished);
+    nlohmann::json slow = doc;
+    runner.request(slow, {});
+    slow["workload"]["traffic"]["rate_per_s"] = 7;
+    const quint64 last = runner.request(slow, {});
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 60000);
+    const auto got = done.front().front().value<ServeSnapshot>();
+    QCOMPARE(got.generation, last);
+    QCOMPARE(got.request.job.traffic.rate, 7.0);
   }
 
   void the_planner_can_be_cancelled() {
