@@ -8,7 +8,7 @@ namespace capplan::cli {
 
 bool StepFlags::any() const {
   return hidden > 0 || heads > 0 || kv_heads > 0 || seq_len > 0 || micro_batch > 0 || layers > 0 || ffn_hidden > 0 ||
-         !dtype.empty() || gated_ffn || rmsnorm || rope || flash_attention;
+         !dtype.empty() || gated_ffn || rmsnorm || rope || flash_attention || decode_context > 0;
 }
 
 void add_step_flags(CLI::App* cmd, StepFlags& f, const std::string& what) {
@@ -30,6 +30,10 @@ void add_step_flags(CLI::App* cmd, StepFlags& f, const std::string& what) {
   cmd->add_flag("--rope", f.rope, what + ": rotary embedding of Q and K");
   cmd->add_flag("--flash-attention", f.flash_attention,
                 what + ": fused (flash) attention instead of explicit scores + softmax (not on the host backend)");
+  cmd->add_option("--decode-context", f.decode_context,
+                  what + " as a serving decode step instead: --micro-batch sequences each decoding one token over "
+                         "this many cached tokens, forward only (the serving pass's layer)")
+      ->check(CLI::PositiveNumber);
 }
 
 }  // namespace capplan::cli

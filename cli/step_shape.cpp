@@ -23,6 +23,10 @@ std::optional<calib::StepShape> step_from_flags(const StepFlags& f, const std::s
   step.rmsnorm = step.rmsnorm || f.rmsnorm;
   step.rope = step.rope || f.rope;
   step.flash_attention = step.flash_attention || f.flash_attention;
+  if (f.decode_context > 0) {
+    step.decode_context = f.decode_context;
+    if (f.micro_batch <= 0) step.micro_batch = 32;  // a serving batch, not a training micro-batch
+  }
   if (auto d = sim::check(calib::layer_step_shape(step)); has_errors(d)) {
     for (auto& x : d) {  // "step/seq_len" -> "--seq-len"
       x.where = "--" + x.where.substr(x.where.find('/') + 1);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // `capplan validate --profile P [--backend host|cuda] [--format table|json] [--hidden N --heads N
 //  --kv-heads N --seq-len N --micro-batch N --layers N --ffn-hidden N --dtype D --gated-ffn --rmsnorm
-//  --rope --flash-attention] [--max-error F]`: runs the measured training step (one transformer
-// layer forward + backward: the layer slice of the estimate's op list, sim/layer_step.hpp) on this machine,
+//  --rope --flash-attention --decode-context N] [--max-error F]`: runs the measured training step (one
+// transformer layer forward + backward: the layer slice of the estimate's op list, sim/layer_step.hpp),
+// or with --decode-context a serving decode step (the serving pass's layer, forward only), on this machine,
 // predicts it from the profile with the calibrated cost model, and prints both per component.
 // A report: exit 0 whatever the error, unless --max-error is given and exceeded (exit 3).
 #include <algorithm>
@@ -167,6 +168,8 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
                  {"rmsnorm", shape.rmsnorm},
                  {"rope", shape.rope},
                  {"flash_attention", shape.flash_attention},
+                 {"kind", shape.decode_context > 0 ? "decode" : "training"},
+                 {"decode_context", shape.decode_context},
                  {"gemm_flops", sim::layer_step_flops(ls).base()}};
     j["predicted_step_s"] = safe(predicted_total);
     j["measured_step_s"] = safe(measured_total);
@@ -185,11 +188,16 @@ int run_validate(const ValidateOptions& opt, const GlobalOptions& global) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::ostringstream o;
-    o << "Training step: " << shape.layers << " layer(s), hidden " << shape.hidden << ", " << shape.heads
+    o << (shape.decode_context > 0 ? "Serving decode step: " : "Training step: ") << shape.layers
+      << " layer(s), hidden " << shape.hidden << ", " << shape.heads
       << " heads" << (ls.kv_heads_or_heads() != shape.heads ? " (" + std::to_string(ls.kv_heads) + " kv)" : "")
       << ", " << (shape.gated_ffn ? "SwiGLU" : "GELU") << " ffn " << shape.ffn_hidden
       << (shape.rmsnorm ? ", RMSNorm" : ", LayerNorm") << (shape.rope ? ", RoPE" : "")
-      << (shape.flash_attention ? ", fused attention" : "") << ", seq " << shape.seq_len << ", micro-batch " << shape.micro_batch
+      << (shape.flash_attention ? ", fused attention" : "")
+      << (shape.decode_context > 0
+              ? ", " + std::to_string(shape.micro_batch) + " sequences decoding over " +
+                    std::to_string(shape.decode_context) + " cached tokens, forward only"
+              : ", seq " + std::to_string(shape.seq_len) + ", micro-batch " + std::to_string(shape.micro_batch))
       << ", " << sim::to_string(shape.dtype) << " (" << fixed(sim::layer_step_flops(ls).base() / 1e9, 2)
       << " GFLOP)\nPredicted with " << cost.source() << "\n\n";
     std::vector<std::vector<std::string>> table;

@@ -257,17 +257,29 @@ Result<GemmRecord> CudaBackend::gemm(const GemmShape& shape, const RunOptions& o
   const auto na = static_cast<std::size_t>(spec.stride_a * shape.batch);
   const auto nb = static_cast<std::size_t>(spec.stride_b * shape.batch);
   const auto nc = static_cast<std::size_t>(spec.stride_c * shape.batch);
-  auto a = DeviceBuffer::allocate(na * ob, "gemm A");
+  // Rotating copies of the operands (rotation_sets): each timed run reads A and B from HBM, as the
+  // GEMM does inside a layer, not from the L2 its previous run warmed (decode-shaped GEMMs fit in
+  // an H100's 50 MB L2 and would otherwise time at L2 bandwidth).
+  int l2_bytes = 0;
+  (void)cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, s.device);
+  const double set_bytes = static_cast<double>((na + nb) * ob + nc * rb);
+  const auto sets = static_cast<std::size_t>(rotation_sets(set_bytes, l2_bytes, 2.0 * 1024 * 1024 * 1024));
+  auto a = DeviceBuffer::allocate(sets * na * ob, "gemm A");
   if (!a) return std::unexpected(a.error());
-  auto b = DeviceBuffer::allocate(nb * ob, "gemm B");
+  auto b = DeviceBuffer::allocate(sets * nb * ob, "gemm B");
   if (!b) return std::unexpected(b.error());
-  auto c = DeviceBuffer::allocate(nc * rb, "gemm C");
+  auto c = DeviceBuffer::allocate(sets * nc * rb, "gemm C");
   if (!c) return std::unexpected(c.error());
   const int in_dtype = cuda::operand_kernel_dtype(shape.dtype);
-  if (auto r = s.fill(a->get(), in_dtype, na, 11); !r) return std::unexpected(r.error());
-  if (auto r = s.fill(b->get(), in_dtype, nb, 12); !r) return std::unexpected(r.error());
+  if (auto r = s.fill(a->get(), in_dtype, sets * na, 11); !r) return std::unexpected(r.error());
+  if (auto r = s.fill(b->get(), in_dtype, sets * nb, 12); !r) return std::unexpected(r.error());
+  std::size_t next = 0;
   auto samples = time_iterations(s.stream, options, [&] {
-    return plan->run(a->get(), b->get(), c->get(), s.workspace.get(), s.stream);
+    auto* pa = static_cast<char*>(a->get()) + next * na * ob;
+    auto* pb = static_cast<char*>(b->get()) + next * nb * ob;
+    auto* pc = static_cast<char*>(c->get()) + next * nc * rb;
+    next = (next + 1) % sets;
+    return plan->run(pa, pb, pc, s.workspace.get(), s.stream);
   });
   if (!samples) return std::unexpected(samples.error());
   GemmRecord rec;

@@ -123,7 +123,8 @@ std::string measurements_to_json(const Measurements& m) {
                        {"kv_heads", s.shape.kv_heads},
                        {"rmsnorm", s.shape.rmsnorm},
                        {"rope", s.shape.rope},
-                       {"flash_attention", s.shape.flash_attention}}},
+                       {"flash_attention", s.shape.flash_attention},
+                       {"decode_context", s.shape.decode_context}}},
                      {"time", stats_to_json(s.time)},
                      {"components_s", comps}});
   }
@@ -216,8 +217,9 @@ Result<Measurements> parse_measurements(const std::string& text, const std::stri
       if (so.has("rmsnorm")) s.shape.rmsnorm = so.boolean("rmsnorm");
       if (so.has("rope")) s.shape.rope = so.boolean("rope");
       if (so.has("flash_attention")) s.shape.flash_attention = so.boolean("flash_attention");
+      if (so.has("decode_context")) s.shape.decode_context = static_cast<int>(so.integer("decode_context", 0));
       so.known({"layers", "hidden", "heads", "ffn_hidden", "seq_len", "micro_batch", "gated_ffn", "dtype", "kv_heads",
-                "rmsnorm", "rope", "flash_attention"});
+                "rmsnorm", "rope", "flash_attention", "decode_context"});
     });
     s.time = read_stats(o);
     s.components_s = o.number_map("components_s", 0);

@@ -102,6 +102,7 @@ sim::LayerStepShape layer_step_shape(const StepShape& s) {
   l.rmsnorm = s.rmsnorm;
   l.rope = s.rope;
   l.flash_attention = s.flash_attention;
+  l.decode_context = s.decode_context;
   return l;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "capplan/calibrate/records.hpp"
 
+#include "capplan/calibrate/backend.hpp"
 #include "capplan/sim/profile.hpp"
 
 #include <algorithm>
@@ -43,6 +44,13 @@ SampleStats summarize(std::vector<double> samples_s) {
 double bus_factor(sim::CollectiveKind kind, int ranks) {
   // nccl-tests doc/PERFORMANCE.md: busbw = algbw * factor; one definition shared with the fitter.
   return sim::nccl_bus_factor(kind, ranks);
+}
+
+int rotation_sets(double operand_bytes, double cache_bytes, double budget_bytes, int max_sets) {
+  if (!(operand_bytes > 0) || !(cache_bytes > 0)) return 1;
+  const double want = std::ceil(2.0 * cache_bytes / operand_bytes);
+  const double fit = std::floor(budget_bytes / operand_bytes);
+  return static_cast<int>(std::clamp(std::min(want, fit), 1.0, static_cast<double>(std::max(max_sets, 1))));
 }
 
 }  // namespace capplan::calib

@@ -261,6 +261,10 @@ TEST(RecordsFile, RoundTripsEveryRecord) {
   s.time = noisy(0.05, rng, 3);
   s.components_s["gemm"] = 0.03;
   m.steps.push_back(s);
+  StepRecord decode = s;  // a serving decode step: its context round-trips too
+  decode.shape.micro_batch = 16;
+  decode.shape.decode_context = 1024;
+  m.steps.push_back(decode);
 
   const std::string text = measurements_to_json(m);
   auto back = parse_measurements(text, "records.json");
@@ -274,8 +278,10 @@ TEST(RecordsFile, RoundTripsEveryRecord) {
   ASSERT_EQ(back->collectives.size(), 1u);
   EXPECT_EQ(back->collectives[0].kind, sim::CollectiveKind::all_gather);
   EXPECT_EQ(back->collectives[0].tier, "host-shm");
-  ASSERT_EQ(back->steps.size(), 1u);
+  ASSERT_EQ(back->steps.size(), 2u);
   EXPECT_EQ(back->steps[0].shape, s.shape);
+  EXPECT_EQ(back->steps[1].shape.decode_context, 1024);
+  EXPECT_EQ(back->steps[1].shape, decode.shape);
   EXPECT_DOUBLE_EQ(back->steps[0].components_s.at("gemm"), 0.03);
   EXPECT_EQ(measurements_to_json(*back), text);
 }

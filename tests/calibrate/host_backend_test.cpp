@@ -50,6 +50,17 @@ TEST(BusFactor, FollowsNcclTestsDefinitions) {
   EXPECT_DOUBLE_EQ(bus_factor(sim::CollectiveKind::send_recv, 2), 1.0);
 }
 
+// Rotating operand copies: twice the cache over the operands, within the budget and the cap.
+TEST(RotationSets, SpanTwiceTheCacheWithinTheBudget) {
+  const double mib = 1024.0 * 1024.0;
+  EXPECT_EQ(rotation_sets(1 * mib, 50 * mib, 2048 * mib), 64);   // 100 copies wanted, capped at 64
+  EXPECT_EQ(rotation_sets(10 * mib, 50 * mib, 2048 * mib), 10);  // 2 x 50 / 10
+  EXPECT_EQ(rotation_sets(30 * mib, 50 * mib, 2048 * mib), 4);   // ceil(100 / 30)
+  EXPECT_EQ(rotation_sets(30 * mib, 50 * mib, 60 * mib), 2);     // the budget holds two
+  EXPECT_EQ(rotation_sets(4096 * mib, 50 * mib, 2048 * mib), 1); // past the cache (and the budget): one
+  EXPECT_EQ(rotation_sets(1 * mib, 0, 2048 * mib), 1);           // cache unknown: no rotation
+}
+
 TEST(HostBackend, GemmRecordCarriesFlopsAndBytesOfTheShape) {
   auto b = host_backend();
   const auto r = b->gemm({64, 32, 16, 2, sim::Precision::fp32}, fast());
@@ -123,6 +134,33 @@ TEST(HostBackend, TrainingStepMeasuresASwigluGqaRmsnormBf16Layer) {
   ASSERT_TRUE(r.has_value()) << r.error()[0].where << ": " << r.error()[0].message;
   test::expect_positive_components(*r);
   EXPECT_EQ(r->shape, llama_like());
+}
+
+// Issue 17 point 5: the serving decode step (the serving pass's layer, forward only) runs on the
+// host through the same op list, and costs less than the training step of as many tokens' layer.
+TEST(HostBackend, MeasuresAServingDecodeStep) {
+  auto b = host_backend();
+  StepShape s = llama_like();
+  s.micro_batch = 8;
+  s.decode_context = 256;
+  const auto r = b->training_step(s, fast());
+  ASSERT_TRUE(r.has_value()) << r.error()[0].where << ": " << r.error()[0].message;
+  test::expect_positive_components(*r);
+  EXPECT_EQ(r->shape.decode_context, 256);
+  // The plan of a calibration asked for this step measures exactly its GEMMs (decode_attn_* included).
+  PlanOptions o;
+  o.quick = true;
+  o.steps = {s};
+  const auto plan = plan_sweep(*b, o);
+  for (const auto& op : sim::layer_step_ops(layer_step_shape(s))) {
+    const auto* g = std::get_if<sim::GemmOp>(&op.op.op);
+    if (g == nullptr) continue;
+    const GemmShape want{g->m, g->n, g->k, g->batch, g->dtype};
+    EXPECT_TRUE(std::any_of(plan.begin(), plan.end(),
+                            [&](const Case& c) { return c.kind == CaseKind::gemm && c.gemm == want; }))
+        << g->name;
+  }
+  EXPECT_EQ(plan.back().step, s);
 }
 
 TEST(HostBackend, TrainingStepRefusesWhatACpuCannotRunWithTheReason) {

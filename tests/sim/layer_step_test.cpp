@@ -173,6 +173,46 @@ TEST(LayerStep, IsTheLayerSliceOfTheEstimatesOpList) {
   expect_slice_of_build_step_ops(gpt_shape(), gpt, fp32);
 }
 
+TEST(LayerStep, DecodeStepIsTheServingPassLayerForwardOnly) {
+  // Issue 17 point 5: 16 sequences decoding one token each over 1,024 cached tokens.
+  LayerStepShape s = gpt_shape();
+  s.layers = 1;
+  s.micro_batch = 16;
+  s.decode_context = 1024;
+  ASSERT_TRUE(check(s).empty());
+  const auto ops = layer_step_ops(s);
+  ASSERT_FALSE(ops.empty());
+  bool score = false, kv_write = false;
+  for (const auto& o : ops) {
+    EXPECT_EQ(o.op.phase, Phase::forward) << o.op.op.index();
+    if (const auto* g = std::get_if<GemmOp>(&o.op.op)) {
+      if (std::string(g->name) == "decode_attn_score") {
+        // One query per head against the cache: per sequence and KV head, group x ctx x d.
+        score = true;
+        EXPECT_EQ(g->m, 1);  // MHA: one query head per KV head
+        EXPECT_EQ(g->n, 1024);
+        EXPECT_EQ(g->k, 64);
+        EXPECT_EQ(g->batch, 16 * 8);
+        EXPECT_EQ(o.component, LayerComponent::attention);
+      } else if (o.op.role == OpRole::linear) {
+        EXPECT_EQ(g->m, 16);  // one new token per sequence
+      }
+    } else if (const auto* m = std::get_if<MemoryOp>(&o.op.op); m != nullptr && o.op.role == OpRole::kv_cache) {
+      kv_write = true;
+    }
+  }
+  EXPECT_TRUE(score);
+  EXPECT_TRUE(kv_write);
+  // FLOPs by hand: the linears 2 b h (3h + h + 2 f) = 2 * 16 * 512 * 6144 and the attention
+  // 2 x 2 b heads ctx d = 4 * 16 * 8 * 1024 * 64.
+  EXPECT_DOUBLE_EQ(layer_step_flops(s).base(), 2.0 * 16 * 512 * 6144 + 4.0 * 16 * 8 * 1024 * 64);
+  // A negative context is named.
+  s.decode_context = -1;
+  const auto d = check(s);
+  ASSERT_FALSE(d.empty());
+  EXPECT_EQ(d.front().where, "step/decode_context");
+}
+
 TEST(LayerStep, CheckNamesTheFieldThatIsWrong) {
   auto s = gpt_shape();
   s.heads = 6;

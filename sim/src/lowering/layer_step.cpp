@@ -24,6 +24,7 @@ Diagnostics check(const LayerStepShape& s) {
   if (s.hidden > 0 && s.heads > 0 && s.hidden % s.heads != 0) {
     fail("heads", FindingCode::step_heads_divide_hidden, {{"hidden", s.hidden}, {"got", s.heads}});
   }
+  if (s.decode_context < 0) fail("decode_context", FindingCode::step_not_positive, {{"got", s.decode_context}});
   if (s.kv_heads < 0 || (s.kv_heads > 0 && s.heads > 0 && s.heads % s.kv_heads != 0)) {
     fail("kv_heads", FindingCode::step_kv_heads_divide_heads, {{"heads", s.heads}, {"got", s.kv_heads}});
   }
@@ -64,7 +65,7 @@ LayerStepScenario layer_step_scenario(const LayerStepShape& s) {
   m.kv_heads = s.kv_heads_or_heads();
   m.ffn_hidden = s.ffn_hidden;
   m.vocab = 0;  // no embedding or output layer in the slice
-  m.seq_len = s.seq_len;
+  m.seq_len = s.decode() ? s.decode_context + 1 : s.seq_len;
   m.gated_ffn = s.gated_ffn;
   m.dropout = false;
   m.flash_attention = s.flash_attention;
@@ -84,6 +85,22 @@ LayerStepScenario layer_step_scenario(const LayerStepShape& s) {
 
 std::vector<LayerStepOp> layer_step_ops(const LayerStepShape& shape) {
   const LayerStepScenario sc = layer_step_scenario(shape);
+  if (shape.decode()) {
+    // The serving pass the engine runs for a batch of decoding sequences (no prompt tokens, no
+    // sampled rows: the layer slice has no logits).
+    InferencePass ip;
+    ip.compute = shape.dtype;
+    ip.kv_bytes = shape.dtype == Precision::fp32 ? 4.0 : 2.0;  // the cache in the activations' precision
+    ip.decode_sequences = shape.micro_batch;
+    ip.decode_context = shape.decode_context;
+    const StepOps pass = build_pass_ops(sc.model, ip, sc.layout, sc.cluster);
+    std::vector<LayerStepOp> ops;
+    for (const StepOp& op : pass.ops) {
+      if (op.phase != Phase::forward || (op.scope != Scope::layer && op.scope != Scope::dense_ffn)) continue;
+      ops.push_back({op, component_of(op.role)});
+    }
+    return ops;
+  }
   StepOps list;
   build_step_ops_into(list, sc.model, sc.job, sc.layout, sc.cluster, StepOpParts::micro_batch);
   std::vector<LayerStepOp> ops;

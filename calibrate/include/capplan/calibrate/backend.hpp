@@ -20,6 +20,17 @@ struct RunOptions {
   double max_seconds_per_case = 2.0;  // stop sampling a case early once this much time is spent
 };
 
+// Copies of a timed kernel's operands to rotate through, so that each timed run reads its operands
+// from memory rather than from a cache the previous run warmed: enough copies to span twice the
+// last-level cache `cache_bytes`, at least 1, at most `max_sets`, and no more than `budget_bytes` in
+// all. The practice of Triton's do_bench (it clears a 256 MB buffer between runs) and of
+// hipBLASLt-bench's --rotating buffers. The CUDA backend rotates its GEMM operands over twice the
+// GPU's L2: a real layer's working set (weights, a KV cache, activations of thousands of tokens) is
+// far past an L2 of 40-60 MB, so each kernel reads its operands from HBM, as the cost model prices
+// them. The host backend does not: its steps are small (a 512-wide layer of a few MB) and run from
+// the CPU's last-level cache, as its GEMM sweep does.
+int rotation_sets(double operand_bytes, double cache_bytes, double budget_bytes, int max_sets = 64);
+
 class MeasurementBackend {
  public:
   virtual ~MeasurementBackend() = default;

@@ -95,6 +95,9 @@ struct StepShape {
   bool rmsnorm = false;
   bool rope = false;
   bool flash_attention = false;
+  // > 0: a serving decode step of micro_batch sequences over this many cached tokens, forward
+  // only (sim::LayerStepShape::decode_context); seq_len is then unused.
+  int decode_context = 0;
   bool operator==(const StepShape&) const = default;
 };
 

@@ -38,8 +38,14 @@ struct LayerStepShape {
   bool rmsnorm = false;               // RMSNorm instead of LayerNorm
   bool rope = false;                  // rotary embedding of Q and K
   bool flash_attention = false;       // fused attention (no s x s scores, no softmax op)
+  // > 0: a serving decode step instead (issue 17 point 5): `micro_batch` sequences each decode one
+  // token over `decode_context` cached tokens, forward only, the layer slice of the serving pass
+  // (build_pass_ops: the KV cache written and read per query group, no logits). seq_len is then
+  // unused (the model's context is decode_context + 1).
+  int decode_context = 0;
 
   int kv_heads_or_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  bool decode() const { return decode_context > 0; }
 };
 
 // Contract: hidden, heads, ffn_hidden, seq_len, micro_batch, layers > 0, heads divides hidden,
@@ -67,7 +73,8 @@ struct LayerStepOp {
   LayerComponent component = LayerComponent::gemm;
 };
 
-// The ops of ONE layer: the forward ops, then the backward ops, each in the op list's order.
+// The ops of ONE layer: the forward ops, then the backward ops, each in the op list's order (a
+// decode step: the serving pass's forward ops of one layer).
 // Contract: shape passes check().
 std::vector<LayerStepOp> layer_step_ops(const LayerStepShape& shape);
 
