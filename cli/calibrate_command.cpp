@@ -26,6 +26,8 @@
 #include "capplan/calibrate/fit.hpp"
 #include "capplan/data/profile_io.hpp"
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/data/serve_io.hpp"
+#include "capplan/sim/serve.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
 #include "capplan/sim/layer_step.hpp"
@@ -60,6 +62,24 @@ bool scenario_gemms(const CalibrateOptions& opt, const GlobalOptions& global, st
       return false;
     }
     const auto& s = parsed->scenario;
+    if (s.workload.kind == sim::WorkloadKind::serve) {
+      // A serving scenario: the GEMMs of the passes its replica runs (decode batches and a
+      // prefill chunk, sim::serving_passes), at its layout and weight format.
+      const auto doc = data::parse_scenario_document(*text, file);
+      if (!doc) {
+        print_diagnostics(doc.error());
+        return false;
+      }
+      const auto request = data::serve_request(*doc, *parsed, *catalogs, file);
+      if (!request) {
+        print_diagnostics(request.error());
+        return false;
+      }
+      for (const auto& pass : sim::serving_passes(request->job, request->cluster)) {
+        for (const auto& g : calib::gemm_shapes_of(pass)) out.push_back(g);
+      }
+      continue;
+    }
     const sim::DatasheetCost datasheet(s.cluster);
     const auto e = sim::estimate(s, datasheet);
     if (!e) {

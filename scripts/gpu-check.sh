@@ -203,7 +203,8 @@ fi
 # The measured layer is the layer slice of the estimate's op list (sim/layer_step.hpp), so validate
 # checks the layers estimates price: the default GPT-style bf16 layer (validate.json), then a
 # Llama-3-8B-shaped layer (GQA 32/8 heads, SwiGLU 14336, RMSNorm, RoPE) with explicit-score and
-# fused attention in bf16, and fused in fp8 (validate-<name>.json). The CUDA backend has no flash
+# fused attention in bf16, and fused in fp8 (validate-<name>.json), and the same layer as a serving
+# decode step (32 sequences over 4,096 cached tokens: the full sweep's decode attention shapes). The CUDA backend has no flash
 # kernel: fused attention runs as its batched GEMMs scaled by the causal work share (the op list's
 # fused GEMMs), so the fused cases check the GEMM side of a fused layer, not a flash kernel.
 validate_cases=(
@@ -211,6 +212,7 @@ validate_cases=(
   "llama-bf16|--hidden 4096 --heads 32 --kv-heads 8 --ffn-hidden 14336 --seq-len 2048 --gated-ffn --rmsnorm --rope --dtype bf16"
   "llama-flash-bf16|--hidden 4096 --heads 32 --kv-heads 8 --ffn-hidden 14336 --seq-len 2048 --gated-ffn --rmsnorm --rope --flash-attention --dtype bf16"
   "llama-flash-fp8|--hidden 4096 --heads 32 --kv-heads 8 --ffn-hidden 14336 --seq-len 2048 --gated-ffn --rmsnorm --rope --flash-attention --dtype fp8"
+  "llama-decode-bf16|--hidden 4096 --heads 32 --kv-heads 8 --ffn-hidden 14336 --gated-ffn --rmsnorm --rope --dtype bf16 --decode-context 4096 --micro-batch 32"
 )
 if wants validate && [[ -x "${capplan}" && -s "${profile}" ]]; then
   for case in "${validate_cases[@]}"; do

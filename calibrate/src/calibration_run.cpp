@@ -50,9 +50,30 @@ std::vector<GemmShape> gemm_grid(const MeasurementBackend& b, bool quick, sim::P
     // The small-GEMM curve: few rows against a layer-sized weight (decode batches, a micro-batch
     // of one short sequence, LoRA adapters), where wave quantisation and launch dominate.
     const std::vector<std::int64_t> rows = quick ? std::vector<std::int64_t>{16, 128}
-                                                 : std::vector<std::int64_t>{1, 8, 16, 32, 64, 128};
+                                                 : std::vector<std::int64_t>{1, 8, 16, 32, 64, 128, 256};
     for (auto m : rows) out.push_back({m, 4096, 4096, 1, dtype});
     if (!quick) out.push_back({64, 64, 64, 1, dtype});
+    const bool serving_dtype = dtype == sim::Precision::bf16 || dtype == sim::Precision::fp16 ||
+                               dtype == sim::Precision::fp8;
+    if (!quick && serving_dtype) {
+      // Decode-shaped linears (issue 17 point 5): a decode batch against an 8B-class layer's
+      // up/gate (4096 x 14336) and down (14336 x 4096) weights, streamed from memory.
+      for (auto m : rows) {
+        out.push_back({m, 14336, 4096, 1, dtype});
+        out.push_back({m, 4096, 14336, 1, dtype});
+      }
+    }
+    if (!quick && (dtype == sim::Precision::bf16 || dtype == sim::Precision::fp16)) {
+      // Decode attention as the op list prices it (step_model.cpp): per sequence and KV head, a
+      // group of query heads against the cached keys (group x ctx x 128), then against the values
+      // in 512-key splits (group x 128 x 512, batch x splits); 256 sequence-heads, MHA to GQA 8.
+      for (std::int64_t group : {1, 4, 8}) {
+        for (std::int64_t ctx : {1024, 4096, 16384}) {
+          out.push_back({group, ctx, 128, 256, dtype});
+          out.push_back({group, 128, 512, 256 * (ctx / 512), dtype});
+        }
+      }
+    }
   }
   return out;
 }

@@ -125,6 +125,29 @@ std::vector<Case> plan() {
   return p;
 }
 
+// Issue 17 point 5: a device backend's full sweep has the decode-shaped GEMMs: skinny batches of
+// 1-256 rows against 4096-wide and 14336-wide weights (16-bit and fp8), and the decode attention's
+// group x context x 128 score and 512-key context splits (16-bit only); the quick sweep has none.
+TEST(CalibrationPlan, DeviceSweepHasDecodeShapedGemms) {
+  FaultyBackend b;
+  const auto plan = plan_sweep(b, PlanOptions{});
+  const auto has = [&](const GemmShape& s) {
+    return std::any_of(plan.begin(), plan.end(), [&](const Case& c) { return c.kind == CaseKind::gemm && c.gemm == s; });
+  };
+  for (std::int64_t m : {1, 8, 256}) {
+    EXPECT_TRUE(has({m, 4096, 4096, 1, sim::Precision::bf16})) << m;
+    EXPECT_TRUE(has({m, 14336, 4096, 1, sim::Precision::fp8})) << m;
+    EXPECT_TRUE(has({m, 4096, 14336, 1, sim::Precision::fp16})) << m;
+  }
+  EXPECT_FALSE(has({8, 14336, 4096, 1, sim::Precision::fp32}));  // not a serving dtype
+  EXPECT_TRUE(has({8, 4096, 128, 256, sim::Precision::bf16}));            // GQA-8 score over 4k keys
+  EXPECT_TRUE(has({8, 128, 512, 256 * 8, sim::Precision::bf16}));         // its 8 context splits
+  EXPECT_FALSE(has({8, 4096, 128, 256, sim::Precision::fp8}));            // attention stays 16-bit
+  const auto quick = plan_sweep(b, PlanOptions{.quick = true});
+  EXPECT_TRUE(std::none_of(quick.begin(), quick.end(),
+                           [](const Case& c) { return c.kind == CaseKind::gemm && c.gemm.n == 14336; }));
+}
+
 TEST(CalibrationFaults, AFailedCaseIsNamedAndTheRunGoesOnKeepingEveryFinishedRecord) {
   // Call 1 throws, call 2 runs out of memory, call 6 (the first collective) times out.
   FaultyBackend b({{1, Fault::throws}, {2, Fault::out_of_memory}, {6, Fault::timeout}});

@@ -393,6 +393,42 @@ TEST(ServeCurve, LatencyRisesWithRateAndTheKneeIsTheCeiling) {
   EXPECT_TRUE(latency_curve(huge, f.c, f.cost, plan_serving(huge, f.c, f.cost)).empty());
 }
 
+TEST(ServeCalibration, ServingPassesAreTheDecodeBatchesAndAPrefillChunk) {
+  // What `capplan calibrate --for-scenario` measures for a serve scenario: decode steps of 1, 8,
+  // 32, 128 and max_num_seqs (256) sequences at the mean context, and a prefill chunk of the
+  // token budget (8192).
+  ServeJob j = job_8b(5, 1000, 300);
+  const Cluster c = cluster_of(h100_sxm(), 8);
+  const auto passes = serving_passes(j, c);
+  ASSERT_EQ(passes.size(), 6u);
+  const std::int64_t want_rows[] = {1, 8, 32, 128, 256, 8192};
+  for (std::size_t i = 0; i < passes.size(); ++i) {
+    bool found = false;
+    for (const StepOp& so : passes[i].ops) {
+      const auto* g = std::get_if<GemmOp>(&so.op);
+      if (g == nullptr || so.role != OpRole::linear || so.scope != Scope::layer) continue;
+      EXPECT_EQ(g->m, want_rows[i]) << g->name;  // tokens of the pass
+      found = true;
+    }
+    EXPECT_TRUE(found) << i;
+  }
+  // The decode attention of 256 sequences: per sequence and KV head (8), the group of 4 query
+  // heads against the 1,150 cached tokens (1,000 in + 300 out / 2).
+  bool decode_attention = false;
+  for (const StepOp& so : passes[4].ops) {
+    const auto* g = std::get_if<GemmOp>(&so.op);
+    if (g == nullptr || std::string(g->name) != "decode_attn_score") continue;
+    decode_attention = true;
+    EXPECT_EQ(g->m, 4);
+    EXPECT_EQ(g->n, 1150);
+    EXPECT_EQ(g->batch, 256 * 8);
+  }
+  EXPECT_TRUE(decode_attention);
+  // A smaller engine batch bounds the decode steps it runs.
+  j.engine.max_num_seqs = 16;
+  EXPECT_EQ(serving_passes(j, c).size(), 4u);  // 1, 8, 16 and the prefill
+}
+
 TEST(ServePlan, HourlyProfileCutsGpuHours) {
   ServeJob j = job_8b(400, 1000, 300);  // several 8-GPU instances at the peak
   Fixture f(j);

@@ -335,4 +335,28 @@ double PassModel::decode(int batch, double context) const {
   return step({0, 0, batch, batch * context, batch});
 }
 
+std::vector<StepOps> serving_passes(const ServeJob& job, const Cluster& c) {
+  std::vector<StepOps> out;
+  const Parallelism p = replica_layout(job);
+  const InferencePass base = pass_for(job);
+  const double context = std::max(1.0, job.traffic.input.mean + job.traffic.output.mean / 2.0);
+  std::vector<int> batches = {1, 8, 32, 128, job.engine.max_num_seqs};
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  for (int b : batches) {
+    if (b < 1 || b > job.engine.max_num_seqs) continue;
+    InferencePass ip = base;
+    ip.decode_sequences = b;
+    ip.decode_context = context;
+    ip.logits_rows = b;
+    out.push_back(build_pass_ops(job.model, ip, p, c));
+  }
+  InferencePass prefill = base;
+  prefill.prefill_tokens = std::max<std::int64_t>(1, job.engine.max_num_batched_tokens);
+  prefill.prefill_keys = static_cast<double>(prefill.prefill_tokens) / 2.0;
+  prefill.logits_rows = 1;
+  out.push_back(build_pass_ops(job.model, prefill, p, c));
+  return out;
+}
+
 }  // namespace capplan::sim

@@ -15,6 +15,7 @@
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/model.hpp"
 #include "capplan/sim/op_cost.hpp"
+#include "capplan/sim/step_model.hpp"
 #include "capplan/sim/units.hpp"
 
 namespace capplan::sim {
@@ -174,6 +175,12 @@ class PassModel {
   double overhead_ = 0;
   std::int64_t max_tokens_ = 1;
 };
+
+// The passes a replica of `job` runs, as op lists (calibration measures their GEMMs: `capplan
+// calibrate --for-scenario` on a serve scenario): decode steps of 1, 8, 32, 128 and max_num_seqs
+// sequences at the traffic's mean context (prompt plus half the output), and one prefill chunk of
+// the engine's token budget (max_num_batched_tokens) with its first token's logits.
+std::vector<StepOps> serving_passes(const ServeJob& job, const Cluster& c);
 
 struct LatencyStats {
   double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0;
