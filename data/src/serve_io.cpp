@@ -690,7 +690,8 @@ std::string serve_to_table(const ServeResult& res, const ServeRequest& r) {
       << " GPU-hours)\n";
     s << "    total after " << life.months << " month(s) of serving: " << amount(life.total_usd, r.currency);
     if (life.total_usd && life.training_usd && *life.total_usd > 0) {
-      s << " (training " << fixed(*life.training_usd / *life.total_usd * 100.0, 0) << "%)";
+      const double share = *life.training_usd / *life.total_usd * 100.0;
+      s << " (training " << fixed(share, share < 10.0 ? 1 : 0) << "%)";
     }
     s << "\n";
     for (const auto& n : life.notes) s << "    note: " << n << "\n";

@@ -436,6 +436,7 @@ void fill_serve_layouts_chart(QChart* chart, const ServeSnapshot& snapshot) {
   chart->addSeries(series);
   auto* x = new QBarCategoryAxis();
   x->append(labels);
+  x->setTruncateLabels(false);
 
   auto* y = new QValueAxis();
   nice_axis(y, top > 0 ? top * 1.05 / div : 1.0, suffix);
@@ -571,6 +572,7 @@ void fill_lifecycle_chart(QChart* chart, const ServeSnapshot& snapshot) {
   chart->addSeries(series);
   auto* x = new QBarCategoryAxis();
   x->append(months);
+  x->setTruncateLabels(false);
   x->setTitleText(QObject::tr("months of serving"));
   auto* y = new QValueAxis();
   nice_axis(y, top > 0 ? top * 1.05 / div : 1.0, suffix);

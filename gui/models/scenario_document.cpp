@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "capplan/gui/scenario_document.hpp"
 
+#include "capplan/data/price_sheet.hpp"
+
 #include <utility>
 
 namespace capplan::gui {
@@ -239,9 +241,39 @@ QStringList ScenarioDocument::all_messages() const {
   return out;
 }
 
+void ScenarioDocument::set_file_path(const QString& path) {
+  const bool names_sheet = doc_.is_object() && doc_.contains("pricing") && doc_["pricing"].is_object() &&
+                           doc_["pricing"].contains("sheet");
+  const bool moved = path != file_path_;
+  file_path_ = path;
+  if (names_sheet && moved) revalidate();
+}
+
 void ScenarioDocument::revalidate() {
-  auto parsed = data::parse_scenario(doc_, *catalogs_, kWhere);
+  // The price sheet the scenario names (pricing.sheet, relative to its file) over a copy of the
+  // catalogs, then its rates applied, as `capplan estimate` reads the file.
+  std::optional<data::Catalogs> merged;
+  std::optional<data::PriceSheet> sheet;
+  if (const auto file = doc_.is_object() ? data::scenario_price_sheet(doc_, file_path_.toStdString()) : std::nullopt) {
+    merged = *catalogs_;
+    auto loaded = data::load_price_sheet(*file, *merged);
+    if (!loaded) {
+      parsed_.reset();
+      diags_ = std::move(loaded.error());
+      emit changed();
+      return;
+    }
+    data::merge_price_sheet(*merged, *loaded);
+    sheet = std::move(*loaded);
+  }
+  auto parsed = data::parse_scenario(doc_, merged ? *merged : *catalogs_, kWhere);
   diags_.clear();
+  if (parsed && sheet) {
+    const bool currency_given = doc_["pricing"].is_object() && doc_["pricing"].contains("currency");
+    for (auto& n : data::apply_price_sheet_to_scenario(parsed->scenario, *sheet, currency_given)) {
+      parsed->warnings.push_back(std::move(n));
+    }
+  }
   if (parsed) {
     parsed_ = std::move(*parsed);
     last_good_ = parsed_;

@@ -30,6 +30,7 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/error_bands.hpp"
+#include "capplan/sim/search.hpp"
 #include "compare_view.hpp"
 #include "main_window.hpp"
 #include "plan_view.hpp"
@@ -802,6 +803,20 @@ class GuiAppTest : public QObject {
     for (const char* name : {"serve-curve.png", "serve-layouts.png", "serve-pareto.png", "serve-lifecycle.png"}) {
       QVERIFY2(QFileInfo(dir.filePath(QString::fromLatin1(name))).size() > 2000, name);
     }
+  }
+
+  void the_estimate_tab_reads_the_scenarios_price_sheet() {
+    // As `capplan estimate FILE` does: pricing.sheet (relative to the file) prices the instance,
+    // here CNY 200 per node-hour of tencent-hccpnv5 (CNY 25 per GPU-hour) from the example sheet.
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    QCOMPARE(w.open_file(QStringLiteral(CAPPLAN_SOURCE_DIR "/examples/serve-llama8b/finetune.json")), QString());
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    const auto& snap = *w.results()->snapshot();
+    QVERIFY(snap.scenario.scenario.cluster.price_per_gpu.has_value());
+    QVERIFY(std::abs(snap.scenario.scenario.cluster.price_per_gpu->base() * 3600 - 25 * 0.14) < 1e-9);
+    QCOMPARE(snap.scenario.scenario.pricing.currency.code, std::string("CNY"));
+    QVERIFY(sim::plan_cost(snap.estimate).has_value());
   }
 
   void the_serve_tab_opens_a_serve_scenario_file() {

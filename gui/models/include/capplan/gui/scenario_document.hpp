@@ -90,7 +90,8 @@ class ScenarioDocument final : public QObject {
 
   // --- file state ------------------------------------------------------------------------
   QString file_path() const { return file_path_; }
-  void set_file_path(const QString& path) { file_path_ = path; }
+  // The scenario's pricing.sheet is relative to its file: a document that names one is read again.
+  void set_file_path(const QString& path);
   bool modified() const { return modified_; }
   void set_modified(bool m) { modified_ = m; }
 
