@@ -4,6 +4,11 @@
 // target >= 100k, the issue's figure for a search that can confirm every layout it ranks).
 #include <benchmark/benchmark.h>
 
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "capplan/data/catalog.hpp"
+#include "capplan/data/serve_io.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/serve.hpp"
 
@@ -69,6 +74,32 @@ void BM_Simulate(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * j.traffic.requests);  // simulated requests
 }
 BENCHMARK(BM_Simulate)->Arg(5)->Arg(20)->Unit(benchmark::kMillisecond);
+
+// Issue 17's search target: the capacity plan over every catalog offering x TP x weight format
+// (< 1 s on one core), as `capplan serve examples/serve-llama8b/serve.json --instances '*'` runs it:
+// closed-form plans per GPU shape priced per offering, the front and the cheapest confirmed by
+// simulation. The catalogs are the repository's data/.
+void BM_CapacitySearchEveryOffering(benchmark::State& state) {
+  auto catalogs = capplan::data::load_catalogs(std::filesystem::path(CAPPLAN_SOURCE_DIR) / "data");
+  if (!catalogs) {
+    state.SkipWithError("cannot load data/ catalogs");
+    return;
+  }
+  const nlohmann::json doc = capplan::data::example_serve_scenario();
+  const capplan::data::OfferingFilter all{.instances = {"*"}};
+  std::size_t options = 0;
+  for (auto _ : state) {
+    auto planned = capplan::data::plan_serve_document(doc, *catalogs, "", {}, nullptr, 0, "scenario", &all);
+    if (!planned) {
+      state.SkipWithError("plan_serve_document failed");
+      return;
+    }
+    options = planned->result.options.size();
+    benchmark::DoNotOptimize(planned);
+  }
+  state.counters["layouts"] = static_cast<double>(options);
+}
+BENCHMARK(BM_CapacitySearchEveryOffering)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

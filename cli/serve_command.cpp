@@ -93,6 +93,7 @@ struct ServeOptions {
   std::string profile;
   std::string prices;
   std::string train;
+  std::vector<std::string> instances;
   int months = 12;
   int curve_points = 12;
   CLI::Option* profile_option = nullptr;
@@ -211,8 +212,10 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
       doc["workload"]["kind"] = "serve";
     }
   }
+  std::optional<data::OfferingFilter> filter;
+  if (!opt.instances.empty()) filter = data::OfferingFilter{.instances = opt.instances};
   auto planned = data::plan_serve_document(doc, *catalogs, *file, opt.prices, profile ? &*profile : nullptr,
-                                           opt.curve_points, kWhere);
+                                           opt.curve_points, kWhere, filter ? &*filter : nullptr);
   if (!planned) {
     print_diagnostics(planned.error());
     return code(Exit::invalid_input);
@@ -257,6 +260,12 @@ Command add_serve_command(CLI::App& app, const GlobalOptions& global) {
                   "Price sheet (README: Keeping negotiated prices) merged over the catalog; replaces the scenario's "
                   "pricing.sheet (and the --train scenario's)")
       ->type_name("FILE");
+  cmd->add_option("--instances", opt->instances,
+                  "Also plan on every catalog instance matching these globs ('tencent-*,aws-p5*'): offerings x TP x "
+                  "weight format, ranked by the closed form, the Pareto front and the cheapest confirmed by simulation")
+      ->delimiter(',')
+      ->type_name("GLOBS")
+      ->group("Engine and layout");
   cmd->add_option("--train", opt->train,
                   "Training or fine-tuning scenario: its estimate, then --months of serving (train, then serve)")
       ->type_name("FILE")

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <sstream>
 
 #include "capplan/data/cost_model.hpp"
@@ -273,45 +275,50 @@ const ServeOption& ServeResult::recommended() const {
   return asked;
 }
 
-ServeResult plan_request(const ServeRequest& r, const sim::Profile* profile, int curve_points) {
-  ServeResult out;
-  // One engine for every layout: its assumptions (CUDA-graph kernel gaps) hold for all of them.
-  const auto cost = make_cost_model(r.cluster, profile, sim::serving_assumptions(r.job.engine));
-  const auto plan_one = [&](const sim::ServeJob& j) { return ServeOption{j, sim::plan_serving(j, r.cluster, *cost)}; };
-  out.cost_model = cost->source();
-  out.asked = plan_one(r.job);
-  if (curve_points > 1) out.curve = sim::latency_curve(r.job, r.cluster, *cost, out.asked.plan, curve_points);
-  if (!r.compare) return out;
-  // Every TP size inside one node that the model's heads allow, every weight format the GPU runs.
+namespace {
+
+// Every TP size inside one node that the model's heads allow, every weight format the GPU runs
+// (bf16 and int4 stand for fp16 and int8).
+std::vector<sim::ServeJob> layouts_on(const sim::ServeJob& base, const sim::Cluster& c) {
   std::vector<sim::WeightFormat> formats;
   for (int i = 0; i < sim::kWeightFormats; ++i) {
     const auto f = static_cast<sim::WeightFormat>(i);
-    if (f == sim::WeightFormat::fp16 || f == sim::WeightFormat::int8) continue;  // bf16 and int4 stand for them
-    if (r.cluster.gpu.peak.for_precision(sim::traits(f).compute).base() > 0) formats.push_back(f);
+    if (f == sim::WeightFormat::fp16 || f == sim::WeightFormat::int8) continue;
+    if (c.gpu.peak.for_precision(sim::traits(f).compute).base() > 0) formats.push_back(f);
   }
-  for (int tp = 1; tp <= r.cluster.gpus_per_node; tp *= 2) {
+  std::vector<sim::ServeJob> out;
+  for (int tp = 1; tp <= c.gpus_per_node; tp *= 2) {
     for (sim::WeightFormat f : formats) {
-      sim::ServeJob j = r.job;
+      sim::ServeJob j = base;
       j.tp = tp;
       j.pp = 1;
-      j.ep = r.job.ep > 1 ? tp : 1;
+      j.ep = base.ep > 1 ? tp : 1;
       j.weights = f;
-      if (!sim::check_serve_job(j, r.cluster).empty()) continue;
-      out.options.push_back(plan_one(j));
+      if (sim::check_serve_job(j, c).empty()) out.push_back(j);
     }
   }
-  std::stable_sort(out.options.begin(), out.options.end(), [](const ServeOption& a, const ServeOption& b) {
+  return out;
+}
+
+void sort_options(std::vector<ServeOption>& options) {
+  std::stable_sort(options.begin(), options.end(), [](const ServeOption& a, const ServeOption& b) {
     if (a.plan.feasible != b.plan.feasible) return a.plan.feasible;
-    const double ca = a.plan.usd_per_month.value_or(0) , cb = b.plan.usd_per_month.value_or(0);
+    // A known cost before an unknown one, then the cheaper, then fewer GPUs.
+    if (a.plan.usd_per_month.has_value() != b.plan.usd_per_month.has_value()) return a.plan.usd_per_month.has_value();
+    const double ca = a.plan.usd_per_month.value_or(0), cb = b.plan.usd_per_month.value_or(0);
     if (ca != cb) return ca < cb;
     return a.plan.gpus < b.plan.gpus;
   });
-  // Pareto front: no other layout both cheaper per output token and faster at the percentile.
-  for (std::size_t i = 0; i < out.options.size(); ++i) {
-    const auto& a = out.options[i];
+}
+
+// Pareto front: no other layout both cheaper per output token and faster at the percentile.
+std::vector<std::size_t> pareto_of(const std::vector<ServeOption>& options) {
+  std::vector<std::size_t> front;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    const auto& a = options[i];
     if (!a.plan.feasible) continue;
     bool dominated = false;
-    for (const auto& b : out.options) {
+    for (const auto& b : options) {
       if (&a == &b || !b.plan.feasible) continue;
       const double la = slo_latency(a.job, a.plan.at_rate), lb = slo_latency(b.job, b.plan.at_rate);
       if (per_output(b.plan) <= per_output(a.plan) && lb <= la && (per_output(b.plan) < per_output(a.plan) || lb < la)) {
@@ -319,15 +326,102 @@ ServeResult plan_request(const ServeRequest& r, const sim::Profile* profile, int
         break;
       }
     }
-    if (!dominated) out.pareto.push_back(i);
+    if (!dominated) front.push_back(i);
   }
+  return front;
+}
+
+std::string option_name(const ServeOption& o) {
+  return o.instance_id.empty() ? layout_name(o.job) : o.instance_id + " " + layout_name(o.job);
+}
+
+}  // namespace
+
+ServeResult plan_request(const ServeRequest& r, const sim::Profile* profile, int curve_points) {
+  ServeResult out;
+  // One engine for every layout: its assumptions (CUDA-graph kernel gaps) hold for all of them.
+  const sim::DatasheetAssumptions assumptions = sim::serving_assumptions(r.job.engine);
+  const auto cost = make_cost_model(r.cluster, profile, assumptions);
+  const auto plan_one = [&](const sim::ServeJob& j) {
+    return ServeOption{j, sim::plan_serving(j, r.cluster, *cost), r.cluster, r.cluster.instance_id, true};
+  };
+  out.cost_model = cost->source();
+  out.asked = plan_one(r.job);
+  out.asked.instance_id.clear();  // the scenario's own cluster
+  if (curve_points > 1) out.curve = sim::latency_curve(r.job, r.cluster, *cost, out.asked.plan, curve_points);
+  if (!r.compare && r.offerings.empty()) return out;
+  if (r.offerings.empty()) {
+    for (const sim::ServeJob& j : layouts_on(r.job, r.cluster)) {
+      out.options.push_back(plan_one(j));
+      out.options.back().instance_id.clear();
+    }
+  } else {
+    // Offerings: one closed-form replica plan per (GPU, GPUs per node, layout), priced on every
+    // offering of that shape; the cost model per GPU.
+    struct Shape {
+      std::string gpu;
+      int per_node = 0;
+      std::vector<std::pair<sim::ServeJob, sim::ServePlan>> plans;
+    };
+    std::vector<Shape> shapes;
+    std::map<std::string, std::shared_ptr<const sim::OpCostModel>> costs;
+    for (const sim::Offering& off : r.offerings) {
+      const sim::Cluster& c = off.node;
+      auto shape = std::find_if(shapes.begin(), shapes.end(), [&](const Shape& s) {
+        return s.gpu == c.gpu.id && s.per_node == c.gpus_per_node;
+      });
+      if (shape == shapes.end()) {
+        auto& model = costs[c.gpu.id];
+        if (!model) model = make_cost_model(c, profile, assumptions);
+        Shape s{c.gpu.id, c.gpus_per_node, {}};
+        sim::Cluster unpriced = c;
+        unpriced.price_per_gpu.reset();
+        for (const sim::ServeJob& j : layouts_on(r.job, c)) {
+          s.plans.emplace_back(j, sim::plan_serving(j, unpriced, *model, /*confirm=*/false));
+        }
+        shapes.push_back(std::move(s));
+        shape = shapes.end() - 1;
+      }
+      for (const auto& [j, plan] : shape->plans) {
+        ServeOption o{j, plan, c, off.instance_id, false};
+        sim::price_plan(o.plan, j, c);
+        out.options.push_back(std::move(o));
+      }
+    }
+    // The closed form ranks; the simulation confirms what is kept: the cheapest feasible and the
+    // Pareto front, each re-planned on its own offering. A confirmed plan can move (the simulation
+    // may add a replica), so the front is taken again until every member of it and the cheapest
+    // are confirmed, or 48 simulations are spent (the rest keep the closed form's figures, marked).
+    int budget = 48;
+    for (bool changed = true; changed && budget > 0;) {
+      changed = false;
+      sort_options(out.options);
+      std::vector<std::size_t> keep = pareto_of(out.options);
+      for (std::size_t i = 0; i < out.options.size(); ++i) {
+        if (out.options[i].plan.feasible) {
+          keep.insert(keep.begin(), i);
+          break;
+        }
+      }
+      for (std::size_t i : keep) {
+        ServeOption& o = out.options[i];
+        if (o.confirmed || budget <= 0) continue;
+        o.plan = sim::plan_serving(o.job, o.cluster, *costs.at(o.cluster.gpu.id));
+        o.confirmed = true;
+        changed = true;
+        --budget;
+      }
+    }
+  }
+  sort_options(out.options);
+  out.pareto = pareto_of(out.options);
   // Why the cheapest, in words, against the runner-up.
   if (out.options.size() >= 2 && out.options[0].plan.feasible && out.options[1].plan.feasible) {
     const auto& a = out.options[0];
     const auto& b = out.options[1];
     std::ostringstream s;
     const double q = a.job.slo.percentile * 100;
-    s << layout_name(a.job) << " instead of " << layout_name(b.job) << ": " << a.plan.gpus << " GPUs instead of "
+    s << option_name(a) << " instead of " << option_name(b) << ": " << a.plan.gpus << " GPUs instead of "
       << b.plan.gpus << " (KV cache " << fixed(static_cast<double>(a.plan.memory.kv_tokens) / 1000.0, 0) << "k tokens per replica vs "
       << fixed(static_cast<double>(b.plan.memory.kv_tokens) / 1000.0, 0) << "k), p" << fixed(q, 0) << " latency "
       << fixed(slo_latency(a.job, a.plan.at_rate), 2) << " s vs " << fixed(slo_latency(b.job, b.plan.at_rate), 2) << " s";
@@ -347,7 +441,7 @@ ServeResult plan_request(const ServeRequest& r, const sim::Profile* profile, int
 
 Result<ServePlanned> plan_serve_document(const json& doc, const Catalogs& catalogs, std::string_view scenario_file,
                                          const std::string& sheet_file, const sim::Profile* profile, int curve_points,
-                                         std::string_view where) {
+                                         std::string_view where, const OfferingFilter* offerings) {
   ServePlanned out;
   std::optional<Catalogs> merged;
   std::optional<PriceSheet> sheet;
@@ -383,6 +477,13 @@ Result<ServePlanned> plan_serve_document(const json& doc, const Catalogs& catalo
   auto request = serve_request(doc, *parsed, used, where);
   if (!request) return std::unexpected(std::move(request.error()));
   for (auto& n : sheet_notes) request->warnings.push_back(std::move(n));
+  if (offerings != nullptr) {
+    auto list = offerings_from_catalog(used, *offerings);
+    if (!list) return std::unexpected(std::move(list.error()));
+    request->offerings = std::move(list->offerings);
+    for (auto& n : list->notes) request->warnings.push_back(std::move(n));
+    request->compare = true;
+  }
   if (profile != nullptr && !sim::profile_measured_on(*profile, request->cluster.gpu)) {
     request->warnings.push_back("profile: measured on " + profile->context_value("device") + ", not on " +
                                 request->cluster.gpu.id + "; the datasheet model prices what it did not measure");
@@ -472,7 +573,11 @@ json option_json(const ServeOption& o, const ServeRequest& r) {
   const sim::ServeLoad& l = p.at_rate;
   const auto gib = [](units::Bytes b) { return units::to_gib(b); };
   const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-  json j = {{"tp", o.job.tp},
+  json j = {{"instance", o.instance_id.empty() ? json(nullptr) : json(o.instance_id)},
+            {"gpu", o.cluster.gpu.id},
+            {"gpus_per_node", o.cluster.gpus_per_node},
+            {"confirmed_by_simulation", o.confirmed},
+            {"tp", o.job.tp},
             {"pp", o.job.pp},
             {"ep", o.job.ep},
             {"weights", to_string(o.job.weights)},
@@ -649,21 +754,37 @@ std::string serve_to_table(const ServeResult& res, const ServeRequest& r) {
   }
   if (r.compare && !res.options.empty()) {
     s << "\n  layouts (cheapest first; * on the Pareto front of cost per output token vs p"
-      << fixed(r.job.slo.percentile * 100, 0) << " latency)\n";
-    s << "    layout         GPUs  KV tokens  max req/s  latency s  per month         per 1M out\n";
+      << fixed(r.job.slo.percentile * 100, 0) << " latency";
+    if (!r.offerings.empty()) {
+      s << "; ~ closed form only, not confirmed by simulation; " << r.offerings.size() << " offerings";
+    }
+    s << ")\n";
+    std::size_t width = 13;
+    for (const auto& o : res.options) width = std::max(width, option_name(o).size());
+    const int w = static_cast<int>(width);
+    s << "    " << std::string("layout") << std::string(width - 6 + 2, ' ')
+      << "GPUs  KV tokens  max req/s  latency s  per month         per 1M out\n";
+    std::size_t shown = 0;
     for (std::size_t i = 0; i < res.options.size(); ++i) {
       const auto& o = res.options[i];
       const bool front = std::find(res.pareto.begin(), res.pareto.end(), i) != res.pareto.end();
-      char line[256];
+      // An offering search lists its front and the 30 cheapest; the JSON has every option.
+      if (!r.offerings.empty() && !front && shown >= 30) continue;
+      ++shown;
+      char line[512];
       if (!o.plan.feasible) {
-        std::snprintf(line, sizeof line, "    %-13s  not feasible: %s\n", layout_name(o.job).c_str(), o.plan.reason.c_str());
+        std::snprintf(line, sizeof line, "    %-*s  not feasible: %s\n", w, option_name(o).c_str(), o.plan.reason.c_str());
       } else {
-        std::snprintf(line, sizeof line, "  %c %-13s %5d %10lld %10.2f %10.2f  %-16s  %s\n", front ? '*' : ' ',
-                      layout_name(o.job).c_str(), o.plan.gpus, static_cast<long long>(o.plan.memory.kv_tokens),
-                      o.plan.max_rate, slo_latency(o.job, o.plan.at_rate), amount(o.plan.usd_per_month, r.currency).c_str(),
+        std::snprintf(line, sizeof line, "  %c%c%-*s %5d %10lld %10.2f %10.2f  %-16s  %s\n", front ? '*' : ' ',
+                      o.confirmed ? ' ' : '~', w, option_name(o).c_str(), o.plan.gpus,
+                      static_cast<long long>(o.plan.memory.kv_tokens), o.plan.max_rate,
+                      slo_latency(o.job, o.plan.at_rate), amount(o.plan.usd_per_month, r.currency).c_str(),
                       amount(o.plan.usd_per_million_output, r.currency, 3).c_str());
       }
       s << line;
+    }
+    if (shown < res.options.size()) {
+      s << "    ... " << res.options.size() - shown << " more (--format json lists every one)\n";
     }
     if (!res.explanation.empty()) s << "  " << res.explanation << "\n";
   }

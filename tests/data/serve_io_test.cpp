@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "capplan/data/cost_model.hpp"
@@ -136,6 +137,53 @@ TEST(ServeIo, CompareListsLayoutsWithAParetoFront) {
     EXPECT_LE(*res.options[i - 1].plan.usd_per_month, *res.options[i].plan.usd_per_month);
   }
   EXPECT_NE(res.explanation.find("instead of"), std::string::npos);
+}
+
+TEST(ServeIo, OfferingSearchPlansEveryOfferingAndConfirmsTheFront) {
+  // Issue 17 point 4: the Pareto front across offerings x TP x weight format.
+  const OfferingFilter filter{.instances = {"tencent-hccpnv5", "aws-p5*", "runpod-8x-h200"}};
+  auto planned = plan_serve_document(serve_doc(), test::real_catalogs(), "", {}, nullptr, 0, "scenario", &filter);
+  ASSERT_TRUE(planned) << planned.error().front().where << ": " << planned.error().front().message;
+  const ServeRequest& r = planned->request;
+  const ServeResult& res = planned->result;
+  ASSERT_GE(r.offerings.size(), 3u);
+  EXPECT_TRUE(r.compare);
+  std::set<std::string> instances;
+  for (const auto& o : res.options) instances.insert(o.instance_id);
+  EXPECT_TRUE(instances.count("tencent-hccpnv5"));
+  EXPECT_TRUE(instances.count("runpod-8x-h200"));
+  EXPECT_GE(instances.size(), r.offerings.size());  // every offering has layouts
+  // Known costs first, cheapest first; the cheapest feasible and every front member confirmed by
+  // the simulation.
+  ASSERT_FALSE(res.options.empty());
+  EXPECT_TRUE(res.options.front().plan.feasible);
+  EXPECT_TRUE(res.options.front().confirmed);
+  for (std::size_t i = 1; i < res.options.size(); ++i) {
+    const auto& a = res.options[i - 1].plan;
+    const auto& b = res.options[i].plan;
+    if (!a.feasible || !b.feasible || !a.usd_per_month || !b.usd_per_month) continue;
+    EXPECT_LE(*a.usd_per_month, *b.usd_per_month);
+  }
+  ASSERT_FALSE(res.pareto.empty());
+  for (std::size_t i : res.pareto) EXPECT_TRUE(res.options[i].confirmed) << res.options[i].instance_id;
+  // An option priced on its own offering: the H200 instance's catalog price, not the scenario's.
+  for (const auto& o : res.options) {
+    if (o.instance_id != "runpod-8x-h200" || !o.plan.feasible) continue;
+    ASSERT_TRUE(o.cluster.price_per_gpu.has_value());
+    EXPECT_NE(o.cluster.price_per_gpu->base(), r.cluster.price_per_gpu->base());
+    EXPECT_EQ(o.cluster.gpu.id, "h200-sxm-141gb");
+    break;
+  }
+  const json j = serve_to_json(res, r);
+  ASSERT_TRUE(j["options"].is_array());
+  EXPECT_TRUE(j["options"][0].contains("instance"));
+  EXPECT_TRUE(j["options"][0]["confirmed_by_simulation"].get<bool>());
+  EXPECT_NE(serve_to_table(res, r).find("offerings"), std::string::npos);
+  // A filter that leaves nothing is an error naming the flag.
+  const OfferingFilter none{.instances = {"nothing-*"}};
+  auto refused = plan_serve_document(serve_doc(), test::real_catalogs(), "", {}, nullptr, 0, "scenario", &none);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().front().where.find("--instances"), std::string::npos);
 }
 
 TEST(ServeIo, CurveIsTheAskedLayoutsAndInTheJson) {

@@ -32,7 +32,7 @@ ServeJob at(const ServeJob& job, double rate) {
 
 }  // namespace
 
-ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel& cost) {
+ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel& cost, bool confirm) {
   ServePlan plan;
   if (std::string why = check_serve_job(job, c); !why.empty()) {
     plan.reason = why;
@@ -54,7 +54,6 @@ ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel&
   }
   const PassModel pass(job, c, cost);
   const Traffic& tr = job.traffic;
-  const double I = tr.input.mean, O = tr.output.mean;
   if (tr.arrival != Arrival::poisson) {
     // Offline or closed-loop traffic: what one replica does (no rate to size a fleet for).
     plan.at_rate = simulate(job, pass, plan.memory);
@@ -92,6 +91,12 @@ ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel&
     // a replica more is added while it misses the target (the closed form is approximate).
     const double usable = plan.max_rate * (1.0 - std::clamp(job.headroom, 0.0, 0.9));
     plan.replicas = std::max(1, static_cast<int>(std::ceil(tr.rate / usable - 1e-9)));
+    if (!confirm) {
+      plan.at_rate = steady_state(at(job, tr.rate / plan.replicas), pass, plan.memory);
+      plan.feasible = true;
+      price_plan(plan, job, c);
+      return plan;
+    }
     bool confirmed = false;
     for (int tries = 0; tries < 12 && !confirmed; ++tries) {
       plan.at_rate = simulate(at(job, tr.rate / plan.replicas), pass, plan.memory);
@@ -107,6 +112,18 @@ ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel&
     // What the simulation confirmed bounds what the closed form promised.
     plan.max_rate = std::min(plan.max_rate, tr.rate / plan.replicas / (1.0 - std::clamp(job.headroom, 0.0, 0.9)));
   }
+  plan.feasible = true;
+  price_plan(plan, job, c);
+  return plan;
+}
+
+void price_plan(ServePlan& plan, const ServeJob& job, const Cluster& c) {
+  if (!plan.feasible) return;
+  const Traffic& tr = job.traffic;
+  const double I = tr.input.mean, O = tr.output.mean;
+  plan.usd_per_month.reset();
+  plan.usd_per_million_input.reset();
+  plan.usd_per_million_output.reset();
   const int g = job.gpus();
   plan.gpus = plan.replicas * g;
   const int per_node = std::max(1, c.gpus_per_node / g);
@@ -137,8 +154,6 @@ ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel&
     if (input_tokens > 0) plan.usd_per_million_input = *plan.usd_per_month * share / input_tokens * 1e6;
     if (output_tokens > 0) plan.usd_per_million_output = *plan.usd_per_month * (1.0 - share) / output_tokens * 1e6;
   }
-  plan.feasible = true;
-  return plan;
 }
 
 std::vector<CurvePoint> latency_curve(const ServeJob& job, const Cluster& c, const OpCostModel& cost,

@@ -11,6 +11,7 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/data/search_io.hpp"
 #include "capplan/sim/estimate.hpp"
 #include "capplan/sim/profile.hpp"
 #include "capplan/sim/result.hpp"
@@ -25,6 +26,10 @@ struct ServeRequest {
   std::string engine_id;
   sim::Currency currency;
   bool compare = false;  // also plan every TP size and weight format the GPU supports
+  // Offerings to plan on besides (instead of) the scenario's cluster: every catalog instance the
+  // --instances filter passes, each with its price; with any, compare mode plans every offering x
+  // TP x weight format (serve_request leaves it empty; plan_serve_document fills it).
+  std::vector<sim::Offering> offerings;
   std::vector<std::string> warnings;
 };
 
@@ -41,10 +46,16 @@ void check_serve_section(const nlohmann::json& workload, std::string_view where,
 struct ServeOption {
   sim::ServeJob job;
   sim::ServePlan plan;
+  sim::Cluster cluster;     // where it was planned: the scenario's cluster, or an offering's node
+  std::string instance_id;  // the offering's catalog id (empty: the scenario's cluster)
+  bool confirmed = true;    // false: the closed form's figures (an offering search confirms only its front)
 };
 // The plan of the request's layout, and with `compare` every other layout (sorted by cost, then
 // GPUs), the cheapest feasible first, with the Pareto front of cost per output token against the
-// latency target's percentile; `explanation` compares the choice with the runner-up.
+// latency target's percentile; `explanation` compares the choice with the runner-up. With
+// offerings, every offering x TP x weight format is planned by the closed form (one replica plan
+// per GPU, GPUs per node, TP and format, priced on each offering of it), then the Pareto front and
+// the cheapest are confirmed by simulation (`confirmed`) and the list re-sorted.
 // A model's life in money (issue 17, "train, then serve"): the training or fine-tuning estimate
 // of a scenario, then `months` of serving the recommended layout at the request's traffic.
 // Amounts in US dollars (unknown when a price is); the JSON and table convert them to the serving
@@ -95,10 +106,13 @@ struct ServePlanned {
   ServeResult result;
   std::string sheet;  // the price sheet read, empty when none
 };
+// `offerings` (non-null): also plan on every catalog instance it passes (capplan serve
+// --instances), in compare mode.
 Result<ServePlanned> plan_serve_document(const nlohmann::json& doc, const Catalogs& catalogs,
                                          std::string_view scenario_file, const std::string& sheet_file = {},
                                          const sim::Profile* profile = nullptr, int curve_points = 0,
-                                         std::string_view where = "scenario");
+                                         std::string_view where = "scenario",
+                                         const OfferingFilter* offerings = nullptr);
 
 // Sets `result.lifecycle`: `training` (a parsed training or fine-tuning scenario) and its
 // `estimate`, then `months` of serving `result.recommended()` (months >= 1).

@@ -229,7 +229,13 @@ struct ServePlan {
   bool feasible = false;
   std::string reason;           // when not feasible
 };
-ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel& cost);
+// `confirm` false: the closed form alone (no simulation), for a search over many layouts and
+// offerings that confirms only the ones it keeps (the at_rate load is then steady_state's).
+ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel& cost, bool confirm = true);
+// The plan's instances, GPU-hours per month and costs for `c` (its GPUs per node and price): what
+// plan_serving does last, apart so that one replica plan can be priced on several offerings of
+// the same GPU. Leaves an infeasible plan as it is.
+void price_plan(ServePlan& plan, const ServeJob& job, const Cluster& c);
 
 // The latency-throughput curve of one replica: the simulation at Poisson rates from a tenth of the
 // replica's offline ceiling (its full-batch throughput) up to `beyond` times it, `points` of them
