@@ -309,10 +309,15 @@ QString layout_text(const sim::ServeJob& j) {
   return s + QLatin1Char(' ') + QString::fromLatin1(sim::to_string(j.weights));
 }
 
-// The options the charts draw: compare mode's list, else the asked layout alone.
+// The options the charts draw: compare mode's list (an offering search's 20 cheapest and its
+// Pareto front: hundreds of bars are not read), else the asked layout alone.
 std::vector<const data::ServeOption*> drawn_options(const ServeSnapshot& s) {
   std::vector<const data::ServeOption*> out;
-  for (const auto& o : s.result.options) out.push_back(&o);
+  const auto& all = s.result.options;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const bool front = std::find(s.result.pareto.begin(), s.result.pareto.end(), i) != s.result.pareto.end();
+    if (all.size() <= 24 || i < 20 || front) out.push_back(&all[i]);
+  }
   if (out.empty()) out.push_back(&s.result.asked);
   return out;
 }
@@ -427,7 +432,8 @@ void fill_serve_layouts_chart(QChart* chart, const ServeSnapshot& snapshot) {
     const bool f = snapshot.result.options.empty() || on_front(snapshot, o);
     *front << (f ? v : 0.0);
     *rest << (f ? 0.0 : v);
-    labels << QObject::tr("%1 x%2").arg(layout_text(o->job)).arg(o->plan.replicas);
+    const QString where = o->instance_id.empty() ? QString() : QString::fromStdString(o->instance_id) + QLatin1Char(' ');
+    labels << QObject::tr("%1%2 x%3").arg(where, layout_text(o->job)).arg(o->plan.replicas);
   }
   auto* series = new QHorizontalStackedBarSeries();  // one of the two sets is zero per layout
   series->append(front);
@@ -482,7 +488,8 @@ void fill_serve_pareto_chart(QChart* chart, const ServeSnapshot& snapshot) {
     top_x = std::max(top_x, lat);
     top_y = std::max(top_y, v);
     if (on_front(snapshot, o)) {
-      front_points.emplace_back(QPointF(lat, v), layout_text(o->job));
+      const QString where = o->instance_id.empty() ? QString() : QString::fromStdString(o->instance_id) + QLatin1Char(' ');
+      front_points.emplace_back(QPointF(lat, v), where + layout_text(o->job));
     } else {
       others->append(lat, v);
     }

@@ -94,6 +94,11 @@ int main(int argc, char** argv) {
                                          QStringLiteral("With --screenshot --tab serve: also write the Serve tab's four charts "
                                                         "as FILE-curve.EXT, -layouts, -pareto and -lifecycle"),
                                          QStringLiteral("FILE"));
+  QCommandLineOption serve_instances(QStringLiteral("serve-instances"),
+                                     QStringLiteral("With --tab serve: also plan on the catalog instances matching these "
+                                                    "globs (capplan serve --instances)"),
+                                     QStringLiteral("GLOBS"));
+  parser.addOption(serve_instances);
   QCommandLineOption train_months(QStringLiteral("train-then-serve"),
                                   QStringLiteral("With --tab serve: add the Estimate tab's training and MONTHS of serving"),
                                   QStringLiteral("MONTHS"));
@@ -198,6 +203,7 @@ int main(int argc, char** argv) {
       }
       serve->set_train_then_serve(true, months);
     }
+    if (parser.isSet(serve_instances)) serve->offerings_box()->setText(parser.value(serve_instances));
     window.show_tab(gui::MainWindow::kServeTab);
     bool failed = false;
     QObject::connect(serve->runner(), &gui::ServeRunner::failed, &window, [&] { failed = true; });

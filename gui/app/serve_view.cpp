@@ -200,6 +200,12 @@ void ServeView::build_form(QWidget* form) {
   engine->addRow(tr("Tensor parallel"), tp_);
   compare_ = new QCheckBox(tr("also plan every TP size and weight format"), form);
   engine->addRow(QString(), compare_);
+  offerings_ = new QLineEdit(form);
+  offerings_->setPlaceholderText(tr("none (globs: tencent-*, aws-p5*, *)"));
+  offerings_->setToolTip(tr("Also plan on every catalog instance matching these globs, comma-separated "
+                            "(capplan serve --instances): every offering x TP x weight format, ranked by the "
+                            "closed form, the cheapest and the Pareto front confirmed by simulation"));
+  engine->addRow(tr("Other offerings"), offerings_);
 
   QFormLayout* traffic = group(tr("Traffic (Poisson arrivals)"));
   rate_ = number_box(form, 0.01, 1e6, 2, 1, tr(" req/s"));
@@ -296,6 +302,9 @@ void ServeView::build_form(QWidget* form) {
   for (QSpinBox* box : {input_, input_p95_, output_, output_p95_}) connect(box, &QSpinBox::valueChanged, this, edited);
   connect(compare_, &QCheckBox::toggled, this, edited);
   connect(currency_, &QLineEdit::editingFinished, this, edited);
+  connect(offerings_, &QLineEdit::editingFinished, this, [this] {
+    if (!loading_) refresh();
+  });
   // Train, then serve needs no re-plan: the lifecycle is added to the plan shown.
   connect(train_, &QCheckBox::toggled, this, [this] { show_snapshot(); });
   connect(months_, &QSpinBox::valueChanged, this, [this] { show_snapshot(); });
@@ -414,7 +423,13 @@ void ServeView::document_from_form() {
   }
 }
 
-void ServeView::refresh() { runner_->request(doc_, file_.toStdString()); }
+void ServeView::refresh() {
+  std::vector<std::string> instances;
+  for (const QString& g : offerings_->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+    if (!g.trimmed().isEmpty()) instances.push_back(g.trimmed().toStdString());
+  }
+  runner_->request(doc_, file_.toStdString(), std::move(instances));
+}
 
 QString ServeView::open_file(const QString& path) {
   auto text = data::read_input_file(path.toStdString());  // the CLI's bounded reader

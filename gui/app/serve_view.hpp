@@ -54,6 +54,7 @@ class ServeView final : public QWidget {
   QDoubleSpinBox* price_box() const { return price_; }
   QComboBox* weights_box() const { return weights_; }
   QCheckBox* compare_box() const { return compare_; }
+  QLineEdit* offerings_box() const { return offerings_; }
   QChartView* curve_view() const { return curve_view_; }
   QChartView* layouts_view() const { return layouts_view_; }
   QChartView* pareto_view() const { return pareto_view_; }
@@ -85,6 +86,7 @@ class ServeView final : public QWidget {
   QComboBox* kv_ = nullptr;
   QComboBox* tp_ = nullptr;
   QCheckBox* compare_ = nullptr;
+  QLineEdit* offerings_ = nullptr;  // globs of catalog instances to plan on too
   QDoubleSpinBox* rate_ = nullptr;
   QSpinBox* input_ = nullptr;
   QSpinBox* input_p95_ = nullptr;

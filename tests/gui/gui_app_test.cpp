@@ -819,6 +819,31 @@ class GuiAppTest : public QObject {
     QVERIFY(sim::plan_cost(snap.estimate).has_value());
   }
 
+  void the_serve_tab_plans_on_other_offerings() {
+    // capplan serve --instances in the tab: every matching offering x TP x format, the front
+    // confirmed by simulation, each labelled with its instance in the charts.
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    ServeView* v = w.serve();
+    QTRY_VERIFY_WITH_TIMEOUT(v->snapshot().has_value() && !v->busy(), 60000);
+    v->offerings_box()->setText(QStringLiteral("tencent-hccpnv5, runpod-8x-h200"));
+    emit v->offerings_box()->editingFinished();
+    QTRY_VERIFY_WITH_TIMEOUT(v->snapshot() && !v->snapshot()->request.offerings.empty() && !v->busy(), 60000);
+    QCOMPARE(static_cast<int>(v->snapshot()->request.offerings.size()), 2);
+    bool h200 = false;
+    for (const auto& o : v->snapshot()->result.options) h200 |= o.instance_id == "runpod-8x-h200";
+    QVERIFY(h200);
+    for (std::size_t i : v->snapshot()->result.pareto) QVERIFY(v->snapshot()->result.options[i].confirmed);
+    auto* bars = qobject_cast<QAbstractBarSeries*>(v->layouts_view()->chart()->series().front());
+    QVERIFY(bars != nullptr);
+    QVERIFY(bars->barSets().front()->count() <= 24 + static_cast<int>(v->snapshot()->result.pareto.size()));
+    // A glob that matches nothing: the CLI's message naming --instances.
+    v->offerings_box()->setText(QStringLiteral("nothing-*"));
+    emit v->offerings_box()->editingFinished();
+    QTRY_VERIFY_WITH_TIMEOUT(!v->snapshot().has_value() && !v->busy(), 60000);
+    QVERIFY(v->summary()->text().contains(QStringLiteral("--instances")));
+  }
+
   void the_serve_tab_opens_a_serve_scenario_file() {
     MainWindow w(catalogs(), nullptr);
     w.set_ephemeral(true);

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/serve_io.hpp"
@@ -62,12 +63,14 @@ class ServeRunner final : public QObject {
   explicit ServeRunner(std::shared_ptr<const data::Catalogs> catalogs, QObject* parent = nullptr);
   ~ServeRunner() override;
 
+  // `instances`: globs of catalog instances to plan on too (capplan serve --instances); empty: none.
   static ServeOutcome compute(const nlohmann::json& doc, const data::Catalogs& catalogs,
-                              const std::string& scenario_file, const sim::Profile* profile);
+                              const std::string& scenario_file, const sim::Profile* profile,
+                              const std::vector<std::string>& instances = {});
 
   void set_profile(std::shared_ptr<const sim::Profile> profile) { profile_ = std::move(profile); }
   // Returns the request's generation number.
-  quint64 request(nlohmann::json doc, std::string scenario_file);
+  quint64 request(nlohmann::json doc, std::string scenario_file, std::vector<std::string> instances = {});
   bool busy() const { return running_; }
 
  signals:
@@ -79,6 +82,7 @@ class ServeRunner final : public QObject {
   struct Job {
     nlohmann::json doc;
     std::string file;
+    std::vector<std::string> instances;
     quint64 generation = 0;
   };
   void start(Job job);
