@@ -94,6 +94,7 @@ struct ServeOptions {
   std::string prices;
   std::string train;
   std::vector<std::string> instances;
+  std::vector<std::string> engines;
   int months = 12;
   int curve_points = 12;
   CLI::Option* profile_option = nullptr;
@@ -215,7 +216,7 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
   std::optional<data::OfferingFilter> filter;
   if (!opt.instances.empty()) filter = data::OfferingFilter{.instances = opt.instances};
   auto planned = data::plan_serve_document(doc, *catalogs, *file, opt.prices, profile ? &*profile : nullptr,
-                                           opt.curve_points, kWhere, filter ? &*filter : nullptr);
+                                           opt.curve_points, kWhere, filter ? &*filter : nullptr, opt.engines);
   if (!planned) {
     print_diagnostics(planned.error());
     return code(Exit::invalid_input);
@@ -265,6 +266,12 @@ Command add_serve_command(CLI::App& app, const GlobalOptions& global) {
                   "weight format, ranked by the closed form, the Pareto front and the cheapest confirmed by simulation")
       ->delimiter(',')
       ->type_name("GLOBS")
+      ->group("Engine and layout");
+  cmd->add_option("--engines", opt->engines,
+                  "Also compare these serving engines (capplan catalog engines: vllm,sglang,tensorrt-llm,...), each "
+                  "at its recipe's defaults")
+      ->delimiter(',')
+      ->type_name("IDS")
       ->group("Engine and layout");
   cmd->add_option("--train", opt->train,
                   "Training or fine-tuning scenario: its estimate, then --months of serving (train, then serve)")

@@ -332,60 +332,73 @@ std::vector<std::size_t> pareto_of(const std::vector<ServeOption>& options) {
 }
 
 std::string option_name(const ServeOption& o) {
-  return o.instance_id.empty() ? layout_name(o.job) : o.instance_id + " " + layout_name(o.job);
+  return o.label.empty() ? layout_name(o.job) : o.label;
 }
 
 }  // namespace
 
 ServeResult plan_request(const ServeRequest& r, const sim::Profile* profile, int curve_points) {
   ServeResult out;
-  // One engine for every layout: its assumptions (CUDA-graph kernel gaps) hold for all of them.
-  const sim::DatasheetAssumptions assumptions = sim::serving_assumptions(r.job.engine);
-  const auto cost = make_cost_model(r.cluster, profile, assumptions);
+  // The scenario's engine: its assumptions (CUDA-graph kernel gaps) hold for its layouts.
+  const auto cost = make_cost_model(r.cluster, profile, sim::serving_assumptions(r.job.engine));
   const auto plan_one = [&](const sim::ServeJob& j) {
-    return ServeOption{j, sim::plan_serving(j, r.cluster, *cost), r.cluster, r.cluster.instance_id, true};
+    return ServeOption{j, sim::plan_serving(j, r.cluster, *cost), r.cluster, {}, true, layout_name(j)};
   };
   out.cost_model = cost->source();
   out.asked = plan_one(r.job);
-  out.asked.instance_id.clear();  // the scenario's own cluster
   if (curve_points > 1) out.curve = sim::latency_curve(r.job, r.cluster, *cost, out.asked.plan, curve_points);
-  if (!r.compare && r.offerings.empty()) return out;
-  if (r.offerings.empty()) {
-    for (const sim::ServeJob& j : layouts_on(r.job, r.cluster)) {
-      out.options.push_back(plan_one(j));
-      out.options.back().instance_id.clear();
-    }
+  if (!r.compare && r.offerings.empty() && r.engines.empty()) return out;
+  if (r.offerings.empty() && r.engines.empty()) {
+    for (const sim::ServeJob& j : layouts_on(r.job, r.cluster)) out.options.push_back(plan_one(j));
   } else {
-    // Offerings: one closed-form replica plan per (GPU, GPUs per node, layout), priced on every
-    // offering of that shape; the cost model per GPU.
+    // Offerings x engines x layouts: one closed-form replica plan per (GPU, GPUs per node, engine,
+    // layout), priced on every offering of that shape; a cost model per GPU and engine.
+    std::vector<sim::Offering> wheres = r.offerings;
+    if (wheres.empty()) {
+      sim::Offering own;
+      own.node = r.cluster;
+      wheres.push_back(own);
+    }
+    std::vector<sim::EngineSpec> engines = {r.job.engine};
+    for (const auto& e : r.engines) {
+      if (std::none_of(engines.begin(), engines.end(), [&](const sim::EngineSpec& x) { return x.id == e.id; })) {
+        engines.push_back(e);
+      }
+    }
+    const bool name_engine = engines.size() > 1;
     struct Shape {
-      std::string gpu;
-      int per_node = 0;
+      std::string key;
       std::vector<std::pair<sim::ServeJob, sim::ServePlan>> plans;
     };
     std::vector<Shape> shapes;
     std::map<std::string, std::shared_ptr<const sim::OpCostModel>> costs;
-    for (const sim::Offering& off : r.offerings) {
+    const auto cost_key = [](const sim::Cluster& c, const sim::EngineSpec& e) { return c.gpu.id + "|" + e.id; };
+    for (const sim::Offering& off : wheres) {
       const sim::Cluster& c = off.node;
-      auto shape = std::find_if(shapes.begin(), shapes.end(), [&](const Shape& s) {
-        return s.gpu == c.gpu.id && s.per_node == c.gpus_per_node;
-      });
-      if (shape == shapes.end()) {
-        auto& model = costs[c.gpu.id];
-        if (!model) model = make_cost_model(c, profile, assumptions);
-        Shape s{c.gpu.id, c.gpus_per_node, {}};
-        sim::Cluster unpriced = c;
-        unpriced.price_per_gpu.reset();
-        for (const sim::ServeJob& j : layouts_on(r.job, c)) {
-          s.plans.emplace_back(j, sim::plan_serving(j, unpriced, *model, /*confirm=*/false));
+      for (const sim::EngineSpec& e : engines) {
+        const std::string key = cost_key(c, e) + "|" + std::to_string(c.gpus_per_node);
+        auto shape = std::find_if(shapes.begin(), shapes.end(), [&](const Shape& s) { return s.key == key; });
+        if (shape == shapes.end()) {
+          auto& model = costs[cost_key(c, e)];
+          if (!model) model = make_cost_model(c, profile, sim::serving_assumptions(e));
+          Shape s{key, {}};
+          sim::Cluster unpriced = c;
+          unpriced.price_per_gpu.reset();
+          sim::ServeJob base = r.job;
+          base.engine = e;
+          for (const sim::ServeJob& j : layouts_on(base, c)) {
+            s.plans.emplace_back(j, sim::plan_serving(j, unpriced, *model, /*confirm=*/false));
+          }
+          shapes.push_back(std::move(s));
+          shape = shapes.end() - 1;
         }
-        shapes.push_back(std::move(s));
-        shape = shapes.end() - 1;
-      }
-      for (const auto& [j, plan] : shape->plans) {
-        ServeOption o{j, plan, c, off.instance_id, false};
-        sim::price_plan(o.plan, j, c);
-        out.options.push_back(std::move(o));
+        for (const auto& [j, plan] : shape->plans) {
+          std::string label = off.instance_id.empty() ? std::string() : off.instance_id + " ";
+          if (name_engine) label += e.id + " ";
+          ServeOption o{j, plan, c, off.instance_id, false, label + layout_name(j)};
+          sim::price_plan(o.plan, j, c);
+          out.options.push_back(std::move(o));
+        }
       }
     }
     // The closed form ranks; the simulation confirms what is kept: the cheapest feasible and the
@@ -406,7 +419,7 @@ ServeResult plan_request(const ServeRequest& r, const sim::Profile* profile, int
       for (std::size_t i : keep) {
         ServeOption& o = out.options[i];
         if (o.confirmed || budget <= 0) continue;
-        o.plan = sim::plan_serving(o.job, o.cluster, *costs.at(o.cluster.gpu.id));
+        o.plan = sim::plan_serving(o.job, o.cluster, *costs.at(cost_key(o.cluster, o.job.engine)));
         o.confirmed = true;
         changed = true;
         --budget;
@@ -441,7 +454,8 @@ ServeResult plan_request(const ServeRequest& r, const sim::Profile* profile, int
 
 Result<ServePlanned> plan_serve_document(const json& doc, const Catalogs& catalogs, std::string_view scenario_file,
                                          const std::string& sheet_file, const sim::Profile* profile, int curve_points,
-                                         std::string_view where, const OfferingFilter* offerings) {
+                                         std::string_view where, const OfferingFilter* offerings,
+                                         const std::vector<std::string>& engines) {
   ServePlanned out;
   std::optional<Catalogs> merged;
   std::optional<PriceSheet> sheet;
@@ -477,6 +491,15 @@ Result<ServePlanned> plan_serve_document(const json& doc, const Catalogs& catalo
   auto request = serve_request(doc, *parsed, used, where);
   if (!request) return std::unexpected(std::move(request.error()));
   for (auto& n : sheet_notes) request->warnings.push_back(std::move(n));
+  for (const auto& id : engines) {
+    const EngineEntry* e = used.find_engine(id);
+    if (e == nullptr) {
+      return std::unexpected(Diagnostics{{.where = "--engines",
+                                          .message = "unknown engine '" + id + "' (" + suggest(id, used.engine_ids()) + ")"}});
+    }
+    request->engines.push_back(e->spec);
+    request->compare = true;
+  }
   if (offerings != nullptr) {
     auto list = offerings_from_catalog(used, *offerings);
     if (!list) return std::unexpected(std::move(list.error()));
@@ -574,6 +597,7 @@ json option_json(const ServeOption& o, const ServeRequest& r) {
   const auto gib = [](units::Bytes b) { return units::to_gib(b); };
   const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
   json j = {{"instance", o.instance_id.empty() ? json(nullptr) : json(o.instance_id)},
+            {"engine_id", o.job.engine.id},
             {"gpu", o.cluster.gpu.id},
             {"gpus_per_node", o.cluster.gpus_per_node},
             {"confirmed_by_simulation", o.confirmed},

@@ -186,6 +186,28 @@ TEST(ServeIo, OfferingSearchPlansEveryOfferingAndConfirmsTheFront) {
   EXPECT_NE(refused.error().front().where.find("--instances"), std::string::npos);
 }
 
+TEST(ServeIo, EnginesAreComparedAtTheirRecipesDefaults) {
+  auto planned = plan_serve_document(serve_doc(), test::real_catalogs(), "", {}, nullptr, 0, "scenario", nullptr,
+                                     {"sglang", "tensorrt-llm"});
+  ASSERT_TRUE(planned) << planned.error().front().message;
+  std::set<std::string> engines;
+  for (const auto& o : planned->result.options) {
+    engines.insert(o.job.engine.id);
+    EXPECT_EQ(o.label.rfind(o.job.engine.id + " ", 0), 0u) << o.label;  // named by engine
+  }
+  EXPECT_EQ(engines, (std::set<std::string>{"vllm", "sglang", "tensorrt-llm"}));
+  // TensorRT-LLM reserves whole sequences (its recipe), vLLM does not: the recipes differ.
+  for (const auto& o : planned->result.options) {
+    if (o.job.engine.id == "tensorrt-llm") EXPECT_TRUE(o.job.engine.reserve_full_sequence);
+    if (o.job.engine.id == "vllm") EXPECT_FALSE(o.job.engine.reserve_full_sequence);
+  }
+  EXPECT_EQ(serve_to_json(planned->result, planned->request)["options"][0].count("engine_id"), 1u);
+  auto refused = plan_serve_document(serve_doc(), test::real_catalogs(), "", {}, nullptr, 0, "scenario", nullptr, {"vlm"});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().front().where, "--engines");
+  EXPECT_NE(refused.error().front().message.find("vllm"), std::string::npos);
+}
+
 TEST(ServeIo, CurveIsTheAskedLayoutsAndInTheJson) {
   auto r = request_of(serve_doc());
   ASSERT_TRUE(r);

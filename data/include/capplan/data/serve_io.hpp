@@ -30,6 +30,9 @@ struct ServeRequest {
   // --instances filter passes, each with its price; with any, compare mode plans every offering x
   // TP x weight format (serve_request leaves it empty; plan_serve_document fills it).
   std::vector<sim::Offering> offerings;
+  // Engines to compare besides the scenario's (capplan serve --engines: each at its recipe's
+  // defaults; the scenario's engine overrides stay with its own engine); empty: the scenario's only.
+  std::vector<sim::EngineSpec> engines;
   std::vector<std::string> warnings;
 };
 
@@ -49,6 +52,7 @@ struct ServeOption {
   sim::Cluster cluster;     // where it was planned: the scenario's cluster, or an offering's node
   std::string instance_id;  // the offering's catalog id (empty: the scenario's cluster)
   bool confirmed = true;    // false: the closed form's figures (an offering search confirms only its front)
+  std::string label;        // "[instance ][engine ]TP2 fp8": how tables and explanations name it
 };
 // The plan of the request's layout, and with `compare` every other layout (sorted by cost, then
 // GPUs), the cheapest feasible first, with the Pareto front of cost per output token against the
@@ -107,12 +111,14 @@ struct ServePlanned {
   std::string sheet;  // the price sheet read, empty when none
 };
 // `offerings` (non-null): also plan on every catalog instance it passes (capplan serve
-// --instances), in compare mode.
+// --instances), in compare mode; `engines`: engine ids to compare too (--engines), in compare mode.
+// Errors name the flag ("--engines: unknown engine 'x' (known: ...)").
 Result<ServePlanned> plan_serve_document(const nlohmann::json& doc, const Catalogs& catalogs,
                                          std::string_view scenario_file, const std::string& sheet_file = {},
                                          const sim::Profile* profile = nullptr, int curve_points = 0,
                                          std::string_view where = "scenario",
-                                         const OfferingFilter* offerings = nullptr);
+                                         const OfferingFilter* offerings = nullptr,
+                                         const std::vector<std::string>& engines = {});
 
 // Sets `result.lifecycle`: `training` (a parsed training or fine-tuning scenario) and its
 // `estimate`, then `months` of serving `result.recommended()` (months >= 1).
