@@ -206,6 +206,11 @@ void ServeView::build_form(QWidget* form) {
                             "(capplan serve --instances): every offering x TP x weight format, ranked by the "
                             "closed form, the cheapest and the Pareto front confirmed by simulation"));
   engine->addRow(tr("Other offerings"), offerings_);
+  engines_ = new QLineEdit(form);
+  engines_->setPlaceholderText(tr("none (ids: sglang, tensorrt-llm)"));
+  engines_->setToolTip(tr("Also compare these engines at their recipes' defaults, comma-separated "
+                          "(capplan serve --engines; capplan catalog engines lists them)"));
+  engine->addRow(tr("Other engines"), engines_);
 
   QFormLayout* traffic = group(tr("Traffic (Poisson arrivals)"));
   rate_ = number_box(form, 0.01, 1e6, 2, 1, tr(" req/s"));
@@ -302,9 +307,11 @@ void ServeView::build_form(QWidget* form) {
   for (QSpinBox* box : {input_, input_p95_, output_, output_p95_}) connect(box, &QSpinBox::valueChanged, this, edited);
   connect(compare_, &QCheckBox::toggled, this, edited);
   connect(currency_, &QLineEdit::editingFinished, this, edited);
-  connect(offerings_, &QLineEdit::editingFinished, this, [this] {
-    if (!loading_) refresh();
-  });
+  for (QLineEdit* list : {offerings_, engines_}) {
+    connect(list, &QLineEdit::editingFinished, this, [this] {
+      if (!loading_) refresh();
+    });
+  }
   // Train, then serve needs no re-plan: the lifecycle is added to the plan shown.
   connect(train_, &QCheckBox::toggled, this, [this] { show_snapshot(); });
   connect(months_, &QSpinBox::valueChanged, this, [this] { show_snapshot(); });
@@ -424,11 +431,14 @@ void ServeView::document_from_form() {
 }
 
 void ServeView::refresh() {
-  std::vector<std::string> instances;
-  for (const QString& g : offerings_->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-    if (!g.trimmed().isEmpty()) instances.push_back(g.trimmed().toStdString());
-  }
-  runner_->request(doc_, file_.toStdString(), std::move(instances));
+  const auto items = [](const QLineEdit* edit) {
+    std::vector<std::string> out;
+    for (const QString& g : edit->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+      if (!g.trimmed().isEmpty()) out.push_back(g.trimmed().toStdString());
+    }
+    return out;
+  };
+  runner_->request(doc_, file_.toStdString(), items(offerings_), items(engines_));
 }
 
 QString ServeView::open_file(const QString& path) {

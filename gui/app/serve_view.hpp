@@ -55,6 +55,7 @@ class ServeView final : public QWidget {
   QComboBox* weights_box() const { return weights_; }
   QCheckBox* compare_box() const { return compare_; }
   QLineEdit* offerings_box() const { return offerings_; }
+  QLineEdit* engines_box() const { return engines_; }
   QChartView* curve_view() const { return curve_view_; }
   QChartView* layouts_view() const { return layouts_view_; }
   QChartView* pareto_view() const { return pareto_view_; }
@@ -87,6 +88,7 @@ class ServeView final : public QWidget {
   QComboBox* tp_ = nullptr;
   QCheckBox* compare_ = nullptr;
   QLineEdit* offerings_ = nullptr;  // globs of catalog instances to plan on too
+  QLineEdit* engines_ = nullptr;    // engine ids to compare too
   QDoubleSpinBox* rate_ = nullptr;
   QSpinBox* input_ = nullptr;
   QSpinBox* input_p95_ = nullptr;

@@ -46,12 +46,13 @@ ServeRunner::~ServeRunner() { watcher_.waitForFinished(); }
 
 ServeOutcome ServeRunner::compute(const nlohmann::json& doc, const data::Catalogs& catalogs,
                                   const std::string& scenario_file, const sim::Profile* profile,
-                                  const std::vector<std::string>& instances) {
+                                  const std::vector<std::string>& instances,
+                                  const std::vector<std::string>& engines) {
   QElapsedTimer timer;
   timer.start();
   const data::OfferingFilter filter{.instances = instances};
   auto planned = data::plan_serve_document(doc, catalogs, scenario_file, {}, profile, kServeCurvePoints, "scenario",
-                                           instances.empty() ? nullptr : &filter);
+                                           instances.empty() ? nullptr : &filter, engines);
   if (!planned) return std::unexpected(std::move(planned.error()));
   ServeSnapshot snap;
   snap.request = std::move(planned->request);
@@ -61,8 +62,9 @@ ServeOutcome ServeRunner::compute(const nlohmann::json& doc, const data::Catalog
   return snap;
 }
 
-quint64 ServeRunner::request(nlohmann::json doc, std::string scenario_file, std::vector<std::string> instances) {
-  Job job{std::move(doc), std::move(scenario_file), std::move(instances), ++generation_};
+quint64 ServeRunner::request(nlohmann::json doc, std::string scenario_file, std::vector<std::string> instances,
+                             std::vector<std::string> engines) {
+  Job job{std::move(doc), std::move(scenario_file), std::move(instances), std::move(engines), ++generation_};
   if (running_) {
     pending_ = std::move(job);  // replaces an older pending request
   } else {
@@ -77,7 +79,7 @@ void ServeRunner::start(Job job) {
   auto catalogs = catalogs_;  // kept alive for the worker
   auto profile = profile_;
   watcher_.setFuture(QtConcurrent::run([job = std::move(job), catalogs, profile]() -> ServeOutcome {
-    auto out = compute(job.doc, *catalogs, job.file, profile.get(), job.instances);
+    auto out = compute(job.doc, *catalogs, job.file, profile.get(), job.instances, job.engines);
     if (out) out->generation = job.generation;
     return out;
   }));

@@ -837,6 +837,14 @@ class GuiAppTest : public QObject {
     auto* bars = qobject_cast<QAbstractBarSeries*>(v->layouts_view()->chart()->series().front());
     QVERIFY(bars != nullptr);
     QVERIFY(bars->barSets().front()->count() <= 24 + static_cast<int>(v->snapshot()->result.pareto.size()));
+    // Other engines too: options of each engine, labelled with it.
+    v->engines_box()->setText(QStringLiteral("sglang"));
+    emit v->engines_box()->editingFinished();
+    QTRY_VERIFY_WITH_TIMEOUT(v->snapshot() && !v->snapshot()->request.engines.empty() && !v->busy(), 60000);
+    bool sglang = false;
+    for (const auto& o : v->snapshot()->result.options) sglang |= o.job.engine.id == "sglang";
+    QVERIFY(sglang);
+    v->engines_box()->setText(QString());
     // A glob that matches nothing: the CLI's message naming --instances.
     v->offerings_box()->setText(QStringLiteral("nothing-*"));
     emit v->offerings_box()->editingFinished();

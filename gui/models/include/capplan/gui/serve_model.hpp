@@ -63,14 +63,17 @@ class ServeRunner final : public QObject {
   explicit ServeRunner(std::shared_ptr<const data::Catalogs> catalogs, QObject* parent = nullptr);
   ~ServeRunner() override;
 
-  // `instances`: globs of catalog instances to plan on too (capplan serve --instances); empty: none.
+  // `instances`: globs of catalog instances to plan on too (capplan serve --instances); `engines`:
+  // engine ids to compare too (--engines); empty: none.
   static ServeOutcome compute(const nlohmann::json& doc, const data::Catalogs& catalogs,
                               const std::string& scenario_file, const sim::Profile* profile,
-                              const std::vector<std::string>& instances = {});
+                              const std::vector<std::string>& instances = {},
+                              const std::vector<std::string>& engines = {});
 
   void set_profile(std::shared_ptr<const sim::Profile> profile) { profile_ = std::move(profile); }
   // Returns the request's generation number.
-  quint64 request(nlohmann::json doc, std::string scenario_file, std::vector<std::string> instances = {});
+  quint64 request(nlohmann::json doc, std::string scenario_file, std::vector<std::string> instances = {},
+                  std::vector<std::string> engines = {});
   bool busy() const { return running_; }
 
  signals:
@@ -83,6 +86,7 @@ class ServeRunner final : public QObject {
     nlohmann::json doc;
     std::string file;
     std::vector<std::string> instances;
+    std::vector<std::string> engines;
     quint64 generation = 0;
   };
   void start(Job job);
