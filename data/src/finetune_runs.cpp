@@ -63,12 +63,18 @@ std::optional<std::string> gpu_id(const std::string& gpu) {
   return std::nullopt;
 }
 
-// The table's framework names as recipe ids (data/frameworks.json).
-std::string recipe_id(const std::string& framework) {
+// The table's framework names (and NeMo's container release) as recipe ids (data/frameworks.json):
+// NeMo Framework releases 24.0x ran NeMo 1's YAML configs (recipe "nemo-1"), later ones NeMo 2.
+std::string recipe_id(const std::string& framework, const std::string& version) {
   if (contains(framework, "Qwen finetune")) return "qwen-finetune";
   if (contains(framework, "Megatron-Bridge")) return "megatron-bridge-perf";
   if (contains(framework, "Automodel")) return "nemo-automodel";
-  if (contains(framework, "NeMo")) return "nemo-2-perf";
+  if (contains(framework, "NeMo")) {
+    for (const char* release : {"24.01", "24.03", "24.04", "24.05", "24.07"}) {
+      if (contains(framework, release) || contains(version, release)) return "nemo-1";
+    }
+    return "nemo-2-perf";
+  }
   if (contains(framework, "torchtune")) return "pytorch";
   return "hf-trainer";
 }
@@ -178,7 +184,7 @@ Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows,
     const std::string dp_text = cell("dp_or_fsdp");
     if (contains(dp_text, "FSDP") || contains(method_text, "Zero3")) strategy["zero"] = 3;
     if (const auto dp = leading_int(dp_text)) strategy["dp"] = *dp;
-    const std::string recipe = recipe_id(cell("framework"));
+    const std::string recipe = recipe_id(cell("framework"), cell("framework_version"));
     const bool data_parallel_only = recipe == "hf-trainer" || recipe == "qwen-finetune" || recipe == "pytorch";
     if (data_parallel_only && !strategy.contains("dp") && !strategy.contains("tp") && !strategy.contains("pp")) {
       // Data-parallel scripts (HF Trainer, DeepSpeed, torchtune): every GPU a replica.

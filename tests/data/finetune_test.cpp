@@ -44,14 +44,16 @@ TEST(FinetuneScenario, ReadsTheMethodAdaptersAndDataset) {
 }
 
 TEST(FinetuneScenario, RecipesGiveTheLoraDefaults) {
-  // NeMo 2 and Megatron-Bridge: dim 32 on every linear; PEFT (hf-trainer): r 8 on q and v;
-  // Qwen's finetune.py: r 64 on every linear (data/frameworks.json, each with its source).
+  // NeMo 2 and Megatron-Bridge: dim 32 on every linear; NeMo 1: dim 32 on the fused QKV
+  // ('attention_qkv'); PEFT (hf-trainer): r 8 on q and v; Qwen's finetune.py: r 64 on every
+  // linear (data/frameworks.json, each with its source).
   struct Case {
     const char* framework;
     int rank;
     unsigned targets;
   };
   for (const Case& c : {Case{"nemo-2", 32, sim::kLoraAllLinear}, Case{"megatron-bridge", 32, sim::kLoraAllLinear},
+                        Case{"nemo-1", 32, sim::lora_q | sim::lora_k | sim::lora_v},
                         Case{"hf-trainer", 8, sim::lora_q | sim::lora_v},
                         Case{"qwen-finetune", 64, sim::kLoraAllLinear}}) {
     SCOPED_TRACE(c.framework);
@@ -164,6 +166,13 @@ TEST(FinetuneRuns, TheTableIsRecognisedByItsHeaderAndMapped) {
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->scenario["workload"]["method"], "qlora");
   EXPECT_EQ(g->scenario["workload"]["base_weights"], "int4");
+  // NeMo Framework 24.0x containers ran NeMo 1's YAML configs: recipe "nemo-1", whose LoRA is
+  // adapter_dim 32 on the fused QKV projection (megatron_gpt_finetuning_config.yaml); the
+  // table's NeMo 24.07 rows give no targets of their own.
+  const PublishedRun* n = find_row(*runs, "FT0004");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->scenario["training"]["framework"], "nemo-1");
+  EXPECT_FALSE(n->scenario["workload"].contains("lora") && n->scenario["workload"]["lora"].contains("targets"));
   // Budgets are not measurements.
   const PublishedRun* b = find_row(*runs, "FT0135");
   ASSERT_NE(b, nullptr);
