@@ -177,7 +177,12 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
     }
     auto estimate = data::estimate_with_profile(parsed->scenario, profile ? &*profile : nullptr);
     if (!estimate) {
-      print_diagnostics(estimate.error());
+      // The estimate names fields from "scenario#": here they are the --train file's.
+      Diagnostics diags = std::move(estimate.error());
+      for (auto& d : diags) {
+        if (d.where.rfind("scenario", 0) == 0) d.where = "train" + d.where.substr(8);
+      }
+      print_diagnostics(diags);
       return code(Exit::invalid_input);
     }
     training = std::move(*parsed);
