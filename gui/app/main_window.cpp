@@ -12,7 +12,6 @@
 #include <QKeySequence>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QSaveFile>
 #include <QSettings>
 #include <QStatusBar>
 
@@ -26,20 +25,13 @@
 #include "scenario_editor.hpp"
 #include "serve_view.hpp"
 #include "tco_view.hpp"
+#include "view_text.hpp"
 
 namespace capplan::gui {
 
 namespace {
 
 constexpr int kMaxRecent = 8;
-
-QString write_atomically(const QString& path, const QByteArray& bytes) {
-  QSaveFile f(path);  // temporary file renamed over the target: readers never see half a file
-  if (!f.open(QIODevice::WriteOnly)) return QObject::tr("cannot write %1: %2").arg(path, f.errorString());
-  f.write(bytes);
-  if (!f.commit()) return QObject::tr("cannot write %1: %2").arg(path, f.errorString());
-  return {};
-}
 
 QString diagnostics_text(const Diagnostics& diags) {
   QStringList lines;

@@ -7,7 +7,6 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QVBoxLayout>
@@ -19,20 +18,13 @@
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/gui/format.hpp"
 #include "charts.hpp"
+#include "view_text.hpp"
 
 namespace capplan::gui {
 
 namespace {
 
 using nlohmann::json;
-
-QString write_atomically(const QString& path, const QByteArray& bytes) {
-  QSaveFile f(path);  // temporary file renamed over the target: readers never see half a file
-  if (!f.open(QIODevice::WriteOnly)) return QObject::tr("cannot write %1: %2").arg(path, f.errorString());
-  f.write(bytes);
-  if (!f.commit()) return QObject::tr("cannot write %1: %2").arg(path, f.errorString());
-  return {};
-}
 
 // The object at JSON pointer `pointer` ("/workload/traffic"), made (or replaced when not an object).
 json& object_at(json& doc, const std::string& pointer) {
@@ -105,12 +97,6 @@ QSpinBox* count_box(QWidget* parent, int lo, int hi, const QString& special = {}
   if (!special.isEmpty()) b->setSpecialValueText(special);
   b->setKeyboardTracking(false);
   return b;
-}
-
-QString html_lines(const QStringList& lines) {
-  QStringList escaped;
-  for (const auto& l : lines) escaped << l.toHtmlEscaped();
-  return escaped.join(QStringLiteral("<br>"));
 }
 
 }  // namespace

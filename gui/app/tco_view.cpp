@@ -10,6 +10,7 @@
 #include "capplan/gui/format.hpp"
 #include "charts.hpp"
 #include "table_view.hpp"
+#include "view_text.hpp"
 
 namespace capplan::gui {
 
@@ -21,12 +22,6 @@ QLabel* text_label(QWidget* parent) {
   label->setTextInteractionFlags(Qt::TextSelectableByMouse);
   label->setAlignment(Qt::AlignLeft | Qt::AlignTop);
   return label;
-}
-
-QString html_lines(const QStringList& lines) {
-  QStringList escaped;
-  for (const auto& l : lines) escaped << l.toHtmlEscaped();
-  return escaped.join(QStringLiteral("<br>"));
 }
 
 }  // namespace
