@@ -15,7 +15,6 @@
 #include "capplan/data/price_sheet.hpp"
 #include "capplan/sim/profile.hpp"
 #include "io.hpp"
-#include "price_sheet_option.hpp"
 
 namespace capplan::cli {
 namespace {
@@ -159,23 +158,19 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
   if (!opt.train.empty()) {
     std::string text;
     if (!read_scenario_or_report(opt.train, text)) return code(Exit::invalid_input);
-    data::Catalogs train_catalogs = *catalogs;
-    json train_doc = json::object();
-    if (auto d = data::parse_scenario_document(text, "train")) train_doc = std::move(*d);
-    std::optional<data::PriceSheet> train_sheet;
-    if (!merge_price_sheet_or_report(opt.prices, train_doc, opt.train, train_catalogs, train_sheet)) {
+    auto train_doc = data::parse_scenario_document(text, "train");
+    if (!train_doc) {
+      print_diagnostics(train_doc.error());
       return code(Exit::invalid_input);
     }
-    auto parsed = data::parse_scenario_text(text, train_catalogs, "train");
-    if (!parsed) {
-      print_diagnostics(parsed.error());
+    // Its own price sheet (pricing.sheet relative to its file, or --prices) prices the training only.
+    auto priced = data::parse_priced_scenario(*train_doc, *catalogs, opt.train, opt.prices, "train");
+    if (!priced) {
+      print_diagnostics(priced.error());
       return code(Exit::invalid_input);
     }
-    if (!training_scenario_or_report(*parsed, "serve --train")) return code(Exit::invalid_input);
-    if (train_sheet) {
-      data::apply_price_sheet_to_scenario(parsed->scenario, *train_sheet, has_key(train_doc, "pricing", "currency"));
-    }
-    auto estimate = data::estimate_with_profile(parsed->scenario, profile ? &*profile : nullptr);
+    if (!training_scenario_or_report(priced->parsed, "serve --train")) return code(Exit::invalid_input);
+    auto estimate = data::estimate_with_profile(priced->parsed.scenario, profile ? &*profile : nullptr);
     if (!estimate) {
       // The estimate names fields from "scenario#": here they are the --train file's.
       Diagnostics diags = std::move(estimate.error());
@@ -185,7 +180,7 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
       print_diagnostics(diags);
       return code(Exit::invalid_input);
     }
-    training = std::move(*parsed);
+    training = std::move(priced->parsed);
     training_estimate = std::move(*estimate);
   }
   if (doc.is_object()) {
@@ -219,7 +214,10 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
     }
   }
   std::optional<data::OfferingFilter> filter;
-  if (!opt.instances.empty()) filter = data::OfferingFilter{.instances = opt.instances};
+  if (!opt.instances.empty()) {
+    filter.emplace();
+    filter->instances = opt.instances;
+  }
   auto planned = data::plan_serve_document(doc, *catalogs, *file, opt.prices, profile ? &*profile : nullptr,
                                            opt.curve_points, kWhere, filter ? &*filter : nullptr, opt.engines);
   if (!planned) {

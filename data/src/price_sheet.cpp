@@ -372,6 +372,35 @@ std::vector<std::string> apply_price_sheet_rates(sim::Scenario& scenario, const 
   return notes;
 }
 
+Result<PricedScenario> parse_priced_scenario(const json& doc, const Catalogs& catalogs, std::string_view scenario_file,
+                                             const std::string& sheet_file, std::string_view where) {
+  PricedScenario out;
+  std::optional<std::filesystem::path> file;
+  if (!sheet_file.empty()) {
+    file = sheet_file;
+  } else if (doc.is_object()) {
+    file = scenario_price_sheet(doc, scenario_file);
+  }
+  std::optional<PriceSheet> sheet;
+  if (file) {
+    out.merged = catalogs;
+    auto loaded = load_price_sheet(*file, *out.merged);
+    if (!loaded) return std::unexpected(std::move(loaded.error()));
+    merge_price_sheet(*out.merged, *loaded);
+    out.sheet = file->string();
+    sheet = std::move(*loaded);
+  }
+  auto parsed = parse_scenario(doc, out.catalogs(catalogs), where);
+  if (!parsed) return std::unexpected(std::move(parsed.error()));
+  out.parsed = std::move(*parsed);
+  if (sheet) {
+    const json* pricing = Reader::find(doc, "pricing");
+    const bool currency_given = pricing != nullptr && pricing->is_object() && Reader::find(*pricing, "currency") != nullptr;
+    out.sheet_notes = apply_price_sheet_to_scenario(out.parsed.scenario, *sheet, currency_given);
+  }
+  return out;
+}
+
 std::optional<std::filesystem::path> scenario_price_sheet(const json& scenario, std::string_view scenario_file) {
   const json* pricing = Reader::find(scenario, "pricing");
   const json* sheet = pricing == nullptr ? nullptr : Reader::find(*pricing, "sheet");

@@ -409,13 +409,14 @@ ServeResult plan_request(const ServeRequest& r, const sim::Profile* profile, int
     for (bool changed = true; changed && budget > 0;) {
       changed = false;
       sort_options(out.options);
-      std::vector<std::size_t> keep = pareto_of(out.options);
+      std::vector<std::size_t> keep;
       for (std::size_t i = 0; i < out.options.size(); ++i) {
         if (out.options[i].plan.feasible) {
-          keep.insert(keep.begin(), i);
+          keep.push_back(i);  // the cheapest feasible
           break;
         }
       }
+      for (std::size_t i : pareto_of(out.options)) keep.push_back(i);
       for (std::size_t i : keep) {
         ServeOption& o = out.options[i];
         if (o.confirmed || budget <= 0) continue;
@@ -457,40 +458,20 @@ Result<ServePlanned> plan_serve_document(const json& doc, const Catalogs& catalo
                                          std::string_view where, const OfferingFilter* offerings,
                                          const std::vector<std::string>& engines) {
   ServePlanned out;
-  std::optional<Catalogs> merged;
-  std::optional<PriceSheet> sheet;
-  std::optional<std::filesystem::path> file;
-  if (!sheet_file.empty()) {
-    file = sheet_file;
-  } else if (doc.is_object()) {
-    file = scenario_price_sheet(doc, scenario_file);
-  }
-  if (file) {
-    merged = catalogs;
-    auto loaded = load_price_sheet(*file, *merged);
-    if (!loaded) return std::unexpected(std::move(loaded.error()));
-    merge_price_sheet(*merged, *loaded);
-    out.sheet = file->string();
-    sheet = std::move(*loaded);
-  }
-  const Catalogs& used = merged ? *merged : catalogs;
-  auto parsed = parse_scenario(doc, used, where);
-  if (!parsed) return std::unexpected(std::move(parsed.error()));
-  std::vector<std::string> sheet_notes;
-  if (sheet) {
-    const auto pricing = doc.find("pricing");
-    const bool currency_given = pricing != doc.end() && pricing->is_object() && pricing->contains("currency");
-    sheet_notes = apply_price_sheet_to_scenario(parsed->scenario, *sheet, currency_given);
-  }
-  if (parsed->scenario.workload.kind != sim::WorkloadKind::serve) {
+  auto priced = parse_priced_scenario(doc, catalogs, scenario_file, sheet_file, where);
+  if (!priced) return std::unexpected(std::move(priced.error()));
+  out.sheet = priced->sheet;
+  const Catalogs& used = priced->catalogs(catalogs);
+  const ParsedScenario& parsed = priced->parsed;
+  if (parsed.scenario.workload.kind != sim::WorkloadKind::serve) {
     return std::unexpected(Diagnostics{{.where = std::string(where) + "#/workload/kind",
                                         .message = "capplan serve plans a serve workload; got '" +
-                                                   std::string(to_string(parsed->scenario.workload.kind)) +
+                                                   std::string(to_string(parsed.scenario.workload.kind)) +
                                                    "' (capplan estimate plans training)"}});
   }
-  auto request = serve_request(doc, *parsed, used, where);
+  auto request = serve_request(doc, parsed, used, where);
   if (!request) return std::unexpected(std::move(request.error()));
-  for (auto& n : sheet_notes) request->warnings.push_back(std::move(n));
+  for (auto& n : priced->sheet_notes) request->warnings.push_back(std::move(n));
   for (const auto& id : engines) {
     const EngineEntry* e = used.find_engine(id);
     if (e == nullptr) {

@@ -250,37 +250,18 @@ void ScenarioDocument::set_file_path(const QString& path) {
 }
 
 void ScenarioDocument::revalidate() {
-  // The price sheet the scenario names (pricing.sheet, relative to its file) over a copy of the
-  // catalogs, then its rates applied, as `capplan estimate` reads the file.
-  std::optional<data::Catalogs> merged;
-  std::optional<data::PriceSheet> sheet;
-  if (const auto file = doc_.is_object() ? data::scenario_price_sheet(doc_, file_path_.toStdString()) : std::nullopt) {
-    merged = *catalogs_;
-    auto loaded = data::load_price_sheet(*file, *merged);
-    if (!loaded) {
-      parsed_.reset();
-      diags_ = std::move(loaded.error());
-      emit changed();
-      return;
-    }
-    data::merge_price_sheet(*merged, *loaded);
-    sheet = std::move(*loaded);
-  }
-  auto parsed = data::parse_scenario(doc_, merged ? *merged : *catalogs_, kWhere);
+  // As `capplan estimate FILE` reads it: the price sheet it names (pricing.sheet, relative to its
+  // file) over a copy of the catalogs, its rates applied (data::parse_priced_scenario).
+  auto priced = data::parse_priced_scenario(doc_, *catalogs_, file_path_.toStdString(), {}, kWhere);
   diags_.clear();
-  if (parsed && sheet) {
-    const bool currency_given = doc_["pricing"].is_object() && doc_["pricing"].contains("currency");
-    for (auto& n : data::apply_price_sheet_to_scenario(parsed->scenario, *sheet, currency_given)) {
-      parsed->warnings.push_back(std::move(n));
-    }
-  }
-  if (parsed) {
-    parsed_ = std::move(*parsed);
+  if (priced) {
+    for (auto& n : priced->sheet_notes) priced->parsed.warnings.push_back(std::move(n));
+    parsed_ = std::move(priced->parsed);
     last_good_ = parsed_;
     for (const auto& w : parsed_->warnings) diags_.push_back({Diagnostic::Severity::warning, "", w});
   } else {
     parsed_.reset();
-    diags_ = std::move(parsed.error());
+    diags_ = std::move(priced.error());
   }
   emit changed();
 }

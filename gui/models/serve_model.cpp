@@ -50,7 +50,8 @@ ServeOutcome ServeRunner::compute(const nlohmann::json& doc, const data::Catalog
                                   const std::vector<std::string>& engines) {
   QElapsedTimer timer;
   timer.start();
-  const data::OfferingFilter filter{.instances = instances};
+  data::OfferingFilter filter;
+  filter.instances = instances;
   auto planned = data::plan_serve_document(doc, catalogs, scenario_file, {}, profile, kServeCurvePoints, "scenario",
                                            instances.empty() ? nullptr : &filter, engines);
   if (!planned) return std::unexpected(std::move(planned.error()));

@@ -198,8 +198,12 @@ TEST(ServeIo, EnginesAreComparedAtTheirRecipesDefaults) {
   EXPECT_EQ(engines, (std::set<std::string>{"vllm", "sglang", "tensorrt-llm"}));
   // TensorRT-LLM reserves whole sequences (its recipe), vLLM does not: the recipes differ.
   for (const auto& o : planned->result.options) {
-    if (o.job.engine.id == "tensorrt-llm") EXPECT_TRUE(o.job.engine.reserve_full_sequence);
-    if (o.job.engine.id == "vllm") EXPECT_FALSE(o.job.engine.reserve_full_sequence);
+    if (o.job.engine.id == "tensorrt-llm") {
+      EXPECT_TRUE(o.job.engine.reserve_full_sequence);
+    }
+    if (o.job.engine.id == "vllm") {
+      EXPECT_FALSE(o.job.engine.reserve_full_sequence);
+    }
   }
   EXPECT_EQ(serve_to_json(planned->result, planned->request)["options"][0].count("engine_id"), 1u);
   auto refused = plan_serve_document(serve_doc(), test::real_catalogs(), "", {}, nullptr, 0, "scenario", nullptr, {"vlm"});

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capplan/data/catalog.hpp"
+#include "capplan/data/scenario_io.hpp"
 #include "capplan/sim/search.hpp"
 #include "capplan/sim/pricing.hpp"
 #include "capplan/sim/result.hpp"
@@ -96,6 +97,22 @@ std::vector<std::string> apply_price_sheet_rates(sim::Scenario& scenario, const 
 // (`scenario_file` "-" or empty: the working directory); nullopt when it names none.
 std::optional<std::filesystem::path> scenario_price_sheet(const nlohmann::json& scenario,
                                                           std::string_view scenario_file);
+
+// A scenario document read with its price sheet, as `capplan estimate FILE` reads it: the sheet
+// (`sheet_file`, else the document's pricing.sheet relative to `scenario_file`) merged over a copy
+// of the catalogs, parse_scenario over that copy, and the sheet's rates applied to the scenario's
+// own instance (apply_price_sheet_to_scenario; a pricing.currency the document names stays).
+// Errors name the field, or the sheet's file.
+struct PricedScenario {
+  ParsedScenario parsed;
+  std::vector<std::string> sheet_notes;  // which on-demand price applied, in words
+  std::string sheet;                     // the sheet read, empty when none
+  std::optional<Catalogs> merged;        // the catalogs with the sheet, when one was read
+  const Catalogs& catalogs(const Catalogs& base) const { return merged ? *merged : base; }
+};
+Result<PricedScenario> parse_priced_scenario(const nlohmann::json& doc, const Catalogs& catalogs,
+                                             std::string_view scenario_file, const std::string& sheet_file = {},
+                                             std::string_view where = "scenario");
 
 // A sheet listing every catalog instance of `provider` with null prices, to fill in. Errors name
 // "--provider" with a did-you-mean.
