@@ -136,6 +136,18 @@ TEST(HostBackend, TrainingStepMeasuresASwigluGqaRmsnormBf16Layer) {
   EXPECT_EQ(r->shape, llama_like());
 }
 
+// Every GEMM of the step's op list is a GEMM case of the plan (calibrate measures exactly them).
+void expect_plan_measures_step_gemms(const std::vector<Case>& plan, const StepShape& step) {
+  for (const auto& op : sim::layer_step_ops(layer_step_shape(step))) {
+    const auto* g = std::get_if<sim::GemmOp>(&op.op.op);
+    if (g == nullptr) continue;
+    const GemmShape want{g->m, g->n, g->k, g->batch, g->dtype};
+    EXPECT_TRUE(std::any_of(plan.begin(), plan.end(),
+                            [&](const Case& c) { return c.kind == CaseKind::gemm && c.gemm == want; }))
+        << g->name;
+  }
+}
+
 // Issue 17 point 5: the serving decode step (the serving pass's layer, forward only) runs on the
 // host through the same op list, and costs less than the training step of as many tokens' layer.
 TEST(HostBackend, MeasuresAServingDecodeStep) {
@@ -152,14 +164,7 @@ TEST(HostBackend, MeasuresAServingDecodeStep) {
   o.quick = true;
   o.steps = {s};
   const auto plan = plan_sweep(*b, o);
-  for (const auto& op : sim::layer_step_ops(layer_step_shape(s))) {
-    const auto* g = std::get_if<sim::GemmOp>(&op.op.op);
-    if (g == nullptr) continue;
-    const GemmShape want{g->m, g->n, g->k, g->batch, g->dtype};
-    EXPECT_TRUE(std::any_of(plan.begin(), plan.end(),
-                            [&](const Case& c) { return c.kind == CaseKind::gemm && c.gemm == want; }))
-        << g->name;
-  }
+  expect_plan_measures_step_gemms(plan, s);
   EXPECT_EQ(plan.back().step, s);
 }
 
@@ -281,14 +286,7 @@ TEST(CalibrationPlan, QuickHostPlanHasEveryGemmOfTheValidateStep) {
   o.quick = true;
   const auto plan = plan_sweep(*b, o);
   const auto step = default_step_shape("host", true);
-  for (const auto& op : sim::layer_step_ops(layer_step_shape(step))) {
-    const auto* g = std::get_if<sim::GemmOp>(&op.op.op);
-    if (g == nullptr) continue;
-    const GemmShape want{g->m, g->n, g->k, g->batch, g->dtype};
-    EXPECT_TRUE(std::any_of(plan.begin(), plan.end(),
-                            [&](const Case& c) { return c.kind == CaseKind::gemm && c.gemm == want; }))
-        << g->name;
-  }
+  expect_plan_measures_step_gemms(plan, step);
   // One rank: no collective cases; the step is last.
   EXPECT_TRUE(std::none_of(plan.begin(), plan.end(), [](const Case& c) { return c.kind == CaseKind::collective; }));
   EXPECT_EQ(plan.back().kind, CaseKind::step);
