@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 
 #include "capplan/data/published_runs.hpp"
@@ -192,6 +194,49 @@ TEST(FinetuneRuns, ValidationScoresThroughputAndMemoryBySource) {
   // pre-training memory model puts the LoRA rows 2-5x too high).
   EXPECT_LT(rep.memory_by_source.at("Qwen1_README_finetune_profile").mape, 15.0);
   EXPECT_EQ(rep.memory_by_source.at("Qwen1_README_finetune_profile").predicted, 40);
+}
+
+
+// A fine-tuning table without one of the columns the reader uses is an error naming the column,
+// never a crash (the fuzzer found a column read but not required). Each column of the dev file's
+// header is dropped in turn, from the header and from a data row.
+TEST(FinetuneRuns, AMissingColumnIsAnErrorNamingIt) {
+  std::ifstream in(finetune_csv());
+  std::string header;
+  ASSERT_TRUE(std::getline(in, header));
+  if (!header.empty() && header.back() == '\r') header.pop_back();  // the file's line ends are CRLF
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+    return cells;
+  };
+  const auto names = split(header);
+  // One data row, every cell empty but its own name (the reader parses every cell of a row).
+  const std::vector<std::string> row = names;
+  int required = 0;
+  for (std::size_t drop = 0; drop < names.size(); ++drop) {
+    // Without these two the header is not recognised as the fine-tuning table at all.
+    if (names[drop] == "lora_rank" || names[drop] == "frozen_base_weight_dtype") continue;
+    SCOPED_TRACE(names[drop]);
+    auto join = [&](const std::vector<std::string>& cells) {
+      std::string out;
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        if (i == drop) continue;
+        if (!out.empty()) out += ',';
+        out += cells[i];
+      }
+      return out;
+    };
+    const std::string text = join(names) + "\n" + join(row) + "\n";
+    auto runs = parse_published_runs(text, "ft.csv", test::real_catalogs());
+    if (!runs) {
+      ++required;
+      EXPECT_TRUE(test::has_diag(runs.error(), "ft.csv:1", "'" + names[drop] + "'")) << to_string(runs.error());
+    }
+  }
+  // The reader uses 29 of the table's columns, framework_version among them.
+  EXPECT_EQ(required, 29 - 2);
 }
 
 }  // namespace
