@@ -85,6 +85,10 @@ constexpr Template kTemplates[] = {
      "fewer micro-batches ({micro_batches}) than pipeline stages ({pp}): the pipeline never fills"},
     {FindingCode::does_not_fit,
      "does not fit in memory: needs {need_gib} GiB per GPU, the GPU has {have_gib} GiB"},
+    {FindingCode::offload_host_step,
+     "offload: the optimizer runs on the CPU, {optimizer_s} s of each {step_s} s step at an assumed {host_gbps} GB/s "
+      "of host memory per node (measured CPU Adam: 42-83 GB/s per node; hosts differ), and each node holds "
+      "{host_gib} GiB of optimizer state, gradients and offloaded parameters in host memory"},
     {FindingCode::layout_not_positive, "must be a positive integer; got {got}"},
     {FindingCode::layout_zero_out_of_range, "must be 0, 1, 2 or 3; got {got}"},
     {FindingCode::layout_etp_needs_moe, "expert tensor parallelism needs an MoE model; got {got}"},
@@ -98,6 +102,8 @@ constexpr Template kTemplates[] = {
      "module recompute needs recompute selective; got recompute {recompute}"},
     {FindingCode::layout_moe_act_recompute_needs_moe,
      "recomputing the experts' activation needs an MoE model; got true"},
+    {FindingCode::layout_offload_params_needs_zero3,
+     "offloading the parameters needs zero 3 (sharded parameters); got true with zero {zero}"},
     {FindingCode::layout_cp_divides_sequence, "seq_len ({seq_len}) must be a multiple of 2*cp; got cp {cp}"},
     {FindingCode::layout_tp_divides_heads, "must divide the number of attention heads ({heads}); got {got}"},
     {FindingCode::layout_tp_divides_ffn, "must divide ffn_hidden ({ffn_hidden}); got {got}"},

@@ -184,6 +184,12 @@ Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows,
     const std::string dp_text = cell("dp_or_fsdp");
     if (contains(dp_text, "FSDP") || contains(method_text, "Zero3")) strategy["zero"] = 3;
     if (const auto dp = leading_int(dp_text)) strategy["dp"] = *dp;
+    // FSDP's CPU offload (torchtune's fsdp_cpu_offload): parameter shards, gradients and the
+    // optimizer on the host.
+    if (contains(cell("notes"), "CPU offload") || contains(opts, "CPU offload")) {
+      strategy["zero"] = 3;
+      strategy["offload_params"] = true;
+    }
     const std::string recipe = recipe_id(cell("framework"), cell("framework_version"));
     const bool data_parallel_only = recipe == "hf-trainer" || recipe == "qwen-finetune" || recipe == "pytorch";
     if (data_parallel_only && !strategy.contains("dp") && !strategy.contains("tp") && !strategy.contains("pp")) {

@@ -148,9 +148,10 @@ inline Parallelism layout(int tp, int pp, int dp, int micro_batch = 1, Recompute
 
 // A request with every field fixed to `p` (estimate() then only checks and evaluates it).
 inline StrategyRequest fixed_request(const Parallelism& p) {
-  return {.tp = p.tp, .pp = p.pp, .dp = p.dp, .cp = p.cp, .ep = p.ep, .micro_batch = p.micro_batch,
-          .virtual_stages = p.virtual_stages, .zero = p.zero, .recompute = p.recompute,
-          .sequence_parallel = p.sequence_parallel, .overlap_dp_comm = p.overlap_dp_comm};
+  StrategyRequest r{.tp = p.tp, .pp = p.pp, .dp = p.dp, .cp = p.cp, .ep = p.ep, .micro_batch = p.micro_batch,
+                    .virtual_stages = p.virtual_stages, .zero = p.zero, .recompute = p.recompute};
+  for (const auto& o : kStrategyOptions) r.*o.request = p.*o.value;
+  return r;
 }
 
 inline Scenario scenario_of(const ModelSpec& m, const TrainingJob& job, const Cluster& c,

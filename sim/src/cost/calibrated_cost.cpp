@@ -74,6 +74,7 @@ double CalibratedCost::gemm_floor_s(const GemmOp& op) const {
 }
 
 double CalibratedCost::memory_floor_s(const MemoryOp& op) const {
+  if (op.link != MemoryLink::hbm) return 0;
   const double bandwidth = hbm_.base();
   return bandwidth > 0 ? op.bytes.base() / bandwidth : 0;
 }
@@ -178,6 +179,8 @@ CalibratedCost::Choice CalibratedCost::memory_choice(const MemoryOp& op, Finding
     if (warning != nullptr) *warning = coded_finding();
     return Choice{};
   };
+  // Host copies and the CPU optimizer step are not kernels the profile measures: the datasheet's.
+  if (op.link != MemoryLink::hbm) return Choice{};
   // A pattern measured under the op's own name ("gelu" for "gelu_fwd") wins over its class.
   const std::string name = op.name ? op.name : "";
   std::string pattern = memory_pattern(op);

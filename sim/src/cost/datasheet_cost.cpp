@@ -43,6 +43,9 @@ DatasheetCost::DatasheetCost(const Cluster& cluster, DatasheetAssumptions a, std
   // framework kernels reach a fraction of that.
   hbm_bw_ = cluster.gpu.hbm_bandwidth * hbm_eff;
   mem_bw_ = hbm_bw_ * a.elementwise_vs_copy;
+  pcie_bw_ = cluster.gpu.pcie_bandwidth * a.pcie_efficiency;
+  const int ranks_on_host = std::max(1, std::min(cluster.gpus, cluster.gpus_per_node));
+  host_bw_ = units::gb_per_s(a.host_optimizer_GBps_per_node / ranks_on_host);
   network_ = cluster.network();
   std::vector<TierLink> links;
   links.reserve(network_.tiers.size());
@@ -107,6 +110,14 @@ units::Seconds DatasheetCost::gemm(const GemmOp& op) const {
 
 units::Seconds DatasheetCost::memory(const MemoryOp& op) const {
   if (op.bytes.base() <= 0) return {};
+  switch (op.link) {
+    case MemoryLink::hbm: break;
+    case MemoryLink::host_to_device:
+    case MemoryLink::device_to_host:
+      // A cudaMemcpyAsync over PCIe; a GPU with no PCIe figure copies at its HBM rate (never free).
+      return op.bytes / (pcie_bw_.base() > 0 ? pcie_bw_ : mem_bw_) + units::microseconds(a_.memory_launch_us);
+    case MemoryLink::host: return op.bytes / host_bw_;
+  }
   return op.bytes / mem_bw_ + units::microseconds(a_.memory_launch_us + a_.per_op_overhead_us);
 }
 

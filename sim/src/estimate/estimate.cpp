@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/global_batch.hpp"
 #include "capplan/sim/step_model.hpp"
 #include "schedule/step_timing.hpp"
@@ -82,6 +83,12 @@ void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
     sink.fail(R::module_recompute_needs_selective, field, [&] {
       Finding f = coded(C::layout_module_recompute_needs_selective, field, {});
       return with_text(f, "recompute", std::string(to_string(p.recompute)));
+    });
+  }
+  if (p.offload_params && p.zero != 3) {
+    // ZeRO-Infinity's offload_param and FSDP's CPU offload move parameter shards: ZeRO-3 only.
+    sink.fail(R::offload_params_needs_zero3, "offload_params", [&] {
+      return coded(C::layout_offload_params_needs_zero3, "offload_params", {{"zero", p.zero}});
     });
   }
   if (p.recompute_moe_act && !m.is_moe()) {
@@ -250,6 +257,27 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
   if (p.zero >= 2 && p.pp > 1) warn(F::zero_with_pipeline, "strategy.zero", {{"zero", p.zero}, {"pp", p.pp}});
   if (p.pp > 1 && timing.micro_batches < p.pp) {
     warn(F::pipeline_never_fills, "strategy.pp", {{"micro_batches", timing.micro_batches}, {"pp", p.pp}});
+  }
+  if (p.host_optimizer()) {
+    // The op list's CPU step: its bytes give the rank's shard (TrainingJob::adam_step_bytes per
+    // parameter); the host holds the optimizer state and gradients of that shard, and the 16-bit
+    // parameters too when they are offloaded.
+    double host_step_bytes = 0;
+    for (const StepOp& so : ops.ops) {
+      if (const auto* mo = std::get_if<MemoryOp>(&so.op); mo != nullptr && mo->link == MemoryLink::host) {
+        host_step_bytes += mo->bytes.base() * so.count;
+      }
+    }
+    const TrainingJob& job = s.training;
+    const double shard = host_step_bytes / job.adam_step_bytes();
+    const double per_gpu = shard * (job.optimizer_state_bytes() + job.gradient_bytes() +
+                                    (p.offload_params ? job.gathered_param_bytes() : 0.0));
+    const int ranks_on_host = std::max(1, std::min(s.cluster.gpus, s.cluster.gpus_per_node));
+    warn(F::offload_host_step, "strategy.offload_optimizer",
+         {{"optimizer_s", timing.breakdown.optimizer.base()},
+          {"step_s", e.step.time.base()},
+          {"host_gbps", DatasheetAssumptions{}.host_optimizer_GBps_per_node},
+          {"host_gib", per_gpu * ranks_on_host / (1024.0 * 1024 * 1024)}});
   }
   if (!e.memory.fits()) {
     warn(F::does_not_fit, "", {{"need_gib", units::to_gib(e.memory.total())}, {"have_gib", units::to_gib(e.memory.capacity)}});

@@ -92,10 +92,14 @@ MemoryBreakdown memory_per_gpu(const ActivationFootprint& f, const std::vector<S
     // Weights in the training precision's bytes, the quantised frozen base (QLoRA) in its format.
     const FinetuneSpec& ft = job.finetune;
     const double wb = job.weight_bytes(), qb = ft.quantized_bytes_per_param();
-    double weights = sharded(wb * (params.dense - params.quantized_dense) + qb * params.quantized_dense,
-                             wb * (params.expert - params.quantized_expert) + qb * params.quantized_expert,
-                             p.zero >= 3);
-    if (p.zero >= 3 && dense_dp > 1) {
+    // Offloaded parameter shards (and their gradients, and the optimizer) live in host memory.
+    const bool params_on_host = p.offload_params && p.zero >= 3;
+    double weights = params_on_host
+                         ? 0.0
+                         : sharded(wb * (params.dense - params.quantized_dense) + qb * params.quantized_dense,
+                                   wb * (params.expert - params.quantized_expert) + qb * params.quantized_expert,
+                                   p.zero >= 3);
+    if (p.zero >= 3 && (dense_dp > 1 || params_on_host)) {
       // Plus the gathered working copy of the current and the prefetched layer.
       const double layer = m.is_hybrid() ? std::max({m.attention_params(), m.dense_ffn_params(), m.mamba_params(),
                                                       m.is_moe() ? m.moe_ffn_params() : 0.0})
@@ -113,10 +117,18 @@ MemoryBreakdown memory_per_gpu(const ActivationFootprint& f, const std::vector<S
                  p.tp;
     }
     mb.weights = units::bytes(weights);
-    mb.gradients = units::bytes(
-        sharded(job.gradient_bytes() * params.trained_dense, job.gradient_bytes() * params.trained_expert, p.zero >= 2));
-    mb.optimizer = units::bytes(
-        sharded(optimizer_bytes * params.trained_dense, optimizer_bytes * params.trained_expert, p.zero >= 1));
+    if (params_on_host) {
+      // One layer's unsharded gradient before its reduce-scatter and copy out (the stage's trained
+      // parameters per layer: the whole layer in full SFT, its adapters under LoRA).
+      const double per_layer = params.trained() / std::max(1, sl.layers + sl.mamba);
+      mb.gradients = units::bytes(job.gradient_bytes() * per_layer);
+    } else {
+      mb.gradients = units::bytes(sharded(job.gradient_bytes() * params.trained_dense,
+                                          job.gradient_bytes() * params.trained_expert, p.zero >= 2));
+    }
+    mb.optimizer = p.host_optimizer() ? units::Bytes{}
+                                      : units::bytes(sharded(optimizer_bytes * params.trained_dense,
+                                                             optimizer_bytes * params.trained_expert, p.zero >= 1));
     // Kept activations of every in-flight micro-batch, plus the one layer being recomputed.
     double per_micro_batch = sl.layers * f.layer.kept + sl.dense() * f.dense_ffn.kept +
                              sl.moe * f.moe_ffn.kept + (sl.first ? f.embedding.kept : 0.0);

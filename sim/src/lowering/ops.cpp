@@ -53,6 +53,7 @@ const char* to_string(OpRole r) {
     case OpRole::rope: return "rope";
     case OpRole::ssm: return "ssm";
     case OpRole::kv_cache: return "kv_cache";
+    case OpRole::host_copy: return "host_copy";
     case OpRole::latent_norm: return "latent_norm";
     case OpRole::copy: return "copy";
     case OpRole::moe_permute: return "moe_permute";

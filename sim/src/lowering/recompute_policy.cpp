@@ -38,6 +38,7 @@ bool RecomputePolicy::recomputes(OpRole role) const {
     case OpRole::embedding:
     case OpRole::loss:
     case OpRole::p2p:
+    case OpRole::host_copy:  // the backward's own copy-in is in the op list (as its gathers are)
     case OpRole::optimizer: return false;
   }
   return false;

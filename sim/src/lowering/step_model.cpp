@@ -112,6 +112,8 @@ Parallelism micro_batch_key(const Parallelism& p) {
   k.tp_comm_overlap = false;
   k.pp_comm_overlap = false;
   k.ep_comm_overlap = false;
+  k.offload_optimizer = false;
+  k.offload_params = false;
   return k;
 }
 
@@ -122,7 +124,8 @@ std::size_t hash_value(const Parallelism& p) {
                                   std::uint64_t(p.virtual_stages), std::uint64_t(p.zero),
                                   std::uint64_t(p.recompute), std::uint64_t(p.sequence_parallel),
                                   std::uint64_t(p.recompute_norms), std::uint64_t(p.recompute_moe_act),
-                                  std::uint64_t(p.first_stage_layers), std::uint64_t(p.last_stage_layers)};
+                                  std::uint64_t(p.first_stage_layers), std::uint64_t(p.last_stage_layers),
+                                  std::uint64_t(p.offload_optimizer), std::uint64_t(p.offload_params)};
   for (std::uint64_t v : fields) h = (h ^ v) * 1099511628211ULL;
   return static_cast<std::size_t>(h);
 }
@@ -136,6 +139,10 @@ StepOpParts part_of(const Op& op, Scope scope) {
   }
   // ZeRO-3 parameter gathers and gradient reduce-scatters sit in the layer scopes but depend on dp.
   if (const auto* c = std::get_if<CollectiveOp>(&op); c != nullptr && c->axis == Axis::dp) return StepOpParts::step;
+  // So do the host copies of offloaded parameter shards (they depend on dp and the offload).
+  if (const auto* mo = std::get_if<MemoryOp>(&op); mo != nullptr && mo->link != MemoryLink::hbm) {
+    return StepOpParts::step;
+  }
   return StepOpParts::micro_batch;
 }
 
@@ -849,10 +856,12 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
             Scope::data_parallel, 1.0, OpRole::collective);
     }
   }
-  if (p.zero >= 3 && dense_dp > 1) {
+  if (p.zero >= 3 && (dense_dp > 1 || p.offload_params)) {
     // ZeRO-3 / FSDP: parameters gathered before forward and again before backward, gradients
     // reduce-scattered after backward, for every micro-batch, per layer (so the schedule can
-    // overlap them with that layer's compute).
+    // overlap them with that layer's compute). With the shards offloaded, each gather first
+    // copies the rank's shard from the host and each reduce-scatter's shard goes back to it
+    // (FSDP's copy-in on the all-gather stream; ZeRO-Infinity's offload_param).
     const GroupPlacement group = place_group(dense_dp, p.tp, topology);
     // Parameters travel in 16 bits (FP8 with FP8 parameters; a quantised base in its 4-bit
     // format), gradients in their reduction dtype (FSDP's reduce_dtype), of the trained ones only.
@@ -871,6 +880,16 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
             Phase::backward, scope, 1.0, OpRole::collective);
       b.add(CollectiveOp{"fsdp_grad_reduce_scatter", CollectiveKind::reduce_scatter, grads, group, Axis::dp},
             Phase::backward, scope, 1.0, OpRole::collective);
+      if (p.offload_params) {
+        // This rank's shard: 1/dense_dp of what the gather assembles.
+        const units::Bytes shard = bytes / static_cast<double>(dense_dp);
+        b.add(MemoryOp{"offload_param_copy_in", shard, MemoryLink::host_to_device}, Phase::forward, scope, 1.0,
+              OpRole::host_copy);
+        b.add(MemoryOp{"offload_param_copy_in", shard, MemoryLink::host_to_device}, Phase::backward, scope, 1.0,
+              OpRole::host_copy);
+        b.add(MemoryOp{"offload_grad_copy_out", grads / static_cast<double>(dense_dp), MemoryLink::device_to_host},
+              Phase::backward, scope, 1.0, OpRole::host_copy);
+      }
     };
     const double norms = 2.0 * m.hidden;
     fsdp(m.attention_params() - norms, norms, lora_attention_params(m, ft), Scope::layer);
@@ -900,8 +919,24 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
   // Adam on this rank's shard of the trained parameters (TrainingJob::adam_step_bytes).
   const double shard =
       p.zero >= 1 ? params.trained_dense / dense_dp + params.trained_expert / edp : params.trained();
-  b.add(MemoryOp{"adam_step", units::bytes(job.adam_step_bytes() * shard)}, Phase::step, Scope::optimizer, 1.0,
-        OpRole::optimizer);
+  if (!p.host_optimizer()) {
+    b.add(MemoryOp{"adam_step", units::bytes(job.adam_step_bytes() * shard)}, Phase::step, Scope::optimizer, 1.0,
+          OpRole::optimizer);
+    return;
+  }
+  // Offloaded optimizer (ZeRO-Offload, Ren et al. 2021, Sec. 4.1): the reduced gradients of the
+  // rank's shard go to the host, the CPU runs Adam over the same bytes as the GPU would, and the
+  // updated 16-bit parameters come back. With the parameters offloaded the gradients are already
+  // on the host (copied out per layer) and the updated shard stays there (copied in per gather).
+  b.add(MemoryOp{"adam_step_cpu", units::bytes(job.adam_step_bytes() * shard), MemoryLink::host}, Phase::step,
+        Scope::optimizer, 1.0, OpRole::optimizer);
+  if (!p.offload_params) {
+    b.add(MemoryOp{"offload_grad_copy_out", units::bytes(job.gradient_bytes() * shard), MemoryLink::device_to_host},
+          Phase::step, Scope::optimizer, 1.0, OpRole::host_copy);
+    b.add(MemoryOp{"offload_param_copy_in", units::bytes(job.gathered_param_bytes() * shard),
+                   MemoryLink::host_to_device},
+          Phase::step, Scope::optimizer, 1.0, OpRole::host_copy);
+  }
 }
 
 }  // namespace

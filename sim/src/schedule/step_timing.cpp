@@ -127,6 +127,15 @@ void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostM
       case Scope::optimizer: optimizer += t; continue;
     }
     bucket->launches += so.count;
+    if (so.role == OpRole::host_copy) {
+      // An offloaded shard's copy runs on the gathers' stream (FSDP's copy-in before its
+      // all-gather, the gradient shard out after its reduce-scatter): it overlaps compute as they do.
+      bucket->fsdp += t;
+      if (const auto* mo = std::get_if<MemoryOp>(&so.op); mo != nullptr && mo->link == MemoryLink::host_to_device) {
+        bucket->fsdp_gather += t;
+      }
+      continue;
+    }
     if (const auto* c = std::get_if<CollectiveOp>(&so.op)) {
       switch (c->axis) {
         case Axis::dp:

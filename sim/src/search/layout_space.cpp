@@ -121,7 +121,9 @@ InnerLayoutSpace::InnerLayoutSpace(const ModelSpec& m, const StrategyRequest& r,
     micro_batches_.push_back(micro_batches);
     rounds_ok_.push_back(o.pp > 1 && micro_batches % o.pp == 0 ? 1 : 0);
   }
-  const std::vector<int> zeros = o.dp == 1 ? std::vector<int>{0}
+  // Offloaded parameters are ZeRO-3's shards (check_layout): no other stage is tried.
+  const std::vector<int> zeros = r.offload_params.value_or(false) ? std::vector<int>{3}
+                                 : o.dp == 1                      ? std::vector<int>{0}
                                  : (o.pp > 1 && !wide) ? std::vector<int>{0, 1}
                                                        : std::vector<int>{0, 1, 2, 3};
   const std::vector<int> off{0}, both{0, 1};

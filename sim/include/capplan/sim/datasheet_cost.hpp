@@ -34,6 +34,16 @@ struct DatasheetAssumptions {
   // Element-wise kernels in frameworks reach this fraction of a pure device copy.
   double elementwise_vs_copy = 0.85;
   double memory_launch_us = 3.0;
+  // Host offload. Pinned host<->GPU copies reach this share of the PCIe x16 line rate: nvbandwidth
+  // on H200, Gen5 host-to-device 55.4 GB/s of 63 (data/gpus.json, h200-sxm-141gb notes).
+  double pcie_efficiency = 0.88;
+  // The optimizer step run on the CPU (offload), as host-memory bytes per second of one node,
+  // shared by the node's GPUs (each rank steps its own shard at the same time). From a measured
+  // CPU Adam: GLM-4.5-Air (106B) on 4 nodes of 8 H100, Megatron's CPU optimizer offload, 9.6 s of
+  // CPU Adam per step (THUDM/slime issue #1139, 2025-12): 26.5e9 parameters per node x 30 bytes
+  // (TrainingJob::adam_step_bytes) / 9.6 s = 83 GB/s. DeepSpeed's CPUAdam measured 11.6e9
+  // parameters in 8.2 s on an older host (deepspeedai/DeepSpeed PR #735, 2021): 42 GB/s.
+  double host_optimizer_GBps_per_node = 83.0;
   // Host time to issue one op's kernel (cudaLaunchKernel and the runtime's bookkeeping): the
   // floor under every framework's own dispatch (TrainingJob::host_s_per_op), since the host
   // issues each kernel before the GPU can run it. The low end of "the launch time on the CPU side
@@ -101,6 +111,8 @@ class DatasheetCost final : public OpCostModel {
   double attention_eff_;
   units::BytesPerSecond hbm_bw_;       // the GEMM memory roof: the measured copy bandwidth
   units::BytesPerSecond mem_bw_;       // achieved by element-wise kernels
+  units::BytesPerSecond pcie_bw_;      // pinned host<->GPU copies, one direction
+  units::BytesPerSecond host_bw_;      // the CPU optimizer step, this GPU's share of its host
   Topology network_;
   CollectiveModel collectives_;  // one TierLink per tier of network_
 };

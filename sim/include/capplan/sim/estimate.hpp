@@ -145,6 +145,7 @@ enum class LayoutReason : unsigned {
   ep_divides_ranks,
   moe_tp_needs_sequence_parallel,
   module_recompute_needs_selective,
+  offload_params_needs_zero3,
   cp_divides_sequence,
   tp_divides_heads,
   tp_divides_ffn,

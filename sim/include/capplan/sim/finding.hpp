@@ -27,6 +27,7 @@ enum class FindingCode : std::uint8_t {
   zero_with_pipeline,            // ZeRO >= 2 with pp > 1 (DeepSpeed refuses it)
   pipeline_never_fills,          // micro_batches, pp
   does_not_fit,                  // need_gib, have_gib
+  offload_host_step,             // optimizer_s, step_s, host_gbps, host_gib (per node): the CPU step's rate is assumed
   // A layout's rules (estimate/estimate.cpp check_layout; carried by Diagnostic::finding, the field
   // "strategy.<name>"). `got` is the value given.
   layout_not_positive,                    // got
@@ -39,6 +40,7 @@ enum class FindingCode : std::uint8_t {
   layout_moe_tp_needs_sequence_parallel,  //
   layout_module_recompute_needs_selective,  // recompute (text: the recompute given)
   layout_moe_act_recompute_needs_moe,     //
+  layout_offload_params_needs_zero3,      // zero
   layout_cp_divides_sequence,             // seq_len, cp
   layout_tp_divides_heads,                // heads, got
   layout_tp_divides_ffn,                  // ffn_hidden, got

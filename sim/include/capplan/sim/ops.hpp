@@ -31,9 +31,14 @@ struct GemmOp {
 };
 
 // An element-wise or reduction kernel whose time is set by the bytes it moves.
+// Where a memory-bound op moves its bytes: HBM (a kernel), over the host link (PCIe) in either
+// direction, or in host memory (the optimizer step run on the CPU under offload).
+enum class MemoryLink { hbm, host_to_device, device_to_host, host };
+
 struct MemoryOp {
   const char* name = "";
   units::Bytes bytes;
+  MemoryLink link = MemoryLink::hbm;
 };
 
 enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
@@ -111,6 +116,7 @@ enum class OpRole {
   dequantize,      // a 4-bit frozen base weight expanded to 16 bits before its GEMM (QLoRA)
   ssm,             // a Mamba-2 mixer's conv1d and SSD scan (hybrid models)
   kv_cache,        // serving: the new tokens' keys and values written into the paged KV cache
+  host_copy,       // offload: a parameter or gradient shard copied between host and GPU memory
 };
 const char* to_string(OpRole r);
 

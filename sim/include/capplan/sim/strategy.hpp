@@ -46,6 +46,18 @@ struct Parallelism {
   // first layers % pp stages take one more).
   int first_stage_layers = 0;
   int last_stage_layers = 0;
+  // Host (CPU) offload. offload_optimizer: the optimizer state (fp32 master, Adam moments) lives
+  // in host memory and the optimizer step runs on the CPU; each step copies the gradients of the
+  // rank's shard to the host and the updated 16-bit parameters back (ZeRO-Offload, Ren et al.
+  // 2021, arXiv:2101.06840; DeepSpeed's offload_optimizer, Megatron-Core's
+  // --optimizer-cpu-offload). offload_params (with ZeRO-3 only): the parameter shards and their
+  // gradients live on the host as well, copied in before each gather and out after each
+  // reduce-scatter (ZeRO-Infinity's offload_param, PyTorch FSDP's CPUOffload/CPUOffloadPolicy,
+  // torchtune's fsdp_cpu_offload); the optimizer then runs on the host too.
+  bool offload_optimizer = false;
+  bool offload_params = false;
+
+  bool host_optimizer() const { return offload_optimizer || offload_params; }
 
   auto operator<=>(const Parallelism&) const = default;
 };
@@ -61,6 +73,8 @@ struct StrategyRequest {
   std::optional<bool> ep_comm_overlap;
   std::optional<bool> recompute_norms;
   std::optional<bool> recompute_moe_act;
+  std::optional<bool> offload_optimizer;
+  std::optional<bool> offload_params;
   std::optional<int> first_stage_layers;
   std::optional<int> last_stage_layers;
   // The framework has no selective recompute (full-layer checkpointing only): not searched.
@@ -109,6 +123,12 @@ inline constexpr StrategyOption kStrategyOptions[] = {
     {"recompute_moe_act", "--recompute-moe-act", "recompute experts' activation",
      "With selective recompute: recompute the experts' activation instead of keeping it (default false)",
      &Parallelism::recompute_moe_act, &StrategyRequest::recompute_moe_act, false, false, "rc-moe-act"},
+    {"offload_optimizer", "--offload-optimizer", "optimizer on the CPU",
+     "Keep the optimizer state in host memory and run the optimizer step on the CPU (default false)",
+     &Parallelism::offload_optimizer, &StrategyRequest::offload_optimizer, false, false, "offload-opt"},
+    {"offload_params", "--offload-params", "parameters on the CPU (ZeRO-3)",
+     "With ZeRO-3: keep the parameter shards and their gradients in host memory as well (default false)",
+     &Parallelism::offload_params, &StrategyRequest::offload_params, false, false, "offload-params"},
 };
 
 }  // namespace capplan::sim
