@@ -133,6 +133,38 @@ TEST(Finetune, QloraDequantisesEveryBaseMatrixBeforeEachGemmThatReadsIt) {
   EXPECT_DOUBLE_EQ(plain.quantized_bytes_per_param(), 4.5 / 8.0);
 }
 
+TEST(Finetune, GptqInt4UnpacksEagerlyInForwardAndKeepsTheCopyForBackward) {
+  // AutoGPTQ's QuantLinear at 128 rows or more (qlinear_cuda.py): shift the packed words (0.5 read,
+  // 4 written per weight), cast to int8 (4 + 1), mask (1 + 1), gather the zero points (1), subtract
+  // (1 + 1 + 1), gather the scales (2), multiply (2 + 1 + 2): 22.5 bytes per weight in 7 kernels.
+  // Forward and recomputation unpack; backward reuses the 16-bit copy autograd kept (2 bytes per
+  // weight, an activation of the layer).
+  TrainingJob job = tuned_job(TuneMethod::qlora);
+  job.finetune.base_format = BaseFormat::int4;
+  const double N_lin = 11272192;  // the base matrices of one layer (as above)
+  const StepOps none = build_step_ops(small_llama(), job, layout(1, 1, 1, 1, Recompute::none),
+                                      cluster_of(test::h100_sxm(), 1));
+  EXPECT_NEAR(sum_bytes(none.ops, "dequantize_base_eager", Phase::forward), 22.5 * N_lin, 1.0);
+  EXPECT_EQ(sum_bytes(none.ops, "dequantize_base_eager", Phase::backward), 0.0);
+  EXPECT_EQ(sum_bytes(none.ops, "dequantize_base", Phase::forward), 0.0) << "not bitsandbytes' kernel as well";
+  double kernels = 0, saved = 0;
+  for (const StepOp& o : none.ops) {
+    const auto* m = std::get_if<MemoryOp>(&o.op);
+    if (m == nullptr || std::strcmp(m->name, "dequantize_base_eager") != 0 || o.scope != Scope::layer) continue;
+    kernels += o.count;
+    saved += o.saved;
+  }
+  // Attention: the fused QKV and the output projection, 7 kernels each.
+  EXPECT_DOUBLE_EQ(kernels, 2 * 7.0);
+  const ModelSpec m = small_llama();
+  EXPECT_NEAR(saved, 2.0 * (m.attention_params() - 2.0 * m.hidden), 1.0);
+  // Full recomputation unpacks again before backward and keeps the copy only while recomputing.
+  const StepOps full = build_step_ops(small_llama(), job, layout(1, 1, 1, 1, Recompute::full),
+                                      cluster_of(test::h100_sxm(), 1));
+  EXPECT_NEAR(sum_bytes(full.ops, "dequantize_base_eager", Phase::recompute), 22.5 * N_lin, 1.0);
+  EXPECT_EQ(sum_bytes(full.ops, "dequantize_base_eager", Phase::backward), 0.0);
+}
+
 TEST(Finetune, LoraModelFlopsPerTokenMatchNemosPublishedFigures) {
   // NeMo 24.07 performance summary, "Finetuning" table (github NVIDIA/NeMo
   // docs/source/performance/performance_summary.md @070a0bb): LoRA on Llama 2 7B at 25,206 tokens/s

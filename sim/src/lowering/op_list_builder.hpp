@@ -115,10 +115,25 @@ class OpListBuilder {
           OpRole::fp8_cast);
       if (rc) add(cast_x, Phase::recompute, scope, 1.0, OpRole::fp8_cast);
     }
-    if (layer_op && ft.quantized_base()) {
-      // bitsandbytes (and GPTQ's training path) dequantise the whole 4-bit matrix into a 16-bit
-      // copy before the cuBLAS GEMM, in forward, in the input-gradient GEMM and in recomputation:
-      // read the 4-bit weight and its scales, write 2 bytes per weight.
+    if (layer_op && ft.quantized_base() && ft.base() == BaseFormat::int4) {
+      // GPTQ int4 trains through AutoGPTQ's QuantLinear (transformers' GPTQConfig; the exllama
+      // kernels have no backward). With 128 rows or more (kernel_switch_threshold) its forward
+      // unpacks the whole matrix in eager PyTorch (qlinear_cuda.py): shift the packed int32 words
+      // (read 0.5, write 4 bytes per weight), cast to int8 (4 + 1), mask (1 + 1), gather the zero
+      // points (1) and subtract them (1 + 1 + 1), gather the scales (2) and multiply (2 + 1 + 2):
+      // 22.5 bytes per weight in 7 kernels, then torch.matmul. Autograd keeps the 16-bit result for
+      // the input-gradient GEMM, so backward dequantises nothing, and the copy is held as an
+      // activation (one layer's worth under full recompute, which dequantises again).
+      const double weights = static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch) * kernels;
+      constexpr double kEagerBytes = 22.5, kEagerKernels = 7.0;
+      const MemoryOp deq{"dequantize_base_eager", units::bytes(kEagerBytes / kEagerKernels * weights)};
+      add(deq, Phase::forward, scope, kEagerKernels, OpRole::dequantize, 0, 2.0 * weights, rc);
+      if (rc) add(deq, Phase::recompute, scope, kEagerKernels, OpRole::dequantize);
+    } else if (layer_op && ft.quantized_base()) {
+      // bitsandbytes' MatMul4Bit dequantises the whole 4-bit matrix into a 16-bit copy before the
+      // cuBLAS GEMM, in forward, in the input-gradient GEMM (it keeps the 4-bit weight, not the
+      // copy) and in recomputation: one fused kernel reading the 4-bit weight and its scales,
+      // writing 2 bytes per weight.
       const double weights = static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch) * kernels;
       const MemoryOp deq{"dequantize_base", units::bytes((ft.quantized_bytes_per_param() + 2.0) * weights)};
       add(deq, Phase::forward, scope, 1.0, OpRole::dequantize, 0, 0, rc);
