@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kColumns[] = {
-    "row_id", "source_group", "framework", "framework_version", "method", "model", "gpu", "num_gpus", "tp", "pp", "cp", "vp",
+    "row_id", "source_group", "framework", "framework_version", "method", "model", "gpu", "num_gpus", "num_nodes", "tp", "pp", "cp", "vp",
     "dp_or_fsdp", "precision", "frozen_base_weight_dtype", "lora_rank", "lora_targets", "seq_len", "micro_batch",
     "global_batch", "grad_accum", "other_opts", "tokens_per_s_per_gpu", "step_time_s", "peak_memory_gb",
     "memory_definition", "metric_definition", "verification", "notes"};
@@ -205,6 +205,11 @@ Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows,
       const long long dp = strategy.contains("dp") ? strategy["dp"].get<long long>() : run.num_gpus;
       global_batch = mb * ga.value_or(1) * dp;
     }
+    json cluster = {{"gpu", gpu.value_or("?")}, {"gpus", run.num_gpus}};
+    // The nodes the row ran on: GPUs per node where they divide evenly (4-GPU L40S servers).
+    if (const auto nodes = leading_int(cell("num_nodes")); nodes && *nodes > 1 && run.num_gpus % *nodes == 0) {
+      cluster["gpus_per_node"] = run.num_gpus / *nodes;
+    }
     run.scenario = json{{"name", run.row_id + " " + run.model_name},
                         {"workload", workload},
                         {"model", {{"preset", preset}, {"seq_len", seq.value_or(1)}}},
@@ -212,7 +217,7 @@ Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows,
                          {{"global_batch", std::max<long long>(1, global_batch)},
                           {"precision", fp8 ? "fp8" : "bf16"},
                           {"framework", recipe}}},
-                        {"cluster", {{"gpu", gpu.value_or("?")}, {"gpus", run.num_gpus}}},
+                        {"cluster", cluster},
                         {"strategy", strategy}};
     settle_run(run, bad, catalogs, file);
     runs.push_back(std::move(run));

@@ -267,6 +267,15 @@ TEST(LayoutSpace, OuterDomainsOfTheStandardAndExhaustiveKinds) {
   const ShapeLayoutSpace six = space_of(moe, 24, 8, LayoutSpaceKind::exhaustive);
   EXPECT_EQ(six.dimension("tp")->values, (std::vector<int>{1, 2, 4, 8}));  // 3, 6, 12, 24 do not divide 32 heads
   EXPECT_EQ(six.dimension("cp")->values, (std::vector<int>{1, 2, 4, 8}));  // 16 does not divide 24 GPUs
+
+  // A short sequence whose global batch holds fewer sequences than there are GPUs: the layout must
+  // split something other than the batch, and CP is one of the ways (searches_cp).
+  Case small_batch = c;
+  small_batch.global_batch = 8;
+  EXPECT_EQ(space_of(small_batch, 16, 4, LayoutSpaceKind::standard).dimension("cp")->values,
+            (std::vector<int>{1, 2, 4, 8, 16}));
+  small_batch.global_batch = 16;
+  EXPECT_EQ(space_of(small_batch, 16, 4, LayoutSpaceKind::standard).dimension("cp")->values, (std::vector<int>{1}));
 }
 
 TEST(LayoutSpace, InnerDomainsOfTheStandardAndExhaustiveKinds) {

@@ -34,11 +34,11 @@ std::int64_t nearest_multiple(double exact, std::int64_t granule) {
 }
 
 // The dp a fixed request leaves no choice about: dp itself, or GPUs / (tp x pp x cp) when all three
-// are fixed (cp is 1 unless searched, which it is for long sequences only).
+// are fixed (cp is 1 unless searched: searches_cp).
 std::optional<int> fixed_dp(const Scenario& s) {
   const StrategyRequest& r = s.strategy;
   if (r.dp) return r.dp;
-  if (r.tp && r.pp && (r.cp || s.model.seq_len < kLongContext)) {
+  if (r.tp && r.pp && (r.cp || !searches_cp(s.model, s.training.global_batch, s.cluster.gpus))) {
     const long long model_parallel = 1LL * *r.tp * *r.pp * r.cp.value_or(1);
     if (model_parallel > 0 && s.cluster.gpus % model_parallel == 0) {
       return static_cast<int>(s.cluster.gpus / model_parallel);

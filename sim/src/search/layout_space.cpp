@@ -189,9 +189,9 @@ ShapeLayoutSpace::ShapeLayoutSpace(const ModelSpec& m, const TrainingJob& job, c
   for (int t : divisors(gpus, kind == LayoutSpaceKind::exhaustive ? gpus : gpn)) {
     if (m.heads % t == 0 && m.ffn_hidden % t == 0) tps.push_back(t);
   }
-  // Context parallelism is searched for long sequences only; expert parallelism for MoE models.
+  // Context parallelism is searched where searches_cp says; expert parallelism for MoE models.
   std::vector<int> cps{1};
-  if (m.seq_len >= kLongContext) {
+  if (searches_cp(m, job.global_batch, gpus)) {
     for (int c : {2, 4, 8, 16}) {
       if (gpus % c == 0 && m.seq_len % (2 * c) == 0) cps.push_back(c);
     }

@@ -29,6 +29,14 @@ namespace capplan::sim {
 
 // Sequences from this length on are searched with context parallelism too.
 inline constexpr int kLongContext = 32768;
+// Whether the planner searches context parallelism: for long sequences, and whenever the global
+// batch holds fewer sequences than there are GPUs, so that the layout must split something other
+// than the batch (small fine-tuning batches: NVIDIA's MLPerf Llama 2 70B LoRA configs split
+// 8192-token sequences over cp 2 at a global batch of 8 on 64 GPUs). A global batch of 0 (being
+// searched) counts as small.
+inline bool searches_cp(const ModelSpec& m, long long global_batch, int gpus) {
+  return m.seq_len >= kLongContext || global_batch < gpus;
+}
 
 // The fields that fix how many GPUs each dimension takes (plus the batch left per DP rank).
 struct OuterLayout {

@@ -75,7 +75,7 @@ Result<Estimate> estimate_for_batch(const Scenario& s, const OpCostModel& cost) 
 
   if (r.fully_specified() || (r.tp && r.pp && r.dp && r.micro_batch && r.virtual_stages && r.zero && r.recompute &&
                               (r.sequence_parallel || *r.tp == 1) && (r.ep || !m.is_moe()) &&
-                              (r.cp || m.seq_len < kLongContext))) {
+                              (r.cp || !searches_cp(m, s.training.global_batch, gpus)))) {
     const Parallelism p = fill_defaults(s);
     if (Diagnostics d = check_layout(s, p); has_errors(d)) return std::unexpected(std::move(d));
     return evaluate(s, p, cost);
