@@ -718,6 +718,8 @@ constexpr RecipeDefault kRecipeDefaults[] = {
        return ok;
      }},
     CAPPLAN_RECIPE_BOOL("fp8_param_gather", fp8_param_gather, true, "FP8 weights, all-gathered in FP8"),
+    CAPPLAN_RECIPE_BOOL("master_weights", master_weights, false,
+                        "fp32 master weights and optimizer state beside 16-bit weights (false: pure 16-bit training)"),
     {"fp8_recipe", false, "FP8 scaling: delayed or current",
      [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
        sim::Fp8Recipe k{};

@@ -75,7 +75,7 @@ std::string recipe_id(const std::string& framework, const std::string& version) 
     }
     return "nemo-2-perf";
   }
-  if (contains(framework, "torchtune")) return "pytorch";
+  if (contains(framework, "torchtune")) return "torchtune";
   return "hf-trainer";
 }
 
@@ -191,7 +191,7 @@ Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows,
       strategy["offload_params"] = true;
     }
     const std::string recipe = recipe_id(cell("framework"), cell("framework_version"));
-    const bool data_parallel_only = recipe == "hf-trainer" || recipe == "qwen-finetune" || recipe == "pytorch";
+    const bool data_parallel_only = recipe == "hf-trainer" || recipe == "qwen-finetune" || recipe == "torchtune";
     if (data_parallel_only && !strategy.contains("dp") && !strategy.contains("tp") && !strategy.contains("pp")) {
       // Data-parallel scripts (HF Trainer, DeepSpeed, torchtune): every GPU a replica.
       strategy["tp"] = 1;

@@ -876,7 +876,7 @@ class ScenarioParser {
     const auto before = r_.count();
     r_.unknown_keys(j, p,
                     {"tokens", "global_batch_tokens", "global_batch", "precision", "framework", "kernels",
-                     "overlap_compute_slowdown", "loss_kernel", "grad_reduce_in_fp32", "fp8_recipe", "fp8_params",
+                     "overlap_compute_slowdown", "loss_kernel", "grad_reduce_in_fp32", "master_weights", "fp8_recipe", "fp8_params",
                      "host_us_per_op", "pp_p2p_batched"});
     sim::TrainingJob t;
     if (out_.scenario.workload.kind == sim::WorkloadKind::finetune) {
@@ -969,6 +969,10 @@ class ScenarioParser {
     if (const json* v = find(j, "grad_reduce_in_fp32")) {
       if (auto b = r_.boolean(*v, child(p, "grad_reduce_in_fp32"))) t.grad_reduce_in_fp32 = *b;
     }
+    if (const json* v = find(j, "master_weights")) {
+      // false: pure 16-bit training (no fp32 master copy; the optimizer state in the training dtype).
+      if (auto b = r_.boolean(*v, child(p, "master_weights"))) t.master_weights = *b;
+    }
     if (const json* v = find(j, "overlap_compute_slowdown")) {
       // Fraction by which compute slows while it overlaps communication (0 = ideal overlap).
       if (auto x = r_.number(*v, child(p, "overlap_compute_slowdown"), 0.0, 1.0, false)) {
@@ -992,6 +996,7 @@ class ScenarioParser {
         if (auto g = recipe_->grad_reduce_in_fp32(t.precision)) t.grad_reduce_in_fp32 = g;
       }
       if (!find(j, "fp8_params") && recipe_->fp8_param_gather) t.fp8_params = *recipe_->fp8_param_gather;
+      if (!find(j, "master_weights") && recipe_->master_weights) t.master_weights = *recipe_->master_weights;
       if (!find(j, "fp8_recipe") && recipe_->fp8_recipe) t.fp8_recipe = *recipe_->fp8_recipe;
     }
     if (r_.count() != before || !model) return std::nullopt;

@@ -84,6 +84,7 @@ constexpr Field grad_reduce_in_fp32_bf16 = field<&R::grad_reduce_in_fp32_bf16>("
 constexpr Field grad_reduce_in_fp32_fp16 = field<&R::grad_reduce_in_fp32_fp16>("grad_reduce_in_fp32_fp16");
 constexpr Field grad_reduce_in_fp32_fp8 = field<&R::grad_reduce_in_fp32_fp8>("grad_reduce_in_fp32_fp8");
 constexpr Field fp8_param_gather = field<&R::fp8_param_gather>("fp8_param_gather");
+constexpr Field master_weights = field<&R::master_weights>("master_weights");
 constexpr Field fp8_recipe = field<&R::fp8_recipe>("fp8_recipe");
 constexpr Field overlap_dp_comm = field<&R::overlap_dp_comm>("overlap_dp_comm");
 constexpr Field overlap_dp_comm_zero3 = field<&R::overlap_dp_comm_zero3>("overlap_dp_comm_zero3");
@@ -430,6 +431,14 @@ const std::vector<Default>& defaults() {
     {"hf-trainer", f::tp_comm_overlap, kNull, "no tensor parallelism by default"},
     {"hf-trainer", f::recompute, none, "TrainingArguments.gradient_checkpointing defaults to False"},
     {"hf-trainer", f::cuda_graphs, false, "not used"},
+
+    {"torchtune", f::kernels, pytorch, "https://github.com/pytorch/torchtune/blob/0031bfb080bd35ec533c412df883cf2bf7bf7fe4/recipes/configs/llama3_1/70B_full.yaml (compile: False in the shipped configs: eager PyTorch kernels)"},
+    {"torchtune", f::loss_kernel, kNull, "CEWithChunkedOutputLoss; capplan has no chunked loss kernel"},
+    {"torchtune", f::grad_reduce_in_fp32_bf16, false, "https://github.com/pytorch/torchtune/blob/0031bfb080bd35ec533c412df883cf2bf7bf7fe4/docs/source/tutorials/memory_optimizations.rst (bf16 'uses 2 bytes per model and optimizer parameter')"},
+    {"torchtune", f::master_weights, false, "the same page: \"Currently, we don't support mixed-precision training in torchtune\""},
+    {"torchtune", f::fp8_param_gather, false, "no FP8 training in the recipes"},
+    {"torchtune", f::recompute, kNull, "per config (70B_full.yaml True, 8B_lora.yaml False)"},
+    {"torchtune", f::cuda_graphs, false, "not used"},
   };
   // clang-format on
   return table;
@@ -538,6 +547,22 @@ TEST(FrameworkScenario, ScenarioKeysOverrideTheRecipeFieldByField) {
   ASSERT_TRUE(o.has_value()) << to_string(o.error());
   EXPECT_EQ(o->scenario.strategy.overlap_dp_comm, true);
   EXPECT_FALSE(o->scenario.strategy.recompute.has_value());  // "auto": searched
+}
+
+// torchtune trains in pure bf16 (its recipe's master_weights false); a scenario's
+// training.master_weights overrides it; a non-boolean is an error naming the field.
+TEST(FrameworkScenario, MasterWeightsComeFromTheRecipeOrTheScenario) {
+  auto tt = parse_scenario(scenario_with({{"framework", "torchtune"}}), real_catalogs());
+  ASSERT_TRUE(tt.has_value()) << to_string(tt.error());
+  EXPECT_FALSE(tt->scenario.training.master_weights);
+  EXPECT_DOUBLE_EQ(tt->scenario.training.optimizer_state_bytes(), 4.0);
+  auto mixed = parse_scenario(scenario_with({{"framework", "torchtune"}, {"master_weights", true}}), real_catalogs());
+  ASSERT_TRUE(mixed.has_value()) << to_string(mixed.error());
+  EXPECT_TRUE(mixed->scenario.training.master_weights);
+  EXPECT_DOUBLE_EQ(mixed->scenario.training.optimizer_state_bytes(), 12.0);
+  auto bad = parse_scenario(scenario_with({{"master_weights", "no"}}), real_catalogs());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(to_string(bad.error()).find("master_weights"), std::string::npos) << to_string(bad.error());
 }
 
 // The host time per op: the recipe's default (megatron-deepspeed: 70 us), a scenario's

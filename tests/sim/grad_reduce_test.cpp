@@ -90,5 +90,33 @@ TEST(GradReduce, Fp32GradientBuffersTakeFourBytesPerParameter) {
   EXPECT_DOUBLE_EQ(a.optimizer.base(), b.optimizer.base());
 }
 
+TEST(GradReduce, PureBf16TrainingKeepsTwoBytesOfEverythingAndNoMasterCopy) {
+  // torchtune's bf16 (TrainingJob::master_weights false): weights 2, gradients 2 (even when fp32
+  // reduction was asked for: they are the weights' dtype), Adam's two moments 2 + 2 = 4 bytes per
+  // parameter instead of 12; the optimizer step reads and writes weight and moments and reads the
+  // gradient: 2 x (2 + 4) + 2 = 14 bytes per parameter.
+  TrainingJob pure = job_of(64);
+  pure.master_weights = false;
+  pure.grad_reduce_in_fp32 = true;
+  EXPECT_DOUBLE_EQ(pure.optimizer_state_bytes(), 4.0);
+  EXPECT_DOUBLE_EQ(pure.gradient_bytes(), 2.0);
+  EXPECT_DOUBLE_EQ(pure.adam_step_bytes(), 14.0);
+  EXPECT_DOUBLE_EQ(pure.weight_bytes(), 2.0);
+  const ModelSpec m = test::llama2_70b();
+  const Parallelism p = layout(8, 1, 1, 1, Recompute::full, true, 1);
+  const MemoryBreakdown mb = memory_per_gpu(m, pure, p, test::h100_sxm(), 64);
+  const double local = stage_params(m, p, 0).total();
+  EXPECT_DOUBLE_EQ(mb.weights.base(), 2.0 * local);
+  EXPECT_DOUBLE_EQ(mb.gradients.base(), 2.0 * local);
+  EXPECT_DOUBLE_EQ(mb.optimizer.base(), 4.0 * local);
+  // fp32 and FP8 training are unchanged by the flag.
+  TrainingJob fp32 = job_of(64, 300e9, Precision::fp32);
+  fp32.master_weights = false;
+  EXPECT_DOUBLE_EQ(fp32.optimizer_state_bytes(), 8.0);
+  TrainingJob fp8 = job_of(64, 300e9, Precision::fp8);
+  fp8.master_weights = false;
+  EXPECT_DOUBLE_EQ(fp8.optimizer_state_bytes(), 12.0);
+}
+
 }  // namespace
 }  // namespace capplan::sim

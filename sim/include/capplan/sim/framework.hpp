@@ -23,6 +23,7 @@ struct FrameworkRecipe {
   std::optional<bool> grad_reduce_in_fp32_fp16;
   std::optional<bool> grad_reduce_in_fp32_fp8;
   std::optional<bool> fp8_param_gather;  // FP8 weights and FP8 parameter all-gathers (fp8 only)
+  std::optional<bool> master_weights;    // fp32 master weights and optimizer state (TrainingJob::master_weights)
   std::optional<Fp8Recipe> fp8_recipe;
   std::optional<bool> overlap_dp_comm;        // gradient reduction overlapped with backward
   std::optional<bool> overlap_dp_comm_zero3;  // the same with ZeRO-3 / full sharding, where it differs

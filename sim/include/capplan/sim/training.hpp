@@ -119,10 +119,22 @@ struct TrainingJob {
   // attention_tokens; 0: the whole sequence).
   double attention_tokens = 0;
 
+  // false: pure low-precision training. The weights, their gradients and the optimizer's moments
+  // are all in the training dtype (bf16 or fp16) and the optimizer updates the 16-bit weights in
+  // place, with no fp32 master copy (torchtune: "we don't support mixed-precision training",
+  // docs/source/tutorials/memory_optimizations.rst). Ignored for fp32 / tf32 and FP8 training.
+  bool master_weights = true;
+
   bool fp8_weights() const { return precision == Precision::fp8 && fp8_params; }
+  // Pure 16-bit training (master_weights false with bf16 or fp16).
+  bool pure_low_precision() const {
+    return !master_weights && (precision == Precision::bf16 || precision == Precision::fp16);
+  }
   // Mixed precision: 16-bit (or FP8) compute weights beside fp32 master weights in the optimizer.
   // fp32 / tf32 training holds one fp32 copy of each weight, which the optimizer updates in place.
-  bool mixed_precision() const { return precision != Precision::fp32 && precision != Precision::tf32; }
+  bool mixed_precision() const {
+    return precision != Precision::fp32 && precision != Precision::tf32 && !pure_low_precision();
+  }
   // Bytes per parameter of the weights a GPU holds for compute (FP8 training adds the FP8 copy
   // and its transpose to the 16-bit weight; FP8 parameters are 1 byte plus the transpose), and of
   // one parameter as the model stores and gathers it.
@@ -136,11 +148,18 @@ struct TrainingJob {
   }
   // Adam's state per parameter: fp32 master, momentum and variance under mixed precision
   // (Rajbhandari et al. 2020, Sec. 3.1: K = 12); momentum and variance alone in fp32 training.
-  double optimizer_state_bytes() const { return mixed_precision() ? 12.0 : 8.0; }
+  // Pure 16-bit training: the two moments in the training dtype (2 + 2).
+  double optimizer_state_bytes() const {
+    if (pure_low_precision()) return 2.0 * element_bytes(precision);
+    return mixed_precision() ? 12.0 : 8.0;
+  }
   // HBM bytes of one Adam step per parameter: read and write the fp32 state (master, m, v; in
   // fp32 training the weight itself, m, v), read the gradient, and under mixed precision write
   // the compute weight: 12 + 12 + 2 + 2 = 28 with 16-bit gradients, 30 with fp32 ones.
+  // Pure 16-bit training: read and write the weight and both moments (3 x 2 x 2) and read the
+  // 16-bit gradient: 14.
   double adam_step_bytes() const {
+    if (pure_low_precision()) return 2.0 * (element_bytes(precision) + optimizer_state_bytes()) + gradient_bytes();
     const double state = mixed_precision() ? 12.0 : 4.0 + 8.0;
     return 2.0 * state + gradient_bytes() + (mixed_precision() ? gathered_param_bytes() : 0.0);
   }
@@ -154,6 +173,7 @@ struct TrainingJob {
   }
   bool fp32_gradients() const {
     if (precision == Precision::fp32 || precision == Precision::tf32) return true;
+    if (pure_low_precision()) return false;  // the gradients have the weights' dtype
     return grad_reduce_in_fp32.value_or(precision != Precision::fp16);
   }
   // Bytes of one gradient element in the gradient buffers and on the data-parallel reduction.
