@@ -126,6 +126,11 @@ Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows,
     if (catalogs.find_model(preset) == nullptr) bad.push_back("model '" + run.model_name + "' has no preset (" + preset + ")");
     const auto gpu = gpu_id(run.gpu_model);
     if (!gpu) bad.push_back("GPU '" + run.gpu_model + "' is not in the catalog");
+    // Rows their own verification calls unverified (a fork's copy whose cells look shifted) are left
+    // out, as the fine-tuning issue allows, with the reason.
+    if (contains(cell("verification"), "UNVERIFIED")) {
+      bad.push_back("unverified against its source (" + cell("verification") + ")");
+    }
     if (contains(cell("memory_definition"), "budget") || contains(cell("memory_definition"), "claim")) {
       bad.push_back("a memory budget or claim, not a measurement (" + cell("memory_definition") + ")");
     }
