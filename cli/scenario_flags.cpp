@@ -97,6 +97,10 @@ constexpr Row kFieldRows[] = {
      "FP8 weights, all-gathered in FP8 (default false)"},
     {"--grad-reduce-fp32", "/training/grad_reduce_in_fp32", kNumber, "BOOL",
      "Accumulate and reduce gradients in fp32 (default: true for bf16/fp8, false for fp16)", kSameHelp},
+    {"--master-weights", "/training/master_weights", kNumber, "BOOL",
+     "fp32 master weights and optimizer state beside 16-bit weights (default true; false: pure 16-bit "
+     "training, as torchtune)",
+     kSameHelp},
     {"--overlap-compute-slowdown", "/training/overlap_compute_slowdown", kNumber, "FRACTION",
      "Compute slowdown while it overlaps communication (default 0.189)", nullptr},
     // The cluster is what search chooses: its --gpu and --nodes are offering filters of its own.

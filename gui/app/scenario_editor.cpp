@@ -176,6 +176,12 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   add_option(7, tr("FP8 weights"), "/training/fp8_params",
              tr("With fp8 precision: weights kept and all-gathered in FP8 (Megatron --fp8-param-gather)"),
              {{tr("16-bit + FP8 copy (default)"), QString()}, {tr("FP8, gathered in FP8"), QStringLiteral("true")}});
+  add_option(8, tr("Master weights"), "/training/master_weights",
+             tr("fp32 master weights and optimizer state beside the 16-bit weights (mixed precision), or "
+                "pure 16-bit training with the optimizer state in bf16 (torchtune)"),
+             {{tr("framework default"), QString()},
+              {tr("fp32 master (mixed precision)"), QStringLiteral("true")},
+              {tr("none (pure 16-bit)"), QStringLiteral("false")}});
   add_group(layout, train_box, "/training");
 
   // ---- Workload: pre-training, or fine-tuning with its method, adapters and dataset ----

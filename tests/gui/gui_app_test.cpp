@@ -217,6 +217,13 @@ class GuiAppTest : public QObject {
     loss->setCurrentIndex(loss->findData(QStringLiteral("te")));
     emit loss->activated(loss->currentIndex());
     QCOMPARE(w.document()->text("/training/loss_kernel"), QStringLiteral("te"));
+    // Pure 16-bit training: the key written, the estimate's optimizer state 4 bytes per parameter.
+    auto* master = w.findChild<QComboBox*>(QStringLiteral("/training/master_weights"));
+    QVERIFY(master != nullptr);
+    master->setCurrentIndex(master->findData(QStringLiteral("false")));
+    emit master->activated(master->currentIndex());
+    QVERIFY(w.document()->document()["training"]["master_weights"] == nlohmann::json(false));
+    QTRY_VERIFY_WITH_TIMEOUT(!w.results()->snapshot()->scenario.scenario.training.master_weights, 60000);
   }
 
   void a_plan_from_the_planner_loads_into_the_editor() {
