@@ -787,6 +787,9 @@ constexpr RecipeDefault kRecipeDefaults[] = {
        if (n) r.zero3_prefetch_params = *n;
        return n.has_value();
      }},
+    CAPPLAN_RECIPE_BOOL("zero3_regather_recompute", zero3_regather_recompute, false,
+                        "ZeRO-3 under full recompute: parameters gathered for the recomputed forward, released, "
+                        "gathered again for backward"),
     {"lora_rank", false, "fine-tuning: the LoRA rank when the scenario does not give one",
      [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
        const auto rank = rd.integer(v, p, 1, 65536);

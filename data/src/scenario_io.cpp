@@ -991,6 +991,7 @@ class ScenarioParser {
       if (!find(j, "host_us_per_op") && recipe_->host_us_per_op) t.host_s_per_op = *recipe_->host_us_per_op * 1e-6;
       if (!find(j, "pp_p2p_batched") && recipe_->pp_p2p_batched) t.pp_p2p_batched = *recipe_->pp_p2p_batched;
       if (recipe_->zero3_prefetch_params) t.zero3_prefetch_params = *recipe_->zero3_prefetch_params;
+      if (recipe_->zero3_regather_recompute) t.zero3_regather_recompute = *recipe_->zero3_regather_recompute;
       if (!find(j, "loss_kernel") && recipe_->loss_kernel) t.loss_kernel = recipe_->loss_kernel;
       if (!find(j, "grad_reduce_in_fp32")) {
         if (auto g = recipe_->grad_reduce_in_fp32(t.precision)) t.grad_reduce_in_fp32 = g;

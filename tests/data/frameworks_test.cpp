@@ -101,6 +101,7 @@ constexpr Field expert_tp_follows_tp = field<&R::expert_tp_follows_tp>("expert_t
 constexpr Field cuda_graphs = field<&R::cuda_graphs>("cuda_graphs");
 constexpr Field host_us_per_op = field<&R::host_us_per_op>("host_us_per_op");
 constexpr Field pp_p2p_batched = field<&R::pp_p2p_batched>("pp_p2p_batched");
+constexpr Field zero3_regather_recompute = field<&R::zero3_regather_recompute>("zero3_regather_recompute");
 }  // namespace f
 
 // One recipe default and the source it was read from. An empty source: the row above's source
@@ -353,6 +354,7 @@ const std::vector<Default>& defaults() {
     {"deepspeed", f::recompute, none, "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/activation_checkpointing/config.py (activation checkpointing only when the model calls deepspeed.checkpointing)"},
     {"deepspeed", f::flash_attention, kNull, "the wrapped model's code decides"},
     {"deepspeed", f::cuda_graphs, kNull, "not modelled"},
+    {"deepspeed", f::zero3_regather_recompute, true, "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/parameter_offload.py (every submodule forward fetches and releases, the recomputed one included; backward fetches again)"},
 
     {"pytorch-fsdp", f::kernels, pytorch, "plain PyTorch modules: each element-wise op its own kernel (no compile by default)"},
     {"pytorch-fsdp", f::loss_kernel, eager, "torch.nn.functional.cross_entropy in the training script"},

@@ -3,8 +3,11 @@
 // stage3_prefetch_bucket_size): a gather hides only behind the submodules it was issued during.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
+#include "capplan/sim/step_model.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {
@@ -48,6 +51,46 @@ TEST(Zero3Prefetch, ABoundedPrefetchIsNeverFasterThanAWholeLayerPrefetch) {
       EXPECT_GE(zero3(mb, 5e7, gbps).step.time.base(), whole * (1 - 1e-9)) << gbps << " Gbit/s, mb " << mb;
     }
   }
+}
+
+// DeepSpeed releases a submodule's parameters after every forward, the recomputed one included,
+// and fetches them again for backward (TrainingJob::zero3_regather_recompute): under full
+// recompute a layer is gathered three times per micro-batch, not twice; selective recompute
+// recomputes no weights, so nothing is gathered again. The extra gather costs time when the
+// gathers do not hide behind compute (GPT-3 175B over 256 GPUs at 25 Gbit/s per GPU).
+TEST(Zero3Prefetch, DeepSpeedGathersAgainForTheRecomputedForward) {
+  auto gathers = [](bool regather, Recompute rc) {
+    TrainingJob job = test::job_of(256);
+    job.zero3_regather_recompute = regather;
+    const Cluster c = test::cluster_of(test::a100_80gb(), 256, 8, units::gbit_per_s(200));
+    const StepOps ops = build_step_ops(test::gpt3_175b(), job, test::layout(1, 1, 256, 1, rc, false, 3), c);
+    std::array<int, 4> by_phase{};
+    for (const StepOp& so : ops.ops) {
+      const auto* g = std::get_if<CollectiveOp>(&so.op);
+      if (g != nullptr && so.scope == Scope::layer && g->kind == CollectiveKind::all_gather && g->axis == Axis::dp) {
+        ++by_phase[static_cast<int>(so.phase)];
+      }
+    }
+    return by_phase;
+  };
+  using Phases = std::array<int, 4>;  // forward, backward, recompute, step
+  EXPECT_EQ(gathers(true, Recompute::full), (Phases{1, 1, 1, 0}));
+  EXPECT_EQ(gathers(false, Recompute::full), (Phases{1, 1, 0, 0}));
+  EXPECT_EQ(gathers(true, Recompute::selective), (Phases{1, 1, 0, 0}));
+
+  auto step = [](bool regather, double gbps) {
+    TrainingJob job = test::job_of(256);
+    job.zero3_regather_recompute = regather;
+    const Cluster c = test::cluster_of(test::a100_80gb(), 256, 8, units::gbit_per_s(gbps));
+    const Scenario s = test::scenario_of(test::gpt3_175b(), job, c,
+                                         test::fixed_request(test::layout(1, 1, 256, 1, Recompute::full, false, 3)));
+    auto e = estimate(s, DatasheetCost(c));
+    EXPECT_TRUE(e.has_value());
+    return e ? e->step.time.base() : 0.0;
+  };
+  EXPECT_GT(step(true, 25), step(false, 25));
+  // Never faster than without the extra gather, on a fast network too.
+  EXPECT_GE(step(true, 3200), step(false, 3200) * (1 - 1e-9));
 }
 
 }  // namespace

@@ -880,6 +880,12 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
             Phase::backward, scope, 1.0, OpRole::collective);
       b.add(CollectiveOp{"fsdp_grad_reduce_scatter", CollectiveKind::reduce_scatter, grads, group, Axis::dp},
             Phase::backward, scope, 1.0, OpRole::collective);
+      // The recomputed forward's own gather, where the framework releases it before backward.
+      const bool regather = job.zero3_regather_recompute && p.recompute == Recompute::full;
+      if (regather) {
+        b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, bytes, group, Axis::dp},
+              Phase::recompute, scope, 1.0, OpRole::collective);
+      }
       if (p.offload_params) {
         // This rank's shard: 1/dense_dp of what the gather assembles.
         const units::Bytes shard = bytes / static_cast<double>(dense_dp);
@@ -887,6 +893,10 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
               OpRole::host_copy);
         b.add(MemoryOp{"offload_param_copy_in", shard, MemoryLink::host_to_device}, Phase::backward, scope, 1.0,
               OpRole::host_copy);
+        if (regather) {
+          b.add(MemoryOp{"offload_param_copy_in", shard, MemoryLink::host_to_device}, Phase::recompute, scope, 1.0,
+                OpRole::host_copy);
+        }
         b.add(MemoryOp{"offload_grad_copy_out", grads / static_cast<double>(dense_dp), MemoryLink::device_to_host},
               Phase::backward, scope, 1.0, OpRole::host_copy);
       }

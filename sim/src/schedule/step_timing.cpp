@@ -61,7 +61,9 @@ double prefetch_pass_exposed(const std::vector<Gathered>& subs, double prefetch)
 // elements, the attention core between QKV and the projection. Forward: the gathers of the
 // forward pass; backward: those of the backward pass (with recompute, the recomputed forward's)
 // over the recompute and backward compute, plus the gradient reduce-scatters, which overlap
-// backward but share the link (so never less than what does not fit in it).
+// backward but share the link (so never less than what does not fit in it). Where the framework
+// gathers once more for the recomputed forward (Bucket::fsdp_regather), that gather is a pass
+// of its own over the recompute compute, in forward order, and backward keeps its own gathers.
 double bounded_prefetch_exposed(const ModelSpec& m, int tp, double prefetch, const Bucket& layer, const Bucket& ffn,
                                 double slowdown) {
   const double h = static_cast<double>(m.hidden), d = static_cast<double>(m.head_dim());
@@ -70,27 +72,39 @@ double bounded_prefetch_exposed(const ModelSpec& m, int tp, double prefetch, con
   const double ffn_in = (m.gated_ffn ? 2.0 : 1.0) * f * h / tp, ffn_out = f * h / tp;
   const double attn_params = qkv + proj, ffn_params = ffn_in + ffn_out;
   const double gathers = layer.fsdp_gather + ffn.fsdp_gather;
+  const double regather = layer.fsdp_regather + ffn.fsdp_regather;
   const double reduce = layer.fsdp + ffn.fsdp - gathers;
   const double all_params = attn_params + ffn_params;
-  // Per pass: half the gathers (one forward, one backward); compute split forward / backward.
+  // Per pass: half the other gathers (one forward, one backward); compute split forward / backward.
+  const double half = (gathers - regather) / 2;
   const double attn_fwd = layer.compute - layer.backward, ffn_fwd = ffn.compute - ffn.backward;
   const double core_fwd = layer.compute > 0 ? layer.attention * attn_fwd / layer.compute : 0.0;
   const double core_bwd = layer.attention - core_fwd;
-  const auto pass = [&](double attn_c, double core_c, double ffn_c, bool reverse) {
+  const auto pass = [&](double g, double attn_c, double core_c, double ffn_c, bool reverse) {
     const double linear_c = std::max(0.0, attn_c - core_c);
     std::vector<Gathered> subs = {
-        {gathers / 2 * qkv / all_params, linear_c * qkv / attn_params + core_c, qkv},
-        {gathers / 2 * proj / all_params, linear_c * proj / attn_params, proj},
-        {gathers / 2 * ffn_in / all_params, ffn_c * ffn_in / ffn_params, ffn_in},
-        {gathers / 2 * ffn_out / all_params, ffn_c * ffn_out / ffn_params, ffn_out}};
+        {g * qkv / all_params, linear_c * qkv / attn_params + core_c, qkv},
+        {g * proj / all_params, linear_c * proj / attn_params, proj},
+        {g * ffn_in / all_params, ffn_c * ffn_in / ffn_params, ffn_in},
+        {g * ffn_out / all_params, ffn_c * ffn_out / ffn_params, ffn_out}};
     if (reverse) std::reverse(subs.begin(), subs.end());
     return prefetch_pass_exposed(subs, prefetch);
   };
-  const double fwd = std::max(pass(attn_fwd, core_fwd, ffn_fwd, false), gathers / 2 - attn_fwd - ffn_fwd);
-  const double bwd_compute = layer.backward + ffn.backward;
-  const double bwd = std::max(pass(layer.backward, core_bwd, ffn.backward, true), gathers / 2 + reduce - bwd_compute);
+  const double fwd = std::max(pass(half, attn_fwd, core_fwd, ffn_fwd, false), half - attn_fwd - ffn_fwd);
+  double re = 0, bwd_layer = layer.backward, bwd_ffn = ffn.backward, bwd_core = core_bwd;
+  if (regather > 0) {
+    // The recomputed forward: its compute is the layer's recompute part, its core the forward's share.
+    const double core_re = layer.compute > 0 ? layer.attention * layer.recompute / layer.compute : 0.0;
+    re = std::max(pass(regather, layer.recompute, core_re, ffn.recompute, false),
+                  regather - layer.recompute - ffn.recompute);
+    bwd_layer -= layer.recompute;
+    bwd_ffn -= ffn.recompute;
+    bwd_core = std::max(0.0, core_bwd - core_re);
+  }
+  const double bwd_compute = bwd_layer + bwd_ffn;
+  const double bwd = std::max(pass(half, bwd_layer, bwd_core, bwd_ffn, true), half + reduce - bwd_compute);
   const double comm = gathers + reduce;
-  return fwd + bwd + slowdown * std::max(0.0, comm - fwd - bwd);
+  return fwd + re + bwd + slowdown * std::max(0.0, comm - fwd - re - bwd);
 }
 
 }  // namespace
@@ -133,6 +147,7 @@ void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostM
       bucket->fsdp += t;
       if (const auto* mo = std::get_if<MemoryOp>(&so.op); mo != nullptr && mo->link == MemoryLink::host_to_device) {
         bucket->fsdp_gather += t;
+        if (so.phase == Phase::recompute) bucket->fsdp_regather += t;
       }
       continue;
     }
@@ -141,6 +156,7 @@ void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostM
         case Axis::dp:
           bucket->fsdp += t;
           if (c->kind == CollectiveKind::all_gather) bucket->fsdp_gather += t;
+          if (c->kind == CollectiveKind::all_gather && so.phase == Phase::recompute) bucket->fsdp_regather += t;
           break;
         case Axis::pp: bucket->pp += t; break;
         case Axis::ep: bucket->ep += t; break;

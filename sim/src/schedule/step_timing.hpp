@@ -20,7 +20,8 @@ struct Bucket {
   double tp = 0;         // tensor-parallel collectives (not overlapped)
   double pp = 0;         // pipeline send/recv
   double fsdp = 0;       // ZeRO-3 parameter/gradient collectives of the scope
-  double fsdp_gather = 0;  // the parameter all-gathers among them (forward and backward)
+  double fsdp_gather = 0;  // the parameter all-gathers among them (forward, backward, recompute)
+  double fsdp_regather = 0;  // of those, the recomputed forward's (ZeRO-3 releasing before backward)
   double ep = 0;         // expert-parallel all-to-alls (not overlapped)
   double cp = 0;         // context-parallel K/V exchange (overlaps the attention core)
   double attention = 0;  // attention-core kernels (the window ring attention hides behind)

@@ -48,6 +48,8 @@ struct FrameworkRecipe {
   std::optional<bool> pp_p2p_batched;
   // ZeRO-3 parameter elements prefetched ahead of use (TrainingJob::zero3_prefetch_params).
   std::optional<double> zero3_prefetch_params;
+  // ZeRO-3 gathers once more for the recomputed forward (TrainingJob::zero3_regather_recompute).
+  std::optional<bool> zero3_regather_recompute;
   // Fine-tuning (finetune.hpp): the LoRA rank and target modules when the scenario does not give
   // them, and whether packed sequences attend only within their documents.
   std::optional<int> lora_rank;

@@ -110,6 +110,14 @@ struct TrainingJob {
   // whole layer before it (schedule/step_timing.cpp). 0: whole layers (or FSDP units) are
   // prefetched one ahead, as PyTorch FSDP and Megatron's distributed optimizer do.
   double zero3_prefetch_params = 0;
+  // ZeRO-3 under full recomputation: the recomputed forward gathers each layer's parameters again
+  // and releases them after it, so backward gathers them a third time (DeepSpeed: every submodule
+  // forward fetches and then releases its parameters, the recomputed one included, and every
+  // submodule backward fetches them again; deepspeed/runtime/zero/parameter_offload.py
+  // pre/post_sub_module_forward_function and pre_sub_module_backward_function, and
+  // deepspeedai/DeepSpeed#4784 on the recompute running through the forward hooks). false: the
+  // recomputed forward's gather serves the backward (two gathers per micro-batch).
+  bool zero3_regather_recompute = false;
   // What the step trains (finetune.hpp): everything by default (pre-training, full SFT); LoRA and
   // QLoRA freeze the base and train adapters. The op list drops the weight gradients of frozen
   // weights, adds the adapters' GEMMs and the 4-bit base's dequantisation; data-parallel
