@@ -69,6 +69,13 @@ constexpr Template kTemplates[] = {
       "{suggested} sequences"},
     {FindingCode::no_layout_fits,
      "no layout fits in memory: showing the one that needs the least ({evaluated} layouts evaluated)"},
+    {FindingCode::offload_optimizer_would_fit,
+     "with the optimizer offloaded to the host (strategy.offload_optimizer: true) that layout would fit: "
+      "{need_gib} GiB of {have_gib} GiB per GPU, at the cost of a CPU optimizer step"},
+    {FindingCode::offload_params_would_fit,
+     "with ZeRO-3 and the parameters offloaded to the host (strategy.zero: 3, strategy.offload_params: true) that "
+      "layout would fit: {need_gib} GiB of {have_gib} GiB per GPU, at the cost of host copies and a CPU optimizer "
+      "step"},
     {FindingCode::uneven_stages,
      "layers ({layers}) do not divide evenly into pp*virtual_stages ({stages}): uneven stages, the slowest "
       "sets the pace"},

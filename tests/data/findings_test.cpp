@@ -424,6 +424,8 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
       chosen,
       n(FindingCode::batch_forces_one_replica, {{"sequences", 977}, {"replicas", 512}, {"suggested", 1024}}),
       n(FindingCode::no_layout_fits, {{"evaluated", 1}}),
+      n(FindingCode::offload_optimizer_would_fit, {{"need_gib", 70}, {"have_gib", 80}}),
+      n(FindingCode::offload_params_would_fit, {{"need_gib", 20}, {"have_gib", 80}}),
       n(FindingCode::uneven_stages, {{"layers", 30}, {"stages", 4}}),
       n(FindingCode::tp_wider_than_node, {{"tp", 16}, {"gpus_per_node", 8}}),
       n(FindingCode::sequence_parallel_without_tp, {}),

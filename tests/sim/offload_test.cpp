@@ -4,6 +4,7 @@
 // that offloaded parameters are ZeRO-3's shards.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "capplan/sim/datasheet_cost.hpp"
@@ -194,6 +195,50 @@ TEST(OffloadLayout, ThePlannerGivesOffloadedParametersZeroThree) {
   ASSERT_TRUE(e.has_value()) << to_string(e.error());
   EXPECT_EQ(e->layout.strategy.zero, 3);
   EXPECT_TRUE(e->layout.strategy.offload_params);
+}
+
+// When nothing fits, the planner says whether host offload would make its least-memory layout
+// fit (the optimizer alone first, then ZeRO-3 with the parameters), but never picks it; a user
+// who set the offload options gets no such advice.
+bool has(const Estimate& e, FindingCode code) {
+  return std::any_of(e.findings.begin(), e.findings.end(), [&](const Finding& f) { return f.code == code; });
+}
+double number_of(const Estimate& e, FindingCode code, const char* key) {
+  for (const Finding& f : e.findings) {
+    if (f.code == code) return f.number(key);
+  }
+  return -1;
+}
+
+TEST(OffloadAdvice, ALayoutThatDoesNotFitSaysWhatOffloadWouldDo) {
+  // Llama-2-70B on 8 H100: the optimizer state alone is 12 x 70B / 8 = 105 GB per GPU unsharded.
+  const Cluster c8 = test::cluster_of(test::h100_sxm(), 8);
+  const Scenario s8 = test::scenario_of(test::llama2_70b(), job_of(64), c8);
+  auto e8 = estimate(s8, DatasheetCost(c8));
+  ASSERT_TRUE(e8.has_value()) << to_string(e8.error());
+  EXPECT_FALSE(e8->memory.fits());
+  EXPECT_TRUE(has(*e8, FindingCode::no_layout_fits));
+  ASSERT_TRUE(has(*e8, FindingCode::offload_optimizer_would_fit));
+  EXPECT_LE(number_of(*e8, FindingCode::offload_optimizer_would_fit, "need_gib"),
+            number_of(*e8, FindingCode::offload_optimizer_would_fit, "have_gib"));
+  EXPECT_FALSE(e8->layout.strategy.host_optimizer()) << "advice, not a choice";
+
+  // One H100: the bf16 weights alone (140 GB) do not fit, so only offloaded parameters help.
+  const Cluster c1 = test::cluster_of(test::h100_sxm(), 1);
+  const Scenario s1 = test::scenario_of(test::llama2_70b(), job_of(8), c1);
+  auto e1 = estimate(s1, DatasheetCost(c1));
+  ASSERT_TRUE(e1.has_value()) << to_string(e1.error());
+  EXPECT_FALSE(has(*e1, FindingCode::offload_optimizer_would_fit));
+  EXPECT_TRUE(has(*e1, FindingCode::offload_params_would_fit));
+
+  // The user decided about offload: no advice.
+  StrategyRequest r;
+  r.offload_optimizer = false;
+  const Scenario said = test::scenario_of(test::llama2_70b(), job_of(64), c8, r);
+  auto e = estimate(said, DatasheetCost(c8));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_FALSE(has(*e, FindingCode::offload_optimizer_would_fit));
+  EXPECT_FALSE(has(*e, FindingCode::offload_params_would_fit));
 }
 
 }  // namespace

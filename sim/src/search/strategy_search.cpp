@@ -134,6 +134,31 @@ Result<Estimate> estimate_for_batch(const Scenario& s, const OpCostModel& cost) 
   if (!have_fit) {
     e.findings.insert(e.findings.begin(),
                       finding(FindingCode::no_layout_fits, "", {{"evaluated", static_cast<double>(evaluated)}}));
+    // What host offload would do for that layout, where the user left it open: the optimizer
+    // alone first, then ZeRO-3 with the parameters too. Said, never chosen: offload trades memory
+    // for a CPU step whose rate depends on the host.
+    if (!r.offload_optimizer && !r.offload_params) {
+      auto fitted = [&](Parallelism q) -> std::optional<MemoryBreakdown> {
+        if (!precheck_layout(s, q).ok()) return std::nullopt;
+        const MemoryBreakdown mb = memory_per_gpu(m, s.training, q, s.cluster.gpu, e.layout.micro_batches);
+        return mb.fits() ? std::optional(mb) : std::nullopt;
+      };
+      Parallelism q = least_memory;
+      q.offload_optimizer = true;
+      std::optional<MemoryBreakdown> mb = fitted(q);
+      FindingCode code = FindingCode::offload_optimizer_would_fit;
+      if (!mb && (!r.zero || *r.zero == 3)) {
+        q.zero = 3;
+        q.offload_params = true;
+        mb = fitted(q);
+        code = FindingCode::offload_params_would_fit;
+      }
+      if (mb) {
+        e.findings.insert(e.findings.begin() + 1,
+                          finding(code, "strategy", {{"need_gib", units::to_gib(mb->total())},
+                                                     {"have_gib", units::to_gib(mb->capacity)}}));
+      }
+    }
   }
   return e;
 }

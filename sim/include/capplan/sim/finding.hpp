@@ -20,6 +20,8 @@ enum class FindingCode : std::uint8_t {
   batch_forces_one_replica,  // sequences, replicas (DP room of the GPUs), suggested: loud
   // The layout (estimate/estimate.cpp, search/strategy_search.cpp).
   no_layout_fits,                // evaluated: layouts evaluated; the least-memory one is shown
+  offload_optimizer_would_fit,   // need_gib, have_gib: the least-memory layout with the optimizer on the host
+  offload_params_would_fit,      // need_gib, have_gib: the same at ZeRO-3 with the parameters on the host too
   uneven_stages,                 // layers, stages (pp x virtual stages)
   tp_wider_than_node,            // tp, gpus_per_node
   sequence_parallel_without_tp,  //
