@@ -6,7 +6,6 @@
 #include <limits>
 #include <string>
 
-#include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/global_batch.hpp"
 #include "capplan/sim/step_model.hpp"
 #include "schedule/step_timing.hpp"
@@ -261,11 +260,12 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
   if (p.host_optimizer()) {
     // The op list's CPU step: its bytes give the rank's shard (TrainingJob::adam_step_bytes per
     // parameter); the host holds the optimizer state and gradients of that shard, and the 16-bit
-    // parameters too when they are offloaded.
-    double host_step_bytes = 0;
+    // parameters too when they are offloaded. The host rate is the one the cost model priced it at.
+    double host_step_bytes = 0, host_step_s = 0;
     for (const StepOp& so : ops.ops) {
       if (const auto* mo = std::get_if<MemoryOp>(&so.op); mo != nullptr && mo->link == MemoryLink::host) {
         host_step_bytes += mo->bytes.base() * so.count;
+        host_step_s += cost.cost(so.op).base() * so.count;
       }
     }
     const TrainingJob& job = s.training;
@@ -276,7 +276,7 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
     warn(F::offload_host_step, "strategy.offload_optimizer",
          {{"optimizer_s", timing.breakdown.optimizer.base()},
           {"step_s", e.step.time.base()},
-          {"host_gbps", DatasheetAssumptions{}.host_optimizer_GBps_per_node},
+          {"host_gbps", host_step_s > 0 ? host_step_bytes * ranks_on_host / host_step_s / 1e9 : 0.0},
           {"host_gib", per_gpu * ranks_on_host / (1024.0 * 1024 * 1024)}});
   }
   if (!e.memory.fits()) {
