@@ -17,8 +17,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kColumns[] = {
-    "row_id", "source_group", "framework", "framework_version", "method", "model", "gpu", "num_gpus", "num_nodes", "tp", "pp", "cp", "vp",
-    "dp_or_fsdp", "precision", "frozen_base_weight_dtype", "lora_rank", "lora_targets", "seq_len", "micro_batch",
+    "row_id", "source_group", "framework", "framework_version", "method", "model", "gpu", "num_gpus", "num_nodes",
+    "tp", "pp", "cp", "vp", "dp_or_fsdp", "precision", "frozen_base_weight_dtype", "lora_rank", "lora_targets", "seq_len", "micro_batch",
     "global_batch", "grad_accum", "other_opts", "tokens_per_s_per_gpu", "step_time_s", "peak_memory_gb",
     "memory_definition", "metric_definition", "verification", "notes"};
 
