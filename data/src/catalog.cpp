@@ -790,6 +790,19 @@ constexpr RecipeDefault kRecipeDefaults[] = {
     CAPPLAN_RECIPE_BOOL("zero3_regather_recompute", zero3_regather_recompute, false,
                         "ZeRO-3 under full recompute: parameters gathered for the recomputed forward, released, "
                         "gathered again for backward"),
+    {"zero3_host_us_per_layer", false,
+     "DeepSpeed ZeRO-3: host time of the parameter hooks per layer and pass, microseconds",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       const auto us = rd.number(v, p, 0.0, 1e6, false);
+       if (us) r.zero3_host_us_per_layer = *us;
+       return us.has_value();
+     }},
+    {"zero_full_finetune", false, "the ZeRO stage of the recipe's full-parameter fine-tuning script",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       const auto z = rd.integer(v, p, 0, 3);
+       if (z) r.zero_full_finetune = static_cast<int>(*z);
+       return z.has_value();
+     }},
     {"lora_rank", false, "fine-tuning: the LoRA rank when the scenario does not give one",
      [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
        const auto rank = rd.integer(v, p, 1, 65536);

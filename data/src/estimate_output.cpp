@@ -361,6 +361,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
                                                                    : json(nullptr)},
       {"fp8_params", sc.training.fp8_weights()},
       {"host_us_per_op", number(sc.training.host_s_per_op * 1e6)},
+      {"zero3_host_us_per_layer", number(sc.training.zero3_host_s_per_layer * 1e6)},
       {"tokens", number(sc.training.tokens)},
       {"global_batch", sc.training.global_batch},
       {"global_batch_tokens", number(static_cast<double>(sc.training.global_batch) * sc.model.seq_len)},

@@ -358,6 +358,11 @@ class ScenarioParser {
     } else {
       out_.strategy_all_auto = true;  // no strategy given: search for the best, like "auto"
     }
+    // The ZeRO stage of the recipe's full-parameter fine-tuning script, unless the strategy gives one.
+    if (recipe_ && recipe_->zero_full_finetune && !s.zero && t && t->finetune.method == sim::TuneMethod::full &&
+        out_.scenario.workload.kind == sim::WorkloadKind::finetune) {
+      s.zero = recipe_->zero_full_finetune;
+    }
     if (has_errors(diags_) || !m || !t || !c) return std::unexpected(std::move(diags_));
     out_.scenario.model = std::move(*m);
     out_.scenario.training = *t;
@@ -877,7 +882,7 @@ class ScenarioParser {
     r_.unknown_keys(j, p,
                     {"tokens", "global_batch_tokens", "global_batch", "precision", "framework", "kernels",
                      "overlap_compute_slowdown", "loss_kernel", "grad_reduce_in_fp32", "master_weights", "fp8_recipe", "fp8_params",
-                     "host_us_per_op", "pp_p2p_batched"});
+                     "host_us_per_op", "zero3_host_us_per_layer", "pp_p2p_batched"});
     sim::TrainingJob t;
     if (out_.scenario.workload.kind == sim::WorkloadKind::finetune) {
       // A fine-tuning job's tokens come from its dataset (workload.dataset: tokens x epochs).
@@ -983,6 +988,12 @@ class ScenarioParser {
       // Host time per op of the op list (launch plus framework dispatch), microseconds.
       if (auto x = r_.number(*v, child(p, "host_us_per_op"), 0.0, 10000.0, false)) t.host_s_per_op = *x * 1e-6;
     }
+    if (const json* v = find(j, "zero3_host_us_per_layer")) {
+      // DeepSpeed ZeRO-3's hook time per layer and pass, microseconds (TrainingJob::zero3_host_s_per_layer).
+      if (auto x = r_.number(*v, child(p, "zero3_host_us_per_layer"), 0.0, 1e6, false)) {
+        t.zero3_host_s_per_layer = *x * 1e-6;
+      }
+    }
     if (const json* v = find(j, "pp_p2p_batched")) {
       // A micro-batch's pipeline send and receive in one batched call (false: blocking calls each).
       if (auto b = r_.boolean(*v, child(p, "pp_p2p_batched"))) t.pp_p2p_batched = *b;
@@ -992,6 +1003,9 @@ class ScenarioParser {
       if (!find(j, "pp_p2p_batched") && recipe_->pp_p2p_batched) t.pp_p2p_batched = *recipe_->pp_p2p_batched;
       if (recipe_->zero3_prefetch_params) t.zero3_prefetch_params = *recipe_->zero3_prefetch_params;
       if (recipe_->zero3_regather_recompute) t.zero3_regather_recompute = *recipe_->zero3_regather_recompute;
+      if (!find(j, "zero3_host_us_per_layer") && recipe_->zero3_host_us_per_layer) {
+        t.zero3_host_s_per_layer = *recipe_->zero3_host_us_per_layer * 1e-6;
+      }
       if (!find(j, "loss_kernel") && recipe_->loss_kernel) t.loss_kernel = recipe_->loss_kernel;
       if (!find(j, "grad_reduce_in_fp32")) {
         if (auto g = recipe_->grad_reduce_in_fp32(t.precision)) t.grad_reduce_in_fp32 = g;

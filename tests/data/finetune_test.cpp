@@ -69,6 +69,26 @@ TEST(FinetuneScenario, RecipesGiveTheLoraDefaults) {
   }
 }
 
+// Qwen's full-parameter script (finetune_ds.sh) runs DeepSpeed ZeRO-3 on any number of GPUs: the
+// recipe fixes ZeRO-3 for full fine-tuning unless the strategy says otherwise; its LoRA scripts
+// do not (single GPU without DeepSpeed, several with ZeRO-2), so LoRA leaves the stage open.
+TEST(FinetuneScenario, QwensFullParameterRecipeRunsZero3) {
+  auto zero_of = [](const char* method, const char* framework, std::optional<int> zero) {
+    json j = lora_scenario();
+    j["workload"]["method"] = method;
+    if (std::string(method) == "full") j["workload"].erase("lora");
+    j["training"]["framework"] = framework;
+    if (zero) j["strategy"]["zero"] = *zero;
+    auto s = parse_scenario(j, test::real_catalogs(), "t");
+    EXPECT_TRUE(s) << to_string(s.error());
+    return s ? s->scenario.strategy.zero : std::optional<int>{-1};
+  };
+  EXPECT_EQ(zero_of("full", "qwen-finetune", std::nullopt), std::optional<int>{3});
+  EXPECT_EQ(zero_of("full", "qwen-finetune", 1), std::optional<int>{1});
+  EXPECT_EQ(zero_of("lora", "qwen-finetune", std::nullopt), std::nullopt);
+  EXPECT_EQ(zero_of("full", "hf-trainer", std::nullopt), std::nullopt);
+}
+
 TEST(FinetuneScenario, UnpackedSamplesArePaddedAndTheTokensCountThePadding) {
   json j = lora_scenario();
   j["workload"]["dataset"] = {{"tokens", 1e9}, {"packing", false}, {"mean_sample_tokens", 512}, {"pad_to", "max"}};

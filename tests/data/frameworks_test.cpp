@@ -585,6 +585,30 @@ TEST(FrameworkScenario, HostTimePerOpComesFromTheRecipeOrTheScenario) {
   EXPECT_NE(to_string(bad.error()).find("scenario#/training/host_us_per_op"), std::string::npos) << to_string(bad.error());
 }
 
+// DeepSpeed ZeRO-3's hook time per layer and pass: the DeepSpeed recipes' figure (2.8 ms, fitted
+// on Qwen's ZeRO-3 full fine-tuning, data/frameworks.json), a scenario's own value instead, none
+// for a recipe without DeepSpeed; a negative value is an error naming the field.
+TEST(FrameworkScenario, Zero3HookTimeComesFromTheRecipeOrTheScenario) {
+  for (const char* id : {"deepspeed", "megatron-deepspeed", "qwen-finetune"}) {
+    auto from_recipe = parse_scenario(scenario_with({{"framework", id}}), real_catalogs());
+    ASSERT_TRUE(from_recipe.has_value()) << id << ": " << to_string(from_recipe.error());
+    EXPECT_DOUBLE_EQ(from_recipe->scenario.training.zero3_host_s_per_layer, 2.8e-3) << id;
+  }
+  auto given = parse_scenario(scenario_with({{"framework", "deepspeed"}, {"zero3_host_us_per_layer", 500}}),
+                              real_catalogs());
+  ASSERT_TRUE(given.has_value()) << to_string(given.error());
+  EXPECT_DOUBLE_EQ(given->scenario.training.zero3_host_s_per_layer, 500e-6);
+  for (const char* id : {"megatron-lm", "pytorch-fsdp", "hf-trainer"}) {
+    auto none = parse_scenario(scenario_with({{"framework", id}}), real_catalogs());
+    ASSERT_TRUE(none.has_value()) << id;
+    EXPECT_EQ(none->scenario.training.zero3_host_s_per_layer, 0.0) << id;
+  }
+  auto bad = parse_scenario(scenario_with({{"zero3_host_us_per_layer", -1}}), real_catalogs());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(to_string(bad.error()).find("scenario#/training/zero3_host_us_per_layer"), std::string::npos)
+      << to_string(bad.error());
+}
+
 // Pipeline p2p batching: megatron-deepspeed's recipe says blocking calls (DeepSpeed's
 // PipelineEngine), a scenario's training.pp_p2p_batched overrides it, capplan's default (batched,
 // as Megatron-LM) stays for a recipe without the field; a non-boolean is an error naming it.

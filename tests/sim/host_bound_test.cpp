@@ -156,5 +156,49 @@ TEST(HostBound, AnotherDevicesLaunchFitIsNotApplied) {
   EXPECT_LT(other.step.time.base(), estimate_of(tiny(1e-3)).step.time.base());
 }
 
+// DeepSpeed's ZeRO-3 hooks (TrainingJob::zero3_host_s_per_layer) add host time per layer and pass:
+// forward and backward, and the recomputed forward when DeepSpeed releases the parameters after
+// it. On the tiny model (2 layers, kernels of microseconds) the step is host-bound, so two hook
+// figures differ by exactly micro-batches x layers x passes x their difference; with one rank
+// nothing is gathered, and the hooks run all the same.
+Scenario tiny_zero(int zero, Recompute rc, bool regather, double hook_s) {
+  TrainingJob job = test::job_of(8, 1e9);
+  job.host_s_per_op = 1e-3;  // launch-bound whatever the hooks add
+  job.zero3_regather_recompute = regather;
+  job.zero3_host_s_per_layer = hook_s;
+  return test::scenario_of(test::tiny_model(), job, test::cluster_of(test::a100_80gb(), 1),
+                           test::fixed_request(test::layout(1, 1, 1, 1, rc, false, zero)));
+}
+
+TEST(HostBound, DeepSpeedZero3HooksAddHostTimePerLayerAndPass) {
+  const double m = 8, layers = 2;  // global batch 8 at micro-batch 1; the tiny model's layers
+  auto step = [](int zero, Recompute rc, bool regather, double hook_s) {
+    return estimate_of(tiny_zero(zero, rc, regather, hook_s)).step.time.base();
+  };
+  // Tolerance: rounding of sums of ~100 doubles.
+  // Full recompute with DeepSpeed's release after the recomputed forward: three passes.
+  EXPECT_NEAR(step(3, Recompute::full, true, 2e-3) - step(3, Recompute::full, true, 0), m * layers * 3 * 2e-3, 1e-9);
+  // The recomputed forward's gather serves the backward: two passes.
+  EXPECT_NEAR(step(3, Recompute::full, false, 2e-3) - step(3, Recompute::full, false, 0), m * layers * 2 * 2e-3,
+              1e-9);
+  EXPECT_NEAR(step(3, Recompute::none, true, 2e-3) - step(3, Recompute::none, true, 0), m * layers * 2 * 2e-3, 1e-9);
+  // ZeRO-0 to 2 have no parameter hooks.
+  for (int zero : {0, 1, 2}) {
+    EXPECT_DOUBLE_EQ(step(zero, Recompute::full, true, 2e-3), step(zero, Recompute::full, true, 0)) << zero;
+  }
+}
+
+// The hooks are host time: a micro-batch whose GPU work outlasts them is not slowed.
+TEST(HostBound, Zero3HooksHideBehindALargeModelsGpuTime) {
+  TrainingJob job = test::job_of(256);
+  job.zero3_regather_recompute = true;
+  const Cluster c = test::cluster_of(test::a100_80gb(), 256, 8, units::gbit_per_s(200));
+  Scenario s = test::scenario_of(test::gpt3_175b(), job, c,
+                                 test::fixed_request(test::layout(1, 1, 256, 1, Recompute::full, false, 3)));
+  const double plain = estimate_of(s).step.time.base();
+  s.training.zero3_host_s_per_layer = 2.8e-3;  // the deepspeed recipe's figure
+  EXPECT_DOUBLE_EQ(estimate_of(s).step.time.base(), plain);
+}
+
 }  // namespace
 }  // namespace capplan::sim

@@ -219,6 +219,12 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
   // the GPU, so a micro-batch takes the longer of its GPU time and its host time. The framework's
   // figure, never below what the cost model knows one op's launch to take on the host.
   const double host_per_op = std::max(s.training.host_s_per_op, buckets.host_issue_s_per_op);
+  // DeepSpeed's ZeRO-3 hooks (TrainingJob::zero3_host_s_per_layer): each layer's submodules run
+  // them in the forward, in the backward and, when DeepSpeed releases the parameters after the
+  // recomputed forward, in that forward too.
+  const double hook_passes =
+      2.0 + (p.recompute == Recompute::full && s.training.zero3_regather_recompute ? 1.0 : 0.0);
+  const double hook_s_per_layer = p.zero == 3 ? s.training.zero3_host_s_per_layer * hook_passes : 0.0;
   // The step waits for its slowest GPU (variability.hpp): every stage's compute is stretched by
   // the expected slowdown of the slowest of the job's GPUs; so are the fill and drain.
   const double slow = slowest_gpu_slowdown(s.cluster.gpus, s.cluster.gpu_speed_spread);
@@ -271,8 +277,10 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
     // schedule does not support overlapping p2p communication").
     if (p.pp_comm_overlap && p.virtual_stages > 1) st.pp = exposed(st.pp, st.compute);
     st.total = st.compute * (1.0 + slow) + st.tp + st.pp + st.fsdp + st.ep + st.cp;
-    if (host_per_op > 0) {
-      const double host = (launches + (p.pp > 1 ? pipeline.launches * p.virtual_stages : 0.0)) * host_per_op;
+    if (host_per_op > 0 || hook_s_per_layer > 0) {
+      const double blocks = sl.hybrid ? L + sl.mlp + E + sl.mamba : L;
+      const double host = (launches + (p.pp > 1 ? pipeline.launches * p.virtual_stages : 0.0)) * host_per_op +
+                          blocks * hook_s_per_layer;
       st.host = std::max(0.0, host - st.total);
       st.total += st.host;
     }

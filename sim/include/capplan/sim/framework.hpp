@@ -50,6 +50,11 @@ struct FrameworkRecipe {
   std::optional<double> zero3_prefetch_params;
   // ZeRO-3 gathers once more for the recomputed forward (TrainingJob::zero3_regather_recompute).
   std::optional<bool> zero3_regather_recompute;
+  // DeepSpeed ZeRO-3's hook time per layer and pass (TrainingJob::zero3_host_s_per_layer), microseconds.
+  std::optional<double> zero3_host_us_per_layer;
+  // The ZeRO stage of the recipe's full-parameter fine-tuning script, when the strategy does not
+  // give one (Qwen's finetune_ds.sh runs ZeRO-3 on any number of GPUs).
+  std::optional<int> zero_full_finetune;
   // Fine-tuning (finetune.hpp): the LoRA rank and target modules when the scenario does not give
   // them, and whether packed sequences attend only within their documents.
   std::optional<int> lora_rank;

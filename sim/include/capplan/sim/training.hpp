@@ -118,6 +118,17 @@ struct TrainingJob {
   // deepspeedai/DeepSpeed#4784 on the recompute running through the forward hooks). false: the
   // recomputed forward's gather serves the backward (two gathers per micro-batch).
   bool zero3_regather_recompute = false;
+  // Host time DeepSpeed's ZeRO-3 hooks add per transformer layer and pass (forward, recomputed
+  // forward, backward), on top of host_s_per_op: every submodule's forward and backward runs
+  // Python hooks that fetch its parameters, record and wait on events, trace the prefetch order
+  // and release them again, and every parameter's gradient runs a hook that copies it into the
+  // partitioned buffer (deepspeed/runtime/zero/parameter_offload.py, partitioned_param_coordinator.py
+  // fetch_sub_module / release_sub_module, stage3.py reduce_partition_and_remove_grads). They run
+  // even with one rank, where nothing is gathered. fetch_sub_module synchronises on the event
+  // recorded three fetches back, so the host cannot run far ahead of the GPU: the hooks add to
+  // the host time a micro-batch needs (schedule/step_timing.cpp). Only when the stage is ZeRO-3;
+  // 0: no such hooks (PyTorch FSDP's per-unit hooks are part of host_s_per_op).
+  double zero3_host_s_per_layer = 0;
   // What the step trains (finetune.hpp): everything by default (pre-training, full SFT); LoRA and
   // QLoRA freeze the base and train adapters. The op list drops the weight gradients of frozen
   // weights, adds the adapters' GEMMs and the 4-bit base's dequantisation; data-parallel
