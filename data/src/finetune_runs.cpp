@@ -103,7 +103,8 @@ Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows,
     const CsvRow& row = rows[i];
     auto cell = [&](const char* name) { return trim(row.cells[col.at(name)]); };
     std::string opts = cell("other_opts");
-    if (contains(cell("notes"), "each row adds to the previous one")) {
+    const bool cumulative = contains(cell("notes"), "each row adds to the previous one");
+    if (cumulative) {
       std::string& so_far = cumulative_opts[cell("source_group")];
       if (!contains(cell("method"), "LoRA")) so_far += " " + opts;
       opts = so_far;
@@ -185,7 +186,13 @@ Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows,
     }
     if (const auto vp = leading_int(cell("vp"))) strategy["virtual_stages"] = *vp;
     if (leading_int(cell("micro_batch"))) strategy["micro_batch"] = mb;
-    if (recompute) strategy["recompute"] = "full";
+    // A table whose rows each add one technique to the row before states every row's techniques:
+    // activation checkpointing is off until the row that adds it.
+    if (recompute) {
+      strategy["recompute"] = "full";
+    } else if (cumulative) {
+      strategy["recompute"] = "none";
+    }
     const std::string dp_text = cell("dp_or_fsdp");
     if (contains(dp_text, "FSDP") || contains(method_text, "Zero3")) strategy["zero"] = 3;
     if (const auto dp = leading_int(dp_text)) strategy["dp"] = *dp;

@@ -357,6 +357,7 @@ class ScenarioParser {
       s = parse_strategy(*strategy, c, m);
     } else {
       out_.strategy_all_auto = true;  // no strategy given: search for the best, like "auto"
+      if (recipe_) apply_recipe(json::object(), s, m);  // within the recipe's defaults, as for absent keys
     }
     // The ZeRO stage of the recipe's full-parameter fine-tuning script, unless the strategy gives one.
     if (recipe_ && recipe_->zero_full_finetune && !s.zero && t && t->finetune.method == sim::TuneMethod::full &&

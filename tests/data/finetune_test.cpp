@@ -200,6 +200,18 @@ TEST(FinetuneRuns, TheTableIsRecognisedByItsHeaderAndMapped) {
   ASSERT_NE(u, nullptr);
   EXPECT_FALSE(u->usable);
   EXPECT_NE(u->skip_reason.find("unverified"), std::string::npos) << u->skip_reason;
+  // torchtune's optimisation-flags table adds one technique per row: activation checkpointing is
+  // off until the row that adds it, on from there; the README's other torchtune rows state
+  // nothing, so the recipe's default (checkpointing, as its shipped configs) applies.
+  for (const auto& [id, rc] : {std::pair{"FT0033", "none"}, std::pair{"FT0034", "none"},
+                               std::pair{"FT0035", "full"}, std::pair{"FT0037", "full"}}) {
+    const PublishedRun* t = find_row(*runs, id);
+    ASSERT_NE(t, nullptr) << id;
+    EXPECT_EQ(t->scenario["strategy"].value("recompute", ""), rc) << id;
+  }
+  const PublishedRun* tt = find_row(*runs, "FT0028");
+  ASSERT_NE(tt, nullptr);
+  EXPECT_FALSE(tt->scenario["strategy"].contains("recompute"));
   // Budgets are not measurements.
   const PublishedRun* b = find_row(*runs, "FT0135");
   ASSERT_NE(b, nullptr);

@@ -439,7 +439,7 @@ const std::vector<Default>& defaults() {
     {"torchtune", f::grad_reduce_in_fp32_bf16, false, "https://github.com/pytorch/torchtune/blob/0031bfb080bd35ec533c412df883cf2bf7bf7fe4/docs/source/tutorials/memory_optimizations.rst (bf16 'uses 2 bytes per model and optimizer parameter')"},
     {"torchtune", f::master_weights, false, "the same page: \"Currently, we don't support mixed-precision training in torchtune\""},
     {"torchtune", f::fp8_param_gather, false, "no FP8 training in the recipes"},
-    {"torchtune", f::recompute, kNull, "per config (70B_full.yaml True, 8B_lora.yaml False)"},
+    {"torchtune", f::recompute, full, "https://github.com/pytorch/torchtune/blob/0031bfb080bd35ec533c412df883cf2bf7bf7fe4/recipes/configs/llama3_1/70B_full.yaml#L101 (enable_activation_checkpointing: True; 27 of 32 full, 24 of 33 LoRA, 13 of 14 QLoRA configs)"},
     {"torchtune", f::cuda_graphs, false, "not used"},
   };
   // clang-format on
@@ -531,6 +531,20 @@ TEST(FrameworkScenario, ARecipeIdSetsItsDefaults) {
   EXPECT_EQ(s.strategy.overlap_dp_comm, false);
   EXPECT_EQ(s.strategy.tp_comm_overlap, false);
   EXPECT_EQ(s.strategy.recompute, Recompute::none);  // not given in the strategy: the recipe's
+}
+
+// A scenario without a strategy object leaves every strategy key out: the recipe's strategy
+// defaults apply as they do to the keys a strategy object leaves out, and the rest is searched.
+TEST(FrameworkScenario, ARecipesStrategyDefaultsApplyWithoutAStrategyObject) {
+  for (const auto& [id, rc] : {std::pair{"megatron-lm", Recompute::none}, std::pair{"torchtune", Recompute::full}}) {
+    nlohmann::json j = scenario_with({{"framework", id}});
+    j.erase("strategy");
+    auto r = parse_scenario(j, real_catalogs());
+    ASSERT_TRUE(r.has_value()) << id << ": " << to_string(r.error());
+    EXPECT_TRUE(r->strategy_all_auto) << id;
+    EXPECT_EQ(r->scenario.strategy.recompute, rc) << id;
+    EXPECT_FALSE(r->scenario.strategy.tp.has_value()) << id;
+  }
 }
 
 TEST(FrameworkScenario, ScenarioKeysOverrideTheRecipeFieldByField) {
