@@ -677,6 +677,14 @@ bool expect_name(const json& v, Reader& rd, const std::string& p, std::optional<
      return true;                                                                                    \
    }}
 
+// A number field of the recipe within [lo, hi].
+#define CAPPLAN_RECIPE_NUMBER(key, member, lo, hi, help)                                             \
+  {key, false, help, [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {  \
+     const auto x = rd.number(v, p, lo, hi, false);                                                  \
+     if (x) r.member = *x;                                                                           \
+     return x.has_value();                                                                           \
+   }}
+
 std::optional<sim::Framework> kernels_from_string(const std::string& s) {
   if (s == "fused") return sim::Framework::megatron;
   if (s == "eager") return sim::Framework::pytorch;
@@ -775,28 +783,15 @@ constexpr RecipeDefault kRecipeDefaults[] = {
     CAPPLAN_RECIPE_BOOL("expert_tp_follows_tp", expert_tp_follows_tp, false,
                         "MoE: expert tensor-parallel size defaults to the tensor-parallel size"),
     CAPPLAN_RECIPE_BOOL("cuda_graphs", cuda_graphs, true, "CUDA graphs captured (not modelled)"),
-    {"host_us_per_op", false, "host time to issue one op of capplan's op list, microseconds",
-     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
-       const auto us = rd.number(v, p, 0.0, 10000.0, false);
-       if (us) r.host_us_per_op = *us;
-       return us.has_value();
-     }},
-    {"zero3_prefetch_params", false, "ZeRO-3: parameter elements gathered ahead of use (at least the next tensor)",
-     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
-       const auto n = rd.number(v, p, 1.0, 1e12, false);
-       if (n) r.zero3_prefetch_params = *n;
-       return n.has_value();
-     }},
+    CAPPLAN_RECIPE_NUMBER("host_us_per_op", host_us_per_op, 0.0, 10000.0,
+                          "host time to issue one op of capplan's op list, microseconds"),
+    CAPPLAN_RECIPE_NUMBER("zero3_prefetch_params", zero3_prefetch_params, 1.0, 1e12,
+                          "ZeRO-3: parameter elements gathered ahead of use (at least the next tensor)"),
     CAPPLAN_RECIPE_BOOL("zero3_regather_recompute", zero3_regather_recompute, false,
                         "ZeRO-3 under full recompute: parameters gathered for the recomputed forward, released, "
                         "gathered again for backward"),
-    {"zero3_host_us_per_layer", false,
-     "DeepSpeed ZeRO-3: host time of the parameter hooks per layer and pass, microseconds",
-     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
-       const auto us = rd.number(v, p, 0.0, 1e6, false);
-       if (us) r.zero3_host_us_per_layer = *us;
-       return us.has_value();
-     }},
+    CAPPLAN_RECIPE_NUMBER("zero3_host_us_per_layer", zero3_host_us_per_layer, 0.0, 1e6,
+                          "DeepSpeed ZeRO-3: host time of the parameter hooks per layer and pass, microseconds"),
     {"zero_full_finetune", false, "the ZeRO stage of the recipe's full-parameter fine-tuning script",
      [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
        const auto z = rd.integer(v, p, 0, 3);
@@ -819,6 +814,7 @@ constexpr RecipeDefault kRecipeDefaults[] = {
                         "fine-tuning: packed sequences attend only within their documents"),
 };
 #undef CAPPLAN_RECIPE_BOOL
+#undef CAPPLAN_RECIPE_NUMBER
 
 FrameworkEntry parse_framework(const json& j, const std::string& path, Reader& r) {
   FrameworkEntry e;
