@@ -96,6 +96,10 @@ constexpr Template kTemplates[] = {
      "offload: the optimizer runs on the CPU, {optimizer_s} s of each {step_s} s step at an assumed {host_gbps} GB/s "
       "of host memory per node (measured CPU Adam: 42-83 GB/s per node; hosts differ), and each node holds "
       "{host_gib} GiB of optimizer state, gradients and offloaded parameters in host memory"},
+    {FindingCode::zero3_hooks_host_bound,
+     "ZeRO-3: DeepSpeed's parameter hooks take {hooks_s} s of host time per step ({ms_per_layer} ms per layer and "
+      "pass, the recipe's figure), and the {step_s} s step waits {host_s} s for its host; ZeRO-2, where it fits, "
+      "has no such hooks"},
     {FindingCode::layout_not_positive, "must be a positive integer; got {got}"},
     {FindingCode::layout_zero_out_of_range, "must be 0, 1, 2 or 3; got {got}"},
     {FindingCode::layout_etp_needs_moe, "expert tensor parallelism needs an MoE model; got {got}"},

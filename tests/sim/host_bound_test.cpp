@@ -188,6 +188,27 @@ TEST(HostBound, DeepSpeedZero3HooksAddHostTimePerLayerAndPass) {
   }
 }
 
+// A host-bound ZeRO-3 step says how much of its host time the hooks are; none without hooks or
+// at ZeRO-2.
+TEST(HostBound, AHostBoundZero3StepNamesItsHookTime) {
+  auto hook_finding = [](int zero, double hook_s) -> const Finding* {
+    static Estimate e;
+    e = estimate_of(tiny_zero(zero, Recompute::full, true, hook_s));
+    for (const Finding& f : e.findings) {
+      if (f.code == FindingCode::zero3_hooks_host_bound) return &f;
+    }
+    return nullptr;
+  };
+  const Finding* f = hook_finding(3, 2e-3);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->field, "strategy.zero");
+  EXPECT_NEAR(f->number("hooks_s"), 8 * 2 * 3 * 2e-3, 1e-12);  // micro-batches x layers x passes x figure
+  EXPECT_DOUBLE_EQ(f->number("ms_per_layer"), 2.0);
+  EXPECT_GT(f->number("host_s"), 0.0);
+  EXPECT_EQ(hook_finding(3, 0), nullptr);
+  EXPECT_EQ(hook_finding(2, 2e-3), nullptr);
+}
+
 // The hooks are host time: a micro-batch whose GPU work outlasts them is not slowed.
 TEST(HostBound, Zero3HooksHideBehindALargeModelsGpuTime) {
   TrainingJob job = test::job_of(256);
