@@ -359,9 +359,10 @@ class ScenarioParser {
       out_.strategy_all_auto = true;  // no strategy given: search for the best, like "auto"
       if (recipe_) apply_recipe(json::object(), s, m);  // within the recipe's defaults, as for absent keys
     }
-    // The ZeRO stage of the recipe's full-parameter fine-tuning script, unless the strategy gives one.
-    if (recipe_ && recipe_->zero_full_finetune && !s.zero && t && t->finetune.method == sim::TuneMethod::full &&
-        out_.scenario.workload.kind == sim::WorkloadKind::finetune) {
+    // The ZeRO stage of the recipe's full-parameter fine-tuning script, unless the strategy gives
+    // one or asks for a search ("auto").
+    if (recipe_ && recipe_->zero_full_finetune && (find(j, "strategy") == nullptr || find(*find(j, "strategy"), "zero") == nullptr) && t &&
+        t->finetune.method == sim::TuneMethod::full && out_.scenario.workload.kind == sim::WorkloadKind::finetune) {
       s.zero = recipe_->zero_full_finetune;
     }
     if (has_errors(diags_) || !m || !t || !c) return std::unexpected(std::move(diags_));

@@ -73,7 +73,7 @@ TEST(FinetuneScenario, RecipesGiveTheLoraDefaults) {
 // recipe fixes ZeRO-3 for full fine-tuning unless the strategy says otherwise; its LoRA scripts
 // do not (single GPU without DeepSpeed, several with ZeRO-2), so LoRA leaves the stage open.
 TEST(FinetuneScenario, QwensFullParameterRecipeRunsZero3) {
-  auto zero_of = [](const char* method, const char* framework, std::optional<int> zero) {
+  auto zero_of = [](const char* method, const char* framework, std::optional<json> zero) {
     json j = lora_scenario();
     j["workload"]["method"] = method;
     if (std::string(method) == "full") j["workload"].erase("lora");
@@ -84,7 +84,8 @@ TEST(FinetuneScenario, QwensFullParameterRecipeRunsZero3) {
     return s ? s->scenario.strategy.zero : std::optional<int>{-1};
   };
   EXPECT_EQ(zero_of("full", "qwen-finetune", std::nullopt), std::optional<int>{3});
-  EXPECT_EQ(zero_of("full", "qwen-finetune", 1), std::optional<int>{1});
+  EXPECT_EQ(zero_of("full", "qwen-finetune", json(1)), std::optional<int>{1});
+  EXPECT_EQ(zero_of("full", "qwen-finetune", json("auto")), std::nullopt);  // searched, as asked
   EXPECT_EQ(zero_of("lora", "qwen-finetune", std::nullopt), std::nullopt);
   EXPECT_EQ(zero_of("full", "hf-trainer", std::nullopt), std::nullopt);
 }
