@@ -361,7 +361,8 @@ class ScenarioParser {
     }
     // The ZeRO stage of the recipe's full-parameter fine-tuning script, unless the strategy gives
     // one or asks for a search ("auto").
-    if (recipe_ && recipe_->zero_full_finetune && (find(j, "strategy") == nullptr || find(*find(j, "strategy"), "zero") == nullptr) && t &&
+    const json* given = find(j, "strategy");
+    if (recipe_ && recipe_->zero_full_finetune && (given == nullptr || find(*given, "zero") == nullptr) && t &&
         t->finetune.method == sim::TuneMethod::full && out_.scenario.workload.kind == sim::WorkloadKind::finetune) {
       s.zero = recipe_->zero_full_finetune;
     }

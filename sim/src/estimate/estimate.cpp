@@ -279,13 +279,10 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
           {"host_gbps", host_step_s > 0 ? host_step_bytes * ranks_on_host / host_step_s / 1e9 : 0.0},
           {"host_gib", per_gpu * ranks_on_host / (1024.0 * 1024 * 1024)}});
   }
-  if (p.zero == 3 && s.training.zero3_host_s_per_layer > 0 && timing.breakdown.host.base() > 0) {
-    // DeepSpeed's ZeRO-3 hooks on a step that waits for its host (schedule/step_timing.cpp): their
-    // share of the host time, on the stage with the most layers.
-    const double passes = 2.0 + (p.recompute == Recompute::full && s.training.zero3_regather_recompute ? 1.0 : 0.0);
-    const double layers = std::ceil(static_cast<double>(s.model.layers) / p.pp);
+  if (timing.zero3_hooks_s > 0 && timing.breakdown.host.base() > 0) {
+    // DeepSpeed's ZeRO-3 hooks on a step that waits for its host (schedule/step_timing.cpp).
     warn(F::zero3_hooks_host_bound, "strategy.zero",
-         {{"hooks_s", timing.micro_batches * layers * passes * s.training.zero3_host_s_per_layer},
+         {{"hooks_s", timing.zero3_hooks_s},
           {"host_s", timing.breakdown.host.base()},
           {"step_s", e.step.time.base()},
           {"ms_per_layer", s.training.zero3_host_s_per_layer * 1e3}});

@@ -213,7 +213,8 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
   const double fsdp_head = layer.fsdp > 0 ? (layer.fsdp + dense_ffn.fsdp) / 3.0 * 2.0 : 0.0;
   const double cp_layer = exposed(layer.cp, layer.attention);
   struct Stage {
-    double total = 0, compute = 0, recompute = 0, backward = 0, tp = 0, pp = 0, fsdp = 0, ep = 0, cp = 0, host = 0;
+    double total = 0, compute = 0, recompute = 0, backward = 0, tp = 0, pp = 0, fsdp = 0, ep = 0, cp = 0, host = 0,
+           hooks = 0;
   };
   // Host issue time per op (kernel launch plus the framework's dispatch): the CPU runs ahead of
   // the GPU, so a micro-batch takes the longer of its GPU time and its host time. The framework's
@@ -278,9 +279,9 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
     if (p.pp_comm_overlap && p.virtual_stages > 1) st.pp = exposed(st.pp, st.compute);
     st.total = st.compute * (1.0 + slow) + st.tp + st.pp + st.fsdp + st.ep + st.cp;
     if (host_per_op > 0 || hook_s_per_layer > 0) {
-      const double blocks = sl.hybrid ? L + sl.mlp + E + sl.mamba : L;
-      const double host = (launches + (p.pp > 1 ? pipeline.launches * p.virtual_stages : 0.0)) * host_per_op +
-                          blocks * hook_s_per_layer;
+      st.hooks = (sl.hybrid ? L + sl.mlp + E + sl.mamba : L) * hook_s_per_layer;
+      const double host =
+          (launches + (p.pp > 1 ? pipeline.launches * p.virtual_stages : 0.0)) * host_per_op + st.hooks;
       st.host = std::max(0.0, host - st.total);
       st.total += st.host;
     }
@@ -299,6 +300,7 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
   b.ep_comm = units::seconds(m * worst.ep);
   b.cp_comm = units::seconds(m * worst.cp);
   b.host = units::seconds(m * worst.host);
+  out.zero3_hooks_s = m * worst.hooks;
   b.bubble = units::seconds((sum_total - worst.total) / p.virtual_stages);
 
   // Data parallel: with overlap (Megatron/DDP buckets), the gradient reduction runs during the

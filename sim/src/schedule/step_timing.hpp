@@ -10,6 +10,9 @@ namespace capplan::sim {
 struct StepTiming {
   StepBreakdown breakdown;
   int micro_batches = 1;
+  // Host time of DeepSpeed's ZeRO-3 hooks on the slowest stage over the step
+  // (TrainingJob::zero3_host_s_per_layer): part of the host time, hidden or not.
+  double zero3_hooks_s = 0;
 };
 
 // Seconds per micro-batch spent by one scope, split the way the breakdown reports them.
