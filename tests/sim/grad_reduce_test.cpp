@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/estimate.hpp"
 #include "capplan/sim/memory.hpp"
 #include "capplan/sim/step_model.hpp"
 #include "capplan/sim/workload.hpp"
@@ -17,6 +19,17 @@ using test::cluster_of;
 using test::job_of;
 using test::layout;
 using test::op_bytes;
+
+// The priced seconds of the named collective in one step (all its repetitions).
+double op_seconds(const StepOps& ops, const OpCostModel& cost, const char* name) {
+  double total = 0;
+  for (const StepOp& so : ops.ops) {
+    if (const auto* c = std::get_if<CollectiveOp>(&so.op); c != nullptr && std::strcmp(c->name, name) == 0) {
+      total += cost.cost(so.op).base() * so.count;
+    }
+  }
+  return total;
+}
 
 // Llama-2-70B on 8 H100 under layout `p`, built once with fp32 and once with 16-bit gradients.
 struct BothWays {
@@ -116,6 +129,63 @@ TEST(GradReduce, PureBf16TrainingKeepsTwoBytesOfEverythingAndNoMasterCopy) {
   TrainingJob fp8 = job_of(64, 300e9, Precision::fp8);
   fp8.master_weights = false;
   EXPECT_DOUBLE_EQ(fp8.optimizer_state_bytes(), 12.0);
+}
+
+TEST(GradReduce, TiedEmbeddingsAllReduceTheirGradientBetweenTheFirstAndLastStage) {
+  // GPT-3 175B (tied, vocab 51200, hidden 12288) at tp 8, pp 4, dp 2 on 64 A100: the first and
+  // the last stage each hold the word embedding's 51200/8 x 12288 rows per TP rank and all-reduce
+  // its gradient once per step, in the reduction dtype: 4 bytes per element in bf16 training
+  // (fp32 gradients), 2 with 16-bit gradients.
+  const ModelSpec m = test::gpt3_175b();
+  const Cluster c = cluster_of(test::a100_80gb(), 64);
+  const Parallelism p = layout(8, 4, 2, 1, Recompute::full, true, 1);
+  const double rows = 51200.0 / 8 * 12288;
+  EXPECT_DOUBLE_EQ(op_bytes(build_step_ops(m, job_of(64), p, c), "tied_embedding_grad_all_reduce"), 4.0 * rows);
+  EXPECT_DOUBLE_EQ(op_bytes(build_step_ops(m, test::with_16bit_gradients(job_of(64)), p, c),
+                            "tied_embedding_grad_all_reduce"),
+                   2.0 * rows);
+  // One stage holds both ends: nothing to synchronise. Untied: two different matrices.
+  EXPECT_EQ(op_bytes(build_step_ops(m, job_of(64), layout(8, 1, 8, 1, Recompute::full, true, 1), c),
+                     "tied_embedding_grad_all_reduce"),
+            0.0);
+  ModelSpec untied = m;
+  untied.tied_embeddings = false;
+  EXPECT_EQ(op_bytes(build_step_ops(untied, job_of(64), p, c), "tied_embedding_grad_all_reduce"), 0.0);
+  // LoRA leaves the embedding frozen (unless it trains it): no gradient to synchronise.
+  TrainingJob lora = job_of(64);
+  lora.finetune.method = TuneMethod::lora;
+  EXPECT_EQ(op_bytes(build_step_ops(m, lora, p, c), "tied_embedding_grad_all_reduce"), 0.0);
+  lora.finetune.train_embeddings = true;
+  EXPECT_GT(op_bytes(build_step_ops(m, lora, p, c), "tied_embedding_grad_all_reduce"), 0.0);
+}
+
+TEST(GradReduce, TheTiedEmbeddingSyncIsNeverHiddenBehindCompute) {
+  // The sync runs after the last backward, serially with the data-parallel reduction (Megatron-Core
+  // finalize_model_grads; DeepSpeed's ReduceTiedGrads): all of it is exposed. Without overlap the
+  // data-parallel time is exactly the reduction plus the sync; with overlap the reduction partly
+  // hides behind the backward and the sync still adds in full.
+  const ModelSpec m = test::gpt3_175b();
+  const Cluster c = cluster_of(test::a100_80gb(), 64);
+  const DatasheetCost cost(c);
+  for (const bool overlap : {false, true}) {
+    Parallelism p = layout(8, 4, 2, 1, Recompute::full, true, 0);
+    p.overlap_dp_comm = overlap;
+    const Scenario s = test::scenario_of(m, job_of(64), c, test::fixed_request(p));
+    const auto est = estimate(s, cost);
+    ASSERT_TRUE(est.has_value());
+    const StepOps ops = build_step_ops(m, s.training, est->layout.strategy, c);
+    const double sync = op_seconds(ops, cost, "tied_embedding_grad_all_reduce");
+    const double reduce = op_seconds(ops, cost, "dp_grad_all_reduce");
+    ASSERT_GT(sync, 0.0);
+    ASSERT_GT(reduce, 0.0);
+    const double dp = est->step.breakdown.dp_comm.base();
+    if (!overlap) {
+      EXPECT_NEAR(dp, reduce + sync, 1e-12 * (reduce + sync));
+    } else {
+      EXPECT_GE(dp, sync);
+      EXPECT_LT(dp, reduce + sync);
+    }
+  }
 }
 
 }  // namespace

@@ -443,13 +443,13 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
         const double kernels = half ? 5.0 : 3.0;
         const double fwd_bytes = half ? 33.0 + 2.0 * act : 25.0;
         const double bwd_bytes = half ? 37.0 + 2.0 * act : 29.0;
-        const bool rc = b.recomputes(OpRole::softmax, Scope::layer);
+        const bool softmax_rc = b.recomputes(OpRole::softmax, Scope::layer);
         const MemoryOp fwd{"softmax_torch", units::bytes((fwd_bytes * sq + dropout) / kernels)};
         const MemoryOp bwd{"softmax_torch", units::bytes((bwd_bytes * sq + 2.0 * dropout) / kernels)};
         b.add(fwd, Phase::forward, Scope::layer, kernels, OpRole::softmax, 0, (4.0 + (half ? act : 0.0)) * sq + dropout_kept,
-              rc);
+              softmax_rc);
         b.add(bwd, Phase::backward, Scope::layer, kernels, OpRole::softmax);
-        if (rc) b.add(fwd, Phase::recompute, Scope::layer, kernels, OpRole::softmax);
+        if (softmax_rc) b.add(fwd, Phase::recompute, Scope::layer, kernels, OpRole::softmax);
       }
     }
     if (p.cp > 1) {
@@ -855,6 +855,23 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
       b.add(CollectiveOp{"dp_param_all_gather", CollectiveKind::all_gather, weights, group, Axis::dp}, Phase::step,
             Scope::data_parallel, 1.0, OpRole::collective);
     }
+  }
+  if (m.tied_embeddings && p.pp > 1 && job.finetune.trains_embeddings()) {
+    // Tied input and output embeddings split over pipeline stages: the first and the last stage
+    // each hold a copy of the word-embedding matrix and all-reduce its gradient between them
+    // once per step, serially with the data-parallel reduction after the last backward, so never
+    // hidden behind compute (Megatron-Core megatron/core/distributed/finalize_model_grads.py:
+    // finish_grad_sync, then _allreduce_embedding_grads over the embedding group; DeepSpeed v0.12.2
+    // pipe/schedule.py TrainSchedule: ReduceTiedGrads, then ReduceGrads, then OptimizerStep;
+    // engine.py _exec_reduce_tied_grads: dist.all_reduce of the tied weight's gradient). Each TP rank
+    // sends its vocab/tp rows, in the reduction dtype; the two ranks are (pp - 1) stages apart,
+    // in one node only when the whole pipeline is.
+    const long long stage = 1LL * p.tp * p.dp * p.cp;
+    const bool crosses = stage * p.pp > c.gpus_per_node;
+    const GroupPlacement pair{2, crosses ? 1 : 2, crosses ? 2 : 1};
+    const units::Bytes grads = units::bytes(job.gradient_bytes() * m.embedding_params() / p.tp);
+    b.add(CollectiveOp{"tied_embedding_grad_all_reduce", CollectiveKind::all_reduce, grads, pair, Axis::pp},
+          Phase::step, Scope::data_parallel, 1.0, OpRole::collective);
   }
   if (p.zero >= 3 && (dense_dp > 1 || p.offload_params)) {
     // ZeRO-3 / FSDP: parameters gathered before forward and again before backward, gradients

@@ -133,8 +133,12 @@ void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostM
       case Scope::output: bucket = &output; break;
       case Scope::pipeline: bucket = &pipeline; break;
       case Scope::data_parallel: {
-        dp_step += t;
         const auto& c = std::get<CollectiveOp>(so.op);
+        if (c.axis == Axis::pp) {
+          into.dp_sync += t;  // the tied embedding's sync across stages: serial, never overlapped
+          continue;
+        }
+        dp_step += t;
         if (c.kind != CollectiveKind::all_gather) dp_grad += t;
         continue;
       }
@@ -322,6 +326,8 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
   } else {
     dp_exposed = m * worst.fsdp + dp_step;
   }
+  // The tied embedding's gradient sync runs serially with the replicas' reduction.
+  dp_exposed += buckets.dp_sync;
   b.dp_comm = units::seconds(dp_exposed);
   b.optimizer = units::seconds(optimizer);
   b.variability = units::seconds(slow * (m * worst.compute + optimizer));

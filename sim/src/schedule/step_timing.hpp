@@ -37,6 +37,9 @@ struct Bucket {
 struct OpBuckets {
   Bucket layer, dense_ffn, moe_ffn, embedding, output, pipeline, mamba;
   double dp_step = 0, dp_grad = 0, optimizer = 0;  // once per step
+  // Once per step, serially with the gradient reduction and never overlapped: the tied
+  // embedding's gradient all-reduce between the first and last pipeline stages.
+  double dp_sync = 0;
   // The cost model's least host time per op (OpCostModel::host_issue_s_per_op): not a sum, the
   // same for every part.
   double host_issue_s_per_op = 0;
