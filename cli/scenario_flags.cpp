@@ -89,6 +89,10 @@ constexpr Row kFieldRows[] = {
     {"--loss-kernel", "/training/loss_kernel", kText, "NAME",
      "Loss kernels: unfused, fused, te or eager (default: fused for megatron, eager for pytorch)",
      "Loss kernels: unfused, fused, te or eager"},
+    {"--attention-kernel", "/training/attention_kernel", kText, "NAME",
+     "Fused attention kernel generation: flash2 (FlashAttention-2 or newer, default) or flash1 (flash-attn 1.x, "
+     "2023 Triton FlashAttention)",
+     "Fused attention kernel generation: flash2 or flash1"},
     {"--fp8-recipe", "/training/fp8_recipe", kText, "NAME",
      "FP8 scaling: delayed (default) or current (tensorwise: an extra amax pass per cast)",
      "FP8 scaling: delayed (default) or current"},

@@ -131,6 +131,17 @@ constexpr Field<GpuDraft> kMeasuredSetFields[] = {
          }
        }
      }},
+    {"flash_attention_v1_efficiency", Kind::object, Need::optional, true, {},
+     "published FlashAttention-1-class attention fwd+bwd throughput / dense peak: {value, source}",
+     [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
+       if (auto m = read_measured(v, r, p)) {
+         if (m->value > 1.0) {
+           r.error(detail::child(p, "value"), "must be in (0, 1] (a fraction of peak); got " + detail::fmt(m->value));
+         } else {
+           g.entry.spec.attention_v1_efficiency = m->value;
+         }
+       }
+     }},
     {"hbm_copy_GBps", Kind::object, Need::optional, true, {}, "measured device-to-device copy GB/s: {value, source}",
      [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
        if (auto m = read_measured(v, r, p)) {
@@ -703,6 +714,14 @@ constexpr RecipeDefault kRecipeDefaults[] = {
                                          k))
          return false;
        r.loss_kernel = k;
+       return true;
+     }},
+    {"attention_kernel", false, "fused attention kernel generation: flash2 or flash1 (absent: flash2)",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       sim::AttentionKernel k{};
+       if (!expect_name<sim::AttentionKernel>(v, rd, p, sim::attention_kernel_from_string, {"flash2", "flash1"}, k))
+         return false;
+       r.attention_kernel = k;
        return true;
      }},
     {"grad_reduce_in_fp32", true, "gradients reduced in fp32, per precision: {bf16, fp16, fp8} (each true, false or null)",

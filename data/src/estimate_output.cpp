@@ -355,6 +355,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
                                                      : sc.training.framework_id},
       {"kernels", sc.training.framework == sim::Framework::pytorch ? "eager" : "fused"},
       {"loss_kernel", sim::to_string(sc.training.loss())},
+      {"attention_kernel", sc.model.flash_attention ? json(sim::to_string(sc.training.attention_kernel)) : json(nullptr)},
       {"grad_reduce_in_fp32", sc.training.fp32_gradients()},
       {"master_weights", sc.training.mixed_precision()},
       {"fp8_recipe", sc.training.precision == sim::Precision::fp8 ? json(sim::to_string(sc.training.fp8_recipe))

@@ -693,7 +693,14 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
   // gradient dtype, overlap, recompute, attention kernel, dropout, ...) apply through the scenario.
   const std::string framework = rr.cell("framework");
   const auto mapped = framework_recipe_for(framework, year, name);
-  const std::string recipe_id = mapped.value_or("megatron");
+  std::string recipe_id = mapped.value_or("megatron");
+  if (recipe_id == "llm-foundry" && contains(rr.cell("source"), "llm-foundry") &&
+      contains(rr.cell("source"), "benchmarking") && !contains(rr.cell("source_locator"), "large scale")) {
+    // llm-foundry's benchmark README: its tables of 2023 (A100 in May, H100 in October) were run by
+    // the v0.1-v0.3 benchmark scripts (recipe llm-foundry-2023: Triton FlashAttention); its "Large
+    // Scale" table was added in January 2024 (5e85bd6) by sweep.py on main with flash-attn 2.
+    recipe_id = "llm-foundry-2023";
+  }
   const auto recipe = cat.framework_recipe(recipe_id);
   if (mapped) {
     rr.assume("framework '" + framework + "': recipe '" + recipe_id + "' (data/frameworks.json)");
@@ -754,7 +761,7 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
     rr.assume("framework '" + framework + "' with kernel opts TE: Transformer Engine's fused RMSNorm, RoPE and "
               "attention (NeMo AutoModel benchmark configs: rms_norm te, rope_fusion true)");
   }
-  if (recipe_id == "llm-foundry" && contains(rr.cell("precision"), "pure")) {
+  if ((recipe_id == "llm-foundry" || recipe_id == "llm-foundry-2023") && contains(rr.cell("precision"), "pure")) {
     // The row's FSDP mixed precision PURE (Composer get_mixed_precision): reductions in bf16.
     training["grad_reduce_in_fp32"] = false;
     rr.assume("precision '" + rr.cell("precision") + "': FSDP mixed precision PURE, gradients reduced in bf16");

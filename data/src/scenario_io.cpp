@@ -884,7 +884,7 @@ class ScenarioParser {
     const auto before = r_.count();
     r_.unknown_keys(j, p,
                     {"tokens", "global_batch_tokens", "global_batch", "precision", "framework", "kernels",
-                     "overlap_compute_slowdown", "loss_kernel", "grad_reduce_in_fp32", "master_weights", "fp8_recipe", "fp8_params",
+                     "overlap_compute_slowdown", "loss_kernel", "attention_kernel", "grad_reduce_in_fp32", "master_weights", "fp8_recipe", "fp8_params",
                      "host_us_per_op", "zero3_host_us_per_layer", "pp_p2p_batched"});
     sim::TrainingJob t;
     if (out_.scenario.workload.kind == sim::WorkloadKind::finetune) {
@@ -962,6 +962,16 @@ class ScenarioParser {
         }
       }
     }
+    if (const json* v = find(j, "attention_kernel")) {
+      if (auto s = r_.string(*v, child(p, "attention_kernel"))) {
+        if (auto k = sim::attention_kernel_from_string(*s)) {
+          t.attention_kernel = *k;
+        } else {
+          r_.error(child(p, "attention_kernel"),
+                   "unknown attention kernel '" + *s + "' (" + suggest(*s, {"flash2", "flash1"}) + ")");
+        }
+      }
+    }
     if (const json* v = find(j, "fp8_recipe")) {
       if (auto s = r_.string(*v, child(p, "fp8_recipe"))) {
         if (auto k = sim::fp8_recipe_from_string(*s)) {
@@ -1010,6 +1020,7 @@ class ScenarioParser {
         t.zero3_host_s_per_layer = *recipe_->zero3_host_us_per_layer * 1e-6;
       }
       if (!find(j, "loss_kernel") && recipe_->loss_kernel) t.loss_kernel = recipe_->loss_kernel;
+      if (!find(j, "attention_kernel") && recipe_->attention_kernel) t.attention_kernel = *recipe_->attention_kernel;
       if (!find(j, "grad_reduce_in_fp32")) {
         if (auto g = recipe_->grad_reduce_in_fp32(t.precision)) t.grad_reduce_in_fp32 = g;
       }

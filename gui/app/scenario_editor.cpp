@@ -182,6 +182,12 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
              {{tr("framework default"), QString()},
               {tr("fp32 master (mixed precision)"), QStringLiteral("true")},
               {tr("none (pure 16-bit)"), QStringLiteral("false")}});
+  add_option(9, tr("Attention kernel"), "/training/attention_kernel",
+             tr("The fused attention kernel's generation: FlashAttention-2 or newer, or a FlashAttention-1-class "
+                "kernel (flash-attn 1.x, the 2023 Triton FlashAttention) at about 0.4x its speed"),
+             {{tr("framework default"), QString()},
+              {tr("FlashAttention-2 or newer"), QStringLiteral("flash2")},
+              {tr("FlashAttention-1 class"), QStringLiteral("flash1")}});
   add_group(layout, train_box, "/training");
 
   // ---- Workload: pre-training, or fine-tuning with its method, adapters and dataset ----

@@ -374,6 +374,23 @@ TEST(RealCatalogs, EveryGpuHasAPeakHbmAndALink) {
   }
 }
 
+// FlashAttention-1-class attention (flash-attn 1.x, the 2023 Triton FlashAttention): the
+// FlashAttention-2 README's charts (causal, head dim 128, 2k tokens, forward + backward): A100
+// 80GB SXM4 Triton 68 TFLOP/s of 312, H100 80GB SXM5 FlashAttention 1.x 108 of 989, rounded to
+// three places. Only the measured parts carry a figure (no value is copied to another SKU: the
+// cost model's FlashAttention-2 ratio covers the rest); each sits below its FlashAttention-2 one.
+TEST(RealCatalogs, FlashAttentionOneFiguresAreTheChartsRates) {
+  const auto& c = test::real_catalogs();
+  EXPECT_NEAR(c.find_gpu("a100-80gb-sxm")->spec.attention_v1_efficiency, 68.0 / 312.0, 5e-4);
+  EXPECT_NEAR(c.find_gpu("h100-sxm-80gb")->spec.attention_v1_efficiency, 108.0 / 989.0, 5e-4);
+  for (const char* id : {"a100-40gb-sxm", "h800-sxm-80gb", "h200-sxm-141gb", "b200-hgx"}) {
+    EXPECT_EQ(c.find_gpu(id)->spec.attention_v1_efficiency, 0.0) << id;
+  }
+  for (const auto& g : c.gpus) {
+    if (g.spec.attention_v1_efficiency > 0) EXPECT_LT(g.spec.attention_v1_efficiency, g.spec.attention_efficiency) << g.spec.id;
+  }
+}
+
 TEST(RealCatalogs, SystemPowerOfTheVendorsServersWithSources) {
   const auto& c = test::real_catalogs();
   const std::pair<const char*, double> published[] = {

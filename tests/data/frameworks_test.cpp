@@ -18,6 +18,7 @@
 namespace capplan::data {
 namespace {
 
+using sim::AttentionKernel;
 using sim::Fp8Recipe;
 using sim::Framework;
 using sim::LossKernel;
@@ -38,7 +39,7 @@ const sim::FrameworkRecipe& recipe(const std::string& id) {
 
 // A recipe field as the table below reads it: its value, or std::monostate where the recipe leaves
 // it null (an empty optional: capplan's own default applies).
-using Value = std::variant<std::monostate, bool, double, Framework, LossKernel, Fp8Recipe, Recompute>;
+using Value = std::variant<std::monostate, bool, double, Framework, LossKernel, Fp8Recipe, Recompute, AttentionKernel>;
 constexpr std::monostate kNull;
 
 template <class T>
@@ -80,6 +81,7 @@ namespace f {
 using R = sim::FrameworkRecipe;
 constexpr Field kernels = field<&R::kernels>("kernels");
 constexpr Field loss_kernel = field<&R::loss_kernel>("loss_kernel");
+constexpr Field attention_kernel = field<&R::attention_kernel>("attention_kernel");
 constexpr Field grad_reduce_in_fp32_bf16 = field<&R::grad_reduce_in_fp32_bf16>("grad_reduce_in_fp32_bf16");
 constexpr Field grad_reduce_in_fp32_fp16 = field<&R::grad_reduce_in_fp32_fp16>("grad_reduce_in_fp32_fp16");
 constexpr Field grad_reduce_in_fp32_fp8 = field<&R::grad_reduce_in_fp32_fp8>("grad_reduce_in_fp32_fp8");
@@ -121,6 +123,7 @@ const std::vector<Default>& defaults() {
   using enum LossKernel;
   using enum Fp8Recipe;
   using enum Recompute;
+  using enum AttentionKernel;
   // clang-format off
   static const std::vector<Default> table = {
     {"megatron", f::kernels, megatron, "capplan docs/model.md, section 1 (training.framework \"megatron\" before recipes were data)"},
@@ -400,6 +403,18 @@ const std::vector<Default>& defaults() {
     {"llm-foundry", f::tp_comm_overlap, kNull, "no tensor parallelism by default"},
     {"llm-foundry", f::recompute, none, "llm-foundry FSDP config activation_checkpointing: false unless set"},
     {"llm-foundry", f::cuda_graphs, false, "not used"},
+    {"llm-foundry", f::attention_kernel, kNull, "not set: capplan's default (FlashAttention-2 class; attn_impl 'flash' in current llm-foundry)"},
+
+    {"llm-foundry-2023", f::kernels, pytorch, "llm-foundry MPT modules in plain PyTorch (no torch.compile in v0.1-v0.3 scripts/train/train.py)"},
+    {"llm-foundry-2023", f::attention_kernel, flash1, "https://github.com/mosaicml/llm-foundry/blob/b2a43a1477a45f40f4086a1c72f851b0ab42d0ac/scripts/train/benchmarking/submit_benchmarks.py#L144 (--attn_impl default 'triton', set into the model config at #L305; the same default at 1ef7b4d21 #L119, #L268)"},
+    {"llm-foundry-2023", f::loss_kernel, te, "https://github.com/mosaicml/llm-foundry/blob/v0.3.0/llmfoundry/models/mpt/modeling_mpt.py#L721-L727 (loss_fn default 'fused_crossentropy': flash-attn's xentropy CUDA kernel, priced as Transformer Engine's fused cross-entropy)"},
+    {"llm-foundry-2023", f::grad_reduce_in_fp32_bf16, true, "https://github.com/mosaicml/llm-foundry/blob/b2a43a1477a45f40f4086a1c72f851b0ab42d0ac/scripts/train/benchmarking/submit_benchmarks.py#L263-L268 (mod_parameters: fsdp_config_mixed_precision = 'DEFAULT', called at #L451 without it)"},
+    {"llm-foundry-2023", f::grad_reduce_in_fp32_fp16, true, ""},
+    {"llm-foundry-2023", f::grad_reduce_in_fp32_fp8, true, ""},
+    {"llm-foundry-2023", f::fp8_param_gather, false, "FP8 only through Transformer Engine layers (amp_fp8, fc_type te); parameters stay 16-bit"},
+    {"llm-foundry-2023", f::overlap_dp_comm, kNull, "FSDP's default; capplan's default (overlapped)"},
+    {"llm-foundry-2023", f::recompute, none, "llm-foundry FSDP config activation_checkpointing: false unless set (the benchmark scripts set it per model)"},
+    {"llm-foundry-2023", f::cuda_graphs, false, "not used"},
 
     {"fms-fsdp-2024-03", f::kernels, pytorch, "https://github.com/foundation-model-stack/fms-fsdp/blob/3cb16b4f8dc693050a69024ad9e70e842bf7a76b/fms_fsdp/config/training.py#L42 (use_torch_compile: bool = False: eager element-wise kernels)"},
     {"fms-fsdp-2024-03", f::loss_kernel, eager, "torch.nn.CrossEntropyLoss in fms_fsdp/utils/train_utils.py (outside the compiled model)"},
@@ -597,6 +612,28 @@ TEST(FrameworkScenario, HostTimePerOpComesFromTheRecipeOrTheScenario) {
   auto bad = parse_scenario(scenario_with({{"host_us_per_op", -1}}), real_catalogs());
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(to_string(bad.error()).find("scenario#/training/host_us_per_op"), std::string::npos) << to_string(bad.error());
+}
+
+// The fused attention kernel's generation: flash2 unless the recipe says otherwise (llm-foundry's
+// 2023 benchmark scripts ran its Triton FlashAttention: flash1); a scenario's own value wins; an
+// unknown name is an error naming the field with a suggestion.
+TEST(FrameworkScenario, AttentionKernelComesFromTheRecipeOrTheScenario) {
+  auto dflt = parse_scenario(scenario_with({{"framework", "llm-foundry"}}), real_catalogs());
+  ASSERT_TRUE(dflt.has_value()) << to_string(dflt.error());
+  EXPECT_EQ(dflt->scenario.training.attention_kernel, AttentionKernel::flash2);
+  auto old = parse_scenario(scenario_with({{"framework", "llm-foundry-2023"}}), real_catalogs());
+  ASSERT_TRUE(old.has_value()) << to_string(old.error());
+  EXPECT_EQ(old->scenario.training.attention_kernel, AttentionKernel::flash1);
+  EXPECT_EQ(old->scenario.training.loss(), LossKernel::te);
+  auto given = parse_scenario(scenario_with({{"framework", "llm-foundry-2023"}, {"attention_kernel", "flash2"}}),
+                              real_catalogs());
+  ASSERT_TRUE(given.has_value()) << to_string(given.error());
+  EXPECT_EQ(given->scenario.training.attention_kernel, AttentionKernel::flash2);
+  auto bad = parse_scenario(scenario_with({{"attention_kernel", "flash3"}}), real_catalogs());
+  ASSERT_FALSE(bad.has_value());
+  const std::string text = to_string(bad.error());
+  EXPECT_NE(text.find("scenario#/training/attention_kernel"), std::string::npos) << text;
+  EXPECT_NE(text.find("unknown attention kernel 'flash3'"), std::string::npos) << text;
 }
 
 // DeepSpeed ZeRO-3's hook time per layer and pass: the DeepSpeed recipes' figure (2.8 ms, fitted

@@ -391,6 +391,30 @@ TEST(PublishedRunsNames, RowsCarryTheirRecipeId) {
   EXPECT_TRUE(mentions(row("R003").assumptions, "recipe 'megatron-lm-v2'"));
 }
 
+// llm-foundry's benchmark README: the tables of 2023 (A100 in May, H100 in October) were run by
+// the v0.1-v0.3 benchmark scripts (recipe llm-foundry-2023, Triton FlashAttention); the "Large
+// Scale" table of January 2024 by sweep.py on main with flash-attn 2 (recipe llm-foundry).
+TEST(PublishedRunsNames, LlmFoundryBenchmarkTablesOf2023MapToTheirScriptsRecipe) {
+  for (const char* id : {"R128", "R136", "R139"}) {
+    EXPECT_EQ(row(id).scenario.at("training").at("framework"), "llm-foundry-2023") << id;
+  }
+  // The same row from the January 2024 table: the current recipe.
+  const std::string csv = test::read_file(dev_csv());
+  const auto start = csv.find("\nR128,") + 1;
+  std::string line = csv.substr(start, csv.find('\n', start) - start);
+  const std::string table = "table 'H100 80GB BF16'";
+  const auto at = line.find(table);
+  ASSERT_NE(at, std::string::npos);
+  line.replace(at, table.size(), "table 'H100 80GB BF16 (Large Scale, >= 128 GPUs)'");
+  const auto dir = test::scratch_dir();
+  const auto path = dir / "rows.csv";
+  test::write_file(path, header_line() + "\n" + line + "\n");
+  auto runs = load_published_runs(path, test::real_catalogs());
+  ASSERT_TRUE(runs.has_value()) << to_string(runs.error());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].scenario.at("training").at("framework"), "llm-foundry");
+}
+
 // NeMo AutoModel with "kernel opts: TE" runs Transformer Engine's fused kernels, not eager ones;
 // its MoE benchmark routes with FakeBalancedGate, so R173's network dispatch reaches one node.
 TEST(PublishedRunsDev, AutoModelTeRowsUseFusedKernelsAndItsBenchmarkRouting) {

@@ -217,6 +217,15 @@ class GuiAppTest : public QObject {
     loss->setCurrentIndex(loss->findData(QStringLiteral("te")));
     emit loss->activated(loss->currentIndex());
     QCOMPARE(w.document()->text("/training/loss_kernel"), QStringLiteral("te"));
+    // The attention kernel's generation: the key written, and the estimate takes it.
+    auto* attention = w.findChild<QComboBox*>(QStringLiteral("/training/attention_kernel"));
+    QVERIFY(attention != nullptr);
+    attention->setCurrentIndex(attention->findData(QStringLiteral("flash1")));
+    emit attention->activated(attention->currentIndex());
+    QCOMPARE(w.document()->text("/training/attention_kernel"), QStringLiteral("flash1"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->scenario.scenario.training.attention_kernel ==
+                                 capplan::sim::AttentionKernel::flash1,
+                             60000);
     // Pure 16-bit training: the key written, the estimate's optimizer state 4 bytes per parameter.
     auto* master = w.findChild<QComboBox*>(QStringLiteral("/training/master_weights"));
     QVERIFY(master != nullptr);

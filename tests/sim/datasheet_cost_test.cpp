@@ -387,5 +387,32 @@ TEST(DatasheetCost, FusedAttentionRunsAtTheKernelsPublishedRateNotTheGemmModel) 
   EXPECT_NE(DatasheetCost(cluster_of(gpu, 8)).gemm(attn).base(), flops / (peak * 0.72) + 4e-6);
 }
 
+TEST(DatasheetCost, AFlashAttentionOneKernelRunsAtItsOwnPublishedRate) {
+  // A FlashAttention-1-class kernel (flash-attn 1.x, the 2023 Triton FlashAttention): time =
+  // FLOPs / (peak * attention_v1_efficiency) + launch, with the GPU's figure (H100: FlashAttention
+  // 1.x at 108 TFLOP/s of 989, FlashAttention-2 README chart), else 0.41 of the GPU's
+  // FlashAttention-2 efficiency (the same charts: H100 108 / 265, A100 69 / 155); never faster than
+  // FlashAttention-2 on the same GPU.
+  GpuSpec gpu = test::h100_sxm();
+  GemmOp attn{"attn_score", 2048, 2048, 128, 192, Precision::bf16, true};
+  attn.attention_v1 = true;
+  const double flops = 2.0 * 2048 * 2048 * 128 * 192;
+  const double peak = gpu.peak.bf16.base();
+  gpu.attention_efficiency = 0.35;
+  gpu.attention_v1_efficiency = 108.0 / 989.0;
+  EXPECT_NEAR(DatasheetCost(cluster_of(gpu, 8)).gemm(attn).base(), flops / (peak * 108.0 / 989.0) + 4e-6, 1e-12);
+  gpu.attention_v1_efficiency = 0.0;
+  EXPECT_NEAR(DatasheetCost(cluster_of(gpu, 8)).gemm(attn).base(), flops / (peak * 0.35 * 0.41) + 4e-6, 1e-12);
+  gpu.attention_v1_efficiency = 0.9;  // a figure above FlashAttention-2's is capped at it
+  EXPECT_NEAR(DatasheetCost(cluster_of(gpu, 8)).gemm(attn).base(), flops / (peak * 0.35) + 4e-6, 1e-12);
+  // The flag means nothing on a GEMM that is not a fused attention kernel.
+  GemmOp plain = attn;
+  plain.fused_attention = false;
+  GemmOp plain2 = plain;
+  plain2.attention_v1 = false;
+  EXPECT_DOUBLE_EQ(DatasheetCost(cluster_of(gpu, 8)).gemm(plain).base(),
+                   DatasheetCost(cluster_of(gpu, 8)).gemm(plain2).base());
+}
+
 }  // namespace
 }  // namespace capplan::sim

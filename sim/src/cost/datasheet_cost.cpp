@@ -36,7 +36,10 @@ DatasheetCost::DatasheetCost(const Cluster& cluster, DatasheetAssumptions a, std
                                   a.gemm_efficiency_scale)),
       attention_eff_(std::min(1.0, (cluster.gpu.attention_efficiency > 0 ? cluster.gpu.attention_efficiency
                                                                          : a.attention_efficiency) *
-                                       a.gemm_efficiency_scale)) {
+                                       a.gemm_efficiency_scale)),
+      attention_v1_eff_(std::min(attention_eff_, cluster.gpu.attention_v1_efficiency > 0
+                                                     ? cluster.gpu.attention_v1_efficiency * a.gemm_efficiency_scale
+                                                     : attention_eff_ * a.attention_v1_vs_v2)) {
   const double hbm_eff = cluster.gpu.hbm_efficiency > 0 ? cluster.gpu.hbm_efficiency : a.hbm_efficiency;
   // A GEMM streams its operands no faster than the device copies memory: the measured copy
   // bandwidth (the catalog's hbm_efficiency), not the datasheet's, is its memory roof; element-wise
@@ -101,7 +104,8 @@ units::Seconds DatasheetCost::gemm(const GemmOp& op) const {
   if (peak.base() <= 0) peak = peak_.fp32.base() > 0 ? peak_.fp32 : units::tflop_per_s(1.0);
   if (op.fused_attention) {
     // One fused kernel: its throughput is the kernel's published rate, not a GEMM's.
-    return op.flops() / (peak * attention_eff_) + units::microseconds(a_.gemm_launch_us + a_.per_op_overhead_us);
+    const double eff = op.attention_v1 ? attention_v1_eff_ : attention_eff_;
+    return op.flops() / (peak * eff) + units::microseconds(a_.gemm_launch_us + a_.per_op_overhead_us);
   }
   const units::Seconds compute = op.flops() / (peak * (ceiling * shape_efficiency(op)));
   const units::Seconds memory = op.min_bytes() / hbm_bw_;

@@ -392,8 +392,10 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     const std::int64_t s_kv = m.seq_len;
     const std::int64_t batch = static_cast<std::int64_t>(p.micro_batch) * heads;
     double work = attention_work_fraction(m);
-    const GemmOp score{"attn_score", s, s_kv, d_qk, batch, attn_dt, m.flash_attention};
-    const GemmOp context{"attn_context", s, d_v, s_kv, batch, attn_dt, m.flash_attention};
+    // The framework's attention kernel generation (TrainingJob::attention_kernel) sets its rate.
+    const bool v1 = m.flash_attention && job.attention_kernel == AttentionKernel::flash1;
+    const GemmOp score{"attn_score", s, s_kv, d_qk, batch, attn_dt, m.flash_attention, 0.0, v1};
+    const GemmOp context{"attn_context", s, d_v, s_kv, batch, attn_dt, m.flash_attention, 0.0, v1};
     const double share = 1.0 / std::max(1, m.sliding_window_every);  // windowed layers
     double keys = m.sliding_window > 0 && m.sliding_window < m.seq_len
                       ? share * m.sliding_window + (1.0 - share) * m.seq_len

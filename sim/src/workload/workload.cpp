@@ -56,6 +56,15 @@ std::optional<LossKernel> loss_kernel_from_string(const std::string& s) {
   return std::nullopt;
 }
 
+const char* to_string(AttentionKernel k) { return k == AttentionKernel::flash1 ? "flash1" : "flash2"; }
+
+std::optional<AttentionKernel> attention_kernel_from_string(const std::string& s) {
+  for (AttentionKernel k : {AttentionKernel::flash2, AttentionKernel::flash1}) {
+    if (s == to_string(k)) return k;
+  }
+  return std::nullopt;
+}
+
 const char* to_string(Fp8Recipe r) { return r == Fp8Recipe::current ? "current" : "delayed"; }
 
 std::optional<Fp8Recipe> fp8_recipe_from_string(const std::string& s) {

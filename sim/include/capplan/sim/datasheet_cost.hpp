@@ -28,6 +28,11 @@ struct DatasheetAssumptions {
   // the dense peak on H100 (Shah et al. 2024, FlashAttention-3, Sec. 1) and 50-73% on A100
   // (Dao 2023, FlashAttention-2). The lowest of these is the default.
   double attention_efficiency = 0.35;
+  // A FlashAttention-1-class kernel when the GPU has no figure of its own: this share of the
+  // GPU's FlashAttention-2 efficiency. FlashAttention-2 README charts (Dao-AILab/flash-attention
+  // @4f285b35), causal, head dim 128, 2k tokens, forward + backward: A100 69 / 155 = 0.45
+  // (Triton 68), H100 108 / 265 = 0.41; the newer GPU's, the lower, is taken.
+  double attention_v1_vs_v2 = 0.41;
   // Memory-bound kernels when the GPU has no measured copy bandwidth: A100 copy is 75%,
   // H800 copy is 84% of datasheet (ChipBenchmarker); element-wise framework kernels sit lower.
   double hbm_efficiency = 0.75;
@@ -109,6 +114,7 @@ class DatasheetCost final : public OpCostModel {
   int sm_count_;
   double gemm_eff_;
   double attention_eff_;
+  double attention_v1_eff_;
   units::BytesPerSecond hbm_bw_;       // the GEMM memory roof: the measured copy bandwidth
   units::BytesPerSecond mem_bw_;       // achieved by element-wise kernels
   units::BytesPerSecond pcie_bw_;      // pinned host<->GPU copies, one direction

@@ -18,6 +18,7 @@ struct FrameworkRecipe {
   std::string name;  // display name with the version
   Framework kernels = Framework::megatron;  // fused (Megatron/TE) or eager PyTorch element-wise kernels
   std::optional<LossKernel> loss_kernel;
+  std::optional<AttentionKernel> attention_kernel;  // the fused attention kernel's generation
   // Gradients accumulated and reduced in fp32, per training precision (tf32/fp32 always are).
   std::optional<bool> grad_reduce_in_fp32_bf16;
   std::optional<bool> grad_reduce_in_fp32_fp16;

@@ -47,6 +47,8 @@ struct GpuSpec {
   double hbm_efficiency = 0.0;             // measured device copy / datasheet HBM bandwidth
   units::BytesPerSecond nvlink_busbw;      // measured single-node NCCL all-reduce busbw; 0 = unknown
   double attention_efficiency = 0.0;       // fused (flash) attention, fwd+bwd, vs dense peak; 0 = unknown
+  // The same for FlashAttention-1-class kernels (AttentionKernel::flash1); 0 = unknown.
+  double attention_v1_efficiency = 0.0;
 };
 
 // What one training job runs on. Contract: gpus is a multiple of gpus_per_node unless

@@ -24,6 +24,8 @@ struct GemmOp {
   // the kernel (weight-only quantisation in serving: W8A16, W4A16 with its group scales); 0: B
   // is in `dtype`.
   double weight_bytes = 0;
+  // A fused attention kernel of the FlashAttention-1 generation (AttentionKernel::flash1).
+  bool attention_v1 = false;
 
   units::Flops flops() const;
   // Minimum HBM traffic: read A and B (B in weight_bytes when set), write C once.

@@ -41,6 +41,20 @@ struct LossBytes {
 };
 LossBytes loss_bytes_per_logit(LossKernel k);
 
+// The fused attention kernel a framework runs (ModelSpec::flash_attention on).
+// flash2: FlashAttention-2 or newer (flash-attn >= 2, cuDNN / Transformer Engine fused attention,
+//         PyTorch SDPA's flash backend): the GPU's flash_attention_efficiency.
+// flash1: a kernel of the FlashAttention-1 generation: flash-attn 1.x, or the Triton FlashAttention
+//         of 2023 (llm-foundry's attn_impl "triton", compiled by the pre-MLIR Triton). No
+//         Hopper-specific instructions and half of FlashAttention-2's work partitioning: 68-69
+//         TFLOP/s on A100 against FlashAttention-2's 155, 108 on H100 against 265 (causal, head dim
+//         128, 2k tokens, forward + backward; FlashAttention-2 README charts, Dao-AILab/
+//         flash-attention @4f285b35 assets/flash2_{a100,h100}_fwd_bwd_benchmark.png): the GPU's
+//         flash_attention_v1_efficiency.
+enum class AttentionKernel { flash2, flash1 };
+const char* to_string(AttentionKernel k);
+std::optional<AttentionKernel> attention_kernel_from_string(const std::string& s);
+
 // How FP8 training scales each tensor before the cast (Transformer Engine recipes). delayed:
 // DelayedScaling, the scale comes from an amax history and the fused cast + transpose records
 // this tensor's amax on the fly (read 16-bit 2, write row- and column-major FP8 1 + 1 = 4 bytes
@@ -67,6 +81,7 @@ struct TrainingJob {
   double overlap_compute_slowdown = 0.189;
   // Empty: the framework's default (megatron: fused, pytorch: eager).
   std::optional<LossKernel> loss_kernel;
+  AttentionKernel attention_kernel = AttentionKernel::flash2;
 
   // Gradients accumulated and reduced over data parallelism in fp32 instead of the 16-bit
   // training precision. Empty: the framework's default. Megatron-LM forces it for bf16 (and FP8,
