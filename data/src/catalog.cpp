@@ -770,22 +770,25 @@ constexpr RecipeDefault kRecipeDefaults[] = {
        r.recompute = k;
        return true;
      }},
-    {"recompute_modules", false, "Megatron-Core recompute_modules beyond core_attn: layernorm, moe_act",
+    {"recompute_modules", false, "Megatron-Core recompute_modules beyond core_attn: layernorm, moe_act, moe",
      [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
        if (!v.is_array()) {
-         rd.error(p, "expected a list of module names (layernorm, moe_act); got " + detail::describe(v));
+         rd.error(p, "expected a list of module names (layernorm, moe_act, moe); got " + detail::describe(v));
          return false;
        }
        r.recompute_norms = false;
        r.recompute_moe_act = false;
+       r.recompute_moe = false;
        for (std::size_t i = 0; i < v.size(); ++i) {
          const std::string name = v[i].is_string() ? v[i].get<std::string>() : v[i].dump();
          if (name == "layernorm") {
            r.recompute_norms = true;
          } else if (name == "moe_act") {
            r.recompute_moe_act = true;
+         } else if (name == "moe") {
+           r.recompute_moe = true;
          } else {
-           rd.error(detail::child(p, i), "unknown module '" + name + "' (known: layernorm, moe_act)");
+           rd.error(detail::child(p, i), "unknown module '" + name + "' (known: layernorm, moe_act, moe)");
            return false;
          }
        }

@@ -112,7 +112,7 @@ constexpr Template kTemplates[] = {
     {FindingCode::layout_module_recompute_needs_selective,
      "module recompute needs recompute selective; got recompute {recompute}"},
     {FindingCode::layout_moe_act_recompute_needs_moe,
-     "recomputing the experts' activation needs an MoE model; got true"},
+     "recomputing the experts' activation or the MoE layer needs an MoE model; got true"},
     {FindingCode::layout_offload_params_needs_zero3,
      "offloading the parameters needs zero 3 (sharded parameters); got true with zero {zero}"},
     {FindingCode::layout_cp_divides_sequence, "seq_len ({seq_len}) must be a multiple of 2*cp; got cp {cp}"},

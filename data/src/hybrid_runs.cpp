@@ -171,10 +171,13 @@ Result<std::vector<PublishedRun>> hybrid_runs(const std::vector<CsvRow>& rows, c
 
     // Layout: the row's; dp the rest of the GPUs. Megatron-Bridge's Nemotron recipes: experts not
     // split by TP (expert_tensor_parallel_size 1), sequence parallelism with TP, the distributed
-    // optimizer; the Nemotron 3 Nano perf defaults switch recomputation off
-    // (_apply_nemotron_3_nano_perf_defaults) except on H100, where the recipe recomputes the
-    // norms selectively (perf_recipes/nemotronh/h100/nemotronh.py, recompute_modules
-    // ["layernorm"]); the Nemotron-H 56B recipe recomputes nothing (recompute_granularity None).
+    // optimizer; the Nemotron 3 Nano perf configs switch recomputation off except on H100, where
+    // the containers of the rows (NeMo 26.02.01 and 26.04.01: Megatron-Bridge v0.3.1 and v0.4.1)
+    // recompute modules selectively: FP8 ["moe", "layernorm", "core_attn", "moe_act"], BF16
+    // ["moe", "layernorm"] (scripts/performance/configs/nemotronh/
+    // nemotron_3_nano_workload_base_configs.py @v0.3.1, nemotron_3_workload_base_configs.py
+    // @v0.4.1, NEMOTRON_3_NANO_PRETRAIN_CONFIG_H100_*_V1); the Nemotron-H 56B recipe recomputes
+    // nothing (recompute_granularity None).
     const long long model_ranks = tp * pp * cp;
     const long long dp = model_ranks > 0 && gpus % model_ranks == 0 ? gpus / model_ranks : 0;
     if (dp == 0) bad.push_back("tp x pp x cp (" + std::to_string(model_ranks) + ") does not divide the GPUs");
@@ -185,7 +188,11 @@ Result<std::vector<PublishedRun>> hybrid_runs(const std::vector<CsvRow>& rows, c
     if (h100 && moe) {
       strategy["recompute"] = "selective";
       strategy["recompute_norms"] = true;
-      assume("recompute: selective with the norms (Megatron-Bridge's H100 Nemotron 3 Nano recipe)");
+      strategy["recompute_moe"] = true;
+      const bool fp8 = training.value("precision", "") == "fp8";
+      if (fp8) strategy["recompute_moe_act"] = true;
+      assume(std::string("recompute: selective, modules moe, layernorm") + (fp8 ? ", core_attn, moe_act" : "") +
+             " (Megatron-Bridge's H100 Nemotron 3 Nano perf configs of v0.3.1 and v0.4.1)");
     } else {
       assume("recompute: none (Megatron-Bridge's Nemotron perf recipes)");
     }

@@ -1565,6 +1565,7 @@ class ScenarioParser {
     if (absent("recompute") && r.recompute) s.recompute = r.recompute;
     if (absent("recompute_norms") && r.recompute_norms) s.recompute_norms = r.recompute_norms;
     if (absent("recompute_moe_act") && r.recompute_moe_act) s.recompute_moe_act = r.recompute_moe_act;
+    if (absent("recompute_moe") && r.recompute_moe) s.recompute_moe = r.recompute_moe;
     if (absent("etp") && r.expert_tp_follows_tp.value_or(false) && m && m->is_moe() && s.tp) s.etp = s.tp;
   }
 

@@ -122,7 +122,7 @@ std::vector<std::pair<Finding, std::string>> layout_sentences() {
       {with(n(C::layout_module_recompute_needs_selective, "strategy.recompute_norms", {}), "recompute", "full"),
        "module recompute needs recompute selective; got recompute full"},
       {n(C::layout_moe_act_recompute_needs_moe, "strategy.recompute_moe_act", {}),
-       "recomputing the experts' activation needs an MoE model; got true"},
+       "recomputing the experts' activation or the MoE layer needs an MoE model; got true"},
       {n(C::layout_offload_params_needs_zero3, "strategy.offload_params", {{"zero", 1}}),
        "offloading the parameters needs zero 3 (sharded parameters); got true with zero 1"},
       {n(C::layout_cp_divides_sequence, "strategy.cp", {{"seq_len", 4096}, {"cp", 3}}),

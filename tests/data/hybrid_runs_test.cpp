@@ -97,10 +97,14 @@ TEST(HybridRuns, RowsBecomeScenariosOrSayWhyNot) {
                        "H3,g,s,l,Megatron-Bridge,26.04,pre-training,Nemotron_3_Nano,a,DGX-H100,16,NVFP4,8192,1024,1,1,"
                        "1,1,1,8,,14336,,,321,m,verified,\n"
                        "H4,g,s,l,llmb,,pre-training,Nemotron-H 56B,a,GB200,128,FP8 (current scaling),8192,384,2,4,1,1,"
-                       "None,,,,,5.31,1961.5,m,UNVERIFIED,\n");
+                       "None,,,,,5.31,1961.5,m,UNVERIFIED,\n"
+                       "H5,g,s,l,Megatron-Bridge,26.04.01,pre-training,Nemotron_3_Nano,a,DGX-H100,16,FP8,8192,1024,1,1,"
+                       "1,1,n/a,8,0,14336,,,321,m,verified,\n"
+                       "H6,g,s,l,Megatron-Bridge,26.04.01,pre-training,Nemotron_3_Nano,a,DGX-H100,16,BF16,8192,1024,1,1,"
+                       "1,1,n/a,8,0,12000,,,300,m,verified,\n");
   auto r = load_published_runs(file, test::real_catalogs());
   ASSERT_TRUE(r) << to_string(r.error());
-  ASSERT_EQ(r->size(), 4u);
+  ASSERT_EQ(r->size(), 6u);
   const PublishedRun& nano = (*r)[0];
   ASSERT_TRUE(nano.usable) << nano.skip_reason;
   EXPECT_EQ(nano.arch_type, "hybrid-moe");
@@ -127,6 +131,16 @@ TEST(HybridRuns, RowsBecomeScenariosOrSayWhyNot) {
   EXPECT_EQ(h56.scenario["cluster"]["gpus_per_node"], 64);
   EXPECT_EQ(h56.scenario["training"]["fp8_recipe"], "current");
   EXPECT_EQ(h56.scenario["strategy"]["sequence_parallel"], true);
+  // H100: the perf configs of the rows' containers (Megatron-Bridge v0.3.1, v0.4.1) recompute the
+  // modules moe and layernorm, plus core_attn and moe_act in FP8.
+  for (const std::size_t i : {std::size_t{4}, std::size_t{5}}) {
+    const PublishedRun& h100 = (*r)[i];
+    ASSERT_TRUE(h100.usable) << h100.skip_reason;
+    EXPECT_EQ(h100.scenario["strategy"]["recompute"], "selective") << i;
+    EXPECT_EQ(h100.scenario["strategy"]["recompute_norms"], true) << i;
+    EXPECT_EQ(h100.scenario["strategy"]["recompute_moe"], true) << i;
+    EXPECT_EQ(h100.scenario["strategy"].value("recompute_moe_act", false), i == 4) << i;
+  }
   // Each usable row is predicted end to end (finite).
   const ValidationRow row = evaluate_row(nano, test::real_catalogs());
   ASSERT_TRUE(row.predicted) << row.error;

@@ -172,6 +172,56 @@ TEST(ModuleRecompute, NormsAndExpertActivationAreRecomputedInsteadOfKept) {
   EXPECT_TRUE(has_errors(check_layout(test::scenario_of(test::llama2_70b(), job_of(8), c), dense)));
 }
 
+TEST(ModuleRecompute, TheMoeModuleRunsTheWholeMoeLayerAgainAndKeepsNoneOfIt) {
+  // Mixtral, ep 4, selective recompute with Megatron-Core's `moe` module: every op of the MoE
+  // layer (router, permutation, the dispatch and combine all-to-alls, experts and their
+  // activation) has a recompute twin equal to its forward, nothing of the layer's activations is
+  // kept (all of it is rematerialised), and the attention block and the norms are untouched.
+  const ModelSpec m = test::mixtral_8x7b();
+  Parallelism p = layout(1, 1, 8);
+  p.ep = 4;
+  const Cluster c = cluster_of(test::h100_sxm(), 8);
+  Parallelism moe = p;
+  moe.recompute_moe = true;
+  const StepOps a = build_step_ops(m, job_of(8), p, c);
+  const StepOps b = build_step_ops(m, job_of(8), moe, c);
+  for (const char* name : {"router", "expert_up", "expert_down", "swiglu", "moe_permute", "ep_dispatch_all_to_all",
+                           "ep_combine_all_to_all"}) {
+    double fwd = 0, rc = 0, rc_before = 0;
+    for (const StepOp& so : b.ops) {
+      if (so.scope != Scope::moe_ffn) continue;
+      const auto* g = std::get_if<GemmOp>(&so.op);
+      const auto* mo = std::get_if<MemoryOp>(&so.op);
+      const auto* co = std::get_if<CollectiveOp>(&so.op);
+      const char* n = g ? g->name : mo ? mo->name : co ? co->name : "";
+      if (std::strcmp(n, name) != 0) continue;
+      const double size = g ? g->flops().base() : mo ? mo->bytes.base() : co->bytes.base();
+      (so.phase == Phase::forward ? fwd : so.phase == Phase::recompute ? rc : rc_before) += size * so.count;
+    }
+    EXPECT_GT(fwd, 0.0) << name;
+    EXPECT_DOUBLE_EQ(rc, fwd) << name;
+  }
+  for (const StepOp& so : a.ops) EXPECT_NE(so.phase, Phase::recompute);
+  for (const StepOp& so : b.ops) {
+    if (so.phase != Phase::recompute) continue;
+    EXPECT_EQ(so.scope, Scope::moe_ffn);
+    if (const auto* mo = std::get_if<MemoryOp>(&so.op)) EXPECT_STRNE(mo->name, "rmsnorm");
+  }
+  const LayerActivations kept = layer_activations(m, p, Precision::bf16);
+  const LayerActivations dropped = layer_activations(m, moe, Precision::bf16);
+  EXPECT_DOUBLE_EQ(dropped.attention.base(), kept.attention.base());
+  EXPECT_GT(kept.moe_mlp.base(), 0.0);
+  EXPECT_LT(dropped.moe_mlp.base(), 0.1 * kept.moe_mlp.base());
+  // Only with selective recompute, and only on an MoE model.
+  const Scenario s = test::scenario_of(m, job_of(8), c);
+  EXPECT_FALSE(has_errors(check_layout(s, moe)));
+  moe.recompute = Recompute::none;
+  EXPECT_TRUE(has_errors(check_layout(s, moe)));
+  Parallelism dense = layout(1, 1, 8);
+  dense.recompute_moe = true;
+  EXPECT_TRUE(has_errors(check_layout(test::scenario_of(test::llama2_70b(), job_of(8), c), dense)));
+}
+
 TEST(MoeMemory, ExpertWeightsSplitByEpAndOptimizerByExpertDataParallel) {
   // 8 GPUs, dp 8, ep 4: each GPU holds 2 experts per layer; expert replicas = tp*dp*cp/ep = 2.
   const ModelSpec m = test::mixtral_8x7b();

@@ -76,9 +76,9 @@ void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
                 [&] { return coded(C::layout_moe_tp_needs_sequence_parallel, "sequence_parallel", {}); });
     }
   }
-  if ((p.recompute_norms || p.recompute_moe_act) && p.recompute != Recompute::selective) {
+  if ((p.recompute_norms || p.recompute_moe_act || p.recompute_moe) && p.recompute != Recompute::selective) {
     // Megatron-Core takes --recompute-modules only with --recompute-granularity selective.
-    const char* field = p.recompute_norms ? "recompute_norms" : "recompute_moe_act";
+    const char* field = p.recompute_norms ? "recompute_norms" : p.recompute_moe_act ? "recompute_moe_act" : "recompute_moe";
     sink.fail(R::module_recompute_needs_selective, field, [&] {
       Finding f = coded(C::layout_module_recompute_needs_selective, field, {});
       return with_text(f, "recompute", std::string(to_string(p.recompute)));
@@ -90,9 +90,9 @@ void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
       return coded(C::layout_offload_params_needs_zero3, "offload_params", {{"zero", p.zero}});
     });
   }
-  if (p.recompute_moe_act && !m.is_moe()) {
-    sink.fail(R::experts_need_moe, "recompute_moe_act",
-              [&] { return coded(C::layout_moe_act_recompute_needs_moe, "recompute_moe_act", {}); });
+  if ((p.recompute_moe_act || p.recompute_moe) && !m.is_moe()) {
+    const char* field = p.recompute_moe_act ? "recompute_moe_act" : "recompute_moe";
+    sink.fail(R::experts_need_moe, field, [&] { return coded(C::layout_moe_act_recompute_needs_moe, field, {}); });
   }
   if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0) {
     // Megatron-Core splits each sequence into 2*cp chunks to balance the causal work.

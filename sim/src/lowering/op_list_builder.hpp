@@ -65,8 +65,7 @@ class OpListBuilder {
   // A forward op, its backward (`bwd_bytes`, `bwd_count` times) and, when the policy recomputes
   // ops of `role` in this scope, its recomputation.
   bool recomputes(OpRole role, Scope scope) const {
-    return in_layer(scope) &&
-           policy_.recomputes(role);
+    return in_layer(scope) && policy_.recomputes(role, scope);
   }
   // A linear layer Y[T x n] = X[T x k] W[k x n] (`batch` independent ones, e.g. local experts):
   // forward, plus dgrad and wgrad in backward.

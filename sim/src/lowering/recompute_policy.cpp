@@ -11,6 +11,27 @@ RecomputePolicy::RecomputePolicy(const ModelSpec& m, const TrainingJob& job, con
   elementwise_ = full_ || (selective && eager);
   norms_ = elementwise_ || (selective && p.recompute_norms);
   expert_activation_ = elementwise_ || (selective && p.recompute_moe_act);
+  moe_layer_ = full_ || (selective && p.recompute_moe && m.is_moe());
+}
+
+bool RecomputePolicy::recomputes(OpRole role, Scope scope) const {
+  if (scope == Scope::moe_ffn && moe_layer_) {
+    switch (role) {
+      case OpRole::checkpoint:
+      case OpRole::embedding:
+      case OpRole::loss:
+      case OpRole::p2p:
+      case OpRole::host_copy:
+      case OpRole::optimizer:
+      // Outside Megatron-Core's MoE layer: the norm before it (the `layernorm` module) and the
+      // residual add after it.
+      case OpRole::norm:
+      case OpRole::residual:
+      case OpRole::dropout: break;
+      default: return true;
+    }
+  }
+  return recomputes(role);
 }
 
 bool RecomputePolicy::recomputes(OpRole role) const {

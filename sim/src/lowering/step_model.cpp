@@ -123,7 +123,7 @@ std::size_t hash_value(const Parallelism& p) {
                                   std::uint64_t(p.ep), std::uint64_t(p.etp), std::uint64_t(p.micro_batch),
                                   std::uint64_t(p.virtual_stages), std::uint64_t(p.zero),
                                   std::uint64_t(p.recompute), std::uint64_t(p.sequence_parallel),
-                                  std::uint64_t(p.recompute_norms), std::uint64_t(p.recompute_moe_act),
+                                  std::uint64_t(p.recompute_norms), std::uint64_t(p.recompute_moe_act), std::uint64_t(p.recompute_moe),
                                   std::uint64_t(p.first_stage_layers), std::uint64_t(p.last_stage_layers),
                                   std::uint64_t(p.offload_optimizer), std::uint64_t(p.offload_params)};
   for (std::uint64_t v : fields) h = (h ^ v) * 1099511628211ULL;
@@ -220,6 +220,8 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
   const double td = static_cast<double>(tokens), tsp = static_cast<double>(tokens_sp), hd = static_cast<double>(h);
   const double qk_elems = td * (heads + kv_heads) * d_qk;
   const bool full_rc = policy.full();
+  // An MoE layer's collectives run again with it (full recompute, or the `moe` module).
+  const bool moe_rc = full_rc || policy.moe_layer();
 
   // Tensor-parallel collectives around a TP-split block: one all-reduce in forward and one in
   // backward (Shoeybi et al. 2019, the f/g operators); with sequence parallelism an all-gather +
@@ -227,11 +229,12 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
   auto tp_block_comm = [&](Scope scope) {
     if (t <= 1) return;
     const units::Bytes msg = units::bytes(act * td * hd);
+    const bool rc = scope == Scope::moe_ffn ? moe_rc : full_rc;
     if (p.sequence_parallel) {
-      b.collective(CollectiveOp{"tp_all_gather", CollectiveKind::all_gather, msg, tp_group}, scope, full_rc);
-      b.collective(CollectiveOp{"tp_reduce_scatter", CollectiveKind::reduce_scatter, msg, tp_group}, scope, full_rc);
+      b.collective(CollectiveOp{"tp_all_gather", CollectiveKind::all_gather, msg, tp_group}, scope, rc);
+      b.collective(CollectiveOp{"tp_reduce_scatter", CollectiveKind::reduce_scatter, msg, tp_group}, scope, rc);
     } else {
-      b.collective(CollectiveOp{"tp_all_reduce", CollectiveKind::all_reduce, msg, tp_group}, scope, full_rc);
+      b.collective(CollectiveOp{"tp_all_reduce", CollectiveKind::all_reduce, msg, tp_group}, scope, rc);
     }
   };
 
@@ -567,22 +570,22 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
         const GroupPlacement count_group = place_group(counted, 1, topology);
         const CollectiveOp counts{"moe_tokens_per_expert_all_gather", CollectiveKind::all_gather,
                                   units::bytes(8.0 * e.experts * counted), count_group, Axis::ep};
-        b.add(counts, Phase::forward, Scope::moe_ffn, 1.0, OpRole::collective, 0, 0, full_rc);
-        if (full_rc) b.add(counts, Phase::recompute, Scope::moe_ffn, 1.0, OpRole::collective);
+        b.add(counts, Phase::forward, Scope::moe_ffn, 1.0, OpRole::collective, 0, 0, moe_rc);
+        if (moe_rc) b.add(counts, Phase::recompute, Scope::moe_ffn, 1.0, OpRole::collective);
       }
       if (!e.pad_to_capacity) {
         // The split sizes reach the host before the experts can be launched (with DeepEP the
         // fused dispatch returns the received counts per expert to the host).
         const MemoryOp dtoh{"moe_tokens_per_expert_dtoh", units::bytes(8.0 * e.experts * p.ep * p.etp)};
-        b.add(dtoh, Phase::forward, Scope::moe_ffn, 1.0, OpRole::moe_permute, 0, 0, full_rc);
-        if (full_rc) b.add(dtoh, Phase::recompute, Scope::moe_ffn, 1.0, OpRole::moe_permute);
+        b.add(dtoh, Phase::forward, Scope::moe_ffn, 1.0, OpRole::moe_permute, 0, 0, moe_rc);
+        if (moe_rc) b.add(dtoh, Phase::recompute, Scope::moe_ffn, 1.0, OpRole::moe_permute);
       }
       if (alltoall) {
         // The routing probabilities travel with the tokens (a third all-to-all, fp32 per routed
         // copy: token_dispatch(), global_probs), forward and backward.
         b.collective(CollectiveOp{"ep_probs_all_to_all", CollectiveKind::all_to_all, units::bytes(4.0 * routed),
                                   place_group(p.ep, p.etp, topology), Axis::ep},
-                     Scope::moe_ffn, full_rc);
+                     Scope::moe_ffn, moe_rc);
       }
       if (alltoall && local_experts > 1) {
         // Permutation 2: the received tokens arrive grouped by source rank and are sorted into
@@ -604,15 +607,15 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
                                               std::min(limit, ep_group.nodes) * hd);
         const GroupPlacement node{ep_group.ranks_per_node, ep_group.ranks_per_node, 1};
         for (const char* name : {"ep_dispatch_all_to_all", "ep_combine_all_to_all"}) {
-          b.collective(CollectiveOp{name, CollectiveKind::all_to_all, net, ep_group, Axis::ep}, Scope::moe_ffn, full_rc);
+          b.collective(CollectiveOp{name, CollectiveKind::all_to_all, net, ep_group, Axis::ep}, Scope::moe_ffn, moe_rc);
           b.collective(CollectiveOp{"ep_nvlink_forward", CollectiveKind::all_to_all, msg, node, Axis::ep},
-                       Scope::moe_ffn, full_rc);
+                       Scope::moe_ffn, moe_rc);
         }
       } else {
         b.collective(CollectiveOp{"ep_dispatch_all_to_all", CollectiveKind::all_to_all, msg, ep_group, Axis::ep},
-                     Scope::moe_ffn, full_rc);
+                     Scope::moe_ffn, moe_rc);
         b.collective(CollectiveOp{"ep_combine_all_to_all", CollectiveKind::all_to_all, msg, ep_group, Axis::ep},
-                     Scope::moe_ffn, full_rc);
+                     Scope::moe_ffn, moe_rc);
       }
     }
     if (p.etp > 1) {
@@ -622,9 +625,9 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
       const GroupPlacement etp_group = place_group(p.etp, 1, topology);
       const units::Bytes msg = units::bytes(act * routed * hd * p.etp);
       b.collective(CollectiveOp{"etp_all_gather", CollectiveKind::all_gather, msg, etp_group, Axis::ep}, Scope::moe_ffn,
-                   full_rc);
+                   moe_rc);
       b.collective(CollectiveOp{"etp_reduce_scatter", CollectiveKind::reduce_scatter, msg, etp_group, Axis::ep},
-                   Scope::moe_ffn, full_rc);
+                   Scope::moe_ffn, moe_rc);
     }
     // Local experts: one GEMM per expert and projection, as Transformer Engine's GroupedLinear and
     // Megatron-Core's SequentialMLP launch them (separate cuBLAS calls, each with its own tile and

@@ -36,6 +36,7 @@ struct FrameworkRecipe {
   // Megatron-Core recompute_modules beyond core_attn (Parallelism::recompute_norms, recompute_moe_act).
   std::optional<bool> recompute_norms;
   std::optional<bool> recompute_moe_act;
+  std::optional<bool> recompute_moe;
   std::optional<bool> flash_attention;  // fused (flash) attention when the model does not say
   std::optional<bool> dropout;          // dropout kept in training when the model does not say
   // MoE: the expert tensor-parallel size defaults to the tensor-parallel size (Megatron-Core).

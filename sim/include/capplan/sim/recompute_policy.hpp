@@ -15,7 +15,7 @@ namespace capplan::sim {
 //   selective: Megatron-LM / Megatron-Core: the attention core (Korthikanti et al. 2022, Sec. 5)
 //              unless it is a fused (flash) kernel, which keeps no s^2 tensors and needs none
 //              recomputed; plus the modules named in --recompute-modules (`layernorm`: the norms,
-//              `moe_act`: the routed experts' activation).
+//              `moe_act`: the routed experts' activation, `moe`: the whole MoE layer).
 //              PyTorch frameworks (torchtitan's op-level selective checkpointing): the GEMM and
 //              attention outputs are saved, every element-wise op is recomputed (norms,
 //              residual adds, dropout, RoPE, activations, token permutation); the layer input is
@@ -28,6 +28,11 @@ class RecomputePolicy {
   // Whether a forward op of `role` in a layer scope is run again in backward. Embedding and
   // output ops are never recomputed.
   bool recomputes(OpRole role) const;
+  // The same for an op of `scope`: with the `moe` module every kernel and collective of an MoE
+  // layer (router, dispatch, experts, combine) runs again; its input, the pre-MLP norm's output,
+  // is kept (or recomputed by the `layernorm` module), and the residual add stays outside.
+  bool recomputes(OpRole role, Scope scope) const;
+  bool moe_layer() const { return moe_layer_; }
   // Whether a layer keeps its input as a checkpoint (some op that produces the residual stream
   // is recomputed, so the recomputation starts from the layer input).
   bool keeps_layer_input() const { return full_ || elementwise_; }
@@ -39,6 +44,7 @@ class RecomputePolicy {
   bool elementwise_ = false;  // eager selective: every element-wise op
   bool norms_ = false;
   bool expert_activation_ = false;
+  bool moe_layer_ = false;
 };
 
 }  // namespace capplan::sim

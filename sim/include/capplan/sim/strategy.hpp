@@ -40,6 +40,10 @@ struct Parallelism {
   // kept for backward; their forward runs again from the kept inputs. Off by default.
   bool recompute_norms = false;
   bool recompute_moe_act = false;
+  // Megatron-Core's `moe` recompute module (selective only): the whole MoE layer (router, token
+  // dispatch and combine, experts) is checkpointed and runs again before its backward; only its
+  // input is kept (megatron/core/transformer/moe/moe_layer.py, recompute of the MoE forward).
+  bool recompute_moe = false;
   // Layers on the first and on the last pipeline stage (Megatron-Core's
   // --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers); the other stages
   // split the rest as evenly as possible. 0 = not set: all stages split the layers evenly (the
@@ -73,6 +77,7 @@ struct StrategyRequest {
   std::optional<bool> ep_comm_overlap;
   std::optional<bool> recompute_norms;
   std::optional<bool> recompute_moe_act;
+  std::optional<bool> recompute_moe;
   std::optional<bool> offload_optimizer;
   std::optional<bool> offload_params;
   std::optional<int> first_stage_layers;
@@ -123,6 +128,10 @@ inline constexpr StrategyOption kStrategyOptions[] = {
     {"recompute_moe_act", "--recompute-moe-act", "recompute experts' activation",
      "With selective recompute: recompute the experts' activation instead of keeping it (default false)",
      &Parallelism::recompute_moe_act, &StrategyRequest::recompute_moe_act, false, false, "rc-moe-act"},
+    {"recompute_moe", "--recompute-moe", "recompute the MoE layer",
+     "With selective recompute: recompute the whole MoE layer (router, dispatch, experts, combine) instead of keeping "
+     "its activations (default false)",
+     &Parallelism::recompute_moe, &StrategyRequest::recompute_moe, false, false, "rc-moe"},
     {"offload_optimizer", "--offload-optimizer", "optimizer on the CPU",
      "Keep the optimizer state in host memory and run the optimizer step on the CPU (default false)",
      &Parallelism::offload_optimizer, &StrategyRequest::offload_optimizer, false, false, "offload-opt"},
