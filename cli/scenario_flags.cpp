@@ -94,8 +94,9 @@ constexpr Row kFieldRows[] = {
      "2023 Triton FlashAttention)",
      "Fused attention kernel generation: flash2 or flash1"},
     {"--fp8-recipe", "/training/fp8_recipe", kText, "NAME",
-     "FP8 scaling: delayed (default) or current (tensorwise: an extra amax pass per cast)",
-     "FP8 scaling: delayed (default) or current"},
+     "FP8 scaling: delayed (default), current (tensorwise: an extra amax pass per cast) or mxfp8 (Blackwell: "
+     "scales per block of 32)",
+     "FP8 scaling: delayed (default), current or mxfp8"},
     {"--fp8-params", "/training/fp8_params", kNumber, "BOOL",
      "FP8 weights, all-gathered in FP8 (Megatron --fp8-param-gather; default false)",
      "FP8 weights, all-gathered in FP8 (default false)"},

@@ -750,7 +750,7 @@ constexpr RecipeDefault kRecipeDefaults[] = {
     {"fp8_recipe", false, "FP8 scaling: delayed or current",
      [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
        sim::Fp8Recipe k{};
-       if (!expect_name<sim::Fp8Recipe>(v, rd, p, sim::fp8_recipe_from_string, {"delayed", "current"}, k)) return false;
+       if (!expect_name<sim::Fp8Recipe>(v, rd, p, sim::fp8_recipe_from_string, {"delayed", "current", "mxfp8"}, k)) return false;
        r.fp8_recipe = k;
        return true;
      }},

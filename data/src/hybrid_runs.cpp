@@ -133,17 +133,17 @@ Result<std::vector<PublishedRun>> hybrid_runs(const std::vector<CsvRow>& rows, c
     if (gpu.id.empty()) bad.push_back("GPU '" + run.gpu_model + "' not in the catalog");
 
     // Precision: MXFP8 (block-scaled FP8, Transformer Engine MXFP8BlockScaling) runs the FP8
-    // tensor cores; its scales come from the cast kernel itself, no separate amax pass, so its
-    // casts are priced as the delayed recipe's (4 bytes per element). NVFP4 is not modelled.
+    // tensor cores; its scales come from the cast kernel itself (the mxfp8 recipe). NVFP4 is not
+    // modelled.
     const std::string prec = lower(cell("precision"));
     json training{{"tokens", 1e12}, {"global_batch", batch}, {"framework", "megatron-bridge-perf"}};
     if (has(prec, "fp4")) {
       bad.push_back("precision '" + cell("precision") + "': FP4 training is not modelled");
     } else if (has(prec, "mxfp8")) {
       training["precision"] = "fp8";
-      training["fp8_recipe"] = "delayed";
-      assume("precision MXFP8: FP8 tensor cores; block scales computed in the cast kernel (no amax pass), casts "
-             "priced as the delayed-scaling recipe's 4 bytes per element");
+      training["fp8_recipe"] = "mxfp8";
+      assume("precision MXFP8: FP8 tensor cores, the mxfp8 recipe (block scales computed in the cast kernel, no "
+             "amax pass; one cast launch per expert)");
     } else if (has(prec, "fp8")) {
       // Megatron-Bridge's perf recipes run FP8 as current scaling (_perf_precision("fp8_cs"),
       // perf_recipes/_common.py @067f987).

@@ -327,6 +327,17 @@ class ScenarioParser {
     }
     auto c = cluster ? parse_cluster(*cluster) : std::nullopt;
     if (c && t && !serve_) check_precision(*c, t->precision);
+    if (c && t && !serve_ && t->precision == sim::Precision::fp8 && t->fp8_recipe == sim::Fp8Recipe::mxfp8) {
+      // MXFP8's block-scaled GEMMs run on Blackwell's tensor cores only (Transformer Engine
+      // MXFP8BlockScaling needs compute capability 10.0 or newer).
+      const GpuEntry* g = cat_.find_gpu(c->gpu.id);
+      const std::string arch = g != nullptr ? g->arch : std::string();
+      if (arch.find("Blackwell") == std::string::npos) {
+        r_.error("/training/fp8_recipe", "MXFP8 needs Blackwell tensor cores; GPU '" + c->gpu.id + "' is " +
+                                             (arch.empty() ? std::string("of unknown architecture") : arch) +
+                                             "; got \"mxfp8\"");
+      }
+    }
     if (m && recipe_ && model->is_object()) {
       // Attention kernel and dropout: the framework's default unless the model says.
       if (recipe_->flash_attention && !find(*model, "flash_attention")) m->flash_attention = *recipe_->flash_attention;
@@ -977,7 +988,7 @@ class ScenarioParser {
         if (auto k = sim::fp8_recipe_from_string(*s)) {
           t.fp8_recipe = *k;
         } else {
-          r_.error(child(p, "fp8_recipe"), "unknown FP8 recipe '" + *s + "' (" + suggest(*s, {"delayed", "current"}) + ")");
+          r_.error(child(p, "fp8_recipe"), "unknown FP8 recipe '" + *s + "' (" + suggest(*s, {"delayed", "current", "mxfp8"}) + ")");
         }
       }
     }

@@ -170,9 +170,11 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
               {tr("fp32"), QStringLiteral("true")},
               {tr("16-bit"), QStringLiteral("false")}});
   add_option(6, tr("FP8 scaling"), "/training/fp8_recipe",
-             tr("Transformer Engine recipe with fp8 precision: current scaling adds an amax pass per cast"),
+             tr("Transformer Engine recipe with fp8 precision: current scaling adds an amax pass per cast; MXFP8 "
+                "(Blackwell) scales blocks of 32 in the cast"),
              {{tr("delayed (default)"), QString()},
-              {tr("current (tensorwise)"), QStringLiteral("current")}});
+              {tr("current (tensorwise)"), QStringLiteral("current")},
+              {tr("MXFP8 (Blackwell)"), QStringLiteral("mxfp8")}});
   add_option(7, tr("FP8 weights"), "/training/fp8_params",
              tr("With fp8 precision: weights kept and all-gathered in FP8 (Megatron --fp8-param-gather)"),
              {{tr("16-bit + FP8 copy (default)"), QString()}, {tr("FP8, gathered in FP8"), QStringLiteral("true")}});

@@ -118,6 +118,7 @@ TEST(HybridRuns, RowsBecomeScenariosOrSayWhyNot) {
   EXPECT_EQ(s["strategy"]["micro_batch"], 2);
   EXPECT_EQ(s["strategy"]["recompute"], "none");
   EXPECT_EQ(s["training"]["precision"], "fp8");
+  EXPECT_EQ(s["training"]["fp8_recipe"], "mxfp8");  // the row's MXFP8
   EXPECT_EQ(s["model"]["moe"]["dispatcher"], "deepep");
   EXPECT_FALSE(nano.assumptions.empty());
   EXPECT_FALSE((*r)[1].usable);

@@ -631,6 +631,22 @@ TEST(ParseScenario, Fp8RecipeDefaultsToDelayedAndIsChecked) {
       << to_string(bad.error());
 }
 
+// MXFP8 runs on Blackwell's tensor cores only: on a Hopper cluster it is an error naming the
+// field and the GPU's architecture; on B200 it parses.
+TEST(ParseScenario, Mxfp8NeedsABlackwellGpu) {
+  auto hopper = parse(patched({{"training", {{"precision", "fp8"}, {"fp8_recipe", "mxfp8"}}}}));
+  ASSERT_FALSE(hopper);
+  EXPECT_TRUE(has_diag(hopper.error(), "scenario#/training/fp8_recipe", "MXFP8 needs Blackwell tensor cores"))
+      << to_string(hopper.error());
+  EXPECT_TRUE(has_diag(hopper.error(), "scenario#/training/fp8_recipe", "Hopper")) << to_string(hopper.error());
+  auto blackwell = parse_scenario(patched({{"training", {{"precision", "fp8"}, {"fp8_recipe", "mxfp8"}}},
+                                           {"cluster", {{"instance", nullptr}, {"nodes", nullptr}, {"gpu", "b200-hgx"},
+                                                        {"gpus", 512}}}}),
+                                  test::real_catalogs());
+  ASSERT_TRUE(blackwell) << to_string(blackwell.error());
+  EXPECT_EQ(blackwell->scenario.training.fp8_recipe, sim::Fp8Recipe::mxfp8);
+}
+
 TEST(ParseScenario, MoeExpertDetailsAreOptionalAndChecked) {
   auto plain = parse(patched({{"model", {{"preset", "mixtral-8x7b"}}}}));
   ASSERT_TRUE(plain) << to_string(plain.error());

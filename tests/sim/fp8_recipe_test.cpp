@@ -24,9 +24,49 @@ TEST(Fp8Recipe, CurrentScalingReadsEachInputOnceMoreThanDelayedScaling) {
   // scaling computes the tensor's amax in a pass of its own first: 2 + 2 + 1 + 1.
   EXPECT_DOUBLE_EQ(fp8_cast_bytes_per_element(Fp8Recipe::delayed), 4.0);
   EXPECT_DOUBLE_EQ(fp8_cast_bytes_per_element(Fp8Recipe::current), 6.0);
-  for (Fp8Recipe r : {Fp8Recipe::delayed, Fp8Recipe::current}) EXPECT_EQ(fp8_recipe_from_string(to_string(r)), r);
-  EXPECT_FALSE(fp8_recipe_from_string("mxfp8").has_value());
+  // MXFP8: the cast writes one E8M0 scale per 32 elements with each copy: 2 + 1 + 1 + 2/32.
+  EXPECT_DOUBLE_EQ(fp8_cast_bytes_per_element(Fp8Recipe::mxfp8), 4.0625);
+  for (Fp8Recipe r : {Fp8Recipe::delayed, Fp8Recipe::current, Fp8Recipe::mxfp8}) {
+    EXPECT_EQ(fp8_recipe_from_string(to_string(r)), r);
+  }
+  EXPECT_FALSE(fp8_recipe_from_string("tensorwise").has_value());
   EXPECT_EQ(job_of(8).fp8_recipe, Fp8Recipe::delayed);  // TE's and Megatron-LM's default
+}
+
+TEST(Fp8Recipe, OnlyDelayedScalingQuantisesAGroupedGemmsInputsInOneLaunch) {
+  // Transformer Engine v2.7: multi_tensor_quantize fuses the per-expert casts only for delayed
+  // scaling; current scaling runs amax, scale and cast for each expert's tensor, MXFP8 one cast
+  // each. Mixtral, ep 4 (2 local experts), fp8, one micro-batch: the routed experts' casts launch
+  // 1, 2 x 3 and 2 x 1 times per cast point; the bytes follow the recipe's bytes per element.
+  const ModelSpec m = test::mixtral_8x7b();
+  Parallelism p = layout(1, 1, 8, 1, Recompute::none);
+  p.ep = 4;
+  const Cluster c = cluster_of(test::h100_sxm(), 8);
+  auto expert_casts = [&](Fp8Recipe r) {
+    TrainingJob job = job_of(8, 1e9, Precision::fp8);
+    job.fp8_recipe = r;
+    const StepOps ops = build_step_ops(m, job, p, c);
+    double launches = 0, bytes = 0;
+    int points = 0;
+    for (const StepOp& so : ops.ops) {
+      const auto* mo = std::get_if<MemoryOp>(&so.op);
+      if (mo == nullptr || so.scope != Scope::moe_ffn || std::strcmp(mo->name, "fp8_cast_transpose") != 0) continue;
+      // The routed experts' casts (not the shared or router ones): the launches of one point.
+      ++points;
+      launches = std::max(launches, so.count);
+      bytes += mo->bytes.base() * so.count;
+    }
+    EXPECT_GT(points, 0);
+    return std::pair{launches, bytes};
+  };
+  const auto [d_launch, d_bytes] = expert_casts(Fp8Recipe::delayed);
+  const auto [c_launch, c_bytes] = expert_casts(Fp8Recipe::current);
+  const auto [x_launch, x_bytes] = expert_casts(Fp8Recipe::mxfp8);
+  EXPECT_DOUBLE_EQ(d_launch, 1.0);
+  EXPECT_DOUBLE_EQ(c_launch, 2.0 * 3.0);
+  EXPECT_DOUBLE_EQ(x_launch, 2.0);
+  EXPECT_NEAR(c_bytes, 1.5 * d_bytes, 1e-6 * d_bytes);
+  EXPECT_NEAR(x_bytes, 4.0625 / 4.0 * d_bytes, 1e-6 * d_bytes);
 }
 
 TEST(Fp8Recipe, StepCastBytesScaleWithTheRecipe) {

@@ -41,6 +41,12 @@ class OpListBuilder {
       : ops_(ops), parts_(static_cast<unsigned>(parts)), fp8_cast_bytes_(fp8_cast_bytes), policy_(policy),
         tune_(tune) {}
   const RecomputePolicy& policy() const { return policy_; }
+  // How the FP8 casts launch (fp8_cast_kernels_per_tensor, fp8_casts_fuse_across_tensors): the
+  // default, one fused launch per linear, is the delayed recipe's (and serving's).
+  void set_fp8_cast_kernels(double per_tensor, bool fused_across_tensors) {
+    fp8_cast_kernels_ = per_tensor;
+    fp8_casts_fused_ = fused_across_tensors;
+  }
   // An inference pass (serving): only forward ops are kept, and the layers' weights are read in
   // their stored format (`weight_bytes` per element with its scales; 0: the GEMM's dtype).
   void set_inference(double weight_bytes) {
@@ -105,14 +111,16 @@ class OpListBuilder {
       // (read 16-bit, write the row- and column-major FP8 copies: 2 + 1 + 1 bytes per element,
       // plus a 16-bit amax pass under current scaling; Fp8Recipe): the activation in forward,
       // the incoming gradient in backward. FP8 weights are cached across the micro-batches of
-      // a step, so their casts are left out.
+      // a step, so their casts are left out. Each of `kernels` GEMMs (the local experts) has its
+      // own input; the recipe decides how many launches quantise them (set_fp8_cast_kernels).
       const double x = static_cast<double>(tokens) * static_cast<double>(k) * static_cast<double>(batch) * kernels;
       const double dy = static_cast<double>(tokens) * static_cast<double>(n) * static_cast<double>(batch) * kernels;
-      const MemoryOp cast_x{"fp8_cast_transpose", units::bytes(fp8_cast_bytes_ * x)};
-      add(cast_x, Phase::forward, scope, 1.0, OpRole::fp8_cast, 0, 0, rc);
-      add(MemoryOp{"fp8_cast_transpose", units::bytes(fp8_cast_bytes_ * dy)}, Phase::backward, scope, 1.0,
-          OpRole::fp8_cast);
-      if (rc) add(cast_x, Phase::recompute, scope, 1.0, OpRole::fp8_cast);
+      const double launches = fp8_cast_kernels_ * (fp8_casts_fused_ ? 1.0 : kernels);
+      const MemoryOp cast_x{"fp8_cast_transpose", units::bytes(fp8_cast_bytes_ * x / launches)};
+      add(cast_x, Phase::forward, scope, launches, OpRole::fp8_cast, 0, 0, rc);
+      add(MemoryOp{"fp8_cast_transpose", units::bytes(fp8_cast_bytes_ * dy / launches)}, Phase::backward, scope,
+          launches, OpRole::fp8_cast);
+      if (rc) add(cast_x, Phase::recompute, scope, launches, OpRole::fp8_cast);
     }
     if (layer_op && ft.quantized_base() && ft.base() == BaseFormat::int4) {
       // GPTQ int4 trains through AutoGPTQ's QuantLinear (transformers' GPTQConfig; the exllama
@@ -222,6 +230,8 @@ class OpListBuilder {
   std::vector<StepOp>& ops_;
   unsigned parts_;
   double fp8_cast_bytes_;
+  double fp8_cast_kernels_ = 1.0;
+  bool fp8_casts_fused_ = true;
   const RecomputePolicy& policy_;
   TuneContext tune_;
   bool forward_only_ = false;

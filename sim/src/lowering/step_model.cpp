@@ -197,7 +197,11 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
   const double cast_bytes = pass != nullptr ? 2.0 + element_bytes(dt) + (dt == Precision::fp4 ? 1.0 / 16.0 : 0.0)
                                             : fp8_cast_bytes_per_element(job.fp8_recipe);
   OpListBuilder b(out.ops, parts, cast_bytes, policy, tune);
-  if (pass != nullptr) b.set_inference(pass->weight_bytes);
+  if (pass != nullptr) {
+    b.set_inference(pass->weight_bytes);
+  } else {
+    b.set_fp8_cast_kernels(fp8_cast_kernels_per_tensor(job.fp8_recipe), fp8_casts_fuse_across_tensors(job.fp8_recipe));
+  }
   using lowering::Tuned;
   const std::int64_t t = p.tp;
   const std::int64_t s = m.seq_len / p.cp;  // tokens of a sequence on this rank (context parallel)

@@ -65,16 +65,34 @@ std::optional<AttentionKernel> attention_kernel_from_string(const std::string& s
   return std::nullopt;
 }
 
-const char* to_string(Fp8Recipe r) { return r == Fp8Recipe::current ? "current" : "delayed"; }
+const char* to_string(Fp8Recipe r) {
+  switch (r) {
+    case Fp8Recipe::delayed: return "delayed";
+    case Fp8Recipe::current: return "current";
+    case Fp8Recipe::mxfp8: return "mxfp8";
+  }
+  return "delayed";
+}
 
 std::optional<Fp8Recipe> fp8_recipe_from_string(const std::string& s) {
-  for (Fp8Recipe r : {Fp8Recipe::delayed, Fp8Recipe::current}) {
+  for (Fp8Recipe r : {Fp8Recipe::delayed, Fp8Recipe::current, Fp8Recipe::mxfp8}) {
     if (s == to_string(r)) return r;
   }
   return std::nullopt;
 }
 
-double fp8_cast_bytes_per_element(Fp8Recipe r) { return r == Fp8Recipe::current ? 6.0 : 4.0; }
+double fp8_cast_bytes_per_element(Fp8Recipe r) {
+  switch (r) {
+    case Fp8Recipe::delayed: return 4.0;
+    case Fp8Recipe::current: return 6.0;
+    case Fp8Recipe::mxfp8: return 4.0 + 2.0 / 32.0;
+  }
+  return 4.0;
+}
+
+double fp8_cast_kernels_per_tensor(Fp8Recipe r) { return r == Fp8Recipe::current ? 3.0 : 1.0; }
+
+bool fp8_casts_fuse_across_tensors(Fp8Recipe r) { return r == Fp8Recipe::delayed; }
 
 LossBytes loss_bytes_per_logit(LossKernel k) {
   switch (k) {

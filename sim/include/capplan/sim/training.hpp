@@ -60,10 +60,22 @@ std::optional<AttentionKernel> attention_kernel_from_string(const std::string& s
 // this tensor's amax on the fly (read 16-bit 2, write row- and column-major FP8 1 + 1 = 4 bytes
 // per element). current: Float8CurrentScaling ("tensorwise"), the scale comes from this tensor's
 // own amax, computed by a separate pass before the cast (one more 16-bit read: 6 bytes).
-enum class Fp8Recipe { delayed, current };
+// mxfp8: MXFP8BlockScaling (Blackwell tensor cores): one E8M0 scale per 32 consecutive elements,
+// computed by the cast kernel itself (OCP Microscaling Formats spec v1.0: blocks of 32), row- and
+// column-wise: 2 + 1 + 1 + 2/32 bytes.
+enum class Fp8Recipe { delayed, current, mxfp8 };
 const char* to_string(Fp8Recipe r);
 std::optional<Fp8Recipe> fp8_recipe_from_string(const std::string& s);
 double fp8_cast_bytes_per_element(Fp8Recipe r);
+// Kernels Transformer Engine launches to quantise one tensor, and whether the quantisations of a
+// grouped GEMM's per-expert inputs fuse into one launch (TransformerEngine v2.7
+// transformer_engine/pytorch/csrc/extensions/cast.cpp, multi_tensor_quantize_impl: "only have
+// fused kernel for FP8 delayed scaling", nvte_multi_cast_transpose; any other quantizer quantises
+// each tensor on its own; csrc/quantizer.cpp, Float8CurrentScalingQuantizer::quantize_impl:
+// nvte_compute_amax, nvte_compute_scale_from_amax, nvte_quantize_v2 per tensor).
+// delayed: 1, fused; current: 3 per tensor; mxfp8: 1 per tensor.
+double fp8_cast_kernels_per_tensor(Fp8Recipe r);
+bool fp8_casts_fuse_across_tensors(Fp8Recipe r);
 
 struct TrainingJob {
   double tokens = 0;             // total training tokens
