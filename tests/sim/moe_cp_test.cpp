@@ -110,7 +110,9 @@ TEST(MoeOps, LocalExpertsRunAsOneGemmKernelEachOnTheirTokens) {
 TEST(MoeOps, ClampedActivationAndExpertBiasesAddTheirElementWisePasses) {
   // Mixtral on ep = 4 with gpt-oss's expert details: 2 local experts x 4096 routed tokens.
   // Clamp (eager clamp x2 + cat) over the up output of 2 x 14336 per token: 8 bytes per element
-  // forward, 6 backward; the per-expert bias add over the 4096-wide down output: 8 | 4.
+  // forward, 6 backward; the per-expert bias add over the 4096-wide down output (TEGroupedMLP.
+  // _apply_bias: b * p and t + x per expert with fp32 probabilities, cat, cast back): 28 bytes in
+  // 2 x 2 + 2 = 6 launches forward, 40 bytes in 5 x 2 + 3 = 13 launches backward.
   ModelSpec m = test::mixtral_8x7b();
   Parallelism p = layout(1, 1, 8);
   p.ep = 4;
@@ -126,9 +128,14 @@ TEST(MoeOps, ClampedActivationAndExpertBiasesAddTheirElementWisePasses) {
   const double down = rows * 4096;
   EXPECT_DOUBLE_EQ(sum_bytes(ops, "expert_activation_clamp", Phase::forward), 8.0 * up);
   EXPECT_DOUBLE_EQ(sum_bytes(ops, "expert_activation_clamp", Phase::backward), 6.0 * up);
-  EXPECT_DOUBLE_EQ(sum_bytes(ops, "expert_bias_add", Phase::forward), 8.0 * down);
-  EXPECT_DOUBLE_EQ(sum_bytes(ops, "expert_bias_add", Phase::backward), 4.0 * down);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "expert_bias_add", Phase::forward), 28.0 * down);
+  EXPECT_DOUBLE_EQ(sum_bytes(ops, "expert_bias_add", Phase::backward), 40.0 * down);
   EXPECT_DOUBLE_EQ(sum_bytes(ops, "expert_bias_add", Phase::recompute), 0.0);  // no recompute here
+  for (const StepOp& so : ops.ops) {
+    const auto* mo = std::get_if<MemoryOp>(&so.op);
+    if (mo == nullptr || std::strcmp(mo->name, "expert_bias_add") != 0) continue;
+    EXPECT_DOUBLE_EQ(so.count, so.phase == Phase::forward ? 6.0 : 13.0);
+  }
 }
 
 TEST(ModuleRecompute, NormsAndExpertActivationAreRecomputedInsteadOfKept) {

@@ -642,18 +642,30 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     // Clamped activation and expert biases (MoeSpec): element-wise passes Megatron-Core adds
     // around the expert GEMMs, over the busiest rank's routed tokens.
     const double expert_rows = static_cast<double>(per_expert) * static_cast<double>(local_experts);
-    const auto extra = [&](const char* name, double elems, double fwd, double bwd, OpRole role) {
+    // `fwd` / `bwd` bytes per element over `fwd_kernels` / `bwd_kernels` launches.
+    const auto extra = [&](const char* name, double elems, double fwd, double bwd, OpRole role, double fwd_kernels = 1.0,
+                           double bwd_kernels = 1.0) {
       const bool rc = b.recomputes(role, Scope::moe_ffn);
-      b.add(MemoryOp{name, units::bytes(fwd * elems)}, Phase::forward, Scope::moe_ffn, 1.0, role, 0, 0, rc);
-      b.add(MemoryOp{name, units::bytes(bwd * elems)}, Phase::backward, Scope::moe_ffn, 1.0, role);
-      if (rc) b.add(MemoryOp{name, units::bytes(fwd * elems)}, Phase::recompute, Scope::moe_ffn, 1.0, role);
+      const MemoryOp f{name, units::bytes(fwd * elems / fwd_kernels)};
+      b.add(f, Phase::forward, Scope::moe_ffn, fwd_kernels, role, 0, 0, rc);
+      b.add(MemoryOp{name, units::bytes(bwd * elems / bwd_kernels)}, Phase::backward, Scope::moe_ffn, bwd_kernels, role);
+      if (rc) b.add(f, Phase::recompute, Scope::moe_ffn, fwd_kernels, role);
     };
     if (e.activation_clamp > 0) {
       // Part of the activation: recomputed with it (moe_act).
       const double up = expert_rows * (m.gated_ffn ? 2.0 : 1.0) * (e.expert_ffn_hidden / p.etp);
       extra("expert_activation_clamp", up, 8.0, 6.0, OpRole::expert_activation);
     }
-    if (e.expert_bias) extra("expert_bias_add", expert_rows * hd, 8.0, 4.0, OpRole::moe_elementwise);
+    if (e.expert_bias) {
+      // TEGroupedMLP._apply_bias (Megatron-LM core_r0.17 @d7288711, experts.py): per local expert
+      // x = b * p (write fp32: 4 bytes per output element) and t + x (read 2 + 4, write fp32 4),
+      // then torch.cat (4 + 4) and .to(bf16) (4 + 2): 28 bytes in 2 launches per expert + 2.
+      // Autograd: the cast's backward (2 + 4), per expert the gradient of t cast to bf16 (4 + 2),
+      // and of b and p each a product (4 + 4) and a reduction (4), then the split's cat (2 + 2):
+      // 40 bytes in 5 launches per expert + 3.
+      const double le = static_cast<double>(local_experts);
+      extra("expert_bias_add", expert_rows * hd, 28.0, 40.0, OpRole::moe_elementwise, 2.0 * le + 2.0, 5.0 * le + 3.0);
+    }
     if (e.shared_experts > 0) {
       // Shared experts: a dense FFN of shared * expert size, TP-split with its own collectives.
       ffn("shared_up", "shared_down", tokens, td, static_cast<std::int64_t>(e.shared_experts) * e.expert_ffn_hidden / t,

@@ -42,8 +42,10 @@ struct MoeSpec {
   // Megatron-Core runs as eager PyTorch before its fused kernel (two out-of-place clamps and a
   // torch.cat over the up-projection output: 8 bytes per element forward, the masked gradient
   // 6 backward). expert_bias: the experts' linears carry biases; the down-projection's is added
-  // per expert and concatenated (TEGroupedMLP._apply_bias: 8 bytes per output element forward,
-  // the bias and probability gradients read it twice backward: 4).
+  // per expert in eager PyTorch (TEGroupedMLP._apply_bias, Megatron-LM core_r0.17 @d7288711
+  // megatron/core/transformer/moe/experts.py: `t + b * p` per local expert with the fp32 routing
+  // probabilities, torch.cat, .to(dtype)): forward 28 bytes per output element in 2 launches per
+  // expert + 2, backward 40 bytes in 5 per expert + 3 (see step_model.cpp).
   double activation_clamp = 0.0;
   bool expert_bias = false;
   // Token dropping with every expert's input padded to its capacity (Megatron-Core
