@@ -108,39 +108,32 @@ constexpr Field<sim::PeakRates> kPeakFields[] = {
      [](sim::PeakRates& p, const json& v, Reader&, const std::string&) { p.fp4 = units::tflop_per_s(num(v)); }},
 };
 
+// A measured fraction of a peak rate, {value, source}, in (0, 1].
+void read_peak_fraction(const json& v, Reader& r, const std::string& p, double& out) {
+  if (auto m = read_measured(v, r, p)) {
+    if (m->value > 1.0) {
+      r.error(detail::child(p, "value"), "must be in (0, 1] (a fraction of peak); got " + detail::fmt(m->value));
+    } else {
+      out = m->value;
+    }
+  }
+}
+
 constexpr Field<GpuDraft> kMeasuredSetFields[] = {
     {"gemm_bf16_efficiency", Kind::object, Need::optional, true, {},
      "best large BF16 GEMM / dense peak (MAMF): {value, source}",
      [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
-       if (auto m = read_measured(v, r, p)) {
-         if (m->value > 1.0) {
-           r.error(detail::child(p, "value"), "must be in (0, 1] (a fraction of peak); got " + detail::fmt(m->value));
-         } else {
-           g.entry.spec.gemm_efficiency = m->value;
-         }
-       }
+       read_peak_fraction(v, r, p, g.entry.spec.gemm_efficiency);
      }},
     {"flash_attention_efficiency", Kind::object, Need::optional, true, {},
      "published fused (flash) attention fwd+bwd throughput / dense peak: {value, source}",
      [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
-       if (auto m = read_measured(v, r, p)) {
-         if (m->value > 1.0) {
-           r.error(detail::child(p, "value"), "must be in (0, 1] (a fraction of peak); got " + detail::fmt(m->value));
-         } else {
-           g.entry.spec.attention_efficiency = m->value;
-         }
-       }
+       read_peak_fraction(v, r, p, g.entry.spec.attention_efficiency);
      }},
     {"flash_attention_v1_efficiency", Kind::object, Need::optional, true, {},
      "published FlashAttention-1-class attention fwd+bwd throughput / dense peak: {value, source}",
      [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
-       if (auto m = read_measured(v, r, p)) {
-         if (m->value > 1.0) {
-           r.error(detail::child(p, "value"), "must be in (0, 1] (a fraction of peak); got " + detail::fmt(m->value));
-         } else {
-           g.entry.spec.attention_v1_efficiency = m->value;
-         }
-       }
+       read_peak_fraction(v, r, p, g.entry.spec.attention_v1_efficiency);
      }},
     {"hbm_copy_GBps", Kind::object, Need::optional, true, {}, "measured device-to-device copy GB/s: {value, source}",
      [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
