@@ -37,6 +37,14 @@ GroupPlacement place_group(int size, int stride, const Topology& topology) {
   return g;
 }
 
+// Two ranks of one pipeline, `stages` apart or neighbours: stage i occupies ranks
+// [i*tp*dp*cp, (i+1)*tp*dp*cp), so the pair shares a node only when the whole pipeline does.
+// (place_group's strided placement assumes the stride divides the node; a pipeline's may not.)
+GroupPlacement pipeline_pair(const Parallelism& p, const Cluster& c) {
+  const bool crosses = 1LL * p.tp * p.dp * p.cp * p.pp > c.gpus_per_node;
+  return GroupPlacement{2, crosses ? 1 : 2, crosses ? 2 : 1};
+}
+
 GroupPlacement place_group(int size, int stride, int gpus_per_node) {
   return place_group(size, stride, Topology::two_tier(gpus_per_node, {}, {}));
 }
@@ -646,10 +654,10 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     const auto extra = [&](const char* name, double elems, double fwd, double bwd, OpRole role, double fwd_kernels = 1.0,
                            double bwd_kernels = 1.0) {
       const bool rc = b.recomputes(role, Scope::moe_ffn);
-      const MemoryOp f{name, units::bytes(fwd * elems / fwd_kernels)};
-      b.add(f, Phase::forward, Scope::moe_ffn, fwd_kernels, role, 0, 0, rc);
+      const MemoryOp fwd_op{name, units::bytes(fwd * elems / fwd_kernels)};
+      b.add(fwd_op, Phase::forward, Scope::moe_ffn, fwd_kernels, role, 0, 0, rc);
       b.add(MemoryOp{name, units::bytes(bwd * elems / bwd_kernels)}, Phase::backward, Scope::moe_ffn, bwd_kernels, role);
-      if (rc) b.add(f, Phase::recompute, Scope::moe_ffn, fwd_kernels, role);
+      if (rc) b.add(fwd_op, Phase::recompute, Scope::moe_ffn, fwd_kernels, role);
     };
     if (e.activation_clamp > 0) {
       // Part of the activation: recomputed with it (moe_act).
@@ -816,11 +824,9 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
   // ===== pipeline point-to-point: activations forward, gradients backward, per stage boundary =====
   // Megatron's scatter/gather optimisation sends 1/t of the tensor per TP rank (Narayanan 2021).
   if (p.pp > 1) {
-    // Stage i occupies ranks [i*stride, (i+1)*stride). Once the pipeline spans more than one
-    // node some boundary crosses the network, and the slowest boundary sets the pace.
-    const long long stride = 1LL * p.tp * p.dp * p.cp;
-    const bool crosses = stride * p.pp > c.gpus_per_node;
-    const GroupPlacement pair{2, crosses ? 1 : 2, crosses ? 2 : 1};
+    // Once the pipeline spans more than one node some boundary crosses the network, and the
+    // slowest boundary sets the pace.
+    const GroupPlacement pair = pipeline_pair(p, c);
     const units::Bytes msg = units::bytes(act * td * hd / static_cast<double>(t));
     b.add(CollectiveOp{"pp_send_activations", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::forward,
           Scope::pipeline, 1.0, OpRole::p2p);
@@ -887,9 +893,7 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     // engine.py _exec_reduce_tied_grads: dist.all_reduce of the tied weight's gradient). Each TP rank
     // sends its vocab/tp rows, in the reduction dtype; the two ranks are (pp - 1) stages apart,
     // in one node only when the whole pipeline is.
-    const long long stage = 1LL * p.tp * p.dp * p.cp;
-    const bool crosses = stage * p.pp > c.gpus_per_node;
-    const GroupPlacement pair{2, crosses ? 1 : 2, crosses ? 2 : 1};
+    const GroupPlacement pair = pipeline_pair(p, c);
     const units::Bytes grads = units::bytes(job.gradient_bytes() * m.embedding_params() / p.tp);
     b.add(CollectiveOp{"tied_embedding_grad_all_reduce", CollectiveKind::all_reduce, grads, pair, Axis::pp},
           Phase::step, Scope::data_parallel, 1.0, OpRole::collective);
