@@ -207,7 +207,7 @@ constexpr Template kTemplates[] = {
      "band is how far such runs have been from it"},
     {FindingCode::plan_regime_optimistic,
      "the model is optimistic for this plan's kind of run: the {runs} validated {category} runs measured "
-     "{ratio_p10:2}-{ratio_p90:2} of its throughput, so the chosen plan's {time_days:f1} days are likely about "
+     "{ratio_p10:f3}-{ratio_p90:f3} of its throughput, so the chosen plan's {time_days:f1} days are likely about "
      "{likely_days:f1}; plans are ranked on the model's figures (--deadline-quantile p90 checks a deadline "
      "against the band's slow end)"},
     {FindingCode::search_below_one, "must be at least 1; got {got}"},

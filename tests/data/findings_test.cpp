@@ -500,11 +500,12 @@ TEST(Findings, ABandExtendedToTheEstimateIsWorded) {
 }
 
 // A chosen plan where every validated run of its kind was slower than the model: how much longer
-// it likely takes (64.0 days at the runs' middle ratio sqrt(0.83 x 0.98) = 0.902 is 71.0 days).
+// it likely takes (64.0 days at the runs' middle ratio sqrt(0.83 x 0.98) = 0.902 is 71.0 days). Three
+// decimals, so that a slow end just under 1 (0.998) does not read as 1.
 TEST(Findings, APlanWhereTheModelIsOptimisticSaysHowMuchLongerItLikelyTakes) {
   EXPECT_EQ(render(optimistic_plan()),
             "the model is optimistic for this plan's kind of run: the 14 validated dense/megatron/>512 runs measured "
-            "0.83-0.98 of its throughput, so the chosen plan's 64.0 days are likely about 71.0; plans are ranked on "
+            "0.830-0.980 of its throughput, so the chosen plan's 64.0 days are likely about 71.0; plans are ranked on "
             "the model's figures (--deadline-quantile p90 checks a deadline against the band's slow end)");
 }
 
