@@ -3,7 +3,9 @@
 // what it costs a step.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
@@ -86,6 +88,50 @@ TEST(AttentionKernel, AFlashOneStepIsSlowerByItsAttentionTimeAlone) {
   // compute per step (8 GPUs x micro-batch 4 = 32 sequences: one micro-batch).
   EXPECT_NEAR(eb->step.breakdown.compute.base() - ea->step.breakdown.compute.base(), extra, 1e-9 * extra);
   EXPECT_GT(eb->step.time.base(), ea->step.time.base());
+}
+
+// The swept sequence and head dimension every fused attention op of the step carries (0: none).
+std::pair<std::int64_t, std::int64_t> attention_shape(const StepOps& ops) {
+  std::pair<std::int64_t, std::int64_t> shape{-1, -1};
+  for (const StepOp& so : ops.ops) {
+    const auto* g = std::get_if<GemmOp>(&so.op);
+    if (g == nullptr || (std::strcmp(g->name, "attn_score") != 0 && std::strcmp(g->name, "attn_context") != 0)) continue;
+    if (shape.first >= 0) {
+      EXPECT_EQ(g->attention_tokens, shape.first) << g->name;
+      EXPECT_EQ(g->attention_head_dim, shape.second) << g->name;
+    }
+    shape = {g->attention_tokens, g->attention_head_dim};
+  }
+  return shape;
+}
+
+TEST(AttentionKernel, TheKernelsShapeIsTheSequenceItsQueryBlocksSweep) {
+  // GPT-1.3B (2048 tokens, 16 heads of 128) on 8 H100 (DatasheetCost::attention_shape prices it):
+  // the whole causal sequence; a context-parallel rank's chunk; a window of w keys as the causal
+  // 2w when every layer is windowed, the full sequence when only some are (those hold nearly all
+  // the FLOPs); a packed document's E[l^2]/E[l]; nothing for unfused attention.
+  ModelSpec m = test::gpt_1_3b();
+  const Cluster c = cluster_of(test::h100_sxm(), 8);
+  const TrainingJob job = job_of(32);
+  const Parallelism p = layout(1, 1, 8, 4, Recompute::none);
+  const std::int64_t head_dim = m.hidden / m.heads;
+  using Shape = std::pair<std::int64_t, std::int64_t>;
+  EXPECT_EQ(attention_shape(build_step_ops(m, job, p, c)), Shape(m.seq_len, head_dim));
+  Parallelism cp = p;
+  cp.cp = 2;
+  cp.dp = 4;
+  EXPECT_EQ(attention_shape(build_step_ops(m, job, cp, c)).first, m.seq_len / 2);
+  ModelSpec w = m;
+  w.sliding_window = 256;
+  EXPECT_EQ(attention_shape(build_step_ops(w, job, p, c)).first, 512);
+  w.sliding_window_every = 2;
+  EXPECT_EQ(attention_shape(build_step_ops(w, job, p, c)).first, m.seq_len);
+  TrainingJob packed = job;
+  packed.attention_tokens = 700;
+  EXPECT_EQ(attention_shape(build_step_ops(m, packed, p, c)).first, 700);
+  ModelSpec unfused = m;
+  unfused.flash_attention = false;
+  EXPECT_EQ(attention_shape(build_step_ops(unfused, job, p, c)), Shape(0, 0));
 }
 
 }  // namespace

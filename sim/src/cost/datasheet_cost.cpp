@@ -95,6 +95,20 @@ double DatasheetCost::shape_efficiency(const GemmOp& op) const {
   return std::clamp(best * std::min(1.0, ramp), 1e-3, 1.0);
 }
 
+double DatasheetCost::attention_shape(const GemmOp& op) const {
+  if (op.attention_v1) return 1.0;
+  double f = 1.0;
+  if (op.attention_tokens > 0) {
+    const double s = static_cast<double>(op.attention_tokens), h = a_.attention_tokens_half;
+    f *= (s / (s + h)) / (2048.0 / (2048.0 + h));
+  }
+  if (op.attention_head_dim > 0) {
+    const double d = static_cast<double>(op.attention_head_dim), h = a_.attention_head_dim_half;
+    f *= (d / (d + h)) / (128.0 / (128.0 + h));
+  }
+  return f;
+}
+
 units::Seconds DatasheetCost::gemm(const GemmOp& op) const {
   if (op.m <= 0 || op.n <= 0 || op.k <= 0 || op.batch <= 0) return {};
   units::FlopsPerSecond peak = peak_.for_precision(op.dtype);
@@ -103,8 +117,9 @@ units::Seconds DatasheetCost::gemm(const GemmOp& op) const {
   if (op.dtype == Precision::fp8 || op.dtype == Precision::fp4) ceiling *= kFp8VsBf16Efficiency;
   if (peak.base() <= 0) peak = peak_.fp32.base() > 0 ? peak_.fp32 : units::tflop_per_s(1.0);
   if (op.fused_attention) {
-    // One fused kernel: its throughput is the kernel's published rate, not a GEMM's.
-    const double eff = op.attention_v1 ? attention_v1_eff_ : attention_eff_;
+    // One fused kernel: its throughput is the kernel's published rate at the op's shape, not a
+    // GEMM's.
+    const double eff = op.attention_v1 ? attention_v1_eff_ : std::min(1.0, attention_eff_ * attention_shape(op));
     return op.flops() / (peak * eff) + units::microseconds(a_.gemm_launch_us + a_.per_op_overhead_us);
   }
   const units::Seconds compute = op.flops() / (peak * (ceiling * shape_efficiency(op)));

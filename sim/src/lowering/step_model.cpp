@@ -360,10 +360,13 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
       const double keys = windowed(ip.prefill_keys);
       const std::int64_t n_keys = std::max<std::int64_t>(1, std::llround(keys));
       const double pd = static_cast<double>(ip.prefill_tokens);
-      b.add(GemmOp{"prefill_attn_score", ip.prefill_tokens, n_keys, d_qk, heads, attn_dt, true}, Phase::forward,
-            Scope::layer, 1.0, OpRole::attention_core, 2.0 * pd * keys * heads * d_qk);
-      b.add(GemmOp{"prefill_attn_context", ip.prefill_tokens, d_v, n_keys, heads, attn_dt, true}, Phase::forward,
-            Scope::layer, 1.0, OpRole::attention_core, 2.0 * pd * keys * heads * d_v);
+      // Its rate follows the causal sequence of the same mean keys per query (twice them).
+      GemmOp score{"prefill_attn_score", ip.prefill_tokens, n_keys, d_qk, heads, attn_dt, true};
+      GemmOp context{"prefill_attn_context", ip.prefill_tokens, d_v, n_keys, heads, attn_dt, true};
+      score.attention_tokens = context.attention_tokens = 2 * n_keys;
+      score.attention_head_dim = context.attention_head_dim = std::max(d_qk, d_v);
+      b.add(score, Phase::forward, Scope::layer, 1.0, OpRole::attention_core, 2.0 * pd * keys * heads * d_qk);
+      b.add(context, Phase::forward, Scope::layer, 1.0, OpRole::attention_core, 2.0 * pd * keys * heads * d_v);
     }
     if (ip.decode_sequences > 0 && ip.decode_context > 0) {
       const double ctx = windowed(ip.decode_context);
@@ -409,18 +412,29 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     double work = attention_work_fraction(m);
     // The framework's attention kernel generation (TrainingJob::attention_kernel) sets its rate.
     const bool v1 = m.flash_attention && job.attention_kernel == AttentionKernel::flash1;
-    const GemmOp score{"attn_score", s, s_kv, d_qk, batch, attn_dt, m.flash_attention, 0.0, v1};
-    const GemmOp context{"attn_context", s, d_v, s_kv, batch, attn_dt, m.flash_attention, 0.0, v1};
+    GemmOp score{"attn_score", s, s_kv, d_qk, batch, attn_dt, m.flash_attention, 0.0, v1};
+    GemmOp context{"attn_context", s, d_v, s_kv, batch, attn_dt, m.flash_attention, 0.0, v1};
     const double share = 1.0 / std::max(1, m.sliding_window_every);  // windowed layers
-    double keys = m.sliding_window > 0 && m.sliding_window < m.seq_len
-                      ? share * m.sliding_window + (1.0 - share) * m.seq_len
-                      : static_cast<double>(m.seq_len);
+    const bool windowed = m.sliding_window > 0 && m.sliding_window < m.seq_len;
+    double keys = windowed ? share * m.sliding_window + (1.0 - share) * m.seq_len : static_cast<double>(m.seq_len);
+    // The causal sequence the fused kernel's query blocks sweep (its rate depends on it,
+    // DatasheetCost::attention_shape): the sequence; a window of w keys when every layer is
+    // windowed (w keys per query, the mean of a causal 2w); the full layers' sequence when only
+    // some are (they hold nearly all the FLOPs); a context-parallel rank's chunk (ring attention
+    // runs the kernel chunk by chunk).
+    std::int64_t swept = windowed && share >= 1.0 ? std::min<std::int64_t>(m.seq_len, 2LL * m.sliding_window)
+                                                  : m.seq_len;
     // Packed documents masked apart (TrainingJob::attention_tokens = E[l^2]/E[l]): each document's
     // causal square, sum l^2 / 2 = S a / 2 of the S x S shape, by a varlen fused kernel.
     const double doc = job.attention_tokens;
     if (m.flash_attention && doc > 0 && doc < m.seq_len) {
       work = std::min(work, doc / (2.0 * m.seq_len));
       keys = std::min(keys, doc);
+      swept = std::min<std::int64_t>(swept, std::max<std::int64_t>(1, std::llround(doc)));
+    }
+    if (m.flash_attention) {
+      score.attention_tokens = context.attention_tokens = std::max<std::int64_t>(1, swept / p.cp);
+      score.attention_head_dim = context.attention_head_dim = std::max(d_qk, d_v);
     }
     // Hybrid models follow Megatron-Bridge's hybrid formula instead (flop_utils.py
     // attn_layer_flops, NVIDIA-NeMo/Megatron-Bridge @067f987: 2 b s h p s for both core GEMMs,

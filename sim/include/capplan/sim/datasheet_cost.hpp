@@ -24,10 +24,23 @@ struct DatasheetAssumptions {
   double k_half = 128.0;
   // Fixed kernel launch + tail cost per GEMM (CUDA launch latency is ~3-5 us).
   double gemm_launch_us = 4.0;
-  // Fused (flash) attention when the GPU has no figure: FlashAttention-2 reaches about 35% of
-  // the dense peak on H100 (Shah et al. 2024, FlashAttention-3, Sec. 1) and 50-73% on A100
-  // (Dao 2023, FlashAttention-2). The lowest of these is the default.
-  double attention_efficiency = 0.35;
+  // Fused (flash) attention when the GPU has no figure, at the catalog's reference shape
+  // (forward + backward, causal, head dimension 128, 2k tokens): FlashAttention-2 reaches 265
+  // TFLOP/s on H100 SXM5 (0.268 of the dense peak) and 155 on A100 SXM4 80GB (0.497) in the
+  // FlashAttention-2 README charts (Dao-AILab/flash-attention @4f285b35, panel (d)). The lowest
+  // is the default.
+  double attention_efficiency = 0.268;
+  // The same charts across sequence lengths (panel (d), causal, head dimension 128, 512 to 16k
+  // tokens): A100 99/133/155/173/182/189 and H100 163/221/265/294/308/328 TFLOP/s, both close to
+  // rate(s) = rate_inf * s / (s + s_half) with s_half 500 (A100) and 560 (H100) tokens: the
+  // per-query-block work (loading Q, the final rescale and write of O, the half-masked diagonal
+  // block) amortised over the keys it sweeps. The middle is taken; the catalog figure is the
+  // rate at 2048 tokens.
+  double attention_tokens_half = 530.0;
+  // Head dimension: panel (c) (head dimension 64) over panel (d) (128) at every length is
+  // 0.87-0.89 on H100 and 0.89-0.91 on A100, i.e. d / (d + d_half) with d_half about 20 (the
+  // per-element softmax and rescale work does not shrink with d; the GEMMs' K does).
+  double attention_head_dim_half = 20.0;
   // A FlashAttention-1-class kernel when the GPU has no figure of its own: this share of the
   // GPU's FlashAttention-2 efficiency. FlashAttention-2 README charts (Dao-AILab/flash-attention
   // @4f285b35), causal, head dim 128, 2k tokens, forward + backward: A100 69 / 155 = 0.45
@@ -115,6 +128,11 @@ class DatasheetCost final : public OpCostModel {
   double gemm_eff_;
   double attention_eff_;
   double attention_v1_eff_;
+  // A FlashAttention-2-class kernel's rate at `op`'s shape over its rate at the reference shape
+  // (2k tokens, head dimension 128); 1 for a FlashAttention-1 kernel, whose charts (same README)
+  // do not follow that curve (A100 Triton 69-83 TFLOP/s from 1k to 16k, head dimension 64 faster
+  // than 128), and for an op whose shape is not known.
+  double attention_shape(const GemmOp& op) const;
   units::BytesPerSecond hbm_bw_;       // the GEMM memory roof: the measured copy bandwidth
   units::BytesPerSecond mem_bw_;       // achieved by element-wise kernels
   units::BytesPerSecond pcie_bw_;      // pinned host<->GPU copies, one direction

@@ -26,6 +26,12 @@ struct GemmOp {
   double weight_bytes = 0;
   // A fused attention kernel of the FlashAttention-1 generation (AttentionKernel::flash1).
   bool attention_v1 = false;
+  // A fused attention kernel's shape as its rate depends on it (DatasheetCost::attention_shape):
+  // the causal sequence each query block sweeps (the sequence, the window of a sliding-window
+  // model, a packed document's length, a context-parallel chunk), and the head dimension. 0: not
+  // known, priced at the catalog's reference shape (2k tokens, head dimension 128).
+  std::int64_t attention_tokens = 0;
+  std::int64_t attention_head_dim = 0;
 
   units::Flops flops() const;
   // Minimum HBM traffic: read A and B (B in weight_bytes when set), write C once.

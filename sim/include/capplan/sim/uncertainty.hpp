@@ -103,18 +103,18 @@ ResidualTable fit_residuals(const std::vector<ResidualSample>& samples, int min_
 const ResidualQuantiles* optimistic_regime(const ResidualTable& t, const Scenario& s);
 
 // Input uncertainty: the spread of published efficiencies used when a GPU has none of its own
-// (the datasheet model then assumes DatasheetAssumptions' defaults, 0.75 GEMM and 0.35 attention).
+// (the datasheet model then assumes DatasheetAssumptions' defaults, 0.75 GEMM and 0.268 attention).
 struct InputSpread {
   // Published large-GEMM efficiencies (MAMF, BF16, best achieved / dense peak) in the GPU
   // catalog range from 0.511 (MI300X, ROCm 6.3) to 0.869 (A100 SXM) (data/gpus.json,
   // ml-engineering MAMF tables; the L20's 0.92 is a third-party FP16 HGEMM figure and is left out).
   double gemm_low = 0.511;
   double gemm_high = 0.869;
-  // Published fused-attention efficiencies: FlashAttention-2 about 0.35 of peak on Hopper
-  // (Shah et al. 2024) to 0.50 on A100 (Dao 2023). The default is the low end, so the band
-  // widens upwards only.
-  double attention_low = 0.35;
-  double attention_high = 0.50;
+  // Published fused-attention efficiencies at the catalog's reference shape (FlashAttention-2,
+  // forward + backward, causal, head dimension 128, 2k tokens; its README charts): 0.268 of peak
+  // on H100 to 0.497 on A100. The default is the low end, so the band widens upwards only.
+  double attention_low = 0.268;
+  double attention_high = 0.497;
 };
 
 // Sets e.band from the table (category with fallback), widens it where the GPU has no published
