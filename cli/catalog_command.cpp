@@ -71,6 +71,7 @@ json gpus_json(const data::Catalogs& c) {
         {"sm_count", s.sm_count > 0 ? json(s.sm_count) : json(nullptr)},
         {"tdp_W", positive_or_null(g.tdp_w)},
         {"gemm_efficiency", positive_or_null(s.gemm_efficiency)},
+        {"gemm_fp8_efficiency", positive_or_null(s.gemm_fp8_efficiency)},
         {"hbm_efficiency", positive_or_null(s.hbm_efficiency)},
         {"nvlink_busbw_GBps", positive_or_null(gb_per_s(s.nvlink_busbw))},
         {"confidence", text_or_null(g.confidence)},

@@ -125,6 +125,11 @@ constexpr Field<GpuDraft> kMeasuredSetFields[] = {
      [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
        read_peak_fraction(v, r, p, g.entry.spec.gemm_efficiency);
      }},
+    {"gemm_fp8_efficiency", Kind::object, Need::optional, true, {},
+     "best large FP8 (E4M3) GEMM / dense FP8 peak (MAMF): {value, source}",
+     [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
+       read_peak_fraction(v, r, p, g.entry.spec.gemm_fp8_efficiency);
+     }},
     {"flash_attention_efficiency", Kind::object, Need::optional, true, {},
      "published fused (flash) attention fwd+bwd throughput / dense peak: {value, source}",
      [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {

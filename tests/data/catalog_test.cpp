@@ -391,6 +391,21 @@ TEST(RealCatalogs, FlashAttentionOneFiguresAreTheChartsRates) {
   }
 }
 
+TEST(RealCatalogs, Fp8MamfFiguresAreTheTablesOwn) {
+  // ml-engineering's MAMF table (@744d01e), FP8 (float8_e4m3fn): measured TFLOP/s over the dense
+  // FP8 peak, per GPU; no figure for GPUs it does not list (never another SKU's).
+  const auto& c = test::real_catalogs();
+  const std::pair<const char*, double> table[] = {{"h100-sxm-80gb", 1402.6 / 1979}, {"h200-sxm-141gb", 1453.4 / 1979},
+                                                  {"gh200", 1535.0 / 1979},         {"b200-hgx", 3432.5 / 4500},
+                                                  {"b300-hgx", 3353.3 / 4500},      {"gb200-nvl72", 3615.6 / 5000}};
+  for (const auto& [id, fraction] : table) {
+    EXPECT_NEAR(c.find_gpu(id)->spec.gemm_fp8_efficiency, fraction, 5e-4) << id;
+  }
+  for (const char* id : {"h800-sxm-80gb", "gb300-nvl72", "a100-80gb-sxm", "h20-96gb"}) {
+    EXPECT_EQ(c.find_gpu(id)->spec.gemm_fp8_efficiency, 0.0) << id;
+  }
+}
+
 TEST(RealCatalogs, SystemPowerOfTheVendorsServersWithSources) {
   const auto& c = test::real_catalogs();
   const std::pair<const char*, double> published[] = {

@@ -133,6 +133,30 @@ TEST(DatasheetGemm, Fp8UsesTheFp8PeakAtSevenOhNineOverEightOhThreeOfTheCeiling) 
   EXPECT_GT(cost.gemm(op).base(), bf16 / 2.0);
 }
 
+TEST(DatasheetGemm, Fp8UsesTheGpusOwnFp8MamfWhenItHasOne) {
+  // B200 SXM: FP8 MAMF 3432.5 of 4500 (76.3%) against BF16 1745 of 2250 (77.6%); with its own
+  // FP8 figure the FP8 ceiling is that, not BF16's x H100's 0.883 (0.685), so the same large GEMM
+  // runs 0.763 / 0.685 = 1.11x faster. Without it, the ratio as before.
+  GpuSpec gpu = test::h100_sxm();
+  gpu.peak.fp8 = units::tflop_per_s(4500);
+  gpu.peak.bf16 = units::tflop_per_s(2250);
+  gpu.gemm_efficiency = 0.776;
+  const GemmOp op = gemm(16384, 16384, 16384, Precision::fp8);
+  const double ratio_only = DatasheetCost(cluster_of(gpu, 8)).gemm(op).base();
+  gpu.gemm_fp8_efficiency = 0.763;
+  const double own = DatasheetCost(cluster_of(gpu, 8)).gemm(op).base();
+  const double shape = DatasheetCost(cluster_of(gpu, 8)).shape_efficiency(op);
+  EXPECT_NEAR(own, op.flops().base() / (4500e12 * 0.763 * shape) + 4.0 * kUs, 1e-9 * own);
+  EXPECT_NEAR(ratio_only, op.flops().base() / (4500e12 * 0.776 * (0.709 / 0.803) * shape) + 4.0 * kUs,
+              1e-9 * ratio_only);
+  // BF16 GEMMs do not use it.
+  const GemmOp bf16 = gemm(16384, 16384, 16384);
+  GpuSpec without = gpu;
+  without.gemm_fp8_efficiency = 0;
+  EXPECT_DOUBLE_EQ(DatasheetCost(cluster_of(gpu, 8)).gemm(bf16).base(),
+                   DatasheetCost(cluster_of(without, 8)).gemm(bf16).base());
+}
+
 TEST(DatasheetGemm, UnsupportedPrecisionFallsBackToFp32Peak) {
   // A100 has no FP8: priced at its FP32 peak rather than dividing by zero.
   const DatasheetCost cost(cluster_of(test::a100_80gb(), 8));

@@ -12,8 +12,10 @@ namespace capplan::sim {
 
 namespace {
 
-// Relative efficiency of FP8 GEMMs vs BF16 on the same GPU: MAMF on H100 SXM reaches 70.9% of
-// the FP8 peak vs 80.3% of the BF16 peak (ml-engineering, data/README.md), ratio 0.883.
+// Relative efficiency of FP8 GEMMs vs BF16 on the same GPU, for a GPU without its own FP8 MAMF:
+// MAMF on H100 SXM reaches 70.9% of the FP8 peak vs 80.3% of the BF16 peak (ml-engineering,
+// data/README.md), ratio 0.883, the lowest of the six GPUs measured both ways (H200 0.92, GH200
+// 0.93, B300 0.95, B200 0.98, GB200 0.99).
 constexpr double kFp8VsBf16Efficiency = 0.709 / 0.803;
 
 }  // namespace
@@ -34,6 +36,9 @@ DatasheetCost::DatasheetCost(const Cluster& cluster, DatasheetAssumptions a, std
       // A fitted scale never lifts a ceiling above the dense peak (MFU stays at most 1).
       gemm_eff_(std::min(1.0, (cluster.gpu.gemm_efficiency > 0 ? cluster.gpu.gemm_efficiency : a.gemm_efficiency) *
                                   a.gemm_efficiency_scale)),
+      gemm_fp8_eff_(cluster.gpu.gemm_fp8_efficiency > 0
+                        ? std::min(1.0, cluster.gpu.gemm_fp8_efficiency * a.gemm_efficiency_scale)
+                        : gemm_eff_ * kFp8VsBf16Efficiency),
       attention_eff_(std::min(1.0, (cluster.gpu.attention_efficiency > 0 ? cluster.gpu.attention_efficiency
                                                                          : a.attention_efficiency) *
                                        a.gemm_efficiency_scale)),
@@ -112,9 +117,9 @@ double DatasheetCost::attention_shape(const GemmOp& op) const {
 units::Seconds DatasheetCost::gemm(const GemmOp& op) const {
   if (op.m <= 0 || op.n <= 0 || op.k <= 0 || op.batch <= 0) return {};
   units::FlopsPerSecond peak = peak_.for_precision(op.dtype);
-  double ceiling = gemm_eff_;
-  // FP4 (serving) has no published MAMF: taken at FP8's share of its peak.
-  if (op.dtype == Precision::fp8 || op.dtype == Precision::fp4) ceiling *= kFp8VsBf16Efficiency;
+  // FP8 at the GPU's FP8 MAMF; FP4 (serving) has no published MAMF: taken at FP8's share of its
+  // peak.
+  const double ceiling = op.dtype == Precision::fp8 || op.dtype == Precision::fp4 ? gemm_fp8_eff_ : gemm_eff_;
   if (peak.base() <= 0) peak = peak_.fp32.base() > 0 ? peak_.fp32 : units::tflop_per_s(1.0);
   if (op.fused_attention) {
     // One fused kernel: its throughput is the kernel's published rate at the op's shape, not a

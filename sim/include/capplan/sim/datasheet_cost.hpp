@@ -126,6 +126,7 @@ class DatasheetCost final : public OpCostModel {
   PeakRates peak_;
   int sm_count_;
   double gemm_eff_;
+  double gemm_fp8_eff_;  // the FP8 GEMM ceiling: the GPU's FP8 MAMF, else gemm_eff_ x H100's ratio
   double attention_eff_;
   double attention_v1_eff_;
   // A FlashAttention-2-class kernel's rate at `op`'s shape over its rate at the reference shape

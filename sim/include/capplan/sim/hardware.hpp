@@ -44,6 +44,9 @@ struct GpuSpec {
   units::BytesPerSecond pcie_bandwidth;    // one direction, x16
   int sm_count = 0;                        // streaming multiprocessors (or CUs); 0 = unknown
   double gemm_efficiency = 0.0;            // best large-GEMM achieved / dense peak (MAMF)
+  // The same for FP8 (E4M3) GEMMs against the dense FP8 peak; 0 = unknown (the cost model then
+  // takes gemm_efficiency times the one ratio measured on H100, DatasheetCost).
+  double gemm_fp8_efficiency = 0.0;
   double hbm_efficiency = 0.0;             // measured device copy / datasheet HBM bandwidth
   units::BytesPerSecond nvlink_busbw;      // measured single-node NCCL all-reduce busbw; 0 = unknown
   double attention_efficiency = 0.0;       // fused (flash) attention, fwd+bwd, vs dense peak; 0 = unknown
