@@ -18,6 +18,10 @@ namespace {
 // 0.93, B300 0.95, B200 0.98, GB200 0.99).
 constexpr double kFp8VsBf16Efficiency = 0.709 / 0.803;
 
+// A rate that saturates as x / (x + half), relative to its value at `at`: the K ramp of a GEMM
+// and the sequence and head-dimension curves of fused attention.
+double saturating(double x, double half, double at) { return (x / (x + half)) / (at / (at + half)); }
+
 }  // namespace
 
 DatasheetAssumptions with_runs_fit(DatasheetAssumptions a, const RunsFit& fit) {
@@ -96,7 +100,7 @@ double DatasheetCost::shape_efficiency(const GemmOp& op) const {
   // Best of three CUTLASS-style tiles (sim/profile.hpp), shared with the calibrated GEMM model.
   const double best = tile_wave_efficiency(m, n, batch, sm_count_, a_.tile_m, a_.tile_n);
   // K ramp normalised to the large-K shapes on which the MAMF ceiling was measured (K >= 4096).
-  const double ramp = (k / (k + a_.k_half)) / (4096.0 / (4096.0 + a_.k_half));
+  const double ramp = saturating(k, a_.k_half, 4096.0);
   return std::clamp(best * std::min(1.0, ramp), 1e-3, 1.0);
 }
 
@@ -104,12 +108,10 @@ double DatasheetCost::attention_shape(const GemmOp& op) const {
   if (op.attention_v1) return 1.0;
   double f = 1.0;
   if (op.attention_tokens > 0) {
-    const double s = static_cast<double>(op.attention_tokens), h = a_.attention_tokens_half;
-    f *= (s / (s + h)) / (2048.0 / (2048.0 + h));
+    f *= saturating(static_cast<double>(op.attention_tokens), a_.attention_tokens_half, 2048.0);
   }
   if (op.attention_head_dim > 0) {
-    const double d = static_cast<double>(op.attention_head_dim), h = a_.attention_head_dim_half;
-    f *= (d / (d + h)) / (128.0 / (128.0 + h));
+    f *= saturating(static_cast<double>(op.attention_head_dim), a_.attention_head_dim_half, 128.0);
   }
   return f;
 }
