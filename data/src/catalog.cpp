@@ -759,6 +759,8 @@ constexpr RecipeDefault kRecipeDefaults[] = {
     CAPPLAN_RECIPE_BOOL("pp_comm_overlap", pp_comm_overlap, false, "pipeline send/recv overlapped with compute"),
     CAPPLAN_RECIPE_BOOL("pp_p2p_batched", pp_p2p_batched, false,
                         "a micro-batch's pipeline send and receive batched into one call (false: separate blocking calls)"),
+    CAPPLAN_RECIPE_BOOL("tp_async_dgrad", tp_async_dgrad, false,
+                        "a column-parallel linear's input-gradient collective overlapped with its weight-gradient GEMM"),
     CAPPLAN_RECIPE_BOOL("ep_comm_overlap", ep_comm_overlap, false, "expert-parallel all-to-all overlapped"),
     {"recompute", true, "activation recompute: none, selective or full",
      [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {

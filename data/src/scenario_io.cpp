@@ -896,7 +896,7 @@ class ScenarioParser {
     r_.unknown_keys(j, p,
                     {"tokens", "global_batch_tokens", "global_batch", "precision", "framework", "kernels",
                      "overlap_compute_slowdown", "loss_kernel", "attention_kernel", "grad_reduce_in_fp32", "master_weights", "fp8_recipe", "fp8_params",
-                     "host_us_per_op", "zero3_host_us_per_layer", "pp_p2p_batched"});
+                     "host_us_per_op", "zero3_host_us_per_layer", "pp_p2p_batched", "tp_async_dgrad"});
     sim::TrainingJob t;
     if (out_.scenario.workload.kind == sim::WorkloadKind::finetune) {
       // A fine-tuning job's tokens come from its dataset (workload.dataset: tokens x epochs).
@@ -1022,9 +1022,14 @@ class ScenarioParser {
       // A micro-batch's pipeline send and receive in one batched call (false: blocking calls each).
       if (auto b = r_.boolean(*v, child(p, "pp_p2p_batched"))) t.pp_p2p_batched = *b;
     }
+    if (const json* v = find(j, "tp_async_dgrad")) {
+      // A column-parallel linear's input-gradient collective overlapped with its wgrad GEMM.
+      if (auto b = r_.boolean(*v, child(p, "tp_async_dgrad"))) t.tp_async_dgrad = *b;
+    }
     if (recipe_) {  // the recipe's defaults for what the scenario leaves out
       if (!find(j, "host_us_per_op") && recipe_->host_us_per_op) t.host_s_per_op = *recipe_->host_us_per_op * 1e-6;
       if (!find(j, "pp_p2p_batched") && recipe_->pp_p2p_batched) t.pp_p2p_batched = *recipe_->pp_p2p_batched;
+      if (!find(j, "tp_async_dgrad") && recipe_->tp_async_dgrad) t.tp_async_dgrad = *recipe_->tp_async_dgrad;
       if (recipe_->zero3_prefetch_params) t.zero3_prefetch_params = *recipe_->zero3_prefetch_params;
       if (recipe_->zero3_regather_recompute) t.zero3_regather_recompute = *recipe_->zero3_regather_recompute;
       if (!find(j, "zero3_host_us_per_layer") && recipe_->zero3_host_us_per_layer) {

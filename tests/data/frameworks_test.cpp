@@ -103,6 +103,7 @@ constexpr Field expert_tp_follows_tp = field<&R::expert_tp_follows_tp>("expert_t
 constexpr Field cuda_graphs = field<&R::cuda_graphs>("cuda_graphs");
 constexpr Field host_us_per_op = field<&R::host_us_per_op>("host_us_per_op");
 constexpr Field pp_p2p_batched = field<&R::pp_p2p_batched>("pp_p2p_batched");
+constexpr Field tp_async_dgrad = field<&R::tp_async_dgrad>("tp_async_dgrad");
 constexpr Field zero3_regather_recompute = field<&R::zero3_regather_recompute>("zero3_regather_recompute");
 }  // namespace f
 
@@ -157,6 +158,7 @@ const std::vector<Default>& defaults() {
     {"megatron-lm", f::fp8_recipe, delayed, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/transformer/transformer_config.py#L594 (fp8_recipe = \"delayed\")"},
     {"megatron-lm", f::overlap_dp_comm, false, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/training/arguments.py#L3121 (--overlap-grad-reduce, default False)"},
     {"megatron-lm", f::tp_comm_overlap, false, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/model_parallel_config.py#L265 (tp_comm_overlap: bool = False)"},
+    {"megatron-lm", f::tp_async_dgrad, true, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/tensor_parallel/layers.py#L1144-L1146 (ColumnParallelLinear: allreduce_dgrad whenever TP > 1 without sequence parallelism) and #L693-L712 (LinearWithGradAccumulationAndAsyncCommunication.backward: all_reduce or reduce_scatter of grad_input with async_op=True before the weight-gradient GEMM; the sequence-parallel input re-gather at #L666-L679 before the input-gradient GEMM); with Transformer Engine layers the same in https://github.com/NVIDIA/TransformerEngine/blob/40c69e751a47ec87786283e125c5eb264101270f/transformer_engine/pytorch/module/linear.py#L733-L743 and layernorm_linear.py#L742-L752 (v2.8)"},
     {"megatron-lm", f::pp_comm_overlap, true, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/training/arguments.py#L3118 (--no-overlap-p2p-communication, store_false: overlap_p2p_comm on; used by the interleaved schedule)"},
     {"megatron-lm", f::ep_comm_overlap, false, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/model_parallel_config.py#L343 (overlap_moe_expert_parallel_comm: bool = False)"},
     {"megatron-lm", f::recompute, none, "https://github.com/NVIDIA/Megatron-LM/blob/d98e8a64ddf34856e74b24714e3bedb2f5a39553/megatron/core/transformer/transformer_config.py#L532 (recompute_granularity = None)"},
@@ -173,6 +175,7 @@ const std::vector<Default>& defaults() {
     {"megatron-lm-285068c8", f::fp8_param_gather, kNull, "no FP8 training at this commit"},
     {"megatron-lm-285068c8", f::overlap_dp_comm, false, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L838 (--DDP-impl local: gradients all-reduced after the backward pass in megatron/training.py train_step)"},
     {"megatron-lm-285068c8", f::tp_comm_overlap, false, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py (no tensor-parallel communication overlap option at this commit)"},
+    {"megatron-lm-285068c8", f::tp_async_dgrad, true, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L664 (--no-async-tensor-model-parallel-allreduce, store_false: on by default) and megatron/core/tensor_parallel/layers.py at that commit (LinearWithGradAccumulationAndAsyncCommunication)"},
     {"megatron-lm-285068c8", f::recompute, none, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L593 (--recompute-granularity default None)"},
     {"megatron-lm-285068c8", f::flash_attention, false, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L655 (--use-flash-attn, store_true: off by default)"},
     {"megatron-lm-285068c8", f::dropout, true, "https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L531-L533 (--attention-dropout 0.1, --hidden-dropout 0.1)"},
@@ -186,6 +189,7 @@ const std::vector<Default>& defaults() {
     {"megatron-lm-2022", f::fp8_param_gather, kNull, "no FP8 training in this version"},
     {"megatron-lm-2022", f::overlap_dp_comm, false, "https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py#L731 (--DDP-impl local: gradients all-reduced after the backward pass)"},
     {"megatron-lm-2022", f::tp_comm_overlap, false, "https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py (no tensor-parallel communication overlap option)"},
+    {"megatron-lm-2022", f::tp_async_dgrad, true, "https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py#L565 (--no-async-tensor-model-parallel-allreduce, store_false: on by default) and megatron/mpu/layers.py#L259-L295 (input re-gather, all-reduce and reduce-scatter with async_op=True around the weight-gradient GEMM)"},
     {"megatron-lm-2022", f::recompute, none, "https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py#L497 (--recompute-granularity default None)"},
     {"megatron-lm-2022", f::flash_attention, false, "https://github.com/NVIDIA/Megatron-LM/commit/d693034ecf (FlashAttention integrated 2022-12-08, after this version)"},
     {"megatron-lm-2022", f::dropout, true, "https://github.com/NVIDIA/Megatron-LM/blob/bbab79f869/megatron/arguments.py#L437 (--hidden-dropout 0.1; --attention-dropout 0.1)"},
@@ -199,6 +203,7 @@ const std::vector<Default>& defaults() {
     {"megatron-lm-v2", f::fp8_param_gather, kNull, "no FP8 training in this version"},
     {"megatron-lm-v2", f::overlap_dp_comm, false, "https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/training.py#L365-L369 (DDP-impl local, the default at arguments.py#L578: allreduce_gradients() after the backward pass)"},
     {"megatron-lm-v2", f::tp_comm_overlap, false, "https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py (no tensor-parallel communication overlap option)"},
+    {"megatron-lm-v2", f::tp_async_dgrad, false, "https://github.com/NVIDIA/Megatron-LM/commit/16c90445e71e34e0e1bbae6dfb6c915ea0f4a645 (2021-09-02: --async-tensor-model-parallel-allreduce added, after this v2.5 e269e20 of 2021-08-10, whose megatron/mpu/layers.py runs the backward all-reduce synchronously in copy_to_tensor_model_parallel_region)"},
     {"megatron-lm-v2", f::recompute, none, "https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py#L393 (--checkpoint-activations, store_true)"},
     {"megatron-lm-v2", f::selective_recompute, false, "https://github.com/NVIDIA/Megatron-LM/blob/e269e200649555069454bf78335466f9658b2044/megatron/arguments.py#L393 (only --checkpoint-activations, whole layers; selective recompute came in 2022)"},
     {"megatron-lm-v2", f::flash_attention, false, "FlashAttention (Dao et al., arXiv:2205.14135) was published in May 2022, after this version"},
@@ -213,6 +218,7 @@ const std::vector<Default>& defaults() {
     {"megatron-lm-v1", f::fp8_param_gather, kNull, "no FP8 training in this version"},
     {"megatron-lm-v1", f::overlap_dp_comm, false, "https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/training.py#L236-L240 (DDP-impl local, the default at arguments.py#L285: all-reduce after the backward pass)"},
     {"megatron-lm-v1", f::tp_comm_overlap, false, "https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/arguments.py (no tensor-parallel communication overlap option)"},
+    {"megatron-lm-v1", f::tp_async_dgrad, false, "https://github.com/NVIDIA/Megatron-LM/commit/16c90445e71e34e0e1bbae6dfb6c915ea0f4a645 (2021-09-02: the asynchronous all-reduce was added two years after Megatron-LM v1; copy_to_model_parallel_region's backward all-reduce is synchronous)"},
     {"megatron-lm-v1", f::recompute, none, "https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/arguments.py#L159 (--checkpoint-activations, store_true)"},
     {"megatron-lm-v1", f::selective_recompute, false, "https://github.com/NVIDIA/Megatron-LM/blob/03d2880923ffeec494cb0ef0cfc3d7234b2bacc7/megatron/arguments.py#L159 (only --checkpoint-activations, whole layers)"},
     {"megatron-lm-v1", f::flash_attention, false, "FlashAttention (Dao et al., arXiv:2205.14135) was published in May 2022, after this version"},
@@ -227,6 +233,7 @@ const std::vector<Default>& defaults() {
     {"megascale", f::fp8_param_gather, kNull, "not published; no FP8 in the paper"},
     {"megascale", f::overlap_dp_comm, true, "Jiang et al., MegaScale, NSDI'24, Sec. 3.2 (data-parallel all-gather and reduce-scatter overlapped with compute)"},
     {"megascale", f::tp_comm_overlap, true, "Jiang et al., MegaScale, NSDI'24, Sec. 3.2 (tensor/sequence-parallel communication fused with the GEMMs)"},
+    {"megascale", f::tp_async_dgrad, true, "MegaScale (Jiang et al., NSDI'24) builds on Megatron-LM 285068c8, whose --no-async-tensor-model-parallel-allreduce default (https://github.com/NVIDIA/Megatron-LM/blob/285068c8108e0e8e6538f54fe27c3ee86c5217a2/megatron/arguments.py#L664) keeps the asynchronous input-gradient all-reduce on"},
     {"megascale", f::recompute, kNull, "not published"},
     {"megascale", f::flash_attention, true, "Jiang et al., MegaScale, NSDI'24, Sec. 3.4 (FlashAttention-2)"},
     {"megascale", f::cuda_graphs, kNull, "not published"},
@@ -240,6 +247,7 @@ const std::vector<Default>& defaults() {
     {"nemo-2", f::fp8_recipe, delayed, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/precision/mixed_precision.py#L66 (fp8_recipe = \"delayed\")"},
     {"nemo-2", f::overlap_dp_comm, true, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/llama3_70b.py#L119-L120 (DistributedDataParallelConfig overlap_grad_reduce=True, overlap_param_gather=True)"},
     {"nemo-2", f::tp_comm_overlap, kNull, "per model recipe (MegatronCommOverlapCallback, tp_comm_overlap None by default: nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py#L44)"},
+    {"nemo-2", f::tp_async_dgrad, true, "https://github.com/NVIDIA/TransformerEngine/blob/40c69e751a47ec87786283e125c5eb264101270f/transformer_engine/pytorch/module/linear.py#L733-L743 and layernorm_linear.py#L742-L752 (v2.8: the input gradient's reduce-scatter or all-reduce with async_op=True, waited for after the weight-gradient GEMM; the sequence-parallel input re-gather with async_op=True before the input-gradient GEMM, linear.py#L655-L661), the layers Megatron-Core builds with Transformer Engine"},
     {"nemo-2", f::recompute, kNull, "per model recipe"},
     {"nemo-2", f::flash_attention, true, "Megatron-Core attention_backend auto (Transformer Engine fused/flash attention)"},
     {"nemo-2", f::expert_tp_follows_tp, true, "Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)"},
@@ -254,6 +262,7 @@ const std::vector<Default>& defaults() {
     {"nemo-2-perf", f::fp8_recipe, delayed, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/scripts/performance/helpers.py (set_precision_configs: fp8_recipe defaults to \"ds\", delayed scaling)"},
     {"nemo-2-perf", f::overlap_dp_comm, true, "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/nemo/collections/llm/recipes/llama3_70b.py#L119-L120 (overlap_grad_reduce=True)"},
     {"nemo-2-perf", f::tp_comm_overlap, kNull, "per model recipe"},
+    {"nemo-2-perf", f::tp_async_dgrad, true, "https://github.com/NVIDIA/TransformerEngine/blob/40c69e751a47ec87786283e125c5eb264101270f/transformer_engine/pytorch/module/linear.py#L733-L743 and layernorm_linear.py#L742-L752 (v2.8: the input gradient's reduce-scatter or all-reduce with async_op=True, waited for after the weight-gradient GEMM; the sequence-parallel input re-gather with async_op=True before the input-gradient GEMM, linear.py#L655-L661), the layers Megatron-Core builds with Transformer Engine"},
     {"nemo-2-perf", f::recompute, kNull, "per model recipe"},
     {"nemo-2-perf", f::flash_attention, true, "Megatron-Core attention_backend auto (Transformer Engine fused/flash attention)"},
     {"nemo-2-perf", f::expert_tp_follows_tp, true, "Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)"},
@@ -267,6 +276,7 @@ const std::vector<Default>& defaults() {
     {"nemo-1", f::fp8_param_gather, kNull, "no fp8_params key in v1.23.0's megatron_gpt_config.yaml; the 24.07 performance configs were not read"},
     {"nemo-1", f::overlap_dp_comm, kNull, "not read"},
     {"nemo-1", f::tp_comm_overlap, false, "https://github.com/NVIDIA/NeMo/blob/v1.23.0/examples/nlp/language_modeling/conf/megatron_gpt_config.yaml#L194 (ub_tp_comm_overlap: False)"},
+    {"nemo-1", f::tp_async_dgrad, true, "https://github.com/NVIDIA/TransformerEngine/blob/40c69e751a47ec87786283e125c5eb264101270f/transformer_engine/pytorch/module/linear.py#L733-L743 and layernorm_linear.py#L742-L752 (v2.8: the input gradient's reduce-scatter or all-reduce with async_op=True, waited for after the weight-gradient GEMM; the sequence-parallel input re-gather with async_op=True before the input-gradient GEMM, linear.py#L655-L661), the layers Megatron-Core builds with Transformer Engine"},
     {"nemo-1", f::recompute, none, "https://github.com/NVIDIA/NeMo/blob/v1.23.0/examples/nlp/language_modeling/conf/megatron_gpt_config.yaml#L155 (activations_checkpoint_granularity: null)"},
     {"nemo-1", f::flash_attention, true, "Megatron-Core with Transformer Engine (use_flash_attention 'does nothing when transformer_engine=True', megatron_gpt_config.yaml#L203)"},
     {"nemo-1", f::expert_tp_follows_tp, true, "Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)"},
@@ -281,6 +291,7 @@ const std::vector<Default>& defaults() {
     {"megatron-bridge", f::fp8_recipe, delayed, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/training/mixed_precision.py#L227"},
     {"megatron-bridge", f::overlap_dp_comm, true, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/recipes/common.py#L82-L84 (DistributedDataParallelConfig overlap_grad_reduce=True, overlap_param_gather=True)"},
     {"megatron-bridge", f::tp_comm_overlap, kNull, "per model recipe (CommOverlapConfig, src/megatron/bridge/training/comm_overlap.py#L356)"},
+    {"megatron-bridge", f::tp_async_dgrad, true, "https://github.com/NVIDIA/TransformerEngine/blob/40c69e751a47ec87786283e125c5eb264101270f/transformer_engine/pytorch/module/linear.py#L733-L743 and layernorm_linear.py#L742-L752 (v2.8: the input gradient's reduce-scatter or all-reduce with async_op=True, waited for after the weight-gradient GEMM; the sequence-parallel input re-gather with async_op=True before the input-gradient GEMM, linear.py#L655-L661), the layers Megatron-Core builds with Transformer Engine"},
     {"megatron-bridge", f::recompute, kNull, "per model recipe"},
     {"megatron-bridge", f::flash_attention, true, "Megatron-Core attention_backend auto (Transformer Engine fused/flash attention)"},
     {"megatron-bridge", f::expert_tp_follows_tp, true, "Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)"},
@@ -295,6 +306,7 @@ const std::vector<Default>& defaults() {
     {"megatron-bridge-perf", f::fp8_recipe, kNull, "chosen per run: https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/_common.py#L99-L122 (_perf_precision: fp8_cs current scaling, fp8_ds delayed, fp8_mx MXFP8)"},
     {"megatron-bridge-perf", f::overlap_dp_comm, true, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/recipes/common.py#L82-L84 (overlap_grad_reduce=True)"},
     {"megatron-bridge-perf", f::tp_comm_overlap, kNull, "per model recipe"},
+    {"megatron-bridge-perf", f::tp_async_dgrad, true, "https://github.com/NVIDIA/TransformerEngine/blob/40c69e751a47ec87786283e125c5eb264101270f/transformer_engine/pytorch/module/linear.py#L733-L743 and layernorm_linear.py#L742-L752 (v2.8: the input gradient's reduce-scatter or all-reduce with async_op=True, waited for after the weight-gradient GEMM; the sequence-parallel input re-gather with async_op=True before the input-gradient GEMM, linear.py#L655-L661), the layers Megatron-Core builds with Transformer Engine"},
     {"megatron-bridge-perf", f::recompute, kNull, "per model recipe"},
     {"megatron-bridge-perf", f::flash_attention, true, "Megatron-Core attention_backend auto (Transformer Engine fused/flash attention)"},
     {"megatron-bridge-perf", f::expert_tp_follows_tp, true, "Megatron-Core megatron/core/parallel_state.py (expert_tensor_parallel_size None -> tensor_model_parallel_size)"},
@@ -309,6 +321,7 @@ const std::vector<Default>& defaults() {
     {"megatron-bridge-perf-gpt-oss", f::fp8_recipe, kNull, "chosen per preset (bf16 and fp8cs presets in src/megatron/bridge/perf_recipes/gpt_oss/h100/gpt_oss.py)"},
     {"megatron-bridge-perf-gpt-oss", f::overlap_dp_comm, true, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/recipes/common.py#L82-L84 (overlap_grad_reduce=True)"},
     {"megatron-bridge-perf-gpt-oss", f::tp_comm_overlap, kNull, "per preset"},
+    {"megatron-bridge-perf-gpt-oss", f::tp_async_dgrad, true, "https://github.com/NVIDIA/TransformerEngine/blob/40c69e751a47ec87786283e125c5eb264101270f/transformer_engine/pytorch/module/linear.py#L733-L743 and layernorm_linear.py#L742-L752 (v2.8: the input gradient's reduce-scatter or all-reduce with async_op=True, waited for after the weight-gradient GEMM; the sequence-parallel input re-gather with async_op=True before the input-gradient GEMM, linear.py#L655-L661), the layers Megatron-Core builds with Transformer Engine"},
     {"megatron-bridge-perf-gpt-oss", f::recompute, selective, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/gpt_oss/h100/gpt_oss.py#L40 (recompute_granularity = \"selective\")"},
     {"megatron-bridge-perf-gpt-oss", f::recompute_norms, true, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/src/megatron/bridge/perf_recipes/gpt_oss/h100/gpt_oss.py#L39 (recompute_modules = [\"layernorm\", \"moe_act\"])"},
     {"megatron-bridge-perf-gpt-oss", f::recompute_moe_act, true, ""},
@@ -337,6 +350,7 @@ const std::vector<Default>& defaults() {
     {"megatron-deepspeed", f::overlap_dp_comm, false, "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/config.py#L383-L386 (overlap_comm defaults to True only for ZeRO stage 3) and https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L728 (--DDP-impl local)"},
     {"megatron-deepspeed", f::overlap_dp_comm_zero3, true, "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/config.py#L383-L386"},
     {"megatron-deepspeed", f::tp_comm_overlap, false, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py (no tensor-parallel communication overlap option)"},
+    {"megatron-deepspeed", f::tp_async_dgrad, false, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/mpu/layers.py (ColumnParallelLinear.forward: copy_to_tensor_model_parallel_region, whose backward all-reduces the input gradient synchronously; no asynchronous variant in this fork)"},
     {"megatron-deepspeed", f::recompute, none, "https://github.com/bigscience-workshop/Megatron-DeepSpeed/blob/0f23a729ec5ed6ef46e1fecc8071ac11acdb91c6/megatron/arguments.py#L512 (--checkpoint-activations, store_true)"},
     {"megatron-deepspeed", f::host_us_per_op, 70.0, "fitted: capplan's op list against the launch-bound iterations of vTrain's measured Megatron-DeepSpeed runs (../shared/data/vtrain_single_dev.csv; docs/accuracy.md)"},
     {"megatron-deepspeed", f::pp_p2p_batched, false, "https://github.com/microsoft/DeepSpeed/blob/f4079d72969b91cca54dae59f33f7b9b0d820bec/deepspeed/runtime/pipe/p2p.py (send and recv assert async_op == False and call dist.send / dist.recv)"},
@@ -677,6 +691,28 @@ TEST(FrameworkScenario, PipelineP2pBatchingComesFromTheRecipeOrTheScenario) {
   auto bad = parse_scenario(scenario_with({{"pp_p2p_batched", 3}}), real_catalogs());
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(to_string(bad.error()).find("scenario#/training/pp_p2p_batched"), std::string::npos) << to_string(bad.error());
+}
+
+// The asynchronous input-gradient collective: the BigScience fork's recipe says synchronous
+// (copy_to_tensor_model_parallel_region), a scenario's training.tp_async_dgrad overrides it, and
+// Megatron-Core's recipes and capplan's default have it on.
+TEST(FrameworkScenario, AsyncInputGradientCollectiveComesFromTheRecipeOrTheScenario) {
+  auto from_recipe = parse_scenario(scenario_with({{"framework", "megatron-deepspeed"}}), real_catalogs());
+  ASSERT_TRUE(from_recipe.has_value()) << to_string(from_recipe.error());
+  EXPECT_FALSE(from_recipe->scenario.training.tp_async_dgrad);
+  auto given = parse_scenario(scenario_with({{"framework", "megatron-deepspeed"}, {"tp_async_dgrad", true}}),
+                              real_catalogs());
+  ASSERT_TRUE(given.has_value()) << to_string(given.error());
+  EXPECT_TRUE(given->scenario.training.tp_async_dgrad);
+  auto core = parse_scenario(scenario_with({{"framework", "megatron-bridge"}}), real_catalogs());
+  ASSERT_TRUE(core.has_value());
+  EXPECT_TRUE(core->scenario.training.tp_async_dgrad);
+  auto none = parse_scenario(scenario_with(nlohmann::json::object()), real_catalogs());
+  ASSERT_TRUE(none.has_value()) << to_string(none.error());
+  EXPECT_TRUE(none->scenario.training.tp_async_dgrad);
+  auto bad = parse_scenario(scenario_with({{"tp_async_dgrad", "yes"}}), real_catalogs());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(to_string(bad.error()).find("scenario#/training/tp_async_dgrad"), std::string::npos) << to_string(bad.error());
 }
 
 TEST(FrameworkScenario, LegacyKernelStylesKeepWorkingWithoutACatalogEntry) {

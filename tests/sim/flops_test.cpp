@@ -3,6 +3,7 @@
 // (build_step_ops, place_group), each checked against a derivation written out here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <variant>
@@ -350,17 +351,34 @@ TEST(StepOps, SequenceParallelTurnsEachAllReduceIntoAllGatherPlusReduceScatter) 
   const double bytes = 2.0 * b * 2048.0 * 12288.0;
   for (Phase ph : {Phase::forward, Phase::backward}) {
     const auto cs = collectives(ops, Scope::layer, ph);
-    ASSERT_EQ(cs.size(), 4u);  // an all-gather + reduce-scatter pair around attention and around the FFN
-    double ag = 0, rs = 0;
+    // An all-gather + reduce-scatter pair around attention and around the FFN; in backward each
+    // column-parallel linear also gathers its input again for its weight gradient (the forward
+    // kept this rank's sequence shard), asynchronously, as the reduce-scatter of its input
+    // gradient (TrainingJob::tp_async_dgrad, on by default).
+    ASSERT_EQ(cs.size(), ph == Phase::forward ? 4u : 6u);
+    double ag = 0, rs = 0, async = 0;
     for (const StepOp& so : cs) {
       const auto& c = std::get<CollectiveOp>(so.op);
       EXPECT_EQ(c.bytes.base(), bytes);
       ag += c.kind == CollectiveKind::all_gather ? so.count : 0.0;
       rs += c.kind == CollectiveKind::reduce_scatter ? so.count : 0.0;
+      if (so.tp_async) {
+        async += so.count;
+        EXPECT_EQ(ph, Phase::backward);
+        EXPECT_TRUE(c.kind == CollectiveKind::reduce_scatter || std::string(c.name) == "tp_input_regather") << c.name;
+      }
     }
-    EXPECT_EQ(ag, 2.0);
+    EXPECT_EQ(ag, ph == Phase::forward ? 2.0 : 4.0);
     EXPECT_EQ(rs, 2.0);
+    EXPECT_EQ(async, ph == Phase::forward ? 0.0 : 4.0);
   }
+  // The windows: the weight- and input-gradient GEMMs of QKV and FFN up (the column-parallel linears).
+  std::vector<std::string> windows;
+  for (const StepOp& so : ops.ops) {
+    if (so.tp_window) windows.emplace_back(std::get<GemmOp>(so.op).name);
+  }
+  std::sort(windows.begin(), windows.end());
+  EXPECT_EQ(windows, (std::vector<std::string>{"ffn_up_dgrad", "ffn_up_wgrad", "qkv_dgrad", "qkv_wgrad"}));
 }
 
 TEST(StepOps, NoTensorParallelCollectivesAtTpOne) {

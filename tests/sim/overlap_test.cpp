@@ -2,6 +2,7 @@
 // Communication overlap options against hand derivations with a stub cost model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "capplan/sim/estimate.hpp"
@@ -33,6 +34,7 @@ TEST(TpCommOverlap, FirstChunkStaysExposedAndTheRestSlowsTheGemms) {
   // attention block and around the FFN, forward and backward (1 us each), all far shorter than
   // the GEMMs they overlap. Exposed per block = comm/8 + 0.189 * (comm - comm/8).
   Scenario s = llama_on(8);
+  s.training.tp_async_dgrad = false;  // the plain schedule exposes every collective
   Parallelism p = test::layout(8, 1, 1, 1, Recompute::none, true);
   const Stub cost;
   const double plain = evaluate(s, p, cost).step.breakdown.tp_comm.base();
@@ -43,6 +45,71 @@ TEST(TpCommOverlap, FirstChunkStaysExposedAndTheRestSlowsTheGemms) {
   const double output = 2e-6;  // one all-gather forward + one reduce-scatter backward per micro-batch
   const double m = 8;          // micro-batches: global batch 8 / (micro-batch 1 * dp 1)
   EXPECT_NEAR(overlapped - m * output, factor * (plain - m * output), 1e-12);
+}
+
+// Tensor-parallel collectives of a configurable duration; GEMMs at 1 PFLOP/s, the rest free.
+class TpStub final : public OpCostModel {
+ public:
+  explicit TpStub(double tp_seconds) : tp_(tp_seconds) {}
+  units::Seconds gemm(const GemmOp& op) const override { return units::seconds(op.flops().base() * 1e-15); }
+  units::Seconds memory(const MemoryOp&) const override { return {}; }
+  units::Seconds collective(const CollectiveOp& op) const override {
+    return op.axis == Axis::tp ? units::seconds(tp_) : units::Seconds{};
+  }
+  std::string source() const override { return "tp stub"; }
+
+ private:
+  double tp_;
+};
+
+// Llama 2 70B, tp 8 without SP, one micro-batch of 4096 tokens, 8 micro-batches. Per layer the
+// backward all-reduces of the QKV and FFN-up input gradients run during those linears' weight
+// gradients (TrainingJob::tp_async_dgrad), which at 1 PFLOP/s take
+//   QKV:    2 x 4096 x 8192 x (64 + 2 x 8) x 128 / 8 = 8.59e10 FLOPs = 85.9 us,
+//   FFN up: 2 x 4096 x 8192 x 2 x 28672 / 8       = 4.81e11 FLOPs = 481.0 us.
+// A 1 s all-reduce is exposed for all but its window, and the window runs 18.9% slower
+// (overlap_compute_slowdown): each saves (1 - 0.189) x window. A 1 us one hides whole: it
+// saves (1 - 0.189) x 1 us. Forward and output-layer collectives are the same either way.
+TEST(TpAsyncDgrad, TheInputGradientAllReduceHidesBehindItsLinearsWeightGradient) {
+  Scenario s = llama_on(8);
+  const Parallelism p = test::layout(8, 1, 1, 1, Recompute::none);
+  const double layers = 80, m = 8, keep = 1 - 0.189;
+  const double qkv = 2.0 * 4096 * 8192 * (64 + 2 * 8) * 128 / 8 * 1e-15;
+  const double up = 2.0 * 4096 * 8192 * 2 * 28672 / 8 * 1e-15;
+  for (double comm : {1.0, 1e-6}) {
+    const TpStub cost(comm);
+    s.training.tp_async_dgrad = false;
+    const double sync = evaluate(s, p, cost).step.breakdown.tp_comm.base();
+    s.training.tp_async_dgrad = true;
+    const double async = evaluate(s, p, cost).step.breakdown.tp_comm.base();
+    const double saved_per_layer = keep * (std::min(comm, qkv) + std::min(comm, up));
+    EXPECT_NEAR(sync - async, m * layers * saved_per_layer, 1e-9 * sync) << comm;
+  }
+  // Eager PyTorch (DTensor) issues the collective after both gradients: no overlap.
+  s.training.framework = Framework::pytorch;
+  const TpStub cost(1e-6);
+  s.training.tp_async_dgrad = false;
+  const double eager_sync = evaluate(s, p, cost).step.breakdown.tp_comm.base();
+  s.training.tp_async_dgrad = true;
+  EXPECT_EQ(evaluate(s, p, cost).step.breakdown.tp_comm.base(), eager_sync);
+}
+
+// With sequence parallelism the backward of each block's column-parallel linear reduce-scatters
+// its input gradient during the weight-gradient GEMM and gathers its input again (the forward
+// kept only this rank's shard) during the input-gradient GEMM: 1 us collectives, all far shorter
+// than those GEMMs. Per block and micro-batch: forward all-gather + reduce-scatter and the
+// backward all-gather of the incoming gradient stay exposed (3 us); the reduce-scatter and the
+// re-gather hide, each costing 0.189 us of slowed GEMM. Synchronous: 4 us, no re-gather.
+TEST(TpAsyncDgrad, SequenceParallelReduceScatterAndInputRegatherHideBehindTheBackwardGemms) {
+  Scenario s = llama_on(8);
+  const Parallelism p = test::layout(8, 1, 1, 1, Recompute::none, true);
+  const TpStub cost(1e-6);
+  const double blocks = 2 * 80, m = 8;
+  s.training.tp_async_dgrad = false;
+  const double sync = evaluate(s, p, cost).step.breakdown.tp_comm.base();
+  s.training.tp_async_dgrad = true;
+  const double async = evaluate(s, p, cost).step.breakdown.tp_comm.base();
+  EXPECT_NEAR(sync - async, m * blocks * (4e-6 - (3e-6 + 2 * 0.189e-6)), 1e-12);
 }
 
 TEST(PpCommOverlap, SendsHideBehindStageComputeInTheInterleavedScheduleOnly) {
@@ -153,6 +220,7 @@ TEST(EpCommOverlap, ChangesNothingWithoutExpertParallelism) {
 TEST(OverlapSlowdown, IsAParameterAndZeroMeansIdealOverlap) {
   Scenario s = llama_on(8);
   s.training.overlap_compute_slowdown = 0.0;
+  s.training.tp_async_dgrad = false;  // "without": every collective exposed
   Parallelism p = test::layout(8, 1, 1, 1, Recompute::none, true);
   p.tp_comm_overlap = true;
   const Stub cost;

@@ -100,10 +100,15 @@ class OpListBuilder {
     const double trained = tuned.output_layer ? (ft.trains_embeddings() ? 1.0 : 0.0)
                                               : (layer_op ? tune_.layer_share : 1.0);
     add(fwd, Phase::forward, scope, kernels, OpRole::linear, flops, saved, rc);
+    last_dgrad_ = last_wgrad_ = kNone;
+    std::size_t before = ops_.size();
     add(GemmOp{dgrad, tokens, k, n, batch, dt}, Phase::backward, scope, kernels, OpRole::linear, flops);
+    if (ops_.size() > before) last_dgrad_ = before;
     if (trained > 0) {
+      before = ops_.size();
       add(GemmOp{wgrad, k, n, tokens, batch, dt}, Phase::backward, scope, kernels * trained, OpRole::linear,
           flops * trained);
+      if (ops_.size() > before) last_wgrad_ = before;
     }
     if (rc) add(fwd, Phase::recompute, scope, kernels, OpRole::linear, flops);
     if (dt == Precision::fp8 || dt == Precision::fp4) {
@@ -220,14 +225,35 @@ class OpListBuilder {
     if (rc) add(MemoryOp{name, units::bytes(bytes)}, Phase::recompute, scope, count, role);
   }
   // One collective in forward and backward (and again when the forward is recomputed).
-  void collective(const CollectiveOp& op, Scope scope, bool recompute, double count = 1.0) {
+  // `backward_async`: the backward one is a column-parallel linear's asynchronous input-gradient
+  // collective (StepOp::tp_async).
+  void collective(const CollectiveOp& op, Scope scope, bool recompute, double count = 1.0,
+                  bool backward_async = false) {
     add(op, Phase::forward, scope, count, OpRole::collective, 0, 0, recompute);
+    const std::size_t before = ops_.size();
     add(op, Phase::backward, scope, count, OpRole::collective);
+    if (backward_async && ops_.size() > before) ops_[before].tp_async = true;
     if (recompute) add(op, Phase::recompute, scope, count, OpRole::collective);
+  }
+  // A backward-only asynchronous TP collective (the sequence-parallel re-gather of a
+  // column-parallel linear's input for its weight gradient).
+  void async_backward_collective(const CollectiveOp& op, Scope scope, double count = 1.0) {
+    const std::size_t before = ops_.size();
+    add(op, Phase::backward, scope, count, OpRole::collective);
+    if (ops_.size() > before) ops_[before].tp_async = true;
+  }
+  // The last linear() is a column-parallel one whose backward GEMMs hide its asynchronous
+  // input-gradient collective (StepOp::tp_window): the weight gradient, and with `dgrad_too` the
+  // input gradient (behind which the sequence-parallel re-gather runs).
+  void last_linear_is_tp_window(bool dgrad_too) {
+    if (last_wgrad_ != kNone) ops_[last_wgrad_].tp_window = true;
+    if (dgrad_too && last_dgrad_ != kNone) ops_[last_dgrad_].tp_window = true;
   }
 
  private:
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   std::vector<StepOp>& ops_;
+  std::size_t last_dgrad_ = kNone, last_wgrad_ = kNone;  // the last linear()'s backward GEMMs
   unsigned parts_;
   double fp8_cast_bytes_;
   double fp8_cast_kernels_ = 1.0;

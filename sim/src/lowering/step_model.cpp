@@ -238,16 +238,34 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
   // Tensor-parallel collectives around a TP-split block: one all-reduce in forward and one in
   // backward (Shoeybi et al. 2019, the f/g operators); with sequence parallelism an all-gather +
   // reduce-scatter pair of the same total volume (Korthikanti et al. 2022, Sec. 4.2.2).
+  // The backward collective of the block's column-parallel (first) linear is the input gradient's
+  // (the backward of the forward all-gather, or of the identity before the first linear): with
+  // TrainingJob::tp_async_dgrad it runs during that linear's weight-gradient GEMM, marked by
+  // tp_window() after the linear. Under sequence parallelism that linear's backward also gathers
+  // its input again for the weight gradient (the forward kept only this rank's sequence shard),
+  // during its input-gradient GEMM (Megatron-Core layers.py and Transformer Engine's Linear /
+  // LayerNormLinear backward, `async_op=True`). Eager PyTorch's tensor parallelism (DTensor)
+  // computes a linear's input and weight gradients in one autograd node before the collective on
+  // the input gradient is issued: nothing to overlap. With userbuffers (tp_comm_overlap) the
+  // chunked overlap covers every TP collective.
+  const bool tp_async = job.tp_async_dgrad && !eager && !p.tp_comm_overlap;
   auto tp_block_comm = [&](Scope scope) {
     if (t <= 1) return;
     const units::Bytes msg = units::bytes(act * td * hd);
     const bool rc = scope == Scope::moe_ffn ? moe_rc : full_rc;
     if (p.sequence_parallel) {
-      b.collective(CollectiveOp{"tp_all_gather", CollectiveKind::all_gather, msg, tp_group}, scope, rc);
-      b.collective(CollectiveOp{"tp_reduce_scatter", CollectiveKind::reduce_scatter, msg, tp_group}, scope, rc);
+      const CollectiveOp gather{"tp_all_gather", CollectiveKind::all_gather, msg, tp_group};
+      b.collective(gather, scope, rc);
+      b.collective(CollectiveOp{"tp_reduce_scatter", CollectiveKind::reduce_scatter, msg, tp_group}, scope, rc, 1.0,
+                   tp_async);
+      if (tp_async) b.async_backward_collective(CollectiveOp{"tp_input_regather", CollectiveKind::all_gather, msg, tp_group}, scope);
     } else {
-      b.collective(CollectiveOp{"tp_all_reduce", CollectiveKind::all_reduce, msg, tp_group}, scope, rc);
+      b.collective(CollectiveOp{"tp_all_reduce", CollectiveKind::all_reduce, msg, tp_group}, scope, rc, 1.0, tp_async);
     }
+  };
+  // After the column-parallel linear of a TP block: its backward GEMMs are the window.
+  const auto tp_window = [&] {
+    if (t > 1 && tp_async) b.last_linear_is_tp_window(p.sequence_parallel);
   };
 
   // ===== attention block of every layer, one micro-batch (Korthikanti et al. 2022, Fig. 4/5) =====
@@ -334,6 +352,7 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     b.linear("qkv", "qkv_dgrad", "qkv_wgrad", tokens, (heads + 2 * kv_heads) * dh, h, dt, Scope::layer,
              act * td * (heads + 2 * kv_heads) * dh,
              2.0 * td * hd * (static_cast<double>(m.heads) * dh + 2.0 * m.kv_dim()) / static_cast<double>(t));
+    tp_window();
     b.adapter(Tuned{lora_q}, tokens, heads * dh, h, Scope::layer);
     b.adapter(Tuned{lora_k}, tokens, kv_heads * dh, h, Scope::layer);
     b.adapter(Tuned{lora_v}, tokens, kv_heads * dh, h, Scope::layer);
@@ -505,10 +524,12 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
   // `rows`: the GEMM rows of one kernel; `rows_mean`: the rows all `kernels` process together,
   // mean-loaded (model FLOPs and kept bytes).
   const auto ffn = [&](const char* up_name, const char* down_name, std::int64_t rows, double rows_mean,
-                       std::int64_t inner, double kernels, Scope scope, OpRole act_role, double conv_scale) {
+                       std::int64_t inner, double kernels, Scope scope, OpRole act_role, double conv_scale,
+                       bool tp_block = true) {
     const std::int64_t up = (m.gated_ffn ? 2 : 1) * inner;
     b.linear(up_name, "ffn_up_dgrad", "ffn_up_wgrad", rows, up, h, dt, scope, act * rows_mean * up,
              conv_scale * 2.0 * rows_mean * up * hd, 1, kernels);
+    if (tp_block) tp_window();
     if (m.gated_ffn) b.adapter(Tuned{lora_gate}, rows, inner, h, scope, 1, kernels);
     b.adapter(Tuned{lora_up}, rows, inner, h, scope, 1, kernels);
     const double elems = static_cast<double>(rows) * kernels * inner;
@@ -660,7 +681,7 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     // wave quantisation on its per_expert rows). Kept bytes follow the busiest rank's routed
     // tokens; model FLOPs the mean (capacity factor 1).
     ffn("expert_up", "expert_down", per_expert, routed * p.etp, e.expert_ffn_hidden / p.etp,
-        static_cast<double>(local_experts), Scope::moe_ffn, OpRole::expert_activation, 1.0 / load);
+        static_cast<double>(local_experts), Scope::moe_ffn, OpRole::expert_activation, 1.0 / load, false);
     // Clamped activation and expert biases (MoeSpec): element-wise passes Megatron-Core adds
     // around the expert GEMMs, over the busiest rank's routed tokens.
     const double expert_rows = static_cast<double>(per_expert) * static_cast<double>(local_experts);
@@ -713,6 +734,7 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     // in_proj's output is what the fused scan keeps for its backward (it recomputes the conv).
     b.linear("mamba_in_proj", "mamba_in_proj_dgrad", "mamba_in_proj_wgrad", tokens, proj_l, h, dt, Scope::mamba,
              act * td * static_cast<double>(proj_l));
+    tp_window();
     if (p.cp > 1) {
       // Mamba's context parallelism (mamba_context_parallel.py @d98e8a6, pre_conv_ssm /
       // post_conv_ssm): all-to-alls trade the sequence split for a head split around the conv

@@ -165,13 +165,14 @@ void add_op_costs(OpBuckets& into, const std::vector<StepOp>& ops, const OpCostM
         case Axis::pp: bucket->pp += t; break;
         case Axis::ep: bucket->ep += t; break;
         case Axis::cp: bucket->cp += t; break;
-        case Axis::tp: bucket->tp += t; break;
+        case Axis::tp: (so.tp_async ? bucket->tp_async : bucket->tp) += t; break;
       }
     } else {
       bucket->compute += t;
       if (so.phase == Phase::recompute) bucket->recompute += t;
       if (so.phase == Phase::backward || so.phase == Phase::recompute) bucket->backward += t;
       if (so.role == OpRole::attention_core) bucket->attention += t;
+      if (so.tp_window) bucket->tp_window += t;
     }
   }
 }
@@ -202,10 +203,15 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
   };
   // Chunked TP overlap (userbuffers): the collective is split into tp chunks pipelined with the
   // neighbouring GEMM; the first chunk cannot hide.
-  auto tp_exposed = [&](double comm, double gemm) {
+  auto tp_chunked = [&](double comm, double gemm) {
     if (!p.tp_comm_overlap || p.tp <= 1) return comm;
     const double first = comm / p.tp;
     return first + exposed(comm - first, gemm);
+  };
+  // A scope's TP time: its synchronous collectives, and what of the asynchronous input-gradient
+  // collectives does not fit behind the backward GEMMs they overlap (TrainingJob::tp_async_dgrad).
+  auto tp_exposed = [&](const Bucket& bk, double gemm) {
+    return tp_chunked(bk.tp, gemm) + exposed(bk.tp_async, bk.tp_window);
   };
   // ZeRO-3 collectives of a layer overlap that layer's compute (prefetch), and the first layer's
   // gather of each pass is never hidden. Ring attention's K/V exchange overlaps the attention core.
@@ -242,8 +248,8 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
     st.compute = L * layer.compute + D * dense_ffn.compute + E * moe_ffn.compute;
     st.recompute = L * layer.recompute + D * dense_ffn.recompute + E * moe_ffn.recompute;
     st.backward = L * layer.backward + D * dense_ffn.backward + E * moe_ffn.backward;
-    st.tp = L * tp_exposed(layer.tp, layer.compute - layer.attention) + D * tp_exposed(dense_ffn.tp, dense_ffn.compute) +
-            E * tp_exposed(moe_ffn.tp, moe_ffn.compute);
+    st.tp = L * tp_exposed(layer, layer.compute - layer.attention) + D * tp_exposed(dense_ffn, dense_ffn.compute) +
+            E * tp_exposed(moe_ffn, moe_ffn.compute);
     // EP overlap (Megatron-Core's combined 1F1B, DualPipe): one micro-batch's dispatch and combine
     // run while another micro-batch computes the same layer (attention and experts).
     st.ep = E * (p.ep_comm_overlap ? exposed(moe_ffn.ep, layer.compute + moe_ffn.compute) : moe_ffn.ep);
@@ -259,7 +265,7 @@ StepTiming schedule_step(const Scenario& s, const Parallelism& p, const OpBucket
       st.compute += M * mamba.compute;
       st.recompute += M * mamba.recompute;
       st.backward += M * mamba.backward;
-      st.tp += M * tp_exposed(mamba.tp, mamba.compute);
+      st.tp += M * tp_exposed(mamba, mamba.compute);
       st.cp += M * mamba.cp;
       st.fsdp = L * exposed(layer.fsdp, layer.compute) + D * exposed(dense_ffn.fsdp, dense_ffn.compute) +
                 E * exposed(moe_ffn.fsdp, moe_ffn.compute) + M * exposed(mamba.fsdp, mamba.compute) + fsdp_head;

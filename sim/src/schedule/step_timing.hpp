@@ -21,6 +21,8 @@ struct Bucket {
   double recompute = 0;  // part of compute spent recomputing
   double backward = 0;   // backward compute only (the window DP reduction can hide behind)
   double tp = 0;         // tensor-parallel collectives (not overlapped)
+  double tp_async = 0;   // asynchronous input-gradient TP collectives (StepOp::tp_async)
+  double tp_window = 0;  // the backward GEMMs they run behind (StepOp::tp_window)
   double pp = 0;         // pipeline send/recv
   double fsdp = 0;       // ZeRO-3 parameter/gradient collectives of the scope
   double fsdp_gather = 0;  // the parameter all-gathers among them (forward, backward, recompute)

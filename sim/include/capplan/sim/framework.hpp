@@ -48,6 +48,9 @@ struct FrameworkRecipe {
   std::optional<double> host_us_per_op;
   // Pipeline sends and receives batched into one call per neighbour (TrainingJob::pp_p2p_batched).
   std::optional<bool> pp_p2p_batched;
+  // A column-parallel linear's input-gradient collective overlaps its weight-gradient GEMM
+  // (TrainingJob::tp_async_dgrad).
+  std::optional<bool> tp_async_dgrad;
   // ZeRO-3 parameter elements prefetched ahead of use (TrainingJob::zero3_prefetch_params).
   std::optional<double> zero3_prefetch_params;
   // ZeRO-3 gathers once more for the recomputed forward (TrainingJob::zero3_regather_recompute).

@@ -148,6 +148,13 @@ struct StepOp {
   // Forward ops only: run again (Phase::recompute) before the backward pass, so `saved` is not
   // held between the two (RecomputePolicy).
   bool recomputed = false;
+  // Backward ops of a column-parallel linear under tensor parallelism: its input-gradient
+  // collective is issued asynchronously and runs while the linear's own GEMMs do
+  // (TrainingJob::tp_async_dgrad). `tp_async`: that collective; `tp_window`: the GEMMs it hides
+  // behind (the weight gradient; with sequence parallelism also the input gradient, behind which
+  // the re-gather of the layer input runs).
+  bool tp_async = false;
+  bool tp_window = false;
 };
 
 }  // namespace capplan::sim

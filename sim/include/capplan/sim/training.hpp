@@ -127,6 +127,17 @@ struct TrainingJob {
   // stage waits for four transfers per micro-batch, its receives as well as its sends
   // (lowering adds the two receives to the op list).
   bool pp_p2p_batched = true;
+  // A column-parallel linear's backward issues its input-gradient all-reduce (reduce-scatter
+  // under sequence parallelism) asynchronously and computes its weight gradient meanwhile; under
+  // sequence parallelism the re-gather of its input for that weight gradient runs during the
+  // input-gradient GEMM. Megatron-LM since 2021-09 (`--no-async-tensor-model-parallel-allreduce`
+  // turns it off; megatron/core/tensor_parallel/layers.py,
+  // LinearWithGradAccumulationAndAsyncCommunication.backward, NVIDIA/Megatron-LM @d98e8a6),
+  // Microsoft's Megatron-DeepSpeed (the same class) and Transformer Engine's Linear and
+  // LayerNormLinear (module/linear.py backward, `allreduce(dgrad, ..., async_op=True)` and
+  // `reduce_scatter_along_first_dim(..., async_op=True)` before the wgrad GEMM, v2.8). false: the
+  // collective runs before the GEMM that follows it (PyTorch DTensor's tensor parallelism).
+  bool tp_async_dgrad = true;
   // Megatron's FusedScaleMaskSoftmax (unfused attention) falls back to PyTorch ops when its CUDA
   // kernel does not take the shape (step_model.cpp, megatron_fused_softmax_runs). false: the
   // softmax is always one kernel each way (capplan's own layer-step runners, sim/layer_step.hpp).
