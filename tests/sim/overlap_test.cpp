@@ -47,19 +47,20 @@ TEST(TpCommOverlap, FirstChunkStaysExposedAndTheRestSlowsTheGemms) {
   EXPECT_NEAR(overlapped - m * output, factor * (plain - m * output), 1e-12);
 }
 
-// Tensor-parallel collectives of a configurable duration; GEMMs at 1 PFLOP/s, the rest free.
-class TpStub final : public OpCostModel {
+// Collectives of one axis at a configurable duration; GEMMs at 1 PFLOP/s, the rest free.
+class AxisStub final : public OpCostModel {
  public:
-  explicit TpStub(double tp_seconds) : tp_(tp_seconds) {}
+  AxisStub(Axis axis, double seconds) : axis_(axis), seconds_(seconds) {}
   units::Seconds gemm(const GemmOp& op) const override { return units::seconds(op.flops().base() * 1e-15); }
   units::Seconds memory(const MemoryOp&) const override { return {}; }
   units::Seconds collective(const CollectiveOp& op) const override {
-    return op.axis == Axis::tp ? units::seconds(tp_) : units::Seconds{};
+    return op.axis == axis_ ? units::seconds(seconds_) : units::Seconds{};
   }
-  std::string source() const override { return "tp stub"; }
+  std::string source() const override { return "one-axis stub"; }
 
  private:
-  double tp_;
+  Axis axis_;
+  double seconds_;
 };
 
 // Llama 2 70B, tp 8 without SP, one micro-batch of 4096 tokens, 8 micro-batches. Per layer the
@@ -77,7 +78,7 @@ TEST(TpAsyncDgrad, TheInputGradientAllReduceHidesBehindItsLinearsWeightGradient)
   const double qkv = 2.0 * 4096 * 8192 * (64 + 2 * 8) * 128 / 8 * 1e-15;
   const double up = 2.0 * 4096 * 8192 * 2 * 28672 / 8 * 1e-15;
   for (double comm : {1.0, 1e-6}) {
-    const TpStub cost(comm);
+    const AxisStub cost(Axis::tp, comm);
     s.training.tp_async_dgrad = false;
     const double sync = evaluate(s, p, cost).step.breakdown.tp_comm.base();
     s.training.tp_async_dgrad = true;
@@ -87,7 +88,7 @@ TEST(TpAsyncDgrad, TheInputGradientAllReduceHidesBehindItsLinearsWeightGradient)
   }
   // Eager PyTorch (DTensor) issues the collective after both gradients: no overlap.
   s.training.framework = Framework::pytorch;
-  const TpStub cost(1e-6);
+  const AxisStub cost(Axis::tp, 1e-6);
   s.training.tp_async_dgrad = false;
   const double eager_sync = evaluate(s, p, cost).step.breakdown.tp_comm.base();
   s.training.tp_async_dgrad = true;
@@ -103,7 +104,7 @@ TEST(TpAsyncDgrad, TheInputGradientAllReduceHidesBehindItsLinearsWeightGradient)
 TEST(TpAsyncDgrad, SequenceParallelReduceScatterAndInputRegatherHideBehindTheBackwardGemms) {
   Scenario s = llama_on(8);
   const Parallelism p = test::layout(8, 1, 1, 1, Recompute::none, true);
-  const TpStub cost(1e-6);
+  const AxisStub cost(Axis::tp, 1e-6);
   const double blocks = 2 * 80, m = 8;
   s.training.tp_async_dgrad = false;
   const double sync = evaluate(s, p, cost).step.breakdown.tp_comm.base();
@@ -146,21 +147,6 @@ TEST(PpP2pBatching, BlockingCallsWaitForTheReceivesToo) {
   EXPECT_EQ(evaluate(s, flat, cost).step.breakdown.pp_comm.base(), 0.0);
 }
 
-// Expert-parallel all-to-all with a configurable duration; GEMMs at 1 PFLOP/s, the rest free.
-class EpStub final : public OpCostModel {
- public:
-  explicit EpStub(double ep_seconds) : ep_(ep_seconds) {}
-  units::Seconds gemm(const GemmOp& op) const override { return units::seconds(op.flops().base() * 1e-15); }
-  units::Seconds memory(const MemoryOp&) const override { return {}; }
-  units::Seconds collective(const CollectiveOp& op) const override {
-    return op.axis == Axis::ep ? units::seconds(ep_) : units::Seconds{};
-  }
-  std::string source() const override { return "ep stub"; }
-
- private:
-  double ep_;
-};
-
 // Mixtral 8x7B shape (8 experts of 14336, top-2) on one node, ep = 8, one micro-batch; a tiny
 // vocabulary so that the output layer's GEMM is negligible next to the layers'.
 Scenario mixtral_on_one_node() {
@@ -183,7 +169,7 @@ TEST(EpCommOverlap, ShortAllToAllsHideBehindTheLayerAndSlowIt) {
   // interference slowdown.
   Scenario s = mixtral_on_one_node();
   Parallelism p = ep8();
-  const EpStub cost(1e-6);
+  const AxisStub cost(Axis::ep, 1e-6);
   const double plain = evaluate(s, p, cost).step.breakdown.ep_comm.base();
   EXPECT_NEAR(plain, 32 * 7 * 1e-6, 1e-15);  // 32 layers x 7 x 1 us, one micro-batch
   p.ep_comm_overlap = true;
@@ -196,7 +182,7 @@ TEST(EpCommOverlap, LongAllToAllsHideOnlyTheLayersCompute) {
   // the step's compute (one micro-batch, the output layer's 4096 x 8 x 4096 GEMMs are ~1e-5 of it).
   Scenario s = mixtral_on_one_node();
   Parallelism p = ep8();
-  const EpStub cost(1.0);
+  const AxisStub cost(Axis::ep, 1.0);
   const Estimate plain_e = evaluate(s, p, cost);
   const double plain = plain_e.step.breakdown.ep_comm.base();
   p.ep_comm_overlap = true;
