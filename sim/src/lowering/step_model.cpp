@@ -258,7 +258,10 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
       b.collective(gather, scope, rc);
       b.collective(CollectiveOp{"tp_reduce_scatter", CollectiveKind::reduce_scatter, msg, tp_group}, scope, rc, 1.0,
                    tp_async);
-      if (tp_async) b.async_backward_collective(CollectiveOp{"tp_input_regather", CollectiveKind::all_gather, msg, tp_group}, scope);
+      if (tp_async) {
+        b.async_backward_collective(CollectiveOp{"tp_input_regather", CollectiveKind::all_gather, msg, tp_group},
+                                    scope);
+      }
     } else {
       b.collective(CollectiveOp{"tp_all_reduce", CollectiveKind::all_reduce, msg, tp_group}, scope, rc, 1.0, tp_async);
     }
