@@ -674,45 +674,41 @@ TEST(FrameworkScenario, Zero3HookTimeComesFromTheRecipeOrTheScenario) {
       << to_string(bad.error());
 }
 
-// Pipeline p2p batching: megatron-deepspeed's recipe says blocking calls (DeepSpeed's
-// PipelineEngine), a scenario's training.pp_p2p_batched overrides it, capplan's default (batched,
-// as Megatron-LM) stays for a recipe without the field; a non-boolean is an error naming it.
-TEST(FrameworkScenario, PipelineP2pBatchingComesFromTheRecipeOrTheScenario) {
-  auto from_recipe = parse_scenario(scenario_with({{"framework", "megatron-deepspeed"}}), real_catalogs());
+// A boolean training field with a recipe default: the recipe `off_recipe` sets it false, a
+// scenario's key overrides that, `on_recipe` (and capplan's default, true) leave it on, and a
+// non-boolean is an error naming the field.
+void expect_boolean_recipe_field(const char* key, bool sim::TrainingJob::*field, const char* off_recipe,
+                                 const char* on_recipe) {
+  SCOPED_TRACE(key);
+  auto from_recipe = parse_scenario(scenario_with({{"framework", off_recipe}}), real_catalogs());
   ASSERT_TRUE(from_recipe.has_value()) << to_string(from_recipe.error());
-  EXPECT_FALSE(from_recipe->scenario.training.pp_p2p_batched);
-  auto given = parse_scenario(scenario_with({{"framework", "megatron-deepspeed"}, {"pp_p2p_batched", true}}),
-                              real_catalogs());
+  EXPECT_FALSE(from_recipe->scenario.training.*field);
+  auto given = parse_scenario(scenario_with({{"framework", off_recipe}, {key, true}}), real_catalogs());
   ASSERT_TRUE(given.has_value()) << to_string(given.error());
-  EXPECT_TRUE(given->scenario.training.pp_p2p_batched);
-  auto none = parse_scenario(scenario_with({{"framework", "megatron-lm"}}), real_catalogs());
-  ASSERT_TRUE(none.has_value());
-  EXPECT_TRUE(none->scenario.training.pp_p2p_batched);
-  auto bad = parse_scenario(scenario_with({{"pp_p2p_batched", 3}}), real_catalogs());
+  EXPECT_TRUE(given->scenario.training.*field);
+  auto on = parse_scenario(scenario_with({{"framework", on_recipe}}), real_catalogs());
+  ASSERT_TRUE(on.has_value()) << to_string(on.error());
+  EXPECT_TRUE(on->scenario.training.*field);
+  auto none = parse_scenario(scenario_with(nlohmann::json::object()), real_catalogs());
+  ASSERT_TRUE(none.has_value()) << to_string(none.error());
+  EXPECT_TRUE(none->scenario.training.*field);
+  auto bad = parse_scenario(scenario_with({{key, 3}}), real_catalogs());
   ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(to_string(bad.error()).find("scenario#/training/pp_p2p_batched"), std::string::npos) << to_string(bad.error());
+  EXPECT_NE(to_string(bad.error()).find(std::string("scenario#/training/") + key), std::string::npos)
+      << to_string(bad.error());
+}
+
+// Pipeline p2p batching: megatron-deepspeed's recipe says blocking calls (DeepSpeed's
+// PipelineEngine); Megatron-LM batches them (capplan's default).
+TEST(FrameworkScenario, PipelineP2pBatchingComesFromTheRecipeOrTheScenario) {
+  expect_boolean_recipe_field("pp_p2p_batched", &sim::TrainingJob::pp_p2p_batched, "megatron-deepspeed", "megatron-lm");
 }
 
 // The asynchronous input-gradient collective: the BigScience fork's recipe says synchronous
-// (copy_to_tensor_model_parallel_region), a scenario's training.tp_async_dgrad overrides it, and
-// Megatron-Core's recipes and capplan's default have it on.
+// (copy_to_tensor_model_parallel_region); Megatron-Core's recipes and capplan's default have it on.
 TEST(FrameworkScenario, AsyncInputGradientCollectiveComesFromTheRecipeOrTheScenario) {
-  auto from_recipe = parse_scenario(scenario_with({{"framework", "megatron-deepspeed"}}), real_catalogs());
-  ASSERT_TRUE(from_recipe.has_value()) << to_string(from_recipe.error());
-  EXPECT_FALSE(from_recipe->scenario.training.tp_async_dgrad);
-  auto given = parse_scenario(scenario_with({{"framework", "megatron-deepspeed"}, {"tp_async_dgrad", true}}),
-                              real_catalogs());
-  ASSERT_TRUE(given.has_value()) << to_string(given.error());
-  EXPECT_TRUE(given->scenario.training.tp_async_dgrad);
-  auto core = parse_scenario(scenario_with({{"framework", "megatron-bridge"}}), real_catalogs());
-  ASSERT_TRUE(core.has_value());
-  EXPECT_TRUE(core->scenario.training.tp_async_dgrad);
-  auto none = parse_scenario(scenario_with(nlohmann::json::object()), real_catalogs());
-  ASSERT_TRUE(none.has_value()) << to_string(none.error());
-  EXPECT_TRUE(none->scenario.training.tp_async_dgrad);
-  auto bad = parse_scenario(scenario_with({{"tp_async_dgrad", "yes"}}), real_catalogs());
-  ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(to_string(bad.error()).find("scenario#/training/tp_async_dgrad"), std::string::npos) << to_string(bad.error());
+  expect_boolean_recipe_field("tp_async_dgrad", &sim::TrainingJob::tp_async_dgrad, "megatron-deepspeed",
+                              "megatron-bridge");
 }
 
 TEST(FrameworkScenario, LegacyKernelStylesKeepWorkingWithoutACatalogEntry) {
