@@ -49,6 +49,10 @@ struct ValidateOptions {
   std::string write_error_bands;  // FILE: the residual table fitted on every predicted row
   bool whole_run = false;         // report the whole-run GPU-hour rows with the goodput model instead
   std::string profile;            // FILE: price every row with this calibration profile
+  // FILEs: validated runs of other tables whose residuals join the error bands (leave-one-out
+  // intervals and --write-error-bands); on the shipped development set (no csv), the shipped
+  // hybrid table when none is given.
+  std::vector<std::string> pool;
 };
 
 // The harness lives in capplan_data (capplan/data/validation.hpp); this file renders it.
@@ -256,13 +260,18 @@ std::string today() {
          two(static_cast<unsigned>(d.day()));
 }
 
-data::ErrorBands error_bands_of(const Report& rep, const std::filesystem::path& csv) {
+data::ErrorBands error_bands_of(const Report& rep, const std::filesystem::path& csv,
+                                const std::vector<std::filesystem::path>& pool_files, int pooled_rows) {
   data::ErrorBands bands;
   bands.table = rep.table;
   bands.generated = today();
   bands.source = std::string("capplan ") + CAPPLAN_VERSION + " validate-published --write-error-bands on " +
-                 csv.filename().string() + " (" + std::to_string(rep.overall.predicted) +
-                 " predicted rows, datasheet cost model)";
+                 csv.filename().string() + " (" + std::to_string(rep.overall.predicted) + " predicted rows";
+  if (!pool_files.empty()) {
+    bands.source += ", pooled with " + std::to_string(pooled_rows) + " of";
+    for (const auto& f : pool_files) bands.source += " " + f.filename().string();
+  }
+  bands.source += ", datasheet cost model)";
   bands.method = "r = ln(measured / predicted) of tokens/s per GPU for every predicted row; per category "
                  "(<arch>/<framework>/<scale>, <arch>/<framework>, <arch>/<scale>, <arch>, all: the lookup order) "
                  "with at least " +
@@ -470,7 +479,34 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
     const std::string text = whole_run_report(*runs, *catalogs, csv.string(), opt.format == "json");
     return emit(opt.out, text) ? code(Exit::ok) : code(Exit::invalid_input);
   }
-  const Report rep = data::validate_published(*runs, *catalogs, profile ? &*profile : nullptr);
+  // The pool: the rows of the other validated tables whose residuals join the error bands.
+  std::vector<std::filesystem::path> pool_files;
+  for (const auto& f : opt.pool) pool_files.emplace_back(f);
+  if (opt.pool.empty() && opt.csv.empty()) {
+    const auto shipped_pool = data_dir(global) / "benchmarks" / "hybrid_runs_dev.csv";
+    if (std::filesystem::is_regular_file(shipped_pool, ec)) pool_files.push_back(shipped_pool);
+  }
+  std::vector<data::ValidationRow> pool;
+  std::vector<std::vector<data::PublishedRun>> pool_runs;  // the rows point into these
+  pool_runs.reserve(pool_files.size());
+  for (const auto& f : pool_files) {
+    if (!std::filesystem::is_regular_file(f, ec)) {
+      print_error("--pool '" + f.string() +
+                  "': " + (std::filesystem::exists(f, ec) ? "not a regular file" : "No such file or directory"));
+      return code(Exit::invalid_input);
+    }
+    auto more = data::load_published_runs(f, *catalogs);
+    if (!more) {
+      print_diagnostics(more.error());
+      return code(Exit::invalid_input);
+    }
+    pool_runs.push_back(std::move(*more));
+    Report pooled = data::validate_published(pool_runs.back(), *catalogs, profile ? &*profile : nullptr);
+    for (auto& r : pooled.results) {
+      if (r.predicted) pool.push_back(std::move(r));
+    }
+  }
+  const Report rep = data::validate_published(*runs, *catalogs, profile ? &*profile : nullptr, &pool);
   // The cost model every row was priced with (the first predicted row's; they all share the profile).
   std::string cost_model = "datasheet";
   for (const auto& r : rep.results) {
@@ -480,12 +516,26 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
     }
   }
   std::string text;
+  // What the intervals were fitted on besides this table's own other rows.
+  std::string pool_names;
+  for (const auto& f : pool_files) pool_names += (pool_names.empty() ? "" : ", ") + f.filename().string();
   if (opt.format == "json") {
     json doc = stamped(report_json(rep, csv.string()));
     doc["cost_model"] = cost_model;
+    json files = json::array();
+    for (const auto& f : pool_files) files.push_back(f.string());
+    doc["pool"] = {{"files", files}, {"rows", pool.size()}};
     text = doc.dump(2) + "\n";
   } else {
     text = report_table(rep, csv.string());
+    const std::string coverage_line = "measured inside the leave-one-out p10-p90 interval";
+    if (const auto at = text.find(coverage_line); at != std::string::npos && !pool_files.empty()) {
+      const auto eol = text.find('\n', at);
+      if (eol != std::string::npos) {
+        text.insert(eol + 1, "  intervals also fitted on " + std::to_string(pool.size()) + " pooled rows of " +
+                                 pool_names + " (--pool)\n");
+      }
+    }
     if (profile) {
       const std::string datasheet = " (datasheet cost model)\n";
       if (const auto at = text.find(datasheet); at != std::string::npos) {
@@ -502,7 +552,8 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
       print_error("--write-error-bands '" + opt.write_error_bands + "': not a regular file");
       return code(Exit::invalid_input);
     }
-    const std::string doc = data::error_bands_to_json(error_bands_of(rep, csv)).dump(2) + "\n";
+    const std::string doc =
+        data::error_bands_to_json(error_bands_of(rep, csv, pool_files, static_cast<int>(pool.size()))).dump(2) + "\n";
     if (auto written = write_atomically(opt.write_error_bands, doc); !written) {
       print_error("--write-error-bands '" + opt.write_error_bands + "': " + written.error());
       return code(Exit::invalid_input);
@@ -567,6 +618,11 @@ Command add_validate_published_command(CLI::App& app, const GlobalOptions& globa
   cmd->add_option("--write-error-bands", opt->write_error_bands,
                   "Also write the residual table fitted on every predicted row to FILE (atomically): "
                   "the error bars of capplan estimate (data/error_bands.json)")
+      ->type_name("FILE");
+  cmd->add_option("--pool", opt->pool,
+                  "Validated runs of another table (any layout validate-published reads) whose residuals join the "
+                  "error bands: every leave-one-out interval and --write-error-bands; their rows are not reported "
+                  "(repeatable; default on the shipped development set: <data dir>/benchmarks/hybrid_runs_dev.csv)")
       ->type_name("FILE");
   cmd->add_option("--gate-arch", opt->gate_arch, "Rows the --max-mape/--min-coverage gates apply to (default all)")
       ->check(CLI::IsMember({"all", "dense", "moe"}));

@@ -116,17 +116,22 @@ ValidationRow evaluate_row(const PublishedRun& run, const Catalogs& catalogs, co
 
 namespace {
 
-std::vector<sim::ResidualSample> residual_samples(const std::vector<ValidationRow>& results, const ValidationRow* except) {
+std::vector<sim::ResidualSample> residual_samples(const std::vector<ValidationRow>& results, const ValidationRow* except,
+                                                  const std::vector<ValidationRow>* pool) {
   std::vector<sim::ResidualSample> samples;
-  for (const auto& r : results) {
-    if (r.predicted && &r != except) samples.push_back({r.category, r.measured, r.estimate});
+  for (const auto* rows : {&results, pool}) {
+    if (rows == nullptr) continue;
+    for (const auto& r : *rows) {
+      if (r.predicted && &r != except) samples.push_back({r.category, r.measured, r.estimate});
+    }
   }
   return samples;
 }
 
 // The row's interval as `capplan estimate` would report it with a table that never saw the row.
-void leave_one_out_interval(ValidationRow& r, const std::vector<ValidationRow>& results) {
-  const sim::ResidualTable table = sim::fit_residuals(residual_samples(results, &r));
+void leave_one_out_interval(ValidationRow& r, const std::vector<ValidationRow>& results,
+                            const std::vector<ValidationRow>* pool) {
+  const sim::ResidualTable table = sim::fit_residuals(residual_samples(results, &r, pool));
   sim::Estimate e = r.full;
   sim::apply_error_band(e, r.scenario, table);
   if (!e.uncertainty.band || !e.uncertainty.tokens_per_s || r.gpus <= 0) return;
@@ -140,7 +145,7 @@ void leave_one_out_interval(ValidationRow& r, const std::vector<ValidationRow>& 
 }  // namespace
 
 ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs,
-                                    const sim::Profile* profile) {
+                                    const sim::Profile* profile, const std::vector<ValidationRow>* pool) {
   ValidationReport rep;
   rep.rows = static_cast<int>(runs.size());
   for (const auto& run : runs) {
@@ -152,9 +157,9 @@ ValidationReport validate_published(const std::vector<PublishedRun>& runs, const
     rep.results.push_back(evaluate_row(run, catalogs, profile));
   }
   for (auto& r : rep.results) {
-    if (r.predicted) leave_one_out_interval(r, rep.results);
+    if (r.predicted) leave_one_out_interval(r, rep.results, pool);
   }
-  rep.table = sim::fit_residuals(residual_samples(rep.results, nullptr));
+  rep.table = sim::fit_residuals(residual_samples(rep.results, nullptr, pool));
 
   std::vector<const ValidationRow*> all;
   using Groups = std::map<std::string, std::vector<const ValidationRow*>>;

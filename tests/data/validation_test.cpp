@@ -170,5 +170,44 @@ TEST(Validation, PerRegimeCoverageOfAHandMadeSet) {
   EXPECT_EQ(rep.by_scale.at("<=8").predicted, 14);
 }
 
+// Pooled residuals (validate-published --pool): the hybrid MoE pre-training rows join the MoE
+// category, which then has enough rows (9) for a band of its own instead of the all-rows fallback.
+// The pool changes only the intervals, never a row's own estimate or error, and no pooled row is
+// reported.
+TEST(Validation, PooledRowsJoinTheLeaveOneOutBandsOnly) {
+  const auto& cats = test::real_catalogs();
+  auto runs = load_published_runs(dev_csv(), cats);
+  auto hybrid = load_published_runs(test::source_data_dir() / "benchmarks" / "hybrid_runs_dev.csv", cats);
+  ASSERT_TRUE(runs.has_value());
+  ASSERT_TRUE(hybrid.has_value());
+  const ValidationReport alone = validate_published(*runs, cats);
+  const ValidationReport pool_rep = validate_published(*hybrid, cats);
+  std::vector<ValidationRow> pool;
+  for (const ValidationRow& r : pool_rep.results) {
+    if (r.predicted) pool.push_back(r);
+  }
+  ASSERT_GE(pool.size(), 8u);
+  const ValidationReport pooled = validate_published(*runs, cats, nullptr, &pool);
+  ASSERT_EQ(pooled.results.size(), alone.results.size());
+  int moe_bands_own = 0;
+  for (std::size_t i = 0; i < alone.results.size(); ++i) {
+    const ValidationRow& a = alone.results[i];
+    const ValidationRow& b = pooled.results[i];
+    EXPECT_EQ(a.run->row_id, b.run->row_id);
+    EXPECT_EQ(a.estimate, b.estimate);
+    if (b.predicted && b.category.starts_with("moe")) {
+      EXPECT_NE(a.band_category.rfind("moe", 0), 0u) << a.run->row_id << " had an MoE band alone: " << a.band_category;
+      moe_bands_own += b.band_category.starts_with("moe") ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(moe_bands_own, pooled.by_arch.at("moe").predicted);
+  // The pooled table counts every pooled row in "all".
+  const auto* all_alone = alone.table.lookup("all");
+  const auto* all_pooled = pooled.table.lookup("all");
+  ASSERT_NE(all_alone, nullptr);
+  ASSERT_NE(all_pooled, nullptr);
+  EXPECT_EQ(all_pooled->n, all_alone->n + static_cast<int>(pool.size()));
+}
+
 }  // namespace
 }  // namespace capplan::data

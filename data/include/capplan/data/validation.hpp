@@ -87,9 +87,12 @@ struct ValidationReport {
 };
 
 // Every usable run estimated, with leave-one-out intervals and the residual table of all rows.
-// With `profile`, every row is priced with it (capplan validate-published --profile).
+// With `profile`, every row is priced with it (capplan validate-published --profile). `pool`:
+// predicted rows of other validated tables (validate_published of those) whose residuals join
+// every leave-one-out interval and the residual table; they are not reported here.
 ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs,
-                                    const sim::Profile* profile = nullptr);
+                                    const sim::Profile* profile = nullptr,
+                                    const std::vector<ValidationRow>* pool = nullptr);
 
 // Predicted rows / usable rows.
 double coverage(const ValidationReport& rep);
