@@ -108,12 +108,7 @@ int run_calibrate_from_runs(const CalibrateOptions& opt, const GlobalOptions& gl
   }
   const auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(opt.from_runs, ec)) {
-    print_error("--from-runs '" + opt.from_runs + "': " +
-                (std::filesystem::exists(opt.from_runs, ec) ? "not a regular file" : "No such file or directory"));
-    return code(Exit::invalid_input);
-  }
+  if (!input_file_ok_or_report(opt.from_runs, "--from-runs")) return code(Exit::invalid_input);
   const auto runs = data::load_runs(opt.from_runs, *catalogs);
   if (!runs) {
     print_diagnostics(runs.error());

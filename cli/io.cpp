@@ -59,6 +59,14 @@ bool output_path_ok_or_report(const std::string& out_path, bool allow_device) {
   return true;
 }
 
+bool input_file_ok_or_report(const std::filesystem::path& path, std::string_view what) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) return true;
+  print_error(std::string(what) + " '" + path.string() +
+              "': " + (std::filesystem::exists(path, ec) ? "not a regular file" : "No such file or directory"));
+  return false;
+}
+
 std::string file_out_problem(const std::filesystem::path& path) {
   auto ok = check_output_path(path, false);
   return ok ? std::string() : ok.error();

@@ -47,6 +47,10 @@ std::expected<void, std::string> check_output_path(const std::filesystem::path& 
 // and returns false when it cannot be written.
 bool output_path_ok_or_report(const std::string& out_path, bool allow_device = true);
 
+// Whether `path` names an existing regular file to read; prints "<what> '<path>': not a regular
+// file" or "...: No such file or directory" and returns false when not.
+bool input_file_ok_or_report(const std::filesystem::path& path, std::string_view what);
+
 // check_output_path(path, false) as a sentence, empty when `path` can take the file (calibrate's
 // profile and records, --from-runs' profile: files, never a device).
 std::string file_out_problem(const std::filesystem::path& path);

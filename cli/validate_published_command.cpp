@@ -460,12 +460,7 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
   }
   const std::filesystem::path csv =
       opt.csv.empty() ? data_dir(global) / "benchmarks" / "published_runs_dev.csv" : std::filesystem::path(opt.csv);
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(csv, ec)) {
-    print_error("published runs '" + csv.string() +
-                "': " + (std::filesystem::exists(csv, ec) ? "not a regular file" : "No such file or directory"));
-    return code(Exit::invalid_input);
-  }
+  if (!input_file_ok_or_report(csv, "published runs")) return code(Exit::invalid_input);
   auto runs = data::load_published_runs(csv, *catalogs);
   if (!runs) {
     print_diagnostics(runs.error());
@@ -484,17 +479,14 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
   for (const auto& f : opt.pool) pool_files.emplace_back(f);
   if (opt.pool.empty() && opt.csv.empty()) {
     const auto shipped_pool = data_dir(global) / "benchmarks" / "hybrid_runs_dev.csv";
+    std::error_code ec;
     if (std::filesystem::is_regular_file(shipped_pool, ec)) pool_files.push_back(shipped_pool);
   }
   std::vector<data::ValidationRow> pool;
   std::vector<std::vector<data::PublishedRun>> pool_runs;  // the rows point into these
   pool_runs.reserve(pool_files.size());
   for (const auto& f : pool_files) {
-    if (!std::filesystem::is_regular_file(f, ec)) {
-      print_error("--pool '" + f.string() +
-                  "': " + (std::filesystem::exists(f, ec) ? "not a regular file" : "No such file or directory"));
-      return code(Exit::invalid_input);
-    }
+    if (!input_file_ok_or_report(f, "--pool")) return code(Exit::invalid_input);
     auto more = data::load_published_runs(f, *catalogs);
     if (!more) {
       print_diagnostics(more.error());

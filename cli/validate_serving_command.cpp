@@ -205,12 +205,7 @@ int run_validate_serving(const ValidateServingOptions& opt, const GlobalOptions&
   if (!catalogs) return code(Exit::invalid_input);
   const std::filesystem::path csv = opt.csv.empty() ? data_dir(global) / "benchmarks" / "inference_runs_dev.csv"
                                                     : std::filesystem::path(opt.csv);
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(csv, ec)) {
-    print_error("serving runs '" + csv.string() +
-                "': " + (std::filesystem::exists(csv, ec) ? "not a regular file" : "No such file or directory"));
-    return code(Exit::invalid_input);
-  }
+  if (!input_file_ok_or_report(csv, "serving runs")) return code(Exit::invalid_input);
   auto runs = data::load_serving_runs(csv, *catalogs);
   if (!runs) {
     print_diagnostics(runs.error());
