@@ -493,8 +493,10 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
       return code(Exit::invalid_input);
     }
     pool_runs.push_back(std::move(*more));
-    Report pooled = data::validate_published(pool_runs.back(), *catalogs, profile ? &*profile : nullptr);
-    for (auto& r : pooled.results) {
+    // Only the estimates are needed (no intervals or summaries of the pooled table).
+    for (const auto& run : pool_runs.back()) {
+      if (!run.usable) continue;
+      data::ValidationRow r = data::evaluate_row(run, *catalogs, profile ? &*profile : nullptr);
       if (r.predicted) pool.push_back(std::move(r));
     }
   }
