@@ -7,7 +7,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -67,14 +69,33 @@ void write_file(const fs::path& file, std::string_view text) {
   if (!out) throw std::runtime_error("capplan fuzz: cannot write " + file.string());
 }
 
+// The text of tests/fixtures/data/good/<file>, read once (nullptr when there is no such file).
+// Restoring a catalog by writing this text, not with fs::copy_file: the kernel copy under
+// copy_file fails with EINTR when libFuzzer's timer signal lands in it, and copy_file does not
+// retry (a harness failure at 6,181 executions, not a finding); ofstream's writes do.
+const std::string* fixture_text(std::string_view file) {
+  static std::map<std::string, std::optional<std::string>, std::less<>> cache;
+  auto it = cache.find(file);
+  if (it == cache.end()) {
+    const fs::path good = fs::path(CAPPLAN_FUZZ_SOURCE_DIR) / "tests" / "fixtures" / "data" / "good" / file;
+    std::optional<std::string> text;
+    if (std::ifstream in(good, std::ios::binary); in) {
+      text.emplace(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    it = cache.emplace(std::string(file), std::move(text)).first;
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
 // A scratch folder with the small consistent catalogs of tests/fixtures/data/good, made once.
 const fs::path& catalog_dir() {
   static const fs::path dir = [] {
     std::string tmpl = (fs::temp_directory_path() / "capplan-fuzz-catalog-XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("capplan fuzz: mkdtemp failed");
-    const fs::path good = fs::path(CAPPLAN_FUZZ_SOURCE_DIR) / "tests" / "fixtures" / "data" / "good";
     for (const char* file : {"gpus.json", "instances.json", "models.json"}) {
-      fs::copy_file(good / file, fs::path(tmpl) / file, fs::copy_options::overwrite_existing);
+      const std::string* text = fixture_text(file);
+      if (text == nullptr) throw std::runtime_error(std::string("capplan fuzz: no fixture ") + file);
+      write_file(fs::path(tmpl) / file, *text);
     }
     return fs::path(tmpl);
   }();
@@ -243,11 +264,10 @@ void check_catalog(std::string_view file, std::string_view text) {
   write_file(dir / file, text);
   const auto c = data::load_catalogs(dir);
   // The fixture file again, or no file (storage.json and frameworks.json are optional).
-  const fs::path good = fs::path(CAPPLAN_FUZZ_SOURCE_DIR) / "tests" / "fixtures" / "data" / "good" / file;
-  std::error_code ec;
-  if (fs::exists(good, ec)) {
-    fs::copy_file(good, dir / file, fs::copy_options::overwrite_existing);
+  if (const std::string* good = fixture_text(file)) {
+    write_file(dir / file, *good);
   } else {
+    std::error_code ec;
     fs::remove(dir / file, ec);
   }
   if (!ok_or_named(c)) return;
