@@ -165,7 +165,14 @@ constexpr Field<GpuDraft> kGpuFields[] = {
     {"vendor", Kind::string, Need::required, false, {}, "vendor",
      [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.vendor = str(v); }},
     {"arch", Kind::string, Need::required, false, {}, "architecture",
-     [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.arch = str(v); }},
+     [](GpuDraft& g, const json& v, Reader&, const std::string&) {
+       g.entry.arch = str(v);
+       // The catalog's architecture names ("Hopper (GH100)", "Blackwell Ultra", ...) to the
+       // generations the cost model tells apart.
+       g.entry.spec.tensor_cores = g.entry.arch.starts_with("Hopper")      ? sim::TensorCoreGeneration::hopper
+                                   : g.entry.arch.starts_with("Blackwell") ? sim::TensorCoreGeneration::blackwell
+                                                                           : sim::TensorCoreGeneration::other;
+     }},
     {"dense_TFLOPs", Kind::object, Need::required, false, {}, "dense peak TFLOP/s per precision",
      [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
        detail::read_fields<sim::PeakRates>(v, p, kPeakFields, g.entry.spec.peak, r);

@@ -406,6 +406,21 @@ TEST(RealCatalogs, Fp8MamfFiguresAreTheTablesOwn) {
   }
 }
 
+TEST(RealCatalogs, TensorCoreGenerationComesFromTheArchitectureName) {
+  // The cost model's FP8 default differs by generation (DatasheetCost): every Hopper and
+  // Blackwell part of the catalog maps to its generation, everything else to `other`.
+  const auto& c = test::real_catalogs();
+  using sim::TensorCoreGeneration;
+  const std::pair<const char*, TensorCoreGeneration> table[] = {
+      {"h100-sxm-80gb", TensorCoreGeneration::hopper},   {"h800-sxm-80gb", TensorCoreGeneration::hopper},
+      {"h20-96gb", TensorCoreGeneration::hopper},        {"gh200", TensorCoreGeneration::hopper},
+      {"b200-hgx", TensorCoreGeneration::blackwell},     {"gb200-nvl72", TensorCoreGeneration::blackwell},
+      {"b300-hgx", TensorCoreGeneration::blackwell},     {"gb300-nvl72", TensorCoreGeneration::blackwell},
+      {"a100-80gb-sxm", TensorCoreGeneration::other},    {"l40s-48gb", TensorCoreGeneration::other},
+      {"mi300x-192gb", TensorCoreGeneration::other},     {"v100-sxm2-32gb", TensorCoreGeneration::other}};
+  for (const auto& [id, gen] : table) EXPECT_EQ(c.find_gpu(id)->spec.tensor_cores, gen) << id;
+}
+
 TEST(RealCatalogs, SystemPowerOfTheVendorsServersWithSources) {
   const auto& c = test::real_catalogs();
   const std::pair<const char*, double> published[] = {

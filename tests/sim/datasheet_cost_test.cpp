@@ -157,6 +157,37 @@ TEST(DatasheetGemm, Fp8UsesTheGpusOwnFp8MamfWhenItHasOne) {
                    DatasheetCost(cluster_of(without, 8)).gemm(bf16).base());
 }
 
+TEST(DatasheetGemm, Fp8DefaultRatioIsTheLowestMeasuredOnTheSameTensorCoreGeneration) {
+  // A GPU without its own FP8 MAMF: its BF16 ceiling times the FP8/BF16 ratio of its generation.
+  // Blackwell's lowest (B300: 74.5% of the FP8 peak vs 78.6% of BF16, 0.948) against Hopper's
+  // (H100: 0.709 / 0.803 = 0.883), which every other architecture also takes. A GB300-like part:
+  // peaks 2500 / 5000 TFLOP/s, no MAMF of its own, so the 0.75 default ceiling.
+  GpuSpec gpu = test::h100_sxm();
+  gpu.peak.bf16 = units::tflop_per_s(2500);
+  gpu.peak.fp8 = units::tflop_per_s(5000);
+  gpu.gemm_efficiency = 0;
+  gpu.gemm_fp8_efficiency = 0;
+  const GemmOp op = gemm(16384, 16384, 16384, Precision::fp8);
+  const auto time_for = [&](TensorCoreGeneration g) {
+    GpuSpec x = gpu;
+    x.tensor_cores = g;
+    return DatasheetCost(cluster_of(x, 8)).gemm(op).base();
+  };
+  const double shape = DatasheetCost(cluster_of(gpu, 8)).shape_efficiency(op);
+  const double blackwell = time_for(TensorCoreGeneration::blackwell);
+  EXPECT_NEAR(blackwell, op.flops().base() / (5000e12 * 0.75 * (0.745 / 0.786) * shape) + 4.0 * kUs, 1e-9 * blackwell);
+  const double hopper = time_for(TensorCoreGeneration::hopper);
+  EXPECT_NEAR(hopper, op.flops().base() / (5000e12 * 0.75 * (0.709 / 0.803) * shape) + 4.0 * kUs, 1e-9 * hopper);
+  EXPECT_DOUBLE_EQ(time_for(TensorCoreGeneration::other), hopper);
+  // The Blackwell default runs the same GEMM 0.948 / 0.883 = 1.07x faster.
+  EXPECT_NEAR(hopper / blackwell, (0.745 / 0.786) / (0.709 / 0.803), 1e-3);
+  // A GPU's own FP8 figure wins over either default.
+  gpu.gemm_fp8_efficiency = 0.70;
+  gpu.tensor_cores = TensorCoreGeneration::blackwell;
+  const double own = DatasheetCost(cluster_of(gpu, 8)).gemm(op).base();
+  EXPECT_NEAR(own, op.flops().base() / (5000e12 * 0.70 * shape) + 4.0 * kUs, 1e-9 * own);
+}
+
 TEST(DatasheetGemm, UnsupportedPrecisionFallsBackToFp32Peak) {
   // A100 has no FP8: priced at its FP32 peak rather than dividing by zero.
   const DatasheetCost cost(cluster_of(test::a100_80gb(), 8));

@@ -12,11 +12,19 @@ namespace capplan::sim {
 
 namespace {
 
-// Relative efficiency of FP8 GEMMs vs BF16 on the same GPU, for a GPU without its own FP8 MAMF:
-// MAMF on H100 SXM reaches 70.9% of the FP8 peak vs 80.3% of the BF16 peak (ml-engineering,
-// data/README.md), ratio 0.883, the lowest of the six GPUs measured both ways (H200 0.92, GH200
-// 0.93, B300 0.95, B200 0.98, GB200 0.99).
-constexpr double kFp8VsBf16Efficiency = 0.709 / 0.803;
+// Relative efficiency of FP8 GEMMs vs BF16 on the same GPU, for a GPU without its own FP8 MAMF,
+// from the GPUs measured both ways (MAMF, ml-engineering @744d01e, data/gpus.json): the FP8 share
+// of peak over the BF16 share. The two generations differ and each keeps its lowest:
+//  * Hopper: H100 SXM 0.709 / 0.803 = 0.883, H200 0.92, GH200 0.93. Hopper's FP8 tensor cores
+//    accumulate in limited precision (about 14 bits on H800, DeepSeek-V3 technical report,
+//    arXiv:2412.19437 Sec. 3.3.2), which FP8 GEMM libraries work around by promoting partial sums
+//    to FP32 on the CUDA cores, at a cost in throughput.
+//  * Blackwell: B300 0.745 / 0.786 = 0.948, B200 0.98, GB200 0.99: its FP8 GEMMs keep nearly the
+//    BF16 share of their (twice as high) peak.
+// Any other architecture takes the lowest of all six, Hopper's (none of them is measured).
+double fp8_vs_bf16_efficiency(TensorCoreGeneration g) {
+  return g == TensorCoreGeneration::blackwell ? 0.745 / 0.786 : 0.709 / 0.803;
+}
 
 // A rate that saturates as x / (x + half), relative to its value at `at`: the K ramp of a GEMM
 // and the sequence and head-dimension curves of fused attention.
@@ -42,7 +50,7 @@ DatasheetCost::DatasheetCost(const Cluster& cluster, DatasheetAssumptions a, std
                                   a.gemm_efficiency_scale)),
       gemm_fp8_eff_(cluster.gpu.gemm_fp8_efficiency > 0
                         ? std::min(1.0, cluster.gpu.gemm_fp8_efficiency * a.gemm_efficiency_scale)
-                        : gemm_eff_ * kFp8VsBf16Efficiency),
+                        : gemm_eff_ * fp8_vs_bf16_efficiency(cluster.gpu.tensor_cores)),
       attention_eff_(std::min(1.0, (cluster.gpu.attention_efficiency > 0 ? cluster.gpu.attention_efficiency
                                                                          : a.attention_efficiency) *
                                        a.gemm_efficiency_scale)),

@@ -31,6 +31,10 @@ struct PeakRates {
   units::FlopsPerSecond for_precision(Precision p) const;
 };
 
+// The tensor-core generation, where the cost model's defaults differ by it (the FP8 GEMM ceiling
+// of a GPU without its own FP8 measurement, DatasheetCost). `other` for every other architecture.
+enum class TensorCoreGeneration { other, hopper, blackwell };
+
 // A GPU as the datasheet (and, where published, measurements) describe it.
 // Contract: bandwidths are unidirectional per GPU; efficiencies are fractions in (0, 1];
 // an efficiency of 0 means "unknown: use the model's stated default".
@@ -45,8 +49,10 @@ struct GpuSpec {
   int sm_count = 0;                        // streaming multiprocessors (or CUs); 0 = unknown
   double gemm_efficiency = 0.0;            // best large-GEMM achieved / dense peak (MAMF)
   // The same for FP8 (E4M3) GEMMs against the dense FP8 peak; 0 = unknown (the cost model then
-  // takes gemm_efficiency times the one ratio measured on H100, DatasheetCost).
+  // takes gemm_efficiency times the FP8/BF16 ratio measured on its tensor-core generation,
+  // DatasheetCost).
   double gemm_fp8_efficiency = 0.0;
+  TensorCoreGeneration tensor_cores = TensorCoreGeneration::other;
   double hbm_efficiency = 0.0;             // measured device copy / datasheet HBM bandwidth
   units::BytesPerSecond nvlink_busbw;      // measured single-node NCCL all-reduce busbw; 0 = unknown
   double attention_efficiency = 0.0;       // fused (flash) attention, fwd+bwd, vs dense peak; 0 = unknown
