@@ -330,9 +330,9 @@ class ScenarioParser {
     if (c && t && !serve_ && t->precision == sim::Precision::fp8 && t->fp8_recipe == sim::Fp8Recipe::mxfp8) {
       // MXFP8's block-scaled GEMMs run on Blackwell's tensor cores only (Transformer Engine
       // MXFP8BlockScaling needs compute capability 10.0 or newer).
-      const GpuEntry* g = cat_.find_gpu(c->gpu.id);
-      const std::string arch = g != nullptr ? g->arch : std::string();
-      if (arch.find("Blackwell") == std::string::npos) {
+      if (c->gpu.tensor_cores != sim::TensorCoreGeneration::blackwell) {
+        const GpuEntry* g = cat_.find_gpu(c->gpu.id);
+        const std::string arch = g != nullptr ? g->arch : std::string();
         r_.error("/training/fp8_recipe", "MXFP8 needs Blackwell tensor cores; GPU '" + c->gpu.id + "' is " +
                                              (arch.empty() ? std::string("of unknown architecture") : arch) +
                                              "; got \"mxfp8\"");
