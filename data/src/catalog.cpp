@@ -83,6 +83,8 @@ struct GpuDraft {
   double hbm_gbps = 0;
   std::optional<double> hbm_copy_gbps;
   std::string hbm_copy_path;
+  std::optional<double> ep_fused_gbps;
+  std::string ep_fused_path;
 };
 
 std::optional<Measured> read_measured(const json& v, Reader& r, const std::string& p) {
@@ -145,6 +147,15 @@ constexpr Field<GpuDraft> kMeasuredSetFields[] = {
        if (auto m = read_measured(v, r, p)) {
          g.hbm_copy_gbps = m->value;
          g.hbm_copy_path = detail::child(p, "value");
+       }
+     }},
+    {"ep_fused_GBps", Kind::object, Need::optional, true, {},
+     "measured fused expert-parallel dispatch/combine (DeepEP, HybridEP) algorithm bandwidth in one NVLink "
+     "domain, GB/s per GPU, the lower of the two: {value, source}",
+     [](GpuDraft& g, const json& v, Reader& r, const std::string& p) {
+       if (auto m = read_measured(v, r, p)) {
+         g.ep_fused_gbps = m->value;
+         g.ep_fused_path = detail::child(p, "value");
        }
      }},
     {"nvlink_allreduce_busbw_GBps", Kind::object, Need::optional, true, {},
@@ -226,6 +237,16 @@ GpuEntry finish_gpu(GpuDraft d, Reader& r) {
                                    detail::fmt(*d.hbm_copy_gbps));
     } else {
       d.entry.spec.hbm_efficiency = *d.hbm_copy_gbps / d.hbm_gbps;
+    }
+  }
+  if (d.ep_fused_gbps) {
+    // Received bytes per second can not beat the links they arrive over.
+    const double link = d.entry.spec.nvlink_bandwidth.base() / 1e9;
+    if (!(link > 0) || *d.ep_fused_gbps > link) {
+      r.error(d.ep_fused_path, "must not exceed one direction of nvlink_GBps_bidir (" + detail::fmt(link) +
+                                   " GB/s); got " + detail::fmt(*d.ep_fused_gbps));
+    } else {
+      d.entry.spec.ep_fused_bandwidth = units::gb_per_s(*d.ep_fused_gbps);
     }
   }
   return std::move(d.entry);

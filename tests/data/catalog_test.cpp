@@ -207,6 +207,9 @@ const BadEdit kBadEdits[] = {
      "must be > 0; got 0"},
     {"CopyAboveDatasheet", "gpus.json", Op::set, "/gpus/0/measured/hbm_copy_GBps/value", 4000,
      "gpus.json#/gpus/0/measured/hbm_copy_GBps/value", "must not exceed hbm_GBps (3350); got 4000"},
+    {"FusedEpAboveNvlink", "gpus.json", Op::set, "/gpus/0/measured/ep_fused_GBps",
+     json{{"value", 500}, {"source", "test"}}, "gpus.json#/gpus/0/measured/ep_fused_GBps/value",
+     "must not exceed one direction of nvlink_GBps_bidir (450 GB/s); got 500"},
     {"MeasuredWithoutSource", "gpus.json", Op::erase, "/gpus/0/measured/nvlink_allreduce_busbw_GBps/source", nullptr,
      "gpus.json#/gpus/0/measured/nvlink_allreduce_busbw_GBps/source", "is missing"},
     {"EmptySourceList", "gpus.json", Op::set, "/gpus/0/source", json::array(), "gpus.json#/gpus/0/source",
@@ -419,6 +422,22 @@ TEST(RealCatalogs, TensorCoreGenerationComesFromTheArchitectureName) {
       {"a100-80gb-sxm", TensorCoreGeneration::other},    {"l40s-48gb", TensorCoreGeneration::other},
       {"mi300x-192gb", TensorCoreGeneration::other},     {"v100-sxm2-32gb", TensorCoreGeneration::other}};
   for (const auto& [id, gen] : table) EXPECT_EQ(c.find_gpu(id)->spec.tensor_cores, gen) << id;
+}
+
+TEST(RealCatalogs, FusedEpRatesAreTheMeasuredOnesAndBelowTheLink) {
+  // DeepEP / HybridEP algorithm bandwidth inside 8 GPUs (data/gpus.json sources): the lower of
+  // dispatch and combine; GPUs without a measurement keep 0 (the cost model's share of NVLink).
+  const auto& c = test::real_catalogs();
+  const std::pair<const char*, double> measured[] = {
+      {"b200-hgx", 530.86e9}, {"gb200-nvl72", 545.71e9}, {"h800-sxm-80gb", 153e9}};
+  for (const auto& [id, bw] : measured) {
+    const auto& spec = c.find_gpu(id)->spec;
+    EXPECT_DOUBLE_EQ(spec.ep_fused_bandwidth.base(), bw) << id;
+    EXPECT_LT(spec.ep_fused_bandwidth.base(), spec.nvlink_bandwidth.base()) << id;
+  }
+  for (const char* id : {"h100-sxm-80gb", "b300-hgx", "gb300-nvl72", "a100-80gb-sxm"}) {
+    EXPECT_EQ(c.find_gpu(id)->spec.ep_fused_bandwidth.base(), 0.0) << id;
+  }
 }
 
 TEST(RealCatalogs, SystemPowerOfTheVendorsServersWithSources) {

@@ -285,6 +285,27 @@ TEST(CalibratedCost, CollectivesUseTheFitForTheirKindRanksAndTier) {
   EXPECT_EQ(w[2].text("measured"), "2, 8");
 }
 
+TEST(CalibratedCost, AFusedEpKernelIsPricedFromTheCatalogNotFromTheNcclAllToAllFit) {
+  // The profile measured NCCL's all-to-all on 8 ranks; DeepEP / HybridEP kernels are not NCCL:
+  // inside the node they keep the datasheet's fused-kernel rate, with no warning; the plain
+  // all-to-all uses the fit.
+  Profile p = h100_profile();
+  CollectiveFit a2a = p.collectives[1];
+  a2a.kind = CollectiveKind::all_to_all;
+  a2a.busbw_Bps = fitted(100e9);
+  p.collectives.push_back(a2a);
+  const Cluster c = h100_cluster();
+  const CalibratedCost cost(p, c);
+  const double bytes = 1e8;
+  const CollectiveOp nccl{"ep", CollectiveKind::all_to_all, units::bytes(bytes), {8, 8, 1}, Axis::ep};
+  CollectiveOp fused = nccl;
+  fused.fused_ep = true;
+  EXPECT_NEAR(cost.collective(nccl).base(), 20e-6 + bytes * 7.0 / 8.0 / 100e9, 1e-15);
+  EXPECT_EQ(cost.pricing(fused), "datasheet");
+  EXPECT_DOUBLE_EQ(cost.collective(fused).base(), DatasheetCost(c).collective(fused).base());
+  EXPECT_TRUE(cost.coverage({StepOp{fused}}).empty());
+}
+
 // A fit that does not describe the machine (RMS relative residual above 25%) still prices the
 // op, but the user is told how rough it is.
 TEST(CalibratedCost, APoorFitIsUsedWithAWarningGivingItsResidual) {

@@ -316,6 +316,33 @@ TEST(AllToAll, InsideANodeMovesNMinusOneOverNOfTheBuffer) {
   EXPECT_NEAR(cost.collective(coll(CollectiveKind::all_to_all, S, 8, 8, 1)).base(), expected, kSumOrder * expected);
 }
 
+TEST(FusedEpCollective, InsideANodeMovesItsBytesAtTheMeasuredRateElseAShareOfNvlink) {
+  // A DeepEP / HybridEP kernel: the bytes its rank receives over the GPU's measured algorithm
+  // bandwidth, plus the NVLink tier's 8 us latency (no log2 term: one kernel, no NCCL protocol).
+  Cluster c = cluster_of(test::a100_80gb(), 8);
+  const double S = kGiB;
+  CollectiveOp op = coll(CollectiveKind::all_to_all, S, 8, 8, 1);
+  op.fused_ep = true;
+  c.gpu.ep_fused_bandwidth = units::gb_per_s(200);
+  const double measured = S / 200e9 + 8.0 * kUs;
+  EXPECT_NEAR(DatasheetCost(c).collective(op).base(), measured, kSumOrder * measured);
+  // Unknown: 0.590 of the GPU's one-way NVLink (the lowest measured share, datasheet_cost.hpp).
+  c.gpu.ep_fused_bandwidth = {};
+  const double share = S / (0.590 * c.gpu.nvlink_bandwidth.base()) + 8.0 * kUs;
+  EXPECT_NEAR(DatasheetCost(c).collective(op).base(), share, kSumOrder * share);
+  // Half the NVLink bandwidth (an intra-node override) halves a measured rate too.
+  c.gpu.ep_fused_bandwidth = units::gb_per_s(200);
+  c.intra_node_bandwidth = c.gpu.nvlink_bandwidth * 0.5;
+  const double halved = S / 100e9 + 8.0 * kUs;
+  EXPECT_NEAR(DatasheetCost(c).collective(op).base(), halved, 1e-9 * halved);
+  // Across nodes the kernel's network leg is priced as an NCCL all-to-all of the same bytes.
+  const DatasheetCost two(cluster_of(test::a100_80gb(), 16));
+  CollectiveOp wide = coll(CollectiveKind::all_to_all, S, 16, 8, 2);
+  const double nccl = two.collective(wide).base();
+  wide.fused_ep = true;
+  EXPECT_DOUBLE_EQ(two.collective(wide).base(), nccl);
+}
+
 TEST(DatasheetCollective, SingleRankOrEmptyBufferCostsNothing) {
   const DatasheetCost cost(cluster_of(test::a100_80gb(), 8));
   EXPECT_EQ(cost.collective(coll(CollectiveKind::all_reduce, kGiB, 1, 1, 1)).base(), 0.0);

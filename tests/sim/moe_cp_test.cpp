@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <string>
+#include <variant>
 
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
@@ -550,7 +551,51 @@ TEST(AllToAllDispatcher, DeepEpDispatchHasNoProbabilityAllToAllCountExchangeOrCh
   EXPECT_DOUBLE_EQ(sum_bytes(ops, "moe_sort_chunks", Phase::forward), 0.0);
   EXPECT_DOUBLE_EQ(sum_bytes(ops, "moe_tokens_per_expert_all_gather", Phase::forward), 0.0);
   EXPECT_DOUBLE_EQ(sum_bytes(ops, "moe_tokens_per_expert_dtoh", Phase::forward), 8.0 * 64 * 8);
-  EXPECT_DOUBLE_EQ(sum_bytes(ops, "ep_dispatch_all_to_all", Phase::forward), 2.0 * 1024 * 8 * 1024);
+}
+
+TEST(DeepEpDispatch, ExpectedDestinationRanksFollowTheHypergeometricMiss) {
+  // Top 8 of 64 experts, 8 per rank on 8 ranks: a rank is missed with probability
+  // C(56, 8) / C(64, 8) = (56 55 54 53 52 51 50 49) / (64 63 62 61 60 59 58 57)
+  // = 157832675 / 491796152, so 8 (1 - that) = 5.4326 ranks.
+  EXPECT_NEAR(expected_destination_ranks(64, 8, 8), 8.0 * (1.0 - 157832675.0 / 491796152.0), 1e-12);
+  // Nemotron 3 Nano: top 6 of 128 on 8 ranks, 4.47 ranks (0.745 of the 6 copies).
+  EXPECT_NEAR(expected_destination_ranks(128, 6, 8), 4.4711, 1e-4);
+  // One expert per token reaches one rank; every expert reaches every rank; one expert per rank
+  // makes every copy its own rank; no expert parallelism is the rank itself.
+  EXPECT_NEAR(expected_destination_ranks(64, 1, 8), 1.0, 1e-12);
+  EXPECT_NEAR(expected_destination_ranks(64, 64, 8), 8.0, 1e-12);
+  EXPECT_NEAR(expected_destination_ranks(8, 3, 8), 3.0, 1e-12);
+  EXPECT_DOUBLE_EQ(expected_destination_ranks(64, 8, 1), 1.0);
+}
+
+TEST(DeepEpDispatch, InsideANodeOneFusedKernelSendsATokenOncePerDestinationRank) {
+  // ep 8 inside one H100 node: 1024 tokens of 1024 bf16 values go to 5.4326 ranks on average
+  // (their own included), not to their 8 experts; the op is marked as a fused EP kernel.
+  ModelSpec m = dispatcher_model();
+  m.moe.dispatcher = MoeDispatcher::deepep;
+  const StepOps ops = build_step_ops(m, job_of(8), dispatcher_layout(8), cluster_of(test::h100_sxm(), 8));
+  const double moved = 2.0 * 1024 * expected_destination_ranks(64, 8, 8) * 1024;
+  for (const char* name : {"ep_dispatch_all_to_all", "ep_combine_all_to_all"}) {
+    EXPECT_NEAR(sum_bytes(ops, name, Phase::forward), moved, 1e-9 * moved) << name;
+    EXPECT_NEAR(sum_bytes(ops, name, Phase::backward), moved, 1e-9 * moved) << name;
+  }
+  int fused = 0;
+  for (const StepOp& so : ops.ops) {
+    if (const auto* c = std::get_if<CollectiveOp>(&so.op); c != nullptr && c->axis == Axis::ep) fused += c->fused_ep;
+  }
+  EXPECT_EQ(fused, 4);  // dispatch and combine, forward and backward
+  // Megatron-Core's all-to-all dispatcher sends every routed copy through NCCL.
+  const StepOps nccl = build_step_ops(dispatcher_model(), job_of(8), dispatcher_layout(8),
+                                      cluster_of(test::h100_sxm(), 8));
+  EXPECT_DOUBLE_EQ(sum_bytes(nccl, "ep_dispatch_all_to_all", Phase::forward), 2.0 * 1024 * 8 * 1024);
+  for (const StepOp& so : nccl.ops) {
+    if (const auto* c = std::get_if<CollectiveOp>(&so.op)) EXPECT_FALSE(c->fused_ep) << c->name;
+  }
+  // Across nodes (ep 16 on two nodes) the copies are priced as before: NCCL all-to-all bytes.
+  Parallelism two = layout(1, 1, 16);
+  two.ep = 16;
+  const StepOps wide = build_step_ops(m, job_of(16), two, cluster_of(test::h100_sxm(), 16));
+  EXPECT_DOUBLE_EQ(sum_bytes(wide, "ep_dispatch_all_to_all", Phase::forward), 2.0 * 1024 * 8 * 1024);
 }
 
 TEST(AllToAllDispatcher, RandomRoutingLoadsTheBusiestRankAboveTheMean) {

@@ -82,6 +82,14 @@ DatasheetCost::DatasheetCost(const Cluster& cluster, DatasheetAssumptions a, std
       }
       l.busbw = l.busbw * a.scale_up_busbw_scale;
       l.latency_us = t.latency.base() > 0 ? t.latency.base() * 1e6 : a.nvlink_latency_us;
+      if (links.empty()) {
+        // Fused EP kernels in the innermost domain: the GPU's measured rate, scaled as the busbw
+        // is for a tier of another bandwidth, else the assumed share of the link.
+        ep_fused_bw_ = cluster.gpu.ep_fused_bandwidth.base() > 0 && nvlink > 0
+                           ? cluster.gpu.ep_fused_bandwidth * (t.bandwidth.base() / nvlink)
+                           : t.bandwidth * a.ep_fused_vs_nvlink;
+        ep_fused_bw_ = ep_fused_bw_ * a.scale_up_busbw_scale;
+      }
     } else {
       l.busbw = t.effective_bandwidth() * (a.network_busbw_efficiency * a.scale_out_busbw_scale);
       l.latency_us = t.latency.base() > 0 ? t.latency.base() * 1e6 : a.network_latency_us;
@@ -156,7 +164,13 @@ units::Seconds DatasheetCost::memory(const MemoryOp& op) const {
 }
 
 units::Seconds DatasheetCost::collective(const CollectiveOp& op) const {
-  const units::Seconds t = collectives_.time(op);
+  const auto& links = collectives_.links();
+  const bool fused = op.fused_ep && op.group.size > 1 && op.bytes.base() > 0 && !op.group.spans_nodes() &&
+                     ep_fused_bw_.base() > 0 && !links.empty();
+  // A fused EP kernel moves the bytes its rank receives at its measured rate (the rate already
+  // counts the rank's own share), after the innermost tier's latency.
+  const units::Seconds t = fused ? op.bytes / ep_fused_bw_ + units::microseconds(links.front().latency_us)
+                                 : collectives_.time(op);
   if (!(a_.per_op_overhead_us > 0) || !(t.base() > 0)) return t;
   return t + units::microseconds(a_.per_op_overhead_us);
 }

@@ -186,6 +186,21 @@ bool megatron_fused_softmax_runs(std::int64_t attn_batches, std::int64_t sq, std
   return attn_batches % per_block == 0;
 }
 
+}  // namespace
+
+// Expected number of distinct expert-parallel ranks a token's top_k experts lie on, when they are
+// top_k distinct experts drawn uniformly from `experts` spread evenly over `ep` ranks: each rank
+// is missed with probability C(E - E/ep, k) / C(E, k).
+double expected_destination_ranks(int experts, int top_k, int ep) {
+  if (ep <= 1 || experts <= 0 || top_k <= 0) return 1.0;
+  const double E = experts, local = static_cast<double>(experts) / ep;
+  double missed = 1.0;
+  for (int i = 0; i < top_k; ++i) missed *= std::max(0.0, (E - local - i) / (E - i));
+  return ep * (1.0 - missed);
+}
+
+namespace {
+
 // The op list of a training step (pass == nullptr) or of one serving pass (build_pass_ops).
 void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const Cluster& c,
                StepOpParts parts, const InferencePass* pass) {
@@ -650,7 +665,18 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
       const GroupPlacement ep_group = place_group(p.ep, p.etp, topology);
       const units::Bytes msg = units::bytes(act * routed * hd);
       const int limit = e.max_nodes_per_token;
-      if (limit > 0 && limit < e.top_k && ep_group.spans_nodes()) {
+      if (e.dispatcher == MoeDispatcher::deepep && !ep_group.spans_nodes()) {
+        // DeepEP / HybridEP inside one NVLink domain: one fused kernel each way sends a token
+        // once to every rank that holds one of its experts (the destination rank fans it out to
+        // its local experts), not once per expert: expected_destination_ranks of top_k, its own
+        // rank included, over which the kernels' measured rate is defined (CollectiveOp::fused_ep).
+        const double ranks = expected_destination_ranks(e.experts, e.top_k, p.ep);
+        const units::Bytes moved = units::bytes(act * static_cast<double>(moe_tokens) * load * ranks * hd);
+        for (const char* name : {"ep_dispatch_all_to_all", "ep_combine_all_to_all"}) {
+          b.collective(CollectiveOp{name, CollectiveKind::all_to_all, moved, ep_group, Axis::ep, true}, Scope::moe_ffn,
+                       moe_rc);
+        }
+      } else if (limit > 0 && limit < e.top_k && ep_group.spans_nodes()) {
         // Node-limited routing: a token crosses the network once per target node (at most
         // `limit`), then is forwarded to its experts inside the node over NVLink.
         const units::Bytes net = units::bytes(act * static_cast<double>(moe_tokens) * load *

@@ -72,6 +72,15 @@ struct DatasheetAssumptions {
   // NCCL ring busbw over NVLink when no measurement is catalogued: 8xA100 232-235 of 300 GB/s
   // one-way (78%); 8xH100/H200 ring 368-370 of 450 (82%). Applies to every scale-up tier.
   double nvlink_busbw_efficiency = 0.80;
+  // Fused expert-parallel dispatch and combine (DeepEP, HybridEP) inside an NVLink domain on a
+  // GPU without its own measurement (GpuSpec::ep_fused_bandwidth): this share of the per-GPU
+  // NVLink bandwidth, one direction. The lowest of the measured ones (algorithm bandwidth, BF16,
+  // 8 ranks, through the PyTorch API): 8 x B200 HybridEP with 16 SMs, combine 530.86 of 900 GB/s
+  // = 0.590 (dispatch 535.94; DeepEP branch hybrid-ep @94a9f8f, docs/README_Hybrid-EP.md); 8 x
+  // GB200 HybridEP with 32 SMs 545.71 / 900 = 0.606; 8 x H800 DeepEP 153 / 200 = 0.765 (DeepEP
+  // README @567632d, FP8 dispatch; combine 158). The kernels run on a few SMs and reach less of
+  // NVLink 5 than NCCL's all-to-all; a share of the link, not a copy of another GPU's figure.
+  double ep_fused_vs_nvlink = 0.590;
   // Inter-node busbw as a fraction of the NIC line rate per GPU: measured 76% (p6-b200),
   // 91% (p5en), 96% (DGX A100 HDR); we take the middle. Applies to every scale-out tier, after
   // its oversubscription (NetworkTier::effective_bandwidth).
@@ -138,6 +147,7 @@ class DatasheetCost final : public OpCostModel {
   units::BytesPerSecond mem_bw_;       // achieved by element-wise kernels
   units::BytesPerSecond pcie_bw_;      // pinned host<->GPU copies, one direction
   units::BytesPerSecond host_bw_;      // the CPU optimizer step, this GPU's share of its host
+  units::BytesPerSecond ep_fused_bw_;  // fused EP dispatch / combine inside the NVLink domain
   Topology network_;
   CollectiveModel collectives_;  // one TierLink per tier of network_
 };

@@ -55,6 +55,11 @@ struct GpuSpec {
   TensorCoreGeneration tensor_cores = TensorCoreGeneration::other;
   double hbm_efficiency = 0.0;             // measured device copy / datasheet HBM bandwidth
   units::BytesPerSecond nvlink_busbw;      // measured single-node NCCL all-reduce busbw; 0 = unknown
+  // Fused expert-parallel dispatch / combine kernels (DeepEP, HybridEP) inside one NVLink domain:
+  // their measured "algorithm bandwidth", the hidden vectors a rank receives (one per token and
+  // destination rank, its own share included) per second, the lower of dispatch and combine.
+  // 0 = unknown (DatasheetCost then takes a share of the NVLink bandwidth).
+  units::BytesPerSecond ep_fused_bandwidth;
   double attention_efficiency = 0.0;       // fused (flash) attention, fwd+bwd, vs dense peak; 0 = unknown
   // The same for FlashAttention-1-class kernels (AttentionKernel::flash1); 0 = unknown.
   double attention_v1_efficiency = 0.0;

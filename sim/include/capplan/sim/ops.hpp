@@ -83,6 +83,11 @@ struct CollectiveOp {
   units::Bytes bytes;
   GroupPlacement group;
   Axis axis = Axis::tp;
+  // An all-to-all run by a fused expert-parallel kernel (DeepEP / HybridEP dispatch or combine)
+  // instead of NCCL: `bytes` are the hidden vectors the rank receives, one per token and
+  // destination rank (its own included). Inside one NVLink domain it is priced at the GPU's
+  // fused-kernel rate (GpuSpec::ep_fused_bandwidth); across nodes as an NCCL all-to-all.
+  bool fused_ep = false;
 };
 
 using Op = std::variant<GemmOp, MemoryOp, CollectiveOp>;

@@ -56,6 +56,11 @@ GroupPlacement place_group(int size, int stride, const Topology& topology);
 // The same on the two-tier network of nodes of `gpus_per_node` GPUs.
 GroupPlacement place_group(int size, int stride, int gpus_per_node);
 
+// Expected distinct expert-parallel ranks one token's top_k experts lie on, its own rank
+// included, for top_k distinct experts drawn uniformly from `experts` held E/ep per rank (the
+// ranks a fused EP dispatch sends the token to: 4.47 of 8 for top 6 of 128). 1 when ep <= 1.
+double expected_destination_ranks(int experts, int top_k, int ep);
+
 StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const Cluster& c);
 
 // One forward pass of a serving engine's step on one GPU of a model replica (sim/serve.hpp builds
