@@ -74,6 +74,7 @@ json gpus_json(const data::Catalogs& c) {
         {"gemm_fp8_efficiency", positive_or_null(s.gemm_fp8_efficiency)},
         {"hbm_efficiency", positive_or_null(s.hbm_efficiency)},
         {"nvlink_busbw_GBps", positive_or_null(gb_per_s(s.nvlink_busbw))},
+        {"ep_fused_GBps", positive_or_null(gb_per_s(s.ep_fused_bandwidth))},
         {"confidence", text_or_null(g.confidence)},
         {"sources", g.sources},
         {"notes", text_or_null(g.notes)},

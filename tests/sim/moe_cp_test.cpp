@@ -566,6 +566,8 @@ TEST(DeepEpDispatch, ExpectedDestinationRanksFollowTheHypergeometricMiss) {
   EXPECT_NEAR(expected_destination_ranks(64, 64, 8), 8.0, 1e-12);
   EXPECT_NEAR(expected_destination_ranks(8, 3, 8), 3.0, 1e-12);
   EXPECT_DOUBLE_EQ(expected_destination_ranks(64, 8, 1), 1.0);
+  // More picks than experts (outside the contract) still reach every rank, not NaN.
+  EXPECT_NEAR(expected_destination_ranks(8, 12, 8), 8.0, 1e-12);
 }
 
 TEST(DeepEpDispatch, InsideANodeOneFusedKernelSendsATokenOncePerDestinationRank) {

@@ -195,7 +195,7 @@ double expected_destination_ranks(int experts, int top_k, int ep) {
   if (ep <= 1 || experts <= 0 || top_k <= 0) return 1.0;
   const double E = experts, local = static_cast<double>(experts) / ep;
   double missed = 1.0;
-  for (int i = 0; i < top_k; ++i) missed *= std::max(0.0, (E - local - i) / (E - i));
+  for (int i = 0; i < std::min(top_k, experts); ++i) missed *= std::max(0.0, (E - local - i) / (E - i));
   return ep * (1.0 - missed);
 }
 
