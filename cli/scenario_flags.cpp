@@ -78,6 +78,10 @@ constexpr Row kFieldRows[] = {
      "Hybrid model: one symbol per layer, M (Mamba-2), * (attention), - (MLP), E (MoE) (Megatron-Core's "
      "hybrid_override_pattern); sets --layers to its length",
      kSameHelp},
+    {"--moe-dispatcher", "/model/moe/dispatcher", kText, "NAME",
+     "MoE token dispatch with expert parallelism: alltoall (Megatron-Core's NCCL all-to-all, default) or deepep "
+     "(DeepEP / HybridEP fused kernels, Megatron-Core's flex dispatcher)",
+     kSameHelp},
     {"--tokens", "/training/tokens", kNumber, "SI", "Total training tokens, e.g. 2T (or 2Ti: binary)", kSameHelp},
     {"--global-batch", "/training/global_batch", kNumber, "INT", "Global batch in sequences", kSameHelp},
     {"--global-batch-tokens", "/training/global_batch_tokens", kNumber, "SI",
