@@ -338,6 +338,13 @@ class ScenarioParser {
                                              "; got \"mxfp8\"");
       }
     }
+    if (c && m && m->is_moe() && m->moe.dispatcher == sim::MoeDispatcher::deepep &&
+        !(c->gpu.nvlink_bandwidth.base() > 0)) {
+      // DeepEP's and HybridEP's intranode kernels move tokens over NVLink (loads and stores to
+      // the peers' buffers, or TMA); a node joined by PCIe only cannot run them.
+      r_.error("/model/moe/dispatcher", "deepep needs NVLink between the GPUs of a node; GPU '" + c->gpu.id +
+                                            "' has none; got \"deepep\"");
+    }
     if (m && recipe_ && model->is_object()) {
       // Attention kernel and dropout: the framework's default unless the model says.
       if (recipe_->flash_attention && !find(*model, "flash_attention")) m->flash_attention = *recipe_->flash_attention;
