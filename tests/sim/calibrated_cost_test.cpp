@@ -61,6 +61,16 @@ Profile h100_profile() {
 
 Cluster h100_cluster() { return test::cluster_of(test::h100_sxm(), 16); }
 
+// h100_profile() with one more 8-rank NVLink fit: `kind` at `busbw` (the all-reduce's latency).
+Profile h100_profile_with(CollectiveKind kind, double busbw) {
+  Profile p = h100_profile();
+  CollectiveFit extra = p.collectives[1];
+  extra.kind = kind;
+  extra.busbw_Bps = fitted(busbw);
+  p.collectives.push_back(extra);
+  return p;
+}
+
 TEST(CalibratedCost, SourceNamesDeviceAndDate) {
   const CalibratedCost cost(h100_profile(), h100_cluster());
   EXPECT_EQ(cost.source(), "calibrated: NVIDIA H100 80GB HBM3 (2026-11-30)");
@@ -109,12 +119,8 @@ TEST(CalibratedCost, AProfileFasterThanTheDatasheetPeakIsHeldToThePeakAndNamed) 
 // The all-reduce's 400 GB/s is under its ceiling of 2 x 450 GB/s and stays as fitted. Each
 // ceiling is named once, with the count of ops it raised.
 TEST(CalibratedCost, MemoryAndLinkRatesAboveTheDatasheetAreHeldToItAndNamedOnceWithACount) {
-  Profile p = h100_profile();
+  Profile p = h100_profile_with(CollectiveKind::all_gather, 1e12);
   p.memory[0].bandwidth_Bps = fitted(10e12);
-  CollectiveFit ag = p.collectives[1];
-  ag.kind = CollectiveKind::all_gather;
-  ag.busbw_Bps = fitted(1e12);
-  p.collectives.push_back(ag);
   const Cluster c = h100_cluster();
   const CalibratedCost cost(p, c);
   const MemoryOp gelu{"gelu_fwd", units::bytes(1e9)};
@@ -289,13 +295,8 @@ TEST(CalibratedCost, AFusedEpKernelIsPricedFromTheCatalogNotFromTheNcclAllToAllF
   // The profile measured NCCL's all-to-all on 8 ranks; DeepEP / HybridEP kernels are not NCCL:
   // inside the node they keep the datasheet's fused-kernel rate, with no warning; the plain
   // all-to-all uses the fit.
-  Profile p = h100_profile();
-  CollectiveFit a2a = p.collectives[1];
-  a2a.kind = CollectiveKind::all_to_all;
-  a2a.busbw_Bps = fitted(100e9);
-  p.collectives.push_back(a2a);
   const Cluster c = h100_cluster();
-  const CalibratedCost cost(p, c);
+  const CalibratedCost cost(h100_profile_with(CollectiveKind::all_to_all, 100e9), c);
   const double bytes = 1e8;
   const CollectiveOp nccl{"ep", CollectiveKind::all_to_all, units::bytes(bytes), {8, 8, 1}, Axis::ep};
   CollectiveOp fused = nccl;
