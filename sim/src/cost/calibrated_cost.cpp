@@ -254,7 +254,7 @@ CalibratedCost::Choice CalibratedCost::collective_choice(const CollectiveOp& op,
   };
   // A fused EP kernel inside the NVLink domain: no profile measures it (calibration runs NCCL);
   // the catalog's rate prices it.
-  if (op.fused_ep && !op.group.spans_nodes()) return Choice{};
+  if (op.fused_ep_in_node()) return Choice{};
   const std::string kind(to_string(op.kind));
   if (const int tiers = datasheet_.network().size(); tiers > 2) {
     const TierSpan ts = tier_span(op.group, tiers);

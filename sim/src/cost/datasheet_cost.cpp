@@ -165,8 +165,8 @@ units::Seconds DatasheetCost::memory(const MemoryOp& op) const {
 
 units::Seconds DatasheetCost::collective(const CollectiveOp& op) const {
   const auto& links = collectives_.links();
-  const bool fused = op.fused_ep && op.group.size > 1 && op.bytes.base() > 0 && !op.group.spans_nodes() &&
-                     ep_fused_bw_.base() > 0 && !links.empty();
+  const bool fused =
+      op.fused_ep_in_node() && op.group.size > 1 && op.bytes.base() > 0 && ep_fused_bw_.base() > 0 && !links.empty();
   // A fused EP kernel moves the bytes its rank receives at its measured rate (the rate already
   // counts the rank's own share), after the innermost tier's latency.
   const units::Seconds t = fused ? op.bytes / ep_fused_bw_ + units::microseconds(links.front().latency_us)

@@ -88,6 +88,8 @@ struct CollectiveOp {
   // destination rank (its own included). Inside one NVLink domain it is priced at the GPU's
   // fused-kernel rate (GpuSpec::ep_fused_bandwidth); across nodes as an NCCL all-to-all.
   bool fused_ep = false;
+  // Whether this op is priced as a fused EP kernel: marked so, and inside one NVLink domain.
+  bool fused_ep_in_node() const { return fused_ep && !group.spans_nodes(); }
 };
 
 using Op = std::variant<GemmOp, MemoryOp, CollectiveOp>;
