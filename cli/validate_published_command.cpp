@@ -277,7 +277,9 @@ data::ErrorBands error_bands_of(const Report& rep, const std::filesystem::path& 
                  "with at least " +
                  std::to_string(sim::kMinResidualSamples) +
                  " rows, p10 and p90 of r at plotting position (n+1)p with linear interpolation (Hyndman-Fan "
-                 "definition 6, a distribution-free 80% prediction interval); leave_one_out_coverage is the share of "
+                 "definition 6, a distribution-free 80% prediction interval); the band (log_ratio_low/high) is that "
+                 "p10-p90, or where it lies on one side of 0 the quantile pair (a, a + 0.8), a in [0, 0.2], nearest 0; "
+                 "leave_one_out_coverage is the share of "
                  "rows whose measured value lies inside the interval fitted without them";
   if (std::isfinite(rep.overall.interval_coverage)) bands.leave_one_out_coverage = rep.overall.interval_coverage;
   return bands;
@@ -290,7 +292,9 @@ bool same_table(const sim::ResidualTable& a, const sim::ResidualTable& b) {
   for (const auto& q : a.categories) {
     const auto* other = b.find(q.category);
     if (other == nullptr || other->n != q.n || std::fabs(other->log_ratio_p10 - q.log_ratio_p10) > 1e-6 ||
-        std::fabs(other->log_ratio_p90 - q.log_ratio_p90) > 1e-6) {
+        std::fabs(other->log_ratio_p90 - q.log_ratio_p90) > 1e-6 ||
+        std::fabs(other->log_ratio_low - q.log_ratio_low) > 1e-6 ||
+        std::fabs(other->log_ratio_high - q.log_ratio_high) > 1e-6) {
       return false;
     }
   }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
+#include <limits>
 #include <map>
 
 #include "json_reader.hpp"
@@ -16,10 +18,12 @@ namespace {
 using detail::json;
 using detail::Reader;
 
-// 2: categories cut by scale ("dense/megatron/<=8", "dense/<=8"). A schema-1 file (no scale cut)
-// reads as well: its categories are among schema 2's.
-constexpr int kSchema = 2;
-constexpr int kOldSchema = 1;
+// 3: each category's band (log_ratio_low/high, sim::band_quantiles) beside its p10/p90.
+// 2: categories cut by scale ("dense/megatron/<=8", "dense/<=8"). Schema-1 and -2 files read as
+// well: their categories are among schema 3's, and a category without a band takes p10-p90 as
+// its band (what those versions did).
+constexpr int kSchema = 3;
+constexpr int kOldSchemas[] = {1, 2};
 // |ln(measured/predicted)| beyond 5 (a factor of ~150) is a broken file, not a residual.
 constexpr detail::Range kLogRatio{-5, 5, false};
 
@@ -66,6 +70,11 @@ constexpr detail::Field<sim::ResidualQuantiles> kCategoryFields[] = {
      detail::store<&sim::ResidualQuantiles::log_ratio_p10>},
     {"log_ratio_p90", detail::Kind::number, detail::Need::required, false, kLogRatio, "p90 of ln(measured/predicted)",
      detail::store<&sim::ResidualQuantiles::log_ratio_p90>},
+    {"log_ratio_low", detail::Kind::number, detail::Need::optional, false, kLogRatio,
+     "the band's low end: the 80% of runs nearest the model where p10-p90 lies on one side of it (default p10)",
+     detail::store<&sim::ResidualQuantiles::log_ratio_low>},
+    {"log_ratio_high", detail::Kind::number, detail::Need::optional, false, kLogRatio,
+     "the band's high end (default p90)", detail::store<&sim::ResidualQuantiles::log_ratio_high>},
 };
 
 void read_categories(ErrorBands& bands, const json& list, Reader& r, const std::string& path) {
@@ -74,11 +83,19 @@ void read_categories(ErrorBands& bands, const json& list, Reader& r, const std::
     const std::string p = detail::child(path, i);
     const auto before = r.count();
     sim::ResidualQuantiles q;
+    q.log_ratio_low = q.log_ratio_high = std::numeric_limits<double>::quiet_NaN();  // absent until read
     detail::read_fields<sim::ResidualQuantiles>(list[i], p, kCategoryFields, q, r);
     if (r.count() != before) continue;
     if (q.log_ratio_p10 > q.log_ratio_p90) {
       r.error(detail::child(p, "log_ratio_p90"),
               "must be >= log_ratio_p10 (" + detail::fmt(q.log_ratio_p10) + "); got " + detail::fmt(q.log_ratio_p90));
+      continue;
+    }
+    if (std::isnan(q.log_ratio_low)) q.log_ratio_low = q.log_ratio_p10;
+    if (std::isnan(q.log_ratio_high)) q.log_ratio_high = q.log_ratio_p90;
+    if (q.log_ratio_low > q.log_ratio_high) {
+      r.error(detail::child(p, "log_ratio_high"), "must be >= log_ratio_low (" + detail::fmt(q.log_ratio_low) +
+                                                      "); got " + detail::fmt(q.log_ratio_high));
       continue;
     }
     auto [it, inserted] = first.emplace(q.category, i);
@@ -92,9 +109,12 @@ void read_categories(ErrorBands& bands, const json& list, Reader& r, const std::
 }
 
 constexpr detail::Field<ErrorBands> kTopFields[] = {
-    {"schema", detail::Kind::integer, detail::Need::required, false, {1, 1e9, false}, "file schema version, 2 (1 reads too)",
+    {"schema", detail::Kind::integer, detail::Need::required, false, {1, 1e9, false},
+     "file schema version, 3 (1 and 2 read too)",
      [](ErrorBands&, const json& v, Reader& r, const std::string& p) {
-       if (!(v.is_number_integer() && v.get<std::int64_t>() == kOldSchema)) r.schema_version(v, p, kSchema);
+       const bool old = v.is_number_integer() && std::find(std::begin(kOldSchemas), std::end(kOldSchemas),
+                                                           v.get<std::int64_t>()) != std::end(kOldSchemas);
+       if (!old) r.schema_version(v, p, kSchema);
      }},
     {"generated", detail::Kind::string, detail::Need::required, false, {}, "date the table was generated, YYYY-MM-DD",
      [](ErrorBands& b, const json& v, Reader& r, const std::string& p) {
@@ -110,7 +130,8 @@ constexpr detail::Field<ErrorBands> kTopFields[] = {
      "share of validated rows inside their leave-one-out p10-p90 interval, 0-1",
      detail::store<&ErrorBands::leave_one_out_coverage>},
     {"categories", detail::Kind::array, detail::Need::required, false, {},
-     "one {category, n, log_ratio_p10, log_ratio_p90} per category", read_categories},
+     "one {category, n, log_ratio_p10, log_ratio_p90, log_ratio_low, log_ratio_high} per category",
+     read_categories},
 };
 
 }  // namespace
@@ -148,7 +169,12 @@ nlohmann::ordered_json error_bands_to_json(const ErrorBands& bands) {
   ojson categories = ojson::array();
   for (const auto& q : bands.table.categories) {
     categories.push_back(
-        {{"category", q.category}, {"n", q.n}, {"log_ratio_p10", q.log_ratio_p10}, {"log_ratio_p90", q.log_ratio_p90}});
+        {{"category", q.category},
+         {"n", q.n},
+         {"log_ratio_p10", q.log_ratio_p10},
+         {"log_ratio_p90", q.log_ratio_p90},
+         {"log_ratio_low", q.log_ratio_low},
+         {"log_ratio_high", q.log_ratio_high}});
   }
   return {{"schema", kSchema},
           {"generated", bands.generated},

@@ -202,9 +202,9 @@ constexpr Template kTemplates[] = {
      "no plan that meets the constraints has a known price, so there is no (time, cost) front: plans ranked by "
      "time (give a price)"},
     {FindingCode::band_extended_to_estimate,
-     "the p10-p90 band is extended to hold the estimate: measured/predicted was {ratio_p10:2}-{ratio_p90:2} on "
-     "the {runs} validated {category} runs, on one side of the model; the estimate is the model's own figure, the "
-     "band is how far such runs have been from it"},
+     "the band is the 80% of runs nearest the estimate: measured/predicted p10-p90 was {ratio_p10:2}-{ratio_p90:2} "
+     "on the {runs} validated {category} runs, on one side of the model; the estimate is the model's own figure, "
+     "the band is how far such runs have been from it"},
     {FindingCode::plan_regime_optimistic,
      "the model is optimistic for this plan's kind of run: the {runs} validated {category} runs measured "
      "{ratio_p10:f3}-{ratio_p90:f3} of its throughput, so the chosen plan's {time_days:f1} days are likely about "
@@ -455,7 +455,10 @@ std::vector<std::string> render(const std::vector<sim::Finding>& findings) {
 
 std::string error_band_basis(const sim::ErrorBand& b) {
   using format::fixed;
-  std::string s = "p10-p90 of measured/predicted tokens/s over " + std::to_string(b.runs) + " validated ";
+  // Where the runs' p10-p90 lay on one side of the estimate the band is the 80% of them nearest it.
+  std::string s = (b.unextended ? "the 80% of measured/predicted tokens/s nearest the estimate over "
+                                : "p10-p90 of measured/predicted tokens/s over ") +
+                  std::to_string(b.runs) + " validated ";
   s += b.category == sim::kAllCategory ? std::string("runs") : b.category + " runs";
   if (!b.asked.empty() && b.asked != b.category) s += " (too few validated " + b.asked + " runs for their own band)";
   if (const auto& w = b.widened) {
@@ -470,7 +473,7 @@ std::string error_band_basis(const sim::ErrorBand& b) {
     s += " efficiency for this GPU (other GPUs' published range: " + what + " of peak)";
   }
   if (const auto& u = b.unextended) {
-    s += "; extended to 1 to hold the estimate (" + fixed(u->low, 2) + "-" + fixed(u->high, 2) + " before)";
+    s += "; their p10-p90 (" + fixed(u->low, 2) + "-" + fixed(u->high, 2) + ") lay on one side of it";
   }
   return s;
 }

@@ -24,12 +24,15 @@ ErrorBands sample_bands() {
   b.source = "capplan validate-published --write-error-bands on published_runs_dev.csv";
   b.method = "p10/p90 of ln(measured/predicted), definition 6";
   b.leave_one_out_coverage = 0.8181818181818182;
-  b.table.categories = {{"all", 44, -0.31519720054331335, 0.027212845829433403},
-                        {"dense", 44, -0.31519720054331335, 0.027212845829433403},
-                        {"dense/megatron", 31, -0.15171862194462318, 0.05232690610733298},
-                        {"dense/pytorch", 13, -0.3612564278414506, -0.06153345274965802},
-                        {"dense/9-512", 30, -0.2, 0.05},
-                        {"dense/megatron/>512", 14, -0.2, 0.0}};
+  // {category, n, p10, p90, band low, band high}: dense/pytorch's p10-p90 lies below 0, so its
+  // band is slid up to 0 (sim::band_quantiles).
+  b.table.categories = {
+      {"all", 44, -0.31519720054331335, 0.027212845829433403, -0.31519720054331335, 0.027212845829433403},
+      {"dense", 44, -0.31519720054331335, 0.027212845829433403, -0.31519720054331335, 0.027212845829433403},
+      {"dense/megatron", 31, -0.15171862194462318, 0.05232690610733298, -0.15171862194462318, 0.05232690610733298},
+      {"dense/pytorch", 13, -0.3612564278414506, -0.06153345274965802, -0.2987654321, 1.0e-17},
+      {"dense/9-512", 30, -0.2, 0.05, -0.2, 0.05},
+      {"dense/megatron/>512", 14, -0.2, 0.0, -0.2, 0.0}};
   return b;
 }
 
@@ -65,6 +68,8 @@ TEST(ErrorBands, SaveAndLoadRoundTripEveryValueExactly) {
     EXPECT_EQ(got.table.categories[i].n, b.table.categories[i].n);
     EXPECT_EQ(got.table.categories[i].log_ratio_p10, b.table.categories[i].log_ratio_p10);  // bit-exact
     EXPECT_EQ(got.table.categories[i].log_ratio_p90, b.table.categories[i].log_ratio_p90);
+    EXPECT_EQ(got.table.categories[i].log_ratio_low, b.table.categories[i].log_ratio_low);
+    EXPECT_EQ(got.table.categories[i].log_ratio_high, b.table.categories[i].log_ratio_high);
   }
 }
 
@@ -117,7 +122,7 @@ TEST(ErrorBands, UnknownKeysAreErrorsWithSuggestions) {
 
 TEST(ErrorBands, EveryBadValueIsReportedWithItsPointer) {
   const auto d = errors_of(edited([](json& j) {
-    j["schema"] = 3;
+    j["schema"] = 4;
     j["generated"] = "30/11/2026";
     j["leave_one_out_coverage"] = 1.5;
     j["categories"][0]["n"] = 0;
@@ -141,10 +146,34 @@ TEST(ErrorBands, SchemaOneFilesStillRead) {
     j["schema"] = 1;
     j["categories"].erase(5);
     j["categories"].erase(4);
+    for (auto& c : j["categories"]) {
+      c.erase("log_ratio_low");
+      c.erase("log_ratio_high");
+    }
   }), kWhere);
   ASSERT_TRUE(old) << to_string(old.error());
   EXPECT_EQ(old->table.categories.size(), 4u);
-  EXPECT_EQ(error_bands_to_json(sample_bands())["schema"], 2);  // what capplan writes
+  EXPECT_EQ(error_bands_to_json(sample_bands())["schema"], 3);  // what capplan writes
+}
+
+// Schema 3 adds each category's band; a schema-2 file has none, and its p10-p90 is the band (what
+// schema-2 capplan applied, extended to the estimate where it lay on one side of it).
+TEST(ErrorBands, WithoutABandTheP10P90IsTheBand) {
+  auto two = error_bands_from_json(edited([](json& j) {
+    j["schema"] = 2;
+    for (auto& c : j["categories"]) {
+      c.erase("log_ratio_low");
+      c.erase("log_ratio_high");
+    }
+  }), kWhere);
+  ASSERT_TRUE(two) << to_string(two.error());
+  const auto* q = two->table.find("dense/pytorch");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->log_ratio_low, q->log_ratio_p10);
+  EXPECT_EQ(q->log_ratio_high, q->log_ratio_p90);
+  auto three = error_bands_from_json(edited([](json&) {}), kWhere);
+  ASSERT_TRUE(three) << to_string(three.error());
+  EXPECT_EQ(three->table.find("dense/pytorch")->log_ratio_high, 1.0e-17);
 }
 
 TEST(ErrorBands, ScaleCategoriesAreTheBucketsOfTheFallbackChain) {
@@ -159,12 +188,19 @@ TEST(ErrorBands, ScaleCategoriesAreTheBucketsOfTheFallbackChain) {
   }
 }
 
-TEST(ErrorBands, P10AboveP90AndDuplicateCategoriesAreErrors) {
+TEST(ErrorBands, P10AboveP90ALowAboveItsHighAndDuplicateCategoriesAreErrors) {
   const auto swapped = errors_of(edited([](json& j) {
     j["categories"][2]["log_ratio_p10"] = 0.2;
     j["categories"][2]["log_ratio_p90"] = -0.1;
   }));
   EXPECT_TRUE(has_diag(swapped, "error_bands.json#/categories/2/log_ratio_p90", "must be >= log_ratio_p10"));
+  const auto band = errors_of(edited([](json& j) {
+    j["categories"][3]["log_ratio_low"] = 0.1;
+    j["categories"][3]["log_ratio_high"] = -0.1;
+  }));
+  EXPECT_TRUE(has_diag(band, "error_bands.json#/categories/3/log_ratio_high", "must be >= log_ratio_low (0.1)"));
+  const auto wild = errors_of(edited([](json& j) { j["categories"][1]["log_ratio_low"] = -7.0; }));
+  EXPECT_TRUE(has_diag(wild, "error_bands.json#/categories/1/log_ratio_low", "must be >= -5"));
   const auto duplicate = errors_of(edited([](json& j) { j["categories"][3]["category"] = "dense"; }));
   EXPECT_TRUE(has_diag(duplicate, "error_bands.json#/categories/3/category", "duplicate category 'dense'"));
 }

@@ -489,14 +489,14 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   for (std::size_t c = 0; c < seen.size(); ++c) EXPECT_TRUE(seen[c]) << "code " << c << " has no case here";
 }
 
-// A band extended to hold the estimate, in the words the CLI prints.
+// A band moved to hold the estimate (the runs' p10-p90 on one side of it), in the words the CLI prints.
 TEST(Findings, ABandExtendedToTheEstimateIsWorded) {
   Finding f = finding(FindingCode::band_extended_to_estimate, "", {{"ratio_p10", 1.0213}, {"ratio_p90", 1.34}, {"runs", 7}});
   f.values.push_back({"category", 0, "dense/pytorch", true});
   EXPECT_EQ(render(f),
-            "the p10-p90 band is extended to hold the estimate: measured/predicted was 1.02-1.34 on the 7 validated "
-            "dense/pytorch runs, on one side of the model; the estimate is the model's own figure, the band is how "
-            "far such runs have been from it");
+            "the band is the 80% of runs nearest the estimate: measured/predicted p10-p90 was 1.02-1.34 on the 7 "
+            "validated dense/pytorch runs, on one side of the model; the estimate is the model's own figure, the band "
+            "is how far such runs have been from it");
 }
 
 // A chosen plan where every validated run of its kind was slower than the model: how much longer
@@ -533,8 +533,8 @@ TEST(Findings, AnErrorBandsBasisNamesItsRunsItsFallbackAndItsWidening) {
   b.widened.reset();
   b.unextended = sim::Interval{0.7512, 0.98};
   EXPECT_EQ(error_band_basis(b),
-            "p10-p90 of measured/predicted tokens/s over 12 validated runs (too few validated dense runs for their "
-            "own band); extended to 1 to hold the estimate (0.75-0.98 before)");
+            "the 80% of measured/predicted tokens/s nearest the estimate over 12 validated runs (too few validated "
+            "dense runs for their own band); their p10-p90 (0.75-0.98) lay on one side of it");
 }
 
 }  // namespace

@@ -714,7 +714,7 @@ TEST(Search, MaxGpusSkipsLargerShapes) {
 // about the point / 0.8, widened further where the test GPUs have no published efficiencies).
 ResidualTable test_band() {
   ResidualTable t;
-  t.categories.push_back({kAllCategory, 20, std::log(0.8), std::log(1.1)});
+  t.categories.push_back({kAllCategory, 20, std::log(0.8), std::log(1.1), std::log(0.8), std::log(1.1)});
   return t;
 }
 

@@ -111,6 +111,29 @@ double empirical_quantile(std::span<const double> sorted, double p) {
   return sorted[i] + (h - lower) * (sorted[i + 1] - sorted[i]);
 }
 
+std::pair<double, double> band_quantiles(std::span<const double> sorted) {
+  constexpr double kWidth = kP90 - kP10;  // 0.8
+  auto q = [&](double p) { return empirical_quantile(sorted, p); };
+  double a = kP10;
+  // empirical_quantile is continuous and non-decreasing in p, so the crossing is bisected.
+  auto bisect = [](double lo, double hi, auto&& below) {  // below(lo) true, below(hi) false
+    for (int i = 0; i < 60; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (below(mid) ? lo : hi) = mid;
+    }
+    return hi;
+  };
+  if (q(kP90) < 0) {
+    const double top = 1.0 - kWidth;  // 0.2: the high end at the sample maximum
+    a = q(top + kWidth) < 0 ? top : bisect(kP10, top, [&](double x) { return q(x + kWidth) < 0; });
+  } else if (q(kP10) > 0) {
+    a = q(0.0) > 0 ? 0.0 : bisect(0.0, kP10, [&](double x) { return q(x) <= 0; });
+    // bisect returns the first a with q(a) > 0 within 1e-18; the band's low end is then 0 to
+    // rounding, and the extension in apply_error_band makes it exact.
+  }
+  return {q(a), q(a + kWidth)};
+}
+
 ResidualTable fit_residuals(const std::vector<ResidualSample>& samples, int min_samples) {
   // Every sample counts in its exact category, its arch and "all".
   std::map<std::string, std::vector<double>> groups;
@@ -124,8 +147,9 @@ ResidualTable fit_residuals(const std::vector<ResidualSample>& samples, int min_
   for (auto& [category, residuals] : groups) {
     if (static_cast<int>(residuals.size()) < std::max(min_samples, 1)) continue;
     std::sort(residuals.begin(), residuals.end());
+    const auto [low, high] = band_quantiles(residuals);
     table.categories.push_back({category, static_cast<int>(residuals.size()), empirical_quantile(residuals, kP10),
-                                empirical_quantile(residuals, kP90)});
+                                empirical_quantile(residuals, kP90), low, high});
   }
   return table;
 }
@@ -151,8 +175,11 @@ void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, co
 
   ErrorBand band;
   band.category = q->category;
-  band.ratio_p10 = std::exp(std::min(q->log_ratio_p10, q->log_ratio_p90));
-  band.ratio_p90 = std::exp(std::max(q->log_ratio_p10, q->log_ratio_p90));
+  band.ratio_p10 = std::exp(std::min(q->log_ratio_low, q->log_ratio_high));
+  band.ratio_p90 = std::exp(std::max(q->log_ratio_low, q->log_ratio_high));
+  // The runs' own p10-p90, for the finding where it lies on one side of the estimate.
+  Interval runs{std::exp(std::min(q->log_ratio_p10, q->log_ratio_p90)),
+                std::exp(std::max(q->log_ratio_p10, q->log_ratio_p90))};
   band.asked = category;
   band.runs = q->n;
 
@@ -175,20 +202,21 @@ void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, co
       const double up = std::max(1.0, std::max(low, high) / base);
       band.ratio_p10 *= down;
       band.ratio_p90 *= up;
+      runs.low *= down;
+      runs.high *= up;
       band.widened = BandWidening{down, up, gemm_unknown, attention_unknown, spread.gemm_low, spread.gemm_high,
                                   spread.attention_low, spread.attention_high};
     }
   }
   if (!positive_finite(band.ratio_p10) || !positive_finite(band.ratio_p90)) return;
-  // The point estimate inside its band: where every quantile lies on one side of 1 (the
-  // category's runs were all but one tenth slower, or faster, than predicted), the near end
-  // moves to 1. The far end keeps what the runs say; the band only grows, so its coverage of
-  // measured values can only rise (docs/accuracy.md, "Error bars", step 4).
-  if (band.ratio_p10 > 1.0 || band.ratio_p90 < 1.0) {
-    band.unextended = Interval{band.ratio_p10, band.ratio_p90};
-    band.ratio_p10 = std::min(band.ratio_p10, 1.0);
-    band.ratio_p90 = std::max(band.ratio_p90, 1.0);
-  }
+  // The point estimate inside its band. Where the runs' p10-p90 lies on one side of 1 (all but
+  // a tenth of the category's runs slower, or faster, than predicted), the table's band is
+  // already the 80% of them nearest the estimate (band_quantiles) and a finding says so. Where
+  // even that stops short of 1 (all but a fifth on one side; or a table without a band of its
+  // own, schema 1-2), the near end moves to 1 (docs/accuracy.md, "Error bars", step 4).
+  if (runs.low > 1.0 || runs.high < 1.0) band.unextended = runs;
+  band.ratio_p10 = std::min(band.ratio_p10, 1.0);
+  band.ratio_p90 = std::max(band.ratio_p90, 1.0);
   e.uncertainty.band = band;
 
   const double r10 = band.ratio_p10;

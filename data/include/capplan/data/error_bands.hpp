@@ -3,10 +3,14 @@
 // (sim/uncertainty.hpp), written by `capplan validate-published --write-error-bands` and read by
 // `capplan estimate` to put a p10-p90 interval on every estimate.
 //
-// Format (schema 2; unknown keys are errors; a schema-1 file, without the scale cut, reads too):
-//   {"schema": 2, "generated": "YYYY-MM-DD", "source": "<command and data set>", "method": "<text>",
+// Format (schema 3; unknown keys are errors; schema-1 files, without the scale cut, and schema-2
+// files, without the band, read too):
+//   {"schema": 3, "generated": "YYYY-MM-DD", "source": "<command and data set>", "method": "<text>",
 //    "leave_one_out_coverage": 0.8 | null,
-//    "categories": [{"category": "dense/megatron/9-512", "n": 30, "log_ratio_p10": -0.2, "log_ratio_p90": 0.05}, ...]}
+//    "categories": [{"category": "dense/megatron/9-512", "n": 30, "log_ratio_p10": -0.2, "log_ratio_p90": 0.05,
+//                    "log_ratio_low": -0.2, "log_ratio_high": 0.05}, ...]}
+// log_ratio_low/high is the category's band (sim::band_quantiles): p10-p90, or the 80% of runs
+// nearest the model where p10-p90 lies on one side of it; absent, it is p10-p90.
 // category is "all", "<arch>", "<arch>/<scale>", "<arch>/<framework>" or "<arch>/<framework>/<scale>"
 // (arch: dense | moe; framework: megatron | pytorch; scale: <=8 | 9-512 | >512 GPUs, sim::kScaleBuckets);
 // the lookup order is sim::category_fallbacks. Log ratios are ln(measured / predicted) of

@@ -56,8 +56,9 @@ struct BandWidening {
   double gemm_low = 0, gemm_high = 0, attention_low = 0, attention_high = 0;  // the ranges used
 };
 // Multiplicative error band of the throughput prediction: measured/predicted in
-// [ratio_p10, ratio_p90] for 80% of validated runs of this category, extended to hold 1 (the
-// point estimate). Its basis (how it was derived) is data, worded by data/ (error_band_basis in
+// [ratio_p10, ratio_p90] for 80% of validated runs of this category: their p10-p90, or where
+// that lies on one side of 1 (the point estimate) the 80% nearest it, extended to 1 if it still
+// falls short (sim/uncertainty.hpp band_quantiles). Its basis (how it was derived) is data, worded by data/ (error_band_basis in
 // data/findings.hpp).
 struct ErrorBand {
   double ratio_p10 = 1.0;  // <= 1
@@ -66,8 +67,9 @@ struct ErrorBand {
   std::string asked;      // the scenario's own category (another one when it had too few runs)
   long runs = 0;          // validated runs behind the band
   std::optional<BandWidening> widened;
-  // The band before it was extended to 1, when it lay on one side of the estimate (the residual
-  // quantiles after any widening): [unextended_p10, unextended_p90] excludes 1.
+  // The runs' p10-p90 (after any widening) when it lay on one side of the estimate, so that the
+  // band is the 80% of runs nearest the estimate instead: [unextended_p10, unextended_p90]
+  // excludes 1.
   std::optional<Interval> unextended;
 };
 

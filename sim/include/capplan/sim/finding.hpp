@@ -85,8 +85,9 @@ enum class FindingCode : std::uint8_t {
   offering_price_unknown,    // offering (text): ranked on time only
   pareto_without_prices,     // no plan that meets the constraints has a price: ranked by time
   // The error band (estimate/uncertainty.cpp).
-  band_extended_to_estimate,  // ratio_p10, ratio_p90 (before the extension), runs; text category: the
-                              // category's p10-p90 lay on one side of the estimate, so it was extended to it
+  band_extended_to_estimate,  // ratio_p10, ratio_p90 (the runs' p10-p90), runs; text category: the
+                              // category's p10-p90 lay on one side of the estimate, so the band is the 80%
+                              // of runs nearest it (sim/uncertainty.hpp band_quantiles)
   // The planner (search/search.cpp): the chosen plan's category is one where validated runs were
   // all (p90) slower than the model predicted.
   plan_regime_optimistic,     // ratio_p10, ratio_p90, runs, time_days (the plan's), likely_days (at the
