@@ -238,6 +238,9 @@ bool CudaBackend::supports(sim::Precision dtype) const {
     case sim::Precision::tf32:
     case sim::Precision::bf16: return cc >= 80;
     case sim::Precision::fp8: return cc >= 89;  // e4m3 tensor cores: Ada (8.9) and Hopper (9.0)
+    // NVFP4 needs block-scaled operands (an FP8 scale per 16 elements, cuBLASLt's VEC16_UE4M3
+    // scale mode), which this backend does not lay out: its GEMMs are not measured, on any GPU.
+    case sim::Precision::fp4: return false;
   }
   return false;
 }

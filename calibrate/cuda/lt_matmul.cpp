@@ -16,6 +16,7 @@ cudaDataType_t operand_type(sim::Precision p) {
     case sim::Precision::fp16: return CUDA_R_16F;
     case sim::Precision::bf16: return CUDA_R_16BF;
     case sim::Precision::fp8: return CUDA_R_8F_E4M3;
+    case sim::Precision::fp4: break;  // never measured: CudaBackend::supports is false
   }
   return CUDA_R_32F;
 }
@@ -43,6 +44,7 @@ std::size_t operand_bytes(sim::Precision p) {
     case sim::Precision::fp16:
     case sim::Precision::bf16: return 2;
     case sim::Precision::fp8: return 1;
+    case sim::Precision::fp4: break;  // never measured: CudaBackend::supports is false
   }
   return 4;
 }
@@ -54,6 +56,7 @@ int operand_kernel_dtype(sim::Precision p) {
     case sim::Precision::fp16: return capplan_f16;
     case sim::Precision::bf16: return capplan_bf16;
     case sim::Precision::fp8: return capplan_f8e4m3;
+    case sim::Precision::fp4: break;  // never measured: CudaBackend::supports is false
   }
   return capplan_f32;
 }
