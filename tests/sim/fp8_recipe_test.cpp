@@ -69,6 +69,36 @@ TEST(Fp8Recipe, OnlyDelayedScalingQuantisesAGroupedGemmsInputsInOneLaunch) {
   EXPECT_NEAR(x_bytes, 4.0625 / 4.0 * d_bytes, 1e-6 * d_bytes);
 }
 
+// The output layer is Megatron-Core's own ColumnParallelLinear, outside Transformer Engine's
+// fp8_autocast: under FP8 training its three GEMMs run in bf16 and nothing in the output scope is
+// cast to FP8, while the layers' linears stay FP8. Llama 2 70B, tp 4: the logits GEMM is
+// tokens x (32000 / 4) x 8192 whatever the precision.
+TEST(Fp8Recipe, TheOutputLayerStaysIn16BitsUnderFp8) {
+  const ModelSpec m = test::llama2_70b();
+  const Parallelism p = layout(4, 1, 2, 1, Recompute::none, true);
+  const Cluster c = cluster_of(test::h100_sxm(), 8);
+  const StepOps ops = build_step_ops(m, job_of(64, 1e9, Precision::fp8), p, c);
+  int logits = 0, layer_fp8 = 0;
+  for (const StepOp& so : ops.ops) {
+    if (const auto* g = std::get_if<GemmOp>(&so.op)) {
+      if (so.scope == Scope::output) {
+        ++logits;
+        EXPECT_EQ(g->dtype, Precision::bf16) << g->name;
+        if (std::strcmp(g->name, "logits") == 0) {
+          EXPECT_EQ(g->n, 32000 / 4);
+          EXPECT_EQ(g->k, 8192);
+        }
+      }
+      if (so.scope == Scope::layer && so.role == OpRole::linear && g->dtype == Precision::fp8) ++layer_fp8;
+    }
+    if (const auto* mo = std::get_if<MemoryOp>(&so.op)) {
+      EXPECT_FALSE(so.scope == Scope::output && so.role == OpRole::fp8_cast) << mo->name;
+    }
+  }
+  EXPECT_EQ(logits, 3);  // forward, dgrad, wgrad
+  EXPECT_GT(layer_fp8, 0);
+}
+
 TEST(Fp8Recipe, StepCastBytesScaleWithTheRecipe) {
   // The same element count is cast under both recipes, so the step's cast bytes are in the
   // ratio 6 : 4; bf16 training casts nothing.

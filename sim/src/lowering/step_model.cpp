@@ -859,8 +859,14 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
             OpRole::loss);
     }
   } else {
-  b.linear(Tuned{0, false, true}, "logits", "logits_dgrad", "logits_wgrad", tokens, m.vocab / t, h, dt, Scope::output, 0,
-           2.0 * td * hd * static_cast<double>(m.vocab) / static_cast<double>(t));
+  // The output layer stays in 16 bits under FP8 (and FP4) training: Megatron-Core builds it as
+  // its own tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, so
+  // fp8_autocast, which quantises TE modules only, leaves it in the parameters' dtype
+  // (megatron/core/models/gpt/gpt_model.py and models/mamba/mamba_model.py, Megatron-LM
+  // @007562f); the FP8 recipes of other stacks keep the LM head out likewise. Its GEMMs therefore
+  // run at the 16-bit rate and need no FP8 casts, as the attention core's do (attn_dt).
+  b.linear(Tuned{0, false, true}, "logits", "logits_dgrad", "logits_wgrad", tokens, m.vocab / t, h, attn_dt,
+           Scope::output, 0, 2.0 * td * hd * static_cast<double>(m.vocab) / static_cast<double>(t));
   // Vocabulary-parallel cross-entropy: the loss kernels' own passes over this rank's logits
   // (sim/workload.hpp, LossKernel). It keeps the 16-bit logits and their fp32 softmax for one
   // micro-batch (the last stage runs each micro-batch's backward right after its forward).
