@@ -316,9 +316,21 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     } else {
       b.elementwise(m.rmsnorm ? "rmsnorm" : "layernorm", 2.0 * act * tsp * hd, scope, OpRole::norm, n, norm_out);
     }
-    b.elementwise("residual_add", 3.0 * act * tsp * hd, scope, OpRole::residual, n, n * act * tsp * hd);
-    if (m.dropout) {
-      b.elementwise("dropout", (2.0 * act + 1.0) * tsp * hd, scope, OpRole::dropout, n, n * tsp * hd);
+    if (m.dropout && !eager) {
+      // Megatron's bias-dropout-add is one fused kernel (bias_dropout_fusion, on unless
+      // --no-bias-dropout-fusion; data/frameworks.json `kernels`): it reads the block output and
+      // the residual and writes the sum and the 1-byte mask, 3 act + 1 bytes per element, where
+      // the dropout and the add as two kernels move 5 act + 1. Its backward at twice that
+      // (6 act + 2) is what its kernels move: the masked gradient (2 act + 1), the bias
+      // gradient's reduction (act) and the residual fork's gradient sum (3 act). Kept: the sum
+      // (the next norm's input) and the mask, as for the two kernels.
+      b.elementwise("bias_dropout_add", (3.0 * act + 1.0) * tsp * hd, scope, OpRole::dropout, n,
+                    n * (act + 1.0) * tsp * hd);
+    } else {
+      b.elementwise("residual_add", 3.0 * act * tsp * hd, scope, OpRole::residual, n, n * act * tsp * hd);
+      if (m.dropout) {
+        b.elementwise("dropout", (2.0 * act + 1.0) * tsp * hd, scope, OpRole::dropout, n, n * tsp * hd);
+      }
     }
   };
   const bool hybrid = m.is_hybrid();
