@@ -156,7 +156,8 @@ TEST(BandQuantiles, AStraddlingP10P90IsTheBand) {
   EXPECT_NEAR(high, 0.048, 1e-12);
   std::vector<ResidualSample> samples;
   for (double x : r) samples.push_back({"dense/megatron", 100.0 * std::exp(x), 100.0});
-  const auto* q = fit_residuals(samples).find("dense/megatron");
+  const ResidualTable t = fit_residuals(samples);
+  const auto* q = t.find("dense/megatron");
   ASSERT_NE(q, nullptr);
   EXPECT_NEAR(q->log_ratio_low, -0.048, 1e-12);
   EXPECT_NEAR(q->log_ratio_high, 0.048, 1e-12);
