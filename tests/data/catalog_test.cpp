@@ -716,7 +716,9 @@ TEST(RealCatalogs, ServingMoePresetsReproducePublishedTotalAndActiveCounts) {
 }
 
 // B300 and GB300 (the hybrid runs' DGX-B300 / DGX-GB300) with their sourced per-GPU figures; what is
-// not published stays unknown: no SM count, no system power, no measured all-reduce or HBM copy.
+// not published stays unknown: no system power, no measured all-reduce or HBM copy. The SM counts are
+// what CUDA reports on the parts (148 on B300 as on B200, 152 on GB300), quoted in public kernel code,
+// not the full die's 160.
 TEST(RealCatalogs, BlackwellUltraGpusWithUnknownsLeftUnknown) {
   const auto& c = test::real_catalogs();
   for (const char* id : {"b300-hgx", "gb300-nvl72"}) {
@@ -727,13 +729,15 @@ TEST(RealCatalogs, BlackwellUltraGpusWithUnknownsLeftUnknown) {
     EXPECT_EQ(g->confidence, "low");  // secondary sources only
     EXPECT_EQ(g->spec.peak.fp8.base(), 2.0 * g->spec.peak.bf16.base());
     EXPECT_EQ(g->spec.hbm_capacity, units::gib(288));
-    EXPECT_EQ(g->spec.sm_count, 0);
     EXPECT_FALSE(g->system_power.has_value());
     EXPECT_EQ(g->spec.nvlink_busbw.base(), 0.0);
     EXPECT_EQ(g->pcie_gen, 6);
   }
   EXPECT_EQ(c.find_gpu("b300-hgx")->spec.peak.bf16, units::tflop_per_s(2250));
   EXPECT_EQ(c.find_gpu("gb300-nvl72")->spec.peak.bf16, units::tflop_per_s(2500));
+  EXPECT_EQ(c.find_gpu("b300-hgx")->spec.sm_count, 148);
+  EXPECT_EQ(c.find_gpu("gb300-nvl72")->spec.sm_count, 152);
+  EXPECT_EQ(c.find_gpu("gb200-nvl72")->spec.sm_count, 152);
   // MAMF 1769 / 2250 dense (catalog_facts.md 2.1), rounded to 0.786 in the catalog.
   EXPECT_DOUBLE_EQ(c.find_gpu("b300-hgx")->spec.gemm_efficiency, 0.786);
   EXPECT_DOUBLE_EQ(c.find_gpu("gb300-nvl72")->spec.gemm_efficiency, 0.0);  // no GB300 MAMF published
