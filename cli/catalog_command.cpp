@@ -23,6 +23,7 @@ struct CatalogOptions {
   std::string format = "table";
   std::string out;
   std::string provider;  // price-sheet
+  std::string device;    // gpus: only the entry the driver's name for a device matches
 };
 
 using data::format::number;
@@ -78,6 +79,7 @@ json gpus_json(const data::Catalogs& c) {
         {"confidence", text_or_null(g.confidence)},
         {"sources", g.sources},
         {"notes", text_or_null(g.notes)},
+        {"device_names", g.device_names},
     });
   }
   return out;
@@ -328,6 +330,25 @@ int run_catalog(const CatalogOptions& opt, const GlobalOptions& global) {
   if (!output_path_ok_or_report(opt.out)) return code(Exit::invalid_input);  // before any work
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
+  if (!opt.device.empty()) {
+    if (opt.what != "gpus") {
+      print_error("--device: only `capplan catalog gpus` takes it; got '" + opt.what + "'");
+      return code(Exit::invalid_input);
+    }
+    const data::GpuEntry* match = catalogs->gpu_for_device_name(opt.device);
+    if (match == nullptr) {
+      // A valid question with no answer in the catalog: say so, and what it does know.
+      std::string known;
+      for (const auto& g : catalogs->gpus) {
+        for (const auto& n : g.device_names) known += (known.empty() ? "" : ", ") + ("'" + n + "'");
+      }
+      print_error("--device '" + opt.device + "': no catalog GPU lists this device name in device_names (known: " +
+                  known + ")");
+      return code(Exit::infeasible);
+    }
+    data::GpuEntry only = *match;
+    catalogs->gpus = {std::move(only)};
+  }
   std::string text;
   if (opt.what == "price-sheet") {
     auto sheet = data::price_sheet_template(*catalogs, opt.provider);
@@ -366,6 +387,10 @@ Command add_catalog_command(CLI::App& app, const GlobalOptions& global) {
       ->required()
       ->check(CLI::IsMember({"gpus", "instances", "models", "storage", "frameworks", "engines", "price-sheet"}));
   cmd->add_option("--provider", opt->provider, "price-sheet: the provider whose instances to list (tencent, ...)");
+  cmd->add_option("--device", opt->device,
+                  "gpus: only the GPU whose device_names hold this name as nvidia-smi or CUDA reports it "
+                  "(\"NVIDIA H200\"); exit 3 when no entry does")
+      ->type_name("NAME");
   cmd->add_option("--format", opt->format, "Output format (default: table)")->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout");
   return Command{cmd, [opt, &global] { return run_catalog(*opt, global); }};

@@ -228,6 +228,9 @@ constexpr Field<GpuDraft> kGpuFields[] = {
      [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.sources = strings(v); }},
     {"notes", Kind::string, Need::optional, false, {}, "caveats",
      [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.notes = str(v); }},
+    {"device_names", Kind::string_list, Need::optional, false, {},
+     "names the driver reports for this GPU (nvidia-smi, cudaGetDeviceProperties), each quoted in a source",
+     [](GpuDraft& g, const json& v, Reader&, const std::string&) { g.entry.device_names = strings(v); }},
 };
 
 GpuEntry finish_gpu(GpuDraft d, Reader& r) {
@@ -1138,6 +1141,34 @@ const GpuEntry* Catalogs::find_gpu(std::string_view id) const {
   auto it = std::find_if(gpus.begin(), gpus.end(), [&](const GpuEntry& g) { return g.spec.id == id; });
   return it == gpus.end() ? nullptr : &*it;
 }
+namespace {
+// "NVIDIA H100 80GB HBM3", "nvidia-h100-80gb-hbm3" and " NVIDIA_H100 80GB  HBM3" alike.
+std::string device_name_key(std::string_view name) {
+  std::string key;
+  for (char ch : name) {
+    const bool gap = ch == ' ' || ch == '-' || ch == '_' || ch == '\t';
+    if (gap) {
+      if (!key.empty() && key.back() != ' ') key.push_back(' ');
+    } else {
+      key.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    }
+  }
+  while (!key.empty() && key.back() == ' ') key.pop_back();
+  return key;
+}
+}  // namespace
+
+const GpuEntry* Catalogs::gpu_for_device_name(std::string_view reported) const {
+  const std::string want = device_name_key(reported);
+  if (want.empty()) return nullptr;
+  for (const auto& g : gpus) {
+    for (const auto& n : g.device_names) {
+      if (device_name_key(n) == want) return &g;
+    }
+  }
+  return nullptr;
+}
+
 const InstanceEntry* Catalogs::find_instance(std::string_view id) const {
   auto it = std::find_if(instances.begin(), instances.end(), [&](const InstanceEntry& e) { return e.id == id; });
   return it == instances.end() ? nullptr : &*it;
@@ -1187,13 +1218,21 @@ std::filesystem::path default_data_dir() {
   namespace fs = std::filesystem;
   if (const char* env = std::getenv("CAPPLAN_DATA_DIR"); env != nullptr && *env != '\0') return fs::path(env);
   std::error_code ec;
+  fs::path installed = fs::path("share") / "capplan" / "data";
+  if (auto exe = fs::read_symlink("/proc/self/exe", ec); !ec) {
+    installed = exe.parent_path().parent_path() / "share" / "capplan" / "data";
+    if (fs::is_regular_file(installed / "gpus.json", ec)) return installed;
+    // A build tree in its checkout (build/<preset>/cli/capplan), also one carried with its sources
+    // to another machine: the nearest folder above the executable that holds data/gpus.json.
+    for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+      if (fs::is_regular_file(dir / "data" / "gpus.json", ec)) return dir / "data";
+    }
+  }
 #ifdef CAPPLAN_SOURCE_DATA_DIR
+  // A build tree outside its checkout.
   if (fs::path src(CAPPLAN_SOURCE_DATA_DIR); fs::is_regular_file(src / "gpus.json", ec)) return src;
 #endif
-  if (auto exe = fs::read_symlink("/proc/self/exe", ec); !ec) {
-    return exe.parent_path().parent_path() / "share" / "capplan" / "data";
-  }
-  return fs::path("share") / "capplan" / "data";
+  return installed;
 }
 
 std::string suggest(std::string_view got, const std::vector<std::string>& known) {

@@ -791,6 +791,43 @@ TEST(RealCatalogs, DefaultDataDirIsTheSourceTreeUnlessOverridden) {
   EXPECT_EQ(std::filesystem::canonical(default_data_dir()), std::filesystem::canonical(test::source_data_dir()));
 }
 
+// The names drivers report map to catalog ids (calibration profiles are named after them): case,
+// spaces, hyphens and underscores do not matter; a name no entry lists maps to nothing.
+TEST(RealCatalogs, DeviceNamesMapToCatalogIds) {
+  const auto& c = test::real_catalogs();
+  const auto id_of = [&](std::string_view name) -> std::string {
+    const GpuEntry* g = c.gpu_for_device_name(name);
+    return g == nullptr ? "" : g->spec.id;
+  };
+  EXPECT_EQ(id_of("NVIDIA H100 80GB HBM3"), "h100-sxm-80gb");
+  EXPECT_EQ(id_of("NVIDIA H100 PCIe"), "h100-pcie-80gb");
+  EXPECT_EQ(id_of("NVIDIA H200"), "h200-sxm-141gb");
+  EXPECT_EQ(id_of("  nvidia-h200 "), "h200-sxm-141gb");          // a Kubernetes node label's spelling
+  EXPECT_EQ(id_of("NVIDIA-H100-80GB-HBM3"), "h100-sxm-80gb");
+  EXPECT_EQ(id_of("NVIDIA_A100-SXM4-80GB"), "a100-80gb-sxm");
+  EXPECT_EQ(id_of("NVIDIA H100"), "");                             // not the SXM part's name
+  EXPECT_EQ(id_of("NVIDIA H200 NVL"), "");
+  EXPECT_EQ(id_of(""), "");
+  EXPECT_EQ(id_of(" - "), "");
+  // Every listed name belongs to one entry only, and each entry that lists names cites them.
+  std::map<std::string, std::string> owner;
+  for (const auto& g : c.gpus) {
+    for (const auto& n : g.device_names) {
+      const GpuEntry* found = c.gpu_for_device_name(n);
+      ASSERT_NE(found, nullptr) << n;
+      EXPECT_EQ(found->spec.id, g.spec.id) << n << " is listed by two entries";
+      // Quoted as reported, or as a node label writes it (spaces as hyphens).
+      const auto hyphens = [](std::string t) {
+        std::replace(t.begin(), t.end(), ' ', '-');
+        return t;
+      };
+      EXPECT_TRUE(std::any_of(g.sources.begin(), g.sources.end(), [&](const std::string& s) {
+        return s.find("'" + n + "'") != std::string::npos || s.find("'" + hyphens(n) + "'") != std::string::npos;
+      })) << g.spec.id << ": no source quotes the device name " << n;
+    }
+  }
+}
+
 TEST(RealCatalogs, ExampleScenarioParses) {
   auto s = parse_scenario(example_scenario(), test::real_catalogs());
   ASSERT_TRUE(s) << to_string(s.error());

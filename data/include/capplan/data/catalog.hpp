@@ -32,6 +32,9 @@ struct GpuEntry {
   std::string confidence;
   std::vector<std::string> sources;
   std::string notes;
+  // The names the driver reports for this GPU (nvidia-smi's product name, cudaDeviceProp::name),
+  // as published in the sources; empty when none is. Matched by gpu_for_device_name.
+  std::vector<std::string> device_names;
 };
 
 struct InstancePrice {
@@ -148,6 +151,10 @@ struct Catalogs {
   std::vector<EngineEntry> engines;        // engines.json; empty when the file is absent
 
   const GpuEntry* find_gpu(std::string_view id) const;
+  // The GPU whose device_names hold `reported` (a name nvidia-smi or CUDA reports), compared
+  // without case and with spaces, hyphens and underscores alike (Kubernetes node labels write
+  // "NVIDIA-H100-80GB-HBM3"); nullptr when no entry lists it.
+  const GpuEntry* gpu_for_device_name(std::string_view reported) const;
   const InstanceEntry* find_instance(std::string_view id) const;
   const ModelEntry* find_model(std::string_view id) const;
   const StorageEntry* find_storage(std::string_view id) const;
@@ -174,8 +181,11 @@ struct NodePower {
 };
 std::optional<NodePower> default_node_power(const Catalogs& catalogs, const sim::Cluster& cluster);
 
-// The folder with gpus.json, instances.json, models.json: $CAPPLAN_DATA_DIR if set, else the
-// source tree's data/ (compile-time), else <exe dir>/../share/capplan/data.
+// The folder with gpus.json, instances.json, models.json: $CAPPLAN_DATA_DIR if set, else
+// <exe dir>/../share/capplan/data when it holds gpus.json (an install), else the nearest folder
+// above the executable that holds data/gpus.json (a build tree in its checkout, also one carried
+// with its sources to another machine), else the source tree's data/ (compile-time), else
+// <exe dir>/../share/capplan/data.
 std::filesystem::path default_data_dir();
 
 // Loads and validates all three catalogs (and storage.json, frameworks.json, engines.json when present); every problem is reported with its JSON pointer
