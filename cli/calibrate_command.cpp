@@ -5,8 +5,10 @@
 // The measurements go to FILE's records file (<stem>.records.json next to it), rewritten
 // atomically after every case, so an interrupted run loses at most the case it was measuring and
 // `--resume` continues from there; the profile (fitted from all records) is written atomically at
-// the end. Under mpirun every rank measures the collectives; only rank 0 measures the rest,
-// prints and writes.
+// the end, and also when the run stops early (a signal, a lost device): then it is fitted to the
+// cases measured so far and its notes say it is partial. `--fit-only RECORDS` fits a profile to a
+// records file without measuring. Under mpirun every rank measures the collectives; only rank 0
+// measures the rest, prints and writes.
 #include <unistd.h>
 
 #include <csignal>
@@ -175,10 +177,16 @@ json summary_json(const calib::Measurements& m, const calib::RunReport& report, 
 
 std::string summary_table(const json& j) {
   std::ostringstream o;
-  o << "Calibrated " << j["device"].get<std::string>() << " (" << j["backend"].get<std::string>() << ", "
-    << j["ranks"].get<int>() << (j["ranks"].get<int>() == 1 ? " rank" : " ranks") << ") in "
-    << fixed(j["elapsed_s"].get<double>(), 1) << " s: " << j["measured"].get<std::size_t>() << " cases measured";
-  if (j["resumed"].get<std::size_t>() > 0) o << ", " << j["resumed"].get<std::size_t>() << " resumed";
+  const std::string where = j["device"].get<std::string>() + " (" + j["backend"].get<std::string>() + ", " +
+                            std::to_string(j["ranks"].get<int>()) + (j["ranks"].get<int>() == 1 ? " rank" : " ranks") +
+                            ")";
+  if (j.value("fit_only", false)) {
+    o << "Fitted a profile of " << where << " to " << j["resumed"].get<std::size_t>() << " records";
+  } else {
+    o << "Calibrated " << where << " in " << fixed(j["elapsed_s"].get<double>(), 1) << " s: "
+      << j["measured"].get<std::size_t>() << " cases measured";
+    if (j["resumed"].get<std::size_t>() > 0) o << ", " << j["resumed"].get<std::size_t>() << " resumed";
+  }
   o << "\n  profile: " << j["profile"].get<std::string>() << "\n  records: " << j["records"].get<std::string>()
     << "\n\n";
   std::vector<std::vector<std::string>> rows;
@@ -210,10 +218,77 @@ std::string summary_table(const json& j) {
   return o.str();
 }
 
+// Fits `m` and writes the profile to `out` atomically; `partial`, when not empty, is the profile's
+// first note (what was not measured and how to finish).
+Result<sim::Profile> write_profile(const calib::Measurements& m, const std::filesystem::path& out,
+                                   const std::string& partial) {
+  auto profile = calib::fit_profile(m);
+  if (!profile) return std::unexpected(profile.error());
+  if (!partial.empty()) profile->notes.insert(profile->notes.begin(), partial);
+  if (auto w = write_atomically(out, data::profile_to_json(*profile)); !w) {
+    return fail("--out '" + out.string() + "'", w.error());
+  }
+  return profile;
+}
+
 }  // namespace
+
+int run_calibrate_fit_only(const CalibrateOptions& opt, const GlobalOptions& /*global*/) {
+  const bool quiet = opt.format == "json";
+  const std::filesystem::path out = opt.out;
+  if (const std::string problem = file_out_problem(out); !problem.empty()) {
+    print_error("--out '" + opt.out + "': " + problem);
+    return code(Exit::invalid_input);
+  }
+  std::error_code ec;
+  if (std::filesystem::equivalent(opt.fit_only, out, ec)) {
+    print_error("--out '" + opt.out + "': is the records file --fit-only reads; name another file");
+    return code(Exit::invalid_input);
+  }
+  if (!input_file_ok_or_report(opt.fit_only, "--fit-only")) return code(Exit::invalid_input);
+  const auto text = read_input(opt.fit_only);
+  if (!text) {
+    print_error("--fit-only '" + opt.fit_only + "': " + text.error());
+    return code(Exit::invalid_input);
+  }
+  auto parsed = calib::parse_measurements(*text, std::filesystem::path(opt.fit_only).filename().string());
+  if (!parsed) {
+    print_diagnostics(parsed.error());
+    return code(Exit::invalid_input);
+  }
+  const calib::Measurements& m = *parsed;
+  const std::size_t records_count = m.gemms.size() + m.memory.size() + m.collectives.size() + m.steps.size() +
+                                    m.launches.size();
+  if (records_count == 0) {
+    print_error("--fit-only '" + opt.fit_only + "': holds no measurements; nothing to fit");
+    return code(Exit::invalid_input);
+  }
+  // What a complete sweep always ends with: a measured step. Without one the sweep was cut off.
+  const std::string partial = m.steps.empty()
+      ? "partial calibration: fitted to the " + std::to_string(records_count) + " records of '" +
+            std::filesystem::path(opt.fit_only).filename().string() +
+            "', a sweep cut off before its training step; `capplan calibrate --resume` completes it"
+      : "";
+  auto profile = write_profile(m, out, partial);
+  if (!profile) {
+    print_diagnostics(profile.error());
+    return code(Exit::invalid_input);
+  }
+  calib::RunReport report;
+  report.resumed = records_count;
+  json summary = summary_json(m, report, out.string(), opt.fit_only, 0.0, *profile);
+  summary["fit_only"] = true;
+  if (quiet) {
+    std::cout << summary.dump(2) << "\n";
+  } else {
+    std::cout << summary_table(summary);
+  }
+  return code(Exit::ok);
+}
 
 int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
   if (!opt.from_runs.empty()) return run_calibrate_from_runs(opt, global);
+  if (!opt.fit_only.empty()) return run_calibrate_fit_only(opt, global);
   const bool quiet = opt.format == "json";
   const std::filesystem::path out = opt.out;
   const auto records = records_path(out);
@@ -327,9 +402,27 @@ int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
       print_error("records '" + records.string() + "': " + w.error());
       return code(Exit::internal);
     }
-    const std::string kept = std::to_string(report.measured + report.resumed) + " of " +
-                             std::to_string(plan.size()) + " cases are in '" + records.string() +
-                             "'; no profile was written. Run the same command with --resume to continue.";
+    const std::size_t have = report.measured + report.resumed;
+    const std::string why = !report.lost.empty()                ? "the backend stopped working at '" + report.lost + "'"
+                            : g_interrupted == SIGTERM           ? "terminated"
+                                                                 : "interrupted";
+    // What was measured is still a profile: fitted and written now, marked partial, so a run cut
+    // off by a time limit leaves something to price with.
+    std::string wrote = "no profile was written (nothing measured yet)";
+    if (have > 0) {
+      const std::string partial = "partial calibration: " + std::to_string(have) + " of " +
+                                  std::to_string(plan.size()) + " planned cases measured (" + why +
+                                  "); `capplan calibrate --resume` with the same flags completes it";
+      if (auto written = write_profile(report.measurements, out, partial); written) {
+        wrote = "a partial profile of those cases was written to '" + out.string() + "'";
+      } else {
+        print_diagnostics(written.error());
+        wrote = "no profile was written (the fit failed)";
+      }
+    }
+    const std::string kept = std::to_string(have) + " of " + std::to_string(plan.size()) + " cases are in '" +
+                             records.string() + "'; " + wrote +
+                             ". Run the same command with --resume to continue.";
     if (!report.lost.empty()) {
       // The backend cannot measure any more (a lost device): the failed case's notes say why.
       print_diagnostics(report.notes);
@@ -345,13 +438,9 @@ int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global) {
     print_error("records '" + records.string() + "': " + w.error());
     return code(Exit::internal);
   }
-  auto profile = calib::fit_profile(report.measurements);
+  auto profile = write_profile(report.measurements, out, "");
   if (!profile) {
     print_diagnostics(profile.error());
-    return code(Exit::internal);
-  }
-  if (auto w = write_atomically(out, data::profile_to_json(*profile)); !w) {
-    print_error("--out '" + opt.out + "': " + w.error());
     return code(Exit::internal);
   }
   const json summary = summary_json(report.measurements, report, out.string(), records.string(), elapsed, *profile);

@@ -21,6 +21,7 @@ struct CalibrateOptions {
   std::string format = "table";
   StepFlags step;  // the training step to measure; unset = the backend's default
   std::string from_runs;  // FILE: fit the datasheet model to these measured runs instead of measuring
+  std::string fit_only;   // RECORDS: fit a profile to a records file (complete or cut off) without measuring
   bool out_given = false;
 };
 
@@ -29,6 +30,9 @@ CLI::App* add_calibrate_flags(CLI::App& app, CalibrateOptions& opt);
 
 // Measures this machine and writes the profile; returns an Exit code.
 int run_calibrate(const CalibrateOptions& opt, const GlobalOptions& global);
+
+// --fit-only RECORDS: fits a profile to what a records file holds (calibrate_command.cpp).
+int run_calibrate_fit_only(const CalibrateOptions& opt, const GlobalOptions& global);
 
 // --from-runs FILE: fits the datasheet model to a runs file and writes the profile
 // (calibrate_from_runs.cpp); returns an Exit code.

@@ -24,6 +24,12 @@ CLI::App* add_calibrate_flags(CLI::App& app, CalibrateOptions& opt) {
                   "Fit the datasheet model to measured training steps (a runs file, JSON or CSV; README, "
                   "\"Calibrating from your own runs\") instead of measuring this machine")
       ->type_name("FILE");
+  cmd->add_option("--fit-only", opt.fit_only,
+                  "Measure nothing: fit the profile (--out) to a records file, also one cut off in the middle of a "
+                  "sweep (a stopped, timed-out or lost run); the profile's notes say what was not measured")
+      ->type_name("RECORDS")
+      ->excludes("--resume")
+      ->excludes("--from-runs");
   cmd->add_option("--format", opt.format, "Summary format: table (progress bar on a terminal) or json (quiet)")
       ->check(CLI::IsMember({"table", "json"}));
   return cmd;

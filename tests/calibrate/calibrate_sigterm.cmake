@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # SIGTERM (kill, a batch scheduler's time limit) during `capplan calibrate`: the case being measured
-# finishes, the records so far are written, exit 143 with the count and how to resume; no profile,
-# no temporary file. Then --resume continues from the records and writes the profile.
+# finishes, the records so far are written and a profile is fitted to them, marked partial in its
+# notes; exit 143 with the count and how to resume; no temporary file. Then --resume continues from
+# the records and writes the whole profile, no longer marked partial.
 #
 #   cmake -DEXE=<capplan> -DDIR=<scratch folder> -P calibrate_sigterm.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -15,14 +16,19 @@ execute_process(COMMAND sh -c "\"$0\" calibrate --backend host --quick --out \"$
 string(STRIP "${code}" code)
 file(READ "${DIR}/stderr.txt" err)
 file(REMOVE "${DIR}/stderr.txt")
-if(NOT code STREQUAL "143" OR NOT err MATCHES "capplan: error: terminated: [0-9]+ of [0-9]+ cases are in '.*p.records.json'; no profile was written. Run the same command with --resume to continue.")
+if(NOT code STREQUAL "143" OR NOT err MATCHES "capplan: error: terminated: [0-9]+ of [0-9]+ cases are in '.*p.records.json'; a partial profile of those cases was written to '.*p.json'. Run the same command with --resume to continue.")
   message(FATAL_ERROR "exit ${code} (expected 143 and the 'terminated' message); stderr: ${err}")
 endif()
-if(EXISTS "${profile}")
-  message(FATAL_ERROR "a profile was written by an interrupted run")
+if(NOT EXISTS "${profile}")
+  message(FATAL_ERROR "an interrupted run wrote no profile of what it had measured")
+endif()
+file(READ "${profile}" partial)
+string(JSON first ERROR_VARIABLE bad GET "${partial}" notes 0)
+if(bad OR NOT first MATCHES "^partial calibration: [0-9]+ of [0-9]+ planned cases measured \\(terminated\\)")
+  message(FATAL_ERROR "the interrupted run's profile does not say it is partial: '${first}' ${bad}")
 endif()
 file(GLOB leftovers LIST_DIRECTORIES true "${DIR}/.*" "${DIR}/*")
-list(REMOVE_ITEM leftovers "${records}")
+list(REMOVE_ITEM leftovers "${records}" "${profile}")
 if(leftovers)
   message(FATAL_ERROR "left behind: ${leftovers}")
 endif()
@@ -36,5 +42,9 @@ execute_process(COMMAND "${EXE}" calibrate --backend host --quick --out "${profi
 string(JSON resumed ERROR_VARIABLE bad GET "${o}" resumed)
 if(NOT rc EQUAL 0 OR bad OR resumed LESS 1 OR NOT EXISTS "${profile}")
   message(FATAL_ERROR "--resume: exit ${rc}, resumed '${resumed}' ${bad}; ${e}")
+endif()
+file(READ "${profile}" whole)
+if(whole MATCHES "partial calibration")
+  message(FATAL_ERROR "the completed profile is still marked partial")
 endif()
 message(STATUS "terminated with ${n} GEMM records; --resume took ${resumed} cases from them")
