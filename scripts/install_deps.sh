@@ -14,6 +14,9 @@ packages=(
   # fuzz/ (the fuzz preset): libFuzzer with ASan + UBSan needs Clang; Clang 16 is Debian 12's newest that
   # builds libstdc++ 12's <expected> (CMakeLists.txt), libclang-rt-16-dev has libclang_rt.fuzzer
   clang-16 libclang-rt-16-dev
+  # tests/cluster/: a real single-node Slurm (with munge) runs scripts/cluster/calibrate.sbatch, and
+  # Python's yaml module reads the Kubernetes manifests
+  slurm-wlm munge python3-yaml
 )
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
