@@ -43,7 +43,7 @@ answer() {
   (cd "${repo_root}" && timeout 300 "${capplan}" "$@" >"${out}/${name}.out" 2>"${out}/${name}.err")
   rc=$?
   echo "${rc}" >"${out}/${name}.rc"
-  sed -i -E "s#${repo_root}#<repo>#g; s#${out}#<out>#g; s#\"elapsed_s\": [0-9.e+-]+#\"elapsed_s\": <seconds>#g" \
+  sed -i -E "s#${repo_root}#<repo>#g; s#${out}#<out>#g; s#\"elapsed_s\": [0-9.e+-]+#\"elapsed_s\": <seconds>#g; s#in [0-9.]+ s with#in <seconds> s with#g" \
     "${out}/${name}.out" "${out}/${name}.err"
 }
 

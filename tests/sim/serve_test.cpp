@@ -79,6 +79,23 @@ TEST(ServeKv, BytesPerTokenFromTheKvHeads) {
   EXPECT_DOUBLE_EQ(kv_bytes_per_token(test::deepseek_v3(), 2.0), 61.0 * 576.0 * 2.0);
 }
 
+// One formula: the replica's KV bytes per token on each GPU are the per-GPU formula at its TP,
+// and that formula at tp 1 over all layers is the whole model's. Llama 3.1 8B has 8 KV heads:
+// TP 2 and 8 split them (4, 1 per rank); TP 16 would replicate them (still 1 per rank).
+TEST(ServeKv, ReplicaMemoryUsesTheOneKvFormula) {
+  const ModelSpec m = llama31_8b();
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token_per_gpu(m, 1, 32, 2.0), kv_bytes_per_token(m, 2.0));
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token_per_gpu(m, 2, 32, 2.0), 65536.0);   // 4 heads x 2 x 128 x 2 x 32
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token_per_gpu(m, 8, 32, 2.0), 16384.0);   // 1 head
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token_per_gpu(m, 16, 32, 2.0), 16384.0);  // replicated: 1 head
+  for (int tp : {1, 2, 4, 8}) {
+    ServeJob j = job_8b();
+    j.tp = tp;
+    Fixture f(j);
+    EXPECT_DOUBLE_EQ(f.memory().kv_bytes_per_token, kv_bytes_per_token_per_gpu(m, tp, 32, 2.0)) << "tp " << tp;
+  }
+}
+
 TEST(ServeMemory, WeightsAndKvCapacityOnOneH100) {
   Fixture f(job_8b());
   const ReplicaMemory m = f.memory();

@@ -74,10 +74,19 @@ double LengthDistribution::quantile(double q) const {
   return std::exp(mu + s * inverse_normal_cdf(std::clamp(q, 1e-12, 1.0 - 1e-12)));
 }
 
+double kv_bytes_per_token_per_gpu(const ModelSpec& m, int tp, double attention_layers, double element_bytes) {
+  if (m.attention == Attention::mla) {
+    return attention_layers * (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * element_bytes;
+  }
+  // The KV heads of this rank, as the op list lowers them: split over TP, replicated when tp
+  // exceeds the KV heads (a rank then holds one).
+  const int ranks = std::max(1, tp);
+  const double heads = static_cast<double>((std::max(1, m.kv_heads) + ranks - 1) / ranks);
+  return attention_layers * 2.0 * heads * static_cast<double>(m.head_dim()) * element_bytes;
+}
+
 double kv_bytes_per_token(const ModelSpec& m, double element_bytes) {
-  const double layers = m.attention_layer_count();
-  if (m.attention == Attention::mla) return layers * (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * element_bytes;
-  return layers * 2.0 * static_cast<double>(m.kv_dim()) * element_bytes;
+  return kv_bytes_per_token_per_gpu(m, 1, m.attention_layer_count(), element_bytes);
 }
 
 namespace {
@@ -170,12 +179,8 @@ ReplicaMemory replica_memory(const ServeJob& job, const Cluster& c) {
     vocab /= p.tp;
     const double bytes = 2.0 * vocab + fmt * std::max(0.0, sp.total() - vocab);
     weights = std::max(weights, bytes);
-    // KV per token on this GPU: its stage's attention layers, its KV heads (replicated when tp >
-    // kv heads), or MLA's latent whole on every rank.
-    const double per_layer = m.attention == Attention::mla
-                                 ? (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * element_bytes(job.kv)
-                                 : 2.0 * std::max(1, m.kv_heads / p.tp) * m.head_dim() * element_bytes(job.kv);
-    kv_per_token = std::max(kv_per_token, sl.layers * per_layer);
+    // KV per token on this GPU: its stage's attention layers.
+    kv_per_token = std::max(kv_per_token, kv_bytes_per_token_per_gpu(m, p.tp, sl.layers, element_bytes(job.kv)));
   }
   out.weights = units::bytes(weights);
   // The engine's profiling forward at max_num_batched_tokens tokens (vLLM's profile_run): the

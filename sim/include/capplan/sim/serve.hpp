@@ -138,8 +138,12 @@ struct ReplicaMemory {
   int max_sequences = 0;          // concurrent sequences of the mean length that fit (<= max_num_seqs)
   bool fits() const { return kv_tokens > 0; }
 };
-// KV-cache bytes per token of the whole model (all attention layers, one copy): 2 kv_heads d per
-// layer for GQA/MHA, MLA's latent plus its RoPE key; Llama 3.1 8B in bf16: 128 KiB.
+// KV-cache bytes per token on one GPU of a TP group of `tp` ranks, over `attention_layers` layers:
+// 2 x the rank's KV heads (ceil(kv_heads / tp): replicated when tp exceeds them) x d per layer for
+// GQA/MHA, MLA's latent plus its RoPE key whole on every rank. The one formula of the KV cache:
+// replica memory uses it per stage, kv_bytes_per_token for the whole model.
+double kv_bytes_per_token_per_gpu(const ModelSpec& m, int tp, double attention_layers, double element_bytes);
+// The whole model on one GPU (all attention layers, tp 1); Llama 3.1 8B in bf16: 128 KiB.
 double kv_bytes_per_token(const ModelSpec& m, double element_bytes);
 ReplicaMemory replica_memory(const ServeJob& job, const Cluster& c);
 
