@@ -10,7 +10,8 @@
 #                                                   file that differs
 #
 # For each scenario: `estimate` as table, JSON and CSV; `search`, `tco` and, for serving
-# scenarios, `serve` as JSON and table; each answer's exit code and stderr are kept beside its
+# scenarios, `serve` as JSON and table, comparing layouts, and across Tencent's offerings and two
+# engines; each answer's exit code and stderr are kept beside its
 # stdout (an invalid scenario's error is an answer too). Searches run with --threads 1 so their
 # output does not depend on the machine. The example catalogs and price sheets are the shipped
 # ones; nothing is fetched.
@@ -57,6 +58,8 @@ for s in "${scenarios[@]}"; do
   if grep -q '"serve"' "${repo_root}/${s}" && grep -q '"kind"' "${repo_root}/${s}"; then
     answer "${key}.serve.json" serve "${s}" --format json
     answer "${key}.serve.table" serve "${s}" --format table
+    answer "${key}.serve-compare.json" serve "${s}" --format json --compare true
+    answer "${key}.serve-offerings.table" serve "${s}" --format table --instances 'tencent-*' --engines vllm,sglang
   fi
   answer "${key}.estimate.table" estimate "${s}" --format table
   answer "${key}.estimate.json" estimate "${s}" --format json

@@ -244,21 +244,8 @@ Result<ServeRequest> serve_request(const json& doc, const ParsedScenario& scenar
 
 namespace {
 
-// The latency the SLO names, at its percentile (the e2e one when none is set).
-double slo_latency(const sim::ServeJob& j, const sim::ServeLoad& l) {
-  const double q = j.slo.percentile;
-  if (j.slo.e2e.base() > 0) return l.e2e.at(q);
-  if (j.slo.ttft.base() > 0) return l.ttft.at(q);
-  if (j.slo.tpot.base() > 0) return l.tpot.at(q);
-  return l.e2e.at(q);
-}
-
-std::string layout_name(const sim::ServeJob& j) {
-  std::string s = "TP" + std::to_string(j.tp);
-  if (j.pp > 1) s += " PP" + std::to_string(j.pp);
-  if (j.ep > 1) s += " EP" + std::to_string(j.ep);
-  return s + " " + to_string(j.weights);
-}
+using sim::layout_name;
+using sim::slo_latency;
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -266,7 +253,32 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-double per_output(const sim::ServePlan& p) { return p.usd_per_million_output.value_or(1e300); }
+std::string option_name(const ServeOption& o) {
+  return o.label.empty() ? layout_name(o.job) : o.label;
+}
+
+// Why the cheapest, in words, against the runner-up (empty unless both are feasible).
+std::string explain_choice(const std::vector<ServeOption>& options) {
+  if (options.size() < 2 || !options[0].plan.feasible || !options[1].plan.feasible) return {};
+  const auto& a = options[0];
+  const auto& b = options[1];
+  std::ostringstream s;
+  const double q = a.job.slo.percentile * 100;
+  s << option_name(a) << " instead of " << option_name(b) << ": " << a.plan.gpus << " GPUs instead of "
+    << b.plan.gpus << " (KV cache " << fixed(static_cast<double>(a.plan.memory.kv_tokens) / 1000.0, 0) << "k tokens per replica vs "
+    << fixed(static_cast<double>(b.plan.memory.kv_tokens) / 1000.0, 0) << "k), p" << fixed(q, 0) << " latency "
+    << fixed(slo_latency(a.job, a.plan.at_rate), 2) << " s vs " << fixed(slo_latency(b.job, b.plan.at_rate), 2) << " s";
+  if (a.plan.usd_per_month && b.plan.usd_per_month && *b.plan.usd_per_month > 0) {
+    const double cheaper = 1.0 - *a.plan.usd_per_month / *b.plan.usd_per_month;
+    if (cheaper > 0.005) {
+      s << ", " << fixed(cheaper * 100.0, 0) << "% cheaper per month";
+    } else {
+      s << ", the same instances per month (fewer GPUs busy: room for another model)";
+    }
+  }
+  s << "; each replica is limited by " << a.plan.binding << ".";
+  return s.str();
+}
 
 }  // namespace
 
@@ -275,181 +287,26 @@ const ServeOption& ServeResult::recommended() const {
   return asked;
 }
 
-namespace {
-
-// Every TP size inside one node that the model's heads allow, every weight format the GPU runs
-// (bf16 and int4 stand for fp16 and int8).
-std::vector<sim::ServeJob> layouts_on(const sim::ServeJob& base, const sim::Cluster& c) {
-  std::vector<sim::WeightFormat> formats;
-  for (int i = 0; i < sim::kWeightFormats; ++i) {
-    const auto f = static_cast<sim::WeightFormat>(i);
-    if (f == sim::WeightFormat::fp16 || f == sim::WeightFormat::int8) continue;
-    if (c.gpu.peak.for_precision(sim::traits(f).compute).base() > 0) formats.push_back(f);
-  }
-  std::vector<sim::ServeJob> out;
-  for (int tp = 1; tp <= c.gpus_per_node; tp *= 2) {
-    for (sim::WeightFormat f : formats) {
-      sim::ServeJob j = base;
-      j.tp = tp;
-      j.pp = 1;
-      j.ep = base.ep > 1 ? tp : 1;
-      j.weights = f;
-      if (sim::check_serve_job(j, c).empty()) out.push_back(j);
-    }
-  }
-  return out;
-}
-
-void sort_options(std::vector<ServeOption>& options) {
-  std::stable_sort(options.begin(), options.end(), [](const ServeOption& a, const ServeOption& b) {
-    if (a.plan.feasible != b.plan.feasible) return a.plan.feasible;
-    // A known cost before an unknown one, then the cheaper, then fewer GPUs.
-    if (a.plan.usd_per_month.has_value() != b.plan.usd_per_month.has_value()) return a.plan.usd_per_month.has_value();
-    const double ca = a.plan.usd_per_month.value_or(0), cb = b.plan.usd_per_month.value_or(0);
-    if (ca != cb) return ca < cb;
-    return a.plan.gpus < b.plan.gpus;
-  });
-}
-
-// Pareto front: no other layout both cheaper per output token and faster at the percentile.
-std::vector<std::size_t> pareto_of(const std::vector<ServeOption>& options) {
-  std::vector<std::size_t> front;
-  for (std::size_t i = 0; i < options.size(); ++i) {
-    const auto& a = options[i];
-    if (!a.plan.feasible) continue;
-    bool dominated = false;
-    for (const auto& b : options) {
-      if (&a == &b || !b.plan.feasible) continue;
-      const double la = slo_latency(a.job, a.plan.at_rate), lb = slo_latency(b.job, b.plan.at_rate);
-      if (per_output(b.plan) <= per_output(a.plan) && lb <= la && (per_output(b.plan) < per_output(a.plan) || lb < la)) {
-        dominated = true;
-        break;
-      }
-    }
-    if (!dominated) front.push_back(i);
-  }
-  return front;
-}
-
-std::string option_name(const ServeOption& o) {
-  return o.label.empty() ? layout_name(o.job) : o.label;
-}
-
-}  // namespace
-
 ServeResult plan_request(const ServeRequest& r, const sim::Profile* profile, int curve_points) {
-  ServeResult out;
-  // The scenario's engine: its assumptions (CUDA-graph kernel gaps) hold for its layouts.
-  const auto cost = make_cost_model(r.cluster, profile, sim::serving_assumptions(r.job.engine));
-  const auto plan_one = [&](const sim::ServeJob& j) {
-    return ServeOption{j, sim::plan_serving(j, r.cluster, *cost), r.cluster, {}, true, layout_name(j)};
+  sim::ServePlanRequest ask;
+  ask.job = r.job;
+  ask.cluster = r.cluster;
+  ask.compare = r.compare;
+  ask.offerings = r.offerings;
+  ask.engines = r.engines;
+  ask.curve_points = curve_points;
+  // Each engine's assumptions (CUDA-graph kernel gaps) hold for its layouts.
+  const sim::ServeCostFactory cost = [profile](const sim::Cluster& c, const sim::EngineSpec& e) {
+    return make_cost_model(c, profile, sim::serving_assumptions(e));
   };
-  out.cost_model = cost->source();
-  out.asked = plan_one(r.job);
-  if (curve_points > 1) out.curve = sim::latency_curve(r.job, r.cluster, *cost, out.asked.plan, curve_points);
-  if (!r.compare && r.offerings.empty() && r.engines.empty()) return out;
-  if (r.offerings.empty() && r.engines.empty()) {
-    for (const sim::ServeJob& j : layouts_on(r.job, r.cluster)) out.options.push_back(plan_one(j));
-  } else {
-    // Offerings x engines x layouts: one closed-form replica plan per (GPU, GPUs per node, engine,
-    // layout), priced on every offering of that shape; a cost model per GPU and engine.
-    std::vector<sim::Offering> wheres = r.offerings;
-    if (wheres.empty()) {
-      sim::Offering own;
-      own.node = r.cluster;
-      wheres.push_back(own);
-    }
-    std::vector<sim::EngineSpec> engines = {r.job.engine};
-    for (const auto& e : r.engines) {
-      if (std::none_of(engines.begin(), engines.end(), [&](const sim::EngineSpec& x) { return x.id == e.id; })) {
-        engines.push_back(e);
-      }
-    }
-    const bool name_engine = engines.size() > 1;
-    struct Shape {
-      std::string key;
-      std::vector<std::pair<sim::ServeJob, sim::ServePlan>> plans;
-    };
-    std::vector<Shape> shapes;
-    std::map<std::string, std::shared_ptr<const sim::OpCostModel>> costs;
-    const auto cost_key = [](const sim::Cluster& c, const sim::EngineSpec& e) { return c.gpu.id + "|" + e.id; };
-    for (const sim::Offering& off : wheres) {
-      const sim::Cluster& c = off.node;
-      for (const sim::EngineSpec& e : engines) {
-        const std::string key = cost_key(c, e) + "|" + std::to_string(c.gpus_per_node);
-        auto shape = std::find_if(shapes.begin(), shapes.end(), [&](const Shape& s) { return s.key == key; });
-        if (shape == shapes.end()) {
-          auto& model = costs[cost_key(c, e)];
-          if (!model) model = make_cost_model(c, profile, sim::serving_assumptions(e));
-          Shape s{key, {}};
-          sim::Cluster unpriced = c;
-          unpriced.price_per_gpu.reset();
-          sim::ServeJob base = r.job;
-          base.engine = e;
-          for (const sim::ServeJob& j : layouts_on(base, c)) {
-            s.plans.emplace_back(j, sim::plan_serving(j, unpriced, *model, /*confirm=*/false));
-          }
-          shapes.push_back(std::move(s));
-          shape = shapes.end() - 1;
-        }
-        for (const auto& [j, plan] : shape->plans) {
-          std::string label = off.instance_id.empty() ? std::string() : off.instance_id + " ";
-          if (name_engine) label += e.id + " ";
-          ServeOption o{j, plan, c, off.instance_id, false, label + layout_name(j)};
-          sim::price_plan(o.plan, j, c);
-          out.options.push_back(std::move(o));
-        }
-      }
-    }
-    // The closed form ranks; the simulation confirms what is kept: the cheapest feasible and the
-    // Pareto front, each re-planned on its own offering. A confirmed plan can move (the simulation
-    // may add a replica), so the front is taken again until every member of it and the cheapest
-    // are confirmed, or 48 simulations are spent (the rest keep the closed form's figures, marked).
-    int budget = 48;
-    for (bool changed = true; changed && budget > 0;) {
-      changed = false;
-      sort_options(out.options);
-      std::vector<std::size_t> keep;
-      for (std::size_t i = 0; i < out.options.size(); ++i) {
-        if (out.options[i].plan.feasible) {
-          keep.push_back(i);  // the cheapest feasible
-          break;
-        }
-      }
-      for (std::size_t i : pareto_of(out.options)) keep.push_back(i);
-      for (std::size_t i : keep) {
-        ServeOption& o = out.options[i];
-        if (o.confirmed || budget <= 0) continue;
-        o.plan = sim::plan_serving(o.job, o.cluster, *costs.at(cost_key(o.cluster, o.job.engine)));
-        o.confirmed = true;
-        changed = true;
-        --budget;
-      }
-    }
-  }
-  sort_options(out.options);
-  out.pareto = pareto_of(out.options);
-  // Why the cheapest, in words, against the runner-up.
-  if (out.options.size() >= 2 && out.options[0].plan.feasible && out.options[1].plan.feasible) {
-    const auto& a = out.options[0];
-    const auto& b = out.options[1];
-    std::ostringstream s;
-    const double q = a.job.slo.percentile * 100;
-    s << option_name(a) << " instead of " << option_name(b) << ": " << a.plan.gpus << " GPUs instead of "
-      << b.plan.gpus << " (KV cache " << fixed(static_cast<double>(a.plan.memory.kv_tokens) / 1000.0, 0) << "k tokens per replica vs "
-      << fixed(static_cast<double>(b.plan.memory.kv_tokens) / 1000.0, 0) << "k), p" << fixed(q, 0) << " latency "
-      << fixed(slo_latency(a.job, a.plan.at_rate), 2) << " s vs " << fixed(slo_latency(b.job, b.plan.at_rate), 2) << " s";
-    if (a.plan.usd_per_month && b.plan.usd_per_month && *b.plan.usd_per_month > 0) {
-      const double cheaper = 1.0 - *a.plan.usd_per_month / *b.plan.usd_per_month;
-      if (cheaper > 0.005) {
-        s << ", " << fixed(cheaper * 100.0, 0) << "% cheaper per month";
-      } else {
-        s << ", the same instances per month (fewer GPUs busy: room for another model)";
-      }
-    }
-    s << "; each replica is limited by " << a.plan.binding << ".";
-    out.explanation = s.str();
-  }
+  sim::ServePlanning planned = sim::plan_serve_options(ask, cost);
+  ServeResult out;
+  out.asked = std::move(planned.asked);
+  out.options = std::move(planned.options);
+  out.pareto = std::move(planned.pareto);
+  out.curve = std::move(planned.curve);
+  out.cost_model = std::move(planned.cost_source);
+  out.explanation = explain_choice(out.options);
   return out;
 }
 

@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
+#include <set>
 
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/serve.hpp"
+#include "capplan/sim/serve_planner.hpp"
 #include "capplan/sim/step_model.hpp"
 #include "test_support.hpp"
 
@@ -493,6 +496,57 @@ TEST(ServeCheck, NamesWhatCannotBeServed) {
   EXPECT_EQ(check_serve_job(j, c), "");
   j.traffic.rate = 0;
   EXPECT_NE(check_serve_job(j, c), "");
+}
+
+}  // namespace
+}  // namespace capplan::sim
+
+namespace capplan::sim {
+namespace {
+
+// The planner's structure, whatever the numbers: compare mode plans every TP size inside the node
+// that the heads allow x every weight format the GPU runs; the list is feasible-first and, among
+// the priced feasible ones, cheapest first; every Pareto member is feasible and no other option is
+// both cheaper per output token and faster at the target's percentile.
+TEST(ServePlanner, CompareListsRankedLayoutsAndTheirParetoFront) {
+  ServePlanRequest r;
+  r.job = job_8b(20.0);
+  r.cluster = cluster_of(h100_sxm(), 8);
+  r.cluster.price_per_gpu = units::usd_per_hour(2.0);
+  r.compare = true;
+  int made = 0;
+  const ServeCostFactory cost = [&made](const Cluster& c, const EngineSpec& e) {
+    ++made;
+    return std::make_shared<const DatasheetCost>(c, serving_assumptions(e));
+  };
+  const ServePlanning p = plan_serve_options(r, cost);
+  EXPECT_EQ(made, 1);  // one cost model for the one cluster and engine
+  EXPECT_EQ(layout_name(p.asked.job), "TP1 bf16");
+  EXPECT_FALSE(p.cost_source.empty());
+  // TP 1, 2, 4, 8 (32 heads, 8 KV heads) x bf16, fp8, int4, fp4 where the H100 has the rate.
+  std::set<std::string> names;
+  for (const auto& o : p.options) names.insert(layout_name(o.job));
+  EXPECT_TRUE(names.count("TP1 bf16") && names.count("TP8 bf16") && names.count("TP2 fp8")) << names.size();
+  for (std::size_t i = 1; i < p.options.size(); ++i) {
+    const auto& a = p.options[i - 1].plan;
+    const auto& b = p.options[i].plan;
+    EXPECT_TRUE(a.feasible || !b.feasible) << i;
+    if (a.feasible && b.feasible && a.usd_per_month && b.usd_per_month) EXPECT_LE(*a.usd_per_month, *b.usd_per_month) << i;
+  }
+  ASSERT_FALSE(p.pareto.empty());
+  for (std::size_t i : p.pareto) {
+    const auto& a = p.options[i];
+    ASSERT_TRUE(a.plan.feasible);
+    for (const auto& b : p.options) {
+      if (&a == &b || !b.plan.feasible) continue;
+      const bool cheaper = b.plan.usd_per_million_output.value_or(1e300) < a.plan.usd_per_million_output.value_or(1e300);
+      const bool faster = slo_latency(b.job, b.plan.at_rate) < slo_latency(a.job, a.plan.at_rate);
+      EXPECT_FALSE(cheaper && faster) << layout_name(b.job) << " dominates " << layout_name(a.job);
+    }
+  }
+  // Without compare, only the asked layout is planned.
+  r.compare = false;
+  EXPECT_TRUE(plan_serve_options(r, cost).options.empty());
 }
 
 }  // namespace

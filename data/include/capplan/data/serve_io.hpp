@@ -16,6 +16,7 @@
 #include "capplan/sim/profile.hpp"
 #include "capplan/sim/result.hpp"
 #include "capplan/sim/serve.hpp"
+#include "capplan/sim/serve_planner.hpp"
 
 namespace capplan::data {
 
@@ -46,24 +47,12 @@ Result<ServeRequest> serve_request(const nlohmann::json& doc, const ParsedScenar
 void check_serve_section(const nlohmann::json& workload, std::string_view where, Diagnostics& diags);
 
 // One planned layout: the job as planned and its plan.
-struct ServeOption {
-  sim::ServeJob job;
-  sim::ServePlan plan;
-  sim::Cluster cluster;     // where it was planned: the scenario's cluster, or an offering's node
-  std::string instance_id;  // the offering's catalog id (empty: the scenario's cluster)
-  bool confirmed = true;    // false: the closed form's figures (an offering search confirms only its front)
-  std::string label;        // "[instance ][engine ]TP2 fp8": how tables and explanations name it
-};
-// The plan of the request's layout, and with `compare` every other layout (sorted by cost, then
-// GPUs), the cheapest feasible first, with the Pareto front of cost per output token against the
-// latency target's percentile; `explanation` compares the choice with the runner-up. With
-// offerings, every offering x TP x weight format is planned by the closed form (one replica plan
-// per GPU, GPUs per node, TP and format, priced on each offering of it), then the Pareto front and
-// the cheapest are confirmed by simulation (`confirmed`) and the list re-sorted.
-// A model's life in money (issue 17, "train, then serve"): the training or fine-tuning estimate
-// of a scenario, then `months` of serving the recommended layout at the request's traffic.
-// Amounts in US dollars (unknown when a price is); the JSON and table convert them to the serving
-// request's currency.
+// One planned layout (sim/serve_planner.hpp: the planner returns them, this file words them).
+using ServeOption = sim::ServeOption;
+// A model's life in money ("train, then serve"): the training or fine-tuning estimate of a
+// scenario, then `months` of serving the recommended layout at the request's traffic. Amounts in
+// US dollars (unknown when a price is); the JSON and table convert them to the serving request's
+// currency.
 struct TrainThenServe {
   std::string training_workload;   // "pretrain" or "finetune"
   std::string training_model;
@@ -95,9 +84,12 @@ struct ServeResult {
   // The layout to deploy: in compare mode the cheapest feasible one, else the asked one.
   const ServeOption& recommended() const;
 };
-// The plan of `r`, priced by the datasheet model under the engine's assumptions, or by
-// `profile` (a calibration profile: CalibratedCost, the datasheet where it did not measure);
-// `curve_points` > 1 also simulates the asked layout's latency-throughput curve.
+// The plan of `r` (sim::plan_serve_options): the asked layout, and with `compare` (or offerings,
+// or engines) every other layout, the cheapest feasible first, with the Pareto front of cost per
+// output token against the latency target's percentile; `explanation` words the choice against
+// the runner-up. Priced by the datasheet model under each engine's assumptions, or by `profile` (a
+// calibration profile: CalibratedCost, the datasheet where it did not measure); `curve_points` > 1
+// also simulates the asked layout's latency-throughput curve.
 ServeResult plan_request(const ServeRequest& r, const sim::Profile* profile = nullptr, int curve_points = 0);
 
 // `capplan serve`'s pipeline for a serve scenario document (the desktop app's Serve tab runs the
