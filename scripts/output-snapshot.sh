@@ -60,6 +60,7 @@ for s in "${scenarios[@]}"; do
     answer "${key}.serve.table" serve "${s}" --format table
     answer "${key}.serve-compare.json" serve "${s}" --format json --compare true
     answer "${key}.serve-offerings.table" serve "${s}" --format table --instances 'tencent-*' --engines vllm,sglang
+    answer "${key}.serve-70b.json" serve "${s}" --format json --model llama3-70b
   fi
   answer "${key}.estimate.table" estimate "${s}" --format table
   answer "${key}.estimate.json" estimate "${s}" --format json

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "capplan/data/findings.hpp"
 #include "capplan/data/format.hpp"
 
 namespace capplan::data::detail {
@@ -458,8 +459,10 @@ Result<std::vector<ServingRun>> inference_runs(const std::vector<CsvRow>& rows, 
       assume("the row's own verification: " + c.text("verification"));
     }
     if (bad.empty() && preset != nullptr && gpu_entry != nullptr && recipe != nullptr) {
-      if (std::string why = sim::check_serve_job(job, run.cluster); !why.empty()) {
-        if (why.find("max_num_batched_tokens") != std::string::npos) {
+      if (const auto problem = sim::check_serve_job(job, run.cluster)) {
+        std::string why = render(*problem);
+        if (problem->code == sim::FindingCode::serve_prompt_exceeds_batch ||
+            problem->code == sim::FindingCode::serve_engine_limits) {
           why += " (engine recipe '" + run.engine_id + "'; the row states no max_num_tokens)";
         }
         bad.push_back(std::move(why));

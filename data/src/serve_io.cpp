@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "capplan/data/cost_model.hpp"
+#include "capplan/data/findings.hpp"
 #include "capplan/data/price_sheet.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/search.hpp"
@@ -234,8 +235,8 @@ Result<ServeRequest> serve_request(const json& doc, const ParsedScenario& scenar
   out.currency = scenario.scenario.pricing.currency;
   read_serve(*w, r, &out, &catalogs);
   if (has_errors(diags)) return std::unexpected(std::move(diags));
-  if (std::string why = sim::check_serve_job(out.job, out.cluster); !why.empty()) {
-    r.error("/workload", why);
+  if (const auto why = sim::check_serve_job(out.job, out.cluster)) {
+    r.error("/workload", render(*why));
     return std::unexpected(std::move(diags));
   }
   for (const auto& w2 : scenario.warnings) out.warnings.push_back(w2);
@@ -256,6 +257,9 @@ std::string fixed(double v, int digits) {
 std::string option_name(const ServeOption& o) {
   return o.label.empty() ? layout_name(o.job) : o.label;
 }
+
+// Why a plan is not feasible, in words (empty when it is).
+std::string reason_text(const sim::ServePlan& p) { return p.reason ? render(*p.reason) : std::string(); }
 
 // Why the cheapest, in words, against the runner-up (empty unless both are feasible).
 std::string explain_choice(const std::vector<ServeOption>& options) {
@@ -382,7 +386,7 @@ void train_then_serve(ServeResult& result, const ServeRequest& r, const ParsedSc
     t.cumulative_usd.push_back(total);
   }
   t.total_usd = total;
-  if (!o.plan.feasible) t.notes.push_back("the serving layout is not feasible: " + o.plan.reason);
+  if (!o.plan.feasible) t.notes.push_back("the serving layout is not feasible: " + reason_text(o.plan));
   if (!t.training_usd) t.notes.push_back("the training scenario has no price: its cost and the total are unknown");
   if (!t.serving_usd_per_month) t.notes.push_back("the serving scenario has no price: the serving cost and the total are unknown");
   if (s.model.name != r.job.model.name) {
@@ -445,7 +449,7 @@ json option_json(const ServeOption& o, const ServeRequest& r) {
             {"weights", to_string(o.job.weights)},
             {"kv_cache", to_string(o.job.kv)},
             {"feasible", p.feasible},
-            {"reason", p.reason.empty() ? json(nullptr) : json(p.reason)},
+            {"reason", p.reason ? json(render(*p.reason)) : json(nullptr)},
             {"memory_per_gpu_gib",
              {{"capacity", gib(p.memory.capacity)},
               {"weights", gib(p.memory.weights)},
@@ -592,7 +596,7 @@ std::string serve_to_table(const ServeResult& res, const ServeRequest& r) {
   s << "  KV cache        " << p.memory.kv_tokens << " tokens per replica, " << p.memory.max_sequences
     << " sequences of the mean length\n";
   if (!p.feasible) {
-    s << "  not feasible    " << p.reason << "\n";
+    s << "  not feasible    " << reason_text(p) << "\n";
   } else {
   s << "  per replica     at most " << fixed(p.max_rate, 2) << " requests/s within the target (limited by " << p.binding
     << ")\n";
@@ -635,7 +639,7 @@ std::string serve_to_table(const ServeResult& res, const ServeRequest& r) {
       ++shown;
       char line[512];
       if (!o.plan.feasible) {
-        std::snprintf(line, sizeof line, "    %-*s  not feasible: %s\n", w, option_name(o).c_str(), o.plan.reason.c_str());
+        std::snprintf(line, sizeof line, "    %-*s  not feasible: %s\n", w, option_name(o).c_str(), reason_text(o.plan).c_str());
       } else {
         std::snprintf(line, sizeof line, "  %c%c%-*s %5d %10lld %10.2f %10.2f  %-16s  %s\n", front ? '*' : ' ',
                       o.confirmed ? ' ' : '~', w, option_name(o).c_str(), o.plan.gpus,

@@ -16,6 +16,7 @@
 
 #include "capplan/data/input_file.hpp"
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/gui/finding_text.hpp"
 #include "capplan/gui/format.hpp"
 #include "charts.hpp"
 #include "view_text.hpp"
@@ -518,7 +519,7 @@ void ServeView::show_snapshot() {
                     count_text(r.job.traffic.input.mean), count_text(r.job.traffic.output.mean));
   const QString layout = QStringLiteral("TP%1 %2").arg(s.result.asked.job.tp).arg(QString::fromLatin1(sim::to_string(s.result.asked.job.weights)));
   if (!p.feasible) {
-    lines << tr("<b>%1: not feasible</b> — %2").arg(layout, QString::fromStdString(p.reason).toHtmlEscaped());
+    lines << tr("<b>%1: not feasible</b> — %2").arg(layout, (p.reason ? finding_text(*p.reason) : QString()).toHtmlEscaped());
   } else {
     lines << tr("<b>%1</b>: %2 replica(s), %3 GPUs on %4 instance(s); each replica at most %5 requests/s within the "
                 "target (limited by %6)")

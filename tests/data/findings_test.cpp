@@ -407,6 +407,50 @@ TEST(Findings, FixedAndByteSpecsKeepTheirDigitsOnEverySurface) {
 }
 
 // Every code has a template, and each placeholder in it is a value the finding carries (so a
+// Every serving reason with the values its producer gives, and its words.
+std::vector<std::pair<Finding, std::string>> serve_cases() {
+  using F = FindingCode;
+  const auto texts = [](Finding f, std::initializer_list<std::pair<std::string_view, std::string>> t) {
+    for (const auto& [name, v] : t) sim::with_text(f, name, v);
+    return f;
+  };
+  return {
+      {finding(F::serve_tp_pp_below_one, "", {{"tp", 0}, {"pp", 1}}), "tp and pp must be at least 1"},
+      {finding(F::serve_tp_divides_heads, "", {{"tp", 3}, {"heads", 32}}),
+       "tp 3 does not divide the model's 32 attention heads"},
+      {finding(F::serve_tp_and_kv_heads, "", {{"tp", 4}, {"kv_heads", 6}}),
+       "tp 4 and the model's 6 KV heads: one must divide the other"},
+      {finding(F::serve_pp_exceeds_layers, "", {{"pp", 64}, {"layers", 32}}), "pp 64 exceeds the model's layers"},
+      {finding(F::serve_ep_layout, "", {{"ep", 2}, {"tp", 4}}),
+       "ep must be 1 (experts split over TP) or equal tp (whole experts per rank) for an MoE model"},
+      {finding(F::serve_ep_divides_experts, "", {{"ep", 3}, {"experts", 8}}), "ep 3 does not divide the model's 8 experts"},
+      {finding(F::serve_hybrid_unsupported, "", {{"mamba_layers", 27}}),
+       "serving hybrid Mamba models is not supported yet (their decode state update is not modelled)"},
+      {texts(finding(F::serve_weights_need_tensor_cores), {{"weights", "fp8"}, {"compute", "fp8"}, {"gpu", "NVIDIA A100"}}),
+       "fp8 weights need fp8 tensor cores, which NVIDIA A100 does not have (or the catalog does not know their rate)"},
+      {texts(finding(F::serve_kv_precision), {{"kv", "fp4"}}), "KV-cache precision fp4 is not one of bf16, fp16, fp8"},
+      {finding(F::serve_tp_spans_nodes, "", {{"tp", 16}, {"gpus_per_node", 8}}),
+       "tp 16 spans more than one node of 8 GPUs (tensor parallelism needs the scale-up domain)"},
+      {finding(F::serve_lengths_below_one, "", {{"input", 0}, {"output", 5}}),
+       "input and output lengths must be at least 1 token"},
+      {finding(F::serve_rate_needed, "", {{"rate", 0}}), "a request rate above 0 is needed"},
+      {finding(F::serve_concurrency_needed, "", {{"concurrency", 0}}), "a concurrency of at least 1 is needed"},
+      {finding(F::serve_prefix_hit_out_of_range, "", {{"prefix_hit", 1}}), "the prefix-cache hit rate must be in [0, 1)"},
+      {finding(F::serve_engine_limits, "", {{"max_num_seqs", 0}, {"max_num_batched_tokens", 8192}}),
+       "the engine needs max_num_seqs and max_num_batched_tokens >= 1"},
+      {finding(F::serve_prompt_exceeds_batch, "", {{"tokens", 9000}, {"max_num_batched_tokens", 8192}}),
+       "prompts of 9000 tokens exceed max_num_batched_tokens 8192 without chunked prefill"},
+      {texts(finding(F::serve_weights_leave_no_kv, "", {{"weights_gib", 131.41234}}), {{"gpu", "NVIDIA H100"}}),
+       "the weights (131.4 GiB per GPU) leave no room for a KV cache on NVIDIA H100"},
+      {finding(F::serve_kv_below_one_request, "", {{"kv_tokens", 4000}, {"longest", 6100}}),
+       "the KV cache holds 4000 tokens, less than one p99 request (6100)"},
+      {texts(finding(F::serve_one_request_misses, "", {{"percentile", 95}}), {{"metric", "ttft"}}),
+       "one request alone misses the ttft target on this layout (p95)"},
+      {texts(finding(F::serve_simulation_misses, "", {{"rate", 3.14159}}), {{"metric", "e2e"}}),
+       "the simulation misses the e2e target even at 3.14 requests/s per replica"},
+  };
+}
+
 // sentence never shows a raw "{name}"): checked with the values each code's producer gives.
 TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   const auto n = [](FindingCode c, std::initializer_list<std::pair<std::string_view, double>> v) {
@@ -478,6 +522,7 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   replaced.values.push_back({"offering", 0, "a", true});
   replaced.values.push_back({"purchase", 0, "spot", true});
   all.push_back(replaced);
+  for (const auto& [f, words] : serve_cases()) all.push_back(f);
   all.push_back(sim::note("words"));
   for (const Finding& f : all) {
     const std::string s = render(f);
@@ -487,6 +532,11 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
   std::vector<bool> seen(static_cast<std::size_t>(FindingCode::note) + 1);
   for (const Finding& f : all) seen[static_cast<std::size_t>(f.code)] = true;
   for (std::size_t c = 0; c < seen.size(); ++c) EXPECT_TRUE(seen[c]) << "code " << c << " has no case here";
+}
+
+// Why a serving layout cannot run or meets no target (sim check_serve_job, plan_serving), in words.
+TEST(Findings, ServingReasonsAreWorded) {
+  for (const auto& [f, words] : serve_cases()) EXPECT_EQ(render(f), words);
 }
 
 // A band moved to hold the estimate (the runs' p10-p90 on one side of it), in the words the CLI prints.

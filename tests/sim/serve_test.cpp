@@ -367,7 +367,7 @@ TEST(ServePlan, ReplicasScaleWithRateAndTheSloBinds) {
   Fixture f(j);
   f.c.price_per_gpu = units::UsdPerSecond::from_base(2.0 / 3600.0);
   const ServePlan p = plan_serving(j, f.c, f.cost);
-  ASSERT_TRUE(p.feasible) << p.reason;
+  ASSERT_TRUE(p.feasible) << (p.reason ? static_cast<int>(p.reason->code) : -1);
   EXPECT_GE(p.replicas, 1);
   EXPECT_LE(p.at_rate.e2e.p95, 2.0);
   // The example: a 2 s end-to-end p95 for 300 output tokens needs < 6.7 ms per token,
@@ -398,7 +398,7 @@ TEST(ServeCurve, LatencyRisesWithRateAndTheKneeIsTheCeiling) {
   j.traffic.requests = 1500;
   Fixture f(j);
   const ServePlan plan = plan_serving(j, f.c, f.cost);
-  ASSERT_TRUE(plan.feasible) << plan.reason;
+  ASSERT_TRUE(plan.feasible) << (plan.reason ? static_cast<int>(plan.reason->code) : -1);
   const std::vector<CurvePoint> curve = latency_curve(j, f.c, f.cost, plan, 8, 1.2);
   // 8 evenly spaced rates plus the plan's max_rate, in increasing order.
   ASSERT_EQ(curve.size(), 9u);
@@ -488,14 +488,24 @@ TEST(ServeCheck, NamesWhatCannotBeServed) {
   const Cluster c = cluster_of(test::a100_80gb(), 8);
   ServeJob j = job_8b();
   j.weights = WeightFormat::fp8;
-  EXPECT_NE(check_serve_job(j, c).find("fp8"), std::string::npos);  // A100 has no FP8 tensor cores
+  auto why = check_serve_job(j, c);  // A100 has no FP8 tensor cores
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->code, FindingCode::serve_weights_need_tensor_cores);
+  EXPECT_EQ(why->text("weights"), "fp8");
+  EXPECT_EQ(why->text("compute"), "fp8");
   j.weights = WeightFormat::bf16;
   j.tp = 3;
-  EXPECT_NE(check_serve_job(j, c).find("heads"), std::string::npos);
+  why = check_serve_job(j, c);
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->code, FindingCode::serve_tp_divides_heads);
+  EXPECT_EQ(why->number("tp"), 3);
+  EXPECT_EQ(why->number("heads"), 32);
   j.tp = 1;
-  EXPECT_EQ(check_serve_job(j, c), "");
+  EXPECT_FALSE(check_serve_job(j, c));
   j.traffic.rate = 0;
-  EXPECT_NE(check_serve_job(j, c), "");
+  why = check_serve_job(j, c);
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->code, FindingCode::serve_rate_needed);
 }
 
 }  // namespace

@@ -34,21 +34,21 @@ ServeJob at(const ServeJob& job, double rate) {
 
 ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel& cost, bool confirm) {
   ServePlan plan;
-  if (std::string why = check_serve_job(job, c); !why.empty()) {
-    plan.reason = why;
+  if (auto why = check_serve_job(job, c)) {
+    plan.reason = std::move(why);
     return plan;
   }
   plan.memory = replica_memory(job, c);
   if (!plan.memory.fits()) {
-    plan.reason = "the weights (" + std::to_string(units::to_gib(plan.memory.weights)) +
-                  " GiB per GPU) leave no room for a KV cache on " + c.gpu.name;
+    Finding f = finding(FindingCode::serve_weights_leave_no_kv, {}, {{"weights_gib", units::to_gib(plan.memory.weights)}});
+    plan.reason = with_text(f, "gpu", c.gpu.name);
     plan.binding = "kv_cache";
     return plan;
   }
   const double longest = job.traffic.input.quantile(0.99) + job.traffic.output.quantile(0.99);
   if (static_cast<double>(plan.memory.kv_tokens) < longest) {
-    plan.reason = "the KV cache holds " + std::to_string(plan.memory.kv_tokens) +
-                  " tokens, less than one p99 request (" + std::to_string(static_cast<long long>(longest)) + ")";
+    plan.reason = finding(FindingCode::serve_kv_below_one_request, {},
+                          {{"kv_tokens", static_cast<double>(plan.memory.kv_tokens)}, {"longest", std::floor(longest)}});
     plan.binding = "kv_cache";
     return plan;
   }
@@ -70,8 +70,9 @@ ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel&
     if (const std::string m = meets(hi * 1e-3); !m.empty()) {
       // Even an idle replica misses the target.
       plan.binding = m;
-      plan.reason = "one request alone misses the " + m + " target on this layout (p" +
-                    std::to_string(static_cast<int>(std::lround(job.slo.percentile * 100))) + ")";
+      Finding f = finding(FindingCode::serve_one_request_misses, {},
+                          {{"percentile", std::round(job.slo.percentile * 100)}});
+      plan.reason = with_text(f, "metric", m);
       plan.at_rate = steady_state(at(job, hi * 1e-3), pass, plan.memory);
       return plan;
     }
@@ -105,8 +106,8 @@ ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel&
     }
     if (!confirmed) {
       plan.binding = missed(job, plan.at_rate);
-      plan.reason = "the simulation misses the " + plan.binding + " target even at " +
-                    std::to_string(tr.rate / plan.replicas) + " requests/s per replica";
+      Finding f = finding(FindingCode::serve_simulation_misses, {}, {{"rate", tr.rate / plan.replicas}});
+      plan.reason = with_text(f, "metric", plan.binding);
       return plan;
     }
     // What the simulation confirmed bounds what the closed form promised.
@@ -159,7 +160,7 @@ void price_plan(ServePlan& plan, const ServeJob& job, const Cluster& c) {
 std::vector<CurvePoint> latency_curve(const ServeJob& job, const Cluster& c, const OpCostModel& cost,
                                       const ServePlan& plan, int points, double beyond) {
   std::vector<CurvePoint> out;
-  if (points < 2 || !check_serve_job(job, c).empty()) return out;
+  if (points < 2 || check_serve_job(job, c)) return out;
   const ReplicaMemory memory = replica_memory(job, c);
   if (!memory.fits()) return out;
   const PassModel pass(job, c, cost);

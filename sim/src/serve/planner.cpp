@@ -43,7 +43,7 @@ std::vector<ServeJob> layouts_on(const ServeJob& base, const Cluster& c) {
       j.pp = 1;
       j.ep = base.ep > 1 ? tp : 1;
       j.weights = f;
-      if (check_serve_job(j, c).empty()) out.push_back(j);
+      if (!check_serve_job(j, c)) out.push_back(j);
     }
   }
   return out;

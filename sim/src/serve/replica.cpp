@@ -116,50 +116,58 @@ InferencePass pass_for(const ServeJob& job) {
 
 }  // namespace
 
-std::string check_serve_job(const ServeJob& job, const Cluster& c) {
+std::optional<Finding> check_serve_job(const ServeJob& job, const Cluster& c) {
+  using F = FindingCode;
   const ModelSpec& m = job.model;
-  if (job.tp < 1 || job.pp < 1) return "tp and pp must be at least 1";
-  if (m.heads % job.tp != 0) {
-    return "tp " + std::to_string(job.tp) + " does not divide the model's " + std::to_string(m.heads) +
-           " attention heads";
-  }
+  if (job.tp < 1 || job.pp < 1) return finding(F::serve_tp_pp_below_one, {}, {{"tp", job.tp}, {"pp", job.pp}});
+  if (m.heads % job.tp != 0) return finding(F::serve_tp_divides_heads, {}, {{"tp", job.tp}, {"heads", m.heads}});
   if (m.attention != Attention::mla && job.tp % std::max(1, m.kv_heads) != 0 && m.kv_heads % job.tp != 0) {
-    return "tp " + std::to_string(job.tp) + " and the model's " + std::to_string(m.kv_heads) +
-           " KV heads: one must divide the other";
+    return finding(F::serve_tp_and_kv_heads, {}, {{"tp", job.tp}, {"kv_heads", m.kv_heads}});
   }
-  if (job.pp > m.layers) return "pp " + std::to_string(job.pp) + " exceeds the model's layers";
+  if (job.pp > m.layers) return finding(F::serve_pp_exceeds_layers, {}, {{"pp", job.pp}, {"layers", m.layers}});
   if (job.ep > 1 && (!m.is_moe() || job.ep != job.tp)) {
-    return "ep must be 1 (experts split over TP) or equal tp (whole experts per rank) for an MoE model";
+    return finding(F::serve_ep_layout, {}, {{"ep", job.ep}, {"tp", job.tp}});
   }
   if (m.is_moe() && job.ep > 1 && m.moe.experts % job.ep != 0) {
-    return "ep " + std::to_string(job.ep) + " does not divide the model's " + std::to_string(m.moe.experts) + " experts";
+    return finding(F::serve_ep_divides_experts, {}, {{"ep", job.ep}, {"experts", m.moe.experts}});
   }
-  if (m.mamba_layer_count() > 0) return "serving hybrid Mamba models is not supported yet (their decode state update is not modelled)";
+  if (m.mamba_layer_count() > 0) {
+    return finding(F::serve_hybrid_unsupported, {}, {{"mamba_layers", static_cast<double>(m.mamba_layer_count())}});
+  }
   const Precision compute = traits(job.weights).compute;
   if (c.gpu.peak.for_precision(compute).base() <= 0) {
-    return std::string(to_string(job.weights)) + " weights need " + to_string(compute) + " tensor cores, which " +
-           c.gpu.name + " does not have (or the catalog does not know their rate)";
+    Finding f = text_finding(F::serve_weights_need_tensor_cores, "weights", std::string(to_string(job.weights)));
+    with_text(f, "compute", std::string(to_string(compute)));
+    return with_text(f, "gpu", c.gpu.name);
   }
   if (job.kv != Precision::bf16 && job.kv != Precision::fp16 && job.kv != Precision::fp8) {
-    return std::string("KV-cache precision ") + to_string(job.kv) + " is not one of bf16, fp16, fp8";
+    return text_finding(F::serve_kv_precision, "kv", std::string(to_string(job.kv)));
   }
   if (job.gpus() > c.gpus_per_node && job.tp > c.gpus_per_node) {
-    return "tp " + std::to_string(job.tp) + " spans more than one node of " + std::to_string(c.gpus_per_node) +
-           " GPUs (tensor parallelism needs the scale-up domain)";
+    return finding(F::serve_tp_spans_nodes, {}, {{"tp", job.tp}, {"gpus_per_node", c.gpus_per_node}});
   }
   const Traffic& t = job.traffic;
-  if (!(t.input.mean >= 1) || !(t.output.mean >= 1)) return "input and output lengths must be at least 1 token";
-  if (t.arrival == Arrival::poisson && !(t.rate > 0)) return "a request rate above 0 is needed";
-  if (t.arrival == Arrival::closed_loop && t.concurrency < 1) return "a concurrency of at least 1 is needed";
-  if (!(t.prefix_hit >= 0 && t.prefix_hit < 1)) return "the prefix-cache hit rate must be in [0, 1)";
-  const EngineSpec& e = job.engine;
-  if (e.max_num_seqs < 1 || e.max_num_batched_tokens < 1) return "the engine needs max_num_seqs and max_num_batched_tokens >= 1";
-  if (!e.chunked_prefill && t.input.quantile(0.99) > static_cast<double>(e.max_num_batched_tokens)) {
-    return "prompts of " + std::to_string(static_cast<long long>(t.input.quantile(0.99))) +
-           " tokens exceed max_num_batched_tokens " + std::to_string(e.max_num_batched_tokens) +
-           " without chunked prefill";
+  if (!(t.input.mean >= 1) || !(t.output.mean >= 1)) {
+    return finding(F::serve_lengths_below_one, {}, {{"input", t.input.mean}, {"output", t.output.mean}});
   }
-  return {};
+  if (t.arrival == Arrival::poisson && !(t.rate > 0)) return finding(F::serve_rate_needed, {}, {{"rate", t.rate}});
+  if (t.arrival == Arrival::closed_loop && t.concurrency < 1) {
+    return finding(F::serve_concurrency_needed, {}, {{"concurrency", t.concurrency}});
+  }
+  if (!(t.prefix_hit >= 0 && t.prefix_hit < 1)) {
+    return finding(F::serve_prefix_hit_out_of_range, {}, {{"prefix_hit", t.prefix_hit}});
+  }
+  const EngineSpec& e = job.engine;
+  if (e.max_num_seqs < 1 || e.max_num_batched_tokens < 1) {
+    return finding(F::serve_engine_limits, {},
+                   {{"max_num_seqs", e.max_num_seqs}, {"max_num_batched_tokens", static_cast<double>(e.max_num_batched_tokens)}});
+  }
+  if (!e.chunked_prefill && t.input.quantile(0.99) > static_cast<double>(e.max_num_batched_tokens)) {
+    return finding(F::serve_prompt_exceeds_batch, {},
+                   {{"tokens", std::floor(t.input.quantile(0.99))},
+                    {"max_num_batched_tokens", static_cast<double>(e.max_num_batched_tokens)}});
+  }
+  return std::nullopt;
 }
 
 ReplicaMemory replica_memory(const ServeJob& job, const Cluster& c) {

@@ -186,6 +186,28 @@ enum class FindingCode : std::uint8_t {
   catalog_price_without_rate,    // offering, currency (text): a catalog price not in USD, no rate: unknown
   scenario_pricing_not_offered,  // instance (text): the scenario's pricing has no offering to apply to
   price_replaces_scenario_price, // offering, purchase (text), given_usd, file_usd: per GPU-hour
+  // Why a serving layout cannot run (serve/replica.cpp check_serve_job) or meets no target
+  // (serve/plan.cpp plan_serving): ServePlan::reason.
+  serve_tp_pp_below_one,            // tp, pp
+  serve_tp_divides_heads,           // tp, heads
+  serve_tp_and_kv_heads,            // tp, kv_heads: one must divide the other
+  serve_pp_exceeds_layers,          // pp, layers
+  serve_ep_layout,                  // ep, tp: ep is 1 or tp, for an MoE model
+  serve_ep_divides_experts,         // ep, experts
+  serve_hybrid_unsupported,         // mamba_layers
+  serve_weights_need_tensor_cores,  // weights, compute, gpu (texts)
+  serve_kv_precision,               // kv (text)
+  serve_tp_spans_nodes,             // tp, gpus_per_node
+  serve_lengths_below_one,          // input, output (mean tokens)
+  serve_rate_needed,                // rate
+  serve_concurrency_needed,         // concurrency
+  serve_prefix_hit_out_of_range,    // prefix_hit
+  serve_engine_limits,              // max_num_seqs, max_num_batched_tokens
+  serve_prompt_exceeds_batch,       // tokens (p99 prompt), max_num_batched_tokens
+  serve_weights_leave_no_kv,        // weights_gib, gpu (text)
+  serve_kv_below_one_request,       // kv_tokens, longest (p99 input + output)
+  serve_one_request_misses,         // metric (text: ttft, tpot, e2e), percentile
+  serve_simulation_misses,          // metric (text), rate (requests/s per replica)
   // Words from data/ or a front end (profile coverage, error bands), carried with the estimate.
   note,  // text
 };

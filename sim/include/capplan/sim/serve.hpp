@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/finding.hpp"
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/model.hpp"
 #include "capplan/sim/op_cost.hpp"
@@ -123,8 +124,8 @@ struct ServeJob {
   int gpus() const { return tp * pp; }
 };
 
-// Why a job cannot be served as asked (empty: it can).
-std::string check_serve_job(const ServeJob& job, const Cluster& c);
+// Why a job cannot be served as asked (a serve_* finding; empty: it can).
+std::optional<Finding> check_serve_job(const ServeJob& job, const Cluster& c);
 
 // Per GPU of the replica (the most loaded pipeline stage).
 struct ReplicaMemory {
@@ -231,7 +232,7 @@ struct ServePlan {
   std::optional<double> usd_per_million_input;
   std::optional<double> usd_per_million_output;
   bool feasible = false;
-  std::string reason;           // when not feasible
+  std::optional<Finding> reason;  // why not, when not feasible (a serve_* finding)
 };
 // `confirm` false: the closed form alone (no simulation), for a search over many layouts and
 // offerings that confirms only the ones it keeps (the at_rate load is then steady_state's).
