@@ -197,8 +197,10 @@ std::array<double, 5> levenberg_marquardt(std::array<double, 5> th, const std::a
   return th;
 }
 
+// The SM count of the context: Context::properties first, then the keys records written before
+// properties existed used (versions, clocks). 0 (no quantisation term) when absent or not a number.
 int wave_units_of(const Context& c) {
-  for (const auto* map : {&c.versions, &c.clocks}) {
+  for (const auto* map : {&c.properties, &c.versions, &c.clocks}) {
     if (auto it = map->find("sm_count"); it != map->end()) {
       try {
         const int v = std::stoi(it->second);

@@ -27,6 +27,9 @@ struct Context {
   std::string capplan_version;
   std::map<std::string, std::string> versions;  // driver, cuda_runtime, cublas, nccl, eigen, mpi, ...
   std::map<std::string, std::string> clocks;    // e.g. sm_mhz, mem_mhz (only where readable)
+  // Fixed properties of the device, decimal text with the unit in the key: sm_count, l2_bytes,
+  // memory_bytes, memory_bus_width_bits, ... (the fitter's wave-quantisation term reads sm_count).
+  std::map<std::string, std::string> properties;
   int ranks = 1;               // processes taking part (MPI or NCCL communicator size)
   int ranks_per_node = 1;
   int devices_per_rank = 1;
