@@ -287,6 +287,12 @@ RunReport run_calibration(MeasurementBackend& backend, const std::vector<Case>& 
   report.measurements = std::move(start);
   auto& m = report.measurements;
   m.context = backend.context();  // a resumed run records where its new measurements were taken
+  // The device's clocks, power and throttle state around the run (read only), so a record shows
+  // whether the GPU ran the sweep at the clocks it started with.
+  const auto record_state = [&](const char* suffix) {
+    for (const auto& [key, value] : backend.device_state()) m.context.clocks[key + suffix] = value;
+  };
+  record_state("_before");
   const bool leader = backend.rank() == 0;
   const auto t0 = Clock::now();
   std::size_t done = 0;
@@ -360,6 +366,7 @@ RunReport run_calibration(MeasurementBackend& backend, const std::vector<Case>& 
       break;
     }
   }
+  record_state("_after");  // also after a stop or a lost device: what the GPU was doing then
   return report;
 }
 

@@ -26,7 +26,10 @@ struct Context {
   std::string date_utc;        // ISO 8601, when the calibration started
   std::string capplan_version;
   std::map<std::string, std::string> versions;  // driver, cuda_runtime, cublas, nccl, eigen, mpi, ...
-  std::map<std::string, std::string> clocks;    // e.g. sm_mhz, mem_mhz (only where readable)
+  // Clocks and device state, only where readable: the device's maxima (sm_max_mhz, mem_max_mhz) and,
+  // for a calibration run, the backend's device_state() read at its start and end with the suffix
+  // "_before" / "_after" (sm_mhz_before, power_w_after, throttle_reasons_before, ...).
+  std::map<std::string, std::string> clocks;
   // Fixed properties of the device, decimal text with the unit in the key: sm_count, l2_bytes,
   // memory_bytes, memory_bus_width_bits, ... (the fitter's wave-quantisation term reads sm_count).
   std::map<std::string, std::string> properties;
