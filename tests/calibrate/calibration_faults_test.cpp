@@ -152,6 +152,27 @@ TEST(CalibrationPlan, DeviceSweepHasDecodeShapedGemms) {
                            [](const Case& c) { return c.kind == CaseKind::gemm && c.gemm.n == 14336; }));
 }
 
+// A device backend's memory sweep starts at 64 KiB (a decode step's small tensors, read from HBM by
+// the CUDA backend at every size) and grows by 4x to its default maximum, 4 GiB (1 GiB quick):
+// 64 KiB x 4^8 = 4 GiB, nine sizes per pattern. The host backend keeps its 32 KiB start.
+TEST(CalibrationPlan, DeviceMemorySweepStartsAt64KiB) {
+  FaultyBackend b;
+  for (const bool quick : {false, true}) {
+    const auto plan = plan_sweep(b, PlanOptions{.quick = quick});
+    std::map<std::string, std::vector<double>> sizes;
+    for (const auto& c : plan) {
+      if (c.kind == CaseKind::memory) sizes[c.pattern].push_back(c.bytes);
+    }
+    ASSERT_EQ(sizes.size(), 3u);  // copy, norm, elementwise
+    for (const auto& [pattern, v] : sizes) {
+      ASSERT_EQ(v.size(), quick ? 8u : 9u) << pattern;
+      EXPECT_DOUBLE_EQ(v.front(), 64.0 * 1024) << pattern;
+      EXPECT_DOUBLE_EQ(v.back(), (quick ? 1.0 : 4.0) * 1024 * 1024 * 1024) << pattern;
+      for (std::size_t i = 1; i < v.size(); ++i) EXPECT_DOUBLE_EQ(v[i], 4 * v[i - 1]) << pattern;
+    }
+  }
+}
+
 // The device state is read before the first case and after the last, into the context's clocks
 // with the suffixes _before and _after: after a whole run, after a run stopped early, and after a
 // run that lost its device.
