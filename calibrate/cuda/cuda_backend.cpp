@@ -17,6 +17,7 @@
 #include "cuda_util.hpp"
 #include "kernels.hpp"
 #include "lt_matmul.hpp"
+#include "nvml_device_state.hpp"
 #ifdef CAPPLAN_HAVE_NCCL
 #include "nccl_collectives.hpp"
 #endif
@@ -95,10 +96,12 @@ struct CudaBackend::Impl {
   int device = 0;
   int device_count = 0;
   int cc_major = 0, cc_minor = 0;
+  int l2_bytes = 0;
   cudaStream_t stream = nullptr;
   cublasLtHandle_t lt = nullptr;
   DeviceBuffer workspace;
   Context context;
+  std::unique_ptr<cuda::NvmlDeviceState> nvml;  // clocks, power, temperature (read only)
 #ifdef CAPPLAN_HAVE_NCCL
   cuda::ProcessLayout layout;
   std::unique_ptr<cuda::NcclCollectives> nccl;
@@ -123,6 +126,40 @@ struct CudaBackend::Impl {
   // Random test data in [-1, 1) (never zeros: they hide unwritten outputs and run faster).
   Status fill(void* p, int dtype, std::size_t n, std::uint64_t seed) {
     return check(capplan_fill_uniform(p, dtype, n, seed, -1.0f, 1.0f, stream), "fill");
+  }
+
+  // Brings the SM clock out of idle before the first case: cuBLASLt GEMMs (4096^3 in bf16, fp16
+  // before Ampere) back to back for `seconds` by the host clock, as a benchmark's warm-up run does.
+  // It only loads the GPU: clocks and power limits are never set. Returns the seconds it ran.
+  std::expected<double, Diagnostics> warm_up_clocks(double seconds) {
+    using Clock = std::chrono::steady_clock;
+    const sim::Precision dtype = cc_major >= 8 ? sim::Precision::bf16 : sim::Precision::fp16;
+    constexpr std::int64_t n = 4096;
+    const cuda::MatmulSpec spec = cuda::tn_spec({n, n, n, 1, dtype});
+    auto plan = cuda::LtMatmul::create(lt, spec, workspace.bytes());
+    if (!plan) return std::unexpected(plan.error());
+    const auto elems = static_cast<std::size_t>(n * n);
+    std::vector<DeviceBuffer> bufs;
+    for (int i = 0; i < 3; ++i) {
+      auto b = DeviceBuffer::allocate(elems * 2, "clock warm-up");
+      if (!b) return std::unexpected(b.error());
+      if (auto r = fill(b->get(), cuda::operand_kernel_dtype(dtype), elems, 41 + static_cast<std::uint64_t>(i)); !r) {
+        return std::unexpected(r.error());
+      }
+      bufs.push_back(std::move(*b));
+    }
+    const auto t0 = Clock::now();
+    double elapsed = 0.0;
+    for (int round = 0; round < 10000 && elapsed < seconds; ++round) {
+      for (int i = 0; i < 4; ++i) {
+        if (auto r = plan->run(bufs[0].get(), bufs[1].get(), bufs[2].get(), workspace.get(), stream); !r) {
+          return std::unexpected(r.error());
+        }
+      }
+      if (auto r = check(cudaStreamSynchronize(stream), "clock warm-up"); !r) return std::unexpected(r.error());
+      elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+    return elapsed;
   }
 
   std::vector<double> download_f32(const void* src, int dtype, std::size_t n, Diagnostics& errors) {
@@ -187,7 +224,32 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(int device) {
   if (!ws) return std::unexpected(ws.error());
   impl->workspace = std::move(*ws);
 
+  (void)cudaDeviceGetAttribute(&impl->l2_bytes, cudaDevAttrL2CacheSize, impl->device);
+
   impl->context = cuda::make_cuda_context(impl->device, nccl_ver);
+  impl->nvml = std::make_unique<cuda::NvmlDeviceState>(cuda::pci_bus_id(impl->device));
+  if (impl->nvml->available()) {
+    if (const std::string v = impl->nvml->driver_version(); !v.empty()) impl->context.versions["nvidia_driver"] = v;
+  } else {
+    impl->context.versions["nvml"] = "unavailable: " + impl->nvml->why() + "; no clocks, power or throttle reasons";
+  }
+  // The GEMM sweep's fp8 products run without cuBLASLt's fast accumulation (lt_matmul.hpp): the
+  // stricter mode, the one Transformer Engine's dgrad and wgrad GEMMs (two thirds of a training
+  // step's GEMM FLOPs) run with. The training step runs each fp8 GEMM as Transformer Engine does:
+  // forward with fast accumulation, backward without (layer_step_plan).
+  impl->context.versions["fp8_fast_accum"] = "off";
+  impl->context.versions["fp8_fast_accum_training_step"] = "forward on, backward off";
+#ifdef CAPPLAN_HAVE_NCCL
+  impl->context.versions["nccl_alltoall"] = cuda::alltoall_path_text();
+  impl->context.versions["nccl_headers"] = cuda::nccl_header_version();
+#endif
+  // The first case must not meet a GPU at idle clocks.
+  if (auto warm = impl->warm_up_clocks(0.3)) {
+    impl->context.clocks["warm_up_ms"] = std::to_string(static_cast<long long>(std::lround(*warm * 1e3)));
+  } else {
+    (void)cudaGetLastError();
+    impl->context.clocks["warm_up_ms"] = "0";
+  }
 #ifdef CAPPLAN_HAVE_NCCL
   if (impl->layout.size > 1) {
     impl->context.ranks = impl->layout.size;
@@ -208,6 +270,7 @@ Result<std::unique_ptr<MeasurementBackend>> make_cuda_backend(int device) {
 }
 
 Context CudaBackend::context() const { return impl_->context; }
+std::map<std::string, std::string> CudaBackend::device_state() const { return impl_->nvml->read(); }
 bool CudaBackend::healthy() const {
   // A non-sticky error (a refused launch configuration, out of memory) is cleared by reading it;
   // a sticky one comes back from every call until the process ends.
