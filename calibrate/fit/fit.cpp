@@ -552,6 +552,14 @@ Result<sim::Profile> fit_profile(const Measurements& m) {
     ms.components_s = s.components_s;
     p.steps.push_back(std::move(ms));
   }
+  // Which NCCL measured (or would measure) the collectives: the library loaded at run time, the
+  // headers built against and the all-to-all path, so a summary shows a version mismatch at once.
+  if (const auto v = c.versions.find("nccl"); v != c.versions.end()) {
+    std::string text = "nccl: " + v->second + " loaded";
+    if (const auto h = c.versions.find("nccl_headers"); h != c.versions.end()) text += ", headers " + h->second;
+    if (const auto a = c.versions.find("nccl_alltoall"); a != c.versions.end()) text += "; all-to-all " + a->second;
+    p.notes.push_back(text);
+  }
   return p;
 }
 

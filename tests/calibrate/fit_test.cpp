@@ -286,6 +286,23 @@ TEST(RecordsFile, RoundTripsEveryRecord) {
   EXPECT_EQ(measurements_to_json(*back), text);
 }
 
+// A profile of records with NCCL versions (the CUDA backend's context) says which NCCL measured
+// the collectives, as `capplan calibrate` prints the profile's notes; records without (the host
+// backend) get no such note.
+TEST(FitProfile, NotesTheNcclVersionAndAllToAllPathOfTheRecords) {
+  Measurements m = small_measurements();
+  m.context.versions["nccl"] = "2.27.3";
+  m.context.versions["nccl_headers"] = "2.28.9";
+  m.context.versions["nccl_alltoall"] = "grouped send/recv";
+  auto p = fit_profile(m);
+  ASSERT_TRUE(p.has_value()) << to_string(p.error());
+  ASSERT_FALSE(p->notes.empty());
+  EXPECT_EQ(p->notes.back(), "nccl: 2.27.3 loaded, headers 2.28.9; all-to-all grouped send/recv");
+  auto host = fit_profile(small_measurements());
+  ASSERT_TRUE(host.has_value());
+  for (const auto& n : host->notes) EXPECT_EQ(n.find("nccl"), std::string::npos) << n;
+}
+
 // The device properties of the context round-trip, and a records file written before they were
 // recorded (no "properties" key at all) still reads, with none.
 TEST(RecordsFile, DevicePropertiesRoundTripAndOldFilesWithoutThemStillRead) {
