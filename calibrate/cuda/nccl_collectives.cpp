@@ -39,15 +39,19 @@ constexpr int kNcclAlltoAllVersion = 22800;
 // older libnccl.so.2.
 using AlltoAllFn = decltype(&ncclAlltoAll);
 
-// The loaded library's ncclAlltoAll, or nullptr (older than 2.28, or not exported).
+// The loaded library's ncclAlltoAll, or nullptr (older than 2.28, or not exported). Resolved once
+// per process (the library cannot change under it), so a timed all-to-all pays no dlsym.
 AlltoAllFn native_alltoall() {
-  int v = 0;
-  if (ncclGetVersion(&v) != ncclSuccess || v < kNcclAlltoAllVersion) return nullptr;
-  void* p = dlsym(RTLD_DEFAULT, "ncclAlltoAll");
-  AlltoAllFn fn = nullptr;
-  static_assert(sizeof(fn) == sizeof(p));
-  std::memcpy(&fn, &p, sizeof fn);
-  return fn;
+  static const AlltoAllFn resolved = [] {
+    int v = 0;
+    AlltoAllFn fn = nullptr;
+    if (ncclGetVersion(&v) != ncclSuccess || v < kNcclAlltoAllVersion) return fn;
+    void* p = dlsym(RTLD_DEFAULT, "ncclAlltoAll");
+    static_assert(sizeof(fn) == sizeof(p));
+    std::memcpy(&fn, &p, sizeof fn);
+    return fn;
+  }();
+  return resolved;
 }
 #endif
 
