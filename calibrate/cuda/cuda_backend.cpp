@@ -17,6 +17,8 @@
 #include "cuda_util.hpp"
 #include "kernels.hpp"
 #include "lt_matmul.hpp"
+#include "nvml_device_state.hpp"
+#include "timing_plan.hpp"
 #ifdef CAPPLAN_HAVE_NCCL
 #include "nccl_collectives.hpp"
 #endif
@@ -35,40 +37,66 @@ constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
 // The bandwidth "norm" pattern normalises rows of this many elements (a hidden size of 8192).
 constexpr std::int64_t kNormCols = 8192;
 
-// Runs `enqueue` `warmup` times untimed (at least once; it also estimates one iteration), then as
-// many of `iterations` as fit in max_seconds_per_case by that estimate (at least one), back to back
-// with an event between every two, so the GPU never idles waiting for the host and each sample is
-// one iteration's device time.
+// Launches and event records one timed iteration of time_iterations enqueues: an event on each
+// side and the work itself (one cuBLASLt matmul may be two kernels: a split-K product and its
+// reduction; a copy or one of the backend's kernels is one).
+constexpr int kLaunchesPerTimedIteration = 4;
+
+// Holds `stream` on the GPU for `seconds` (capplan_spin) so that what the host enqueues next
+// queues up behind it (timing_plan.hpp).
+Status spin(cudaStream_t stream, double seconds) {
+  return check(capplan_spin(static_cast<unsigned long long>(seconds * 1e9), stream), "spin kernel");
+}
+
+// Runs `enqueue` `warmup` times untimed (at least once), each between its own pair of events as in
+// the timed loop; the warm-up estimates one iteration on the device (events) and on the host (the
+// fastest enqueue, host clock). Then as many of `iterations` as fit in max_seconds_per_case by the
+// device estimate (at least one), each between its own pair of events, queued in batches behind a
+// spin kernel long enough for the host to enqueue the batch (plan_queue): the GPU runs them back to
+// back without waiting for the host, so each sample is one iteration's device time even when the
+// iteration is shorter than its enqueueing.
 template <class F>
 Result<std::vector<double>> time_iterations(cudaStream_t stream, const RunOptions& options, F&& enqueue) {
+  using Clock = std::chrono::steady_clock;
   const int warmup = std::max(1, options.warmup);
   std::vector<EventTimer> marks;
-  auto event = [&]() -> Status {  // appends an event recorded now on `stream`
-    auto t = EventTimer::create();
-    if (!t) return std::unexpected(t.error());
-    marks.push_back(std::move(*t));
-    return marks.back().start(stream);
+  auto make_marks = [&](int n) -> Status {
+    marks.clear();
+    for (int i = 0; i < n; ++i) {
+      auto t = EventTimer::create();
+      if (!t) return std::unexpected(t.error());
+      marks.push_back(std::move(*t));
+    }
+    return {};
   };
-  if (auto r = event(); !r) return std::unexpected(r.error());
-  for (int i = 0; i < warmup; ++i) {
-    if (auto r = enqueue(); !r) return std::unexpected(r.error());
+  auto timed = [&](EventTimer& m) -> Status {  // one iteration between its events
+    if (auto r = m.start(stream); !r) return r;
+    if (auto r = enqueue(); !r) return r;
+    return m.stop(stream);
+  };
+  if (auto r = make_marks(warmup); !r) return std::unexpected(r.error());
+  double host_s = INFINITY;
+  for (auto& m : marks) {
+    const auto t0 = Clock::now();
+    if (auto r = timed(m); !r) return std::unexpected(r.error());
+    host_s = std::min(host_s, std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  if (auto r = marks[0].stop(stream); !r) return std::unexpected(r.error());
-  auto warm = marks[0].seconds();
-  if (!warm) return std::unexpected(warm.error());
-  const double est = *warm / warmup;
+  double device_s = 0.0;
+  for (const auto& m : marks) {
+    auto t = m.seconds();
+    if (!t) return std::unexpected(t.error());
+    device_s += *t;
+  }
+  const double est = device_s / warmup;
   int iterations = std::max(1, options.iterations);
   if (est > 0) iterations = std::clamp(static_cast<int>(options.max_seconds_per_case / est), 1, iterations);
-  marks.clear();
-  for (int i = 0; i < iterations; ++i) {  // one timer per iteration: start before, stop after
-    auto t = EventTimer::create();
-    if (!t) return std::unexpected(t.error());
-    marks.push_back(std::move(*t));
-  }
-  for (auto& m : marks) {
-    if (auto r = m.start(stream); !r) return std::unexpected(r.error());
-    if (auto r = enqueue(); !r) return std::unexpected(r.error());
-    if (auto r = m.stop(stream); !r) return std::unexpected(r.error());
+  if (auto r = make_marks(iterations); !r) return std::unexpected(r.error());
+  const cuda::QueuePlan q = cuda::plan_queue(iterations, host_s, kLaunchesPerTimedIteration);
+  for (int first = 0; first < iterations; first += q.per_batch) {
+    if (auto r = spin(stream, q.spin_s); !r) return std::unexpected(r.error());
+    for (int i = first; i < std::min(iterations, first + q.per_batch); ++i) {
+      if (auto r = timed(marks[static_cast<std::size_t>(i)]); !r) return std::unexpected(r.error());
+    }
   }
   std::vector<double> samples;
   for (const auto& m : marks) {
@@ -95,10 +123,12 @@ struct CudaBackend::Impl {
   int device = 0;
   int device_count = 0;
   int cc_major = 0, cc_minor = 0;
+  int l2_bytes = 0;
   cudaStream_t stream = nullptr;
   cublasLtHandle_t lt = nullptr;
   DeviceBuffer workspace;
   Context context;
+  std::unique_ptr<cuda::NvmlDeviceState> nvml;  // clocks, power, temperature (read only)
 #ifdef CAPPLAN_HAVE_NCCL
   cuda::ProcessLayout layout;
   std::unique_ptr<cuda::NcclCollectives> nccl;
@@ -123,6 +153,40 @@ struct CudaBackend::Impl {
   // Random test data in [-1, 1) (never zeros: they hide unwritten outputs and run faster).
   Status fill(void* p, int dtype, std::size_t n, std::uint64_t seed) {
     return check(capplan_fill_uniform(p, dtype, n, seed, -1.0f, 1.0f, stream), "fill");
+  }
+
+  // Brings the SM clock out of idle before the first case: cuBLASLt GEMMs (4096^3 in bf16, fp16
+  // before Ampere) back to back for `seconds` by the host clock, as a benchmark's warm-up run does.
+  // It only loads the GPU: clocks and power limits are never set. Returns the seconds it ran.
+  std::expected<double, Diagnostics> warm_up_clocks(double seconds) {
+    using Clock = std::chrono::steady_clock;
+    const sim::Precision dtype = cc_major >= 8 ? sim::Precision::bf16 : sim::Precision::fp16;
+    constexpr std::int64_t n = 4096;
+    const cuda::MatmulSpec spec = cuda::tn_spec({n, n, n, 1, dtype});
+    auto plan = cuda::LtMatmul::create(lt, spec, workspace.bytes());
+    if (!plan) return std::unexpected(plan.error());
+    const auto elems = static_cast<std::size_t>(n * n);
+    std::vector<DeviceBuffer> bufs;
+    for (int i = 0; i < 3; ++i) {
+      auto b = DeviceBuffer::allocate(elems * 2, "clock warm-up");
+      if (!b) return std::unexpected(b.error());
+      if (auto r = fill(b->get(), cuda::operand_kernel_dtype(dtype), elems, 41 + static_cast<std::uint64_t>(i)); !r) {
+        return std::unexpected(r.error());
+      }
+      bufs.push_back(std::move(*b));
+    }
+    const auto t0 = Clock::now();
+    double elapsed = 0.0;
+    for (int round = 0; round < 10000 && elapsed < seconds; ++round) {
+      for (int i = 0; i < 4; ++i) {
+        if (auto r = plan->run(bufs[0].get(), bufs[1].get(), bufs[2].get(), workspace.get(), stream); !r) {
+          return std::unexpected(r.error());
+        }
+      }
+      if (auto r = check(cudaStreamSynchronize(stream), "clock warm-up"); !r) return std::unexpected(r.error());
+      elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+    return elapsed;
   }
 
   std::vector<double> download_f32(const void* src, int dtype, std::size_t n, Diagnostics& errors) {
@@ -187,7 +251,32 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(int device) {
   if (!ws) return std::unexpected(ws.error());
   impl->workspace = std::move(*ws);
 
+  (void)cudaDeviceGetAttribute(&impl->l2_bytes, cudaDevAttrL2CacheSize, impl->device);
+
   impl->context = cuda::make_cuda_context(impl->device, nccl_ver);
+  impl->nvml = std::make_unique<cuda::NvmlDeviceState>(cuda::pci_bus_id(impl->device));
+  if (impl->nvml->available()) {
+    if (const std::string v = impl->nvml->driver_version(); !v.empty()) impl->context.versions["nvidia_driver"] = v;
+  } else {
+    impl->context.versions["nvml"] = "unavailable: " + impl->nvml->why() + "; no clocks, power or throttle reasons";
+  }
+  // The GEMM sweep's fp8 products run without cuBLASLt's fast accumulation (lt_matmul.hpp): the
+  // stricter mode, the one Transformer Engine's dgrad and wgrad GEMMs (two thirds of a training
+  // step's GEMM FLOPs) run with. The training step runs each fp8 GEMM as Transformer Engine does:
+  // forward with fast accumulation, backward without (layer_step_plan).
+  impl->context.versions["fp8_fast_accum"] = "off";
+  impl->context.versions["fp8_fast_accum_training_step"] = "forward on, backward off";
+#ifdef CAPPLAN_HAVE_NCCL
+  impl->context.versions["nccl_alltoall"] = cuda::alltoall_path_text();
+  impl->context.versions["nccl_headers"] = cuda::nccl_header_version();
+#endif
+  // The first case must not meet a GPU at idle clocks.
+  if (auto warm = impl->warm_up_clocks(0.3)) {
+    impl->context.clocks["warm_up_ms"] = std::to_string(static_cast<long long>(std::lround(*warm * 1e3)));
+  } else {
+    (void)cudaGetLastError();
+    impl->context.clocks["warm_up_ms"] = "0";
+  }
 #ifdef CAPPLAN_HAVE_NCCL
   if (impl->layout.size > 1) {
     impl->context.ranks = impl->layout.size;
@@ -208,6 +297,7 @@ Result<std::unique_ptr<MeasurementBackend>> make_cuda_backend(int device) {
 }
 
 Context CudaBackend::context() const { return impl_->context; }
+std::map<std::string, std::string> CudaBackend::device_state() const { return impl_->nvml->read(); }
 bool CudaBackend::healthy() const {
   // A non-sticky error (a refused launch configuration, out of memory) is cleared by reading it;
   // a sticky one comes back from every call until the process ends.
@@ -263,10 +353,8 @@ Result<GemmRecord> CudaBackend::gemm(const GemmShape& shape, const RunOptions& o
   // Rotating copies of the operands (rotation_sets): each timed run reads A and B from HBM, as the
   // GEMM does inside a layer, not from the L2 its previous run warmed (decode-shaped GEMMs fit in
   // an H100's 50 MB L2 and would otherwise time at L2 bandwidth).
-  int l2_bytes = 0;
-  (void)cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, s.device);
   const double set_bytes = static_cast<double>((na + nb) * ob + nc * rb);
-  const auto sets = static_cast<std::size_t>(rotation_sets(set_bytes, l2_bytes, 2.0 * 1024 * 1024 * 1024));
+  const auto sets = static_cast<std::size_t>(rotation_sets(set_bytes, s.l2_bytes, 2.0 * 1024 * 1024 * 1024));
   auto a = DeviceBuffer::allocate(sets * na * ob, "gemm A");
   if (!a) return std::unexpected(a.error());
   auto b = DeviceBuffer::allocate(sets * nb * ob, "gemm B");
@@ -302,9 +390,11 @@ std::vector<std::string> CudaBackend::launch_patterns() const {
 // Kernel launch and dispatch (records.hpp, LaunchRecord), `kernels` per sample:
 //   launch        host steady clock around `kernels` empty-kernel launches (not synchronised in
 //                 between; the stream is drained, untimed, after each sample);
-//   back_to_back  events around the same launches: the GPU's time per kernel, which is the
-//                 longer of its own per-kernel cost and the host's launch rate;
-//   graph         events around one replay of a CUDA graph of `kernels` empty kernels;
+//   back_to_back  events around the same launches, queued behind a spin kernel (timing_plan.hpp)
+//                 long enough for the host to issue all of them: the GPU's own time per queued
+//                 kernel, not the host's launch rate;
+//   graph         events around one replay of a CUDA graph of `kernels` empty kernels, also behind
+//                 a spin: the device's time per graph node, without the host's cudaGraphLaunch;
 //   dispatch      host clock around `kernels` ops of a framework-like sequence (RMSNorm, a
 //                 16 x 1024 x 1024 cuBLASLt matmul, GELU, residual add, repeated), as an eager
 //                 framework issues a layer's small ops.
@@ -320,8 +410,12 @@ Result<LaunchRecord> CudaBackend::launch(const std::string& pattern, int kernels
     }
     return {};
   };
+  // The host's fastest time to issue one batch over the warm-up samples: sizes the spin that
+  // holds the stream while a timed batch is issued.
+  double issue_host_s = INFINITY;
   // One sample: `issue` timed by the host clock (host = true) or by events on the stream.
-  const auto sample = [&](const std::function<Status()>& issue, bool host) -> std::expected<double, Diagnostics> {
+  const auto sample = [&](const std::function<Status()>& issue, bool host,
+                          bool warm) -> std::expected<double, Diagnostics> {
     if (host) {
       const auto t0 = Clock::now();
       if (auto r = issue(); !r) return std::unexpected(r.error());
@@ -331,19 +425,26 @@ Result<LaunchRecord> CudaBackend::launch(const std::string& pattern, int kernels
     }
     auto ev = EventTimer::create();
     if (!ev) return std::unexpected(ev.error());
+    if (!warm) {
+      const double spin_s = cuda::plan_queue(1, issue_host_s, kernels + 2).spin_s;
+      if (auto r = spin(s.stream, spin_s); !r) return std::unexpected(r.error());
+    }
     if (auto r = ev->start(s.stream); !r) return std::unexpected(r.error());
+    const auto t0 = Clock::now();
     if (auto r = issue(); !r) return std::unexpected(r.error());
+    const double issued = std::chrono::duration<double>(Clock::now() - t0).count();
     if (auto r = ev->stop(s.stream); !r) return std::unexpected(r.error());
+    if (warm) issue_host_s = std::min(issue_host_s, issued);
     return ev->seconds();
   };
   const auto run = [&](const std::function<Status()>& issue, bool host) -> Result<LaunchRecord> {
     for (int i = 0; i < std::max(1, options.warmup); ++i) {
-      if (auto t = sample(issue, host); !t) return std::unexpected(t.error());
+      if (auto t = sample(issue, host, true); !t) return std::unexpected(t.error());
     }
     std::vector<double> samples;
     const auto start = Clock::now();
     for (int i = 0; i < std::max(1, options.iterations); ++i) {
-      auto t = sample(issue, host);
+      auto t = sample(issue, host, false);
       if (!t) return std::unexpected(t.error());
       samples.push_back(*t);
       if (std::chrono::duration<double>(Clock::now() - start).count() > options.max_seconds_per_case) break;
@@ -429,23 +530,40 @@ Result<MemoryRecord> CudaBackend::memory(const std::string& pattern, double byte
   }
   MemoryRecord rec;
   rec.pattern = pattern;
-  std::vector<DeviceBuffer> bufs;
-  auto allocate = [&](std::size_t n, int count) -> Status {
+  // Every timed run reads its input from HBM, at every size: the pattern's tensors (each
+  // `tensor_bytes`, `count` of them) are laid out in `sets` copies spanning at least twice the L2
+  // (rotation_sets; one copy once a set is that large), and run i uses copy i % sets, so no run
+  // finds its input in the L2 a previous run left warm. A record therefore needs no field saying
+  // where its bytes came from: it is always HBM (sizes below the L2 measure HBM latency and launch,
+  // not L2 bandwidth).
+  std::vector<DeviceBuffer> pools;  // pools[t]: tensor t of every set, `stride` bytes apart
+  std::size_t stride = 0, sets = 1;
+  auto allocate = [&](std::size_t tensor_bytes, int count) -> Status {
+    stride = (std::max<std::size_t>(tensor_bytes, 1) + 255) / 256 * 256;
+    sets = static_cast<std::size_t>(rotation_sets(static_cast<double>(stride) * count, s.l2_bytes,
+                                                  2.0 * 1024 * 1024 * 1024, 1 << 16));
     for (int i = 0; i < count; ++i) {
-      auto buf = DeviceBuffer::allocate(n, "memory " + pattern);
+      auto buf = DeviceBuffer::allocate(sets * stride, "memory " + pattern);
       if (!buf) return std::unexpected(buf.error());
-      if (auto r = s.fill(buf->get(), capplan_bf16, n / 2, 21 + static_cast<std::uint64_t>(i)); !r) return r;
-      bufs.push_back(std::move(*buf));
+      if (auto r = s.fill(buf->get(), capplan_bf16, sets * stride / 2, 21 + static_cast<std::uint64_t>(i)); !r) {
+        return r;
+      }
+      pools.push_back(std::move(*buf));
     }
     return {};
   };
+  std::size_t next = 0;
+  auto tensor = [&](int t) { return static_cast<char*>(pools[static_cast<std::size_t>(t)].get()) + next * stride; };
+  auto advance = [&] { next = (next + 1) % sets; };
   Result<std::vector<double>> samples;
   if (pattern == "copy") {  // device-to-device copy: reads n, writes n
     const std::size_t n = static_cast<std::size_t>(bytes / 2) / 16 * 16;
     if (auto r = allocate(n, 2); !r) return std::unexpected(r.error());
     rec.bytes = 2.0 * static_cast<double>(n);
     samples = time_iterations(s.stream, options, [&] {
-      return check(cudaMemcpyAsync(bufs[1].get(), bufs[0].get(), n, cudaMemcpyDeviceToDevice, s.stream), "copy");
+      const Status r = check(cudaMemcpyAsync(tensor(1), tensor(0), n, cudaMemcpyDeviceToDevice, s.stream), "copy");
+      advance();
+      return r;
     });
   } else if (pattern == "norm") {  // RMSNorm rows of bf16: reads x, writes y
     const auto elems = static_cast<std::int64_t>(bytes / 4);
@@ -455,17 +573,21 @@ Result<MemoryRecord> CudaBackend::memory(const std::string& pattern, double byte
     if (auto r = allocate(n * 2, 2); !r) return std::unexpected(r.error());
     rec.bytes = 4.0 * static_cast<double>(n);
     samples = time_iterations(s.stream, options, [&] {
-      return check(capplan_rms_norm(bufs[0].get(), bufs[1].get(), capplan_bf16, static_cast<std::size_t>(rows),
-                                    static_cast<int>(cols), s.stream),
-                   "rms_norm");
+      const Status r = check(capplan_rms_norm(tensor(0), tensor(1), capplan_bf16, static_cast<std::size_t>(rows),
+                                              static_cast<int>(cols), s.stream),
+                             "rms_norm");
+      advance();
+      return r;
     });
   } else if (pattern == "elementwise") {  // out = a * gelu(b) in bf16: reads two, writes one
     const auto n = static_cast<std::size_t>(bytes / 6) / 8 * 8;
     if (auto r = allocate(n * 2, 3); !r) return std::unexpected(r.error());
     rec.bytes = 6.0 * static_cast<double>(n);
     samples = time_iterations(s.stream, options, [&] {
-      return check(capplan_gated_gelu(bufs[0].get(), bufs[1].get(), bufs[2].get(), capplan_bf16, n, s.stream),
-                   "gated_gelu");
+      const Status r = check(capplan_gated_gelu(tensor(0), tensor(1), tensor(2), capplan_bf16, n, s.stream),
+                             "gated_gelu");
+      advance();
+      return r;
     });
   } else {
     return fail("cuda/memory/pattern", "unknown pattern '" + pattern + "'; known: copy, norm, elementwise");
@@ -514,7 +636,7 @@ Result<CollectiveRecord> CudaBackend::collective(sim::CollectiveKind kind, doubl
 Result<StepRecord> CudaBackend::training_step(const StepShape& shape, const RunOptions& options) {
   Impl& s = *impl_;
   if (auto r = s.select(); !r) return std::unexpected(r.error());
-  const cuda::LtResources lt{s.lt, s.workspace.get(), s.workspace.bytes(), s.stream};
+  const cuda::LtResources lt{s.lt, s.workspace.get(), s.workspace.bytes(), s.stream, s.l2_bytes};
   auto rec = cuda::measure_layer_step(lt, shape, options);
   (void)cudaStreamSynchronize(s.stream);
   return rec;

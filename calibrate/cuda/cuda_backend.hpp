@@ -7,10 +7,16 @@
 // Contract: make_cuda_backend never crashes and never prints: without a usable device it returns
 // the Diagnostic "no CUDA device found (<reason>)". Each measurement configures, allocates,
 // fills its inputs with random data (never zeros), runs `warmup` untimed iterations (at least one;
-// they also estimate one iteration), then up to `iterations` iterations back to back, each between
-// its own pair of cudaEvents, as many as fit in `max_seconds_per_case` by the warm-up's estimate
-// (at least one sample). Sizes the device cannot hold return a Diagnostic, not a crash. Include as "cuda_backend.hpp" (the target's public include path).
+// they also estimate one iteration on the device and its enqueueing on the host), then up to
+// `iterations` iterations back to back, each between its own pair of cudaEvents, as many as fit in
+// `max_seconds_per_case` by the warm-up's estimate (at least one sample), queued behind a spin
+// kernel so the GPU never waits for the host inside the timed run (timing_plan.hpp). Creation
+// loads the GPU for ~0.3 s (clocks["warm_up_ms"]) so the first case does not meet idle clocks; it
+// never changes clocks or power limits. Sizes the device cannot hold return a Diagnostic, not a
+// crash. Include as "cuda_backend.hpp" (the target's public include path).
+#include <map>
 #include <memory>
+#include <string>
 
 #include "capplan/calibrate/backend.hpp"
 #include "capplan/sim/result.hpp"
@@ -28,6 +34,9 @@ class CudaBackend final : public MeasurementBackend {
 
   std::string name() const override { return "cuda"; }
   Context context() const override;
+  // Current SM and memory clocks, power draw and limit, temperature and throttle reasons, read
+  // through NVML when libnvidia-ml.so.1 loads (nvml_device_state.hpp); empty without it.
+  std::map<std::string, std::string> device_state() const override;
   bool supports(sim::Precision dtype) const override;
   Result<GemmRecord> gemm(const GemmShape& shape, const RunOptions& options) override;
   Result<MemoryRecord> memory(const std::string& pattern, double bytes, const RunOptions& options) override;

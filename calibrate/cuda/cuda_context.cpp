@@ -29,6 +29,16 @@ std::string utc_now_iso8601() {
   return std::string(buf.data(), n);
 }
 
+std::string pci_bus_id(int device) {
+  std::array<char, 32> bus{};
+  if (cudaDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {};
+  }
+  bus.back() = '\0';
+  return bus.data();
+}
+
 Context make_cuda_context(int device, const std::string& nccl_version) {
   Context c;
   c.backend = "cuda";
@@ -50,6 +60,35 @@ Context make_cuda_context(int device, const std::string& nccl_version) {
   c.versions["cublaslt"] = std::to_string(lt / 10000) + "." + std::to_string((lt / 100) % 100) + "." +
                            std::to_string(lt % 100);
   if (!nccl_version.empty()) c.versions["nccl"] = nccl_version;
+
+  // Device properties as the cost model uses them (cudaDeviceGetAttribute; CUDA 13's
+  // cudaDeviceProp no longer carries every one of them).
+  const struct {
+    const char* key;
+    cudaDeviceAttr attr;
+  } attributes[] = {
+      {"sm_count", cudaDevAttrMultiProcessorCount},
+      {"l2_bytes", cudaDevAttrL2CacheSize},
+      {"memory_bus_width_bits", cudaDevAttrGlobalMemoryBusWidth},
+      {"shared_memory_per_sm_bytes", cudaDevAttrMaxSharedMemoryPerMultiprocessor},
+      {"max_threads_per_sm", cudaDevAttrMaxThreadsPerMultiProcessor},
+      {"ecc_enabled", cudaDevAttrEccEnabled},
+  };
+  for (const auto& a : attributes) {
+    int value = 0;
+    if (cudaDeviceGetAttribute(&value, a.attr, device) == cudaSuccess) {
+      c.properties[a.key] = std::to_string(value);
+    } else {
+      (void)cudaGetLastError();
+    }
+  }
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess && total_bytes > 0) {
+    c.properties["memory_bytes"] = std::to_string(total_bytes);
+  } else {
+    (void)cudaGetLastError();
+  }
+  if (const std::string bus = pci_bus_id(device); !bus.empty()) c.properties["pci_bus_id"] = bus;
 
   int khz = 0;
   if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device) == cudaSuccess && khz > 0) {

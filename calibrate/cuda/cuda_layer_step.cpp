@@ -2,6 +2,7 @@
 #include "cuda_layer_step.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -12,17 +13,22 @@
 #include "gemm_layout.hpp"
 #include "kernels.hpp"
 #include "lt_matmul.hpp"
+#include "timing_plan.hpp"
 
 namespace capplan::calib::cuda {
 namespace {
 
 constexpr const char* kComponentNames[] = {"gemm", "attention", "memory"};
 
+// The component the fused-attention GEMMs are also reported under (records.hpp, StepRecord).
+constexpr const char* kAttentionBatchedGemm = "attention_batched_gemm";
+
 struct Op {
   sim::Phase phase;
   int component;
   double count;
-  std::function<Status()> run;
+  bool fused_attention;
+  std::function<Status(std::size_t slot)> run;  // slot: which copy of the weights (B operands) to read
 };
 
 struct Events {
@@ -42,12 +48,17 @@ Result<StepRecord> measure_layer_step(const LtResources& lt, const StepShape& sh
   cudaStream_t st = lt.stream;
   const float scale = 1.0f / std::sqrt(static_cast<float>(shape.hidden / shape.heads));
 
-  // Scratch sizes: the largest operand of each kind over the plan, per GEMM dtype (fp8 steps
-  // have fp8 linear GEMMs and a bf16 attention core: each reads operands of its own dtype).
+  // Scratch sizes: the largest A and C operand over the plan, per GEMM dtype (fp8 steps have fp8
+  // linear GEMMs and a bf16 attention core: each reads operands of its own dtype). B operands (a
+  // linear GEMM's weight; the keys or values of attention, a decode step's KV cache) are not shared:
+  // each GEMM of the layer has its own (b_offset into one weight set), as each layer of a model
+  // reads weights no other GEMM reads, and the set is copied into `slots` copies spanning twice the
+  // L2 (rotation_sets), layer l of iteration i reading copy (i * layers + l) % slots. So every GEMM
+  // streams its B from HBM, as in real decoding, where a shared buffer would come from the L2.
   struct Operands {
     sim::Precision dtype;
-    std::size_t a_bytes = 1, b_bytes = 1, c_bytes = 1;
-    void *a = nullptr, *b = nullptr, *c = nullptr;
+    std::size_t a_bytes = 1, c_bytes = 1;
+    void *a = nullptr, *c = nullptr;
   };
   std::vector<Operands> operands;
   auto operands_of = [&](sim::Precision p) -> Operands& {
@@ -61,13 +72,18 @@ Result<StepRecord> measure_layer_step(const LtResources& lt, const StepShape& sh
   std::int64_t max_rows = 1, max_cols = 1;
   std::vector<LtMatmul> plans;
   plans.reserve(planned->size());
+  std::vector<std::size_t> b_offset, b_bytes;  // per GEMM of the plan, in plan order
+  std::size_t weight_set_bytes = 0;
   for (const PlannedKernel& k : *planned) {
     if (k.kernel == StepKernel::gemm) {
       const MatmulSpec& g = k.gemm;
       Operands& o = operands_of(g.dtype);
       o.a_bytes = std::max(o.a_bytes, static_cast<std::size_t>(g.stride_a * g.batch) * operand_bytes(g.dtype));
-      o.b_bytes = std::max(o.b_bytes, static_cast<std::size_t>(g.stride_b * g.batch) * operand_bytes(g.dtype));
       o.c_bytes = std::max(o.c_bytes, static_cast<std::size_t>(g.stride_c * g.batch) * result_bytes(g.dtype));
+      const std::size_t nb = static_cast<std::size_t>(g.stride_b * g.batch) * operand_bytes(g.dtype);
+      b_offset.push_back(weight_set_bytes);
+      b_bytes.push_back(nb);
+      weight_set_bytes += (std::max<std::size_t>(nb, 1) + 255) / 256 * 256;  // tn_spec: 256-byte aligned
       auto p = LtMatmul::create(lt.handle, g, lt.workspace_bytes);
       if (!p) return std::unexpected(p.error());
       plans.push_back(std::move(*p));
@@ -84,15 +100,18 @@ Result<StepRecord> measure_layer_step(const LtResources& lt, const StepShape& sh
     pool.push_back(std::move(*buf));
     return pool.back().get();
   };
+  const auto slots = static_cast<std::size_t>(
+      rotation_sets(static_cast<double>(weight_set_bytes), lt.l2_bytes, 2.0 * 1024 * 1024 * 1024));
+  void* weights = nullptr;  // `slots` weight sets of weight_set_bytes each
   void* X[4] = {nullptr, nullptr, nullptr, nullptr};
   float *gamma = nullptr, *beta = nullptr, *dgamma = nullptr, *dbeta = nullptr, *mean = nullptr, *rstd = nullptr;
   {
     std::vector<std::pair<void**, std::pair<std::size_t, const char*>>> wants;
     for (auto& o : operands) {
       wants.push_back({&o.a, {o.a_bytes, "gemm A"}});
-      wants.push_back({&o.b, {o.b_bytes, "gemm B"}});
       wants.push_back({&o.c, {o.c_bytes, "gemm C"}});
     }
+    wants.push_back({&weights, {std::max<std::size_t>(slots * weight_set_bytes, 1), "gemm B (weights)"}});
     for (void*& x : X) wants.push_back({&x, {elems * es, "activations"}});
     for (auto& [ptr, want] : wants) {
       auto p = alloc(want.first, want.second);
@@ -117,7 +136,15 @@ Result<StepRecord> measure_layer_step(const LtResources& lt, const StepShape& sh
   };
   for (const auto& o : operands) {
     fill(o.a, operand_kernel_dtype(o.dtype), o.a_bytes / operand_bytes(o.dtype), -1.0f, 1.0f);
-    fill(o.b, operand_kernel_dtype(o.dtype), o.b_bytes / operand_bytes(o.dtype), -0.05f, 0.05f);
+  }
+  for (std::size_t slot = 0; slot < slots; ++slot) {
+    std::size_t g = 0;
+    for (const PlannedKernel& k : *planned) {
+      if (k.kernel != StepKernel::gemm) continue;
+      char* b = static_cast<char*>(weights) + slot * weight_set_bytes + b_offset[g];
+      fill(b, operand_kernel_dtype(k.gemm.dtype), b_bytes[g] / operand_bytes(k.gemm.dtype), -0.05f, 0.05f);
+      ++g;
+    }
   }
   for (void* x : X) fill(x, dt, elems, -1.0f, 1.0f);
   fill(gamma, capplan_f32, static_cast<std::size_t>(max_cols), 0.9f, 1.1f);
@@ -129,114 +156,157 @@ Result<StepRecord> measure_layer_step(const LtResources& lt, const StepShape& sh
   std::vector<Op> ops;
   std::size_t next_plan = 0;
   for (const PlannedKernel& k : *planned) {
-    Op op{k.phase, static_cast<int>(k.component), k.count, {}};
+    Op op{k.phase, static_cast<int>(k.component), k.count, k.kernel == StepKernel::gemm && k.fused_attention, {}};
     const auto r = static_cast<int>(k.rows), c = static_cast<int>(k.cols);
     const auto n = static_cast<std::size_t>(k.rows * k.cols);
     const std::string name = k.op;
     switch (k.kernel) {
       case StepKernel::gemm: {
-        const LtMatmul* m = &plans[next_plan++];
+        const std::size_t g = next_plan++;
+        const LtMatmul* m = &plans[g];
         const Operands& o = operands_of(k.gemm.dtype);
-        void *ga = o.a, *gb = o.b, *gc = o.c;
-        op.run = [=, &lt] { return m->run(ga, gb, gc, lt.workspace, st); };
+        void *ga = o.a, *gc = o.c;
+        char* gb = static_cast<char*>(weights) + b_offset[g];
+        op.run = [=, &lt](std::size_t slot) {
+          return m->run(ga, gb + slot * weight_set_bytes, gc, lt.workspace, st);
+        };
         break;
       }
       case StepKernel::layernorm_fwd:
-        op.run = [=] { return check(capplan_layernorm_fwd(X[0], gamma, beta, X[1], mean, rstd, dt, r, c, st), name); };
+        op.run = [=](std::size_t) {
+          return check(capplan_layernorm_fwd(X[0], gamma, beta, X[1], mean, rstd, dt, r, c, st), name);
+        };
         break;
       case StepKernel::layernorm_bwd:
-        op.run = [=] {
+        op.run = [=](std::size_t) {
           return check(capplan_layernorm_bwd(X[0], X[1], gamma, mean, rstd, nullptr, X[2], dgamma, dbeta, dt, r, c, st),
                        name);
         };
         break;
       case StepKernel::rms_norm:
-        op.run = [=] { return check(capplan_rms_norm(X[0], X[1], dt, static_cast<std::size_t>(r), c, st), name); };
+        op.run = [=](std::size_t) {
+          return check(capplan_rms_norm(X[0], X[1], dt, static_cast<std::size_t>(r), c, st), name);
+        };
         break;
       case StepKernel::softmax_fwd:
-        op.run = [=] {
+        op.run = [=](std::size_t) {
           return check(capplan_softmax_fwd(X[0], scale, 1, dt, static_cast<std::size_t>(r), c, st), name);
         };
         break;
       case StepKernel::softmax_bwd:
-        op.run = [=] {
+        op.run = [=](std::size_t) {
           return check(capplan_softmax_bwd(X[0], X[1], scale, dt, static_cast<std::size_t>(r), c, st), name);
         };
         break;
       case StepKernel::gelu_fwd:
-        op.run = [=] { return check(capplan_gelu_fwd(X[0], X[1], dt, n, st), name); };
+        op.run = [=](std::size_t) { return check(capplan_gelu_fwd(X[0], X[1], dt, n, st), name); };
         break;
       case StepKernel::gelu_bwd:
-        op.run = [=] { return check(capplan_gelu_bwd(X[0], X[1], X[2], dt, n, st), name); };
+        op.run = [=](std::size_t) { return check(capplan_gelu_bwd(X[0], X[1], X[2], dt, n, st), name); };
         break;
       case StepKernel::gated_gelu:
-        op.run = [=] { return check(capplan_gated_gelu(X[0], X[1], X[2], dt, n, st), name); };
+        op.run = [=](std::size_t) { return check(capplan_gated_gelu(X[0], X[1], X[2], dt, n, st), name); };
         break;
       case StepKernel::add:
-        op.run = [=] { return check(capplan_add(X[0], X[1], X[2], dt, n, st), name); };
+        op.run = [=](std::size_t) { return check(capplan_add(X[0], X[1], X[2], dt, n, st), name); };
         break;
       case StepKernel::copy:
-        op.run = [=] { return check(cudaMemcpyAsync(X[1], X[0], n * es, cudaMemcpyDeviceToDevice, st), name); };
+        op.run = [=](std::size_t) {
+          return check(cudaMemcpyAsync(X[1], X[0], n * es, cudaMemcpyDeviceToDevice, st), name);
+        };
         break;
     }
     ops.push_back(std::move(op));
   }
-  // Every layer's forward ops, then every layer's backward ops.
-  std::vector<const Op*> order;
+  // Every layer's forward ops, then every layer's backward ops; each entry knows its layer.
+  struct Step {
+    const Op* op;
+    int layer;
+  };
+  std::vector<Step> order;
   for (const sim::Phase phase : {sim::Phase::forward, sim::Phase::backward}) {
     for (int l = 0; l < shape.layers; ++l) {
       for (const Op& op : ops) {
-        if (op.phase == phase) order.push_back(&op);
+        if (op.phase == phase) order.push_back({&op, l});
       }
     }
   }
+  std::size_t pass = 0;  // iterations run so far (warm-up included): picks the weight copies
+  const auto slot_of = [&](int layer) {
+    return (pass * static_cast<std::size_t>(shape.layers) + static_cast<std::size_t>(layer)) % slots;
+  };
 
-  // Warm-up (untimed, also an estimate of one step for sizing the timed run).
+  // Warm-up (untimed), enqueued as the timed loop is (an event recorded after every op): it
+  // estimates one step on the device (events around it) and its enqueueing on the host (the
+  // fastest warm-up iteration by the host clock), for sizing the timed run and its spins.
+  using Clock = std::chrono::steady_clock;
   Events warm;
-  warm.ev.resize(2, nullptr);
+  warm.ev.resize(3, nullptr);
   for (cudaEvent_t& e : warm.ev) {
     if (auto r = check(cudaEventCreate(&e), "cudaEventCreate"); !r) return std::unexpected(r.error());
   }
   const int warmup = std::max(1, options.warmup);
   if (auto r = check(cudaEventRecord(warm.ev[0], st), "cudaEventRecord"); !r) return std::unexpected(r.error());
-  for (int i = 0; i < warmup; ++i) {
-    for (const Op* op : order) {
-      if (auto r = op->run(); !r) return std::unexpected(r.error());
+  double host_s = INFINITY;
+  for (int i = 0; i < warmup; ++i, ++pass) {
+    const auto t0 = Clock::now();
+    if (auto r = check(cudaEventRecord(warm.ev[2], st), "cudaEventRecord"); !r) return std::unexpected(r.error());
+    for (const Step& step : order) {
+      if (auto r = step.op->run(slot_of(step.layer)); !r) return std::unexpected(r.error());
+      if (auto r = check(cudaEventRecord(warm.ev[2], st), "cudaEventRecord"); !r) return std::unexpected(r.error());
     }
+    host_s = std::min(host_s, std::chrono::duration<double>(Clock::now() - t0).count());
   }
   if (auto r = check(cudaEventRecord(warm.ev[1], st), "cudaEventRecord"); !r) return std::unexpected(r.error());
   if (auto r = check(cudaEventSynchronize(warm.ev[1]), "training step warm-up"); !r) return std::unexpected(r.error());
   float warm_ms = 0.0f;
-  (void)cudaEventElapsedTime(&warm_ms, warm.ev[0], warm.ev[1]);
+  if (auto r = check(cudaEventElapsedTime(&warm_ms, warm.ev[0], warm.ev[1]), "cudaEventElapsedTime"); !r) {
+    return std::unexpected(r.error());
+  }
 
-  // Timed iterations back to back (the GPU never waits for the host between them), an event
-  // between every two ops; as many as fit in max_seconds_per_case by the warm-up's estimate.
+  // Timed iterations, as many as fit in max_seconds_per_case by the warm-up's estimate, each with
+  // an event before its first op and after every op, queued in batches behind a spin kernel long
+  // enough for the host to enqueue the batch (timing_plan.hpp): the GPU runs the ops back to back
+  // without waiting for the host, so each interval is an op's device time even where the op is
+  // shorter than its launch. A spin only ever lies between iterations, outside every interval.
   const double est = static_cast<double>(warm_ms) * 1e-3 / warmup;
   int iterations = std::max(1, options.iterations);
   if (est > 0) iterations = std::clamp(static_cast<int>(options.max_seconds_per_case / est), 1, iterations);
+  const std::size_t per_iteration = order.size() + 1;  // events of one iteration
   Events events;
-  events.ev.resize(order.size() * static_cast<std::size_t>(iterations) + 1, nullptr);
+  events.ev.resize(per_iteration * static_cast<std::size_t>(iterations), nullptr);
   for (cudaEvent_t& e : events.ev) {
     if (auto r = check(cudaEventCreate(&e), "cudaEventCreate"); !r) return std::unexpected(r.error());
   }
-  if (auto r = check(cudaEventRecord(events.ev[0], st), "cudaEventRecord"); !r) return std::unexpected(r.error());
-  std::size_t next = 1;
-  for (int it = 0; it < iterations; ++it) {
-    for (const Op* op : order) {
-      if (auto r = op->run(); !r) return std::unexpected(r.error());
+  // Per op: its kernel (two for a split-K cuBLASLt product) and its event.
+  const QueuePlan q = plan_queue(iterations, host_s, static_cast<int>(3 * order.size() + 1));
+  for (int first = 0; first < iterations; first += q.per_batch) {
+    if (auto r = check(capplan_spin(static_cast<unsigned long long>(q.spin_s * 1e9), st), "spin kernel"); !r) {
+      return std::unexpected(r.error());
+    }
+    for (int it = first; it < std::min(iterations, first + q.per_batch); ++it, ++pass) {
+      std::size_t next = static_cast<std::size_t>(it) * per_iteration;
       if (auto r = check(cudaEventRecord(events.ev[next++], st), "cudaEventRecord"); !r) {
         return std::unexpected(r.error());
+      }
+      for (const Step& step : order) {
+        if (auto r = step.op->run(slot_of(step.layer)); !r) return std::unexpected(r.error());
+        if (auto r = check(cudaEventRecord(events.ev[next++], st), "cudaEventRecord"); !r) {
+          return std::unexpected(r.error());
+        }
       }
     }
   }
   if (auto r = check(cudaEventSynchronize(events.ev.back()), "cudaEventSynchronize"); !r) {
     return std::unexpected(r.error());
   }
-  std::vector<double> totals;
+  std::vector<double> totals, fused;
   std::vector<std::vector<double>> parts(3);
+  bool has_fused = false;
   for (int it = 0; it < iterations; ++it) {
     double part[3] = {0, 0, 0};
-    const std::size_t base = static_cast<std::size_t>(it) * order.size();
+    double fused_s = 0;
+    const std::size_t base = static_cast<std::size_t>(it) * per_iteration;
     for (std::size_t i = 0; i < order.size(); ++i) {
       float ms = 0.0f;
       if (auto r = check(cudaEventElapsedTime(&ms, events.ev[base + i], events.ev[base + i + 1]),
@@ -244,10 +314,17 @@ Result<StepRecord> measure_layer_step(const LtResources& lt, const StepShape& sh
           !r) {
         return std::unexpected(r.error());
       }
-      part[order[i]->component] += static_cast<double>(ms) * 1e-3 * order[i]->count;
+      const Op& op = *order[i].op;
+      const double t = static_cast<double>(ms) * 1e-3 * op.count;
+      part[op.component] += t;
+      if (op.fused_attention) {
+        fused_s += t;
+        has_fused = true;
+      }
     }
     totals.push_back(part[0] + part[1] + part[2]);
     for (int c = 0; c < 3; ++c) parts[static_cast<std::size_t>(c)].push_back(part[c]);
+    fused.push_back(fused_s);
   }
 
   StepRecord rec;
@@ -256,6 +333,7 @@ Result<StepRecord> measure_layer_step(const LtResources& lt, const StepShape& sh
   for (int c = 0; c < 3; ++c) {
     rec.components_s[kComponentNames[c]] = summarize(std::move(parts[static_cast<std::size_t>(c)])).median_s;
   }
+  if (has_fused) rec.components_s[kAttentionBatchedGemm] = summarize(std::move(fused)).median_s;
   return rec;
 }
 

@@ -88,6 +88,8 @@ Result<std::vector<PlannedKernel>> layer_step_plan(const StepShape& shape) {
     if (const auto* g = std::get_if<sim::GemmOp>(&op.op)) {
       k.op = g->name;
       k.gemm = tn_spec({g->m, g->n, g->k, g->batch, g->dtype});
+      k.gemm.fast_accum = g->dtype == sim::Precision::fp8 && fwd;
+      k.fused_attention = g->fused_attention;
       plan.push_back(std::move(k));
       continue;
     }

@@ -28,6 +28,13 @@ struct MatmulSpec {
   std::int64_t ld_a = 0, ld_b = 0, ld_c = 0;              // row strides in elements; 0 = dense
   sim::Precision dtype = sim::Precision::bf16;
   std::uint32_t alignment = 256;
+  // fp8 only: cuBLASLt's fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM), which keeps partial
+  // sums in the tensor cores' reduced-precision accumulator instead of promoting them to fp32 every
+  // few k-steps. Transformer Engine runs forward (fprop) fp8 GEMMs with it and dgrad/wgrad without
+  // (its recipes' use_split_accumulator: False for fprop, True for dgrad and wgrad; cublaslt_gemm.cu
+  // sets FAST_ACCUM = !use_split_accumulator). Off by default: the GEMM sweep measures the stricter
+  // mode; layer_step_plan sets it on the forward fp8 GEMMs of a step. Ignored for other dtypes.
+  bool fast_accum = false;
 };
 
 // One cuBLASLt operand: the column-major view (rows, cols, leading dimension) of the stored
@@ -61,6 +68,10 @@ MatmulSpec tn_spec(const GemmShape& shape);
 //     forward: the gated-GELU kernel (reads two, writes one, as SwiGLU does);
 //   residual -> element-wise add; everything else (SwiGLU backward, RoPE, FP8 casts, ...) -> a
 //     device-to-device copy moving the op's bytes.
+// fp8 linear GEMMs run as Transformer Engine runs them: forward with fast accumulation, backward
+// without (MatmulSpec::fast_accum). `fused_attention` marks the batched GEMMs standing in for a
+// fused (flash) attention kernel: the step reports their time also as the component
+// "attention_batched_gemm" (records.hpp, StepRecord).
 // Memory kernels run in the activation dtype (bf16; fp16 for fp16 steps) on `rows` x `cols`
 // elements chosen so that the kernel moves the op's bytes (rows of hidden or seq_len where the
 // kernel reduces over rows, else cols = 1).
@@ -76,6 +87,7 @@ struct PlannedKernel {
   sim::LayerComponent component = sim::LayerComponent::gemm;
   double count = 1.0;  // its time is multiplied by this (repetitions per layer)
   MatmulSpec gemm;     // kernel == gemm
+  bool fused_attention = false;     // kernel == gemm: part of a fused attention op (GemmOp::fused_attention)
   std::int64_t rows = 0, cols = 0;  // memory kernels: rows x cols elements of the activation dtype
 };
 

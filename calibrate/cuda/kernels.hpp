@@ -24,6 +24,13 @@ cudaError_t capplan_to_f32(const void* src, int dtype, float* dst, size_t n, cud
 // here it returns cudaGetLastError(), the check a framework makes after each launch.
 cudaError_t capplan_empty(cudaStream_t stream);
 
+// One thread that busy-waits on the GPU for `ns` nanoseconds of the global timer (%globaltimer,
+// nanoseconds, independent of the SM clock), then returns. Enqueued before timed work, it holds the
+// stream while the host enqueues every timed launch behind it, so the events around them measure
+// the device, not the host's enqueue rate (nvbench's blocking kernel, nvbench/blocking_kernel.cuh,
+// holds the stream the same way on a host-written flag; a fixed duration cannot deadlock).
+cudaError_t capplan_spin(unsigned long long ns, cudaStream_t stream);
+
 // Memory-bound patterns. norm: y = x * rsqrt(mean(x^2) + 1e-5) per row of `cols` (reads x once,
 // writes y once). elementwise: out = a * gelu(b) (SwiGLU-like: reads two, writes one).
 cudaError_t capplan_rms_norm(const void* x, void* y, int dtype, size_t rows, int cols, cudaStream_t stream);

@@ -28,7 +28,7 @@ cublasComputeType_t compute_type(sim::Precision p) {
 std::string describe(const MatmulSpec& s) {
   return std::string(sim::to_string(s.dtype)) + " m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) +
          " k=" + std::to_string(s.k) + " batch=" + std::to_string(s.batch) + (s.trans_a ? " A^T" : "") +
-         (s.trans_b ? " B^T" : "");
+         (s.trans_b ? " B^T" : "") + (s.dtype == sim::Precision::fp8 && s.fast_accum ? " fast-accum" : "");
 }
 
 }  // namespace
@@ -123,6 +123,15 @@ std::expected<LtMatmul, Diagnostics> LtMatmul::create(cublasLtHandle_t handle, c
                   "set TRANSB");
       !r) {
     return std::unexpected(r.error());
+  }
+  if (spec.dtype == sim::Precision::fp8) {
+    // Set either way, so the mode measured does not rest on cuBLASLt's default (MatmulSpec::fast_accum).
+    const std::int8_t fast = spec.fast_accum ? 1 : 0;
+    if (auto r = ok(cublasLtMatmulDescSetAttribute(mm.op_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)),
+                    "set FAST_ACCUM");
+        !r) {
+      return std::unexpected(r.error());
+    }
   }
   const LtLayout layout = lt_layout(spec);
   struct View {

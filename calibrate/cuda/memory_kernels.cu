@@ -103,3 +103,21 @@ cudaError_t capplan_empty(cudaStream_t stream) {
   capplan_empty_kernel<<<1, 1, 0, stream>>>();
   return cudaGetLastError();
 }
+
+// Busy-waits `ns` nanoseconds of %globaltimer (PTX ISA, "Special registers: %globaltimer": a 64-bit
+// nanosecond timer). __nanosleep between reads keeps the one warp from competing for issue slots.
+__global__ void capplan_spin_kernel(unsigned long long ns) {
+  unsigned long long start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+#if __CUDA_ARCH__ >= 700
+    __nanosleep(1000);
+#endif
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
+cudaError_t capplan_spin(unsigned long long ns, cudaStream_t stream) {
+  capplan_spin_kernel<<<1, 1, 0, stream>>>(ns);
+  return cudaGetLastError();
+}

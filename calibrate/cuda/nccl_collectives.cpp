@@ -2,16 +2,19 @@
 #include "nccl_collectives.hpp"
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <nccl.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "cuda_util.hpp"
 #include "kernels.hpp"
+#include "nccl_alltoall.hpp"
 
 #ifdef CAPPLAN_CUDA_WITH_MPI
 #include <mpi.h>
@@ -26,6 +29,47 @@ Status nccl_check(ncclResult_t r, const std::string& what) {
 }
 
 const char* kind_name(sim::CollectiveKind k) { return sim::to_string(k); }
+
+// NCCL_VERSION_CODE of 2.28.0 (nccl.h's NCCL_VERSION(2, 28, 0); spelled out for headers without it).
+constexpr int kNcclAlltoAllVersion = 22800;
+
+#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= 22800
+#define CAPPLAN_NCCL_HEADERS_DECLARE_ALLTOALL 1
+// decltype does not odr-use ncclAlltoAll: the binary has no reference to it and starts with an
+// older libnccl.so.2.
+using AlltoAllFn = decltype(&ncclAlltoAll);
+
+// The loaded library's ncclAlltoAll, or nullptr (older than 2.28, or not exported). Resolved once
+// per process (the library cannot change under it), so a timed all-to-all pays no dlsym.
+AlltoAllFn native_alltoall() {
+  static const AlltoAllFn resolved = [] {
+    int v = 0;
+    AlltoAllFn fn = nullptr;
+    if (ncclGetVersion(&v) != ncclSuccess || v < kNcclAlltoAllVersion) return fn;
+    void* p = dlsym(RTLD_DEFAULT, "ncclAlltoAll");
+    static_assert(sizeof(fn) == sizeof(p));
+    std::memcpy(&fn, &p, sizeof fn);
+    return fn;
+  }();
+  return resolved;
+}
+#endif
+
+std::size_t element_bytes(ncclDataType_t t) {
+  switch (t) {
+    case ncclInt8:
+    case ncclUint8: return 1;
+    case ncclFloat16:
+    case ncclBfloat16: return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32: return 4;
+    case ncclInt64:
+    case ncclUint64:
+    case ncclFloat64: return 8;
+    default: return 0;
+  }
+}
 
 struct DeviceState {
   int device = 0;
@@ -74,6 +118,48 @@ void finish_process_layout(const ProcessLayout& layout) {
 #endif
 }
 
+const char* to_string(AlltoallPath path) {
+  return path == AlltoallPath::native ? "native" : "grouped send/recv";
+}
+
+AlltoallPath alltoall_path() {
+#ifdef CAPPLAN_NCCL_HEADERS_DECLARE_ALLTOALL
+  if (native_alltoall() != nullptr) return AlltoallPath::native;
+#endif
+  return AlltoallPath::grouped_send_recv;
+}
+
+ncclResult_t all_to_all(const void* send, void* recv, std::size_t count_per_rank, ncclDataType_t type,
+                        ncclComm_t comm, cudaStream_t stream, AlltoallPath path) {
+  if (path == AlltoallPath::native) {
+#ifdef CAPPLAN_NCCL_HEADERS_DECLARE_ALLTOALL
+    if (const AlltoAllFn fn = native_alltoall(); fn != nullptr) return fn(send, recv, count_per_rank, type, comm, stream);
+#endif
+    return ncclInvalidUsage;
+  }
+  if (element_bytes(type) == 0) return ncclInvalidArgument;
+  const std::size_t chunk = count_per_rank * element_bytes(type);
+  int ranks = 0;
+  if (const ncclResult_t r = ncclCommCount(comm, &ranks); r != ncclSuccess) return r;
+  if (const ncclResult_t r = ncclGroupStart(); r != ncclSuccess) return r;
+  for (int peer = 0; peer < ranks; ++peer) {
+    const auto offset = static_cast<std::size_t>(peer) * chunk;
+    ncclResult_t r = ncclSend(static_cast<const char*>(send) + offset, count_per_rank, type, peer, comm, stream);
+    if (r == ncclSuccess) r = ncclRecv(static_cast<char*>(recv) + offset, count_per_rank, type, peer, comm, stream);
+    if (r != ncclSuccess) {
+      (void)ncclGroupEnd();
+      return r;
+    }
+  }
+  return ncclGroupEnd();
+}
+
+std::string alltoall_path_text() { return to_string(alltoall_path()); }
+
+std::string nccl_header_version() {
+  return std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." + std::to_string(NCCL_PATCH);
+}
+
 std::string nccl_version() {
   int v = 0;
   if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
@@ -86,6 +172,7 @@ struct NcclCollectives::Impl {
   std::vector<DeviceState> local;  // GPUs this process drives
   int nranks = 1;
   std::string tier = "nvlink";
+  AlltoallPath alltoall = AlltoallPath::grouped_send_recv;
 
   ~Impl() {
     for (auto& d : local) {
@@ -142,7 +229,7 @@ struct NcclCollectives::Impl {
           res = ncclReduceScatter(d.send.get(), d.recv.get(), count / n, ncclFloat, ncclSum, d.comm, d.stream);
           break;
         case sim::CollectiveKind::all_to_all:
-          res = ncclAlltoAll(d.send.get(), d.recv.get(), count / n, ncclFloat, d.comm, d.stream);
+          res = all_to_all(d.send.get(), d.recv.get(), count / n, ncclFloat, d.comm, d.stream, alltoall);
           break;
         case sim::CollectiveKind::send_recv: {  // ring: send to the next rank, receive from the previous
           const int next = (r + 1) % nranks, prev = (r - 1 + nranks) % nranks;
@@ -169,6 +256,7 @@ Result<std::unique_ptr<NcclCollectives>> NcclCollectives::create(const ProcessLa
                                                                  const std::vector<int>& devices) {
   auto impl = std::make_unique<Impl>();
   impl->layout = layout;
+  impl->alltoall = alltoall_path();
   if (devices.empty()) return fail("nccl", "no devices given");
   const std::vector<int> mine = layout.size > 1 ? std::vector<int>{devices.front()} : devices;
   for (int dev : mine) {

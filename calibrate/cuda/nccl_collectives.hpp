@@ -49,6 +49,11 @@ class NcclCollectives {
   std::unique_ptr<Impl> impl_;
 };
 
-std::string nccl_version();  // "2.28.9"
+std::string nccl_version();         // of the library loaded at run time (ncclGetVersion): "2.28.9"
+std::string nccl_header_version();  // of the nccl.h this build was compiled with
+
+// versions["nccl_alltoall"] of the context: which all-to-all this process runs
+// (nccl_alltoall.hpp's alltoall_path(): "native" or "grouped send/recv").
+std::string alltoall_path_text();
 
 }  // namespace capplan::calib::cuda

@@ -197,8 +197,10 @@ std::array<double, 5> levenberg_marquardt(std::array<double, 5> th, const std::a
   return th;
 }
 
+// The SM count of the context: Context::properties first, then the keys records written before
+// properties existed used (versions, clocks). 0 (no quantisation term) when absent or not a number.
 int wave_units_of(const Context& c) {
-  for (const auto* map : {&c.versions, &c.clocks}) {
+  for (const auto* map : {&c.properties, &c.versions, &c.clocks}) {
     if (auto it = map->find("sm_count"); it != map->end()) {
       try {
         const int v = std::stoi(it->second);
@@ -549,6 +551,14 @@ Result<sim::Profile> fit_profile(const Measurements& m) {
     ms.cv = s.time.cv;
     ms.components_s = s.components_s;
     p.steps.push_back(std::move(ms));
+  }
+  // Which NCCL measured (or would measure) the collectives: the library loaded at run time, the
+  // headers built against and the all-to-all path, so a summary shows a version mismatch at once.
+  if (const auto v = c.versions.find("nccl"); v != c.versions.end()) {
+    std::string text = "nccl: " + v->second + " loaded";
+    if (const auto h = c.versions.find("nccl_headers"); h != c.versions.end()) text += ", headers " + h->second;
+    if (const auto a = c.versions.find("nccl_alltoall"); a != c.versions.end()) text += "; all-to-all " + a->second;
+    p.notes.push_back(text);
   }
   return p;
 }

@@ -73,6 +73,7 @@ std::string measurements_to_json(const Measurements& m) {
                      {"capplan_version", c.capplan_version},
                      {"versions", c.versions},
                      {"clocks", c.clocks},
+                     {"properties", c.properties},
                      {"ranks", c.ranks},
                      {"ranks_per_node", c.ranks_per_node},
                      {"devices_per_rank", c.devices_per_rank},
@@ -158,12 +159,14 @@ Result<Measurements> parse_measurements(const std::string& text, const std::stri
     c.capplan_version = o.string("capplan_version");
     c.versions = o.string_map("versions");
     c.clocks = o.string_map("clocks");
+    // Optional: records written before device properties were recorded have none.
+    if (o.has("properties")) c.properties = o.string_map("properties");
     c.ranks = static_cast<int>(o.integer("ranks", 1, 1));
     c.ranks_per_node = static_cast<int>(o.integer("ranks_per_node", 1, 1));
     c.devices_per_rank = static_cast<int>(o.integer("devices_per_rank", 1, 1));
     c.threads = static_cast<int>(o.integer("threads", 1, 1));
-    o.known({"backend", "device", "host", "date_utc", "capplan_version", "versions", "clocks", "ranks",
-             "ranks_per_node", "devices_per_rank", "threads"});
+    o.known({"backend", "device", "host", "date_utc", "capplan_version", "versions", "clocks", "properties",
+             "ranks", "ranks_per_node", "devices_per_rank", "threads"});
   });
   top.list("gemms", [&](Object& o) {
     GemmRecord g;

@@ -193,11 +193,14 @@ std::vector<Case> plan_sweep(const MeasurementBackend& b, const PlanOptions& o) 
       plan.push_back(c);
     }
 
-    // Memory patterns over sizes from cache-resident to well past the last-level cache.
+    // Memory patterns over sizes from cache-resident to well past the last-level cache (host), and
+    // on a GPU from 64 KiB (a decode step's norms and activations: launch and HBM latency dominate)
+    // to GiBs (bandwidth); the CUDA backend reads every size from HBM (CudaBackend::memory rotates
+    // the small ones over copies spanning twice the L2).
     const double max_mem = o.max_memory_bytes > 0 ? o.max_memory_bytes
                            : host                 ? (o.quick ? 32 * MiB : 256 * MiB)
                                                   : (o.quick ? 1 * GiB : 4 * GiB);
-    const double min_mem = host ? 32 * KiB : 1 * MiB;
+    const double min_mem = host ? 32 * KiB : 64 * KiB;
     const std::vector<std::string> patterns = host
         ? std::vector<std::string>{"copy", "norm", "elementwise", "gelu", "softmax"}
         : std::vector<std::string>{"copy", "norm", "elementwise"};
@@ -287,6 +290,12 @@ RunReport run_calibration(MeasurementBackend& backend, const std::vector<Case>& 
   report.measurements = std::move(start);
   auto& m = report.measurements;
   m.context = backend.context();  // a resumed run records where its new measurements were taken
+  // The device's clocks, power and throttle state around the run (read only), so a record shows
+  // whether the GPU ran the sweep at the clocks it started with.
+  const auto record_state = [&](const char* suffix) {
+    for (const auto& [key, value] : backend.device_state()) m.context.clocks[key + suffix] = value;
+  };
+  record_state("_before");
   const bool leader = backend.rank() == 0;
   const auto t0 = Clock::now();
   std::size_t done = 0;
@@ -360,6 +369,7 @@ RunReport run_calibration(MeasurementBackend& backend, const std::vector<Case>& 
       break;
     }
   }
+  record_state("_after");  // also after a stop or a lost device: what the GPU was doing then
   return report;
 }
 

@@ -41,6 +41,10 @@ class FaultyBackend final : public MeasurementBackend {
     return c;
   }
   bool supports(sim::Precision) const override { return true; }
+  // A GPU whose SM clock reads 1000 MHz plus the cases tried so far, power-capped once any was.
+  std::map<std::string, std::string> device_state() const override {
+    return {{"sm_mhz", std::to_string(1000 + calls_)}, {"throttle_reasons", calls_ > 0 ? "sw_power_cap" : "none"}};
+  }
   bool healthy() const override { return !lost_; }
   int ranks() const override { return 2; }
 
@@ -146,6 +150,57 @@ TEST(CalibrationPlan, DeviceSweepHasDecodeShapedGemms) {
   const auto quick = plan_sweep(b, PlanOptions{.quick = true});
   EXPECT_TRUE(std::none_of(quick.begin(), quick.end(),
                            [](const Case& c) { return c.kind == CaseKind::gemm && c.gemm.n == 14336; }));
+}
+
+// A device backend's memory sweep starts at 64 KiB (a decode step's small tensors, read from HBM by
+// the CUDA backend at every size) and grows by 4x to its default maximum, 4 GiB (1 GiB quick):
+// 64 KiB x 4^8 = 4 GiB, nine sizes per pattern. The host backend keeps its 32 KiB start.
+TEST(CalibrationPlan, DeviceMemorySweepStartsAt64KiB) {
+  FaultyBackend b;
+  for (const bool quick : {false, true}) {
+    const auto plan = plan_sweep(b, PlanOptions{.quick = quick});
+    std::map<std::string, std::vector<double>> sizes;
+    for (const auto& c : plan) {
+      if (c.kind == CaseKind::memory) sizes[c.pattern].push_back(c.bytes);
+    }
+    ASSERT_EQ(sizes.size(), 3u);  // copy, norm, elementwise
+    for (const auto& [pattern, v] : sizes) {
+      ASSERT_EQ(v.size(), quick ? 8u : 9u) << pattern;
+      EXPECT_DOUBLE_EQ(v.front(), 64.0 * 1024) << pattern;
+      EXPECT_DOUBLE_EQ(v.back(), (quick ? 1.0 : 4.0) * 1024 * 1024 * 1024) << pattern;
+      for (std::size_t i = 1; i < v.size(); ++i) EXPECT_DOUBLE_EQ(v[i], 4 * v[i - 1]) << pattern;
+    }
+  }
+}
+
+// The device state is read before the first case and after the last, into the context's clocks
+// with the suffixes _before and _after: after a whole run, after a run stopped early, and after a
+// run that lost its device.
+TEST(CalibrationRun, RecordsTheDeviceStateBeforeAndAfterEvenWhenStoppedOrLost) {
+  const auto cases = plan();
+  FaultyBackend whole;
+  const auto done = run_calibration(whole, cases, {}, {});
+  const auto& clocks = done.measurements.context.clocks;
+  EXPECT_EQ(clocks.at("sm_mhz_before"), "1000");
+  EXPECT_EQ(clocks.at("throttle_reasons_before"), "none");
+  EXPECT_EQ(clocks.at("sm_mhz_after"), std::to_string(1000 + whole.calls()));
+  EXPECT_EQ(clocks.at("throttle_reasons_after"), "sw_power_cap");
+
+  FaultyBackend stopped;
+  int asked = 0;
+  const auto early = run_calibration(stopped, cases, {}, {}, {}, {}, [&] { return ++asked > 2; });
+  EXPECT_TRUE(early.stopped);
+  EXPECT_EQ(early.measurements.context.clocks.at("sm_mhz_before"), "1000");
+  EXPECT_EQ(early.measurements.context.clocks.at("sm_mhz_after"), "1002");  // two cases tried
+
+  FaultyBackend dying({{1, Fault::device_lost}});
+  const auto lost = run_calibration(dying, cases, {}, {});
+  EXPECT_FALSE(lost.lost.empty());
+  EXPECT_EQ(lost.measurements.context.clocks.at("sm_mhz_after"), "1002");
+  // The state goes into the records file with the rest of the context.
+  auto back = parse_measurements(measurements_to_json(lost.measurements), "records.json");
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->context.clocks.at("throttle_reasons_after"), "sw_power_cap");
 }
 
 TEST(CalibrationFaults, AFailedCaseIsNamedAndTheRunGoesOnKeepingEveryFinishedRecord) {

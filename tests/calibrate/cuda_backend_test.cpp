@@ -40,6 +40,26 @@ TEST(CudaBackendOnGpu, ContextNamesTheDeviceAndLibraryVersions) {
   EXPECT_TRUE(c.versions.contains("cuda_runtime"));
   EXPECT_TRUE(c.versions.contains("cublaslt"));
   EXPECT_TRUE(c.versions.contains("compute_capability"));
+  // The device properties the fit's wave term and the HBM rotation use.
+  ASSERT_TRUE(c.properties.contains("sm_count"));
+  EXPECT_GT(std::stoi(c.properties.at("sm_count")), 0);
+  ASSERT_TRUE(c.properties.contains("l2_bytes"));
+  EXPECT_GT(std::stoll(c.properties.at("l2_bytes")), 0);
+  EXPECT_TRUE(c.properties.contains("memory_bytes"));
+  EXPECT_EQ(c.versions.at("fp8_fast_accum"), "off");
+  EXPECT_TRUE(c.clocks.contains("warm_up_ms"));
+#ifdef CAPPLAN_HAVE_NCCL
+  EXPECT_TRUE(c.versions.contains("nccl_alltoall"));
+#endif
+  // With NVML the state has the current SM clock and throttle reasons; without it, nothing, and
+  // the context says why.
+  const auto state = cuda.device_state();
+  if (c.versions.contains("nvml")) {
+    EXPECT_TRUE(state.empty());
+  } else {
+    EXPECT_TRUE(state.contains("sm_mhz"));
+    EXPECT_TRUE(state.contains("throttle_reasons"));
+  }
 }
 
 // ||C - C_ref|| / ||C_ref|| against a float64 host product of the same (random) inputs. Tolerances
@@ -84,6 +104,13 @@ TEST(CudaBackendOnGpu, MemoryPatternsReportPlausibleBandwidth) {
     ASSERT_TRUE(rec.has_value()) << pattern << ": " << to_string(rec.error());
     // Between 50 GB/s (any datacenter GPU does more) and 20 TB/s (above any HBM).
     EXPECT_GT(rec->bandwidth_Bps(), 5e10) << pattern;
+    EXPECT_LT(rec->bandwidth_Bps(), 2e13) << pattern;
+  }
+  // The smallest size of the sweep (64 KiB, read from HBM through rotated copies) is measured too.
+  for (const char* pattern : {"copy", "norm", "elementwise"}) {
+    auto rec = cuda.memory(pattern, 64.0 * 1024, quick());
+    ASSERT_TRUE(rec.has_value()) << pattern << ": " << to_string(rec.error());
+    EXPECT_GT(rec->time.median_s, 0.0) << pattern;
     EXPECT_LT(rec->bandwidth_Bps(), 2e13) << pattern;
   }
   auto bad = cuda.memory("strided", 1e6, quick());
@@ -144,7 +171,25 @@ TEST(CudaBackendOnGpu, TrainingStepRunsLlamaStyleLayersInBf16AndFp8) {
     auto rec = cuda.training_step(shape, quick());
     ASSERT_TRUE(rec.has_value()) << sim::to_string(dt) << ": " << to_string(rec.error());
     test::expect_positive_components(*rec);
+    // Fused attention runs as batched GEMMs: their share of "attention" is reported beside it.
+    ASSERT_TRUE(rec->components_s.contains("attention_batched_gemm")) << sim::to_string(dt);
+    EXPECT_GT(rec->components_s.at("attention_batched_gemm"), 0.0);
+    EXPECT_LE(rec->components_s.at("attention_batched_gemm"), rec->components_s.at("attention") * (1 + 1e-9));
   }
+}
+
+// A serving decode step (every GEMM reading its own weights and KV cache from HBM) runs, and an
+// unfused layer reports no batched-GEMM stand-in.
+TEST(CudaBackendOnGpu, DecodeStepRunsWithItsOwnWeightsPerGemm) {
+  CAPPLAN_CUDA_BACKEND_OR_SKIP(cuda);
+  const StepShape shape{.layers = 2, .hidden = 1024, .heads = 8, .ffn_hidden = 2816, .seq_len = 1, .micro_batch = 8,
+                        .gated_ffn = true, .dtype = sim::Precision::bf16, .kv_heads = 2, .rmsnorm = true,
+                        .rope = true, .decode_context = 1024};
+  auto rec = cuda.training_step(shape, quick());
+  ASSERT_TRUE(rec.has_value()) << to_string(rec.error());
+  EXPECT_GT(rec->time.median_s, 0.0);
+  EXPECT_GT(rec->components_s.at("gemm"), 0.0);
+  EXPECT_FALSE(rec->components_s.contains("attention_batched_gemm"));
 }
 
 TEST(CudaBackendOnGpu, TrainingStepRejectsFp32WithAMessage) {

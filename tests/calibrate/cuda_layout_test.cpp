@@ -166,5 +166,44 @@ TEST(CudaGemmLayout, LayerStepPlanMemoryKernelsMoveTheOpsBytes) {
   EXPECT_EQ(bad.error()[0].where, "cuda/training_step/dtype");
 }
 
+// fp8 GEMMs of a step run as Transformer Engine runs them (its recipes' use_split_accumulator is
+// False for fprop, True for dgrad and wgrad): forward with cuBLASLt's fast accumulation, backward
+// without; 16-bit GEMMs (the fp8 step's bf16 attention core included) never ask for it, and the
+// sweep's tn_spec leaves it off. Fused-attention GEMMs are marked so the step can report them.
+TEST(CudaGemmLayout, Fp8StepGemmsUseFastAccumulationForwardOnlyAsTransformerEngineDoes) {
+  StepShape shape = small_step();
+  shape.kv_heads = 1;
+  shape.gated_ffn = shape.rmsnorm = shape.rope = shape.flash_attention = true;
+  shape.dtype = sim::Precision::fp8;
+  const auto plan = layer_step_plan(shape);
+  ASSERT_TRUE(plan.has_value());
+  int fp8_forward = 0, fp8_backward = 0, fused = 0;
+  for (const PlannedKernel& k : *plan) {
+    if (k.kernel != StepKernel::gemm) continue;
+    const bool fp8 = k.gemm.dtype == sim::Precision::fp8;
+    const bool forward = k.phase == sim::Phase::forward;
+    EXPECT_EQ(k.gemm.fast_accum, fp8 && forward) << k.op;
+    fp8_forward += fp8 && forward ? 1 : 0;
+    fp8_backward += fp8 && !forward ? 1 : 0;
+    fused += k.fused_attention ? 1 : 0;
+    if (k.fused_attention) {
+      EXPECT_NE(k.gemm.dtype, sim::Precision::fp8) << k.op;  // attention stays 16-bit
+    }
+  }
+  EXPECT_GT(fp8_forward, 0);
+  EXPECT_GT(fp8_backward, 0);
+  EXPECT_GT(fused, 0);
+  EXPECT_FALSE(tn_spec({64, 64, 64, 1, sim::Precision::fp8}).fast_accum);
+
+  shape.dtype = sim::Precision::bf16;
+  shape.flash_attention = false;
+  const auto bf16 = layer_step_plan(shape);
+  ASSERT_TRUE(bf16.has_value());
+  for (const PlannedKernel& k : *bf16) {
+    EXPECT_FALSE(k.gemm.fast_accum) << k.op;
+    EXPECT_FALSE(k.fused_attention) << k.op;  // explicit scores: plain batched GEMMs
+  }
+}
+
 }  // namespace
 }  // namespace capplan::calib::cuda

@@ -286,6 +286,75 @@ TEST(RecordsFile, RoundTripsEveryRecord) {
   EXPECT_EQ(measurements_to_json(*back), text);
 }
 
+// A profile of records with NCCL versions (the CUDA backend's context) says which NCCL measured
+// the collectives, as `capplan calibrate` prints the profile's notes; records without (the host
+// backend) get no such note.
+TEST(FitProfile, NotesTheNcclVersionAndAllToAllPathOfTheRecords) {
+  Measurements m = small_measurements();
+  m.context.versions["nccl"] = "2.27.3";
+  m.context.versions["nccl_headers"] = "2.28.9";
+  m.context.versions["nccl_alltoall"] = "grouped send/recv";
+  auto p = fit_profile(m);
+  ASSERT_TRUE(p.has_value()) << to_string(p.error());
+  ASSERT_FALSE(p->notes.empty());
+  EXPECT_EQ(p->notes.back(), "nccl: 2.27.3 loaded, headers 2.28.9; all-to-all grouped send/recv");
+  auto host = fit_profile(small_measurements());
+  ASSERT_TRUE(host.has_value());
+  for (const auto& n : host->notes) EXPECT_EQ(n.find("nccl"), std::string::npos) << n;
+}
+
+// The device properties of the context round-trip, and a records file written before they were
+// recorded (no "properties" key at all) still reads, with none.
+TEST(RecordsFile, DevicePropertiesRoundTripAndOldFilesWithoutThemStillRead) {
+  Measurements m = small_measurements();
+  m.context.properties = {{"sm_count", "132"}, {"l2_bytes", "52428800"}, {"memory_bus_width_bits", "5120"}};
+  m.context.clocks = {{"sm_mhz_before", "1980"}, {"throttle_reasons_after", "sw_power_cap"}};
+  const std::string text = measurements_to_json(m);
+  auto back = parse_measurements(text, "records.json");
+  ASSERT_TRUE(back.has_value()) << to_string(back.error());
+  EXPECT_EQ(back->context.properties, m.context.properties);
+  EXPECT_EQ(back->context.clocks, m.context.clocks);
+  EXPECT_EQ(measurements_to_json(*back), text);
+
+  std::string old = text;
+  const auto key = old.find(",\n    \"properties\"");
+  ASSERT_NE(key, std::string::npos);
+  old.erase(key, old.find('}', key) + 1 - key);
+  ASSERT_EQ(old.find("properties"), std::string::npos);
+  auto read_old = parse_measurements(old, "old.json");
+  ASSERT_TRUE(read_old.has_value()) << to_string(read_old.error());
+  EXPECT_TRUE(read_old->context.properties.empty());
+  EXPECT_EQ(read_old->gemms.size(), m.gemms.size());
+}
+
+// GEMM records of a 132-SM GPU (generated with the wave-quantisation term on): fit_profile takes
+// the SM count from Context::properties, so the fit carries the wave term (wave_units = 132) and
+// recovers the peak; the keys older records used (versions, clocks) are still read.
+TEST(FitProfile, TheSmCountOfTheDevicePropertiesTurnsTheWaveTermOn) {
+  Measurements m = small_measurements();
+  m.gemms = synthetic_gemms(truth_gemm(132), 11);
+  m.context.properties["sm_count"] = "132";
+  auto p = fit_profile(m);
+  ASSERT_TRUE(p.has_value()) << to_string(p.error());
+  ASSERT_EQ(p->gemm.size(), 1u);
+  EXPECT_EQ(p->gemm[0].wave_units, 132);
+  EXPECT_NEAR(p->gemm[0].peak_flops_per_s.value / truth_gemm(132).peak_flops_per_s.value, 1.0, 0.015);
+
+  m.context.properties.clear();
+  auto none = fit_profile(m);
+  ASSERT_TRUE(none.has_value()) << to_string(none.error());
+  EXPECT_EQ(none->gemm[0].wave_units, 0);  // no SM count: no quantisation term
+
+  m.context.versions["sm_count"] = "132";  // where records from before properties kept it
+  auto old = fit_profile(m);
+  ASSERT_TRUE(old.has_value()) << to_string(old.error());
+  EXPECT_EQ(old->gemm[0].wave_units, 132);
+  m.context.properties["sm_count"] = "114";  // properties win over the old keys
+  auto both = fit_profile(m);
+  ASSERT_TRUE(both.has_value()) << to_string(both.error());
+  EXPECT_EQ(both->gemm[0].wave_units, 114);
+}
+
 // Launch batches of 16..1024 kernels: time = fixed + kernels x per kernel. With 2% noise the
 // per-kernel cost (the slope, set by the large batches) comes back within 3%, the fixed cost
 // (an event or a synchronisation, under 1% of the 1024-kernel batch) within a loose 50%.

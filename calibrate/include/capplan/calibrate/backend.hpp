@@ -5,6 +5,7 @@
 // it cannot (unsupported dtype, no device, ...). It never prints and never exits; progress is
 // reported through the callback. Warm-up iterations are not in the samples.
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,12 @@ class MeasurementBackend {
   virtual ~MeasurementBackend() = default;
   virtual std::string name() const = 0;  // "host", "cuda"
   virtual Context context() const = 0;
+  // The device's state now, where the backend can read it: current clocks, power, temperature,
+  // throttle reasons (the CUDA backend: sm_mhz, mem_mhz, power_w, power_limit_w, temperature_c,
+  // throttle_reasons). run_calibration records it in Context::clocks at the start and at the end
+  // of a run, with the suffixes "_before" and "_after". Read only: a backend never sets clocks or
+  // power limits. Default: nothing readable.
+  virtual std::map<std::string, std::string> device_state() const { return {}; }
   virtual bool supports(sim::Precision dtype) const = 0;
 
   virtual Result<GemmRecord> gemm(const GemmShape& shape, const RunOptions& options) = 0;

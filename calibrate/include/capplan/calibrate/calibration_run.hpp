@@ -87,7 +87,9 @@ struct RunReport {
 // exception: its what()), becomes a warning note naming the case; the run goes on, unless the
 // backend is no longer healthy(): the run then ends there with `lost` set. Either way every
 // finished case is in `measurements` (and went through `checkpoint`), so a later run given them
-// as `start` measures only what is missing.
+// as `start` measures only what is missing. The backend's device_state() is read before the first
+// case and after the last one (also when stopped or lost) into Context::clocks as "<key>_before"
+// and "<key>_after".
 RunReport run_calibration(MeasurementBackend& backend, const std::vector<Case>& plan, Measurements start,
                           const RunOptions& options, const ProgressFn& progress = {},
                           const CheckpointFn& checkpoint = {}, const StopFn& stop = {});

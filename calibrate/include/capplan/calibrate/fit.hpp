@@ -6,9 +6,10 @@
 // records) are skipped with a line in Profile::notes, never an error; an error means the records
 // themselves are invalid (non-positive time or size), and names the record.
 //
-// Note to backends (4a, 4b): for GPU tile/wave quantisation put the SM count in
-// Context::versions["sm_count"] or Context::clocks["sm_count"] (decimal text); without it the
-// GEMM model has no quantisation term. The collectives fit uses sim::nccl_bus_factor
+// Note to backends: for GPU tile/wave quantisation put the SM count in
+// Context::properties["sm_count"] (decimal text; Context::versions["sm_count"] and
+// Context::clocks["sm_count"], where older records kept it, are still read); without it the GEMM
+// model has no quantisation term. The collectives fit uses sim::nccl_bus_factor
 // (sim/profile.hpp), which calib::bus_factor may simply call.
 #include <string>
 #include <vector>

@@ -26,7 +26,13 @@ struct Context {
   std::string date_utc;        // ISO 8601, when the calibration started
   std::string capplan_version;
   std::map<std::string, std::string> versions;  // driver, cuda_runtime, cublas, nccl, eigen, mpi, ...
-  std::map<std::string, std::string> clocks;    // e.g. sm_mhz, mem_mhz (only where readable)
+  // Clocks and device state, only where readable: the device's maxima (sm_max_mhz, mem_max_mhz) and,
+  // for a calibration run, the backend's device_state() read at its start and end with the suffix
+  // "_before" / "_after" (sm_mhz_before, power_w_after, throttle_reasons_before, ...).
+  std::map<std::string, std::string> clocks;
+  // Fixed properties of the device, decimal text with the unit in the key: sm_count, l2_bytes,
+  // memory_bytes, memory_bus_width_bits, ... (the fitter's wave-quantisation term reads sm_count).
+  std::map<std::string, std::string> properties;
   int ranks = 1;               // processes taking part (MPI or NCCL communicator size)
   int ranks_per_node = 1;
   int devices_per_rank = 1;
@@ -101,10 +107,16 @@ struct StepShape {
   bool operator==(const StepShape&) const = default;
 };
 
+// components_s (medians of per-step sums): "gemm", "attention" and "memory" partition the step
+// (sim::LayerComponent). A backend without a fused (flash) attention kernel runs a fused-attention
+// layer's attention as the op list's batched GEMMs scaled by the causal work share; the CUDA
+// backend then adds "attention_batched_gemm", the part of "attention" those stand-in GEMMs took
+// (not a fourth part of the step: it is inside "attention"). Its presence says the measured
+// attention is batched GEMMs, not a flash kernel.
 struct StepRecord {
   StepShape shape;
   SampleStats time;                          // whole forward + backward
-  std::map<std::string, double> components_s;  // e.g. "gemm", "attention", "memory" (medians)
+  std::map<std::string, double> components_s;
 };
 
 // Kernel launch and dispatch (docs/calibration.md, "Launch and dispatch"): `kernels` kernels
@@ -112,10 +124,15 @@ struct StepRecord {
 //   "launch"       host time to issue `kernels` empty kernels, nothing synchronised in between:
 //                  what the host pays per launch (cudaLaunchKernel; on the host backend a call
 //                  through the step runner's type-erased dispatch);
-//   "back_to_back" wall time from issuing the first of `kernels` empty kernels to the end of the
-//                  last: the GPU's time per kernel when kernels are shorter than their launch;
-//   "graph"        the same kernels replayed from one CUDA graph (launch replaced by the graph's
-//                  per-node cost, as CUDA-graph engines run their decode steps);
+//   "back_to_back" device time (cudaEvents) of `kernels` empty kernels that were all queued before
+//                  the first ran (the CUDA backend holds the stream with a spin kernel while it
+//                  issues them): the GPU's own floor per kernel, kernel after kernel, whatever the
+//                  host's launch rate. Records taken before the spin measured the longer of that
+//                  floor and the host's launch time;
+//   "graph"        device time of the same kernels replayed from one CUDA graph, also queued
+//                  behind a spin: the graph's per-node cost on the GPU, without the host's
+//                  cudaGraphLaunch (as CUDA-graph engines run their decode steps, the replay
+//                  overlapping the previous step);
 //   "dispatch"     host time to issue a framework-like op sequence (the backend's own small
 //                  kernels and library GEMMs in a layer's order), per op of the sequence.
 // Fitted as time = fixed + kernels x per-kernel cost (fit_launch).
