@@ -477,6 +477,7 @@ Result<sim::Profile> fit_profile(const Measurements& m) {
   p.context["threads"] = std::to_string(c.threads);
   for (const auto& [k, v] : c.versions) p.context["version." + k] = v;
   for (const auto& [k, v] : c.clocks) p.context["clock." + k] = v;
+  for (const auto& [k, v] : c.properties) p.context["property." + k] = v;
 
   p.notes = skipped;
   auto note = [&](const Diagnostics& d) {

@@ -165,12 +165,14 @@ std::string profile_to_json(const sim::Profile& p) {
   root["schema"] = kSchema;
   root["schema_version"] = p.schema_version;
   json ctx = json::object();
-  json versions = json::object(), clocks = json::object();
+  json versions = json::object(), clocks = json::object(), properties = json::object();
   for (const auto& [k, v] : p.context) {
     if (k.starts_with("version.")) {
       versions[k.substr(8)] = v;
     } else if (k.starts_with("clock.")) {
       clocks[k.substr(6)] = v;
+    } else if (k.starts_with("property.")) {
+      properties[k.substr(9)] = v;
     }
   }
   for (const char* k : kContextStrings) ctx[k] = p.context_value(k);
@@ -186,6 +188,7 @@ std::string profile_to_json(const sim::Profile& p) {
   }
   ctx["versions"] = versions;
   ctx["clocks"] = clocks;
+  if (!properties.empty()) ctx["properties"] = properties;
   root["context"] = ctx;
 
   json gemm = json::array();
@@ -360,9 +363,13 @@ Result<sim::Profile> parse_profile(const std::string& text, const std::string& w
     for (const auto& [name, prefix] : {std::pair{"versions", "version."}, std::pair{"clocks", "clock."}}) {
       for (const auto& [k, v] : o.string_map(name)) p.context[prefix + k] = v;
     }
+    // The device's properties (SM count, L2 size): GPU profiles have them, others none.
+    if (o.has("properties")) {
+      for (const auto& [k, v] : o.string_map("properties")) p.context["property." + k] = v;
+    }
     std::vector<std::string> keys(std::begin(kContextStrings), std::end(kContextStrings));
     keys.insert(keys.end(), std::begin(kContextIntegers), std::end(kContextIntegers));
-    keys.insert(keys.end(), {"versions", "clocks"});
+    keys.insert(keys.end(), {"versions", "clocks", "properties"});
     o.known(keys);
   });
 

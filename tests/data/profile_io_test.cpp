@@ -77,6 +77,21 @@ std::string diagnostics_after(const std::string& pointer, const nlohmann::json& 
   return parsed ? std::string("(parsed)") : to_string(parsed.error());
 }
 
+// The device's properties (SM count, L2 size) travel in context.properties, and a profile
+// without them (a host one) writes no properties object at all.
+TEST(ProfileFile, DevicePropertiesRoundTrip) {
+  sim::Profile p = sample_profile();
+  p.context["property.sm_count"] = "132";
+  p.context["property.l2_bytes"] = "52428800";
+  const std::string text = profile_to_json(p);
+  auto back = parse_profile(text, "profile.json");
+  ASSERT_TRUE(back) << to_string(back.error());
+  EXPECT_EQ(back->context_value("property.sm_count"), "132");
+  EXPECT_EQ(back->context_value("property.l2_bytes"), "52428800");
+  EXPECT_EQ(nlohmann::json::parse(text)["context"]["properties"]["sm_count"], "132");
+  EXPECT_FALSE(nlohmann::json::parse(profile_to_json(sample_profile()))["context"].contains("properties"));
+}
+
 TEST(ProfileFile, ANonPositivePeakIsReportedByItsField) {
   EXPECT_NE(diagnostics_after("/gemm/0/peak_flops_per_s/value", -1).find(
                 "profile.json#/gemm/0/peak_flops_per_s/value: must be > 0; got -1"),
