@@ -26,7 +26,7 @@
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/estimate.hpp"
 #include "capplan/sim/result.hpp"
-#include "json_reader.hpp"
+#include "reading/json_reader.hpp"
 
 namespace capplan::fuzz {
 namespace {

@@ -16,7 +16,7 @@ struct InvariantBroken : std::logic_error {
   using std::logic_error::logic_error;
 };
 
-// The JSON reader every JSON input goes through (data/src/json_reader.hpp).
+// The JSON reader every JSON input goes through (data/src/reading/json_reader.hpp).
 void check_json_reader(std::string_view text);
 // A scenario file (`capplan estimate FILE`), estimated when its layout is complete; a serving
 // scenario's workload read as `capplan serve` reads it.

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "capplan/calibrate/fit.hpp"
-#include "json_reader.hpp"  // capplan_data's validation toolkit (header-only)
+#include "reading/json_reader.hpp"  // capplan_data's validation toolkit (header-only)
 
 namespace capplan::calib {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The one JSON reading idiom of data/ (data/src/json_reader.hpp): what each helper reports, by
+// The one JSON reading idiom of data/ (data/src/reading/json_reader.hpp): what each helper reports, by
 // pointer and with the value given, so every loader that uses it words an error the same way.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "json_reader.hpp"
+#include "reading/json_reader.hpp"
 #include "test_support.hpp"
 
 namespace capplan::data {

@@ -12,8 +12,8 @@
 #include "capplan/data/profile_io.hpp"
 #include "capplan/data/published_runs.hpp"
 #include "capplan/data/scenario_io.hpp"
-#include "csv.hpp"
-#include "json_reader.hpp"
+#include "reading/csv.hpp"
+#include "reading/json_reader.hpp"
 #include "test_support.hpp"
 
 namespace capplan::data {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "topology_io.hpp"
+#include "catalog/topology_io.hpp"
 
 #include <vector>
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "capplan/data/scenario_io.hpp"
-#include "csv.hpp"
-#include "json_reader.hpp"
+#include "reading/csv.hpp"
+#include "reading/json_reader.hpp"
 
 namespace capplan::data {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "hybrid_model.hpp"
+#include "catalog/hybrid_model.hpp"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "finetune_runs.hpp"
+#include "validation/finetune_runs.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -7,8 +7,8 @@
 #include <optional>
 
 #include "capplan/data/scenario_io.hpp"
-#include "json_reader.hpp"
-#include "vtrain_runs.hpp"
+#include "reading/json_reader.hpp"
+#include "validation/vtrain_runs.hpp"
 
 namespace capplan::data::detail {
 

@@ -11,9 +11,9 @@
 #include <cstdlib>
 #include <map>
 
-#include "hybrid_model.hpp"
-#include "json_reader.hpp"
-#include "topology_io.hpp"
+#include "catalog/hybrid_model.hpp"
+#include "reading/json_reader.hpp"
+#include "catalog/topology_io.hpp"
 
 namespace capplan::data {
 

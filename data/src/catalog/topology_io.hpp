@@ -7,7 +7,7 @@
 #include <string>
 
 #include "capplan/sim/topology.hpp"
-#include "json_reader.hpp"
+#include "reading/json_reader.hpp"
 
 namespace capplan::data::detail {
 

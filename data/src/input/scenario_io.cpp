@@ -16,9 +16,9 @@
 #include "capplan/sim/global_batch.hpp"
 #include "capplan/data/currency.hpp"
 #include "capplan/data/tco_io.hpp"
-#include "hybrid_model.hpp"
-#include "json_reader.hpp"
-#include "topology_io.hpp"
+#include "catalog/hybrid_model.hpp"
+#include "reading/json_reader.hpp"
+#include "catalog/topology_io.hpp"
 
 namespace capplan::data {
 

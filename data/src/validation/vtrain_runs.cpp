@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "vtrain_runs.hpp"
+#include "validation/vtrain_runs.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "capplan/data/scenario_io.hpp"
-#include "json_reader.hpp"
+#include "reading/json_reader.hpp"
 
 namespace capplan::data::detail {
 

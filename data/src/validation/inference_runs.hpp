@@ -8,7 +8,7 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/serving_validation.hpp"
-#include "csv.hpp"
+#include "reading/csv.hpp"
 
 namespace capplan::data::detail {
 

@@ -13,7 +13,7 @@
 #include "capplan/data/price_sheet.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/search.hpp"
-#include "json_reader.hpp"
+#include "reading/json_reader.hpp"
 
 namespace capplan::data {
 

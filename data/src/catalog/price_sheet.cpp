@@ -8,7 +8,7 @@
 
 #include "capplan/data/currency.hpp"
 #include "capplan/data/format.hpp"
-#include "json_reader.hpp"
+#include "reading/json_reader.hpp"
 
 namespace capplan::data {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "json_reader.hpp"
+#include "reading/json_reader.hpp"
 
 namespace capplan::data {
 namespace {

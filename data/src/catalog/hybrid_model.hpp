@@ -6,7 +6,7 @@
 #include <string>
 
 #include "capplan/sim/model.hpp"
-#include "json_reader.hpp"
+#include "reading/json_reader.hpp"
 
 namespace capplan::data::detail {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "inference_runs.hpp"
+#include "validation/inference_runs.hpp"
 
 #include <algorithm>
 #include <cctype>

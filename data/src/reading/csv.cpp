@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "csv.hpp"
+#include "reading/csv.hpp"
 
-#include "json_reader.hpp"
+#include "reading/json_reader.hpp"
 
 #include <cctype>
 #include <charconv>

@@ -9,7 +9,7 @@
 #include <limits>
 #include <map>
 
-#include "json_reader.hpp"
+#include "reading/json_reader.hpp"
 
 namespace capplan::data {
 

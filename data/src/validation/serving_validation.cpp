@@ -7,9 +7,9 @@
 
 #include "capplan/data/format.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
-#include "csv.hpp"
-#include "inference_runs.hpp"
-#include "json_reader.hpp"
+#include "reading/csv.hpp"
+#include "validation/inference_runs.hpp"
+#include "reading/json_reader.hpp"
 
 namespace capplan::data {
 

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "capplan/data/scenario_io.hpp"
-#include "csv.hpp"
-#include "finetune_runs.hpp"
-#include "hybrid_runs.hpp"
-#include "vtrain_runs.hpp"
-#include "json_reader.hpp"
+#include "reading/csv.hpp"
+#include "validation/finetune_runs.hpp"
+#include "validation/hybrid_runs.hpp"
+#include "validation/vtrain_runs.hpp"
+#include "reading/json_reader.hpp"
 
 namespace capplan::data {
 

@@ -9,7 +9,7 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/published_runs.hpp"
-#include "csv.hpp"
+#include "reading/csv.hpp"
 
 namespace capplan::data::detail {
 
