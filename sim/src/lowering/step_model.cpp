@@ -9,7 +9,9 @@
 #include "capplan/sim/recompute_policy.hpp"
 #include "capplan/sim/stage_layout.hpp"
 #include "capplan/sim/variability.hpp"
+#include "lowering/lowering_context.hpp"
 #include "lowering/op_list_builder.hpp"
+#include "lowering/shared_ops.hpp"
 
 namespace capplan::sim {
 
@@ -201,90 +203,41 @@ double expected_destination_ranks(int experts, int top_k, int ep) {
 
 namespace {
 
-// The op list of a training step (pass == nullptr) or of one serving pass (build_pass_ops).
-void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const Cluster& c,
-               StepOpParts parts, const InferencePass* pass) {
+// The op list of a training step or of one serving pass (build_pass_ops), as `cx` says.
+void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
   out.ops.clear();
-  const RecomputePolicy policy(m, job, p);
-  const Precision dt = job.precision;
-  // Attention core stays in 16-bit under FP8 recipes (Transformer Engine keeps it in bf16).
-  const Precision attn_dt = dt == Precision::fp8 || dt == Precision::fp4 ? Precision::bf16 : dt;
-  const Topology topology = c.network();  // built once: every communicator is placed on it
-  const GroupPlacement tp_group = place_group(p.tp, 1, topology);
-  // Fine-tuning: frozen, quantised and adapted linears (LoRA adapters run in 16 bits, as PEFT and
-  // Megatron-Core's adapters do under FP8 recipes).
-  const lowering::TuneContext tune{job.finetune, job.finetune.trained_layer_share(m.layers),
-                                   job.framework == Framework::pytorch, attn_dt, element_bytes(attn_dt), tp_group};
-  // Serving quantises activations per token in one fused pass (vLLM's dynamic per-token FP8
-  // quantisation: read 16-bit, write the narrow copy and its scales).
-  const double cast_bytes = pass != nullptr ? 2.0 + element_bytes(dt) + (dt == Precision::fp4 ? 1.0 / 16.0 : 0.0)
-                                            : fp8_cast_bytes_per_element(job.fp8_recipe);
-  OpListBuilder b(out.ops, parts, cast_bytes, policy, tune);
-  if (pass != nullptr) {
-    b.set_inference(pass->weight_bytes);
-  } else {
-    b.set_fp8_cast_kernels(fp8_cast_kernels_per_tensor(job.fp8_recipe), fp8_casts_fuse_across_tensors(job.fp8_recipe));
-  }
+  const ModelSpec& m = cx.m;
+  const TrainingJob& job = cx.job;
+  const Parallelism& p = cx.p;
+  const Cluster& c = cx.c;
+  const InferencePass* pass = cx.serving() ? &cx.pass : nullptr;
+  const Precision dt = cx.dt;
+  const Precision attn_dt = cx.attn_dt;
+  const Topology& topology = cx.topology;
+  const GroupPlacement& tp_group = cx.tp_group;
+  OpListBuilder b = cx.builder(out.ops, parts);
   using lowering::Tuned;
-  const std::int64_t t = p.tp;
-  const std::int64_t s = m.seq_len / p.cp;  // tokens of a sequence on this rank (context parallel)
-  const std::int64_t tokens = pass != nullptr ? pass->prefill_tokens + pass->decode_sequences
-                                              : static_cast<std::int64_t>(p.micro_batch) * s;
-  const std::int64_t tokens_sp = p.sequence_parallel ? tokens / t : tokens;
-  const std::int64_t h = m.hidden;
-  const std::int64_t heads = m.heads / t;
-  const bool mla = m.attention == Attention::mla;
-  const std::int64_t dh = m.head_dim();
-  const std::int64_t kv_heads = mla ? heads : (m.kv_heads + t - 1) / t;  // replicated when tp > kv_heads
-  const std::int64_t d_qk = mla ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : dh;
-  const std::int64_t d_v = mla ? m.mla.v_head_dim : dh;
-  const std::int64_t f = m.ffn_hidden;
-  const bool eager = job.framework == Framework::pytorch;
-  // Bytes per activation element (the training precision's; FP8 recipes keep bf16 activations)
-  // and per saved GEMM input (Transformer Engine saves the FP8 copy it made for the GEMM).
-  const double act = element_bytes(attn_dt);
-  const double gemm_in = dt == Precision::fp8 ? 1.0 : act;
-  const double td = static_cast<double>(tokens), tsp = static_cast<double>(tokens_sp), hd = static_cast<double>(h);
-  const double qk_elems = td * (heads + kv_heads) * d_qk;
-  const bool full_rc = policy.full();
-  // An MoE layer's collectives run again with it (full recompute, or the `moe` module).
-  const bool moe_rc = full_rc || policy.moe_layer();
-
-  // Tensor-parallel collectives around a TP-split block: one all-reduce in forward and one in
-  // backward (Shoeybi et al. 2019, the f/g operators); with sequence parallelism an all-gather +
-  // reduce-scatter pair of the same total volume (Korthikanti et al. 2022, Sec. 4.2.2).
-  // The backward collective of the block's column-parallel (first) linear is the input gradient's
-  // (the backward of the forward all-gather, or of the identity before the first linear): with
-  // TrainingJob::tp_async_dgrad it runs during that linear's weight-gradient GEMM, marked by
-  // tp_window() after the linear. Under sequence parallelism that linear's backward also gathers
-  // its input again for the weight gradient (the forward kept only this rank's sequence shard),
-  // during its input-gradient GEMM (Megatron-Core layers.py and Transformer Engine's Linear /
-  // LayerNormLinear backward, `async_op=True`). Eager PyTorch's tensor parallelism (DTensor)
-  // computes a linear's input and weight gradients in one autograd node before the collective on
-  // the input gradient is issued: nothing to overlap. With userbuffers (tp_comm_overlap) the
-  // chunked overlap covers every TP collective.
-  const bool tp_async = job.tp_async_dgrad && !eager && !p.tp_comm_overlap;
-  auto tp_block_comm = [&](Scope scope) {
-    if (t <= 1) return;
-    const units::Bytes msg = units::bytes(act * td * hd);
-    const bool rc = scope == Scope::moe_ffn ? moe_rc : full_rc;
-    if (p.sequence_parallel) {
-      const CollectiveOp gather{"tp_all_gather", CollectiveKind::all_gather, msg, tp_group};
-      b.collective(gather, scope, rc);
-      b.collective(CollectiveOp{"tp_reduce_scatter", CollectiveKind::reduce_scatter, msg, tp_group}, scope, rc, 1.0,
-                   tp_async);
-      if (tp_async) {
-        b.async_backward_collective(CollectiveOp{"tp_input_regather", CollectiveKind::all_gather, msg, tp_group},
-                                    scope);
-      }
-    } else {
-      b.collective(CollectiveOp{"tp_all_reduce", CollectiveKind::all_reduce, msg, tp_group}, scope, rc, 1.0, tp_async);
-    }
-  };
-  // After the column-parallel linear of a TP block: its backward GEMMs are the window.
-  const auto tp_window = [&] {
-    if (t > 1 && tp_async) b.last_linear_is_tp_window(p.sequence_parallel);
-  };
+  using lowering::residual_stream;
+  using lowering::tp_block_comm;
+  using lowering::tp_window;
+  const std::int64_t t = cx.t;
+  const std::int64_t s = cx.s;
+  const std::int64_t tokens = cx.tokens;
+  const std::int64_t h = cx.h;
+  const std::int64_t heads = cx.heads;
+  const bool mla = cx.mla;
+  const std::int64_t dh = cx.dh;
+  const std::int64_t kv_heads = cx.kv_heads;
+  const std::int64_t d_qk = cx.d_qk;
+  const std::int64_t d_v = cx.d_v;
+  const std::int64_t f = cx.f;
+  const bool eager = cx.eager;
+  const double act = cx.act;
+  const double gemm_in = cx.gemm_in;
+  const double td = cx.td, tsp = cx.tsp, hd = cx.hd;
+  const double qk_elems = cx.qk_elems;
+  const bool full_rc = cx.full_rc;
+  const bool moe_rc = cx.moe_rc;
 
   // ===== attention block of every layer, one micro-batch (Korthikanti et al. 2022, Fig. 4/5) =====
   // Tensors kept for backward (Korthikanti et al. 2022, Sec. 4.1, generalised): each op saves what
@@ -292,49 +245,8 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
   // the two residual-stream tensors (the norms' inputs), the two norm outputs (the QKV and FFN
   // GEMM inputs), the dropout masks; split over TP: Q, K, V, the attention output (projection
   // input), the FFN up outputs and the activation output (down input).
-  // The residual stream's ops around `n` sub-blocks of `scope`: a transformer layer has two (the
-  // attention and the FFN norm and residual add); each layer of a hybrid pattern one (Megatron-
-  // Core's hybrid layers each own their pre-norm and residual: mamba_layer.py, MambaLayer.forward,
-  // and the MLP / MoE / attention layers of hybrid_layer_specs.py @d98e8a6).
-  const auto residual_stream = [&](Scope scope, double n) {
-    if (policy.keeps_layer_input()) {
-      // Some producer of the residual stream is recomputed: the recomputation starts from the
-      // layer input, kept as the checkpoint (no kernel).
-      b.add(MemoryOp{"layer_input_checkpoint", units::bytes(0)}, Phase::forward, scope, 0.0, OpRole::checkpoint, 0,
-            act * tsp * hd);
-    }
-    // Norms. Fused: one kernel reads and writes the tensor. Eager RMSNorm (Llama reference
-    // implementation): x.float() (2+4 bytes/element), pow (4+4), mean (4), x*rsqrt (4+4),
-    // type_as (4+2), *weight (2+2). Eager LayerNorm is one fused ATen kernel.
-    const double norm_out = n * gemm_in * tsp * hd;  // the norms' outputs
-    if (eager && m.rmsnorm) {
-      bool first = true;
-      for (double bytes_per_elem : {6.0, 8.0, 4.0, 8.0, 6.0, 4.0}) {
-        b.elementwise("rmsnorm_eager", bytes_per_elem * tsp * hd, scope, OpRole::norm, n, first ? norm_out : 0.0);
-        first = false;
-      }
-    } else {
-      b.elementwise(m.rmsnorm ? "rmsnorm" : "layernorm", 2.0 * act * tsp * hd, scope, OpRole::norm, n, norm_out);
-    }
-    if (m.dropout && !eager) {
-      // Megatron's bias-dropout-add is one fused kernel (bias_dropout_fusion, on unless
-      // --no-bias-dropout-fusion; data/frameworks.json `kernels`): it reads the block output and
-      // the residual and writes the sum and the 1-byte mask, 3 act + 1 bytes per element, where
-      // the dropout and the add as two kernels move 5 act + 1. Its backward at twice that
-      // (6 act + 2) is what its kernels move: the masked gradient (2 act + 1), the bias
-      // gradient's reduction (act) and the residual fork's gradient sum (3 act). Kept: the sum
-      // (the next norm's input) and the mask, as for the two kernels.
-      b.elementwise("bias_dropout_add", (3.0 * act + 1.0) * tsp * hd, scope, OpRole::dropout, n,
-                    n * (act + 1.0) * tsp * hd);
-    } else {
-      b.elementwise("residual_add", 3.0 * act * tsp * hd, scope, OpRole::residual, n, n * act * tsp * hd);
-      if (m.dropout) {
-        b.elementwise("dropout", (2.0 * act + 1.0) * tsp * hd, scope, OpRole::dropout, n, n * tsp * hd);
-      }
-    }
-  };
   const bool hybrid = m.is_hybrid();
-  residual_stream(Scope::layer, hybrid ? 1.0 : 2.0);
+  residual_stream(b, cx, Scope::layer, hybrid ? 1.0 : 2.0);
   if (m.rope) {
     // Rotary embedding on Q and K. Fused: read and write once. Eager (torchtitan / Llama
     // reference): .float() (2+4), complex multiply (4+4), view_as_real + type_as (4+2).
@@ -382,7 +294,7 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     b.linear("qkv", "qkv_dgrad", "qkv_wgrad", tokens, (heads + 2 * kv_heads) * dh, h, dt, Scope::layer,
              act * td * (heads + 2 * kv_heads) * dh,
              2.0 * td * hd * (static_cast<double>(m.heads) * dh + 2.0 * m.kv_dim()) / static_cast<double>(t));
-    tp_window();
+    tp_window(b, cx);
     b.adapter(Tuned{lora_q}, tokens, heads * dh, h, Scope::layer);
     b.adapter(Tuned{lora_k}, tokens, kv_heads * dh, h, Scope::layer);
     b.adapter(Tuned{lora_v}, tokens, kv_heads * dh, h, Scope::layer);
@@ -548,7 +460,7 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
   // the output of the recomputed region under selective recompute: the projection owns it.
   b.linear(Tuned{lora_o, true}, "attn_proj", "attn_proj_dgrad", "attn_proj_wgrad", tokens, h, heads * d_v, dt, Scope::layer,
            gemm_in * td * heads * d_v);
-  tp_block_comm(Scope::layer);
+  tp_block_comm(b, cx, Scope::layer);
 
   // ===== dense FFN =====
   // `rows`: the GEMM rows of one kernel; `rows_mean`: the rows all `kernels` process together,
@@ -559,7 +471,7 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     const std::int64_t up = (m.gated_ffn ? 2 : 1) * inner;
     b.linear(up_name, "ffn_up_dgrad", "ffn_up_wgrad", rows, up, h, dt, scope, act * rows_mean * up,
              conv_scale * 2.0 * rows_mean * up * hd, 1, kernels);
-    if (tp_block) tp_window();
+    if (tp_block) tp_window(b, cx);
     if (m.gated_ffn) b.adapter(Tuned{lora_gate}, rows, inner, h, scope, 1, kernels);
     b.adapter(Tuned{lora_up}, rows, inner, h, scope, 1, kernels);
     const double elems = static_cast<double>(rows) * kernels * inner;
@@ -576,9 +488,9 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     b.linear(Tuned{lora_down, true}, down_name, "ffn_down_dgrad", "ffn_down_wgrad", rows, h, inner, dt, scope, 0,
              conv_scale * 2.0 * rows_mean * inner * hd, 1, kernels);
   };
-  if (hybrid) residual_stream(Scope::dense_ffn, 1.0);
+  if (hybrid) residual_stream(b, cx, Scope::dense_ffn, 1.0);
   ffn("ffn_up", "ffn_down", tokens, td, f / t, 1.0, Scope::dense_ffn, OpRole::activation, 1.0);
-  tp_block_comm(Scope::dense_ffn);
+  tp_block_comm(b, cx, Scope::dense_ffn);
 
   // ===== MoE FFN (routed experts, top-k) =====
   if (m.is_moe() && pass != nullptr) {
@@ -587,7 +499,7 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     // over the experts the batch hit, and one all-reduce sums the partial outputs. With T tokens
     // each picking top_k of E experts, an expert is hit with probability 1 - (1 - k/E)^T
     // (uniform routing), so a small decode batch reads only those experts' weights.
-    if (hybrid) residual_stream(Scope::moe_ffn, 1.0);
+    if (hybrid) residual_stream(b, cx, Scope::moe_ffn, 1.0);
     const auto& e = m.moe;
     const double local = static_cast<double>(e.experts) / std::max(1, p.ep);
     const double p_hit = 1.0 - std::pow(1.0 - static_cast<double>(e.top_k) / e.experts, td);
@@ -609,9 +521,9 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
       ffn("shared_up", "shared_down", tokens, td, static_cast<std::int64_t>(e.shared_experts) * e.expert_ffn_hidden / t,
           1.0, Scope::moe_ffn, OpRole::activation, 1.0);
     }
-    tp_block_comm(Scope::moe_ffn);
+    tp_block_comm(b, cx, Scope::moe_ffn);
   } else if (m.is_moe()) {
-    if (hybrid) residual_stream(Scope::moe_ffn, 1.0);
+    if (hybrid) residual_stream(b, cx, Scope::moe_ffn, 1.0);
     const auto& e = m.moe;
     // Megatron-Core MoE with TP needs sequence parallelism: each TP rank routes its own T/tp tokens.
     const std::int64_t moe_tokens = t > 1 ? tokens / t : tokens;
@@ -754,7 +666,7 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
       // Shared experts: a dense FFN of shared * expert size, TP-split with its own collectives.
       ffn("shared_up", "shared_down", tokens, td, static_cast<std::int64_t>(e.shared_experts) * e.expert_ffn_hidden / t,
           1.0, Scope::moe_ffn, OpRole::activation, 1.0);
-      tp_block_comm(Scope::moe_ffn);
+      tp_block_comm(b, cx, Scope::moe_ffn);
     }
   }
 
@@ -771,11 +683,11 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     const std::int64_t conv_l = d_l + 2 * groups_l * mb.state;          // x, B, C
     const std::int64_t proj_l = 2 * d_l + 2 * groups_l * mb.state + heads_l;  // z, x, B, C, dt
     const double dl = static_cast<double>(d_l), n_state = mb.state;
-    residual_stream(Scope::mamba, 1.0);
+    residual_stream(b, cx, Scope::mamba, 1.0);
     // in_proj's output is what the fused scan keeps for its backward (it recomputes the conv).
     b.linear("mamba_in_proj", "mamba_in_proj_dgrad", "mamba_in_proj_wgrad", tokens, proj_l, h, dt, Scope::mamba,
              act * td * static_cast<double>(proj_l));
-    tp_window();
+    tp_window(b, cx);
     if (p.cp > 1) {
       // Mamba's context parallelism (mamba_context_parallel.py @d98e8a6, pre_conv_ssm /
       // post_conv_ssm): all-to-alls trade the sequence split for a head split around the conv
@@ -847,7 +759,7 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
     // d_inner_local_tp / ngroups_local_tp): its output is out_proj's input.
     b.elementwise("mamba_gated_rmsnorm", 2.0 * act * td * dl, Scope::mamba, OpRole::norm, 1.0, gemm_in * td * dl);
     b.linear("mamba_out_proj", "mamba_out_proj_dgrad", "mamba_out_proj_wgrad", tokens, h, d_l, dt, Scope::mamba);
-    tp_block_comm(Scope::mamba);
+    tp_block_comm(b, cx, Scope::mamba);
   }
 
   // ===== embedding (first stage) and output layer + loss (last stage) =====
@@ -1078,7 +990,7 @@ void build_ops(StepOps& out, const ModelSpec& m, const TrainingJob& job, const P
 
 void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& job, const Parallelism& p,
                          const Cluster& c, StepOpParts parts) {
-  build_ops(out, m, job, p, c, parts, nullptr);
+  build_ops(out, lowering::Context(m, job, p, c), parts);
 }
 
 StepOps build_pass_ops(const ModelSpec& model, const InferencePass& pass, const Parallelism& layout,
@@ -1105,7 +1017,7 @@ StepOps build_pass_ops(const ModelSpec& model, const InferencePass& pass, const 
   p.recompute = Recompute::none;
   StepOps out;
   out.ops.reserve(64);
-  build_ops(out, m, job, p, c, StepOpParts::all, &pass);
+  build_ops(out, lowering::Context(m, job, p, c, pass), StepOpParts::all);
   return out;
 }
 

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to sim/src/lowering/: the ops several blocks lower alike (blocks.hpp): the tensor-parallel
+// collectives around a TP-split block and the residual stream of a layer's sub-blocks.
+#pragma once
+#include "capplan/sim/ops.hpp"
+#include "lowering/lowering_context.hpp"
+#include "lowering/op_list_builder.hpp"
+
+namespace capplan::sim::lowering {
+
+// The TP collectives around a TP-split block of `scope` (nothing when tp = 1).
+void tp_block_comm(OpListBuilder& b, const Context& cx, Scope scope);
+// Called after the column-parallel linear of a TP block: its backward GEMMs are the window.
+void tp_window(OpListBuilder& b, const Context& cx);
+// The residual stream's ops around `n` sub-blocks of `scope` (norms, residual add, dropout).
+void residual_stream(OpListBuilder& b, const Context& cx, Scope scope, double n);
+
+}  // namespace capplan::sim::lowering
