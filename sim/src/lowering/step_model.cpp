@@ -9,6 +9,7 @@
 #include "capplan/sim/recompute_policy.hpp"
 #include "capplan/sim/stage_layout.hpp"
 #include "capplan/sim/variability.hpp"
+#include "lowering/blocks.hpp"
 #include "lowering/lowering_context.hpp"
 #include "lowering/op_list_builder.hpp"
 #include "lowering/shared_ops.hpp"
@@ -168,28 +169,6 @@ StepOps build_step_ops(const ModelSpec& m, const TrainingJob& job, const Paralle
   return out;
 }
 
-namespace {
-
-// Whether Megatron's FusedScaleMaskSoftmax runs its fused CUDA kernel for a causal self-attention
-// of `attn_batches` = micro-batch x heads per rank, `sq` queries and `sk` keys, or falls back to
-// PyTorch ops (megatron/model/fused_softmax.py, and megatron/core/fusions/fused_softmax.py in
-// Megatron-Core, is_kernel_available; the same test in Megatron-DeepSpeed): 16-bit input,
-// 16 < sk <= 4096, sq and sk multiples of 4, attn_batches a multiple of 4 and of the kernel's
-// batches per 128-thread block (get_batch_per_block in scaled_upper_triang_masked_softmax.h:
-// warps of min(32, next_pow2(sk)) threads, two rows per warp when next_pow2(sk) <= 128).
-bool megatron_fused_softmax_runs(std::int64_t attn_batches, std::int64_t sq, std::int64_t sk, double act_bytes) {
-  if (act_bytes != 2.0 || !(sk > 16 && sk <= 4096) || sq % 4 != 0 || sk % 4 != 0 || attn_batches % 4 != 0) {
-    return false;
-  }
-  std::int64_t pow2 = 1;
-  while (pow2 < sk) pow2 *= 2;
-  const std::int64_t warp = std::min<std::int64_t>(pow2, 32);
-  const std::int64_t per_block = (128 / warp) * (pow2 <= 128 ? 2 : 1);
-  return attn_batches % per_block == 0;
-}
-
-}  // namespace
-
 // Expected number of distinct expert-parallel ranks a token's top_k experts lie on, when they are
 // top_k distinct experts drawn uniformly from `experts` spread evenly over `ep` ranks: each rank
 // is missed with probability C(E - E/ep, k) / C(E, k).
@@ -221,246 +200,19 @@ void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
   using lowering::tp_block_comm;
   using lowering::tp_window;
   const std::int64_t t = cx.t;
-  const std::int64_t s = cx.s;
   const std::int64_t tokens = cx.tokens;
   const std::int64_t h = cx.h;
-  const std::int64_t heads = cx.heads;
-  const bool mla = cx.mla;
-  const std::int64_t dh = cx.dh;
-  const std::int64_t kv_heads = cx.kv_heads;
-  const std::int64_t d_qk = cx.d_qk;
-  const std::int64_t d_v = cx.d_v;
   const std::int64_t f = cx.f;
   const bool eager = cx.eager;
   const double act = cx.act;
   const double gemm_in = cx.gemm_in;
   const double td = cx.td, tsp = cx.tsp, hd = cx.hd;
-  const double qk_elems = cx.qk_elems;
   const bool full_rc = cx.full_rc;
   const bool moe_rc = cx.moe_rc;
 
-  // ===== attention block of every layer, one micro-batch (Korthikanti et al. 2022, Fig. 4/5) =====
-  // Tensors kept for backward (Korthikanti et al. 2022, Sec. 4.1, generalised): each op saves what
-  // it produces and a backward pass needs. Replicated over the TP ranks unless sequence parallel:
-  // the two residual-stream tensors (the norms' inputs), the two norm outputs (the QKV and FFN
-  // GEMM inputs), the dropout masks; split over TP: Q, K, V, the attention output (projection
-  // input), the FFN up outputs and the activation output (down input).
-  const bool hybrid = m.is_hybrid();
-  residual_stream(b, cx, Scope::layer, hybrid ? 1.0 : 2.0);
-  if (m.rope) {
-    // Rotary embedding on Q and K. Fused: read and write once. Eager (torchtitan / Llama
-    // reference): .float() (2+4), complex multiply (4+4), view_as_real + type_as (4+2).
-    // Its backward needs no saved tensor (a rotation by the conjugate).
-    if (eager) {
-      for (double bytes_per_elem : {6.0, 8.0, 6.0}) {
-        b.elementwise("rope_eager", bytes_per_elem * qk_elems, Scope::layer, OpRole::rope);
-      }
-    } else {
-      b.elementwise("rope", 2.0 * act * qk_elems, Scope::layer, OpRole::rope);
-    }
-  }
-  if (eager) {
-    // The attention output (batch, heads, s, d) is made contiguous as (batch, s, heads*d).
-    b.elementwise("attn_out_transpose", 2.0 * act * td * heads * d_v, Scope::layer, OpRole::copy);
-  }
-
-  if (mla) {
-    // DeepSeek-V2 Sec. 2.1: down-projections to the latents are replicated across TP ranks
-    // (Megatron-Core), up-projections split by heads. Kept: the normed latents (the up
-    // projections' inputs) and the shared RoPE key, replicated; Q, K and V split by heads.
-    const auto& a = m.mla;
-    const double qk = static_cast<double>(d_qk);
-    if (a.q_lora_rank > 0) {
-      b.linear(Tuned{lora_q}, "q_down", "q_down_dgrad", "q_down_wgrad", tokens, a.q_lora_rank, h, dt, Scope::layer, 0,
-               2.0 * td * hd * a.q_lora_rank / static_cast<double>(t));
-      b.linear(Tuned{lora_q}, "q_up", "q_up_dgrad", "q_up_wgrad", tokens, heads * d_qk, a.q_lora_rank, dt, Scope::layer,
-               act * td * heads * qk);
-      b.elementwise("q_latent_norm", 2.0 * act * td * a.q_lora_rank, Scope::layer, OpRole::latent_norm, 1.0,
-                    act * td * a.q_lora_rank);
-    } else {
-      b.linear(Tuned{lora_q}, "q_proj", "q_proj_dgrad", "q_proj_wgrad", tokens, heads * d_qk, h, dt, Scope::layer,
-               act * td * heads * qk);
-    }
-    b.linear(Tuned{lora_k | lora_v}, "kv_down", "kv_down_dgrad", "kv_down_wgrad", tokens, a.kv_lora_rank + a.qk_rope_head_dim, h, dt,
-             Scope::layer, act * td * a.qk_rope_head_dim,
-             2.0 * td * hd * (a.kv_lora_rank + a.qk_rope_head_dim) / static_cast<double>(t));
-    b.elementwise("kv_latent_norm", 2.0 * act * td * a.kv_lora_rank, Scope::layer, OpRole::latent_norm, 1.0,
-                  act * td * a.kv_lora_rank);
-    b.linear(Tuned{lora_k | lora_v}, "kv_up", "kv_up_dgrad", "kv_up_wgrad", tokens, heads * (a.qk_nope_head_dim + a.v_head_dim),
-             a.kv_lora_rank, dt, Scope::layer, act * td * heads * (qk + d_v));
-  } else {
-    // Q, K and V (after RoPE) kept for the attention backward; the model-FLOPs convention counts
-    // the K and V projections once, not per replicated head.
-    b.linear("qkv", "qkv_dgrad", "qkv_wgrad", tokens, (heads + 2 * kv_heads) * dh, h, dt, Scope::layer,
-             act * td * (heads + 2 * kv_heads) * dh,
-             2.0 * td * hd * (static_cast<double>(m.heads) * dh + 2.0 * m.kv_dim()) / static_cast<double>(t));
-    tp_window(b, cx);
-    b.adapter(Tuned{lora_q}, tokens, heads * dh, h, Scope::layer);
-    b.adapter(Tuned{lora_k}, tokens, kv_heads * dh, h, Scope::layer);
-    b.adapter(Tuned{lora_v}, tokens, kv_heads * dh, h, Scope::layer);
-  }
-  if (pass != nullptr) {
-    // ===== serving attention (paged KV cache, as vLLM, SGLang and TensorRT-LLM run it) =====
-    const InferencePass& ip = *pass;
-    const double share = 1.0 / std::max(1, m.sliding_window_every);  // windowed layers
-    const auto windowed = [&](double keys) {
-      return m.sliding_window > 0 ? share * std::min<double>(keys, m.sliding_window) + (1.0 - share) * keys : keys;
-    };
-    const std::int64_t latent = mla ? m.mla.kv_lora_rank + m.mla.qk_rope_head_dim : 0;
-    // The cache per token on this rank: K and V of its KV heads; MLA's latent and RoPE key
-    // (replicated over TP ranks).
-    const double kv_elems = mla ? static_cast<double>(latent) : static_cast<double>(kv_heads) * (d_qk + d_v);
-    // The new tokens' K and V written into their cache blocks (vLLM's reshape_and_cache): read in
-    // 16 bits, written in the cache's precision.
-    b.add(MemoryOp{"kv_cache_write", units::bytes((act + ip.kv_bytes) * td * kv_elems)}, Phase::forward, Scope::layer,
-          1.0, OpRole::kv_cache);
-    if (ip.prefill_tokens > 0 && ip.prefill_keys > 0) {
-      // Prefill: one varlen fused (flash) attention over the batch's prompt tokens, each meeting
-      // `prefill_keys` keys on average (its cached prefix plus the causal half of its prompt).
-      // MLA prefills without absorption: K and V up-projected per head (the kv_up linear).
-      const double keys = windowed(ip.prefill_keys);
-      const std::int64_t n_keys = std::max<std::int64_t>(1, std::llround(keys));
-      const double pd = static_cast<double>(ip.prefill_tokens);
-      // Its rate follows the causal sequence of the same mean keys per query (twice them).
-      GemmOp score{"prefill_attn_score", ip.prefill_tokens, n_keys, d_qk, heads, attn_dt, true};
-      GemmOp context{"prefill_attn_context", ip.prefill_tokens, d_v, n_keys, heads, attn_dt, true};
-      score.attention_tokens = context.attention_tokens = 2 * n_keys;
-      score.attention_head_dim = context.attention_head_dim = std::max(d_qk, d_v);
-      b.add(score, Phase::forward, Scope::layer, 1.0, OpRole::attention_core, 2.0 * pd * keys * heads * d_qk);
-      b.add(context, Phase::forward, Scope::layer, 1.0, OpRole::attention_core, 2.0 * pd * keys * heads * d_v);
-    }
-    if (ip.decode_sequences > 0 && ip.decode_context > 0) {
-      const double ctx = windowed(ip.decode_context);
-      const std::int64_t n_ctx = std::max<std::int64_t>(1, std::llround(ctx));
-      const double dd = static_cast<double>(ip.decode_sequences);
-      if (mla) {
-        // Absorbed MLA decode (DeepSeek-V2 Sec. 2.1.3; FlashMLA and vLLM's MLA backend): each
-        // head's query, moved into the latent space (the kv_up linear's shape and FLOPs), meets
-        // the shared latent cache: 2 (2 kv_lora + rope) FLOPs per head and key, the cache read
-        // once (the op's B is latent + kv_lora wide, read at latent / that of kv_bytes).
-        const std::int64_t width = m.mla.kv_lora_rank + latent;
-        GemmOp att{"decode_mla_attention", heads, n_ctx, width, ip.decode_sequences, attn_dt};
-        att.weight_bytes = ip.kv_bytes * static_cast<double>(latent) / static_cast<double>(width);
-        b.add(att, Phase::forward, Scope::layer, 1.0, OpRole::attention_core, 2.0 * dd * heads * ctx * width);
-      } else {
-        // Decode (PagedAttention, FlashDecoding): per sequence and KV head, the query heads of its
-        // group meet the cached keys and values, read from the cache in its precision: two
-        // skinny GEMMs (group x ctx x d_qk and group x d_v x ctx), bound by the cache reads.
-        // The P V reduction runs over the context: split into chunks of 512 keys reduced in
-        // parallel and combined (Flash-Decoding, Dao et al. 2023; vLLM's paged attention v2 and
-        // FlashInfer split the same way), so a short batch still fills the GPU.
-        const std::int64_t group = std::max<std::int64_t>(1, heads / std::max<std::int64_t>(1, kv_heads));
-        const std::int64_t batch = ip.decode_sequences * kv_heads;
-        const std::int64_t splits = std::max<std::int64_t>(1, (n_ctx + 511) / 512);
-        GemmOp score{"decode_attn_score", group, n_ctx, d_qk, batch, attn_dt};
-        GemmOp context{"decode_attn_context", group, d_v, std::max<std::int64_t>(1, n_ctx / splits), batch * splits,
-                       attn_dt};
-        score.weight_bytes = context.weight_bytes = ip.kv_bytes;
-        b.add(score, Phase::forward, Scope::layer, 1.0, OpRole::attention_core, 2.0 * dd * heads * ctx * d_qk);
-        b.add(context, Phase::forward, Scope::layer, 1.0, OpRole::attention_core, 2.0 * dd * heads * ctx * d_v);
-      }
-    }
-  } else {
-    // Attention core: S = Q K^T and O = P V per head (batched); backward has twice the GEMMs.
-    // Fused (flash) attention skips masked blocks and recomputes S in its backward: 5 GEMMs there
-    // instead of 4 (Dao 2023). With context parallelism each rank's s/cp queries meet all s keys
-    // (ring attention; Megatron-Core balances the causal work across ranks).
-    // Model FLOPs (Megatron's convention; Narayanan et al. 2021 Appendix, Korthikanti et al.
-    // 2022 Sec. 6): 2*keys*(d_qk + d_v) per query and head over the full square, keys being the
-    // window for sliding-window layers; backward twice the forward.
-    const std::int64_t s_kv = m.seq_len;
-    const std::int64_t batch = static_cast<std::int64_t>(p.micro_batch) * heads;
-    double work = attention_work_fraction(m);
-    // The framework's attention kernel generation (TrainingJob::attention_kernel) sets its rate.
-    const bool v1 = m.flash_attention && job.attention_kernel == AttentionKernel::flash1;
-    GemmOp score{"attn_score", s, s_kv, d_qk, batch, attn_dt, m.flash_attention, 0.0, v1};
-    GemmOp context{"attn_context", s, d_v, s_kv, batch, attn_dt, m.flash_attention, 0.0, v1};
-    const double share = 1.0 / std::max(1, m.sliding_window_every);  // windowed layers
-    const bool windowed = m.sliding_window > 0 && m.sliding_window < m.seq_len;
-    double keys = windowed ? share * m.sliding_window + (1.0 - share) * m.seq_len : static_cast<double>(m.seq_len);
-    // The causal sequence the fused kernel's query blocks sweep (its rate depends on it,
-    // DatasheetCost::attention_shape): the sequence; a window of w keys when every layer is
-    // windowed (w keys per query, the mean of a causal 2w); the full layers' sequence when only
-    // some are (they hold nearly all the FLOPs); a context-parallel rank's chunk (ring attention
-    // runs the kernel chunk by chunk).
-    std::int64_t swept = windowed && share >= 1.0 ? std::min<std::int64_t>(m.seq_len, 2LL * m.sliding_window)
-                                                  : m.seq_len;
-    // Packed documents masked apart (TrainingJob::attention_tokens = E[l^2]/E[l]): each document's
-    // causal square, sum l^2 / 2 = S a / 2 of the S x S shape, by a varlen fused kernel.
-    const double doc = job.attention_tokens;
-    if (m.flash_attention && doc > 0 && doc < m.seq_len) {
-      work = std::min(work, doc / (2.0 * m.seq_len));
-      keys = std::min(keys, doc);
-      swept = std::min<std::int64_t>(swept, std::max<std::int64_t>(1, std::llround(doc)));
-    }
-    if (m.flash_attention) {
-      score.attention_tokens = context.attention_tokens = std::max<std::int64_t>(1, swept / p.cp);
-      score.attention_head_dim = context.attention_head_dim = std::max(d_qk, d_v);
-    }
-    // Hybrid models follow Megatron-Bridge's hybrid formula instead (flop_utils.py
-    // attn_layer_flops, NVIDIA-NeMo/Megatron-Bridge @067f987: 2 b s h p s for both core GEMMs,
-    // the causal half of the square), which its performance tables report for these models.
-    const double convention = m.is_hybrid() ? 0.5 : 1.0;
-    const double score_flops = convention * 2.0 * td * keys * heads * d_qk;
-    const double context_flops = convention * 2.0 * td * keys * heads * d_v;
-    const bool rc = b.recomputes(OpRole::attention_core, Scope::layer);
-    // Fused attention keeps its fp32 log-sum-exp per query and head.
-    const double lse = m.flash_attention ? 4.0 * td * heads : 0.0;
-    b.add(score, Phase::forward, Scope::layer, work, OpRole::attention_core, score_flops, lse, rc);
-    b.add(context, Phase::forward, Scope::layer, work, OpRole::attention_core, context_flops, 0, rc);
-    b.add(score, Phase::backward, Scope::layer, (m.flash_attention ? 3.0 : 2.0) * work, OpRole::attention_core,
-          2.0 * score_flops);
-    b.add(context, Phase::backward, Scope::layer, 2.0 * work, OpRole::attention_core, 2.0 * context_flops);
-    if (rc) {
-      b.add(score, Phase::recompute, Scope::layer, work, OpRole::attention_core, score_flops);
-      b.add(context, Phase::recompute, Scope::layer, work, OpRole::attention_core, context_flops);
-    }
-    if (!m.flash_attention) {
-      // Unfused softmax (+ dropout): reads and writes the s x s scores of every head; keeps the
-      // softmax output, and with dropout its 1-byte mask and output (Korthikanti's 5as^2b).
-      const double sq = static_cast<double>(batch) * s * s_kv;
-      const double dropout = m.dropout ? (2.0 * act + 1.0) * sq : 0.0;
-      const double dropout_kept = m.dropout ? (act + 1.0) * sq : 0.0;
-      if (eager || !job.softmax_kernel_limits || megatron_fused_softmax_runs(batch, s, s_kv, act)) {
-        b.elementwise("softmax", 2.0 * act * sq + dropout, Scope::layer, OpRole::softmax, 1.0, act * sq + dropout_kept);
-      } else {
-        // Megatron's FusedScaleMaskSoftmax without its kernel: PyTorch's ops in fp32 (the
-        // apply_query_key_layer_scaling default makes the softmax fp32). 16-bit scores: cast up
-        // (act + 4 bytes per score), scale (8), masked_fill_ (9: the 1-byte mask), softmax (8),
-        // cast back (4 + act); backward their gradients: cast (act + 4), softmax (12), mask (9),
-        // scale (8), cast (4 + act): five kernels each way instead of one. fp32 scores skip the
-        // casts: three kernels, 25 and 29 bytes. It keeps the fp32 probabilities for the softmax
-        // backward, and the 16-bit ones the P V GEMM reads.
-        const bool half = act < 4.0;
-        const double kernels = half ? 5.0 : 3.0;
-        const double fwd_bytes = half ? 33.0 + 2.0 * act : 25.0;
-        const double bwd_bytes = half ? 37.0 + 2.0 * act : 29.0;
-        const bool softmax_rc = b.recomputes(OpRole::softmax, Scope::layer);
-        const MemoryOp fwd{"softmax_torch", units::bytes((fwd_bytes * sq + dropout) / kernels)};
-        const MemoryOp bwd{"softmax_torch", units::bytes((bwd_bytes * sq + 2.0 * dropout) / kernels)};
-        b.add(fwd, Phase::forward, Scope::layer, kernels, OpRole::softmax, 0, (4.0 + (half ? act : 0.0)) * sq + dropout_kept,
-              softmax_rc);
-        b.add(bwd, Phase::backward, Scope::layer, kernels, OpRole::softmax);
-        if (softmax_rc) b.add(fwd, Phase::recompute, Scope::layer, kernels, OpRole::softmax);
-      }
-    }
-    if (p.cp > 1) {
-      // Ring attention: cp-1 steps, each passing this rank's K and V chunk (s/cp tokens) to the
-      // next rank, overlapped with the attention of the chunk in hand; backward passes K, V and
-      // their gradients (twice the bytes). Megatron-Core orders ranks TP, CP, DP: stride tp.
-      const GroupPlacement cp_group = place_group(p.cp, p.tp, topology);
-      const units::Bytes chunk = units::bytes(act * td * kv_heads * (d_qk + d_v));  // K and V
-      const CollectiveOp kv{"cp_kv_send_recv", CollectiveKind::send_recv, chunk, cp_group, Axis::cp};
-      b.add(kv, Phase::forward, Scope::layer, p.cp - 1.0, OpRole::collective, 0, 0, rc);
-      b.add(kv, Phase::backward, Scope::layer, 2.0 * (p.cp - 1.0), OpRole::collective);
-      if (rc) b.add(kv, Phase::recompute, Scope::layer, p.cp - 1.0, OpRole::collective);
-    }
-  }
-  // The projection's input (the attention output) is the output of the attention core, kept as
-  // the output of the recomputed region under selective recompute: the projection owns it.
-  b.linear(Tuned{lora_o, true}, "attn_proj", "attn_proj_dgrad", "attn_proj_wgrad", tokens, h, heads * d_v, dt, Scope::layer,
-           gemm_in * td * heads * d_v);
-  tp_block_comm(b, cx, Scope::layer);
+  // ===== attention block of every layer, one micro-batch =====
+  lowering::lower_attention(b, cx);
+  const bool hybrid = cx.hybrid;
 
   // ===== dense FFN =====
   // `rows`: the GEMM rows of one kernel; `rows_mean`: the rows all `kernels` process together,
