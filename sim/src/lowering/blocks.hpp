@@ -3,6 +3,9 @@
 // build_ops (step_model.cpp) lowers them. Each appends its ops through the one builder, reading
 // the one context of the step (lowering_context.hpp).
 #pragma once
+#include <cstdint>
+
+#include "capplan/sim/ops.hpp"
 #include "lowering/lowering_context.hpp"
 #include "lowering/op_list_builder.hpp"
 
@@ -13,5 +16,14 @@ namespace capplan::sim::lowering {
 void lower_attention(OpListBuilder& b, const Context& cx);
 // serving_attention.cpp: a serving pass's attention core (KV cache write, prefill, decode).
 void lower_serving_attention(OpListBuilder& b, const Context& cx);
+// mlp.cpp: the dense FFN block of a layer (a hybrid pattern's MLP layer).
+void lower_dense_ffn(OpListBuilder& b, const Context& cx);
+// mlp.cpp: one FFN of `scope`, `kernels` GEMMs of `rows` rows each (the MoE block's experts run it
+// too). `rows_mean`: the rows all `kernels` process together, mean-loaded (model FLOPs and kept
+// bytes); `conv_scale` scales the model FLOPs; `tp_block`: its up projection is a TP block's
+// column-parallel linear.
+void lower_ffn(OpListBuilder& b, const Context& cx, const char* up_name, const char* down_name, std::int64_t rows,
+               double rows_mean, std::int64_t inner, double kernels, Scope scope, OpRole act_role, double conv_scale,
+               bool tp_block = true);
 
 }  // namespace capplan::sim::lowering

@@ -202,8 +202,6 @@ void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
   const std::int64_t t = cx.t;
   const std::int64_t tokens = cx.tokens;
   const std::int64_t h = cx.h;
-  const std::int64_t f = cx.f;
-  const bool eager = cx.eager;
   const double act = cx.act;
   const double gemm_in = cx.gemm_in;
   const double td = cx.td, tsp = cx.tsp, hd = cx.hd;
@@ -215,34 +213,7 @@ void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
   const bool hybrid = cx.hybrid;
 
   // ===== dense FFN =====
-  // `rows`: the GEMM rows of one kernel; `rows_mean`: the rows all `kernels` process together,
-  // mean-loaded (model FLOPs and kept bytes).
-  const auto ffn = [&](const char* up_name, const char* down_name, std::int64_t rows, double rows_mean,
-                       std::int64_t inner, double kernels, Scope scope, OpRole act_role, double conv_scale,
-                       bool tp_block = true) {
-    const std::int64_t up = (m.gated_ffn ? 2 : 1) * inner;
-    b.linear(up_name, "ffn_up_dgrad", "ffn_up_wgrad", rows, up, h, dt, scope, act * rows_mean * up,
-             conv_scale * 2.0 * rows_mean * up * hd, 1, kernels);
-    if (tp_block) tp_window(b, cx);
-    if (m.gated_ffn) b.adapter(Tuned{lora_gate}, rows, inner, h, scope, 1, kernels);
-    b.adapter(Tuned{lora_up}, rows, inner, h, scope, 1, kernels);
-    const double elems = static_cast<double>(rows) * kernels * inner;
-    const double kept = gemm_in * rows_mean * inner;  // the activation output = the down GEMM's input
-    if (eager && m.gated_ffn) {
-      // silu(gate) (2+2 bytes per element), then * up (2+2+2).
-      b.elementwise("silu_eager", 2.0 * act * elems, scope, act_role);
-      b.elementwise("mul_eager", 3.0 * act * elems, scope, act_role, 1.0, kept);
-    } else {
-      // Fused activation: reads the up (and gate) outputs, writes the product.
-      b.elementwise(m.gated_ffn ? "swiglu" : "gelu", act * elems * ((m.gated_ffn ? 2.0 : 1.0) + 1.0), scope, act_role,
-                    1.0, kept);
-    }
-    b.linear(Tuned{lora_down, true}, down_name, "ffn_down_dgrad", "ffn_down_wgrad", rows, h, inner, dt, scope, 0,
-             conv_scale * 2.0 * rows_mean * inner * hd, 1, kernels);
-  };
-  if (hybrid) residual_stream(b, cx, Scope::dense_ffn, 1.0);
-  ffn("ffn_up", "ffn_down", tokens, td, f / t, 1.0, Scope::dense_ffn, OpRole::activation, 1.0);
-  tp_block_comm(b, cx, Scope::dense_ffn);
+  lowering::lower_dense_ffn(b, cx);
 
   // ===== MoE FFN (routed experts, top-k) =====
   if (m.is_moe() && pass != nullptr) {
@@ -270,7 +241,7 @@ void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
     b.linear("expert_down", "expert_down_dgrad", "expert_down_wgrad", rows, h, inner, dt, Scope::moe_ffn, 0,
              2.0 * routed * static_cast<double>(inner) * hd, groups);
     if (e.shared_experts > 0) {
-      ffn("shared_up", "shared_down", tokens, td, static_cast<std::int64_t>(e.shared_experts) * e.expert_ffn_hidden / t,
+      lowering::lower_ffn(b, cx, "shared_up", "shared_down", tokens, td, static_cast<std::int64_t>(e.shared_experts) * e.expert_ffn_hidden / t,
           1.0, Scope::moe_ffn, OpRole::activation, 1.0);
     }
     tp_block_comm(b, cx, Scope::moe_ffn);
@@ -385,7 +356,7 @@ void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
     // Megatron-Core's SequentialMLP launch them (separate cuBLAS calls, each with its own tile and
     // wave quantisation on its per_expert rows). Kept bytes follow the busiest rank's routed
     // tokens; model FLOPs the mean (capacity factor 1).
-    ffn("expert_up", "expert_down", per_expert, routed * p.etp, e.expert_ffn_hidden / p.etp,
+    lowering::lower_ffn(b, cx, "expert_up", "expert_down", per_expert, routed * p.etp, e.expert_ffn_hidden / p.etp,
         static_cast<double>(local_experts), Scope::moe_ffn, OpRole::expert_activation, 1.0 / load, false);
     // Clamped activation and expert biases (MoeSpec): element-wise passes Megatron-Core adds
     // around the expert GEMMs, over the busiest rank's routed tokens.
@@ -416,7 +387,7 @@ void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
     }
     if (e.shared_experts > 0) {
       // Shared experts: a dense FFN of shared * expert size, TP-split with its own collectives.
-      ffn("shared_up", "shared_down", tokens, td, static_cast<std::int64_t>(e.shared_experts) * e.expert_ffn_hidden / t,
+      lowering::lower_ffn(b, cx, "shared_up", "shared_down", tokens, td, static_cast<std::int64_t>(e.shared_experts) * e.expert_ffn_hidden / t,
           1.0, Scope::moe_ffn, OpRole::activation, 1.0);
       tp_block_comm(b, cx, Scope::moe_ffn);
     }
