@@ -227,8 +227,8 @@ void lower_attention(OpListBuilder& b, const Context& cx) {
   }
   // The projection's input (the attention output) is the output of the attention core, kept as
   // the output of the recomputed region under selective recompute: the projection owns it.
-  b.linear(Tuned{lora_o, true}, "attn_proj", "attn_proj_dgrad", "attn_proj_wgrad", tokens, h, heads * d_v, cx.dt, Scope::layer,
-           gemm_in * td * heads * d_v);
+  b.linear(Tuned{lora_o, true}, "attn_proj", "attn_proj_dgrad", "attn_proj_wgrad", tokens, h, heads * d_v, cx.dt,
+           Scope::layer, gemm_in * td * heads * d_v);
   tp_block_comm(b, cx, Scope::layer);
 }
 

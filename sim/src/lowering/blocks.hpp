@@ -25,5 +25,7 @@ void lower_dense_ffn(OpListBuilder& b, const Context& cx);
 void lower_ffn(OpListBuilder& b, const Context& cx, const char* up_name, const char* down_name, std::int64_t rows,
                double rows_mean, std::int64_t inner, double kernels, Scope scope, OpRole act_role, double conv_scale,
                bool tp_block = true);
+// moe.cpp: the MoE block of an MoE layer (routed and shared experts).
+void lower_moe(OpListBuilder& b, const Context& cx);
 
 }  // namespace capplan::sim::lowering
