@@ -27,5 +27,7 @@ void lower_ffn(OpListBuilder& b, const Context& cx, const char* up_name, const c
                bool tp_block = true);
 // moe.cpp: the MoE block of an MoE layer (routed and shared experts).
 void lower_moe(OpListBuilder& b, const Context& cx);
+// mamba.cpp: the Mamba-2 mixer of a hybrid model's M layers.
+void lower_mamba(OpListBuilder& b, const Context& cx);
 
 }  // namespace capplan::sim::lowering
