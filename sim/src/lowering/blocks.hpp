@@ -29,5 +29,8 @@ void lower_ffn(OpListBuilder& b, const Context& cx, const char* up_name, const c
 void lower_moe(OpListBuilder& b, const Context& cx);
 // mamba.cpp: the Mamba-2 mixer of a hybrid model's M layers.
 void lower_mamba(OpListBuilder& b, const Context& cx);
+// embedding_output.cpp: the embedding (first stage), the output layer and the loss or sampling
+// (last stage).
+void lower_embedding_and_output(OpListBuilder& b, const Context& cx);
 
 }  // namespace capplan::sim::lowering

@@ -178,20 +178,15 @@ void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
   const TrainingJob& job = cx.job;
   const Parallelism& p = cx.p;
   const Cluster& c = cx.c;
-  const InferencePass* pass = cx.serving() ? &cx.pass : nullptr;
-  const Precision attn_dt = cx.attn_dt;
   const Topology& topology = cx.topology;
-  const GroupPlacement& tp_group = cx.tp_group;
   OpListBuilder b = cx.builder(out.ops, parts);
   using lowering::Tuned;
   using lowering::residual_stream;
   using lowering::tp_block_comm;
   using lowering::tp_window;
   const std::int64_t t = cx.t;
-  const std::int64_t tokens = cx.tokens;
-  const std::int64_t h = cx.h;
   const double act = cx.act;
-  const double td = cx.td, tsp = cx.tsp, hd = cx.hd;
+  const double td = cx.td, hd = cx.hd;
 
   // ===== attention block of every layer, one micro-batch =====
   lowering::lower_attention(b, cx);
@@ -206,58 +201,7 @@ void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
   lowering::lower_mamba(b, cx);
 
   // ===== embedding (first stage) and output layer + loss (last stage) =====
-  // The embedding output is kept as the first layer's input.
-  b.elementwise("embedding", 2.0 * act * tsp * hd, Scope::embedding, OpRole::embedding, 1.0, act * tsp * hd);
-  b.elementwise("final_layernorm", 2.0 * act * tsp * hd, Scope::output, OpRole::norm);
-  if (pass != nullptr) {
-    // Serving: logits only for the rows that sample a token (vLLM's LogitsProcessor selects them
-    // before lm_head, which quantisation recipes leave in 16 bits), gathered over the TP ranks'
-    // vocabulary shards, then softmax and sampling over fp32 logits (read 16-bit, write fp32, read).
-    const std::int64_t rows = pass->logits_rows;
-    const double rd = static_cast<double>(rows), vd = static_cast<double>(m.vocab);
-    if (rows > 0) {
-      b.linear(Tuned{0, false, true}, "logits", "logits_dgrad", "logits_wgrad", rows, m.vocab / t, h, attn_dt,
-               Scope::output, 0, 2.0 * rd * hd * vd / static_cast<double>(t));
-      if (t > 1) {
-        b.add(CollectiveOp{"logits_all_gather", CollectiveKind::all_gather, units::bytes(act * rd * vd), tp_group},
-              Phase::forward, Scope::output, 1.0, OpRole::collective);
-      }
-      b.add(MemoryOp{"sampling", units::bytes((act + 8.0) * rd * vd)}, Phase::forward, Scope::output, 1.0,
-            OpRole::loss);
-    }
-  } else {
-  // The output layer stays in 16 bits under FP8 (and FP4) training: Megatron-Core builds it as
-  // its own tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, so
-  // fp8_autocast, which quantises TE modules only, leaves it in the parameters' dtype
-  // (megatron/core/models/gpt/gpt_model.py and models/mamba/mamba_model.py, Megatron-LM
-  // @007562f); the FP8 recipes of other stacks keep the LM head out likewise. Its GEMMs therefore
-  // run at the 16-bit rate and need no FP8 casts, as the attention core's do (attn_dt).
-  b.linear(Tuned{0, false, true}, "logits", "logits_dgrad", "logits_wgrad", tokens, m.vocab / t, h, attn_dt,
-           Scope::output, 0, 2.0 * td * hd * static_cast<double>(m.vocab) / static_cast<double>(t));
-  // Vocabulary-parallel cross-entropy: the loss kernels' own passes over this rank's logits
-  // (sim/workload.hpp, LossKernel). It keeps the 16-bit logits and their fp32 softmax for one
-  // micro-batch (the last stage runs each micro-batch's backward right after its forward).
-  {
-    const double logits = td * static_cast<double>(m.vocab / t);
-    const LossBytes loss = loss_bytes_per_logit(job.loss());
-    b.add(MemoryOp{"cross_entropy", units::bytes(loss.forward * logits)}, Phase::forward, Scope::output, 1.0,
-          OpRole::loss, 0, (act + 4.0) * td * static_cast<double>(m.vocab) / static_cast<double>(t));
-    b.add(MemoryOp{"cross_entropy", units::bytes(loss.backward * logits)}, Phase::backward, Scope::output, 1.0,
-          OpRole::loss);
-  }
-  }
-  if (t > 1 && pass == nullptr) {
-    const units::Bytes msg = units::bytes(act * td * hd);
-    if (p.sequence_parallel) {
-      b.add(CollectiveOp{"tp_all_gather", CollectiveKind::all_gather, msg, tp_group}, Phase::forward, Scope::output,
-            1.0, OpRole::collective);
-      b.add(CollectiveOp{"tp_reduce_scatter", CollectiveKind::reduce_scatter, msg, tp_group}, Phase::backward,
-            Scope::output, 1.0, OpRole::collective);
-    } else {
-      b.add(CollectiveOp{"tp_all_reduce", CollectiveKind::all_reduce, msg, tp_group}, Phase::backward, Scope::output,
-            1.0, OpRole::collective);
-    }
-  }
+  lowering::lower_embedding_and_output(b, cx);
 
   // ===== pipeline point-to-point: activations forward, gradients backward, per stage boundary =====
   // Megatron's scatter/gather optimisation sends 1/t of the tensor per TP rank (Narayanan 2021).
