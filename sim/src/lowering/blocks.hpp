@@ -32,5 +32,7 @@ void lower_mamba(OpListBuilder& b, const Context& cx);
 // embedding_output.cpp: the embedding (first stage), the output layer and the loss or sampling
 // (last stage).
 void lower_embedding_and_output(OpListBuilder& b, const Context& cx);
+// pipeline_p2p.cpp: the send / recv of activations and gradients at a stage boundary.
+void lower_pipeline_p2p(OpListBuilder& b, const Context& cx);
 
 }  // namespace capplan::sim::lowering

@@ -6,6 +6,14 @@
 #include "lowering/lowering_context.hpp"
 #include "lowering/op_list_builder.hpp"
 
+namespace capplan::sim {
+
+// Two ranks of one pipeline, neighbours or the first and last stage: the pairs of the pipeline p2p
+// and of the tied embedding's gradient all-reduce.
+GroupPlacement pipeline_pair(const Parallelism& p, const Cluster& c);
+
+}  // namespace capplan::sim
+
 namespace capplan::sim::lowering {
 
 // The TP collectives around a TP-split block of `scope` (nothing when tp = 1).

@@ -184,9 +184,6 @@ void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
   using lowering::residual_stream;
   using lowering::tp_block_comm;
   using lowering::tp_window;
-  const std::int64_t t = cx.t;
-  const double act = cx.act;
-  const double td = cx.td, hd = cx.hd;
 
   // ===== attention block of every layer, one micro-batch =====
   lowering::lower_attention(b, cx);
@@ -204,26 +201,7 @@ void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
   lowering::lower_embedding_and_output(b, cx);
 
   // ===== pipeline point-to-point: activations forward, gradients backward, per stage boundary =====
-  // Megatron's scatter/gather optimisation sends 1/t of the tensor per TP rank (Narayanan 2021).
-  if (p.pp > 1) {
-    // Once the pipeline spans more than one node some boundary crosses the network, and the
-    // slowest boundary sets the pace.
-    const GroupPlacement pair = pipeline_pair(p, c);
-    const units::Bytes msg = units::bytes(act * td * hd / static_cast<double>(t));
-    b.add(CollectiveOp{"pp_send_activations", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::forward,
-          Scope::pipeline, 1.0, OpRole::p2p);
-    b.add(CollectiveOp{"pp_send_gradients", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::backward,
-          Scope::pipeline, 1.0, OpRole::p2p);
-    // Blocking, unbatched p2p (DeepSpeed's PipelineEngine; TrainingJob::pp_p2p_batched): the stage
-    // also waits for its own receives, each a transfer of its own (receive the activation before
-    // the forward, the gradient before the backward).
-    if (!job.pp_p2p_batched) {
-      b.add(CollectiveOp{"pp_recv_activations", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::forward,
-            Scope::pipeline, 1.0, OpRole::p2p);
-      b.add(CollectiveOp{"pp_recv_gradients", CollectiveKind::send_recv, msg, pair, Axis::pp}, Phase::backward,
-            Scope::pipeline, 1.0, OpRole::p2p);
-    }
-  }
+  lowering::lower_pipeline_p2p(b, cx);
 
   // ===== data parallel and optimizer, once per step for the most loaded stage =====
   StageParams params;
