@@ -34,5 +34,8 @@ void lower_mamba(OpListBuilder& b, const Context& cx);
 void lower_embedding_and_output(OpListBuilder& b, const Context& cx);
 // pipeline_p2p.cpp: the send / recv of activations and gradients at a stage boundary.
 void lower_pipeline_p2p(OpListBuilder& b, const Context& cx);
+// data_parallel.cpp: the data-parallel and ZeRO collectives and the optimizer step for the
+// stage's `params` (the most loaded stage's).
+void lower_data_parallel_and_optimizer(OpListBuilder& b, const Context& cx, const StageParams& params);
 
 }  // namespace capplan::sim::lowering

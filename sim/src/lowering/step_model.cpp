@@ -177,13 +177,7 @@ void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
   const ModelSpec& m = cx.m;
   const TrainingJob& job = cx.job;
   const Parallelism& p = cx.p;
-  const Cluster& c = cx.c;
-  const Topology& topology = cx.topology;
   OpListBuilder b = cx.builder(out.ops, parts);
-  using lowering::Tuned;
-  using lowering::residual_stream;
-  using lowering::tp_block_comm;
-  using lowering::tp_window;
 
   // ===== attention block of every layer, one micro-batch =====
   lowering::lower_attention(b, cx);
@@ -212,143 +206,7 @@ void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
   }
   out.params = params;
   out.stage_params = params.trained();
-  // Dense parameters are replicated over dp*cp ranks (stride tp); routed experts over the
-  // expert-data-parallel ranks (stride ep*etp), as Megatron-Core lays them out.
-  const int dense_dp = p.dp * p.cp;
-  const int edp = expert_data_parallel(p);
-  struct Replicas {
-    const char* prefix;
-    double params;
-    int size;
-    int stride;
-  };
-  // Only trained parameters have gradients to reduce and updates to gather back (fine-tuning).
-  const Replicas groups[] = {{"dp", params.trained_dense, dense_dp, p.tp},
-                             {"edp", params.trained_expert, edp, p.ep * p.etp}};
-  for (const auto& g : groups) {
-    if (g.size <= 1 || g.params <= 0) continue;
-    const GroupPlacement group = place_group(g.size, g.stride, topology);
-    // Gradients in their reduction dtype (fp32 under Megatron-LM's bf16 default); the updated
-    // parameters the distributed optimizer gathers back in the model's weight dtype (16-bit, or
-    // FP8 with FP8 parameters).
-    const units::Bytes grads = units::bytes(job.gradient_bytes() * g.params);
-    const units::Bytes weights = units::bytes(job.gathered_param_bytes() * g.params);
-    if (p.zero == 0) {
-      b.add(CollectiveOp{"dp_grad_all_reduce", CollectiveKind::all_reduce, grads, group, Axis::dp}, Phase::step,
-            Scope::data_parallel, 1.0, OpRole::collective);
-    } else if (p.zero <= 2) {
-      b.add(CollectiveOp{"dp_grad_reduce_scatter", CollectiveKind::reduce_scatter, grads, group, Axis::dp},
-            Phase::step, Scope::data_parallel, 1.0, OpRole::collective);
-      b.add(CollectiveOp{"dp_param_all_gather", CollectiveKind::all_gather, weights, group, Axis::dp}, Phase::step,
-            Scope::data_parallel, 1.0, OpRole::collective);
-    }
-  }
-  if (m.tied_embeddings && p.pp > 1 && job.finetune.trains_embeddings()) {
-    // Tied input and output embeddings split over pipeline stages: the first and the last stage
-    // each hold a copy of the word-embedding matrix and all-reduce its gradient between them
-    // once per step, serially with the data-parallel reduction after the last backward, so never
-    // hidden behind compute (Megatron-Core megatron/core/distributed/finalize_model_grads.py:
-    // finish_grad_sync, then _allreduce_embedding_grads over the embedding group; DeepSpeed v0.12.2
-    // pipe/schedule.py TrainSchedule: ReduceTiedGrads, then ReduceGrads, then OptimizerStep;
-    // engine.py _exec_reduce_tied_grads: dist.all_reduce of the tied weight's gradient). Each TP rank
-    // sends its vocab/tp rows, in the reduction dtype; the two ranks are (pp - 1) stages apart,
-    // in one node only when the whole pipeline is.
-    const GroupPlacement pair = pipeline_pair(p, c);
-    const units::Bytes grads = units::bytes(job.gradient_bytes() * m.embedding_params() / p.tp);
-    b.add(CollectiveOp{"tied_embedding_grad_all_reduce", CollectiveKind::all_reduce, grads, pair, Axis::pp},
-          Phase::step, Scope::data_parallel, 1.0, OpRole::collective);
-  }
-  if (p.zero >= 3 && (dense_dp > 1 || p.offload_params)) {
-    // ZeRO-3 / FSDP: parameters gathered before forward and again before backward, gradients
-    // reduce-scattered after backward, for every micro-batch, per layer (so the schedule can
-    // overlap them with that layer's compute). With the shards offloaded, each gather first
-    // copies the rank's shard from the host and each reduce-scatter's shard goes back to it
-    // (FSDP's copy-in on the all-gather stream; ZeRO-Infinity's offload_param).
-    const GroupPlacement group = place_group(dense_dp, p.tp, topology);
-    // Parameters travel in 16 bits (FP8 with FP8 parameters; a quantised base in its 4-bit
-    // format), gradients in their reduction dtype (FSDP's reduce_dtype), of the trained ones only.
-    const FinetuneSpec& ft = job.finetune;
-    const double share = ft.trained_layer_share(m.layers);
-    const double qbytes = ft.quantized_base() ? ft.quantized_bytes_per_param() : job.gathered_param_bytes();
-    // `linear`: the scope's linear weights (quantisable), `other`: its norms; `adapters`: its LoRA.
-    auto fsdp = [&](double linear, double other, double adapters, Scope scope) {
-      const double held = qbytes * linear + job.gathered_param_bytes() * (other + adapters);
-      const double trained = (linear + other) * share + adapters;
-      const units::Bytes bytes = units::bytes(held / p.tp);
-      const units::Bytes grads = units::bytes(job.gradient_bytes() * trained / p.tp);
-      b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, bytes, group, Axis::dp}, Phase::forward,
-            scope, 1.0, OpRole::collective);
-      b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, bytes, group, Axis::dp},
-            Phase::backward, scope, 1.0, OpRole::collective);
-      b.add(CollectiveOp{"fsdp_grad_reduce_scatter", CollectiveKind::reduce_scatter, grads, group, Axis::dp},
-            Phase::backward, scope, 1.0, OpRole::collective);
-      // The recomputed forward's own gather, where the framework releases it before backward.
-      const bool regather = job.zero3_regather_recompute && p.recompute == Recompute::full;
-      if (regather) {
-        b.add(CollectiveOp{"fsdp_param_all_gather", CollectiveKind::all_gather, bytes, group, Axis::dp},
-              Phase::recompute, scope, 1.0, OpRole::collective);
-      }
-      if (p.offload_params) {
-        // This rank's shard: 1/dense_dp of what the gather assembles.
-        const units::Bytes shard = bytes / static_cast<double>(dense_dp);
-        b.add(MemoryOp{"offload_param_copy_in", shard, MemoryLink::host_to_device}, Phase::forward, scope, 1.0,
-              OpRole::host_copy);
-        b.add(MemoryOp{"offload_param_copy_in", shard, MemoryLink::host_to_device}, Phase::backward, scope, 1.0,
-              OpRole::host_copy);
-        if (regather) {
-          b.add(MemoryOp{"offload_param_copy_in", shard, MemoryLink::host_to_device}, Phase::recompute, scope, 1.0,
-                OpRole::host_copy);
-        }
-        b.add(MemoryOp{"offload_grad_copy_out", grads / static_cast<double>(dense_dp), MemoryLink::device_to_host},
-              Phase::backward, scope, 1.0, OpRole::host_copy);
-      }
-    };
-    const double norms = 2.0 * m.hidden;
-    fsdp(m.attention_params() - norms, norms, lora_attention_params(m, ft), Scope::layer);
-    fsdp(m.dense_ffn_params(), 0.0, lora_dense_ffn_params(m, ft), Scope::dense_ffn);
-    if (m.mamba_layer_count() > 0) fsdp(m.mamba_params(), 0.0, 0.0, Scope::mamba);
-    if (m.is_moe()) {
-      // Router and shared experts over the dense replicas; routed experts over their own
-      // expert-data-parallel replicas (nothing to gather when each GPU owns its experts).
-      const double per_expert_adapters = lora_moe_ffn_params(m, ft) / (m.moe.experts + m.moe.shared_experts);
-      fsdp(static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params(), 0.0,
-           m.moe.shared_experts * per_expert_adapters, Scope::moe_ffn);
-      if (edp > 1) {
-        const GroupPlacement egroup = place_group(edp, p.ep * p.etp, topology);
-        const double experts = (static_cast<double>(m.moe.experts) / p.ep) / p.etp;
-        const double local = experts * m.expert_params(), adapters = experts * per_expert_adapters;
-        const units::Bytes bytes = units::bytes(qbytes * local + job.gathered_param_bytes() * adapters);
-        const units::Bytes grads = units::bytes(job.gradient_bytes() * (local * share + adapters));
-        b.add(CollectiveOp{"fsdp_expert_all_gather", CollectiveKind::all_gather, bytes, egroup, Axis::dp},
-              Phase::forward, Scope::moe_ffn, 1.0, OpRole::collective);
-        b.add(CollectiveOp{"fsdp_expert_all_gather", CollectiveKind::all_gather, bytes, egroup, Axis::dp},
-              Phase::backward, Scope::moe_ffn, 1.0, OpRole::collective);
-        b.add(CollectiveOp{"fsdp_expert_reduce_scatter", CollectiveKind::reduce_scatter, grads, egroup, Axis::dp},
-              Phase::backward, Scope::moe_ffn, 1.0, OpRole::collective);
-      }
-    }
-  }
-  // Adam on this rank's shard of the trained parameters (TrainingJob::adam_step_bytes).
-  const double shard =
-      p.zero >= 1 ? params.trained_dense / dense_dp + params.trained_expert / edp : params.trained();
-  if (!p.host_optimizer()) {
-    b.add(MemoryOp{"adam_step", units::bytes(job.adam_step_bytes() * shard)}, Phase::step, Scope::optimizer, 1.0,
-          OpRole::optimizer);
-    return;
-  }
-  // Offloaded optimizer (ZeRO-Offload, Ren et al. 2021, Sec. 4.1): the reduced gradients of the
-  // rank's shard go to the host, the CPU runs Adam over the same bytes as the GPU would, and the
-  // updated 16-bit parameters come back. With the parameters offloaded the gradients are already
-  // on the host (copied out per layer) and the updated shard stays there (copied in per gather).
-  b.add(MemoryOp{"adam_step_cpu", units::bytes(job.adam_step_bytes() * shard), MemoryLink::host}, Phase::step,
-        Scope::optimizer, 1.0, OpRole::optimizer);
-  if (!p.offload_params) {
-    b.add(MemoryOp{"offload_grad_copy_out", units::bytes(job.gradient_bytes() * shard), MemoryLink::device_to_host},
-          Phase::step, Scope::optimizer, 1.0, OpRole::host_copy);
-    b.add(MemoryOp{"offload_param_copy_in", units::bytes(job.gathered_param_bytes() * shard),
-                   MemoryLink::host_to_device},
-          Phase::step, Scope::optimizer, 1.0, OpRole::host_copy);
-  }
+  lowering::lower_data_parallel_and_optimizer(b, cx, params);
 }
 
 }  // namespace
