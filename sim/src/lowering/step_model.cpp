@@ -58,59 +58,6 @@ int expert_data_parallel(const Parallelism& p) {
   return std::max(1, ranks / ep);
 }
 
-StageParams stage_params(const ModelSpec& m, const Parallelism& p, int stage) {
-  return stage_params(m, p, stage_layers(m, p, stage));
-}
-
-StageParams stage_params(const ModelSpec& m, const Parallelism& p, const StageLayers& sl) {
-  return stage_params(m, TrainingJob{}, p, sl);
-}
-
-StageParams stage_params(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const StageLayers& sl) {
-  const FinetuneSpec& ft = job.finetune;
-  StageParams out;
-  // Base weights of the stage's layers: dense ones (attention, dense FFNs, Mamba mixers, router,
-  // shared experts) and routed experts, the latter spread over the EP ranks (and split by ETP).
-  const double norms = 2.0 * m.hidden;  // per layer, inside attention_params()
-  double layers_dense = sl.layers * m.attention_params() + sl.dense() * m.dense_ffn_params();
-  if (sl.mamba > 0) layers_dense += sl.mamba * m.mamba_params();
-  double layers_expert = 0;
-  if (sl.moe > 0) {
-    layers_dense += sl.moe * (static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params() +
-                              m.ffn_norm_params());
-    layers_expert = sl.moe * (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp;
-  }
-  double embeddings = sl.first ? m.embedding_params() : 0.0;
-  if (sl.last) {
-    // With tied embeddings and pp > 1 the last stage keeps its own copy of the matrix
-    // (Megatron synchronises the two copies' gradients).
-    embeddings += m.tied_embeddings ? (p.pp > 1 ? m.embedding_params() : 0.0) : m.output_params();
-  }
-  const double final_norm = sl.last ? m.hidden : 0.0;
-  // Adapters (LoRA): per layer of each kind; routed experts' adapters live with their experts.
-  const double per_expert = m.is_moe() ? lora_moe_ffn_params(m, ft) / (m.moe.experts + m.moe.shared_experts) : 0.0;
-  const double adapters_dense = sl.layers * lora_attention_params(m, ft) + sl.dense() * lora_dense_ffn_params(m, ft) +
-                                sl.moe * m.moe.shared_experts * per_expert;
-  const double adapters_expert = sl.moe * (static_cast<double>(m.moe.experts) / p.ep) * per_expert / p.etp;
-  out.dense = (layers_dense + embeddings + final_norm + adapters_dense) / p.tp;
-  out.expert = layers_expert + adapters_expert;
-  const double share = ft.trained_layer_share(m.layers);
-  const double trained_embeddings = ft.trains_embeddings() ? embeddings : 0.0;
-  out.trained_dense = ((layers_dense + final_norm) * share + trained_embeddings + adapters_dense) / p.tp;
-  out.trained_expert = layers_expert * share + adapters_expert;
-  if (ft.quantized_base()) {
-    // The layers' linear weights (not the norms, the embeddings or the output layer: bitsandbytes
-    // and GPTQ leave those in 16 bits).
-    out.quantized_dense = (layers_dense - sl.layers * norms) / p.tp;
-    out.quantized_expert = layers_expert;
-  }
-  return out;
-}
-
-double stage_params_per_gpu(const ModelSpec& m, const Parallelism& p, int stage) {
-  return stage_params(m, p, stage).total();
-}
-
 Parallelism micro_batch_key(const Parallelism& p) {
   Parallelism k = p;
   k.pp = 1;
@@ -174,9 +121,6 @@ namespace {
 // The op list of a training step or of one serving pass (build_pass_ops), as `cx` says.
 void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
   out.ops.clear();
-  const ModelSpec& m = cx.m;
-  const TrainingJob& job = cx.job;
-  const Parallelism& p = cx.p;
   OpListBuilder b = cx.builder(out.ops, parts);
 
   // ===== attention block of every layer, one micro-batch =====
@@ -198,15 +142,9 @@ void build_ops(StepOps& out, const lowering::Context& cx, StepOpParts parts) {
   lowering::lower_pipeline_p2p(b, cx);
 
   // ===== data parallel and optimizer, once per step for the most loaded stage =====
-  StageParams params;
-  for (const StageRun& run : stage_runs(m, p)) {
-    const StageLayers& sl = run.layers;
-    const StageParams sp = stage_params(m, job, p, sl);
-    if (sp.total() > params.total()) params = sp;
-  }
-  out.params = params;
-  out.stage_params = params.trained();
-  lowering::lower_data_parallel_and_optimizer(b, cx, params);
+  out.params = most_loaded_stage_params(cx.m, cx.job, cx.p);
+  out.stage_params = out.params.trained();
+  lowering::lower_data_parallel_and_optimizer(b, cx, out.params);
 }
 
 }  // namespace
