@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "capplan/sim/ops.hpp"
@@ -61,7 +62,9 @@ class OpListBuilder {
       return;
     }
     if (forward_only_ && phase != Phase::forward) return;
-    ops_.push_back({op, phase, scope, count, role, flops, saved, recomputed});
+    // Built in place: a StepOp assembled on the stack and copied in stalls on store forwarding,
+    // once per op of every op list a search builds.
+    ops_.emplace_back(std::move(op), phase, scope, count, role, flops, saved, recomputed);
   }
   // The scopes repeated once per layer of their kind (a layer's ops: what recomputation,
   // freezing and adapters apply to).
