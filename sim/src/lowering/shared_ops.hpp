@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private to sim/src/lowering/: the ops several blocks lower alike (blocks.hpp): the tensor-parallel
-// collectives around a TP-split block and the residual stream of a layer's sub-blocks.
+// Private to sim/src/lowering/: what several blocks (blocks.hpp) share: the tensor-parallel
+// collectives around a TP-split block, the residual stream of a layer's sub-blocks
+// (shared_ops.cpp), and the placement of a pair of pipeline ranks (placement.cpp).
 #pragma once
 #include "capplan/sim/ops.hpp"
 #include "lowering/lowering_context.hpp"
