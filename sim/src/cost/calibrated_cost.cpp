@@ -30,8 +30,9 @@ Finding coded(FindingCode code, std::string_view name, std::string text,
   return f;
 }
 
-// Which measured memory pattern class an op runs like (names from sim/src/lowering/step_model.cpp, whose
-// layer slice is also the measured step): norms and softmax reduce per row; everything else is element-wise.
+// Which measured memory pattern class an op runs like (names from the blocks in sim/src/lowering/,
+// whose layer slice is also the measured step): norms and softmax reduce per row; everything else
+// is element-wise.
 std::string memory_pattern(const MemoryOp& op) {
   const std::string name = op.name ? op.name : "";
   if (name.find("norm") != std::string::npos || name.find("softmax") != std::string::npos) return "norm";

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "capplan/sim/finetune.hpp"
+
 namespace capplan::sim {
 
 int layers_on_stage(int layers, int pp, int stage) {
@@ -112,6 +114,69 @@ std::vector<StageRun> stage_runs(const ModelSpec& m, const Parallelism& p) {
     if (cuts[i + 1] > cuts[i]) append(cuts[i], cuts[i + 1] - cuts[i]);
   }
   return runs;
+}
+
+StageParams stage_params(const ModelSpec& m, const Parallelism& p, int stage) {
+  return stage_params(m, p, stage_layers(m, p, stage));
+}
+
+StageParams stage_params(const ModelSpec& m, const Parallelism& p, const StageLayers& sl) {
+  return stage_params(m, TrainingJob{}, p, sl);
+}
+
+StageParams stage_params(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const StageLayers& sl) {
+  const FinetuneSpec& ft = job.finetune;
+  StageParams out;
+  // Base weights of the stage's layers: dense ones (attention, dense FFNs, Mamba mixers, router,
+  // shared experts) and routed experts, the latter spread over the EP ranks (and split by ETP).
+  const double norms = 2.0 * m.hidden;  // per layer, inside attention_params()
+  double layers_dense = sl.layers * m.attention_params() + sl.dense() * m.dense_ffn_params();
+  if (sl.mamba > 0) layers_dense += sl.mamba * m.mamba_params();
+  double layers_expert = 0;
+  if (sl.moe > 0) {
+    layers_dense += sl.moe * (static_cast<double>(m.moe.experts) * m.hidden + m.moe.shared_experts * m.expert_params() +
+                              m.ffn_norm_params());
+    layers_expert = sl.moe * (static_cast<double>(m.moe.experts) / p.ep) * m.expert_params() / p.etp;
+  }
+  double embeddings = sl.first ? m.embedding_params() : 0.0;
+  if (sl.last) {
+    // With tied embeddings and pp > 1 the last stage keeps its own copy of the matrix
+    // (Megatron synchronises the two copies' gradients).
+    embeddings += m.tied_embeddings ? (p.pp > 1 ? m.embedding_params() : 0.0) : m.output_params();
+  }
+  const double final_norm = sl.last ? m.hidden : 0.0;
+  // Adapters (LoRA): per layer of each kind; routed experts' adapters live with their experts.
+  const double per_expert = m.is_moe() ? lora_moe_ffn_params(m, ft) / (m.moe.experts + m.moe.shared_experts) : 0.0;
+  const double adapters_dense = sl.layers * lora_attention_params(m, ft) + sl.dense() * lora_dense_ffn_params(m, ft) +
+                                sl.moe * m.moe.shared_experts * per_expert;
+  const double adapters_expert = sl.moe * (static_cast<double>(m.moe.experts) / p.ep) * per_expert / p.etp;
+  out.dense = (layers_dense + embeddings + final_norm + adapters_dense) / p.tp;
+  out.expert = layers_expert + adapters_expert;
+  const double share = ft.trained_layer_share(m.layers);
+  const double trained_embeddings = ft.trains_embeddings() ? embeddings : 0.0;
+  out.trained_dense = ((layers_dense + final_norm) * share + trained_embeddings + adapters_dense) / p.tp;
+  out.trained_expert = layers_expert * share + adapters_expert;
+  if (ft.quantized_base()) {
+    // The layers' linear weights (not the norms, the embeddings or the output layer: bitsandbytes
+    // and GPTQ leave those in 16 bits).
+    out.quantized_dense = (layers_dense - sl.layers * norms) / p.tp;
+    out.quantized_expert = layers_expert;
+  }
+  return out;
+}
+
+StageParams most_loaded_stage_params(const ModelSpec& m, const TrainingJob& job, const Parallelism& p) {
+  StageParams params;
+  for (const StageRun& run : stage_runs(m, p)) {
+    const StageLayers& sl = run.layers;
+    const StageParams sp = stage_params(m, job, p, sl);
+    if (sp.total() > params.total()) params = sp;
+  }
+  return params;
+}
+
+double stage_params_per_gpu(const ModelSpec& m, const Parallelism& p, int stage) {
+  return stage_params(m, p, stage).total();
 }
 
 }  // namespace capplan::sim

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fine-tuning (workload.kind "finetune"): what the step trains, how it stores what it does not, and
-// the data it runs over. The op list (step_model.cpp) reads FinetuneSpec through TrainingJob; the
+// the data it runs over. The op list (sim/src/lowering/) reads FinetuneSpec through TrainingJob; the
 // dataset resolves to the step's sequence length and the tokens it processes (resolve_finetune).
 #pragma once
 #include <cstdint>

@@ -45,7 +45,7 @@ struct MoeSpec {
   // per expert in eager PyTorch (TEGroupedMLP._apply_bias, Megatron-LM core_r0.17 @d7288711
   // megatron/core/transformer/moe/experts.py: `t + b * p` per local expert with the fp32 routing
   // probabilities, torch.cat, .to(dtype)): forward 28 bytes per output element in 2 launches per
-  // expert + 2, backward 40 bytes in 5 per expert + 3 (see step_model.cpp).
+  // expert + 2, backward 40 bytes in 5 per expert + 3 (see lowering/moe.cpp).
   double activation_clamp = 0.0;
   bool expert_bias = false;
   // Token dropping with every expert's input padded to its capacity (Megatron-Core

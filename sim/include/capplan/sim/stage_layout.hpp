@@ -54,4 +54,33 @@ std::vector<StageRun> stage_runs(const ModelSpec& m, const Parallelism& p);
 // Number of layers each stage holds; layer counts are all >= 1 when the layout is valid.
 int stage_layer_count(int layers, const Parallelism& p, int stage);
 
+// Parameters held by one GPU of a pipeline stage, before ZeRO sharding: dense ones (attention,
+// dense FFNs, shared experts, router, embeddings; TP-split, replicated over dp*cp ranks) and
+// routed-expert ones (E/ep experts per GPU, replicated over the expert-data-parallel ranks).
+// Fine-tuning splits them further (FinetuneSpec): the trained ones (every one in pre-training;
+// the adapters, and the embeddings if trained, under LoRA) and the frozen ones stored in a
+// quantised base format (QLoRA's 4-bit linears). Adapters count as parameters held.
+struct StageParams {
+  double dense = 0;
+  double expert = 0;
+  double trained_dense = 0;
+  double trained_expert = 0;
+  double quantized_dense = 0;
+  double quantized_expert = 0;
+  double total() const { return dense + expert; }
+  double trained() const { return trained_dense + trained_expert; }
+};
+
+// Pre-training (everything trained):
+StageParams stage_params(const ModelSpec& m, const Parallelism& p, int stage);
+StageParams stage_params(const ModelSpec& m, const Parallelism& p, const StageLayers& layers);
+// The job's fine-tuning method decides what is trained, added and quantised:
+StageParams stage_params(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const StageLayers& layers);
+// The parameters of the stage that holds the most (StageParams::total; the first of equals): the
+// ones a step's data-parallel and optimizer ops are for.
+StageParams most_loaded_stage_params(const ModelSpec& m, const TrainingJob& job, const Parallelism& p);
+
+// Parameters on one GPU of pipeline stage `stage` (before ZeRO sharding), TP-split.
+double stage_params_per_gpu(const ModelSpec& m, const Parallelism& p, int stage);
+
 }  // namespace capplan::sim

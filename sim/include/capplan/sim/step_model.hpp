@@ -16,22 +16,6 @@ namespace capplan::sim {
 // cost models price this list, and calibration measures exactly these shapes.
 // Contract: layer ops are for one layer and one micro-batch on one TP rank; data-parallel and
 // optimizer ops are for the parameters of the most loaded pipeline stage (`stage_params`).
-// Parameters held by one GPU of a pipeline stage, before ZeRO sharding: dense ones (attention,
-// dense FFNs, shared experts, router, embeddings; TP-split, replicated over dp*cp ranks) and
-// routed-expert ones (E/ep experts per GPU, replicated over the expert-data-parallel ranks).
-// Fine-tuning splits them further (FinetuneSpec): the trained ones (every one in pre-training;
-// the adapters, and the embeddings if trained, under LoRA) and the frozen ones stored in a
-// quantised base format (QLoRA's 4-bit linears). Adapters count as parameters held.
-struct StageParams {
-  double dense = 0;
-  double expert = 0;
-  double trained_dense = 0;
-  double trained_expert = 0;
-  double quantized_dense = 0;
-  double quantized_expert = 0;
-  double total() const { return dense + expert; }
-  double trained() const { return trained_dense + trained_expert; }
-};
 
 struct StepOps {
   std::vector<StepOp> ops;
@@ -39,12 +23,6 @@ struct StepOps {
   StageParams params;       // the same, split dense / expert
 };
 
-
-// Pre-training (everything trained):
-StageParams stage_params(const ModelSpec& m, const Parallelism& p, int stage);
-StageParams stage_params(const ModelSpec& m, const Parallelism& p, const StageLayers& layers);
-// The job's fine-tuning method decides what is trained, added and quantised:
-StageParams stage_params(const ModelSpec& m, const TrainingJob& job, const Parallelism& p, const StageLayers& layers);
 
 // Ranks that hold the same expert shard: tp*dp*cp / (ep*etp) (Megatron-Core's expert data parallel).
 int expert_data_parallel(const Parallelism& p);
@@ -105,8 +83,5 @@ void build_step_ops_into(StepOps& out, const ModelSpec& m, const TrainingJob& jo
 // part of the key, so a new option is cached correctly by default.
 Parallelism micro_batch_key(const Parallelism& p);
 std::size_t hash_value(const Parallelism& p);
-
-// Parameters on one GPU of pipeline stage `stage` (before ZeRO sharding), TP-split.
-double stage_params_per_gpu(const ModelSpec& m, const Parallelism& p, int stage);
 
 }  // namespace capplan::sim

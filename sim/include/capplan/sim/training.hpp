@@ -139,7 +139,7 @@ struct TrainingJob {
   // collective runs before the GEMM that follows it (PyTorch DTensor's tensor parallelism).
   bool tp_async_dgrad = true;
   // Megatron's FusedScaleMaskSoftmax (unfused attention) falls back to PyTorch ops when its CUDA
-  // kernel does not take the shape (step_model.cpp, megatron_fused_softmax_runs). false: the
+  // kernel does not take the shape (lowering/attention.cpp, megatron_fused_softmax_runs). false: the
   // softmax is always one kernel each way (capplan's own layer-step runners, sim/layer_step.hpp).
   bool softmax_kernel_limits = true;
   // ZeRO-3 parameter prefetch: parameter elements gathered ahead of the submodule that runs, at
