@@ -64,7 +64,7 @@ std::vector<GemmShape> gemm_grid(const MeasurementBackend& b, bool quick, sim::P
       }
     }
     if (!quick && (dtype == sim::Precision::bf16 || dtype == sim::Precision::fp16)) {
-      // Decode attention as the op list prices it (step_model.cpp): per sequence and KV head, a
+      // Decode attention as the op list prices it (sim/src/lowering/serving_attention.cpp): per sequence and KV head, a
       // group of query heads against the cached keys (group x ctx x 128), then against the values
       // in 512-key splits (group x 128 x 512, batch x splits); 256 sequence-heads, MHA to GQA 8.
       for (std::int64_t group : {1, 4, 8}) {

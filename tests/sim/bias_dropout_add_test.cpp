@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The residual stream's dropout and add (step_model.cpp residual_stream): Megatron's fused
+// The residual stream's dropout and add (lowering/shared_ops.cpp residual_stream): Megatron's fused
 // bias-dropout-add (bias_dropout_fusion, on unless --no-bias-dropout-fusion) is one kernel;
 // eager frameworks run the dropout and the add as two.
 #include <gtest/gtest.h>

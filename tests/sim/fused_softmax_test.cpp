@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Megatron's FusedScaleMaskSoftmax and its PyTorch fallback in the op list (step_model.cpp,
+// Megatron's FusedScaleMaskSoftmax and its PyTorch fallback in the op list (lowering/attention.cpp,
 // megatron_fused_softmax_runs): the fused kernel runs only when micro-batch x heads per rank is a
 // multiple of the kernel's batches per block; otherwise five PyTorch kernels each way.
 #include <gtest/gtest.h>

@@ -32,7 +32,7 @@ TEST(LayerStep, GemmFlopsAreThreeTimesTheGptForwardFormula) {
 }
 
 TEST(LayerStep, MemoryBytesAreTheOpListsElementwiseBytes) {
-  // The op list's element-wise convention (step_model.cpp, OpListBuilder::elementwise): forward
+  // The op list's element-wise convention (op_list_builder.hpp, OpListBuilder::elementwise): forward
   // reads + writes once, backward moves twice the forward bytes. Per layer, memory component:
   // forward 2 norms x 2 T*h + 2 residual adds x 3 T*h + GELU 2 T*f; backward twice that:
   // 30 T*h + 6 T*f. Attention component: softmax 2 + 4 = 6 scores of b*a*s^2 elements.
