@@ -189,6 +189,40 @@ TEST(ServePassOps, MoeReadsOnlyTheExpertsTheBatchHits) {
   EXPECT_EQ(expert_groups(64), 8);
 }
 
+// A serving MoE layer under tensor parallelism sums its partial expert outputs with one TP
+// all-reduce (vLLM's FusedMoE with etp = tp), the same size as the attention block's; at tp 1
+// there is none. Expert parallelism inside the TP group (ep = tp) keeps the all-reduce.
+TEST(ServePassOps, MoeUnderTensorParallelismAllReducesItsOutput) {
+  const Cluster c = cluster_of(h100_sxm(), 8);
+  InferencePass ip;
+  ip.decode_sequences = 16;
+  ip.decode_context = 512;
+  const auto tp_all_reduces = [&](int tp, int ep, Scope scope) {
+    Parallelism p;
+    p.tp = tp;
+    p.ep = ep;
+    p.etp = ep > 1 ? tp / ep : tp;
+    std::vector<double> bytes;
+    for (const StepOp& so : build_pass_ops(test::mixtral_8x7b(), ip, p, c).ops) {
+      const auto* col = std::get_if<CollectiveOp>(&so.op);
+      if (col != nullptr && so.scope == scope && col->axis == Axis::tp && col->kind == CollectiveKind::all_reduce) {
+        bytes.push_back(col->bytes.base());
+      }
+    }
+    return bytes;
+  };
+  EXPECT_TRUE(tp_all_reduces(1, 1, Scope::moe_ffn).empty());
+  for (const auto& [tp, ep] : {std::pair{2, 1}, std::pair{4, 1}, std::pair{2, 2}}) {
+    const auto moe = tp_all_reduces(tp, ep, Scope::moe_ffn);
+    const auto attention = tp_all_reduces(tp, ep, Scope::layer);
+    ASSERT_EQ(moe.size(), 1u) << "tp " << tp << " ep " << ep;
+    ASSERT_FALSE(attention.empty());
+    // 16 decode tokens x 4096 hidden x 2 bytes.
+    EXPECT_DOUBLE_EQ(moe[0], 16.0 * 4096 * 2) << "tp " << tp << " ep " << ep;
+    EXPECT_DOUBLE_EQ(moe[0], attention[0]);
+  }
+}
+
 TEST(ServePassModel, DecodeAtBatchOneStreamsTheWeights) {
   Fixture f(job_8b());
   const PassModel pm = f.pass();
