@@ -222,8 +222,18 @@ write_summary() {
       echo
       echo "## Measured vs predicted steps (validate.jsonl)"
       echo '```'
-      grep -o -E '"case": *"[^"]*"|"relative_error": *-?[0-9.e+-]+|"exit": *[0-9]+' "${validate_file}" | paste -sd ' ' - |
-        sed 's/"case"/\n"case"/g' | sed '/^$/d'
+      # One line per case: its exit code, then the step measured and predicted, and their error.
+      if command -v python3 >/dev/null; then
+        python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    c = json.loads(line)
+    r = c.get("result") or {}
+    step = "measured %s s, predicted %s s, relative error %s" % (
+        r.get("measured_step_s"), r.get("predicted_step_s"), r.get("relative_error")) if r else "no result"
+    print("%-28s exit %d, %s" % (c["case"], c["exit"], step))' "${validate_file}" 2>&1
+      else
+        cat "${validate_file}"
+      fi
       echo '```'
     fi
     if grep -q -E "FAILED|TIMED OUT" <(printf '%s\n' "${results[@]}"); then
