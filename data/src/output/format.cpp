@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "capplan/data/format.hpp"
 
+#include "capplan/sim/finetune.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -64,6 +66,15 @@ std::string si(double v) {
 std::string tokens(double count) {
   static constexpr std::pair<double, const char*> kScales[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "k"}};
   return scaled(count, kScales);
+}
+
+std::string lora_targets(unsigned bits) {
+  std::string out;
+  for (sim::LoraTarget t : {sim::lora_q, sim::lora_k, sim::lora_v, sim::lora_o, sim::lora_gate, sim::lora_up,
+                            sim::lora_down}) {
+    if ((bits & t) != 0) out += (out.empty() ? "" : ",") + std::string(sim::lora_target_name(t));
+  }
+  return out;
 }
 
 DurationUnit duration_unit(double days) {

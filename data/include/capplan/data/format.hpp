@@ -42,6 +42,10 @@ std::string si(double v);
 // significant digits, B for 1e9).
 std::string tokens(double count);
 
+// The linears a LoRA adapts (a mask of sim::LoraTarget bits), comma-separated in the order
+// q,k,v,o,gate,up,down: "q,v".
+std::string lora_targets(unsigned bits);
+
 // A length of time in the unit a person reads it in: days from two days up ("33.4 days",
 // "1,234 days"), hours below ("17.3 hours"), minutes below one hour ("45.0 minutes").
 struct DurationUnit {
