@@ -4,6 +4,8 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "io.hpp"
 
@@ -24,5 +26,12 @@ Command add_validate_serving_command(CLI::App& app, const GlobalOptions& global)
 Command add_search_command(CLI::App& app, const GlobalOptions& global);
 Command add_tco_command(CLI::App& app, const GlobalOptions& global);
 Command add_serve_command(CLI::App& app, const GlobalOptions& global);
+
+// The scenario file, as a positional argument or --scenario (one_scenario_file picks the one given).
+void add_scenario_file_options(CLI::App& cmd, std::string& positional, std::string& option);
+// --format, one of `formats` (default: table on a terminal, else json; choose_format).
+void add_format_option(CLI::App& cmd, std::string& format, const std::vector<std::string>& formats);
+// --out FILE, written atomically (emit).
+void add_out_option(CLI::App& cmd, std::string& out);
 
 }  // namespace capplan::cli

@@ -208,11 +208,9 @@ Command add_estimate_command(CLI::App& app, const GlobalOptions& global) {
       "Without a scenario file the built-in example is used; flags override the file's fields.\n"
       "Exit codes: 0 ok, 2 invalid input, 3 does not fit in memory (with --require-fit), 1 internal error.");
 
-  cmd->add_option("scenario", opt->scenario_arg, "Scenario JSON file, or - for standard input")->type_name("FILE");
-  cmd->add_option("--scenario", opt->scenario_opt, "Scenario JSON file, or - for standard input")->type_name("FILE");
-  cmd->add_option("--format", opt->format, "Output format (default: table on a terminal, else json)")
-      ->check(CLI::IsMember({"table", "json", "csv"}));
-  cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout")->type_name("FILE");
+  add_scenario_file_options(*cmd, opt->scenario_arg, opt->scenario_opt);
+  add_format_option(*cmd, opt->format, {"table", "json", "csv"});
+  add_out_option(*cmd, opt->out);
   cmd->add_flag("--require-fit", opt->require_fit, "Exit with code 3 when the estimate does not fit in memory");
   opt->profile_option =
       cmd->add_option("--profile", opt->profile,

@@ -420,8 +420,7 @@ Command add_search_command(CLI::App& app, const GlobalOptions& global) {
       "           --nodes 8-64 --deadline-days 30 --objective cheapest\n"
       "Without --instances/--gpu/--provider/--region/--price the scenario's own cluster is the only offering.\n"
       "Exit codes: 0 ok, 2 invalid input, 3 nothing meets the deadline, budget or memory, 1 internal error.");
-  cmd->add_option("scenario", opt->scenario_arg, "Scenario JSON file, or - for standard input")->type_name("FILE");
-  cmd->add_option("--scenario", opt->scenario_opt, "Scenario JSON file, or - for standard input")->type_name("FILE");
+  add_scenario_file_options(*cmd, opt->scenario_arg, opt->scenario_opt);
   const char* space = "Search space";
   cmd->add_option("--instances", opt->instances, "Instance ids to offer, globs allowed: 'aws-*' (comma-separated)")
       ->type_name("GLOB")
@@ -476,9 +475,8 @@ Command add_search_command(CLI::App& app, const GlobalOptions& global) {
                   "Calibration profile (capplan calibrate --out) to price operations with; the datasheet model "
                   "outside its measured range. It applies to every offering searched, whatever its GPU")
       ->type_name("FILE");
-  cmd->add_option("--format", opt->format, "Output format (default: table on a terminal, else json)")
-      ->check(CLI::IsMember({"table", "json", "csv"}));
-  cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout")->type_name("FILE");
+  add_format_option(*cmd, opt->format, {"table", "json", "csv"});
+  add_out_option(*cmd, opt->out);
   opt->flags.add(*cmd, FlagCommand::search);
   return Command{cmd, [opt, &global] { return run_search(*opt, global); }};
 }

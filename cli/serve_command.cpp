@@ -250,11 +250,9 @@ Command add_serve_command(CLI::App& app, const GlobalOptions& global) {
       "\"Serving\"); flags override it. Without a file, the built-in example. Prices are per GPU-hour in the "
       "scenario's pricing.currency; a price not known is shown as unknown, never invented.\n"
       "Exit codes: 0 ok, 2 invalid input, 1 internal error.");
-  cmd->add_option("scenario", opt->scenario_arg, "Scenario JSON file, or - for standard input")->type_name("FILE");
-  cmd->add_option("--scenario", opt->scenario_opt, "Scenario JSON file, or - for standard input")->type_name("FILE");
-  cmd->add_option("--format", opt->format, "Output format (default: table on a terminal, else json)")
-      ->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout")->type_name("FILE");
+  add_scenario_file_options(*cmd, opt->scenario_arg, opt->scenario_opt);
+  add_format_option(*cmd, opt->format, {"table", "json"});
+  add_out_option(*cmd, opt->out);
   opt->profile_option =
       cmd->add_option("--profile", opt->profile,
                       "Calibration profile (capplan calibrate --out) to price the passes with; the datasheet model "

@@ -123,15 +123,13 @@ Command add_tco_command(CLI::App& app, const GlobalOptions& global) {
       "The scenario's `tco` section holds the terms (README \"Own versus rent\"); flags override it. Amounts are in "
       "the scenario's pricing.currency; rent rates come from its pricing section and the catalog. A price not given "
       "is listed as missing, never invented.\nExit codes: 0 ok, 2 invalid input, 1 internal error.");
-  cmd->add_option("scenario", opt->scenario_arg, "Scenario JSON file, or - for standard input")->type_name("FILE");
-  cmd->add_option("--scenario", opt->scenario_opt, "Scenario JSON file, or - for standard input")->type_name("FILE");
-  cmd->add_option("--format", opt->format, "Output format (default: table on a terminal, else json)")
-      ->check(CLI::IsMember({"table", "json", "csv"}));
+  add_scenario_file_options(*cmd, opt->scenario_arg, opt->scenario_opt);
+  add_format_option(*cmd, opt->format, {"table", "json", "csv"});
   cmd->add_option("--prices", opt->prices,
                   "Price sheet (capplan-price-sheet/1): its on-demand, spot and reserved rates for the fleet's "
                   "instance; replaces the scenario's pricing.sheet")
       ->type_name("FILE");
-  cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout")->type_name("FILE");
+  add_out_option(*cmd, opt->out);
   for (std::size_t i = 0; i < std::size(kTcoFlags); ++i) {
     opt->options.push_back(cmd->add_option(kTcoFlags[i].flag, opt->values[i], kTcoFlags[i].help)
                                ->type_name(kTcoFlags[i].type)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "reading/csv.hpp"
 
+#include <algorithm>
+
 #include "reading/json_reader.hpp"
 
 #include <cctype>
@@ -8,6 +10,15 @@
 #include <cmath>
 
 namespace capplan::data::detail {
+
+bool has_columns(const CsvRow& header, std::initializer_list<std::string_view> names) {
+  for (std::string_view name : names) {
+    const bool found = std::any_of(header.cells.begin(), header.cells.end(),
+                                   [name](const std::string& c) { return trim(c) == name; });
+    if (!found) return false;
+  }
+  return true;
+}
 
 std::string trim(std::string s) {
   auto sp = [](unsigned char c) { return std::isspace(c) != 0; };

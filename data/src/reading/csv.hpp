@@ -3,6 +3,7 @@
 // vtrain_runs.cpp). Private to capplan_data.
 #pragma once
 #include <cstddef>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <span>
@@ -24,12 +25,15 @@ std::string trim(std::string s);
 
 // The longest cell a measured-run table may hold: the shipped tables' longest is 270 characters.
 // The cell interpreters match a few std::regex patterns, which recurse per character in
-// libstdc++ (a 50,000-character cell overflowed the stack, issue 18 point 14): bounded here.
+// libstdc++ (a 50,000-character cell overflowed the stack): bounded here.
 inline constexpr std::size_t kMaxCsvCell = 1024;
 
 // Records of `text` (quoted fields, doubled quotes, CRLF or LF; blank lines skipped); a malformed
 // record or a cell longer than kMaxCsvCell is an error naming `file` and its line.
 Result<std::vector<CsvRow>> parse_csv(std::string_view text, const std::string& file);
+
+// Whether the header row names every one of `names` (trimmed): how a loader knows its table.
+bool has_columns(const CsvRow& header, std::initializer_list<std::string_view> names);
 
 // A table's column index by (trimmed) header name, once every one of `required` is there and every
 // record has the header's field count; otherwise errors naming `file` and the line.

@@ -82,12 +82,7 @@ std::string recipe_id(const std::string& framework, const std::string& version) 
 }  // namespace
 
 bool is_finetune_header(const CsvRow& header) {
-  bool method = false, frozen = false;
-  for (const std::string& c : header.cells) {
-    method = method || trim(c) == "lora_rank";
-    frozen = frozen || trim(c) == "frozen_base_weight_dtype";
-  }
-  return method && frozen;
+  return has_columns(header, {"lora_rank", "frozen_base_weight_dtype"});
 }
 
 Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows, const Catalogs& catalogs,

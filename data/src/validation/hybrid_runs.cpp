@@ -83,12 +83,7 @@ GpuMatch match_gpu(const std::string& text, const Catalogs& cat) {
 }  // namespace
 
 bool is_hybrid_runs_header(const CsvRow& header) {
-  bool group = false, arch = false;
-  for (const auto& c : header.cells) {
-    group = group || trim(c) == "source_group";
-    arch = arch || trim(c) == "arch_summary";
-  }
-  return group && arch;
+  return has_columns(header, {"source_group", "arch_summary"});
 }
 
 Result<std::vector<PublishedRun>> hybrid_runs(const std::vector<CsvRow>& rows, const Catalogs& catalogs,

@@ -61,8 +61,7 @@ void settle_run(PublishedRun& run, std::vector<std::string>& reasons, const Cata
 }
 
 bool is_vtrain_header(const CsvRow& header) {
-  return std::any_of(header.cells.begin(), header.cells.end(),
-                     [](const std::string& c) { return trim(c) == "iteration time (ms)"; });
+  return has_columns(header, {"iteration time (ms)"});
 }
 
 Result<std::vector<PublishedRun>> vtrain_runs(const std::vector<CsvRow>& rows, const Catalogs& catalogs,
