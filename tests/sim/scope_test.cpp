@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// The scope table (scope.hpp): one row per Scope, and layer counts that add up over the stages.
+// The scope table (scope.hpp): one row per Scope, layer counts that add up over the stages, and
+// per-scope sums of the folds that add up to the op list's totals.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <set>
 #include <string>
 
+#include "capplan/sim/memory.hpp"
 #include "capplan/sim/scope.hpp"
 #include "capplan/sim/stage_layout.hpp"
+#include "capplan/sim/step_model.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {
@@ -60,6 +63,42 @@ TEST(ScopeTraits, StageCountsAddUpToTheModel) {
         EXPECT_EQ(on_stages, t.in_model(m)) << m.name << " pp " << pp << " " << t.name;
       }
     }
+  }
+}
+
+// The activation footprint's parts hold every forward op's saved bytes once.
+TEST(ScopeTraits, FootprintAddsUpToTheSavedBytes) {
+  for (const ModelSpec& m : models()) {
+    for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+      const Parallelism p = layout(1, 1, 1, 1, rc);
+      const StepOps ops = build_step_ops(m, job_of(64), p, cluster_of(test::h100_sxm(), 1));
+      double want = 0;
+      for (const StepOp& so : ops.ops) {
+        if (so.phase == Phase::forward && so.saved > 0) want += so.saved;
+      }
+      const ActivationFootprint f = activation_footprint(ops.ops);
+      double got = 0;
+      for (const ScopeTraits& t : kScopeTraits) got += f[t.scope].kept + f[t.scope].remat;
+      EXPECT_NEAR(got, want, 1e-12 * want) << m.name;
+    }
+  }
+}
+
+// Model FLOPs: each scope's forward and backward FLOPs, repeated as the model runs it, add up
+// to step_flops' total (one GPU, one sequence per micro-batch).
+TEST(ScopeTraits, FlopsAddUpByScope) {
+  for (const ModelSpec& m : models()) {
+    const TrainingJob job = job_of(8);
+    const Parallelism p = layout(1, 1, 1);
+    const StepOps ops = build_step_ops(m, job, p, cluster_of(test::h100_sxm(), 1));
+    PerScope<double> by_scope;
+    for (const StepOp& so : ops.ops) {
+      if (so.phase != Phase::recompute) by_scope[so.scope] += so.flops;
+    }
+    double want = 0;
+    for (const ScopeTraits& t : kScopeTraits) want += by_scope[t.scope] * t.in_model(m);
+    const StepFlops f = step_flops(ops, m, p, job.global_batch);
+    EXPECT_NEAR(f.model.base(), want * job.global_batch, 1e-9 * f.model.base()) << m.name;
   }
 }
 
