@@ -7,10 +7,12 @@
 #include <set>
 #include <string>
 
+#include "capplan/sim/datasheet_cost.hpp"
 #include "capplan/sim/memory.hpp"
 #include "capplan/sim/scope.hpp"
 #include "capplan/sim/stage_layout.hpp"
 #include "capplan/sim/step_model.hpp"
+#include "schedule/step_timing.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {
@@ -63,6 +65,33 @@ TEST(ScopeTraits, StageCountsAddUpToTheModel) {
         EXPECT_EQ(on_stages, t.in_model(m)) << m.name << " pp " << pp << " " << t.name;
       }
     }
+  }
+}
+
+// The per-scope buckets of the priced op list hold every op's time once: they add up to the sum
+// over the ops.
+TEST(ScopeTraits, BucketsAddUpToTheOpList) {
+  for (const ModelSpec& m : models()) {
+    const Parallelism p = layout(2, 2, 2, 1, Recompute::selective, true, 1);
+    const Cluster c = cluster_of(test::h100_sxm(), 8);
+    const DatasheetCost cost(c);
+    const StepOps ops = build_step_ops(m, job_of(64), p, c);
+    OpBuckets b;
+    add_op_costs(b, ops.ops, cost);
+    double want = 0, launches = 0;
+    for (const StepOp& so : ops.ops) {
+      if (so.role == OpRole::checkpoint) continue;
+      want += cost.cost(so.op).base() * so.count;
+      if (traits(so.scope).repeat != Repeat::per_step) launches += so.count;
+    }
+    double got = b.dp_step + b.dp_sync + b.optimizer, got_launches = 0;
+    for (const ScopeTraits& t : kScopeTraits) {
+      const Bucket& bk = b[t.scope];
+      got += bk.compute + bk.tp + bk.tp_async + bk.pp + bk.fsdp + bk.ep + bk.cp;
+      got_launches += bk.launches;
+    }
+    EXPECT_NEAR(got, want, 1e-12 * want) << m.name;
+    EXPECT_DOUBLE_EQ(got_launches, launches) << m.name;
   }
 }
 
