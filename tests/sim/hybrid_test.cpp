@@ -115,11 +115,11 @@ TEST(MambaLayer, FusedBackwardRecomputesTheConvAndStatesAndMicroBatchesCopy) {
 TEST(MambaLayer, KeptActivations) {
   const StepOps ops = ops_of(nemotron_h_8b_like("M"), layout(1, 1, 1, 1, Recompute::none));
   const ActivationFootprint f = activation_footprint(ops.ops);
-  EXPECT_DOUBLE_EQ(f.mamba.kept, 2.0 * (8192.0 * 4096 * 2 + 8192.0 * 18560 + 3 * 8192.0 * 8192));
-  EXPECT_DOUBLE_EQ(f.mamba.remat, 0.0);
+  EXPECT_DOUBLE_EQ(f[Scope::mamba].kept, 2.0 * (8192.0 * 4096 * 2 + 8192.0 * 18560 + 3 * 8192.0 * 8192));
+  EXPECT_DOUBLE_EQ(f[Scope::mamba].remat, 0.0);
   // Full recompute: only the layer input (T h x 2 bytes) stays; the rest is rematerialised.
   const ActivationFootprint full = activation_footprint(ops_of(nemotron_h_8b_like("M"), layout(1, 1, 1, 1, Recompute::full)).ops);
-  EXPECT_DOUBLE_EQ(full.mamba.kept, 8192.0 * 4096 * 2);
+  EXPECT_DOUBLE_EQ(full[Scope::mamba].kept, 8192.0 * 4096 * 2);
 }
 
 // MambaMixer parameters (mamba_mixer.py): in_proj 4096 x 18560 = 76,021,760; conv1d weight and

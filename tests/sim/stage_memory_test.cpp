@@ -83,7 +83,7 @@ TEST(StageMemory, FullRecomputeStillReportsTheHeaviestMiddleStage) {
     const StageParams sp = stage_params(m, only, stage);
     EXPECT_LE(sp.total(), stage_params(m, p, 1).total() * (1 + kSumOrder)) << "stage " << stage;
   }
-  EXPECT_GT(f.moe_ffn.remat, 0.0);  // full recompute: one MoE layer rematerialised
+  EXPECT_GT(f[Scope::moe_ffn].remat, 0.0);  // full recompute: one MoE layer rematerialised
 }
 
 TEST(StageMemory, DataParallelBytesFollowTheMostLoadedStage) {

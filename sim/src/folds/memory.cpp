@@ -10,18 +10,9 @@ namespace capplan::sim {
 ActivationFootprint activation_footprint(const std::vector<StepOp>& ops) {
   ActivationFootprint out;
   for (const StepOp& so : ops) {
-    if (so.phase != Phase::forward || so.saved <= 0) continue;
-    ActivationFootprint::Part* part = nullptr;
-    switch (so.scope) {
-      case Scope::layer: part = &out.layer; break;
-      case Scope::dense_ffn: part = &out.dense_ffn; break;
-      case Scope::moe_ffn: part = &out.moe_ffn; break;
-      case Scope::mamba: part = &out.mamba; break;
-      case Scope::embedding: part = &out.embedding; break;
-      case Scope::output: part = &out.output; break;
-      default: continue;
-    }
-    (so.recomputed ? part->remat : part->kept) += so.saved;
+    if (so.phase != Phase::forward || so.saved <= 0 || traits(so.scope).repeat == Repeat::per_step) continue;
+    ActivationFootprint::Part& part = out[so.scope];
+    (so.recomputed ? part.remat : part.kept) += so.saved;
   }
   return out;
 }
@@ -43,13 +34,49 @@ LayerActivations layer_activations(const ModelSpec& m, const Parallelism& p, Pre
   TrainingJob job;
   job.precision = precision;
   const ActivationFootprint f = footprint_of(m, job, p);
-  return {units::bytes(f.layer.kept), units::bytes(f.dense_ffn.kept), units::bytes(f.moe_ffn.kept)};
+  return {units::bytes(f[Scope::layer].kept), units::bytes(f[Scope::dense_ffn].kept),
+          units::bytes(f[Scope::moe_ffn].kept)};
 }
 
 units::Bytes layer_activation_bytes(const ModelSpec& m, const Parallelism& p, Precision precision) {
   const LayerActivations a = layer_activations(m, p, precision);
   return a.attention + a.dense_mlp;
 }
+
+namespace {
+
+// A stage's activations from the footprint: what one micro-batch keeps over the stage's layers
+// (each kind's scope once per layer of that kind, kScopeTraits) and the embedding on the first
+// stage; and what exists while one layer is recomputed, layers being recomputed one at a time:
+// the largest of a transformer layer's (its attention block and the larger of its FFN kinds) and
+// those of the layers that stand alone (every layer of a hybrid). The output layer's buffers are
+// the logits, counted apart.
+struct Held {
+  double per_micro_batch = 0, remat = 0;
+};
+Held held_activations(const ActivationFootprint& f, const StageLayers& sl) {
+  Held h;
+  double attention_remat = 0, ffn_remat = 0, alone_remat = 0;
+  for_each_scope(Repeat::per_layer, [&](const ScopeTraits& t) {
+    const int n = t.on_stage(sl);
+    h.per_micro_batch += n * f[t.scope].kept;
+    const double remat = n > 0 ? f[t.scope].remat : 0.0;
+    if (sl.hybrid || !t.transformer_layer) {
+      alone_remat = std::max(alone_remat, remat);
+    } else if (t.scope == Scope::layer) {
+      attention_remat = remat;
+    } else {
+      ffn_remat = std::max(ffn_remat, remat);
+    }
+  });
+  h.remat = std::max(attention_remat + ffn_remat, alone_remat);
+  for_each_scope(Repeat::first_stage, [&](const ScopeTraits& t) {
+    if (t.on_stage(sl) > 0) h.per_micro_batch += f[t.scope].kept;
+  });
+  return h;
+}
+
+}  // namespace
 
 // Micro-batches' worth of a stage's activations held at the peak of a 1F1B schedule: pp - stage
 // (Narayanan et al. 2021). Interleaved: Megatron-LM warms up (pp-i-1)*2 + (v-1)*pp chunks plus
@@ -130,20 +157,12 @@ MemoryBreakdown memory_per_gpu(const ActivationFootprint& f, const std::vector<S
                                       : units::bytes(sharded(optimizer_bytes * params.trained_dense,
                                                              optimizer_bytes * params.trained_expert, p.zero >= 1));
     // Kept activations of every in-flight micro-batch, plus the one layer being recomputed.
-    double per_micro_batch = sl.layers * f.layer.kept + sl.dense() * f.dense_ffn.kept +
-                             sl.moe * f.moe_ffn.kept + (sl.first ? f.embedding.kept : 0.0);
-    double remat = sl.layers > 0 ? f.layer.remat : 0.0;
-    remat += std::max(sl.dense() > 0 ? f.dense_ffn.remat : 0.0, sl.moe > 0 ? f.moe_ffn.remat : 0.0);
-    if (sl.hybrid) {
-      // A hybrid's layers are recomputed one at a time: the largest of its kinds' remat.
-      per_micro_batch += sl.mamba * f.mamba.kept;
-      remat = std::max({sl.layers > 0 ? f.layer.remat : 0.0, sl.dense() > 0 ? f.dense_ffn.remat : 0.0,
-                        sl.moe > 0 ? f.moe_ffn.remat : 0.0, sl.mamba > 0 ? f.mamba.remat : 0.0});
-    }
+    const Held held = held_activations(f, sl);
+    double per_micro_batch = held.per_micro_batch, remat = held.remat;
     mb.activations = units::bytes(per_micro_batch * in_flight(p, micro_batches, stage) + remat);
     // The logits and loss buffers of one micro-batch (the last stage runs each micro-batch's
     // backward right after its forward).
-    if (sl.last) mb.logits = units::bytes(f.output.kept + f.output.remat);
+    if (sl.last) mb.logits = units::bytes(f[Scope::output].kept + f[Scope::output].remat);
     const units::Bytes allocated = mb.weights + mb.gradients + mb.optimizer + mb.activations + mb.logits;
     mb.reserve = units::gib(a.reserve_fixed_gib) + allocated * a.reserve_fraction;
     if (!any || mb.total() > best.total()) best = mb;

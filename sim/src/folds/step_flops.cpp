@@ -3,29 +3,21 @@
 #include <algorithm>
 
 #include "capplan/sim/estimate.hpp"
+#include "capplan/sim/scope.hpp"
 #include "capplan/sim/step_model.hpp"
 
 namespace capplan::sim {
 
 StepFlops step_flops(const StepOps& ops, const ModelSpec& m, const Parallelism& p, std::int64_t global_batch) {
-  // Per GPU and micro-batch, by scope; the stages together hold every layer once.
+  // Per GPU and micro-batch, by scope; the stages together hold every layer once, so each scope
+  // counts as often as the model runs it (ScopeTraits::in_model).
+  PerScope<double> times;
+  for (const ScopeTraits& t : kScopeTraits) times[t.scope] = t.in_model(m);
   double model = 0, hardware = 0;
-  const double moe_layers = m.moe_layer_count();
-  const double attention_layers = m.attention_layer_count(), dense_layers = m.dense_ffn_layer_count();
   for (const StepOp& so : ops.ops) {
-    if (so.flops == 0) continue;
-    double times = 0;
-    switch (so.scope) {
-      case Scope::layer: times = attention_layers; break;
-      case Scope::dense_ffn: times = dense_layers; break;
-      case Scope::moe_ffn: times = moe_layers; break;
-      case Scope::mamba: times = m.mamba_layer_count(); break;
-      case Scope::embedding:
-      case Scope::output: times = 1; break;
-      default: continue;
-    }
-    hardware += so.flops * times;
-    if (so.phase != Phase::recompute) model += so.flops * times;
+    if (so.flops == 0 || times[so.scope] == 0) continue;
+    hardware += so.flops * times[so.scope];
+    if (so.phase != Phase::recompute) model += so.flops * times[so.scope];
   }
   // Every GPU of a stage runs the list once per micro-batch: global_batch / micro_batch
   // micro-batches over the data-parallel ranks, each on tp*cp GPUs.

@@ -10,6 +10,7 @@
 
 #include "capplan/sim/ops.hpp"
 #include "capplan/sim/recompute_policy.hpp"
+#include "capplan/sim/scope.hpp"
 #include "capplan/sim/step_model.hpp"
 #include "capplan/sim/workload.hpp"
 
@@ -68,9 +69,7 @@ class OpListBuilder {
   }
   // The scopes repeated once per layer of their kind (a layer's ops: what recomputation,
   // freezing and adapters apply to).
-  static bool in_layer(Scope scope) {
-    return scope == Scope::layer || scope == Scope::dense_ffn || scope == Scope::moe_ffn || scope == Scope::mamba;
-  }
+  static bool in_layer(Scope scope) { return traits(scope).per_layer(); }
   // A forward op, its backward (`bwd_bytes`, `bwd_count` times) and, when the policy recomputes
   // ops of `role` in this scope, its recomputation.
   bool recomputes(OpRole role, Scope scope) const {

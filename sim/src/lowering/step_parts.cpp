@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <variant>
 
+#include "capplan/sim/scope.hpp"
 #include "capplan/sim/step_model.hpp"
 
 namespace capplan::sim {
@@ -40,10 +41,9 @@ std::size_t hash_value(const Parallelism& p) {
 }
 
 StepOpParts part_of(const Op& op, Scope scope) {
-  switch (scope) {
-    case Scope::pipeline: return StepOpParts::pipeline;
-    case Scope::data_parallel:
-    case Scope::optimizer: return StepOpParts::step;
+  switch (traits(scope).repeat) {
+    case Repeat::stage_boundary: return StepOpParts::pipeline;
+    case Repeat::per_step: return StepOpParts::step;
     default: break;
   }
   // ZeRO-3 parameter gathers and gradient reduce-scatters sit in the layer scopes but depend on dp.

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "capplan/sim/estimate.hpp"
+#include "capplan/sim/scope.hpp"
 #include "capplan/sim/step_model.hpp"
 
 namespace capplan::sim {
@@ -37,7 +38,11 @@ struct Bucket {
 // StepOpParts part only, in list order, so the parts can be priced separately (and the
 // micro-batch part cached) with bit-identical results.
 struct OpBuckets {
-  Bucket layer, dense_ffn, moe_ffn, embedding, output, pipeline, mamba;
+  // The scopes that run per micro-batch (Repeat other than per_step); the once-per-step ones are
+  // the fields below.
+  PerScope<Bucket> scopes;
+  Bucket& operator[](Scope s) { return scopes[s]; }
+  const Bucket& operator[](Scope s) const { return scopes[s]; }
   double dp_step = 0, dp_grad = 0, optimizer = 0;  // once per step
   // Once per step, serially with the gradient reduction and never overlapped: the tied
   // embedding's gradient all-reduce between the first and last pipeline stages.

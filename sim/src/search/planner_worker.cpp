@@ -122,15 +122,11 @@ void Worker::run(const WorkItem& item) {
     // The parts are disjoint by field (OpBuckets' contract): assigning them reproduces the sums
     // evaluate() forms over the whole list, bit for bit.
     const OpBuckets& st = *step_by_zero[zi];
-    b.pipeline = pipe->second.pipeline;
-    b.layer.fsdp = st.layer.fsdp;
-    b.dense_ffn.fsdp = st.dense_ffn.fsdp;
-    b.moe_ffn.fsdp = st.moe_ffn.fsdp;
-    b.mamba.fsdp = st.mamba.fsdp;
-    b.layer.fsdp_gather = st.layer.fsdp_gather;
-    b.dense_ffn.fsdp_gather = st.dense_ffn.fsdp_gather;
-    b.moe_ffn.fsdp_gather = st.moe_ffn.fsdp_gather;
-    b.mamba.fsdp_gather = st.mamba.fsdp_gather;
+    for_each_scope(Repeat::stage_boundary, [&](const ScopeTraits& t) { b[t.scope] = pipe->second[t.scope]; });
+    for_each_scope(Repeat::per_layer, [&](const ScopeTraits& t) {
+      b[t.scope].fsdp = st[t.scope].fsdp;
+      b[t.scope].fsdp_gather = st[t.scope].fsdp_gather;
+    });
     b.dp_step = st.dp_step;
     b.dp_grad = st.dp_grad;
     b.optimizer = st.optimizer;

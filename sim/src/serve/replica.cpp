@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "capplan/sim/scope.hpp"
 #include "capplan/sim/serve.hpp"
 #include "capplan/sim/stage_layout.hpp"
 #include "capplan/sim/step_model.hpp"
@@ -228,31 +229,24 @@ double price(const ServeJob& job, const Cluster& c, const OpCostModel& cost, con
   const int f = index(job.weights);
   const double dense_eff = std::clamp(job.engine.quant_efficiency[static_cast<std::size_t>(f)], 1e-3, 1.0);
   const double moe_eff = std::clamp(job.engine.quant_moe_efficiency[static_cast<std::size_t>(f)], 1e-3, 1.0);
-  double layer = 0, dense = 0, moe = 0, mamba = 0, embedding = 0, output = 0, pipeline = 0;
+  PerScope<double> by_scope;
   for (const StepOp& so : ops.ops) {
     if (!keep(so)) continue;
     double t = cost.cost(so.op).base() * so.count;
-    const bool in_layer = so.scope == Scope::layer || so.scope == Scope::dense_ffn || so.scope == Scope::moe_ffn ||
-                          so.scope == Scope::mamba;
-    if (so.role == OpRole::linear && in_layer && std::holds_alternative<GemmOp>(so.op)) {
+    if (so.role == OpRole::linear && traits(so.scope).per_layer() && std::holds_alternative<GemmOp>(so.op)) {
       t /= so.scope == Scope::moe_ffn ? moe_eff : dense_eff;
     }
-    switch (so.scope) {
-      case Scope::layer: layer += t; break;
-      case Scope::dense_ffn: dense += t; break;
-      case Scope::moe_ffn: moe += t; break;
-      case Scope::mamba: mamba += t; break;
-      case Scope::embedding: embedding += t; break;
-      case Scope::output: output += t; break;
-      case Scope::pipeline: pipeline += t; break;
-      default: break;
-    }
+    by_scope[so.scope] += t;
   }
-  double total = pipeline * (p.pp - 1);
+  double total = by_scope[Scope::pipeline] * (p.pp - 1);
   for (const StageRun& run : stage_runs(job.model, p)) {
-    const StageLayers& sl = run.layers;
-    total += run.count * (sl.layers * layer + sl.dense() * dense + sl.moe * moe + sl.mamba * mamba +
-                          (sl.first ? embedding : 0.0) + (sl.last ? output : 0.0));
+    // The stage's layers, each kind's scope once per layer of that kind, then its embedding and
+    // output layer (kScopeTraits).
+    double stage = 0;
+    for (const Repeat r : {Repeat::per_layer, Repeat::first_stage, Repeat::last_stage}) {
+      for_each_scope(r, [&](const ScopeTraits& st) { stage += st.on_stage(run.layers) * by_scope[st.scope]; });
+    }
+    total += run.count * stage;
   }
   return total;
 }

@@ -5,6 +5,7 @@
 
 #include "capplan/sim/hardware.hpp"
 #include "capplan/sim/ops.hpp"
+#include "capplan/sim/scope.hpp"
 #include "capplan/sim/stage_layout.hpp"
 #include "capplan/sim/strategy.hpp"
 #include "capplan/sim/units.hpp"
@@ -50,7 +51,9 @@ struct ActivationFootprint {
     double kept = 0;
     double remat = 0;
   };
-  Part layer, dense_ffn, moe_ffn, embedding, output, mamba;
+  PerScope<Part> parts;  // the per-step scopes keep nothing
+  Part& operator[](Scope s) { return parts[s]; }
+  const Part& operator[](Scope s) const { return parts[s]; }
 };
 // Contract: `ops` holds the micro-batch part of a step's op list (StepOpParts::micro_batch).
 ActivationFootprint activation_footprint(const std::vector<StepOp>& ops);

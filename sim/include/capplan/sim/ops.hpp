@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -104,6 +105,9 @@ enum class Phase { forward, backward, recompute, step };
 // In a hybrid model layer / dense_ffn / moe_ffn are its attention, MLP and MoE layers, each with
 // its own norm and residual (ModelSpec::layer_pattern).
 enum class Scope { layer, dense_ffn, moe_ffn, embedding, output, pipeline, data_parallel, optimizer, mamba };
+// Scopes there are; `mamba` is the last enumerator. What each scope is (how often it runs, which
+// layer count repeats it) is one row of kScopeTraits (scope.hpp).
+inline constexpr std::size_t kScopeCount = static_cast<std::size_t>(Scope::mamba) + 1;
 
 // What an op is, typed, so that schedules, cost breakdowns and tests never match op names.
 enum class OpRole {
