@@ -17,17 +17,20 @@ namespace {
 // The layout checks, written once. `sink.fail(reason, field, finding)` receives each failed rule;
 // `finding` is a callable that builds its coded finding (data/findings.hpp words it), called only
 // by a sink that keeps one (the planner's precheck never builds one). An empty field names the
-// strategy as a whole.
+// strategy as a whole. The rules run in groups, in the order their failures are reported.
+using R = LayoutReason;
+using C = FindingCode;
+
+// The finding of a rule on strategy field `field`, with its numbers.
+Finding coded(C code, const char* field, std::initializer_list<std::pair<std::string_view, double>> numbers) {
+  return finding(code, *field ? std::string("strategy.") + field : std::string("strategy"), numbers);
+}
+
+// Every degree at least one and ZeRO a stage that exists; false when a degree is not positive
+// (the other rules divide by them).
 template <class Sink>
-void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
-  using R = LayoutReason;
-  using C = FindingCode;
-  const ModelSpec& m = s.model;
+bool check_degrees(const Parallelism& p, Sink& sink) {
   bool ok = true;
-  // The finding of a rule on strategy field `field`, with its numbers.
-  auto coded = [](C code, const char* field, std::initializer_list<std::pair<std::string_view, double>> numbers) {
-    return finding(code, *field ? std::string("strategy.") + field : std::string("strategy"), numbers);
-  };
   auto positive = [&](const char* field, int v) {
     if (v < 1) {
       sink.fail(R::not_positive, field, [&] { return coded(C::layout_not_positive, field, {{"got", v}}); });
@@ -45,7 +48,12 @@ void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
   if (p.zero < 0 || p.zero > 3) {
     sink.fail(R::zero_out_of_range, "zero", [&] { return coded(C::layout_zero_out_of_range, "zero", {{"got", p.zero}}); });
   }
-  if (!ok) return;
+  return ok;
+}
+
+// Expert parallelism: only for MoE models, dividing the experts and the ranks they spread over.
+template <class Sink>
+void check_experts(const ModelSpec& m, const Parallelism& p, Sink& sink) {
   if (p.etp > 1 && !m.is_moe()) {
     sink.fail(R::experts_need_moe, "etp", [&] { return coded(C::layout_etp_needs_moe, "etp", {{"got", p.etp}}); });
   }
@@ -76,6 +84,11 @@ void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
                 [&] { return coded(C::layout_moe_tp_needs_sequence_parallel, "sequence_parallel", {}); });
     }
   }
+}
+
+// Module recompute and parameter offload: the combinations Megatron-Core and DeepSpeed accept.
+template <class Sink>
+void check_recompute_and_offload(const ModelSpec& m, const Parallelism& p, Sink& sink) {
   if ((p.recompute_norms || p.recompute_moe_act || p.recompute_moe) && p.recompute != Recompute::selective) {
     // Megatron-Core takes --recompute-modules only with --recompute-granularity selective.
     const char* field = p.recompute_norms ? "recompute_norms" : p.recompute_moe_act ? "recompute_moe_act" : "recompute_moe";
@@ -94,6 +107,12 @@ void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
     const char* field = p.recompute_moe_act ? "recompute_moe_act" : "recompute_moe";
     sink.fail(R::experts_need_moe, field, [&] { return coded(C::layout_moe_act_recompute_needs_moe, field, {}); });
   }
+}
+
+// The model's dimensions divided by the degrees that split them, and the degrees' product the GPUs.
+template <class Sink>
+void check_splits(const Scenario& s, const Parallelism& p, Sink& sink) {
+  const ModelSpec& m = s.model;
   if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0) {
     // Megatron-Core splits each sequence into 2*cp chunks to balance the causal work.
     sink.fail(R::cp_divides_sequence, "cp",
@@ -120,6 +139,40 @@ void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
                     {"product", static_cast<double>(product)}});
     });
   }
+}
+
+// Megatron-Core's --decoder-first/last-pipeline-num-layers: the other stages share the rest.
+template <class Sink>
+void check_stage_layers(const ModelSpec& m, const Parallelism& p, Sink& sink) {
+  const char* field = p.first_stage_layers != 0 ? "first_stage_layers" : "last_stage_layers";
+  const int first = std::max(0, p.first_stage_layers), last = std::max(0, p.last_stage_layers);
+  const int middle = p.pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
+  const int rest = m.layers - first - last;
+  if (p.first_stage_layers < 0 || p.last_stage_layers < 0) {
+    const char* negative = p.first_stage_layers < 0 ? "first_stage_layers" : "last_stage_layers";
+    sink.fail(R::stage_layers_invalid, negative, [&] {
+      return coded(C::layout_stage_layers_negative, negative,
+                   {{"got", std::min(p.first_stage_layers, p.last_stage_layers)}});
+    });
+  } else if (p.pp < 2) {
+    sink.fail(R::stage_layers_invalid, field,
+              [&] { return coded(C::layout_stage_layers_need_pipeline, field, {{"pp", p.pp}}); });
+  } else if (middle == 0 ? rest != 0 : rest < middle * std::max(1, p.virtual_stages)) {
+    sink.fail(R::stage_layers_invalid, field, [&] {
+      return coded(middle == 0 ? C::layout_stage_layers_leave_none : C::layout_stage_layers_leave_too_few, field,
+                   {{"first", first}, {"last", last}, {"layers", m.layers}, {"middle", middle}});
+    });
+  } else if ((first > 0 && first < p.virtual_stages) || (last > 0 && last < p.virtual_stages)) {
+    sink.fail(R::stage_layers_invalid, field, [&] {
+      return coded(C::layout_stage_layers_below_virtual, field, {{"virtual_stages", p.virtual_stages}});
+    });
+  }
+}
+
+// The pipeline: stages (and their virtual chunks) no more than the layers, uneven stages set
+// consistently, interleaving only with a pipeline.
+template <class Sink>
+void check_pipeline(const ModelSpec& m, const Parallelism& p, Sink& sink) {
   if (p.pp > m.layers) {
     sink.fail(R::pipeline_exceeds_layers, "pp",
               [&] { return coded(C::layout_pp_exceeds_layers, "pp", {{"layers", m.layers}, {"got", p.pp}}); });
@@ -129,37 +182,17 @@ void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
                    {{"layers", m.layers}, {"pp", p.pp}, {"virtual_stages", p.virtual_stages}});
     });
   }
-  if (p.first_stage_layers != 0 || p.last_stage_layers != 0) {
-    // Megatron-Core's --decoder-first/last-pipeline-num-layers: the other stages share the rest.
-    const char* field = p.first_stage_layers != 0 ? "first_stage_layers" : "last_stage_layers";
-    const int first = std::max(0, p.first_stage_layers), last = std::max(0, p.last_stage_layers);
-    const int middle = p.pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
-    const int rest = m.layers - first - last;
-    if (p.first_stage_layers < 0 || p.last_stage_layers < 0) {
-      const char* negative = p.first_stage_layers < 0 ? "first_stage_layers" : "last_stage_layers";
-      sink.fail(R::stage_layers_invalid, negative, [&] {
-        return coded(C::layout_stage_layers_negative, negative,
-                     {{"got", std::min(p.first_stage_layers, p.last_stage_layers)}});
-      });
-    } else if (p.pp < 2) {
-      sink.fail(R::stage_layers_invalid, field,
-                [&] { return coded(C::layout_stage_layers_need_pipeline, field, {{"pp", p.pp}}); });
-    } else if (middle == 0 ? rest != 0 : rest < middle * std::max(1, p.virtual_stages)) {
-      sink.fail(R::stage_layers_invalid, field, [&] {
-        return coded(middle == 0 ? C::layout_stage_layers_leave_none : C::layout_stage_layers_leave_too_few, field,
-                     {{"first", first}, {"last", last}, {"layers", m.layers}, {"middle", middle}});
-      });
-    } else if ((first > 0 && first < p.virtual_stages) || (last > 0 && last < p.virtual_stages)) {
-      sink.fail(R::stage_layers_invalid, field, [&] {
-        return coded(C::layout_stage_layers_below_virtual, field, {{"virtual_stages", p.virtual_stages}});
-      });
-    }
-  }
+  if (p.first_stage_layers != 0 || p.last_stage_layers != 0) check_stage_layers(m, p, sink);
   if (p.virtual_stages > 1 && p.pp == 1) {
     sink.fail(R::interleaving_needs_pipeline, "virtual_stages", [&] {
       return coded(C::layout_interleaving_needs_pipeline, "virtual_stages", {{"got", p.virtual_stages}});
     });
   }
+}
+
+// The global batch splits into whole micro-batches on every data-parallel rank.
+template <class Sink>
+void check_batch(const Scenario& s, const Parallelism& p, Sink& sink) {
   const long long per_step = 1LL * p.micro_batch * p.dp;
   if (s.training.global_batch % per_step != 0) {
     sink.fail(R::batch_not_divisible, "micro_batch", [&] {
@@ -170,6 +203,16 @@ void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
                     {"per_step", static_cast<double>(per_step)}});
     });
   }
+}
+
+template <class Sink>
+void run_layout_checks(const Scenario& s, const Parallelism& p, Sink& sink) {
+  if (!check_degrees(p, sink)) return;
+  check_experts(s.model, p, sink);
+  check_recompute_and_offload(s.model, p, sink);
+  check_splits(s, p, sink);
+  check_pipeline(s.model, p, sink);
+  check_batch(s, p, sink);
 }
 
 struct CodeSink {

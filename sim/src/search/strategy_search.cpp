@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Filling the "auto" fields of a strategy: enumerate the layouts the fixed fields allow, keep those
 // that pass check_layout, and choose the fastest that fits in memory.
+#include "search/strategy_search.hpp"
+
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <utility>
 #include <vector>
 
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/global_batch.hpp"
+#include "estimate/estimate_entry.hpp"
 #include "search/layout_space.hpp"
 #include "schedule/step_timing.hpp"
 
@@ -14,72 +17,40 @@ namespace capplan::sim {
 
 namespace {
 
-// A complete layout built from the request, with defaults for what is unset: used to report
-// why nothing matched when the fixed fields themselves are inconsistent.
-Parallelism fill_defaults(const Scenario& s) {
+// What host offload would do for the layout that needs the least memory, where the user left it
+// open: the optimizer alone first, then ZeRO-3 with the parameters too. Said, never chosen:
+// offload trades memory for a CPU step whose rate depends on the host.
+void note_offload_would_fit(const Scenario& s, const Parallelism& least_memory, Estimate& e) {
   const StrategyRequest& r = s.strategy;
-  Parallelism p;
-  p.tp = r.tp.value_or(1);
-  p.pp = r.pp.value_or(1);
-  p.cp = r.cp.value_or(1);
-  p.ep = r.ep.value_or(1);
-  p.etp = r.etp.value_or(1);
-  const long long rest = 1LL * p.tp * p.pp * p.cp;
-  p.dp = r.dp.value_or(rest > 0 && s.cluster.gpus % rest == 0 ? static_cast<int>(s.cluster.gpus / rest) : 1);
-  p.micro_batch = r.micro_batch.value_or(1);
-  p.virtual_stages = r.virtual_stages.value_or(1);
-  p.zero = r.zero.value_or(0);
-  p.recompute = r.recompute.value_or(r.selective_recompute ? Recompute::selective : Recompute::full);
-  for (const auto& o : kStrategyOptions) p.*o.value = (r.*o.request).value_or(o.fallback);
-  p.sequence_parallel = r.sequence_parallel.value_or(p.tp > 1);
-  p.first_stage_layers = r.first_stage_layers.value_or(0);
-  p.last_stage_layers = r.last_stage_layers.value_or(0);
-  return p;
+  auto fitted = [&](Parallelism q) -> std::optional<MemoryBreakdown> {
+    if (!precheck_layout(s, q).ok()) return std::nullopt;
+    const MemoryBreakdown mb = memory_per_gpu(s.model, s.training, q, s.cluster.gpu, e.layout.micro_batches);
+    return mb.fits() ? std::optional(mb) : std::nullopt;
+  };
+  Parallelism q = least_memory;
+  q.offload_optimizer = true;
+  std::optional<MemoryBreakdown> mb = fitted(q);
+  FindingCode code = FindingCode::offload_optimizer_would_fit;
+  if (!mb && (!r.zero || *r.zero == 3)) {
+    q.zero = 3;
+    q.offload_params = true;
+    mb = fitted(q);
+    code = FindingCode::offload_params_would_fit;
+  }
+  if (mb) {
+    e.findings.insert(e.findings.begin() + 1,
+                      finding(code, "strategy", {{"need_gib", units::to_gib(mb->total())},
+                                                 {"have_gib", units::to_gib(mb->capacity)}}));
+  }
 }
-
-Result<Estimate> estimate_for_batch(const Scenario& s, const OpCostModel& cost);
 
 }  // namespace
 
-Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost) {
-  // A batch asked in tokens: the sequences for this cluster and strategy (global_batch.hpp), and
-  // the finding that says which were chosen. A scenario parsed by data/ has them already.
-  BatchChoice batch = choose_global_batch(s);
-  Result<Estimate> e;
-  if (batch.sequences == s.training.global_batch) {
-    e = estimate_for_batch(s, cost);
-  } else {
-    Scenario resolved = s;
-    resolved.training.global_batch = batch.sequences;
-    e = estimate_for_batch(resolved, cost);
-  }
-  if (e && batch.finding) e->findings.insert(e->findings.begin(), std::move(*batch.finding));
-  return e;
-}
-
-namespace {
-
-Result<Estimate> estimate_for_batch(const Scenario& s, const OpCostModel& cost) {
-  // The workload seam: each kind has its own lowering and schedule. Fine-tuning is the training
-  // step with its frozen, quantised and adapted weights (TrainingJob::finetune) over the tokens
-  // its dataset resolved to (resolve_workload).
-  switch (s.workload.kind) {
-    case WorkloadKind::pretrain:
-    case WorkloadKind::finetune:
-    case WorkloadKind::serve: break;
-  }
+Result<Estimate> estimate_auto_layout(const Scenario& s, const OpCostModel& cost) {
   const StrategyRequest& r = s.strategy;
   const ModelSpec& m = s.model;
   const int gpus = s.cluster.gpus;
   const int gpn = s.cluster.gpus_per_node;
-
-  if (r.fully_specified() || (r.tp && r.pp && r.dp && r.micro_batch && r.virtual_stages && r.zero && r.recompute &&
-                              (r.sequence_parallel || *r.tp == 1) && (r.ep || !m.is_moe()) &&
-                              (r.cp || !searches_cp(m, s.training.global_batch, gpus)))) {
-    const Parallelism p = fill_defaults(s);
-    if (Diagnostics d = check_layout(s, p); has_errors(d)) return std::unexpected(std::move(d));
-    return evaluate(s, p, cost);
-  }
 
   long evaluated = 0;
   StepOps ops;
@@ -134,34 +105,9 @@ Result<Estimate> estimate_for_batch(const Scenario& s, const OpCostModel& cost) 
   if (!have_fit) {
     e.findings.insert(e.findings.begin(),
                       finding(FindingCode::no_layout_fits, "", {{"evaluated", static_cast<double>(evaluated)}}));
-    // What host offload would do for that layout, where the user left it open: the optimizer
-    // alone first, then ZeRO-3 with the parameters too. Said, never chosen: offload trades memory
-    // for a CPU step whose rate depends on the host.
-    if (!r.offload_optimizer && !r.offload_params) {
-      auto fitted = [&](Parallelism q) -> std::optional<MemoryBreakdown> {
-        if (!precheck_layout(s, q).ok()) return std::nullopt;
-        const MemoryBreakdown mb = memory_per_gpu(m, s.training, q, s.cluster.gpu, e.layout.micro_batches);
-        return mb.fits() ? std::optional(mb) : std::nullopt;
-      };
-      Parallelism q = least_memory;
-      q.offload_optimizer = true;
-      std::optional<MemoryBreakdown> mb = fitted(q);
-      FindingCode code = FindingCode::offload_optimizer_would_fit;
-      if (!mb && (!r.zero || *r.zero == 3)) {
-        q.zero = 3;
-        q.offload_params = true;
-        mb = fitted(q);
-        code = FindingCode::offload_params_would_fit;
-      }
-      if (mb) {
-        e.findings.insert(e.findings.begin() + 1,
-                          finding(code, "strategy", {{"need_gib", units::to_gib(mb->total())},
-                                                     {"have_gib", units::to_gib(mb->capacity)}}));
-      }
-    }
+    if (!r.offload_optimizer && !r.offload_params) note_offload_would_fit(s, least_memory, e);
   }
   return e;
 }
 
-}  // namespace
 }  // namespace capplan::sim
