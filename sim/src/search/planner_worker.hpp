@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private to the planner (search.cpp): the cluster shapes it searches, what it keeps per shape,
+// Private to the planner (search.cpp, plan_ranking.cpp): the cluster shapes it searches, what it keeps per shape,
 // the work list (each shape's outer layouts), the per-thread worker that enumerates, prechecks,
 // bounds, prices and times the layouts of one (shape, outer layout) work item, and the threads
 // that run the work list split deterministically (split_indices).

@@ -62,7 +62,7 @@ enum class FindingCode : std::uint8_t {
   step_not_positive,           // got
   step_heads_divide_hidden,    // hidden, got
   step_kv_heads_divide_heads,  // heads, got (0 means heads)
-  // Goodput and cost (goodput/goodput.cpp).
+  // Goodput and cost (goodput/goodput.cpp, data_loading.cpp, run_cost.cpp).
   no_storage_tier,                // node_gb_per_s: the network stand-in (no default tier known)
   storage_tier_assumed,           // tier (text), write_gb_per_s, read_gb_per_s: the catalog's default tier
   data_loading_bound,             // bound (text: storage, cpu), gb_per_s, bytes_per_token, slowdown
@@ -80,7 +80,7 @@ enum class FindingCode : std::uint8_t {
   reserved_commitment_short,      // committed, used (GPUs)
   reserved_term_short,            // run_months, term_months
   no_price,                       // field: pricing.usd_per_gpu_hour
-  // The planner (search/search.cpp).
+  // The planner (search/search.cpp, plan_ranking.cpp).
   offering_network_unknown,  // offering (text): multi-node shapes skipped
   offering_price_unknown,    // offering (text): ranked on time only
   pareto_without_prices,     // no plan that meets the constraints has a price: ranked by time
@@ -88,7 +88,7 @@ enum class FindingCode : std::uint8_t {
   band_extended_to_estimate,  // ratio_p10, ratio_p90 (the runs' p10-p90), runs; text category: the
                               // category's p10-p90 lay on one side of the estimate, so the band is the 80%
                               // of runs nearest it (sim/uncertainty.hpp band_quantiles)
-  // The planner (search/search.cpp): the chosen plan's category is one where validated runs were
+  // The planner (search/plan_ranking.cpp): the chosen plan's category is one where validated runs were
   // all (p90) slower than the model predicted.
   plan_regime_optimistic,     // ratio_p10, ratio_p90, runs, time_days (the plan's), likely_days (at the
                               // runs' middle ratio); text category; has_alternative (1: runner-up "regime")
