@@ -5,40 +5,10 @@
 
 #include <algorithm>
 
+#include "capplan/data/fields.hpp"
 #include "catalog/hybrid_model.hpp"
 
 namespace capplan::data::scenario_detail {
-
-struct ModelDim {
-  const char* key;
-  int sim::ModelSpec::*member;
-  double max;
-  const char* help;
-};
-constexpr ModelDim kModelDims[] = {
-    {"layers", &sim::ModelSpec::layers, 1e4, "transformer layers"},
-    {"hidden", &sim::ModelSpec::hidden, 1e6, "hidden size"},
-    {"heads", &sim::ModelSpec::heads, 1e5, "attention heads"},
-    {"kv_heads", &sim::ModelSpec::kv_heads, 1e5, "key/value heads; default = heads"},
-    {"ffn_hidden", &sim::ModelSpec::ffn_hidden, 1e7, "FFN inner size"},
-    {"vocab", &sim::ModelSpec::vocab, 1e8, "vocabulary size"},
-    {"seq_len", &sim::ModelSpec::seq_len, 1e8, "sequence length"},
-    {"head_dim", &sim::ModelSpec::attention_head_dim, 1e5, "per-head dimension when not hidden/heads (optional)"},
-};
-
-struct ModelFlag {
-  const char* key;
-  bool sim::ModelSpec::*member;
-  const char* help;
-};
-constexpr ModelFlag kModelFlags[] = {
-    {"gated_ffn", &sim::ModelSpec::gated_ffn, "SwiGLU-style gated FFN (default false)"},
-    {"tied_embeddings", &sim::ModelSpec::tied_embeddings, "output layer shares the embedding (default false)"},
-    {"dropout", &sim::ModelSpec::dropout, "dropout masks kept for backward (default false)"},
-    {"flash_attention", &sim::ModelSpec::flash_attention, "fused attention (default true)"},
-    {"rmsnorm", &sim::ModelSpec::rmsnorm, "RMSNorm instead of LayerNorm (default false)"},
-    {"rope", &sim::ModelSpec::rope, "rotary position embedding (default false)"},
-};
 
 // MoE keys of a scenario's model (CONTRACT.md). `required` ones are needed unless the preset is
 // an MoE model (then the object is merged over the preset's).
@@ -85,8 +55,9 @@ std::optional<sim::ModelSpec> ScenarioParser::parse_model(const json& j) {
   const auto before = r_.count();
   std::vector<std::string> known{"preset", "name", "moe", "attention", "mla", "sliding_window",
                                  "sliding_window_every"};
-  for (const auto& d : kModelDims) known.emplace_back(d.key);
-  for (const auto& f : kModelFlags) known.emplace_back(f.key);
+  for (const auto& f : model_fields()) {
+    if (std::string_view(f.spec.pointer) != "name") known.emplace_back(f.spec.pointer);
+  }
   known.emplace_back("layer_pattern");  // after "layers": a typo "layer" suggests "layers"
   known.emplace_back("mamba");
   r_.unknown_keys(j, p, known);
@@ -109,25 +80,27 @@ std::optional<sim::ModelSpec> ScenarioParser::parse_model(const json& j) {
   if (preset == nullptr) out_.model_id = "custom";
   const bool mha_preset = preset != nullptr && preset->spec.kv_heads == preset->spec.heads;
 
-  for (const auto& d : kModelDims) {
-    const json* v = find(j, d.key);
+  // The dimensions and switches (input/fields/model_fields.cpp); the name below.
+  for (const auto& f : model_fields()) {
+    const char* key = f.spec.pointer;
+    const json* v = find(j, key);
+    if (f.spec.kind == FieldKind::boolean) {
+      if (v != nullptr && r_.boolean(*v, child(p, key))) f.set(m, *v);
+      continue;
+    }
+    if (f.spec.kind != FieldKind::integer) continue;
     if (v == nullptr) {
       // kv_heads defaults to heads; an all-MoE model needs no dense ffn_hidden (see parse_moe).
-      const bool defaulted = std::string_view(d.key) == "kv_heads" || std::string_view(d.key) == "head_dim" ||
-                             (std::string_view(d.key) == "ffn_hidden" && find(j, "moe") != nullptr);
+      const bool defaulted = std::string_view(key) == "kv_heads" || std::string_view(key) == "head_dim" ||
+                             (std::string_view(key) == "ffn_hidden" && find(j, "moe") != nullptr);
       if (preset == nullptr && !defaulted && find(j, "preset") == nullptr) {
-        r_.error(child(p, d.key), std::string("required (") + d.help + ") is missing; or give a preset");
+        r_.error(child(p, key), std::string("required (") + f.spec.help + ") is missing; or give a preset");
       }
       continue;
     }
-    if (auto x = r_.integer(*v, child(p, d.key), 1, d.max)) m.*d.member = static_cast<int>(*x);
+    if (r_.integer(*v, child(p, key), f.spec.min, f.spec.max)) f.set(m, *v);
   }
   if (find(j, "kv_heads") == nullptr && (preset == nullptr || mha_preset)) m.kv_heads = m.heads;
-  for (const auto& f : kModelFlags) {
-    if (const json* v = find(j, f.key)) {
-      if (auto b = r_.boolean(*v, child(p, f.key))) m.*f.member = *b;
-    }
-  }
   if (const json* v = find(j, "name")) {
     if (auto s = r_.string(*v, child(p, "name"))) m.name = *s;
   } else if (preset == nullptr) {
@@ -379,16 +352,15 @@ namespace capplan::data {
 
 using nlohmann::json;
 using scenario_detail::kMlaInts;
-using scenario_detail::kModelDims;
-using scenario_detail::kModelFlags;
 using scenario_detail::kMoeInts;
 
 nlohmann::json model_to_json(const sim::ModelSpec& m) {
-  json model = {{"name", m.name}};
-  for (const auto& d : kModelDims) {
-    if (m.*d.member > 0) model[d.key] = m.*d.member;  // head_dim: 0 = hidden/heads, left out
+  json model = json::object();
+  for (const auto& f : model_fields()) {
+    if (f.get == nullptr) continue;
+    json v = f.get(m);  // head_dim: 0 = hidden/heads, left out
+    if (!v.is_null()) model[f.spec.pointer] = std::move(v);
   }
-  for (const auto& f : kModelFlags) model[f.key] = m.*f.member;
   if (m.is_moe()) {
     json moe = {{"capacity_factor", m.moe.capacity_factor},
                 {"activation_clamp", m.moe.activation_clamp},
