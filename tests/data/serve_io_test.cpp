@@ -299,8 +299,13 @@ TEST(ServeFields, EveryRowsRangeIsWhatTheReaderEnforces) {
       const auto with = [&](double v) {
         json d = serve_doc();
         d["workload"]["engine"] = {{"id", "vllm"}};
-        set_at(d, pointer, f.items > 0 ? json(std::vector<double>(static_cast<std::size_t>(f.items), v)) : json(v));
-        if (f.items > 0) set_at(d, pointer + "/0", 1.0);  // the peak hour
+        json value = v;
+        if (f.items > 0) {
+          std::vector<double> list(static_cast<std::size_t>(f.items), v);
+          list[0] = 1.0;  // the peak hour
+          value = list;
+        }
+        set_at(d, pointer, value);
         return request_of(d);
       };
       const auto error_at = [&](const Result<ServeRequest>& r) {
@@ -317,7 +322,9 @@ TEST(ServeFields, EveryRowsRangeIsWhatTheReaderEnforces) {
       if (std::isfinite(f.min)) {
         const double below = f.min - 1;
         EXPECT_NE(error_at(with(below)), "") << f.pointer << " below its minimum";
-        if (!f.min_open) EXPECT_EQ(error_at(with(f.min)), "") << f.pointer << " at its minimum";
+        if (!f.min_open) {
+          EXPECT_EQ(error_at(with(f.min)), "") << f.pointer << " at its minimum";
+        }
       }
       ++checked;
     }
