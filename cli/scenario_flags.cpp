@@ -5,11 +5,13 @@
 #include <utility>
 
 #include "capplan/sim/strategy.hpp"
-#include "json_pointer_set.hpp"
+#include "capplan/data/fields.hpp"
+#include "capplan/data/json_pointer.hpp"
 
 namespace capplan::cli {
 namespace {
 
+using data::set_at;
 using nlohmann::json;
 
 constexpr FlagValue kText = FlagValue::text;
@@ -25,27 +27,13 @@ struct Row {
   const char* search_help;
 };
 
-// Before the strategy options (sim::kStrategyOptions, inserted after --recompute).
+// First, then the model's fields (data::model_fields).
+constexpr Row kPresetRow = {"--model", "/model/preset", kText, "ID",
+                            "Model preset id (capplan catalog models); replaces the file's model", kSameHelp};
+
+// After the model's fields, before the strategy options (sim::kStrategyOptions, inserted after
+// --recompute).
 constexpr Row kFieldRows[] = {
-    {"--model", "/model/preset", kText, "ID", "Model preset id (capplan catalog models); replaces the file's model",
-     kSameHelp},
-    {"--name", "/model/name", kText, "TEXT", "The model's name in the output (a custom model's, or a preset renamed)",
-     kSameHelp},
-    {"--layers", "/model/layers", kNumber, "INT", "Transformer layers", kSameHelp},
-    {"--hidden", "/model/hidden", kNumber, "INT", "Hidden size", kSameHelp},
-    {"--heads", "/model/heads", kNumber, "INT", "Attention heads", kSameHelp},
-    {"--kv-heads", "/model/kv_heads", kNumber, "INT", "Key/value heads (GQA)", kSameHelp},
-    {"--ffn-hidden", "/model/ffn_hidden", kNumber, "INT", "FFN hidden size", kSameHelp},
-    {"--vocab", "/model/vocab", kNumber, "INT", "Vocabulary size", kSameHelp},
-    {"--seq-len", "/model/seq_len", kNumber, "INT", "Sequence length in tokens", kSameHelp},
-    {"--gated-ffn", "/model/gated_ffn", kNumber, "BOOL", "SwiGLU-style gated FFN", kSameHelp},
-    {"--tied-embeddings", "/model/tied_embeddings", kNumber, "BOOL", "Output layer shares the input embedding",
-     kSameHelp},
-    {"--dropout", "/model/dropout", kNumber, "BOOL", "Dropout masks kept for backward", kSameHelp},
-    {"--flash-attention", "/model/flash_attention", kNumber, "BOOL", "Fused (flash) attention (default true)",
-     kSameHelp},
-    {"--rmsnorm", "/model/rmsnorm", kNumber, "BOOL", "RMSNorm instead of LayerNorm", kSameHelp},
-    {"--rope", "/model/rope", kNumber, "BOOL", "Rotary position embedding", kSameHelp},
     {"--workload", "/workload/kind", kText, "NAME", "pretrain (default) or finetune", kSameHelp},
     {"--method", "/workload/method", kText, "NAME", "Fine-tuning method: full, lora or qlora", kSameHelp},
     {"--lora-rank", "/workload/lora/rank", kNumber, "INT", "LoRA rank (default: the framework recipe's)", kSameHelp},
@@ -284,6 +272,13 @@ json flag_value(const ScenarioFlag& flag, const std::string& text) {
 const std::deque<ScenarioFlag>& scenario_flags() {
   static const std::deque<ScenarioFlag> rows = [] {
     std::deque<ScenarioFlag> out;
+    out.push_back(from_row(kPresetRow));
+    for (const auto& f : data::model_fields()) {
+      if (f.spec.flag.name == nullptr) continue;
+      out.push_back({f.spec.flag.name, std::string("/model/") + f.spec.pointer,
+                     f.spec.kind == data::FieldKind::text ? kText : kNumber, f.spec.flag.type, f.spec.flag.help,
+                     kSameHelp});
+    }
     for (const Row& r : kFieldRows) out.push_back(from_row(r));
     for (const auto& o : sim::kStrategyOptions) {
       out.push_back({o.flag, std::string("/strategy/") + o.key, kNumber, "BOOL|auto", o.help, kSameHelp});

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "capplan/data/fields.hpp"
+#include "capplan/data/json_pointer.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/serve_io.hpp"
 #include "commands.hpp"
@@ -19,63 +21,30 @@
 namespace capplan::cli {
 namespace {
 
+using data::set_at;
 using nlohmann::json;
 
 constexpr std::string_view kWhere = "scenario";
 
 struct ServeFlag {
-  const char* flag;
-  const char* pointer;
+  std::string flag;
+  std::string pointer;
   bool text;  // always a string (ids, names); else a number or bool when it reads as one
-  const char* type;
-  const char* help;
-  const char* group;
+  std::string type;
+  std::string help;
+  std::string group;
 };
-constexpr ServeFlag kServeFlags[] = {
+
+// The sections without a field table yet; the serve workload's flags come from its tables
+// (data/fields.hpp), between these.
+const ServeFlag kModelAndCluster[] = {
     {"--model", "/model/preset", true, "ID", "Model preset id (capplan catalog models); replaces the file's model",
      "Model and cluster"},
     {"--instance", "/cluster/instance", true, "ID", "Instance id (capplan catalog instances)", "Model and cluster"},
     {"--gpu", "/cluster/gpu", true, "ID", "GPU id (capplan catalog gpus)", "Model and cluster"},
     {"--gpus-per-node", "/cluster/gpus_per_node", false, "INT", "GPUs per node (with --gpu)", "Model and cluster"},
-    {"--engine", "/workload/engine/id", true, "ID", "Serving engine recipe (capplan catalog engines), default vllm",
-     "Engine and layout"},
-    {"--max-num-seqs", "/workload/engine/max_num_seqs", false, "INT", "Sequences per batch (the engine's default)",
-     "Engine and layout"},
-    {"--max-num-batched-tokens", "/workload/engine/max_num_batched_tokens", false, "INT",
-     "Tokens per engine step (the engine's default)", "Engine and layout"},
-    {"--kv-memory-fraction", "/workload/engine/kv_memory_fraction", false, "FRACTION",
-     "vLLM gpu_memory_utilization / TensorRT-LLM kv_cache_free_gpu_mem_fraction", "Engine and layout"},
-    {"--chunked-prefill", "/workload/engine/chunked_prefill", false, "BOOL", "Prompts split into chunks",
-     "Engine and layout"},
-    {"--weights", "/workload/weights", true, "NAME", "bf16 (default), fp16, fp8, int8, int4 (AWQ/GPTQ), fp4 (NVFP4)",
-     "Engine and layout"},
-    {"--kv-cache", "/workload/kv_cache", true, "NAME", "KV-cache precision: bf16 (default), fp16, fp8",
-     "Engine and layout"},
-    {"--tp", "/workload/tp", false, "INT", "Tensor-parallel GPUs per replica (default 1)", "Engine and layout"},
-    {"--pp", "/workload/pp", false, "INT", "Pipeline stages per replica (default 1)", "Engine and layout"},
-    {"--ep", "/workload/ep", false, "INT", "MoE: tp for whole experts per GPU (default 1: experts split over TP)",
-     "Engine and layout"},
-    {"--compare", "/workload/compare", false, "BOOL", "Also plan every TP size and weight format; Pareto front",
-     "Engine and layout"},
-    {"--arrival", "/workload/traffic/arrival", true, "NAME", "poisson (default), closed_loop or offline", "Traffic"},
-    {"--rate", "/workload/traffic/rate_per_s", false, "REQ/S", "Peak request rate (Poisson arrivals)", "Traffic"},
-    {"--concurrency", "/workload/traffic/concurrency", false, "INT", "Clients (closed_loop arrivals)", "Traffic"},
-    {"--requests", "/workload/traffic/requests", false, "INT", "Requests to simulate (default: automatic)", "Traffic"},
-    {"--input-tokens", "/workload/traffic/input_tokens/mean", false, "TOKENS", "Mean prompt tokens", "Traffic"},
-    {"--input-p95", "/workload/traffic/input_tokens/p95", false, "TOKENS", "95th percentile of prompt tokens",
-     "Traffic"},
-    {"--output-tokens", "/workload/traffic/output_tokens/mean", false, "TOKENS", "Mean generated tokens", "Traffic"},
-    {"--output-p95", "/workload/traffic/output_tokens/p95", false, "TOKENS", "95th percentile of generated tokens",
-     "Traffic"},
-    {"--prefix-hit", "/workload/traffic/prefix_hit", false, "FRACTION", "Share of prompt tokens in the prefix cache",
-     "Traffic"},
-    {"--ttft-s", "/workload/slo/ttft_s", false, "S", "Time-to-first-token target", "Latency target"},
-    {"--tpot-s", "/workload/slo/tpot_s", false, "S", "Time-per-output-token target", "Latency target"},
-    {"--e2e-s", "/workload/slo/e2e_s", false, "S", "End-to-end latency target", "Latency target"},
-    {"--percentile", "/workload/slo/percentile", false, "Q", "Percentile of the targets (default 0.95)",
-     "Latency target"},
-    {"--headroom", "/workload/headroom", false, "FRACTION", "Replicas planned for peak / (1 - headroom) (0.2)",
-     "Latency target"},
+};
+const ServeFlag kPrice[] = {
     {"--usd-per-gpu-hour", "/pricing/usd_per_gpu_hour", false, "AMOUNT",
      "Price per GPU-hour in --currency (overrides the catalog)", "Price"},
     {"--usd-per-node-hour", "/pricing/usd_per_node_hour", false, "AMOUNT",
@@ -83,6 +52,31 @@ constexpr ServeFlag kServeFlags[] = {
     {"--currency", "/pricing/currency", true, "CODE", "Currency of the prices (ISO 4217, default USD)", "Price"},
     {"--usd-per-unit", "/pricing/usd_per_unit", false, "RATE", "US dollars per unit of --currency", "Price"},
 };
+
+// Every flag, in --help order.
+const std::vector<ServeFlag>& serve_flags() {
+  static const std::vector<ServeFlag> rows = [] {
+    std::vector<ServeFlag> out(std::begin(kModelAndCluster), std::end(kModelAndCluster));
+    for (const auto& table : data::serve_field_tables()) {
+      for (const auto& f : table) {
+        const data::FieldSpec& s = f.spec;
+        const std::string pointer = std::string("/workload/") + s.pointer;
+        const bool text = s.kind == data::FieldKind::text || s.kind == data::FieldKind::choice;
+        const bool length = s.kind == data::FieldKind::length;
+        if (s.flag.name != nullptr) {
+          out.push_back({s.flag.name, length ? pointer + "/mean" : pointer, text, s.flag.type, s.flag.help,
+                         s.flag.group});
+        }
+        if (s.p95_flag.name != nullptr) {
+          out.push_back({s.p95_flag.name, pointer + "/p95", text, s.p95_flag.type, s.p95_flag.help, s.p95_flag.group});
+        }
+      }
+    }
+    out.insert(out.end(), std::begin(kPrice), std::end(kPrice));
+    return out;
+  }();
+  return rows;
+}
 
 struct ServeOptions {
   std::string scenario_arg;
@@ -98,7 +92,7 @@ struct ServeOptions {
   int curve_points = 12;
   CLI::Option* profile_option = nullptr;
   CLI::Option* months_option = nullptr;
-  std::vector<std::string> values = std::vector<std::string>(std::size(kServeFlags));
+  std::vector<std::string> values = std::vector<std::string>(serve_flags().size());
   std::vector<CLI::Option*> options;
 };
 
@@ -107,23 +101,6 @@ json flag_value(const ServeFlag& f, const std::string& text) {
   json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_number() || parsed.is_boolean()) return parsed;
   return text;  // the parser names the field and the value
-}
-
-// The pointer's parent objects are made (or replaced when not objects), then the value set.
-void set_at(json& doc, const std::string& pointer, json value) {
-  json* at = &doc;
-  std::size_t start = 1;
-  while (true) {
-    const std::size_t slash = pointer.find('/', start);
-    const std::string key = pointer.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-    if (!at->is_object()) *at = json::object();
-    if (slash == std::string::npos) {
-      (*at)[key] = std::move(value);
-      return;
-    }
-    at = &(*at)[key];
-    start = slash + 1;
-  }
 }
 
 int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
@@ -185,8 +162,8 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
   }
   if (doc.is_object()) {
     const auto given = [&](const char* flag) {
-      for (std::size_t i = 0; i < std::size(kServeFlags); ++i) {
-        if (std::string(kServeFlags[i].flag) == flag) return opt.options[i]->count() > 0;
+      for (std::size_t i = 0; i < serve_flags().size(); ++i) {
+        if (serve_flags()[i].flag == flag) return opt.options[i]->count() > 0;
       }
       return false;
     };
@@ -200,9 +177,9 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
         doc["workload"]["engine"].is_string()) {
       doc["workload"]["engine"] = json{{"id", doc["workload"]["engine"]}};
     }
-    for (std::size_t i = 0; i < std::size(kServeFlags); ++i) {
+    for (std::size_t i = 0; i < serve_flags().size(); ++i) {
       if (opt.options[i]->count() == 0) continue;
-      set_at(doc, kServeFlags[i].pointer, flag_value(kServeFlags[i], opt.values[i]));
+      set_at(doc, serve_flags()[i].pointer, flag_value(serve_flags()[i], opt.values[i]));
     }
     if (given("--rate") && !given("--arrival")) set_at(doc, "/workload/traffic/arrival", "poisson");
     if (given("--concurrency") && !given("--arrival")) set_at(doc, "/workload/traffic/arrival", "closed_loop");
@@ -286,10 +263,9 @@ Command add_serve_command(CLI::App& app, const GlobalOptions& global) {
                   "Rates of the latency-throughput curve (0: none; default 12)")
       ->check(CLI::Range(0, 200))
       ->type_name("INT");
-  for (std::size_t i = 0; i < std::size(kServeFlags); ++i) {
-    opt->options.push_back(cmd->add_option(kServeFlags[i].flag, opt->values[i], kServeFlags[i].help)
-                               ->type_name(kServeFlags[i].type)
-                               ->group(kServeFlags[i].group));
+  for (std::size_t i = 0; i < serve_flags().size(); ++i) {
+    const ServeFlag& f = serve_flags()[i];
+    opt->options.push_back(cmd->add_option(f.flag, opt->values[i], f.help)->type_name(f.type)->group(f.group));
   }
   return Command{cmd, [opt, &global] { return run_serve(*opt, global); }};
 }

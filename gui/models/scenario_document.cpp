@@ -44,19 +44,6 @@ json value_of(const QString& text) {
 
 }  // namespace
 
-void set_at(json& root, std::string_view pointer, json value) {
-  json* node = &root;
-  const auto keys = split_pointer(pointer);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (!node->is_object()) *node = json::object();
-    if (i + 1 == keys.size()) {
-      (*node)[keys[i]] = std::move(value);
-      return;
-    }
-    node = &(*node)[keys[i]];
-  }
-}
-
 ScenarioDocument::ScenarioDocument(std::shared_ptr<const data::Catalogs> catalogs, QObject* parent)
     : QObject(parent), catalogs_(std::move(catalogs)) {
   doc_ = data::example_scenario();

@@ -28,7 +28,7 @@ double SloMetric::at(const sim::ServeLoad& load, double percentile) const {
 }
 
 SloMetric slo_metric(const sim::ServeJob& job) {
-  // The same order as the plan's latency (data/serve_io.cpp): e2e, else TTFT, else TPOT.
+  // The same order as the plan's latency (sim::slo_latency): e2e, else TTFT, else TPOT.
   const sim::Slo& slo = job.slo;
   if (slo.e2e.base() > 0) return {QStringLiteral("end-to-end"), slo.e2e.base(), SloMetric::kE2e};
   if (slo.ttft.base() > 0) return {QStringLiteral("TTFT"), slo.ttft.base(), SloMetric::kTtft};

@@ -2,7 +2,7 @@
 #pragma once
 // A small JSON Schema validator for the subset of JSON Schema 2020-12 that schema/*.schema.json
 // use (type, const, enum, bounds, pattern, items, required, properties, additionalProperties,
-// allOf/anyOf/oneOf, local $ref). errors_of() lists every mismatch as "<pointer>: <what>".
+// allOf/anyOf/oneOf, not, if/then/else, local $ref). errors_of() lists every mismatch as "<pointer>: <what>".
 // Shared by schema_test.cpp and invariants_test.cpp.
 #include <gtest/gtest.h>
 
@@ -89,6 +89,17 @@ inline void validate(const json& schema_in, const json& v, const json& root, con
     }
   }
   for (const auto& sub : s.value("allOf", json::array())) validate(sub, v, root, at, errors);
+  if (s.contains("not")) {
+    std::vector<std::string> e;
+    validate(s["not"], v, root, at, e);
+    if (e.empty()) fail("matches what it must not: " + s["not"].dump());
+  }
+  if (s.contains("if")) {
+    std::vector<std::string> e;
+    validate(s["if"], v, root, at, e);
+    const char* branch = e.empty() ? "then" : "else";
+    if (s.contains(branch)) validate(s[branch], v, root, at, errors);
+  }
   for (const char* combinator : {"anyOf", "oneOf"}) {
     if (!s.contains(combinator)) continue;
     int matched = 0;

@@ -14,11 +14,14 @@
 #include <cmath>
 #include <functional>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <regex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "capplan/data/fields.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/search_io.hpp"
 #include "capplan/sim/datasheet_cost.hpp"
@@ -264,6 +267,34 @@ TEST(ScenarioSchema, TheRepositorysScenariosValidateAndTheBadOnesDoNot) {
     EXPECT_EQ(errors_of(root, ok, root), std::vector<std::string>{}) << count;
     EXPECT_TRUE(parse_scenario(ok, good_catalogs()).has_value()) << count << ": the reader accepts what the schema does";
   }
+}
+
+// The schema's parts that field tables declare are written from them (capplan-schema): the
+// committed file is what the generator writes from it.
+TEST(ScenarioSchema, IsWrittenFromTheFieldTables) {
+  std::ifstream in(schema_dir() / "scenario.schema.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto committed = nlohmann::ordered_json::parse(text.str());
+  const std::string generated = generate_scenario_schema(committed).dump(2) + "\n";
+  EXPECT_TRUE(generated == text.str())
+      << "schema/scenario.schema.json differs from the field tables; regenerate it: cmake --build --preset release "
+         "--target capplan-schema && build/release/tests/data/capplan-schema schema/scenario.schema.json";
+}
+
+// Every scenario shipped in examples/ (training, fine-tuning, hybrid, serving) validates.
+TEST(ScenarioSchema, EveryShippedExampleValidates) {
+  const json& root = scenario_schema();
+  int scenarios = 0;
+  const auto dir = std::filesystem::path(CAPPLAN_SOURCE_DIR) / "examples";
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    const json doc = test::read_json(entry.path());
+    if (!doc.is_object() || !doc.contains("model")) continue;  // price sheets, runs, profiles
+    EXPECT_EQ(errors_of(root, doc, root), std::vector<std::string>{}) << entry.path();
+    ++scenarios;
+  }
+  EXPECT_GE(scenarios, 9);
 }
 
 // ---- the result schema against what capplan writes --------------------------------------------

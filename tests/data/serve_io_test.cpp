@@ -5,11 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
 #include "capplan/data/cost_model.hpp"
+#include "capplan/data/fields.hpp"
+#include "capplan/data/json_pointer.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "test_support.hpp"
 
@@ -277,6 +280,56 @@ TEST(ServeIo, TrainThenServeAddsMonthsOfTheRecommendedLayout) {
   EXPECT_FALSE(res.lifecycle->total_usd);
   EXPECT_TRUE(serve_to_json(res, *r)["train_then_serve"]["total_cost"].is_null());
   EXPECT_FALSE(res.lifecycle->notes.empty());
+}
+
+
+// Each row's range in the serve field tables is what the reader enforces: its bounds are
+// accepted, a value past either is rejected at the row's field with the value named.
+TEST(ServeFields, EveryRowsRangeIsWhatTheReaderEnforces) {
+  int checked = 0;
+  for (const auto& table : serve_field_tables()) {
+    for (const auto& row : table) {
+      const FieldSpec& f = row.spec;
+      if (row.set == nullptr || (f.kind != FieldKind::number && f.kind != FieldKind::integer &&
+                                 f.kind != FieldKind::length)) {
+        continue;
+      }
+      const std::string pointer = std::string("/workload/") + f.pointer;
+      const std::string where = "scenario#" + pointer;
+      const auto with = [&](double v) {
+        json d = serve_doc();
+        d["workload"]["engine"] = {{"id", "vllm"}};
+        json value = v;
+        if (f.items > 0) {
+          std::vector<double> list(static_cast<std::size_t>(f.items), v);
+          list[0] = 1.0;  // the peak hour
+          value = list;
+        }
+        set_at(d, pointer, value);
+        return request_of(d);
+      };
+      const auto error_at = [&](const Result<ServeRequest>& r) {
+        if (r) return std::string();
+        for (const auto& d : r.error()) {
+          if (d.where.rfind(where, 0) == 0) return d.message;
+        }
+        return std::string();
+      };
+      if (std::isfinite(f.max)) {
+        EXPECT_EQ(error_at(with(f.max)), "") << f.pointer << " at its maximum";
+        EXPECT_NE(error_at(with(f.max * 2 + 1)).find("must be at most"), std::string::npos) << f.pointer;
+      }
+      if (std::isfinite(f.min)) {
+        const double below = f.min - 1;
+        EXPECT_NE(error_at(with(below)), "") << f.pointer << " below its minimum";
+        if (!f.min_open) {
+          EXPECT_EQ(error_at(with(f.min)), "") << f.pointer << " at its minimum";
+        }
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 15);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "capplan/data/catalog.hpp"
+#include "capplan/data/json_pointer.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/sim/result.hpp"
 #include "capplan/sim/strategy.hpp"
@@ -112,7 +113,7 @@ class ScenarioDocument final : public QObject {
 };
 
 // Sets `value` at a JSON pointer, turning any non-object on the way into an object (a field set on
-// an "auto" strategy makes it an object with that field, the others auto).
-void set_at(nlohmann::json& root, std::string_view pointer, nlohmann::json value);
+// an "auto" strategy makes it an object with that field, the others auto): the CLI's flags do the same.
+using data::set_at;
 
 }  // namespace capplan::gui

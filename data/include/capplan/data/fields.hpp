@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// Field tables: one declaration per field of a scenario section (its key, the kind and unit of its
+// value, its range and why, its help, its command-line flag, and where it lands in the sim struct).
+// The section's reader checks values against it, the CLI derives its flags from it, and
+// `capplan schema` writes the JSON Schema from it: a field is added in one row.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "capplan/data/serve_io.hpp"
+
+namespace capplan::data {
+
+enum class FieldKind {
+  number,   // a finite number in [min, max] (min excluded when min_open)
+  integer,  // an integer in [min, max]
+  boolean,
+  text,     // a non-empty string (an id, a name)
+  choice,   // a string, one of `choices`
+  length,   // tokens per request: a number in [min, max], or {mean, p95} each in [min, max], p95 >= mean
+};
+
+// A command-line flag that sets the field (name nullptr: none).
+struct FieldFlag {
+  const char* name = nullptr;  // "--max-num-seqs"
+  const char* type = "";       // shown in --help: "INT", "FRACTION"
+  const char* help = "";       // --help's line
+  const char* group = "";      // --help's group ("Engine and layout")
+};
+
+// What every user of a field knows about it (designated initializers: unnamed members keep these).
+struct FieldSpec {
+  const char* pointer = "";  // below its section, "/"-separated: "engine/max_num_seqs"
+  FieldKind kind = FieldKind::number;
+  const char* unit = "";     // "tokens", "s", "us", "GiB", "requests/s"; "" for counts, fractions, names
+  double min = -std::numeric_limits<double>::infinity();  // numbers, integers, lengths
+  double max = std::numeric_limits<double>::infinity();
+  bool min_open = false;     // min itself excluded (numbers)
+  const char* help = "";     // the schema's description, the form's tooltip
+  const char* bound = "";    // why the range is what it is ("" when only the kind's)
+  FieldFlag flag = {};
+  FieldFlag p95_flag = {};   // lengths: the flag that sets {p95}, the flag above setting {mean}
+  std::span<const char* const> choices = {};  // choices: the spellings accepted
+  const char* noun = "";                      // choices: what an unknown spelling is ("weight format")
+  int items = 0;                              // > 0: a list of exactly that many values of the kind
+};
+
+// A field, where a checked value lands in `T` (nullptr: read by hand beside the table), and how it
+// is written back (nullptr: it is not; a null result: left out).
+template <class T>
+struct Field {
+  FieldSpec spec;
+  void (*set)(T& out, const nlohmann::json& value) = nullptr;
+  nlohmann::json (*get)(const T& in) = nullptr;
+};
+
+// --- the model section, pointers below /model ------------------------------------------------
+// Its name, dimensions and switches; the preset, MoE, attention (MLA, sliding window) and hybrid
+// layers are read beside it (input/scenario/model.cpp).
+std::span<const Field<sim::ModelSpec>> model_fields();
+
+// --- the serve workload (workload.kind serve; capplan serve), pointers below /workload ---------
+// Engine overrides (workload.engine {id, ...}): land in ServeRequest::job.engine.
+std::span<const Field<ServeRequest>> serve_engine_fields();
+// Layout of a replica: weights, KV cache, tp, pp, ep, compare.
+std::span<const Field<ServeRequest>> serve_layout_fields();
+// Traffic (workload.traffic): arrival, rate, concurrency, requests, lengths, prefix hits.
+std::span<const Field<ServeRequest>> serve_traffic_fields();
+// Latency target (workload.slo) and the headroom kept for the peak.
+std::span<const Field<ServeRequest>> serve_slo_fields();
+// The four above, in that order (the order of capplan serve's flags).
+std::span<const std::span<const Field<ServeRequest>>> serve_field_tables();
+
+// The JSON Schema of one field's value: type, range, enum, the help as its description (after
+// `prefix`), the unit and the bound's reason as annotations (x-unit, x-bound).
+nlohmann::ordered_json field_schema(const FieldSpec& f, std::string_view prefix = {});
+
+// The scenario JSON Schema (schema/scenario.schema.json) with every part a field table declares
+// written from its table (`capplan-schema` rewrites the file; tests/data/schema_test.cpp fails
+// when it is stale). Parts without a table yet are kept as `schema` has them.
+nlohmann::ordered_json generate_scenario_schema(nlohmann::ordered_json schema);
+
+}  // namespace capplan::data

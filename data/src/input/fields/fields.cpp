@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+// What every field table shares: a value checked against its row, and a row's JSON Schema.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "capplan/data/fields.hpp"
+#include "capplan/data/json_pointer.hpp"
+#include "input/fields/read_table.hpp"
+
+namespace capplan::data {
+
+namespace fields_detail {
+
+using detail::child;
+using detail::describe;
+using nlohmann::json;
+
+const json* parent_of(const json& section, std::string_view pointer, std::string& key) {
+  const json* node = &section;
+  std::size_t pos = 0;
+  while (true) {
+    if (!node->is_object()) return nullptr;
+    const std::size_t slash = pointer.find('/', pos);
+    if (slash == std::string_view::npos) {
+      key = std::string(pointer.substr(pos));
+      return node;
+    }
+    auto it = node->find(std::string(pointer.substr(pos, slash - pos)));
+    if (it == node->end()) return nullptr;
+    node = &*it;
+    pos = slash + 1;
+  }
+}
+
+namespace {
+
+bool check_length(const FieldSpec& f, const json& v, const std::string& p, detail::Reader& r) {
+  if (!v.is_object()) return r.number(v, p, f.min, f.max, f.min_open).has_value();
+  r.unknown_keys(v, p, {"mean", "p95"});
+  bool ok = true;
+  const json* mean = detail::Reader::find(v, "mean");
+  if (mean == nullptr) {
+    r.error(child(p, "mean"), "required (mean tokens per request) is missing");
+    ok = false;
+  } else {
+    ok = r.number(*mean, child(p, "mean"), f.min, f.max, f.min_open).has_value() && ok;
+  }
+  if (const json* p95 = detail::Reader::find(v, "p95")) {
+    if (auto x = r.number(*p95, child(p, "p95"), f.min, f.max, f.min_open)) {
+      if (ok && *x < mean->get<double>()) {
+        r.error(child(p, "p95"), "must be at least the mean (" + describe(*mean) + "); got " + describe(*p95));
+        ok = false;
+      }
+    } else {
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+bool check_one(const FieldSpec& f, const json& v, const std::string& p, detail::Reader& r) {
+  switch (f.kind) {
+    case FieldKind::number: return r.number(v, p, f.min, f.max, f.min_open).has_value();
+    case FieldKind::integer: return r.integer(v, p, f.min, f.max).has_value();
+    case FieldKind::boolean: return r.boolean(v, p).has_value();
+    case FieldKind::text: return r.string(v, p).has_value();
+    case FieldKind::choice:
+      return r.one_of(v, p, std::vector<std::string>(f.choices.begin(), f.choices.end()), f.noun).has_value();
+    case FieldKind::length: return check_length(f, v, p, r);
+  }
+  return false;
+}
+
+}  // namespace
+
+bool check_value(const FieldSpec& f, const json& v, const std::string& p, detail::Reader& r) {
+  if (f.items == 0) return check_one(f, v, p, r);
+  if (!v.is_array() || v.size() != static_cast<std::size_t>(f.items)) {
+    r.error(p, "expected " + std::to_string(f.items) + " numbers (" + f.help + "); got " + describe(v));
+    return false;
+  }
+  bool ok = true;
+  for (std::size_t i = 0; i < v.size(); ++i) ok = check_one(f, v[i], child(p, i), r) && ok;
+  return ok;
+}
+
+}  // namespace fields_detail
+
+namespace {
+
+using nlohmann::ordered_json;
+
+// A bound as the schema writes it: a whole number as an integer (10000, not 10000.0).
+ordered_json bound(double x) {
+  if (x == std::floor(x) && std::fabs(x) < 9e15) return static_cast<std::int64_t>(x);
+  return x;
+}
+
+void add_range(const FieldSpec& f, ordered_json& s) {
+  if (std::isfinite(f.min)) s[f.min_open ? "exclusiveMinimum" : "minimum"] = bound(f.min);
+  if (std::isfinite(f.max)) s["maximum"] = bound(f.max);
+}
+
+ordered_json one_schema(const FieldSpec& f) {
+  ordered_json s;
+  switch (f.kind) {
+    case FieldKind::number:
+      s["type"] = "number";
+      add_range(f, s);
+      break;
+    case FieldKind::integer:
+      s["type"] = "integer";
+      add_range(f, s);
+      break;
+    case FieldKind::boolean: s["type"] = "boolean"; break;
+    case FieldKind::text: s["type"] = "string"; break;
+    case FieldKind::choice: {
+      s["type"] = "string";
+      ordered_json e = ordered_json::array();
+      for (const char* c : f.choices) e.push_back(c);
+      s["enum"] = std::move(e);
+      break;
+    }
+    case FieldKind::length: {
+      s["type"] = {"number", "object"};
+      add_range(f, s);
+      ordered_json part = {{"type", "number"}};
+      add_range(f, part);
+      ordered_json mean = part, p95 = part;
+      mean["description"] = "mean tokens";
+      p95["description"] = "95th percentile";
+      s["additionalProperties"] = false;
+      s["required"] = {"mean"};
+      s["properties"] = {{"mean", mean}, {"p95", p95}};
+      break;
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+nlohmann::ordered_json field_schema(const FieldSpec& f, std::string_view prefix) {
+  ordered_json s;
+  if (f.items > 0) {
+    s["type"] = "array";
+    s["items"] = one_schema(f);
+    s["minItems"] = f.items;
+    s["maxItems"] = f.items;
+  } else {
+    s = one_schema(f);
+  }
+  if (*f.help != '\0') s["description"] = std::string(prefix) + f.help;
+  if (*f.unit != '\0') s["x-unit"] = f.unit;
+  if (*f.bound != '\0') s["x-bound"] = f.bound;
+  return s;
+}
+
+void set_at(nlohmann::json& root, std::string_view pointer, nlohmann::json value) {
+  nlohmann::json* node = &root;
+  std::size_t pos = 1;
+  while (true) {
+    const std::size_t slash = pointer.find('/', pos);
+    const std::string key(pointer.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos));
+    if (!node->is_object()) *node = nlohmann::json::object();
+    if (slash == std::string_view::npos) {
+      (*node)[key] = std::move(value);
+      return;
+    }
+    node = &(*node)[key];
+    pos = slash + 1;
+  }
+}
+
+}  // namespace capplan::data

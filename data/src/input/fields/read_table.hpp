@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// A section read through its field table (capplan/data/fields.hpp): each row's value checked for
+// its kind and range, the error naming the field and the value, then stored by the row.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "capplan/data/fields.hpp"
+#include "reading/json_reader.hpp"
+
+namespace capplan::data::fields_detail {
+
+// The object at the parent of `pointer` below `section` ("engine/max_num_seqs": section.engine),
+// nullptr when a step is missing or not an object; `key` receives the last step.
+const nlohmann::json* parent_of(const nlohmann::json& section, std::string_view pointer, std::string& key);
+
+// The keys the rows name directly below `parent` ("" the section, "engine" its engine object), in
+// table order, each once: what the reader accepts there.
+template <class T>
+void add_keys(std::span<const Field<T>> rows, std::string_view parent, std::vector<std::string>& keys) {
+  for (const auto& row : rows) {
+    std::string_view p = row.spec.pointer;
+    if (!parent.empty()) {
+      if (p.substr(0, parent.size()) != parent || p.size() <= parent.size() || p[parent.size()] != '/') continue;
+      p.remove_prefix(parent.size() + 1);
+    }
+    const std::string key(p.substr(0, p.find('/')));
+    bool seen = false;
+    for (const auto& k : keys) seen = seen || k == key;
+    if (!seen) keys.push_back(key);
+  }
+}
+
+// Checks `v` (at `path`) against `f`; true when it may be stored.
+bool check_value(const FieldSpec& f, const nlohmann::json& v, const std::string& path, detail::Reader& r);
+
+// Reads every row of `rows` whose value is present below `section` (at `base`) into `out`; a
+// `required` length missing in an object that is there is reported. Unknown keys are the caller's
+// (add_keys).
+template <class T>
+void read_table(const nlohmann::json& section, const std::string& base, std::span<const Field<T>> rows, T& out,
+                detail::Reader& r) {
+  for (const auto& row : rows) {
+    if (row.set == nullptr) continue;
+    std::string key;
+    const nlohmann::json* parent = parent_of(section, row.spec.pointer, key);
+    if (parent == nullptr) continue;
+    const std::string path = base + "/" + row.spec.pointer;
+    auto it = parent->find(key);
+    if (it == parent->end()) {
+      if (row.spec.kind == FieldKind::length) r.error(path, std::string("required (") + row.spec.help + ") is missing");
+      continue;
+    }
+    if (check_value(row.spec, *it, path, r)) row.set(out, *it);
+  }
+}
+
+}  // namespace capplan::data::fields_detail

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scenario reader (scenario_io.cpp) shared by its sections: one ScenarioParser whose members
+// are defined per section under input/scenario/, the absurd-size limits and the small helpers.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "capplan/data/scenario_io.hpp"
+#include "capplan/data/serve_io.hpp"
+#include "reading/json_reader.hpp"
+
+namespace capplan::data::scenario_detail {
+
+using detail::child;
+using detail::describe;
+using detail::fmt;
+using detail::json;
+using detail::Reader;
+
+// Absurd-size limits: far beyond any real run, low enough that products stay exact in doubles.
+constexpr double kMaxTokens = 1e16;
+constexpr double kMaxBatchTokens = 1e12;
+constexpr double kMaxBatchSequences = 1e9;
+constexpr double kMaxGpus = 1e6;
+constexpr double kMaxNodes = 1e5;
+constexpr double kMaxGpusPerNode = 1024;
+constexpr double kMaxLinkGbps = 1e6;
+constexpr double kMinLinkGbps = 1e-3;  // 1 Mbit/s: a slower link is no GPU interconnect (issue 18 point 3)
+constexpr double kMaxUsdPerGpuHour = 1e5;
+constexpr double kMaxParallel = 1e6;
+
+// DGX H100 reference design: one 400 Gbit/s NDR NIC per GPU (8 per node).
+constexpr double kDefaultInterNodeGbpsPerGpu = 400.0;
+
+inline const json* find(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+inline bool is_auto(const json& v) { return v.is_string() && v.get<std::string>() == "auto"; }
+
+inline double num_of(const json& v) { return v.get<double>(); }
+
+struct StorageDraft;  // storage.cpp
+
+class ScenarioParser {
+ public:
+  ScenarioParser(const Catalogs& catalogs, std::string_view where)
+      : where_(where), r_(std::string(where), diags_), cat_(catalogs) {}
+
+  // run and the helpers every section uses (scenario_io.cpp)
+  Result<ParsedScenario> run(const json& j);
+
+ private:
+  const json* required(const json& obj, const char* key, const char* help);
+  void warn(const std::string& pointer, const std::string& message);
+  std::optional<double> si_number(const json& v, const std::string& p, double max);
+  // workload and fine-tuning (scenario/workload.cpp)
+  void parse_workload(const json& w);
+  void parse_finetune(const json& w, sim::TrainingJob& t);
+
+  // model, MoE, attention and MLA (scenario/model.cpp)
+  std::optional<sim::ModelSpec> parse_model(const json& j);
+  void parse_moe(const json& j, const ModelEntry* preset, sim::ModelSpec& m, bool ffn_given);
+  void parse_attention(const json& j, const ModelEntry* preset, sim::ModelSpec& m);
+
+  // training (scenario/training.cpp)
+  std::optional<sim::TrainingJob> parse_training(const json& j, const std::optional<sim::ModelSpec>& model);
+  const json* required_in(const json& obj, const std::string& p, const char* key, const char* help);
+  void check_precision(const sim::Cluster& c, sim::Precision prec);
+
+  // cluster and its catalog price (scenario/cluster.cpp)
+  std::optional<sim::Cluster> parse_cluster(const json& j);
+  void on_prem_power(const sim::Cluster& c);
+  void catalog_price(sim::Cluster& c);
+
+  // pricing and currency (scenario/pricing.cpp)
+  void parse_pricing(const json& j, std::optional<sim::Cluster>& c);
+  double parse_currency(const json& j, const std::string& p, sim::Currency& out);
+
+  // storage (scenario/storage.cpp)
+  std::optional<sim::StorageTier> storage_tier(const std::string& id, const std::string& p,
+                                               const StorageDraft* d);
+  static void fill_missing_direction(sim::StorageTier& t);
+  void default_storage();
+  void parse_storage(const json& j);
+
+  // strategy (scenario/strategy.cpp)
+  sim::StrategyRequest parse_strategy(const json& j, const std::optional<sim::Cluster>& c,
+                                      const std::optional<sim::ModelSpec>& m);
+  void apply_recipe(const json& j, sim::StrategyRequest& s, const std::optional<sim::ModelSpec>& m);
+  void check_gpu_count(sim::StrategyRequest& s, int gpus);
+
+  std::string where_;
+  Diagnostics diags_;
+  Reader r_;
+  const Catalogs& cat_;
+  bool serve_ = false;  // workload.kind serve: no training section, the cluster's size optional
+  ParsedScenario out_;
+  std::optional<sim::FrameworkRecipe> recipe_;  // training.framework's recipe
+  bool currency_given_ = false;                 // pricing.currency was given (else the catalog price's)
+};
+
+}  // namespace capplan::data::scenario_detail
