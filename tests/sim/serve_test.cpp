@@ -384,6 +384,39 @@ TEST(ServeLoadModel, FullCachePreemptsAndStillServesEveryone) {
   EXPECT_EQ(des.limit, "kv_cache");
 }
 
+// vLLM will not start with a max_model_len above what its KV cache holds, so a request longer
+// than the cache is refused; served alone it would be evicted and prefilled again without end.
+TEST(ServeLoadModel, ARequestLongerThanTheWholeCacheIsRefused) {
+  ServeJob j = job_8b(0, 2000, 100);
+  j.traffic.arrival = Arrival::offline;
+  j.traffic.requests = 50;
+  Fixture f(j);
+  ReplicaMemory mem = f.memory();
+  mem.kv_tokens = 1500;  // less than one 2,100-token sequence
+  const ServeLoad des = simulate(f.job, f.pass(), mem, 1);
+  EXPECT_EQ(des.requests, 0);
+  EXPECT_TRUE(des.saturated);
+  EXPECT_EQ(des.limit, "kv_cache");
+}
+
+// A cache of a few sequences under Poisson load whose lengths have long tails: sequences are
+// preempted and prefilled again faster than they finish. The run ends, saturated (it once grew
+// its queues until memory ran out).
+TEST(ServeLoadModel, PreemptionThrashUnderOverloadEndsSaturated) {
+  ServeJob j = job_8b(20.0, 1000, 300);
+  j.traffic.input = {1000, 2500};
+  j.traffic.output = {300, 700};
+  j.traffic.requests = 2000;
+  Fixture f(j);
+  ReplicaMemory mem = f.memory();
+  mem.kv_tokens = 11755;  // about eight sequences of the mean length
+  mem.max_sequences = 8;
+  const ServeLoad des = simulate(f.job, f.pass(), mem, 1);
+  EXPECT_TRUE(des.saturated);
+  EXPECT_EQ(des.limit, "kv_cache");
+  EXPECT_GT(des.preemptions, 0);
+}
+
 TEST(ServeLoadModel, OverloadIsSaturated) {
   Fixture f(job_8b(2000, 512, 128));
   const PassModel pm = f.pass();

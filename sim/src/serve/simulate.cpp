@@ -117,6 +117,7 @@ struct ContinuousBatching {
   Step plan_step();
   bool schedule(std::int64_t id, Step& st);
   bool unblock();
+  void refuse(std::int64_t id);
   void run_step(Step& st);
   void finish_decodes();
   void advance_prefills(const Step& st);
@@ -139,6 +140,9 @@ struct ContinuousBatching {
   std::int64_t next_arrival = 0, closed_next = 0;
   double now = 0;
   std::int64_t decode_steps = 0, steps = 0, decoding = 0, kv_used = 0, done = 0, kv_reserved = 0;
+  // The steps the requests take with no preemption at all, at most: each step decodes a token of
+  // every running sequence or prefills a chunk of up to max_num_batched_tokens.
+  std::int64_t unpreempted_steps = 0;
   double decode_ctx = 0;  // sum of decoding sequences' cached tokens
   double busy = 0, batch_sum = 0, prefill_time = 0, window_start = -1, window_end = 0;
   double window_out = 0, window_in = 0;
@@ -157,6 +161,7 @@ void ContinuousBatching::draw_requests(std::uint64_t seed) {
     r.cached = static_cast<std::int64_t>(std::floor(r.input * tr.prefix_hit));
     r.prefilled = r.cached;
     r.to_prefill = r.input;
+    unpreempted_steps += r.output + r.input / std::max<std::int64_t>(1, e.max_num_batched_tokens) + 1;
   }
 }
 
@@ -241,8 +246,15 @@ ContinuousBatching::Step ContinuousBatching::plan_step() {
   }
   while (st.budget > 0 && !waiting.empty() && seqs() < e.max_num_seqs) {
     const std::int64_t id = waiting.front();
-    // A request whose whole sequence can never fit is served alone as far as it goes: admit it
-    // only into an empty engine (it is then preempted and retried; the run reports it).
+    // A request whose whole sequence can never fit the cache is refused, as the engine does: vLLM
+    // will not start with a max_model_len above what its KV cache holds, so a longer request is
+    // rejected at the door. Served alone it would be preempted and prefilled again for every token
+    // past the cache, without end.
+    if (const Request& r = req(id); r.input + r.output + static_cast<std::int64_t>(half_block) > kv_cap) {
+      waiting.pop_front();
+      refuse(id);
+      continue;
+    }
     if (!schedule(id, st)) break;
     waiting.pop_front();
     prefilling.push_back(id);
@@ -257,10 +269,7 @@ bool ContinuousBatching::unblock() {
   if (!waiting.empty() && decoding == 0 && prefilling.empty()) {
     const std::int64_t id = waiting.front();
     waiting.pop_front();
-    req(id).first_token = -2;  // marks "not served"
-    finish(id);
-    out.saturated = true;
-    out.limit = "kv_cache";
+    refuse(id);
     return true;
   }
   if (next_arrival < n) {
@@ -268,6 +277,14 @@ bool ContinuousBatching::unblock() {
     return true;
   }
   return false;
+}
+
+// Request `id` is not served: the replica cannot hold it.
+void ContinuousBatching::refuse(std::int64_t id) {
+  req(id).first_token = -2;  // marks "not served"
+  finish(id);
+  out.saturated = true;
+  out.limit = "kv_cache";
 }
 
 // Prices the step (prompts that complete in it sample their first token) and moves the clock.
@@ -370,6 +387,14 @@ void ContinuousBatching::run() {
     run_step(st);
     finish_decodes();
     advance_prefills(st);
+    // Recompute preemption can thrash: sequences evicted and prefilled again faster than they
+    // finish. Past four times the steps the requests need without any preemption the replica is
+    // not keeping up at this rate, and the run stops there (without the bound it never ends).
+    if (steps > 4 * unpreempted_steps) {
+      out.saturated = true;
+      out.limit = "kv_cache";
+      break;
+    }
   }
 }
 
