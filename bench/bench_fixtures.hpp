@@ -2,8 +2,8 @@
 // The models and GPUs the benchmarks plan for, built by hand (no JSON, no catalogs) so only the
 // model is measured. GPU figures as in data/gpus.json (datasheet and measured efficiencies).
 #pragma once
-#include "capplan/sim/hardware.hpp"
-#include "capplan/sim/model.hpp"
+#include "capplan/sim/workload/hardware.hpp"
+#include "capplan/sim/workload/model.hpp"
 #include "capplan/sim/units.hpp"
 
 namespace capplan::bench {

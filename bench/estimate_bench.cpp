@@ -4,8 +4,8 @@
 #include <benchmark/benchmark.h>
 
 #include "bench_fixtures.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bench_fixtures.hpp"
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/search/search.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/serve_io.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/serve.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/serve/serve.hpp"
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include "capplan/data/error_bands.hpp"
 #include "capplan/data/format.hpp"
 #include "capplan/data/scenario_io.hpp"
-#include "capplan/sim/profile.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/cost/profile.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::cli {
 

@@ -4,7 +4,7 @@
 #include <iterator>
 #include <utility>
 
-#include "capplan/sim/strategy.hpp"
+#include "capplan/sim/workload/strategy.hpp"
 #include "capplan/data/fields.hpp"
 #include "capplan/data/json_pointer.hpp"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::cli {
 

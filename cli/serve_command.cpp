@@ -15,7 +15,7 @@
 #include "commands.hpp"
 #include "capplan/data/cost_model.hpp"
 #include "capplan/data/price_sheet.hpp"
-#include "capplan/sim/profile.hpp"
+#include "capplan/sim/cost/profile.hpp"
 #include "io.hpp"
 
 namespace capplan::cli {

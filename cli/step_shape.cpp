@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "capplan/calibrate/calibration_run.hpp"
-#include "capplan/sim/layer_step.hpp"
+#include "capplan/sim/cost/layer_step.hpp"
 #include "io.hpp"
 
 namespace capplan::cli {

@@ -9,7 +9,7 @@
 
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/tco_io.hpp"
-#include "capplan/sim/tco.hpp"
+#include "capplan/sim/tco/tco.hpp"
 #include "commands.hpp"
 #include "price_sheet_option.hpp"
 

@@ -20,8 +20,8 @@
 #include "capplan/calibrate/calibration_run.hpp"
 #include "capplan/data/findings.hpp"
 #include "capplan/data/profile_io.hpp"
-#include "capplan/sim/calibrated_cost.hpp"
-#include "capplan/sim/layer_step.hpp"
+#include "capplan/sim/cost/calibrated_cost.hpp"
+#include "capplan/sim/cost/layer_step.hpp"
 #include "validate_command.hpp"
 #include "step_shape.hpp"
 

@@ -22,9 +22,9 @@
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/format.hpp"
 #include "capplan/data/validation.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/uncertainty.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/estimate/uncertainty.hpp"
 #include "commands.hpp"
 
 namespace capplan::cli {

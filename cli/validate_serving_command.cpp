@@ -13,7 +13,7 @@
 
 #include "capplan/data/format.hpp"
 #include "capplan/data/serving_validation.hpp"
-#include "capplan/sim/serve.hpp"
+#include "capplan/sim/serve/serve.hpp"
 #include "commands.hpp"
 
 namespace capplan::cli {

@@ -23,9 +23,9 @@
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/serve_io.hpp"
 #include "capplan/data/serving_validation.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/workload/result.hpp"
 #include "reading/json_reader.hpp"
 
 namespace capplan::fuzz {

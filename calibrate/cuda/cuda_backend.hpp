@@ -19,7 +19,7 @@
 #include <string>
 
 #include "capplan/calibrate/backend.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::calib {
 

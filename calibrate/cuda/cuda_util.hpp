@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::calib::cuda {
 

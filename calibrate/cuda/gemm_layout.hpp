@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "capplan/calibrate/records.hpp"
-#include "capplan/sim/hardware.hpp"
-#include "capplan/sim/layer_step.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/workload/hardware.hpp"
+#include "capplan/sim/cost/layer_step.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::calib::cuda {
 

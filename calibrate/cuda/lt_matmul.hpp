@@ -10,8 +10,8 @@
 #include <expected>
 #include <string>
 
-#include "capplan/sim/hardware.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/workload/hardware.hpp"
+#include "capplan/sim/workload/result.hpp"
 #include "gemm_layout.hpp"
 
 namespace capplan::calib::cuda {

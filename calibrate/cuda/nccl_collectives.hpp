@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "capplan/calibrate/backend.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::calib::cuda {
 

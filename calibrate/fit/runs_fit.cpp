@@ -8,9 +8,9 @@
 #include <cmath>
 #include <utility>
 
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/strategy.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/workload/strategy.hpp"
 
 namespace capplan::calib {
 namespace {

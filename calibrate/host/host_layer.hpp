@@ -22,8 +22,8 @@
 
 #include "host_kernels.hpp"
 
-#include "capplan/sim/layer_step.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/cost/layer_step.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::calib::host {
 

@@ -10,7 +10,7 @@
 #include <tuple>
 #include <variant>
 
-#include "capplan/sim/layer_step.hpp"
+#include "capplan/sim/cost/layer_step.hpp"
 
 namespace capplan::calib {
 namespace {

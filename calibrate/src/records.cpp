@@ -2,7 +2,7 @@
 #include "capplan/calibrate/records.hpp"
 
 #include "capplan/calibrate/backend.hpp"
-#include "capplan/sim/profile.hpp"
+#include "capplan/sim/cost/profile.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "compare_view.hpp"
 
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/search/search.hpp"
 
 #include <QFile>
 #include <QFileDialog>

@@ -18,8 +18,8 @@
 
 #include "capplan/gui/plan_runner.hpp"
 #include "capplan/gui/scenario_document.hpp"
-#include "capplan/sim/profile.hpp"
-#include "capplan/sim/uncertainty.hpp"
+#include "capplan/sim/cost/profile.hpp"
+#include "capplan/sim/estimate/uncertainty.hpp"
 
 namespace capplan::gui {
 

@@ -13,7 +13,7 @@
 #include "capplan/gui/finding_text.hpp"
 #include "capplan/gui/format.hpp"
 #include "capplan/gui/result_models.hpp"
-#include "capplan/sim/strategy.hpp"
+#include "capplan/sim/workload/strategy.hpp"
 #include "table_view.hpp"
 
 namespace capplan::gui {

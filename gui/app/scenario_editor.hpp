@@ -21,7 +21,7 @@
 #include "capplan/gui/estimate_runner.hpp"
 #include "capplan/gui/calibration.hpp"
 #include "capplan/gui/scenario_document.hpp"
-#include "capplan/sim/strategy.hpp"
+#include "capplan/sim/workload/strategy.hpp"
 
 namespace capplan::gui {
 

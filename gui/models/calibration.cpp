@@ -6,7 +6,7 @@
 
 #include "capplan/data/input_file.hpp"
 #include "capplan/data/profile_io.hpp"
-#include "capplan/sim/profile.hpp"
+#include "capplan/sim/cost/profile.hpp"
 
 namespace capplan::gui {
 

@@ -7,7 +7,7 @@
 
 #include "capplan/data/cost_model.hpp"
 #include "capplan/gui/finding_text.hpp"
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/search/search.hpp"
 
 namespace capplan::gui {
 

@@ -6,7 +6,7 @@
 
 #include "capplan/data/currency.hpp"
 #include "capplan/data/format.hpp"
-#include "capplan/sim/strategy.hpp"
+#include "capplan/sim/workload/strategy.hpp"
 
 namespace capplan::gui {
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/workload/result.hpp"
 #include "capplan/calibrate/fit.hpp"
 #include "cuda_backend.hpp"
 #include "step_test_support.hpp"

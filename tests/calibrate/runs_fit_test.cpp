@@ -10,8 +10,8 @@
 
 #include "capplan/calibrate/runs_fit.hpp"
 #include "capplan/data/runs_io.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
 #include "../data/test_support.hpp"
 
 namespace capplan::calib {

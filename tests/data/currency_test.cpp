@@ -11,8 +11,8 @@
 #include "capplan/data/findings.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/search_io.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/search/search.hpp"
 #include "test_support.hpp"
 
 namespace capplan::data {

@@ -4,7 +4,7 @@
 #include "capplan/data/findings.hpp"
 
 #include "capplan/data/format.hpp"
-#include "capplan/sim/uncertainty.hpp"
+#include "capplan/sim/estimate/uncertainty.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>

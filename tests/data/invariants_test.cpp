@@ -41,8 +41,8 @@
 #include "capplan/data/cost_model.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/search_io.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/search/search.hpp"
 #include "json_schema_check.hpp"
 #include "test_support.hpp"
 

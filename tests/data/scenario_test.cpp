@@ -6,9 +6,9 @@
 #include <string>
 
 #include "capplan/data/scenario_io.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/global_batch.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/estimate/global_batch.hpp"
 #include "test_support.hpp"
 
 namespace capplan::data {

@@ -24,9 +24,9 @@
 #include "capplan/data/fields.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/search_io.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/search/search.hpp"
 #include "json_schema_check.hpp"
 #include "test_support.hpp"
 

@@ -30,7 +30,7 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/error_bands.hpp"
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/search/search.hpp"
 #include "compare_view.hpp"
 #include "main_window.hpp"
 #include "plan_view.hpp"

@@ -8,7 +8,7 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/error_bands.hpp"
-#include "capplan/sim/uncertainty.hpp"
+#include "capplan/sim/estimate/uncertainty.hpp"
 
 namespace capplan::gui::test {
 

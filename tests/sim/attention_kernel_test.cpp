@@ -7,9 +7,9 @@
 #include <cstring>
 #include <utility>
 
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

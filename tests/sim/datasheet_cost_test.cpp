@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

@@ -10,10 +10,10 @@
 #include <variant>
 #include <vector>
 
-#include "capplan/sim/finetune.hpp"
-#include "capplan/sim/memory.hpp"
-#include "capplan/sim/scenario.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/workload/finetune.hpp"
+#include "capplan/sim/folds/memory.hpp"
+#include "capplan/sim/workload/scenario.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

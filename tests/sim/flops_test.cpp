@@ -9,8 +9,8 @@
 #include <variant>
 #include <vector>
 
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

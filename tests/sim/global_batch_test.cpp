@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <numeric>
 
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/global_batch.hpp"
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/global_batch.hpp"
+#include "capplan/sim/search/search.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Goodput and cost beyond the sticker (sim/goodput.hpp) against hand derivations.
-#include "capplan/sim/goodput.hpp"
+#include "capplan/sim/goodput/goodput.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

@@ -5,11 +5,11 @@
 
 #include <cstring>
 
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/memory.hpp"
-#include "capplan/sim/step_model.hpp"
-#include "capplan/sim/workload.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/folds/memory.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
+#include "capplan/sim/workload/workload.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

@@ -3,10 +3,10 @@
 // micro-batch of a stage takes the longer of its GPU time and the host time to issue its ops.
 #include <gtest/gtest.h>
 
-#include "capplan/sim/calibrated_cost.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/cost/calibrated_cost.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

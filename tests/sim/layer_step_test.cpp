@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/layer_step.hpp"
+#include "capplan/sim/cost/layer_step.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The layout space as a value (sim/src/search/layout_space.hpp): its named dimensions and
+// The layout space as a value (sim/src/estimate/layout_space.hpp): its named dimensions and
 // domains, its size, construct() against the nested loops it replaced (kept here as the oracle),
 // and split() for threads.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "search/layout_space.hpp"
+#include "estimate/layout_space.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

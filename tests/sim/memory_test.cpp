@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "capplan/sim/memory.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/folds/memory.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

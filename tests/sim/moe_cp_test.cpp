@@ -6,11 +6,11 @@
 #include <string>
 #include <variant>
 
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/memory.hpp"
-#include "capplan/sim/step_model.hpp"
-#include "capplan/sim/variability.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/folds/memory.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
+#include "capplan/sim/workload/variability.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "capplan/sim/estimate.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

@@ -7,11 +7,11 @@
 #include <set>
 #include <string>
 
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/memory.hpp"
-#include "capplan/sim/scope.hpp"
-#include "capplan/sim/stage_layout.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/folds/memory.hpp"
+#include "capplan/sim/lowering/scope.hpp"
+#include "capplan/sim/lowering/stage_layout.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 #include "schedule/step_timing.hpp"
 #include "test_support.hpp"
 

@@ -10,8 +10,8 @@
 #include <tuple>
 #include <vector>
 
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/search/search.hpp"
 
 namespace capplan::sim {
 namespace {

@@ -9,10 +9,10 @@
 #include <random>
 #include <set>
 
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/serve.hpp"
-#include "capplan/sim/serve_planner.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/serve/serve.hpp"
+#include "capplan/sim/serve/serve_planner.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

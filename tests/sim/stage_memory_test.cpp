@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <variant>
 
-#include "capplan/sim/goodput.hpp"
-#include "capplan/sim/memory.hpp"
-#include "capplan/sim/recompute_policy.hpp"
-#include "capplan/sim/stage_layout.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/goodput/goodput.hpp"
+#include "capplan/sim/folds/memory.hpp"
+#include "capplan/sim/lowering/recompute_policy.hpp"
+#include "capplan/sim/lowering/stage_layout.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Own versus rent: a three-year case computed by hand, the break-even utilisation, missing inputs.
-#include "capplan/sim/tco.hpp"
+#include "capplan/sim/tco/tco.hpp"
 
 #include <gtest/gtest.h>
 

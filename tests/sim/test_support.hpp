@@ -9,13 +9,13 @@
 #include <variant>
 #include <vector>
 
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/hardware.hpp"
-#include "capplan/sim/ops.hpp"
-#include "capplan/sim/step_model.hpp"
-#include "capplan/sim/strategy.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/workload/hardware.hpp"
+#include "capplan/sim/lowering/ops.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
+#include "capplan/sim/workload/strategy.hpp"
 #include "capplan/sim/units.hpp"
-#include "capplan/sim/workload.hpp"
+#include "capplan/sim/workload/workload.hpp"
 
 namespace capplan::sim::test {
 

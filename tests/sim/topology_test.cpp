@@ -7,11 +7,11 @@
 
 #include <cmath>
 
-#include "capplan/sim/calibrated_cost.hpp"
-#include "capplan/sim/collective_model.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/step_model.hpp"
-#include "capplan/sim/topology.hpp"
+#include "capplan/sim/cost/calibrated_cost.hpp"
+#include "capplan/sim/cost/collective_model.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
+#include "capplan/sim/workload/topology.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

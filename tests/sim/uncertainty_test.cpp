@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/uncertainty.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/estimate/uncertainty.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

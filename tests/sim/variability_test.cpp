@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/variability.hpp"
+#include "capplan/sim/workload/variability.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numbers>
 
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
 #include "test_support.hpp"
 
 namespace capplan::sim {

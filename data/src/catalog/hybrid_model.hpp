@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "capplan/sim/model.hpp"
+#include "capplan/sim/workload/model.hpp"
 #include "reading/json_reader.hpp"
 
 namespace capplan::data::detail {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "capplan/sim/topology.hpp"
+#include "capplan/sim/workload/topology.hpp"
 #include "reading/json_reader.hpp"
 
 namespace capplan::data::detail {

@@ -8,9 +8,9 @@
 
 #include "capplan/data/findings.hpp"
 
-#include "capplan/sim/calibrated_cost.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/cost/calibrated_cost.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 
 namespace capplan::data {
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "capplan/sim/global_batch.hpp"
+#include "capplan/sim/estimate/global_batch.hpp"
 #include "capplan/data/currency.hpp"
 #include "capplan/data/tco_io.hpp"
 #include "catalog/hybrid_model.hpp"

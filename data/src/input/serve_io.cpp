@@ -14,8 +14,8 @@
 #include "capplan/data/fields.hpp"
 #include "capplan/data/findings.hpp"
 #include "capplan/data/price_sheet.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/search/search.hpp"
 #include "input/fields/read_table.hpp"
 #include "reading/json_reader.hpp"
 

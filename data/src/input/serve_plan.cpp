@@ -8,8 +8,8 @@
 #include "capplan/data/cost_model.hpp"
 #include "capplan/data/price_sheet.hpp"
 #include "capplan/data/serve_io.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/search/search.hpp"
 #include "output/serve_words.hpp"
 
 namespace capplan::data {

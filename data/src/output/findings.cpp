@@ -9,7 +9,7 @@
 #include <string>
 
 #include "capplan/data/format.hpp"
-#include "capplan/sim/uncertainty.hpp"
+#include "capplan/sim/estimate/uncertainty.hpp"
 
 namespace capplan::data {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "capplan/data/format.hpp"
 
-#include "capplan/sim/finetune.hpp"
+#include "capplan/sim/workload/finetune.hpp"
 
 #include <cmath>
 #include <cstdint>

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::data::detail {
 

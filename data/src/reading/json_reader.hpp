@@ -22,9 +22,9 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/input_file.hpp"
-#include "capplan/sim/finetune.hpp"
-#include "capplan/sim/hardware.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/workload/finetune.hpp"
+#include "capplan/sim/workload/hardware.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::data::detail {
 

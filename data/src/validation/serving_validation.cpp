@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "capplan/data/format.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
 #include "reading/csv.hpp"
 #include "validation/inference_runs.hpp"
 #include "reading/json_reader.hpp"

@@ -8,7 +8,7 @@
 #include "capplan/data/cost_model.hpp"
 #include "capplan/data/findings.hpp"
 #include "capplan/data/scenario_io.hpp"
-#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
 
 namespace capplan::data {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/calibrated_cost.hpp"
+#include "capplan/sim/cost/calibrated_cost.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/collective_model.hpp"
+#include "capplan/sim/cost/collective_model.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/datasheet_cost.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
 
-#include "capplan/sim/profile.hpp"
+#include "capplan/sim/cost/profile.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/profile.hpp"
+#include "capplan/sim/cost/profile.hpp"
 
 #include <algorithm>
 #include <cmath>

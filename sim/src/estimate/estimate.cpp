@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/estimate.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
-#include "capplan/sim/global_batch.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/estimate/global_batch.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 #include "schedule/step_timing.hpp"
 
 namespace capplan::sim {

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // estimate(): a batch asked in tokens resolved for the cluster, then the request's own layout
-// when it fixes every field that matters, else the "auto" choice (search/strategy_search.cpp).
+// when it fixes every field that matters, else the "auto" choice (estimate/strategy_search.cpp).
 #include <utility>
 
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/global_batch.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/estimate/global_batch.hpp"
 #include "estimate/estimate_entry.hpp"
-#include "search/layout_space.hpp"
-#include "search/strategy_search.hpp"
+#include "estimate/layout_space.hpp"
+#include "estimate/strategy_search.hpp"
 
 namespace capplan::sim {
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Private to estimate() (estimate_entry.cpp) and its "auto" layout choice
-// (search/strategy_search.cpp).
+// (estimate/strategy_search.cpp).
 #pragma once
-#include "capplan/sim/scenario.hpp"
+#include "capplan/sim/workload/scenario.hpp"
 
 namespace capplan::sim {
 

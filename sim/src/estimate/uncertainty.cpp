@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/uncertainty.hpp"
+#include "capplan/sim/estimate/uncertainty.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <system_error>
 #include <utility>
 
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/goodput.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/goodput/goodput.hpp"
 
 namespace capplan::sim {
 

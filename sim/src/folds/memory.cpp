@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/memory.hpp"
+#include "capplan/sim/folds/memory.hpp"
 
 #include <algorithm>
 
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 
 namespace capplan::sim {
 

@@ -2,9 +2,9 @@
 // Model and hardware FLOPs of a step, folded from the op list (StepOp::flops).
 #include <algorithm>
 
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/scope.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/folds/step_flops.hpp"
+#include "capplan/sim/lowering/scope.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 
 namespace capplan::sim {
 

@@ -2,14 +2,14 @@
 // Goodput: interruptions, checkpoints and the expected wall time, with the storage and data loading
 // (data_loading.cpp) and the money (run_cost.cpp) they feed; every formula is written out in
 // docs/model.md ("Goodput and cost").
-#include "capplan/sim/goodput.hpp"
+#include "capplan/sim/goodput/goodput.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
 
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 #include "goodput/goodput_parts.hpp"
 
 namespace capplan::sim {

@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "capplan/sim/goodput.hpp"
+#include "capplan/sim/goodput/goodput.hpp"
 
 namespace capplan::sim {
 

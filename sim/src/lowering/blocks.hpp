@@ -5,7 +5,7 @@
 #pragma once
 #include <cstdint>
 
-#include "capplan/sim/ops.hpp"
+#include "capplan/sim/lowering/ops.hpp"
 #include "lowering/lowering_context.hpp"
 #include "lowering/op_list_builder.hpp"
 

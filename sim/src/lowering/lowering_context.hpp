@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "capplan/sim/hardware.hpp"
-#include "capplan/sim/recompute_policy.hpp"
-#include "capplan/sim/step_model.hpp"
-#include "capplan/sim/topology.hpp"
+#include "capplan/sim/workload/hardware.hpp"
+#include "capplan/sim/lowering/recompute_policy.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
+#include "capplan/sim/workload/topology.hpp"
 #include "lowering/op_list_builder.hpp"
 
 namespace capplan::sim::lowering {

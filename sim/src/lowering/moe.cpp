@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "capplan/sim/variability.hpp"
+#include "capplan/sim/workload/variability.hpp"
 #include "lowering/blocks.hpp"
 #include "lowering/shared_ops.hpp"
 

@@ -8,11 +8,11 @@
 #include <utility>
 #include <vector>
 
-#include "capplan/sim/ops.hpp"
-#include "capplan/sim/recompute_policy.hpp"
-#include "capplan/sim/scope.hpp"
-#include "capplan/sim/step_model.hpp"
-#include "capplan/sim/workload.hpp"
+#include "capplan/sim/lowering/ops.hpp"
+#include "capplan/sim/lowering/recompute_policy.hpp"
+#include "capplan/sim/lowering/scope.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
+#include "capplan/sim/workload/workload.hpp"
 
 namespace capplan::sim::lowering {
 

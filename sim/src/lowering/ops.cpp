@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/ops.hpp"
+#include "capplan/sim/lowering/ops.hpp"
 
-#include "capplan/sim/op_cost.hpp"
 
 namespace capplan::sim {
 
@@ -69,12 +68,6 @@ const char* to_string(OpRole r) {
     case OpRole::dequantize: return "dequantize";
   }
   return "?";
-}
-
-units::Seconds OpCostModel::cost(const Op& op) const {
-  if (const auto* g = std::get_if<GemmOp>(&op)) return gemm(*g);
-  if (const auto* mem = std::get_if<MemoryOp>(&op)) return memory(*mem);
-  return collective(std::get<CollectiveOp>(op));
 }
 
 }  // namespace capplan::sim

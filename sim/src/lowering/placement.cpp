@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 #include "lowering/shared_ops.hpp"
 
 namespace capplan::sim {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/recompute_policy.hpp"
+#include "capplan/sim/lowering/recompute_policy.hpp"
 
 namespace capplan::sim {
 

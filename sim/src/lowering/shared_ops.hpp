@@ -3,7 +3,7 @@
 // collectives around a TP-split block, the residual stream of a layer's sub-blocks
 // (shared_ops.cpp), and the placement of a pair of pipeline ranks (placement.cpp).
 #pragma once
-#include "capplan/sim/ops.hpp"
+#include "capplan/sim/lowering/ops.hpp"
 #include "lowering/lowering_context.hpp"
 #include "lowering/op_list_builder.hpp"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/stage_layout.hpp"
+#include "capplan/sim/lowering/stage_layout.hpp"
 
 #include <algorithm>
 
-#include "capplan/sim/finetune.hpp"
+#include "capplan/sim/workload/finetune.hpp"
 
 namespace capplan::sim {
 

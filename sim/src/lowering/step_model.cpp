@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The entry points of the lowering (build_step_ops, build_pass_ops) and the order in which the
 // blocks of blocks.hpp append their ops: the op list's order, which every fold over it reads.
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 
 #include <algorithm>
 
-#include "capplan/sim/stage_layout.hpp"
+#include "capplan/sim/lowering/stage_layout.hpp"
 #include "lowering/blocks.hpp"
 #include "lowering/lowering_context.hpp"
 #include "lowering/op_list_builder.hpp"

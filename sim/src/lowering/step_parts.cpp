@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <variant>
 
-#include "capplan/sim/scope.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/lowering/scope.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 
 namespace capplan::sim {
 

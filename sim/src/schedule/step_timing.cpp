@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "capplan/sim/memory.hpp"
-#include "capplan/sim/step_model.hpp"
-#include "capplan/sim/variability.hpp"
+#include "capplan/sim/folds/memory.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
+#include "capplan/sim/workload/variability.hpp"
 
 namespace capplan::sim {
 

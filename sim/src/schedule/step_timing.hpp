@@ -2,9 +2,11 @@
 #pragma once
 #include <vector>
 
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/scope.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/cost/op_cost.hpp"
+#include "capplan/sim/schedule/step_breakdown.hpp"
+#include "capplan/sim/workload/scenario.hpp"
+#include "capplan/sim/lowering/scope.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 
 namespace capplan::sim {
 

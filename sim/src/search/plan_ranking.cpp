@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "capplan/sim/global_batch.hpp"
+#include "capplan/sim/estimate/global_batch.hpp"
 
 namespace capplan::sim::planner {
 

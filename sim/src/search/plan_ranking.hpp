@@ -6,7 +6,7 @@
 #pragma once
 #include <vector>
 
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/search/search.hpp"
 #include "search/planner_worker.hpp"
 
 namespace capplan::sim::planner {

@@ -10,13 +10,13 @@
 #include <utility>
 #include <vector>
 
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/memory.hpp"
-#include "capplan/sim/op_cost.hpp"
-#include "capplan/sim/search.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/folds/memory.hpp"
+#include "capplan/sim/cost/op_cost.hpp"
+#include "capplan/sim/search/search.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 #include "schedule/step_timing.hpp"
-#include "search/layout_space.hpp"
+#include "estimate/layout_space.hpp"
 
 namespace capplan::sim::planner {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The planner: layouts x cluster shapes x offerings, pruned by memory bounds, timed with cached
 // per-micro-batch op costs, ranked by the objective under deadline and budget (docs/planner.md).
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/search/search.hpp"
 
 #include <algorithm>
 #include <array>
@@ -16,11 +16,11 @@
 #include <unordered_map>
 #include <utility>
 
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/global_batch.hpp"
-#include "capplan/sim/memory.hpp"
-#include "capplan/sim/step_model.hpp"
-#include "search/layout_space.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/global_batch.hpp"
+#include "capplan/sim/folds/memory.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
+#include "estimate/layout_space.hpp"
 #include "schedule/step_timing.hpp"
 #include "search/plan_ranking.hpp"
 #include "search/planner_worker.hpp"

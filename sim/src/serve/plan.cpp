@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "capplan/sim/pricing.hpp"
-#include "capplan/sim/serve.hpp"
+#include "capplan/sim/workload/pricing.hpp"
+#include "capplan/sim/serve/serve.hpp"
 
 namespace capplan::sim {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/serve_planner.hpp"
+#include "capplan/sim/serve/serve_planner.hpp"
 
 #include <algorithm>
 #include <map>

@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "capplan/sim/scope.hpp"
-#include "capplan/sim/serve.hpp"
-#include "capplan/sim/stage_layout.hpp"
-#include "capplan/sim/step_model.hpp"
-#include "capplan/sim/variability.hpp"
+#include "capplan/sim/lowering/scope.hpp"
+#include "capplan/sim/serve/serve.hpp"
+#include "capplan/sim/lowering/stage_layout.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
+#include "capplan/sim/workload/variability.hpp"
 
 namespace capplan::sim {
 

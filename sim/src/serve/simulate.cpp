@@ -7,7 +7,7 @@
 #include <queue>
 #include <random>
 
-#include "capplan/sim/serve.hpp"
+#include "capplan/sim/serve/serve.hpp"
 
 namespace capplan::sim {
 

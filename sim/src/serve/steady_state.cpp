@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "capplan/sim/serve.hpp"
+#include "capplan/sim/serve/serve.hpp"
 
 namespace capplan::sim {
 

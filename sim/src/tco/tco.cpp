@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Own versus rent over years; the formulas are written out in docs/model.md ("Own versus rent").
-#include "capplan/sim/tco.hpp"
+#include "capplan/sim/tco/tco.hpp"
 
 #include <algorithm>
 #include <cmath>

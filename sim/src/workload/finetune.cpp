@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/finetune.hpp"
+#include "capplan/sim/workload/finetune.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "capplan/sim/model.hpp"
-#include "capplan/sim/scenario.hpp"
+#include "capplan/sim/workload/model.hpp"
+#include "capplan/sim/workload/scenario.hpp"
 
 namespace capplan::sim {
 

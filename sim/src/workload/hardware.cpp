@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/hardware.hpp"
+#include "capplan/sim/workload/hardware.hpp"
 
 #include <utility>
 
-#include "capplan/sim/strategy.hpp"
+#include "capplan/sim/workload/strategy.hpp"
 
 namespace capplan::sim {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 #include <charconv>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/topology.hpp"
+#include "capplan/sim/workload/topology.hpp"
 
 namespace capplan::sim {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/variability.hpp"
+#include "capplan/sim/workload/variability.hpp"
 
 #include <cmath>
 #include <numbers>

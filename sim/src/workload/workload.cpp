@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capplan/sim/workload.hpp"
+#include "capplan/sim/workload/workload.hpp"
 
 #include <algorithm>
 
-#include "capplan/sim/framework.hpp"
+#include "capplan/sim/workload/framework.hpp"
 
 namespace capplan::sim {
 

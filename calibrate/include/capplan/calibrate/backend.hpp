@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "capplan/calibrate/records.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::calib {
 

@@ -12,8 +12,8 @@
 
 #include "capplan/calibrate/backend.hpp"
 #include "capplan/calibrate/records.hpp"
-#include "capplan/sim/layer_step.hpp"
-#include "capplan/sim/step_model.hpp"
+#include "capplan/sim/cost/layer_step.hpp"
+#include "capplan/sim/lowering/step_model.hpp"
 
 namespace capplan::calib {
 

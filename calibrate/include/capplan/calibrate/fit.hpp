@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "capplan/calibrate/records.hpp"
-#include "capplan/sim/profile.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/cost/profile.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::calib {
 

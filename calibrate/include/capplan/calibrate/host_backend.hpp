@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "capplan/calibrate/backend.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::calib {
 

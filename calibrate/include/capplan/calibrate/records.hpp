@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "capplan/sim/hardware.hpp"
-#include "capplan/sim/ops.hpp"
+#include "capplan/sim/workload/hardware.hpp"
+#include "capplan/sim/lowering/ops.hpp"
 
 namespace capplan::calib {
 

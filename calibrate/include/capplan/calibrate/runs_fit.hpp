@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "capplan/data/runs_io.hpp"
-#include "capplan/sim/profile.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/cost/profile.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::calib {
 

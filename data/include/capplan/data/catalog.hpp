@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "capplan/sim/framework.hpp"
-#include "capplan/sim/hardware.hpp"
-#include "capplan/sim/pricing.hpp"
-#include "capplan/sim/result.hpp"
-#include "capplan/sim/serve.hpp"
-#include "capplan/sim/workload.hpp"
+#include "capplan/sim/workload/framework.hpp"
+#include "capplan/sim/workload/hardware.hpp"
+#include "capplan/sim/workload/pricing.hpp"
+#include "capplan/sim/workload/result.hpp"
+#include "capplan/sim/serve/serve.hpp"
+#include "capplan/sim/workload/workload.hpp"
 
 namespace capplan::data {
 

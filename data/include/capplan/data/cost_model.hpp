@@ -7,12 +7,12 @@
 #include <memory>
 #include <string>
 
-#include "capplan/sim/datasheet_cost.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/op_cost.hpp"
-#include "capplan/sim/profile.hpp"
-#include "capplan/sim/result.hpp"
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/cost/op_cost.hpp"
+#include "capplan/sim/cost/profile.hpp"
+#include "capplan/sim/workload/result.hpp"
+#include "capplan/sim/search/search.hpp"
 
 namespace capplan::data {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "capplan/sim/pricing.hpp"
+#include "capplan/sim/workload/pricing.hpp"
 
 namespace capplan::data {
 

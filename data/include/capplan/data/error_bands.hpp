@@ -23,8 +23,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "capplan/sim/result.hpp"
-#include "capplan/sim/uncertainty.hpp"
+#include "capplan/sim/workload/result.hpp"
+#include "capplan/sim/estimate/uncertainty.hpp"
 
 namespace capplan::data {
 

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/finding.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/workload/finding.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::data {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/search/search.hpp"
 
 namespace capplan::data {
 

@@ -26,9 +26,9 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/scenario_io.hpp"
-#include "capplan/sim/search.hpp"
-#include "capplan/sim/pricing.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/search/search.hpp"
+#include "capplan/sim/workload/pricing.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::data {
 

@@ -7,8 +7,8 @@
 // > 0; got -1"); a syntax error (a truncated file) names the file, line and column.
 #include <string>
 
-#include "capplan/sim/profile.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/cost/profile.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::data {
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capplan/data/catalog.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::data {
 

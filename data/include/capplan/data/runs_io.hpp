@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "capplan/data/catalog.hpp"
-#include "capplan/sim/result.hpp"
-#include "capplan/sim/scenario.hpp"
+#include "capplan/sim/workload/result.hpp"
+#include "capplan/sim/workload/scenario.hpp"
 
 namespace capplan::data {
 

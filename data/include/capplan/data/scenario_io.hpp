@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "capplan/data/catalog.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::data {
 

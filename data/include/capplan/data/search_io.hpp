@@ -12,8 +12,8 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/scenario_io.hpp"
-#include "capplan/sim/result.hpp"
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/workload/result.hpp"
+#include "capplan/sim/search/search.hpp"
 
 namespace capplan::data {
 

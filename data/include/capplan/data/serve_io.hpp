@@ -12,11 +12,11 @@
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/search_io.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/profile.hpp"
-#include "capplan/sim/result.hpp"
-#include "capplan/sim/serve.hpp"
-#include "capplan/sim/serve_planner.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/cost/profile.hpp"
+#include "capplan/sim/workload/result.hpp"
+#include "capplan/sim/serve/serve.hpp"
+#include "capplan/sim/serve/serve_planner.hpp"
 
 namespace capplan::data {
 

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "capplan/data/catalog.hpp"
-#include "capplan/sim/hardware.hpp"
-#include "capplan/sim/result.hpp"
-#include "capplan/sim/serve.hpp"
+#include "capplan/sim/workload/hardware.hpp"
+#include "capplan/sim/workload/result.hpp"
+#include "capplan/sim/serve/serve.hpp"
 
 namespace capplan::data {
 

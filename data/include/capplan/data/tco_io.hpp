@@ -10,8 +10,8 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/scenario_io.hpp"
-#include "capplan/sim/result.hpp"
-#include "capplan/sim/tco.hpp"
+#include "capplan/sim/workload/result.hpp"
+#include "capplan/sim/tco/tco.hpp"
 
 namespace capplan::data {
 

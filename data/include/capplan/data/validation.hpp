@@ -11,10 +11,10 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/published_runs.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/profile.hpp"
-#include "capplan/sim/result.hpp"
-#include "capplan/sim/uncertainty.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/cost/profile.hpp"
+#include "capplan/sim/workload/result.hpp"
+#include "capplan/sim/estimate/uncertainty.hpp"
 
 namespace capplan::data {
 

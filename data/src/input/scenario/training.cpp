@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "capplan/sim/global_batch.hpp"
+#include "capplan/sim/estimate/global_batch.hpp"
 
 namespace capplan::data::scenario_detail {
 

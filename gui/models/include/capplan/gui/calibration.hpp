@@ -12,8 +12,8 @@
 #include <QStringList>
 #include <memory>
 
-#include "capplan/sim/profile.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/cost/profile.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::gui {
 

@@ -18,9 +18,9 @@
 #include <optional>
 
 #include "capplan/data/scenario_io.hpp"
-#include "capplan/sim/estimate.hpp"
-#include "capplan/sim/profile.hpp"
-#include "capplan/sim/uncertainty.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
+#include "capplan/sim/cost/profile.hpp"
+#include "capplan/sim/estimate/uncertainty.hpp"
 
 namespace capplan::gui {
 

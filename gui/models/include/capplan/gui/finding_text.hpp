@@ -4,9 +4,9 @@
 #pragma once
 #include <QString>
 
-#include "capplan/sim/finding.hpp"
-#include "capplan/sim/result.hpp"
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/workload/finding.hpp"
+#include "capplan/sim/workload/result.hpp"
+#include "capplan/sim/search/search.hpp"
 
 namespace capplan::gui {
 

@@ -19,7 +19,7 @@
 
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/gui/table_model.hpp"
-#include "capplan/sim/search.hpp"
+#include "capplan/sim/search/search.hpp"
 
 namespace capplan::gui {
 

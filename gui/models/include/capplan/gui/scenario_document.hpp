@@ -23,8 +23,8 @@
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/json_pointer.hpp"
 #include "capplan/data/scenario_io.hpp"
-#include "capplan/sim/result.hpp"
-#include "capplan/sim/strategy.hpp"
+#include "capplan/sim/workload/result.hpp"
+#include "capplan/sim/workload/strategy.hpp"
 
 namespace capplan::gui {
 

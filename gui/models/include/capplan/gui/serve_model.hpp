@@ -23,8 +23,8 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/serve_io.hpp"
-#include "capplan/sim/profile.hpp"
-#include "capplan/sim/result.hpp"
+#include "capplan/sim/cost/profile.hpp"
+#include "capplan/sim/workload/result.hpp"
 
 namespace capplan::gui {
 

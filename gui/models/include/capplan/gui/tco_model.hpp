@@ -23,8 +23,8 @@
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/tco_io.hpp"
 #include "capplan/gui/table_model.hpp"
-#include "capplan/sim/result.hpp"
-#include "capplan/sim/tco.hpp"
+#include "capplan/sim/workload/result.hpp"
+#include "capplan/sim/tco/tco.hpp"
 
 namespace capplan::gui {
 

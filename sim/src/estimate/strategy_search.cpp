@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// Filling the "auto" fields of a strategy: enumerate the layouts the fixed fields allow, keep those
+// that pass check_layout, and choose the fastest that fits in memory.
+#include "estimate/strategy_search.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "estimate/estimate_entry.hpp"
+#include "estimate/layout_space.hpp"
+#include "schedule/step_timing.hpp"
+
+namespace capplan::sim {
+
+namespace {
+
+// What host offload would do for the layout that needs the least memory, where the user left it
+// open: the optimizer alone first, then ZeRO-3 with the parameters too. Said, never chosen:
+// offload trades memory for a CPU step whose rate depends on the host.
+void note_offload_would_fit(const Scenario& s, const Parallelism& least_memory, Estimate& e) {
+  const StrategyRequest& r = s.strategy;
+  auto fitted = [&](Parallelism q) -> std::optional<MemoryBreakdown> {
+    if (!precheck_layout(s, q).ok()) return std::nullopt;
+    const MemoryBreakdown mb = memory_per_gpu(s.model, s.training, q, s.cluster.gpu, e.layout.micro_batches);
+    return mb.fits() ? std::optional(mb) : std::nullopt;
+  };
+  Parallelism q = least_memory;
+  q.offload_optimizer = true;
+  std::optional<MemoryBreakdown> mb = fitted(q);
+  FindingCode code = FindingCode::offload_optimizer_would_fit;
+  if (!mb && (!r.zero || *r.zero == 3)) {
+    q.zero = 3;
+    q.offload_params = true;
+    mb = fitted(q);
+    code = FindingCode::offload_params_would_fit;
+  }
+  if (mb) {
+    e.findings.insert(e.findings.begin() + 1,
+                      finding(code, "strategy", {{"need_gib", units::to_gib(mb->total())},
+                                                 {"have_gib", units::to_gib(mb->capacity)}}));
+  }
+}
+
+}  // namespace
+
+Result<Estimate> estimate_auto_layout(const Scenario& s, const OpCostModel& cost) {
+  const StrategyRequest& r = s.strategy;
+  const ModelSpec& m = s.model;
+  const int gpus = s.cluster.gpus;
+  const int gpn = s.cluster.gpus_per_node;
+
+  long evaluated = 0;
+  StepOps ops;
+  bool have_fit = false;
+  Parallelism best_fit, least_memory;
+  double best_time = std::numeric_limits<double>::infinity();
+  double best_fit_mem = 0;
+  double least_mem = std::numeric_limits<double>::infinity();
+  double least_mem_time = 0;
+
+  const ShapeLayoutSpace space(m, s.training, r, gpus, gpn);
+  for (const OuterLayout& o : space.outer_layouts()) {
+    space.inner(o).for_each([&](const Parallelism& p, long long micro_batches) {
+      if (!precheck_layout(s, p).ok()) return;
+      ++evaluated;
+      // One op list per layout: memory and time are folds over it.
+      build_step_ops_into(ops, m, s.training, p, s.cluster, StepOpParts::all);
+      const std::vector<StageRun> runs = stage_runs(m, p);
+      const MemoryBreakdown mem = memory_per_gpu(activation_footprint(ops.ops), runs, m, s.training, p, s.cluster.gpu,
+                                                 static_cast<int>(micro_batches));
+      const double bytes = mem.total().base();
+      const bool fits = mem.fits();
+      if (!fits && have_fit) return;  // cannot beat a layout that fits
+      OpBuckets buckets;
+      add_op_costs(buckets, ops.ops, cost);
+      const double t = schedule_step(s, p, buckets, ops.stage_params, runs).breakdown.total().base();
+      if (fits) {
+        // The planner's rule (better(): time, then memory, then layout order).
+        if (!have_fit || better({t, bytes, p}, {best_time, best_fit_mem, best_fit})) {
+          best_fit = p;
+          best_time = t;
+          best_fit_mem = bytes;
+        }
+        have_fit = true;
+      } else if (bytes < least_mem || (bytes == least_mem && t < least_mem_time)) {
+        least_memory = p;
+        least_mem = bytes;
+        least_mem_time = t;
+      }
+    });
+  }
+
+  if (evaluated == 0) {
+    Diagnostics d = check_layout(s, fill_defaults(s));
+    d.insert(d.begin(), {Diagnostic::Severity::error, "scenario#/strategy", {},
+                         finding(FindingCode::no_valid_layout, "strategy", {{"gpus", gpus}})});
+    return std::unexpected(std::move(d));
+  }
+  Estimate e = evaluate(s, have_fit ? best_fit : least_memory, cost);
+  e.layout.chosen_by_capplan = true;
+  e.layout.configurations_evaluated = evaluated;
+  if (!have_fit) {
+    e.findings.insert(e.findings.begin(),
+                      finding(FindingCode::no_layout_fits, "", {{"evaluated", static_cast<double>(evaluated)}}));
+    if (!r.offload_optimizer && !r.offload_params) note_offload_would_fit(s, least_memory, e);
+  }
+  return e;
+}
+
+}  // namespace capplan::sim
