@@ -3,7 +3,7 @@
 // parses one input and checks what any input must give. A parse either succeeds or returns at
 // least one diagnostic, each with a message; what it accepts has finite numbers where the checks
 // can see them. A broken invariant throws InvariantBroken: under libFuzzer the uncaught
-// exception aborts and the input is kept; the corpus test (tests/data/fuzz_corpus_test.cpp)
+// exception aborts and the input is kept; the corpus test (tests/data/reading/fuzz_corpus_test.cpp)
 // replays fuzz/corpus/ with every build.
 #pragma once
 #include <span>

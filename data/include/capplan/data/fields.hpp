@@ -79,7 +79,7 @@ std::span<const std::span<const Field<ServeRequest>>> serve_field_tables();
 nlohmann::ordered_json field_schema(const FieldSpec& f, std::string_view prefix = {});
 
 // The scenario JSON Schema (schema/scenario.schema.json) with every part a field table declares
-// written from its table (`capplan-schema` rewrites the file; tests/data/schema_test.cpp fails
+// written from its table (`capplan-schema` rewrites the file; tests/data/input/schema_test.cpp fails
 // when it is stale). Parts without a table yet are kept as `schema` has them.
 nlohmann::ordered_json generate_scenario_schema(nlohmann::ordered_json schema);
 
