@@ -13,7 +13,12 @@
 
 namespace capplan::data::records {
 
+// The reader toolkit (reading/json_reader.hpp) under the names every record reader uses.
+using detail::Field;
 using detail::json;
+using detail::Kind;
+using detail::kPositive;
+using detail::Need;
 using detail::Reader;
 
 inline std::string str(const json& v) { return v.get<std::string>(); }

@@ -13,17 +13,7 @@
 namespace capplan::data {
 namespace {
 
-using detail::Field;
-using detail::json;
-using detail::Kind;
-using detail::Need;
-using detail::Reader;
-using detail::kPositive;
-using records::check_id;
-using records::integer;
-using records::num;
-using records::str;
-using records::strings;
+using namespace records;  // the shared conversions and the reader toolkit
 
 // PCIe x16, one direction, per generation [catalog_facts.md section 1, NVLink/PCIe note]:
 // Gen3 ~15.75, Gen4 ~31.5, Gen5 ~63 GB/s; each generation doubles the rate, so Gen6 ~126.

@@ -11,17 +11,7 @@
 namespace capplan::data {
 namespace {
 
-using detail::Field;
-using detail::json;
-using detail::Kind;
-using detail::Need;
-using detail::Reader;
-using detail::kPositive;
-using records::check_id;
-using records::integer;
-using records::num;
-using records::str;
-using records::strings;
+using namespace records;  // the shared conversions and the reader toolkit
 
 // --- Models -------------------------------------------------------------------------------
 
