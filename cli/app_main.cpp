@@ -69,7 +69,7 @@ int run_command(CLI::App& app, const std::vector<Command>& commands, int argc, c
 }
 
 // A result that did not reach standard output (a full disk, /dev/full, a closed stdout, a pipe
-// whose reader left) is a failure, or a script believes it got one (issue 18 point 7): exit 1
+// whose reader left) is a failure, or a script believes it got one: exit 1
 // with the reason on stderr, unless the command already failed with its own code.
 int checked_output(int rc) {
   std::cout.flush();

@@ -2,7 +2,7 @@
 // `capplan calibrate` and `capplan validate` run in capplan-calibrate, a program of their own that
 // lies next to capplan: it links the measurement backends (host: Eigen + MPI; cuda: CUDA runtime,
 // cuBLASLt, NCCL), so that capplan itself loads none of them and `capplan estimate` starts in a
-// few milliseconds (issue 13). capplan declares the two commands' flags too, so its --help and its
+// few milliseconds. capplan declares the two commands' flags too, so its --help and its
 // flag errors are unchanged.
 #pragma once
 

@@ -89,7 +89,7 @@ std::expected<void, std::string> write_atomically(const std::filesystem::path& p
   }
   // Hidden temp file beside the target, so the rename is atomic (same file system). The target's
   // name is cut to 200 characters in it, so that the temporary name fits NAME_MAX (255) even for
-  // a target name of 255 characters (issue 18 point 8). The pid and a per-process counter make it
+  // a target name of 255 characters. The pid and a per-process counter make it
   // this write's own (O_EXCL), so concurrent writers of one --out never share a temporary file:
   // the last rename wins and the target is always one writer's whole document.
   static std::atomic<unsigned> serial{0};
@@ -102,7 +102,7 @@ std::expected<void, std::string> write_atomically(const std::filesystem::path& p
   const fs::path tmp = dir / tmp_name;
   // SIGINT, SIGTERM and SIGHUP wait until the temporary file is renamed or removed
   // (milliseconds), then act as they would have: a signal in the middle of the write killed the
-  // process and left the temporary file behind (issue 18). SIGXFSZ (past a file size limit,
+  // process and left the temporary file behind. SIGXFSZ (past a file size limit,
   // `ulimit -f`) is ignored, so that write() fails with EFBIG and is reported like a full disk.
   // Only SIGKILL can still leave a temporary file.
   std::signal(SIGXFSZ, SIG_IGN);
@@ -170,7 +170,7 @@ std::string choose_format(const std::string& format, const std::string& out_path
 }
 
 void print_diagnostics(const Diagnostics& diags) {
-  // Error amplification (issue 18 point 11): 100k unknown keys printed 26 MB. The first
+  // Error amplification: 100k unknown keys printed 26 MB. The first
   // kMaxPrintedDiagnostics are printed, each cut to kMaxDiagnosticChars, then a count of the rest.
   std::size_t printed = 0;
   for (const auto& d : diags) {

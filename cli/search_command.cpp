@@ -102,7 +102,7 @@ void apply_bands(sim::Plan& plan, const sim::SearchRequest& request, const std::
   }
 }
 
-// ---- issue 14 point 9 helpers ----
+// ---- helpers: the deadline's quantile and even pipeline stages ----
 // The first pricing flag given that sets a rate of the scenario's own instance, or "".
 std::string own_rate_flag(const ScenarioFlags& flags) {
   for (const char* f : {"--usd-per-gpu-hour", "--usd-per-node-hour", "--spot-usd-per-gpu-hour",
@@ -203,7 +203,7 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     if (!d) return code(Exit::invalid_input);
     request.deadline = units::seconds(*d * 86400.0);
   }
-  // ---- issue 14 point 9: the deadline's quantile and even pipeline stages ----
+  // ---- the deadline's quantile and even pipeline stages ----
   if (!opt.deadline_quantile.empty()) {
     const auto q = sim::deadline_quantile_from_string(opt.deadline_quantile);
     if (!q || *q == sim::DeadlineQuantile::point) {

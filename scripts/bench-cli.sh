@@ -4,7 +4,7 @@
 # p4d nodes, tp 8 pp 4 dp 16): the median, min and max wall time of N runs (started from bash, so
 # exec, dynamic loading, static initialisers, catalog parsing and exit are all in it), the CPU time
 # per run (user + sys, which is what the wall time is on an idle core) and the largest
-# max-resident-set size (/usr/bin/time %M) over N more runs. Targets (issue 13): a median
+# max-resident-set size (/usr/bin/time %M) over N more runs. Targets: a median
 # of at most 20 ms wall and at most 30 MB resident.
 #
 #   scripts/bench-cli.sh [CAPPLAN] [N]     default: build/release/cli/capplan, 20 runs

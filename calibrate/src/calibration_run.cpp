@@ -56,7 +56,7 @@ std::vector<GemmShape> gemm_grid(const MeasurementBackend& b, bool quick, sim::P
     const bool serving_dtype = dtype == sim::Precision::bf16 || dtype == sim::Precision::fp16 ||
                                dtype == sim::Precision::fp8;
     if (!quick && serving_dtype) {
-      // Decode-shaped linears (issue 17 point 5): a decode batch against an 8B-class layer's
+      // Decode-shaped linears: a decode batch against an 8B-class layer's
       // up/gate (4096 x 14336) and down (14336 x 4096) weights, streamed from memory.
       for (auto m : rows) {
         out.push_back({m, 14336, 4096, 1, dtype});

@@ -77,7 +77,7 @@ ResultsView::ResultsView(QWidget* parent) : QWidget(parent) {
   charts->addWidget(breakdown_view_, 0, 0);
   charts->addWidget(memory_view_, 0, 1);
   charts->setRowStretch(0, 1);
-  // Below the charts, one table at a time: the goodput model first (issue 7), then the charts' numbers.
+  // Below the charts, one table at a time: the goodput model first, then the charts' numbers.
   tables_ = new QTabWidget(this);
   goodput_table_ = make_table(&goodput_model_, tables_);
   goodput_table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);

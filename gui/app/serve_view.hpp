@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The Serve tab (issue 17 point 6): a serving scenario (`workload.kind: serve`, as `capplan serve`
+// The Serve tab: a serving scenario (`workload.kind: serve`, as `capplan serve`
 // reads it) edited in a form (model, offering, engine, layout, traffic, latency target, price), its
 // plan in words, the latency-throughput curve, every layout's replicas and cost with the Pareto
 // front, and "train, then serve": the Estimate tab's training plus months of serving. Exports the

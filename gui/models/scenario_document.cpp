@@ -57,8 +57,8 @@ void ScenarioDocument::load_json(json doc) {
 }
 
 Result<void> ScenarioDocument::load_text(std::string_view text) {
-  // The CLI's parser and its limits (nesting depth, NUL bytes, duplicate keys; issue 18 point
-  // 12: a deeply nested scenario crashed the app), worded as the CLI words them.
+  // The CLI's parser and its limits (nesting depth, NUL bytes, duplicate keys:
+  // a deeply nested scenario crashed the app), worded as the CLI words them.
   auto doc = data::parse_scenario_document(text, kWhere);
   if (!doc) return std::unexpected(std::move(doc.error()));
   load_json(std::move(*doc));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A calibration that meets faults (issue 18, "faults in calibration"): a backend whose case throws,
+// A calibration that meets faults: a backend whose case throws,
 // runs out of memory, times out in a collective or loses its device. run_calibration keeps the
 // records of every finished case, names each failed case, stops once the device is gone, and a
 // run resumed from the records file (written, then read back as `--resume` does) measures only

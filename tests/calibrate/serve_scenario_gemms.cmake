@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# calibrate --for-scenario on a serve scenario measures its passes' GEMMs (issue 17 point 5).
+# calibrate --for-scenario on a serve scenario measures its passes' GEMMs.
 #   cmake -DEXE=<capplan> -DDIR=<scratch> -DSCENARIO=<serve scenario> -P serve_scenario_gemms.cmake
 file(REMOVE_RECURSE "${DIR}")
 file(MAKE_DIRECTORY "${DIR}")

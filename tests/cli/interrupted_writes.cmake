@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# --out under signals and concurrency (issue 18, "faults in calibration"): nothing half-written,
+# --out under signals and concurrency: nothing half-written,
 # no temporary file left behind.
 #
 #   cmake -DEXE=<capplan> -DSCENARIO=<scenario.json> -DSEARCH_SCENARIO=<scenario.json>

@@ -507,7 +507,7 @@ class GuiAppTest : public QObject {
     QCOMPARE(w.results()->time_value()->text(), days_text(units::to_days(e.goodput.wall)));
     QCOMPARE(w.results()->cost_value()->text(), usd_text(e.goodput.cost.total->base()));
     QVERIFY(w.results()->cost_detail()->text().contains(QStringLiteral("sticker ") + usd_text(e.totals.cost->base())));
-    // Each card's band is the band of the figure it shows (issue 14 defect 6): the expected total
+    // Each card's band is the band of the figure it shows: the expected total
     // cost's, not the sticker's.
     QVERIFY(e.uncertainty.total_cost_usd && e.uncertainty.cost_usd);
     const QString cost_band = usd_text(e.uncertainty.total_cost_usd->low) + QStringLiteral("–") +

@@ -112,7 +112,7 @@ TEST(CalibratedCost, AProfileFasterThanTheDatasheetPeakIsHeldToThePeakAndNamed) 
   EXPECT_TRUE(cost.coverage({StepOp{small}}).empty());
 }
 
-// The same ceiling for memory bandwidth and links (issue 18 point 5). An elementwise fit of
+// The same ceiling for memory bandwidth and links. An elementwise fit of
 // 10 TB/s on an H100 (3.35 TB/s HBM): 1 GB costs at least 1e9 / 3.35e12 = 0.2985 ms, not the fit's
 // 4 us + 0.1 ms. An all-gather over 8 ranks at 1 TB/s busbw on 450 GB/s NVLink: each rank must
 // receive 7/8 of the 1 GB buffer, so at least 1e9 * 7/8 / 450e9 = 1.944 ms, not 20 us + 0.875 ms.

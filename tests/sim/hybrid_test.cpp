@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Hybrid Mamba-2 / Transformer models (issue 16): a Mamba-2 layer's FLOPs, bytes, kept activations
+// Hybrid Mamba-2 / Transformer models: a Mamba-2 layer's FLOPs, bytes, kept activations
 // and parameters from the op list against hand derivations; the layer pattern's counts per
 // pipeline stage; the model-FLOPs convention against Megatron-Bridge's hybrid formula.
 #include <gtest/gtest.h>

@@ -708,7 +708,7 @@ TEST(Search, MaxGpusSkipsLargerShapes) {
   EXPECT_EQ(result->stats.shapes, 4);  // 2 offerings x {1, 2} nodes of 4 GPUs
 }
 
-// ---- deadline quantile and even stages (issue 14 point 9) ----
+// ---- deadline quantile and even stages ----
 
 // A residual band for every category: measured/predicted from 0.8 to 1.1 (so the p90 time is
 // about the point / 0.8, widened further where the test GPUs have no published efficiencies).

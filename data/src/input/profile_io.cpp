@@ -48,7 +48,7 @@ json quality_to_json(const sim::FitQuality& q) {
           {"r2", finite_or_zero(q.r2)}};
 }
 
-// Physical ceilings of what a profile may claim (issue 18 point 6: a collective latency_s of
+// Physical ceilings of what a profile may claim (a collective latency_s of
 // 1e308 reached the model and the step time came out null), each far above any real device.
 struct ProfileLimits {
   double latency_s = 10.0;        // a launch or link latency of 10 s is a hang, not a latency

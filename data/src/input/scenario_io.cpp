@@ -220,7 +220,7 @@ std::optional<double> ScenarioParser::si_number(const json& v, const std::string
     r_.error(p, "must be > 0; got " + describe(v));
     return std::nullopt;
   }
-  if (*x < 1) {  // counts of tokens: 5e-324 passed "> 0" and gave a null time to train (issue 18)
+  if (*x < 1) {  // counts of tokens: 5e-324 passed "> 0" and gave a null time to train
     r_.error(p, "must be at least 1 (a number of tokens); got " + describe(v));
     return std::nullopt;
   }

@@ -128,7 +128,7 @@ std::optional<double> positive_number(const std::string& cell, double most) {
   double v = 0;
   const std::string t = trim(cell);
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  // At least kMinPositive (1e-15): a denormal time gave an Inf throughput (issue 18).
+  // At least kMinPositive (1e-15): a denormal time gave an Inf throughput.
   if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v) || v < kMinPositive || v > most) {
     return std::nullopt;
   }

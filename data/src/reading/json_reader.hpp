@@ -31,7 +31,7 @@ namespace capplan::data::detail {
 using nlohmann::json;
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
-// The smallest value a "> 0" field accepts (issue 18 point 3): denormals such as 5e-324 passed
+// The smallest value a "> 0" field accepts: denormals such as 5e-324 passed
 // the check and turned times and costs into Inf, printed as null. 1e-15 is below every
 // physical quantity capplan reads in SI or its named units (seconds per byte of a TB/s link:
 // 1e-12) and keeps every product finite.
@@ -62,7 +62,7 @@ inline std::string join(const std::vector<std::string>& items, std::string_view 
 
 // Catalog ids are kebab-case: a lower-case letter or digit, then letters, digits, '-', '.', '_'
 // ("aws-p5.48xlarge"). Plain character tests, not std::regex: compiling one libstdc++ regex cost
-// more instructions than parsing all the catalogs' JSON, in every `capplan estimate` (issue 13).
+// more instructions than parsing all the catalogs' JSON, in every `capplan estimate`.
 inline bool is_catalog_id(std::string_view s) {
   auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
   if (s.empty() || !lower_or_digit(s.front())) return false;
@@ -534,7 +534,7 @@ inline std::string line_column(std::string_view text, std::size_t offset) {
   return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
-// Limits on what a user's JSON file may be (issue 18): the size cap is input.hpp's
+// Limits on what a user's JSON file may be: the size cap is input.hpp's
 // kMaxInputBytes; the nesting cap holds far above any capplan file (a scenario nests 5 levels)
 // and far below what the recursive parts of nlohmann (dump(), the error path) survive.
 inline constexpr std::size_t kMaxJsonDepth = 256;

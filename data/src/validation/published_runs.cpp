@@ -59,7 +59,7 @@ std::string strip_notes(const std::string& s) {
 }
 // A number spelled out in a cell (digits, a point, an exponent), range-checked: nullopt for text
 // that is not one and for a value beyond double's range ("1e999", 400 digits), instead of
-// std::stod's exception (issue 18 point 9: "internal error", exit 1).
+// std::stod's exception ("internal error", exit 1).
 std::optional<double> checked_number(std::string_view text) {
   double v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -68,7 +68,7 @@ std::optional<double> checked_number(std::string_view text) {
 }
 
 // Where a leading number ends: [+-]?(digits[.digits*]|.digits)([eE][+-]?digits)?; 0 when
-// there is none. A hand-written scanner: no std::regex over user text (issue 18 point 14).
+// there is none. A hand-written scanner: no std::regex over user text.
 std::size_t number_length(std::string_view s) {
   auto digits = [&](std::size_t i) {
     while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
@@ -950,7 +950,7 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
     }
   }
   // A throughput from tiny or huge cells (a step of 1e-300 s) is no measurement: never NaN or
-  // Inf in the report (issue 18 point 14).
+  // Inf in the report.
   if (!std::isfinite(run.measured_tokens_per_s_per_gpu) || run.measured_tokens_per_s_per_gpu > 1e12) {
     rr.error("tokens_per_s_per_gpu", "the measured throughput (" + run.measured_how + ") is out of range; got " +
                                          fmt(run.measured_tokens_per_s_per_gpu) + " tokens/s per GPU");

@@ -652,7 +652,7 @@ TEST(RealCatalogs, HunyuanLargeTotalAndActiveByHand) {
   EXPECT_NEAR(m.active_params() / 52e9, 1.0, 0.01);
 }
 
-// The serving set's MoE presets (issue 17), by hand, against their published totals and active counts.
+// The serving set's MoE presets, by hand, against their published totals and active counts.
 // Qwen3-30B-A3B (head_dim 128, 4 KV heads, 128 experts of 768, top-8, untied vocab 151,936): attention
 // 2048 x (4096 + 2 x 512) + 4096 x 2048 + 2 x 2048 = 18,878,464; router 128 x 2048 = 262,144; expert
 // 3 x 2048 x 768 = 4,718,592. Total 48 x (18,878,464 + 262,144 + 128 x 4,718,592) + 2 x 311,164,928 + 2048

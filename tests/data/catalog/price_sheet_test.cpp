@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Price sheets (data/price_sheet.hpp): strict reading, the merge over the catalog and its
-// precedence, the purchase-model columns, the template (issue 14 point 7).
+// precedence, the purchase-model columns, the template.
 #include "capplan/data/price_sheet.hpp"
 
 #include <gtest/gtest.h>

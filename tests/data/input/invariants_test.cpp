@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Physical invariants over generated scenarios (issue 18, "physical invariants as tests"): a
+// Physical invariants over generated scenarios ("physical invariants as tests"): a
 // seeded generator (std::mt19937_64, seed 18, so every run draws the same scenarios and a failure
 // names the scenario's JSON) draws models, GPUs, cluster sizes, layouts, token counts, batches,
 // precisions and prices from the shipped catalogs, and every successful estimate must keep:

@@ -217,7 +217,7 @@ TEST(SearchJson, PlansAreEstimateObjectsPlusTheirPlace) {
   EXPECT_NE(table.find("Plans (best first)"), std::string::npos);
 }
 
-// ---- --purchase for every offering (issue 14 point 9) ----
+// ---- --purchase for every offering ----
 
 sim::Offering priced(const char* id, const char* type, double usd_per_gpu_hour) {
   sim::Offering o;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Hybrid Mamba-2 models in the data layer (issue 16): the catalog's presets, the scenario's
+// Hybrid Mamba-2 models in the data layer: the catalog's presets, the scenario's
 // layer_pattern and mamba keys with their errors, and the hybrid-runs CSV layout that
 // validate-published recognises by its header.
 #include <gtest/gtest.h>

@@ -56,7 +56,7 @@ TEST(Validation, AccuracyOfHandMadeRows) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Per-regime figures on a hand-made set (issue 15 point 7)
+// Per-regime figures on a hand-made set
 // ---------------------------------------------------------------------------------------------
 
 // One GPT-style run on `gpus` H100 with a fixed layout (tp 1, dp = gpus); measured is set later.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The one reader of every file a user hands capplan (scenario, profile, records, price sheet,
 // published-runs CSV, catalogs; "-" for standard input), for the CLI and the desktop app alike.
-// It is bounded (issue 18): a file larger than kMaxInputBytes is refused rather than read
+// It is bounded: a file larger than kMaxInputBytes is refused rather than read
 // without end, and a device (/dev/zero, /dev/urandom) is refused before reading. Pipes and
 // standard input are read up to the same limit.
 #pragma once

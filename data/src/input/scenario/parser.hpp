@@ -31,7 +31,7 @@ constexpr double kMaxGpus = 1e6;
 constexpr double kMaxNodes = 1e5;
 constexpr double kMaxGpusPerNode = 1024;
 constexpr double kMaxLinkGbps = 1e6;
-constexpr double kMinLinkGbps = 1e-3;  // 1 Mbit/s: a slower link is no GPU interconnect (issue 18 point 3)
+constexpr double kMinLinkGbps = 1e-3;  // 1 Mbit/s: a slower link is no GPU interconnect
 constexpr double kMaxUsdPerGpuHour = 1e5;
 constexpr double kMaxParallel = 1e6;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The goodput panel of the Estimate tab (issue 7): interruptions, checkpoints, restarts, lost work,
+// The goodput panel of the Estimate tab: interruptions, checkpoints, restarts, lost work,
 // the data-loading check and the goodput fraction of one estimate (sim::Goodput), read-only.
 //
 // Contract: resets on a new snapshot; empty when the estimate has no goodput model. DisplayRole

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The Serve tab (`capplan serve` in the desktop app, issue 17 point 6): a serving scenario's plan,
+// The Serve tab (`capplan serve` in the desktop app): a serving scenario's plan,
 // its latency-throughput curve, every layout with the Pareto front, and the train-then-serve view.
 //
 // Contract:

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The Own vs rent tab (`capplan tco` in the desktop app, issue 14 point 8): the scenario's `tco`
+// The Own vs rent tab (`capplan tco` in the desktop app): the scenario's `tco`
 // section read as the CLI reads it, the own-fleet cost per useful GPU-hour across utilisations,
 // and a summary table of owning against each way of renting.
 //

@@ -38,7 +38,7 @@ struct LayerStepShape {
   bool rmsnorm = false;               // RMSNorm instead of LayerNorm
   bool rope = false;                  // rotary embedding of Q and K
   bool flash_attention = false;       // fused attention (no s x s scores, no softmax op)
-  // > 0: a serving decode step instead (issue 17 point 5): `micro_batch` sequences each decode one
+  // > 0: a serving decode step instead: `micro_batch` sequences each decode one
   // token over `decode_context` cached tokens, forward only, the layer slice of the serving pass
   // (build_pass_ops: the KV cache written and read per query group, no logits). seq_len is then
   // unused (the model's context is decode_context + 1).

@@ -18,7 +18,7 @@
 //    model where p10-p90 lies on one side of it (band_quantiles), and a finding says so; where
 //    even that cannot reach the estimate (all but a fifth of the runs on one side), the near end
 //    is moved to 1. The estimate is
-//    the model's own figure, never shifted by the residuals (issue 3), and an interval that
+//    the model's own figure, never shifted by the residuals, and an interval that
 //    excludes its own point reads as a contradiction.
 //  * apply_error_band never produces NaN or Inf, and every interval has low <= high. With an
 //    empty table it leaves the estimate unchanged (no band).

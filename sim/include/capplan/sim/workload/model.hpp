@@ -127,7 +127,7 @@ struct ModelSpec {
   MambaSpec mamba;
 
   int head_dim() const { return attention_head_dim > 0 ? attention_head_dim : hidden / heads; }
-  // 64-bit: kv_heads (up to 1e5) x head_dim (up to 1e5) exceeds INT_MAX (issue 18 point 4).
+  // 64-bit: kv_heads (up to 1e5) x head_dim (up to 1e5) exceeds INT_MAX.
   std::int64_t kv_dim() const { return static_cast<std::int64_t>(kv_heads) * head_dim(); }
   bool is_moe() const { return moe.experts > 0; }
   bool is_hybrid() const { return !layer_pattern.empty(); }
