@@ -39,6 +39,14 @@ TEST(ScopeTraits, OneNamedRowPerScope) {
   EXPECT_FALSE(traits(Scope::optimizer).per_layer());
 }
 
+// A per-layer row says how to count its layers in the model and on a stage; no other row does.
+TEST(ScopeTraits, PerLayerRowsAndOnlyThoseCountLayers) {
+  for (const ScopeTraits& t : kScopeTraits) {
+    EXPECT_EQ(t.per_layer(), t.model_layers != nullptr) << t.name;
+    EXPECT_EQ(t.per_layer(), t.stage_layers != nullptr) << t.name;
+  }
+}
+
 // A small hybrid: attention, MLP, MoE and Mamba layers.
 ModelSpec hybrid_model() {
   ModelSpec m{.name = "hybrid", .layers = 12, .hidden = 1024, .heads = 16, .kv_heads = 4, .ffn_hidden = 4096,
