@@ -2,6 +2,8 @@
 #include "scenario_flags.hpp"
 
 #include <iterator>
+#include <span>
+#include <string_view>
 #include <utility>
 
 #include "capplan/sim/workload/strategy.hpp"
@@ -267,18 +269,25 @@ json flag_value(const ScenarioFlag& flag, const std::string& text) {
   return text;
 }
 
+// The flags a field table declares, its rows' pointers below `section` ("/model").
+template <class T>
+void add_table(std::deque<ScenarioFlag>& out, std::string_view section, std::span<const data::Field<T>> table) {
+  for (const auto& f : table) {
+    const data::FieldFlag& flag = f.spec.flag;
+    if (flag.name == nullptr) continue;
+    const bool text = f.spec.kind == data::FieldKind::text || f.spec.kind == data::FieldKind::choice;
+    out.push_back({flag.name, std::string(section) + "/" + f.spec.pointer, text ? kText : kNumber, flag.type,
+                   flag.help, flag.search_help});
+  }
+}
+
 }  // namespace
 
 const std::deque<ScenarioFlag>& scenario_flags() {
   static const std::deque<ScenarioFlag> rows = [] {
     std::deque<ScenarioFlag> out;
     out.push_back(from_row(kPresetRow));
-    for (const auto& f : data::model_fields()) {
-      if (f.spec.flag.name == nullptr) continue;
-      out.push_back({f.spec.flag.name, std::string("/model/") + f.spec.pointer,
-                     f.spec.kind == data::FieldKind::text ? kText : kNumber, f.spec.flag.type, f.spec.flag.help,
-                     kSameHelp});
-    }
+    add_table(out, "/model", data::model_fields());
     for (const Row& r : kFieldRows) out.push_back(from_row(r));
     for (const auto& o : sim::kStrategyOptions) {
       out.push_back({o.flag, std::string("/strategy/") + o.key, kNumber, "BOOL|auto", o.help, kSameHelp});

@@ -29,6 +29,8 @@ struct FieldFlag {
   const char* type = "";       // shown in --help: "INT", "FRACTION"
   const char* help = "";       // --help's line
   const char* group = "";      // --help's group ("Engine and layout")
+  // capplan search's --help line: "" the same as `help`, nullptr not a flag of search.
+  const char* search_help = "";
 };
 
 // What every user of a field knows about it (designated initializers: unnamed members keep these).
