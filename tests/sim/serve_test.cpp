@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "capplan/sim/cost/datasheet_cost.hpp"
 #include "capplan/sim/serve/serve.hpp"
@@ -82,21 +83,28 @@ TEST(ServeKv, BytesPerTokenFromTheKvHeads) {
   EXPECT_DOUBLE_EQ(kv_bytes_per_token(test::deepseek_v3(), 2.0), 61.0 * 576.0 * 2.0);
 }
 
-// One formula: the replica's KV bytes per token on each GPU are the per-GPU formula at its TP,
-// and that formula at tp 1 over all layers is the whole model's. Llama 3.1 8B has 8 KV heads:
-// TP 2 and 8 split them (4, 1 per rank); TP 16 would replicate them (still 1 per rank).
-TEST(ServeKv, ReplicaMemoryUsesTheOneKvFormula) {
-  const ModelSpec m = llama31_8b();
-  EXPECT_DOUBLE_EQ(kv_bytes_per_token_per_gpu(m, 1, 32, 2.0), kv_bytes_per_token(m, 2.0));
-  EXPECT_DOUBLE_EQ(kv_bytes_per_token_per_gpu(m, 2, 32, 2.0), 65536.0);   // 4 heads x 2 x 128 x 2 x 32
-  EXPECT_DOUBLE_EQ(kv_bytes_per_token_per_gpu(m, 8, 32, 2.0), 16384.0);   // 1 head
-  EXPECT_DOUBLE_EQ(kv_bytes_per_token_per_gpu(m, 16, 32, 2.0), 16384.0);  // replicated: 1 head
-  for (int tp : {1, 2, 4, 8}) {
+// One formula: the replica's KV bytes per token on each GPU are the fold of its pass op list's
+// cache writes, by hand 2 x ceil(8 KV heads / tp) x 128 x 2 bytes x 32 layers for Llama 3.1 8B:
+// TP 2 and 8 split the heads (4, 1 per rank), TP 16 replicates them (still 1 per rank); over two
+// pipeline stages each GPU holds half the layers.
+TEST(ServeKv, ReplicaMemoryFoldsTheCacheWritesOfItsOpList) {
+  for (const auto& [tp, pp, bytes] : {std::tuple{1, 1, 131072.0}, std::tuple{2, 1, 65536.0},
+                                      std::tuple{8, 1, 16384.0}, std::tuple{16, 1, 16384.0},
+                                      std::tuple{2, 2, 32768.0}}) {
     ServeJob j = job_8b();
     j.tp = tp;
+    j.pp = pp;
     Fixture f(j);
-    EXPECT_DOUBLE_EQ(f.memory().kv_bytes_per_token, kv_bytes_per_token_per_gpu(m, tp, 32, 2.0)) << "tp " << tp;
+    EXPECT_DOUBLE_EQ(f.memory().kv_bytes_per_token, bytes) << "tp " << tp << " pp " << pp;
   }
+  // The fold counts only what the cache writes keep: a pass of 64 tokens keeps 64 tokens' worth.
+  InferencePass ip;
+  ip.prefill_tokens = 64;
+  ip.kv_bytes = 1.0;
+  PerScope<int> layers;
+  layers[Scope::layer] = 32;
+  EXPECT_DOUBLE_EQ(kept_bytes_per_token(build_pass_ops(llama31_8b(), ip, Parallelism{}, Cluster{}), layers, 64.0),
+                   65536.0);
 }
 
 TEST(ServeMemory, WeightsAndKvCapacityOnOneH100) {

@@ -27,8 +27,9 @@ void lower_serving_attention(OpListBuilder& b, const Context& cx) {
   const double kv_elems = mla ? static_cast<double>(latent) : static_cast<double>(kv_heads) * (d_qk + d_v);
   // The new tokens' K and V written into their cache blocks (vLLM's reshape_and_cache): read in
   // 16 bits, written in the cache's precision.
-  b.add(MemoryOp{"kv_cache_write", units::bytes((act + ip.kv_bytes) * td * kv_elems)}, Phase::forward, Scope::layer,
-        1.0, OpRole::kv_cache);
+  b.add(MemoryOp{"kv_cache_write", units::bytes((act + ip.kv_bytes) * td * kv_elems), MemoryLink::hbm,
+                 units::bytes(ip.kv_bytes * td * kv_elems)},
+        Phase::forward, Scope::layer, 1.0, OpRole::kv_cache);
   if (ip.prefill_tokens > 0 && ip.prefill_keys > 0) {
     // Prefill: one varlen fused (flash) attention over the batch's prompt tokens, each meeting
     // `prefill_keys` keys on average (its cached prefix plus the causal half of its prompt).

@@ -75,19 +75,21 @@ double LengthDistribution::quantile(double q) const {
   return std::exp(mu + s * inverse_normal_cdf(std::clamp(q, 1e-12, 1.0 - 1e-12)));
 }
 
-double kv_bytes_per_token_per_gpu(const ModelSpec& m, int tp, double attention_layers, double element_bytes) {
-  if (m.attention == Attention::mla) {
-    return attention_layers * (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * element_bytes;
+double kept_bytes_per_token(const StepOps& ops, const PerScope<int>& layers, double tokens) {
+  double kept = 0;
+  for (const StepOp& op : ops.ops) {
+    if (const auto* mem = std::get_if<MemoryOp>(&op.op)) kept += mem->kept.base() * op.count * layers[op.scope];
   }
-  // The KV heads of this rank, as the op list lowers them: split over TP, replicated when tp
-  // exceeds the KV heads (a rank then holds one).
-  const int ranks = std::max(1, tp);
-  const double heads = static_cast<double>((std::max(1, m.kv_heads) + ranks - 1) / ranks);
-  return attention_layers * 2.0 * heads * static_cast<double>(m.head_dim()) * element_bytes;
+  return tokens > 0 ? kept / tokens : 0.0;
 }
 
 double kv_bytes_per_token(const ModelSpec& m, double element_bytes) {
-  return kv_bytes_per_token_per_gpu(m, 1, m.attention_layer_count(), element_bytes);
+  InferencePass ip;
+  ip.kv_bytes = element_bytes;
+  ip.prefill_tokens = 1;
+  PerScope<int> layers;
+  for (const ScopeTraits& t : kScopeTraits) layers[t.scope] = t.in_model(m);
+  return kept_bytes_per_token(build_pass_ops(m, ip, Parallelism{}, Cluster{}), layers, 1.0);
 }
 
 namespace {
@@ -180,6 +182,10 @@ ReplicaMemory replica_memory(const ServeJob& job, const Cluster& c) {
   const double fmt = traits(job.weights).bytes;
   // Weights of the most loaded stage: layer linears in the format, embeddings and lm_head in 16 bits.
   double weights = 0, kv_per_token = 0;
+  // One token's pass: what its cache writes keep is the KV cache per token.
+  InferencePass one = pass_for(job);
+  one.prefill_tokens = 1;
+  const StepOps pass = build_pass_ops(m, one, p, c);
   for (const StageRun& run : stage_runs(m, p)) {
     const StageLayers& sl = run.layers;
     const StageParams sp = stage_params(m, p, sl);
@@ -189,7 +195,9 @@ ReplicaMemory replica_memory(const ServeJob& job, const Cluster& c) {
     const double bytes = 2.0 * vocab + fmt * std::max(0.0, sp.total() - vocab);
     weights = std::max(weights, bytes);
     // KV per token on this GPU: its stage's attention layers.
-    kv_per_token = std::max(kv_per_token, kv_bytes_per_token_per_gpu(m, p.tp, sl.layers, element_bytes(job.kv)));
+    PerScope<int> layers;
+    for (const ScopeTraits& t : kScopeTraits) layers[t.scope] = t.on_stage(sl);
+    kv_per_token = std::max(kv_per_token, kept_bytes_per_token(pass, layers, 1.0));
   }
   out.weights = units::bytes(weights);
   // The engine's profiling forward at max_num_batched_tokens tokens (vLLM's profile_run): the

@@ -16,6 +16,7 @@
 #include "capplan/sim/workload/hardware.hpp"
 #include "capplan/sim/workload/model.hpp"
 #include "capplan/sim/cost/op_cost.hpp"
+#include "capplan/sim/lowering/scope.hpp"
 #include "capplan/sim/lowering/step_model.hpp"
 #include "capplan/sim/units.hpp"
 
@@ -139,11 +140,12 @@ struct ReplicaMemory {
   int max_sequences = 0;          // concurrent sequences of the mean length that fit (<= max_num_seqs)
   bool fits() const { return kv_tokens > 0; }
 };
-// KV-cache bytes per token on one GPU of a TP group of `tp` ranks, over `attention_layers` layers:
-// 2 x the rank's KV heads (ceil(kv_heads / tp): replicated when tp exceeds them) x d per layer for
-// GQA/MHA, MLA's latent plus its RoPE key whole on every rank. The one formula of the KV cache:
-// replica memory uses it per stage, kv_bytes_per_token for the whole model.
-double kv_bytes_per_token_per_gpu(const ModelSpec& m, int tp, double attention_layers, double element_bytes);
+// KV-cache bytes per token that a serving pass's ops (build_pass_ops of `tokens` tokens) leave
+// on one GPU running `layers` of each scope: the fold of their cache writes (MemoryOp::kept) over
+// those layers. The op list's cache write is the one formula of the KV cache: 2 x the rank's KV
+// heads (ceil(kv_heads / tp): replicated when tp exceeds them) x d per attention layer for
+// GQA/MHA, MLA's latent plus its RoPE key whole on every rank.
+double kept_bytes_per_token(const StepOps& ops, const PerScope<int>& layers, double tokens);
 // The whole model on one GPU (all attention layers, tp 1); Llama 3.1 8B in bf16: 128 KiB.
 double kv_bytes_per_token(const ModelSpec& m, double element_bytes);
 ReplicaMemory replica_memory(const ServeJob& job, const Cluster& c);
