@@ -82,13 +82,8 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
   std::string text;
   if (!file.empty() && !read_scenario_or_report(file, text)) return code(Exit::invalid_input);
 
-  // A calibration profile (--profile) is validated before anything is estimated: a bad or
-  // truncated file is invalid input naming the field (or the file, line and column).
   std::optional<sim::Profile> profile;
-  if (opt.profile_option->count() > 0) {
-    profile = load_profile_or_report(opt.profile);
-    if (!profile) return code(Exit::invalid_input);
-  }
+  if (!load_optional_profile(opt.profile_option->count() > 0, opt.profile, profile)) return code(Exit::invalid_input);
 
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);

@@ -259,6 +259,12 @@ std::optional<sim::Profile> load_profile_or_report(const std::string& path) {
   return std::move(*profile);
 }
 
+bool load_optional_profile(bool given, const std::string& path, std::optional<sim::Profile>& out) {
+  if (!given) return true;
+  out = load_profile_or_report(path);
+  return out.has_value();
+}
+
 bool load_error_bands_or_report(const GlobalOptions& global, std::optional<data::ErrorBands>& bands) {
   auto loaded = data::load_error_bands(data::error_bands_path(data_dir(global)));
   if (!loaded) {

@@ -103,6 +103,10 @@ bool training_scenario_or_report(const data::ParsedScenario& s, std::string_view
 // The calibration profile at `path` ("-": standard input), validated (data::parse_profile);
 // prints what is wrong and returns nullopt.
 std::optional<sim::Profile> load_profile_or_report(const std::string& path);
+// The same for an optional --profile: `given` false leaves `out` empty. Checked before any work,
+// so a bad or truncated file is invalid input naming the field (or the file, line and column).
+// False when a bad file was reported.
+bool load_optional_profile(bool given, const std::string& path, std::optional<sim::Profile>& out);
 
 // The catalogs' error_bands.json into `bands` (nullopt when there is no such file); prints what
 // is wrong and returns false.

@@ -452,9 +452,8 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
   std::optional<sim::Profile> profile;
-  if (!opt.profile.empty()) {
-    profile = load_profile_or_report(opt.profile);
-    if (!profile) return code(Exit::invalid_input);
+  if (!load_optional_profile(!opt.profile.empty(), opt.profile, profile)) return code(Exit::invalid_input);
+  if (profile) {
     if (opt.whole_run || !opt.write_error_bands.empty()) {
       print_error(std::string(opt.whole_run ? "--whole-run" : "--write-error-bands") +
                   ": the error bands and whole-run rows are the datasheet model's; --profile applies to the "

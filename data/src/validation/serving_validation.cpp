@@ -10,6 +10,7 @@
 #include "reading/csv.hpp"
 #include "validation/inference_runs.hpp"
 #include "reading/json_reader.hpp"
+#include "validation/tally.hpp"
 
 namespace capplan::data {
 
@@ -145,15 +146,7 @@ void evaluate(const ServingRun& run, std::vector<ServingComparison>& out) {
 
 ServingReport validate_serving(const std::vector<ServingRun>& runs) {
   ServingReport rep;
-  rep.rows = static_cast<int>(runs.size());
-  for (const auto& run : runs) {
-    if (!run.usable) {
-      rep.skipped.push_back(&run);
-      continue;
-    }
-    ++rep.usable;
-    evaluate(run, rep.comparisons);
-  }
+  validation_detail::tally_runs(rep, runs, [&rep](const ServingRun& run) { evaluate(run, rep.comparisons); });
   std::vector<const ServingComparison*> all;
   std::map<std::string, std::vector<const ServingComparison*>> metric, source, engine;
   for (const auto& c : rep.comparisons) {

@@ -9,6 +9,7 @@
 #include "capplan/data/findings.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/sim/cost/datasheet_cost.hpp"
+#include "validation/tally.hpp"
 
 namespace capplan::data {
 
@@ -147,15 +148,8 @@ void leave_one_out_interval(ValidationRow& r, const std::vector<ValidationRow>& 
 ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs,
                                     const sim::Profile* profile, const std::vector<ValidationRow>* pool) {
   ValidationReport rep;
-  rep.rows = static_cast<int>(runs.size());
-  for (const auto& run : runs) {
-    if (!run.usable) {
-      rep.skipped.push_back(&run);
-      continue;
-    }
-    ++rep.usable;
-    rep.results.push_back(evaluate_row(run, catalogs, profile));
-  }
+  validation_detail::tally_runs(
+      rep, runs, [&](const PublishedRun& run) { rep.results.push_back(evaluate_row(run, catalogs, profile)); });
   for (auto& r : rep.results) {
     if (r.predicted) leave_one_out_interval(r, rep.results, pool);
   }
