@@ -10,6 +10,7 @@
 #include <QScrollArea>
 #include <QVBoxLayout>
 
+#include "capplan/data/fields.hpp"
 #include "capplan/gui/finding_text.hpp"
 #include "capplan/gui/format.hpp"
 #include "capplan/gui/result_models.hpp"
@@ -75,14 +76,19 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
       doc_->use_preset(id.toStdString());
     }
   });
-  const std::pair<const char*, const char*> dims[] = {
-      {"layers", "transformer layers"}, {"hidden", "hidden size"}, {"heads", "attention heads"},
-      {"kv_heads", "key/value heads (GQA)"}, {"ffn_hidden", "FFN inner size"}, {"vocab", "vocabulary size"},
-      {"seq_len", "sequence length, tokens"}};
+  // The dimensions and switches, one row each from the model's field table (capplan/data/fields.hpp):
+  // its key, unit and help; a switch left at "preset default" keeps the preset's.
   int row = 1;
-  for (const auto& [key, help] : dims) {
-    add_field(mg, row++, QString::fromLatin1(key), std::string("/model/") + key,
-              QString::fromLatin1(std::string_view(key) == "seq_len" ? "tokens" : ""), QString::fromLatin1(help));
+  for (const auto& f : data::model_fields()) {
+    const std::string pointer = std::string("/model/") + f.spec.pointer;
+    const QString key = QString::fromLatin1(f.spec.pointer);
+    if (f.spec.kind == data::FieldKind::integer) {
+      add_field(mg, row++, key, pointer, tr(f.spec.unit), tr(f.spec.help));
+    } else if (f.spec.kind == data::FieldKind::boolean) {
+      add_choice(mg, row++, key, pointer, tr(f.spec.help),
+                 {{tr("preset default"), QString()}, {tr("yes"), QStringLiteral("true")},
+                  {tr("no"), QStringLiteral("false")}});
+    }
   }
   add_group(layout, model_box, "/model");
 
@@ -136,55 +142,34 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
           [this](int) { doc_->set_value("/training/framework", framework_->currentData().toString().toStdString()); });
   // Framework details with a documented default per framework (docs/model.md): the first item
   // leaves the key out of the scenario, so the default follows the framework and precision.
-  const auto add_option = [&](int grid_row, const QString& label, const char* pointer, const QString& tip,
-                              std::initializer_list<std::pair<QString, QString>> items) {
-    tg->addWidget(new QLabel(label, train_box), grid_row, 0);
-    auto* combo = new QComboBox(train_box);
-    combo->setObjectName(QString::fromLatin1(pointer));
-    combo->setToolTip(tip);
-    for (const auto& [text, value] : items) combo->addItem(text, value);
-    tg->addWidget(combo, grid_row, 1, 1, 2);
-    const std::string key = pointer;
-    connect(combo, &QComboBox::activated, this, [this, combo, key](int) {
-      const QString value = combo->currentData().toString();
-      if (value.isEmpty()) {
-        doc_->erase(key);
-      } else if (value == QStringLiteral("true") || value == QStringLiteral("false")) {
-        doc_->set_value(key, value == QStringLiteral("true"));
-      } else {
-        doc_->set_value(key, value.toStdString());
-      }
-    });
-    option_combos_[key] = combo;
-  };
-  add_option(4, tr("Loss kernels"), "/training/loss_kernel",
+  add_choice(tg, 4, tr("Loss kernels"), "/training/loss_kernel",
              tr("How the cross-entropy runs: bytes moved per logit (docs/model.md, section 1)"),
              {{tr("framework default"), QString()},
               {tr("unfused (Megatron-LM)"), QStringLiteral("unfused")},
               {tr("fused (NeMo, Megatron-Bridge)"), QStringLiteral("fused")},
               {tr("Transformer Engine"), QStringLiteral("te")},
               {tr("eager PyTorch"), QStringLiteral("eager")}});
-  add_option(5, tr("Gradient reduction"), "/training/grad_reduce_in_fp32",
+  add_choice(tg, 5, tr("Gradient reduction"), "/training/grad_reduce_in_fp32",
              tr("Gradients accumulated and reduced in fp32 (Megatron-LM's bf16 default) or in 16 bits"),
              {{tr("framework default"), QString()},
               {tr("fp32"), QStringLiteral("true")},
               {tr("16-bit"), QStringLiteral("false")}});
-  add_option(6, tr("FP8 scaling"), "/training/fp8_recipe",
+  add_choice(tg, 6, tr("FP8 scaling"), "/training/fp8_recipe",
              tr("Transformer Engine recipe with fp8 precision: current scaling adds an amax pass per cast; MXFP8 "
                 "(Blackwell) scales blocks of 32 in the cast"),
              {{tr("delayed (default)"), QString()},
               {tr("current (tensorwise)"), QStringLiteral("current")},
               {tr("MXFP8 (Blackwell)"), QStringLiteral("mxfp8")}});
-  add_option(7, tr("FP8 weights"), "/training/fp8_params",
+  add_choice(tg, 7, tr("FP8 weights"), "/training/fp8_params",
              tr("With fp8 precision: weights kept and all-gathered in FP8 (Megatron --fp8-param-gather)"),
              {{tr("16-bit + FP8 copy (default)"), QString()}, {tr("FP8, gathered in FP8"), QStringLiteral("true")}});
-  add_option(8, tr("Master weights"), "/training/master_weights",
+  add_choice(tg, 8, tr("Master weights"), "/training/master_weights",
              tr("fp32 master weights and optimizer state beside the 16-bit weights (mixed precision), or "
                 "pure 16-bit training with the optimizer state in bf16 (torchtune)"),
              {{tr("framework default"), QString()},
               {tr("fp32 master (mixed precision)"), QStringLiteral("true")},
               {tr("none (pure 16-bit)"), QStringLiteral("false")}});
-  add_option(9, tr("Attention kernel"), "/training/attention_kernel",
+  add_choice(tg, 9, tr("Attention kernel"), "/training/attention_kernel",
              tr("The fused attention kernel's generation: FlashAttention-2 or newer, or a FlashAttention-1-class "
                 "kernel (flash-attn 1.x, the 2023 Triton FlashAttention) at about 0.4x its speed"),
              {{tr("framework default"), QString()},
@@ -482,6 +467,31 @@ QLineEdit* ScenarioEditor::add_field(QGridLayout* grid, int row, const QString& 
   return edit;
 }
 
+QComboBox* ScenarioEditor::add_choice(QGridLayout* grid, int row, const QString& label, const std::string& pointer,
+                                      const QString& tip,
+                                      std::initializer_list<std::pair<QString, QString>> items) {
+  auto* parent = grid->parentWidget();
+  grid->addWidget(new QLabel(label, parent), row, 0);
+  auto* combo = new QComboBox(parent);
+  combo->setObjectName(QString::fromStdString(pointer));
+  combo->setToolTip(tip + QStringLiteral(" (") + QString::fromStdString(pointer) + QStringLiteral(")"));
+  for (const auto& [text, value] : items) combo->addItem(text, value);
+  grid->addWidget(combo, row, 1, 1, 2);
+  // The first item (value "") leaves the key out, so the default in effect applies.
+  connect(combo, &QComboBox::activated, this, [this, combo, pointer](int) {
+    const QString value = combo->currentData().toString();
+    if (value.isEmpty()) {
+      doc_->erase(pointer);
+    } else if (value == QStringLiteral("true") || value == QStringLiteral("false")) {
+      doc_->set_value(pointer, value == QStringLiteral("true"));
+    } else {
+      doc_->set_value(pointer, value.toStdString());
+    }
+  });
+  option_combos_[pointer] = combo;
+  return combo;
+}
+
 void ScenarioEditor::add_group(QVBoxLayout* layout, QGroupBox* box, const char* pointer) {
   errors_[pointer] = add_error_label(box);
   layout->addWidget(box);
@@ -546,13 +556,11 @@ void ScenarioEditor::refresh() {
   }
   // Placeholders: the value in effect (a preset's dimension, capplan's choice for "auto").
   if (good) {
-    const auto& m = good->scenario.model;
-    const std::pair<const char*, int> dims[] = {{"layers", m.layers}, {"hidden", m.hidden},
-                                                {"heads", m.heads},   {"kv_heads", m.kv_heads},
-                                                {"ffn_hidden", m.ffn_hidden}, {"vocab", m.vocab},
-                                                {"seq_len", m.seq_len}};
-    for (const auto& [key, v] : dims) {
-      fields_[std::string("/model/") + key]->setPlaceholderText(tr("preset: %1").arg(v));
+    for (const auto& f : data::model_fields()) {
+      if (f.spec.kind != data::FieldKind::integer || f.get == nullptr) continue;
+      const nlohmann::json v = f.get(good->scenario.model);  // null: not set (head_dim = hidden / heads)
+      fields_[std::string("/model/") + f.spec.pointer]->setPlaceholderText(
+          v.is_null() ? tr("default") : tr("preset: %1").arg(QString::fromStdString(v.dump())));
     }
     fields_["/cluster/gpus_per_node"]->setPlaceholderText(QString::number(good->scenario.cluster.gpus_per_node));
   }

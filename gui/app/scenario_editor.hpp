@@ -13,6 +13,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 #include <QWidget>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -47,6 +48,9 @@ class ScenarioEditor final : public QWidget {
 
  private:
   void refresh();
+  // A combo box for `pointer` whose items are (text, value); the value "" leaves the key out.
+  QComboBox* add_choice(QGridLayout* grid, int row, const QString& label, const std::string& pointer,
+                        const QString& tip, std::initializer_list<std::pair<QString, QString>> items);
   QLineEdit* add_field(QGridLayout* grid, int row, const QString& label, const std::string& pointer,
                        const QString& unit, const QString& tip);
   QLabel* add_error_label(QGroupBox* box);

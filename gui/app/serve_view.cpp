@@ -14,6 +14,7 @@
 #include <QMessageBox>
 #include <cmath>
 
+#include "capplan/data/fields.hpp"
 #include "capplan/data/input_file.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/gui/finding_text.hpp"
@@ -176,11 +177,19 @@ void ServeView::build_form(QWidget* form) {
                      QString::fromStdString(e.spec.id));
   }
   engine->addRow(tr("Engine"), engine_);
+  // The weight formats and KV-cache precisions the layout's field table accepts.
+  const auto choices_of = [](const char* pointer, QComboBox* box) {
+    for (const auto& f : data::serve_layout_fields()) {
+      if (std::string_view(f.spec.pointer) != pointer) continue;
+      box->setToolTip(tr(f.spec.help));
+      for (const char* c : f.spec.choices) box->addItem(QString::fromLatin1(c), QString::fromLatin1(c));
+    }
+  };
   weights_ = new QComboBox(form);
-  for (const char* w : {"bf16", "fp16", "fp8", "int8", "int4", "fp4"}) weights_->addItem(QString::fromLatin1(w), QString::fromLatin1(w));
+  choices_of("weights", weights_);
   engine->addRow(tr("Weights"), weights_);
   kv_ = new QComboBox(form);
-  for (const char* k : {"bf16", "fp16", "fp8"}) kv_->addItem(QString::fromLatin1(k), QString::fromLatin1(k));
+  choices_of("kv_cache", kv_);
   engine->addRow(tr("KV cache"), kv_);
   tp_ = new QComboBox(form);
   for (int t : {1, 2, 4, 8}) tp_->addItem(QString::number(t), t);
@@ -198,6 +207,9 @@ void ServeView::build_form(QWidget* form) {
   engines_->setToolTip(tr("Also compare these engines at their recipes' defaults, comma-separated "
                           "(capplan serve --engines; capplan catalog engines lists them)"));
   engine->addRow(tr("Other engines"), engines_);
+
+  QFormLayout* settings = group(tr("Engine settings"));
+  build_engine_settings(form, settings);
 
   QFormLayout* traffic = group(tr("Traffic (Poisson arrivals)"));
   rate_ = number_box(form, 0.01, 1e6, 2, 1, tr(" req/s"));
@@ -292,6 +304,10 @@ void ServeView::build_form(QWidget* form) {
     connect(box, &QDoubleSpinBox::valueChanged, this, edited);
   }
   for (QSpinBox* box : {input_, input_p95_, output_, output_p95_}) connect(box, &QSpinBox::valueChanged, this, edited);
+  for (const EngineSetting& e : engine_settings_) {
+    if (e.number != nullptr) connect(e.number, &QDoubleSpinBox::valueChanged, this, edited);
+    if (e.choice != nullptr) connect(e.choice, &QComboBox::currentIndexChanged, this, edited);
+  }
   connect(compare_, &QCheckBox::toggled, this, edited);
   connect(currency_, &QLineEdit::editingFinished, this, edited);
   for (QLineEdit* list : {offerings_, engines_}) {
@@ -302,6 +318,67 @@ void ServeView::build_form(QWidget* form) {
   // Train, then serve needs no re-plan: the lifecycle is added to the plan shown.
   connect(train_, &QCheckBox::toggled, this, [this] { show_snapshot(); });
   connect(months_, &QSpinBox::valueChanged, this, [this] { show_snapshot(); });
+}
+
+void ServeView::build_engine_settings(QWidget* form, QFormLayout* rows) {
+  for (const auto& f : data::engine_fields()) {
+    const data::FieldSpec& spec = f.spec;
+    EngineSetting e{&spec, nullptr, nullptr};
+    const QString tip = tr(spec.help) + QStringLiteral(" (workload.engine.") + QString::fromLatin1(spec.pointer) +
+                        QStringLiteral(")");
+    if (spec.kind == data::FieldKind::number || spec.kind == data::FieldKind::integer) {
+      const bool whole = spec.kind == data::FieldKind::integer;
+      // One step below the smallest value accepted reads "engine default".
+      const double step = whole ? 1.0 : 0.01;
+      const double unset = spec.min_open ? spec.min : spec.min - step;
+      const QString unit = *spec.unit != '\0' ? QStringLiteral(" ") + tr(spec.unit) : QString();
+      e.number = number_box(form, unset, spec.max, whole ? 0 : 3, step, unit, tr("engine default"));
+      e.number->setToolTip(tip);
+    } else if (spec.kind == data::FieldKind::boolean || spec.kind == data::FieldKind::choice) {
+      e.choice = new QComboBox(form);
+      e.choice->setToolTip(tip);
+      e.choice->addItem(tr("engine default"), QString());
+      if (spec.kind == data::FieldKind::boolean) {
+        e.choice->addItem(tr("yes"), QStringLiteral("true"));
+        e.choice->addItem(tr("no"), QStringLiteral("false"));
+      } else {
+        for (const char* c : spec.choices) e.choice->addItem(QString::fromLatin1(c), QString::fromLatin1(c));
+      }
+    } else {
+      continue;  // a value per weight format: set in the scenario file
+    }
+    rows->addRow(QString::fromLatin1(spec.pointer), e.number != nullptr ? static_cast<QWidget*>(e.number) : e.choice);
+    engine_settings_.push_back(e);
+  }
+}
+
+void ServeView::settings_from_engine(const json* engine) {
+  for (const EngineSetting& e : engine_settings_) {
+    const json* v = engine != nullptr && engine->is_object() ? find_at(*engine, {e.spec->pointer}) : nullptr;
+    if (e.number != nullptr) {
+      e.number->setValue(v != nullptr && v->is_number() ? v->get<double>() : e.number->minimum());
+    } else {
+      const QString text = v == nullptr ? QString() : v->is_string() ? QString::fromStdString(v->get<std::string>())
+                                                                      : QString::fromStdString(v->dump());
+      e.choice->setCurrentIndex(std::max(0, e.choice->findData(text)));
+    }
+  }
+}
+
+nlohmann::json ServeView::engine_from_form(const std::string& id) const {
+  json overrides = json::object();
+  for (const EngineSetting& e : engine_settings_) {
+    if (e.number != nullptr && e.number->value() > e.number->minimum()) {
+      overrides[e.spec->pointer] = e.spec->kind == data::FieldKind::integer ? json(std::llround(e.number->value()))
+                                                                            : json(e.number->value());
+    } else if (e.choice != nullptr && e.choice->currentIndex() > 0) {
+      const std::string v = e.choice->currentData().toString().toStdString();
+      overrides[e.spec->pointer] = e.spec->kind == data::FieldKind::boolean ? json(v == "true") : json(v);
+    }
+  }
+  if (overrides.empty()) return id;
+  overrides["id"] = id;
+  return overrides;
 }
 
 void ServeView::form_from_document() {
@@ -321,6 +398,8 @@ void ServeView::form_from_document() {
   std::string engine = string_at(d, {"workload", "engine"});
   if (engine.empty()) engine = string_at(d, {"workload", "engine", "id"});
   select_data(engine_, QString::fromStdString(engine.empty() ? "vllm" : engine), tr("%1 (unknown)"));
+  engine_loaded_ = engine.empty() ? "vllm" : engine;
+  settings_from_engine(find_at(d, {"workload", "engine"}));
   const std::string w = string_at(d, {"workload", "weights"});
   select_data(weights_, QString::fromStdString(w.empty() ? "bf16" : w), tr("%1 (unknown)"));
   const std::string kv = string_at(d, {"workload", "kv_cache"});
@@ -364,11 +443,14 @@ void ServeView::document_from_form() {
   json& w = object_at(d, "/workload");
   w["kind"] = "serve";
   const std::string engine = engine_->currentData().toString().toStdString();
-  if (w.contains("engine") && w["engine"].is_object()) {
-    if (string_at(w, {"engine", "id"}) != engine) w["engine"] = engine;  // another engine: its own defaults
-  } else {
-    w["engine"] = engine;
+  if (engine != engine_loaded_) {
+    // Another engine: its own defaults, not the last one's settings.
+    engine_loaded_ = engine;
+    loading_ = true;
+    settings_from_engine(nullptr);
+    loading_ = false;
   }
+  w["engine"] = engine_from_form(engine);
   w["weights"] = weights_->currentData().toString().toStdString();
   w["kv_cache"] = kv_->currentData().toString().toStdString();
   w["tp"] = tp_->currentData().toInt();

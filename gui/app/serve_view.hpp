@@ -8,6 +8,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
@@ -16,7 +17,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "capplan/data/fields.hpp"
 #include "capplan/data/catalog.hpp"
 #include "capplan/gui/estimate_runner.hpp"
 #include "capplan/gui/serve_model.hpp"
@@ -66,6 +70,11 @@ class ServeView final : public QWidget {
 
  private:
   void build_form(QWidget* form);
+  void build_engine_settings(QWidget* form, QFormLayout* rows);
+  // The settings' widgets from a workload.engine value (an id or {id, overrides}; null: none).
+  void settings_from_engine(const nlohmann::json* engine);
+  // workload.engine: the id, or {id, overrides} for the settings not left at the default.
+  nlohmann::json engine_from_form(const std::string& id) const;
   void form_from_document();
   void document_from_form();
   void on_result(const ServeSnapshot& snapshot);
@@ -97,6 +106,15 @@ class ServeView final : public QWidget {
   QDoubleSpinBox* ttft_ = nullptr;
   QDoubleSpinBox* tpot_ms_ = nullptr;
   QDoubleSpinBox* e2e_ = nullptr;
+  // The engine's settings, one row per field of data::engine_fields(): a number box whose minimum
+  // reads "engine default", or a combo box whose first item does; the recipe's value applies then.
+  struct EngineSetting {
+    const data::FieldSpec* spec = nullptr;
+    QDoubleSpinBox* number = nullptr;
+    QComboBox* choice = nullptr;
+  };
+  std::vector<EngineSetting> engine_settings_;
+  std::string engine_loaded_;  // the engine the settings were set for: another one starts at its defaults
   QDoubleSpinBox* percentile_ = nullptr;
   QDoubleSpinBox* price_ = nullptr;
   QLineEdit* currency_ = nullptr;
