@@ -64,14 +64,6 @@ constexpr Row kFieldRows[] = {
      "Unpacked samples padded to the micro-batch's longest (longest, default) or to seq_len (max)", kSameHelp},
     {"--document-mask", "/workload/dataset/document_mask", kNumber, "BOOL",
      "Packed samples attend only within themselves (default: the recipe's)", kSameHelp},
-    {"--layer-pattern", "/model/layer_pattern", kText, "PATTERN",
-     "Hybrid model: one symbol per layer, M (Mamba-2), * (attention), - (MLP), E (MoE) (Megatron-Core's "
-     "hybrid_override_pattern); sets --layers to its length",
-     kSameHelp},
-    {"--moe-dispatcher", "/model/moe/dispatcher", kText, "NAME",
-     "MoE token dispatch with expert parallelism: alltoall (Megatron-Core's NCCL all-to-all, default) or deepep "
-     "(DeepEP / HybridEP fused kernels, Megatron-Core's flex dispatcher)",
-     kSameHelp},
     {"--tokens", "/training/tokens", kNumber, "SI", "Total training tokens, e.g. 2T (or 2Ti: binary)", kSameHelp},
     {"--global-batch", "/training/global_batch", kNumber, "INT", "Global batch in sequences", kSameHelp},
     {"--global-batch-tokens", "/training/global_batch_tokens", kNumber, "SI",
@@ -288,6 +280,7 @@ const std::deque<ScenarioFlag>& scenario_flags() {
     std::deque<ScenarioFlag> out;
     out.push_back(from_row(kPresetRow));
     add_table(out, "/model", data::model_fields());
+    add_table(out, "/model/moe", data::moe_fields());
     for (const Row& r : kFieldRows) out.push_back(from_row(r));
     for (const auto& o : sim::kStrategyOptions) {
       out.push_back({o.flag, std::string("/strategy/") + o.key, kNumber, "BOOL|auto", o.help, kSameHelp});

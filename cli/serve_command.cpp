@@ -57,19 +57,22 @@ const ServeFlag kPrice[] = {
 const std::vector<ServeFlag>& serve_flags() {
   static const std::vector<ServeFlag> rows = [] {
     std::vector<ServeFlag> out(std::begin(kModelAndCluster), std::end(kModelAndCluster));
+    const auto add = [&out](const data::FieldSpec& s, const std::string& pointer) {
+      const bool text = s.kind == data::FieldKind::text || s.kind == data::FieldKind::choice;
+      const bool length = s.kind == data::FieldKind::length;
+      if (s.flag.name != nullptr) {
+        out.push_back({s.flag.name, length ? pointer + "/mean" : pointer, text, s.flag.type, s.flag.help,
+                       s.flag.group});
+      }
+      if (s.p95_flag.name != nullptr) {
+        out.push_back({s.p95_flag.name, pointer + "/p95", text, s.p95_flag.type, s.p95_flag.help, s.p95_flag.group});
+      }
+    };
     for (const auto& table : data::serve_field_tables()) {
-      for (const auto& f : table) {
-        const data::FieldSpec& s = f.spec;
-        const std::string pointer = std::string("/workload/") + s.pointer;
-        const bool text = s.kind == data::FieldKind::text || s.kind == data::FieldKind::choice;
-        const bool length = s.kind == data::FieldKind::length;
-        if (s.flag.name != nullptr) {
-          out.push_back({s.flag.name, length ? pointer + "/mean" : pointer, text, s.flag.type, s.flag.help,
-                         s.flag.group});
-        }
-        if (s.p95_flag.name != nullptr) {
-          out.push_back({s.p95_flag.name, pointer + "/p95", text, s.p95_flag.type, s.p95_flag.help, s.p95_flag.group});
-        }
+      for (const auto& f : table) add(f.spec, std::string("/workload/") + f.spec.pointer);
+      // The engine's own settings follow its id.
+      if (table.data() == data::serve_engine_fields().data()) {
+        for (const auto& f : data::engine_fields()) add(f.spec, std::string("/workload/engine/") + f.spec.pointer);
       }
     }
     out.insert(out.end(), std::begin(kPrice), std::end(kPrice));
@@ -120,12 +123,8 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
     if (!document) return code(Exit::invalid_input);
     doc = std::move(*document);
   }
-  // A calibration profile is validated before anything is planned (as estimate does).
   std::optional<sim::Profile> profile;
-  if (opt.profile_option->count() > 0) {
-    profile = load_profile_or_report(opt.profile);
-    if (!profile) return code(Exit::invalid_input);
-  }
+  if (!load_optional_profile(opt.profile_option->count() > 0, opt.profile, profile)) return code(Exit::invalid_input);
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
   // The training scenario's own price sheet (its pricing.sheet, relative to its file) is merged

@@ -3,24 +3,10 @@
 
 #include <algorithm>
 
+#include "capplan/data/fields.hpp"
+#include "input/fields/read_table.hpp"
+
 namespace capplan::data::detail {
-
-namespace {
-
-struct MambaInt {
-  const char* key;
-  int sim::MambaSpec::*member;
-  double lo, hi;
-};
-// Megatron-Core's names (TransformerConfig mamba_num_heads, mamba_head_dim, mamba_state_dim,
-// mamba_num_groups; MambaMixer d_conv and chunk_size, mamba_mixer.py @d98e8a6).
-constexpr MambaInt kMambaInts[] = {
-    {"heads", &sim::MambaSpec::heads, 1, 1e5},         {"head_dim", &sim::MambaSpec::head_dim, 1, 1e4},
-    {"state", &sim::MambaSpec::state, 1, 1e4},         {"groups", &sim::MambaSpec::groups, 1, 1e4},
-    {"conv_kernel", &sim::MambaSpec::conv_kernel, 1, 64}, {"chunk", &sim::MambaSpec::chunk, 1, 1e5},
-};
-
-}  // namespace
 
 void read_hybrid(const nlohmann::json& j, const std::string& p, sim::ModelSpec& m, Reader& r) {
   if (!j.is_object()) return;
@@ -31,16 +17,8 @@ void read_hybrid(const nlohmann::json& j, const std::string& p, sim::ModelSpec& 
     }
   }
   if (auto it = j.find("mamba"); it != j.end()) {
-    const std::string mp = child(p, "mamba");
-    if (!r.object(*it, mp)) return;
-    std::vector<std::string> known;
-    for (const auto& f : kMambaInts) known.emplace_back(f.key);
-    r.unknown_keys(*it, mp, known);
-    for (const auto& f : kMambaInts) {
-      if (auto v = it->find(f.key); v != it->end()) {
-        if (auto x = r.integer(*v, child(mp, f.key), f.lo, f.hi)) m.mamba.*f.member = static_cast<int>(*x);
-      }
-    }
+    // The Mamba-2 mixer (capplan/data/fields.hpp): each key given replaces its default.
+    fields_detail::read_object(*it, child(p, "mamba"), mamba_fields(), m.mamba, r, /*waive_required=*/false);
   }
 }
 
@@ -82,9 +60,7 @@ void hybrid_to_json(const sim::ModelSpec& m, nlohmann::json& model) {
   if (!m.is_hybrid()) return;
   model["layer_pattern"] = m.layer_pattern;
   if (m.mamba.heads <= 0) return;
-  nlohmann::json mb = nlohmann::json::object();
-  for (const auto& f : kMambaInts) mb[f.key] = m.mamba.*f.member;
-  model["mamba"] = std::move(mb);
+  model["mamba"] = fields_detail::write_object(mamba_fields(), m.mamba);
 }
 
 }  // namespace capplan::data::detail

@@ -7,6 +7,8 @@
 
 #include "catalog/catalog_records.hpp"
 #include "catalog/hybrid_model.hpp"
+#include "capplan/data/fields.hpp"
+#include "input/fields/read_table.hpp"
 
 namespace capplan::data {
 namespace {
@@ -34,47 +36,9 @@ void set_flag(ModelDraft& m, const json& v, Reader&, const std::string&) {
   m.entry.spec.*member = v.get<bool>();
 }
 
-// Routed experts as the model was trained; routing imbalance (capacity_factor) belongs to a
-// scenario, not to the model, so it is not a catalog key.
-constexpr Field<sim::MoeSpec> kMoeFields[] = {
-    {"experts", Kind::integer, Need::required, false, {1, 1e5, false}, "routed experts per MoE layer",
-     detail::store<&sim::MoeSpec::experts>},
-    {"top_k", Kind::integer, Need::required, false, {1, 1e5, false}, "routed experts each token uses",
-     detail::store<&sim::MoeSpec::top_k>},
-    {"expert_ffn_hidden", Kind::integer, Need::required, false, {1, 1e7, false}, "inner size of one expert",
-     detail::store<&sim::MoeSpec::expert_ffn_hidden>},
-    {"shared_experts", Kind::integer, Need::optional, false, {0, 1e5, false},
-     "always-active experts of expert_ffn_hidden (default 0)", detail::store<&sim::MoeSpec::shared_experts>},
-    {"dense_layers", Kind::integer, Need::optional, false, {0, 1e4, false},
-     "leading layers with a dense FFN of ffn_hidden (default 0)", detail::store<&sim::MoeSpec::dense_layers>},
-    {"every_n_layers", Kind::integer, Need::optional, false, {1, 1e4, false},
-     "after the dense layers every n-th layer is MoE (default 1)", detail::store<&sim::MoeSpec::every_n_layers>},
-    {"max_nodes_per_token", Kind::integer, Need::optional, false, {0, 1e5, false},
-     "node-limited routing: nodes a token's experts may span (default 0 = unlimited)",
-     detail::store<&sim::MoeSpec::max_nodes_per_token>},
-    {"activation_clamp", Kind::number, Need::optional, false, {0, 1e6, false},
-     "gated-activation input clamp, run as eager ops in Megatron-Core (default 0 = none)",
-     detail::store<&sim::MoeSpec::activation_clamp>},
-    {"expert_bias", Kind::boolean, Need::optional, false, {}, "expert linears carry biases (default false)",
-     detail::store<&sim::MoeSpec::expert_bias>},
-};
-
-constexpr Field<sim::MlaSpec> kMlaFields[] = {
-    {"q_lora_rank", Kind::integer, Need::required, false, {0, 1e6, false},
-     "query latent rank (0 = queries projected directly)", detail::store<&sim::MlaSpec::q_lora_rank>},
-    {"kv_lora_rank", Kind::integer, Need::required, false, {1, 1e6, false}, "compressed key/value latent rank",
-     detail::store<&sim::MlaSpec::kv_lora_rank>},
-    {"qk_nope_head_dim", Kind::integer, Need::required, false, {1, 1e5, false},
-     "per-head query/key dimension without RoPE", detail::store<&sim::MlaSpec::qk_nope_head_dim>},
-    {"qk_rope_head_dim", Kind::integer, Need::required, false, {1, 1e5, false},
-     "per-head decoupled RoPE dimension", detail::store<&sim::MlaSpec::qk_rope_head_dim>},
-    {"v_head_dim", Kind::integer, Need::required, false, {1, 1e5, false}, "per-head value dimension",
-     detail::store<&sim::MlaSpec::v_head_dim>},
-};
-
 std::vector<std::string> attention_kinds() { return {"mha", "gqa", "mqa", "mla", "sliding_window"}; }
 
-constexpr Field<ModelDraft> kModelFields[] = {
+constexpr detail::Field<ModelDraft> kModelFields[] = {
     {"id", Kind::string, Need::required, false, {}, "kebab-case id",
      [](ModelDraft& m, const json& v, Reader& r, const std::string& p) {
        check_id(v, r, p);
@@ -120,7 +84,7 @@ constexpr Field<ModelDraft> kModelFields[] = {
     {"mla", Kind::object, Need::optional, false, {}, "multi-head latent attention dimensions (with attention \"mla\")",
      [](ModelDraft& m, const json& v, Reader& r, const std::string& p) {
        m.has_mla = true;
-       detail::read_fields<sim::MlaSpec>(v, p, kMlaFields, m.entry.spec.mla, r);
+       fields_detail::read_object(v, p, mla_fields(), m.entry.spec.mla, r, false, /*catalog=*/true);
      }},
     {"head_dim", Kind::integer, Need::optional, false, {1, 1e5, false},
      "per-head dimension when it is not hidden/heads (Qwen3, gpt-oss)", set_dim<&sim::ModelSpec::attention_head_dim>},
@@ -131,7 +95,9 @@ constexpr Field<ModelDraft> kModelFields[] = {
     {"moe", Kind::object, Need::optional, false, {}, "mixture of experts: experts, top_k, expert_ffn_hidden, ...",
      [](ModelDraft& m, const json& v, Reader& r, const std::string& p) {
        m.has_moe = true;
-       detail::read_fields<sim::MoeSpec>(v, p, kMoeFields, m.entry.spec.moe, r);
+       // Routed experts as the model was trained; the routing's imbalance, padding and dispatch
+       // are the run's (run_only rows), not catalog keys.
+       fields_detail::read_object(v, p, moe_fields(), m.entry.spec.moe, r, false, /*catalog=*/true);
      }},
     {"layer_pattern", Kind::string, Need::optional, false, {},
      "hybrid model: one symbol per layer, M (Mamba-2), * (attention), - (MLP), E (MoE) (Megatron-Core's "

@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <span>
 
+#include "capplan/data/fields.hpp"
 #include "catalog/catalog_records.hpp"
+#include "input/fields/read_table.hpp"
 
 namespace capplan::data {
 namespace {
@@ -19,37 +21,58 @@ using namespace records;  // the shared conversions and the reader toolkit
 template <class Row, class Target>
 void read_sourced_defaults(const json& defaults, const std::string& dp, std::span<const Row> rows, Target& target,
                            std::vector<FrameworkDefault>& out, Reader& r) {
+  // A row of a field table (capplan/data/fields.hpp) names its key and help in its spec and is
+  // checked by its kind and range before it is stored.
+  constexpr bool field_row = requires(const Row& f) { f.spec; };
+  const auto key_of = [](const Row& f) -> const char* {
+    if constexpr (field_row) {
+      return f.spec.pointer;
+    } else {
+      return f.key;
+    }
+  };
+  const auto help_of = [](const Row& f) -> const char* {
+    if constexpr (field_row) {
+      return f.spec.help;
+    } else {
+      return f.help;
+    }
+  };
   for (const auto& f : rows) {
-    const std::string p = detail::child(dp, f.key);
-    const json* it = Reader::find(defaults, f.key);
+    const std::string p = detail::child(dp, key_of(f));
+    const json* it = Reader::find(defaults, key_of(f));
     if (it == nullptr) {
       bool required = true;
       if constexpr (requires { f.required; }) required = f.required;
-      if (required) r.error(p, std::string("required (") + f.help + "; null with a note when there is none) is missing");
+      if (required) r.error(p, std::string("required (") + help_of(f) + "; null with a note when there is none) is missing");
       continue;
     }
     if (!r.object(*it, p)) continue;
     r.unknown_keys(*it, p, {"value", "source", "note"});
     FrameworkDefault d;
-    d.key = f.key;
+    d.key = key_of(f);
     for (auto [key, into] : {std::pair{"source", &d.source}, std::pair{"note", &d.note}}) {
       const json* v = Reader::find(*it, key);
       if (auto s = v ? r.string(*v, detail::child(p, key)) : std::nullopt; s && !s->empty()) *into = *s;
     }
-    const json* value = r.required(*it, p, "value", std::string(f.help) + ", or null");
+    const json* value = r.required(*it, p, "value", std::string(help_of(f)) + ", or null");
     if (value == nullptr) continue;
     d.value = value->dump();
     if (value->is_null()) {
       if (d.note.empty()) r.error(detail::child(p, "note"), "required where the value is null (why there is none)");
     } else {
       if (d.source.empty()) r.error(detail::child(p, "source"), "required (where the value was read: URL, file#line)");
-      f.set(target, *value, r, detail::child(p, "value"));
+      if constexpr (field_row) {
+        if (fields_detail::check_value(f.spec, *value, detail::child(p, "value"), r)) f.set(target, *value);
+      } else {
+        f.set(target, *value, r, detail::child(p, "value"));
+      }
     }
     out.push_back(std::move(d));
   }
-  r.unknown_keys(defaults, dp, [rows] {
+  r.unknown_keys(defaults, dp, [rows, key_of] {
     std::vector<std::string> keys;
-    for (const auto& f : rows) keys.emplace_back(f.key);
+    for (const auto& f : rows) keys.emplace_back(key_of(f));
     return keys;
   }());
 }
@@ -255,135 +278,6 @@ FrameworkEntry read_framework_record(const json& j, const std::string& path, Rea
 
 // --- engines.json -----------------------------------------------------------------------------
 
-// One row per engine default, as kRecipeDefaults: every default is {"value": ..., "source": "..."}
-// or {"value": null, "note": "..."}; a null leaves the EngineSpec member at its C++ default.
-struct EngineDefault {
-  const char* key;
-  const char* help;
-  // Checks a non-null value and stores it; false (with the error reported) when it is invalid.
-  bool (*set)(sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p);
-};
-
-std::optional<sim::KvBudget> kv_budget_from_string(const std::string& s) {
-  if (s == "total_memory") return sim::KvBudget::total_memory;
-  if (s == "free_memory") return sim::KvBudget::free_memory;
-  return std::nullopt;
-}
-
-// {"bf16": x, "fp16": x, "fp8": x, "int8": x, "int4": x, "fp4": x}: each in (0, 1], or null (1).
-bool set_quant_efficiency(std::array<double, sim::kWeightFormats>& out, const json& v, Reader& rd,
-                          const std::string& p) {
-  if (!rd.object(v, p)) return false;
-  constexpr sim::WeightFormat kFormats[] = {sim::WeightFormat::bf16, sim::WeightFormat::fp16,
-                                            sim::WeightFormat::fp8,  sim::WeightFormat::int8,
-                                            sim::WeightFormat::int4, sim::WeightFormat::fp4};
-  static_assert(std::size(kFormats) == sim::kWeightFormats);
-  std::vector<std::string> names;
-  bool ok = true;
-  for (const auto f : kFormats) {
-    const std::string name = sim::to_string(f);
-    names.push_back(name);
-    const json* x = rd.required(v, p, name, "a number in (0, 1] or null (1)");
-    if (x == nullptr) {
-      ok = false;
-      continue;
-    }
-    auto& slot = out[static_cast<std::size_t>(sim::index(f))];
-    if (x->is_null()) {
-      slot = 1.0;
-    } else if (auto eff = rd.number(*x, detail::child(p, name), 0.0, 1.0, true)) {
-      slot = *eff;
-    } else {
-      ok = false;
-    }
-  }
-  rd.unknown_keys(v, p, names);
-  return ok;
-}
-
-constexpr double kMaxSeqs = 1e6;
-constexpr double kMaxBatchedTokens = 1e8;
-constexpr double kMaxBlockTokens = 1e5;
-constexpr double kMaxKernelGapUs = 1e3;      // 1 ms per kernel inside a graph
-constexpr double kMaxStepOverheadUs = 1e6;   // 1 s per engine step
-constexpr double kMaxRuntimeReserveGib = 1024;
-
-constexpr EngineDefault kEngineDefaults[] = {
-    {"max_num_seqs", "sequences in one batch, >= 1",
-     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       const auto n = rd.integer(v, p, 1, kMaxSeqs);
-       if (n) e.max_num_seqs = static_cast<int>(*n);
-       return n.has_value();
-     }},
-    {"max_num_batched_tokens", "tokens (prefill chunks + decodes) in one step, >= 1",
-     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       const auto n = rd.integer(v, p, 1, kMaxBatchedTokens);
-       if (n) e.max_num_batched_tokens = *n;
-       return n.has_value();
-     }},
-    {"chunked_prefill", "prompts split into chunks that share steps with decodes",
-     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       const auto b = rd.boolean(v, p);
-       if (b) e.chunked_prefill = *b;
-       return b.has_value();
-     }},
-    {"reserve_full_sequence", "admission reserves the KV cache for the whole sequence, so nothing is preempted",
-     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       const auto b = rd.boolean(v, p);
-       if (b) e.reserve_full_sequence = *b;
-       return b.has_value();
-     }},
-    {"kv_budget", "what kv_memory_fraction is a fraction of: total_memory or free_memory",
-     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       return expect_name<sim::KvBudget>(v, rd, p, kv_budget_from_string, {"total_memory", "free_memory"},
-                                         e.kv_budget);
-     }},
-    {"kv_memory_fraction", "share of the GPU's memory (or of what is free) the engine takes, in (0, 1]",
-     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       const auto x = rd.number(v, p, 0.0, 1.0, true);
-       if (x) e.kv_memory_fraction = *x;
-       return x.has_value();
-     }},
-    {"kv_block_tokens", "tokens per paged-KV block, >= 1",
-     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       const auto n = rd.integer(v, p, 1, kMaxBlockTokens);
-       if (n) e.kv_block_tokens = static_cast<int>(*n);
-       return n.has_value();
-     }},
-    {"cuda_graphs", "decode steps replayed from CUDA graphs",
-     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       const auto b = rd.boolean(v, p);
-       if (b) e.cuda_graphs = *b;
-       return b.has_value();
-     }},
-    {"kernel_gap_us", "per-kernel cost inside a CUDA graph, microseconds",
-     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       const auto us = rd.number(v, p, 0.0, kMaxKernelGapUs, false);
-       if (us) e.kernel_gap = units::microseconds(*us);
-       return us.has_value();
-     }},
-    {"step_overhead_us", "host time per engine step the GPU waits for (schedule, inputs, sampling), microseconds",
-     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       const auto us = rd.number(v, p, 0.0, kMaxStepOverheadUs, false);
-       if (us) e.step_overhead = units::microseconds(*us);
-       return us.has_value();
-     }},
-    {"runtime_reserve_gib", "per GPU: CUDA context, CUDA graphs, NCCL and allocator slack, GiB",
-     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       const auto g = rd.number(v, p, 0.0, kMaxRuntimeReserveGib, false);
-       if (g) e.runtime_reserve = units::gib(*g);
-       return g.has_value();
-     }},
-    {"quant_efficiency", "dense GEMM speed per weight format relative to its roofline: {bf16, fp16, fp8, int8, int4, fp4}",
-     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       return set_quant_efficiency(e.quant_efficiency, v, rd, p);
-     }},
-    {"quant_moe_efficiency", "MoE expert GEMM speed per weight format relative to its roofline: {bf16, fp16, fp8, int8, int4, fp4}",
-     [](sim::EngineSpec& e, const json& v, Reader& rd, const std::string& p) {
-       return set_quant_efficiency(e.quant_moe_efficiency, v, rd, p);
-     }},
-};
-
 EngineEntry read_engine_record(const json& j, const std::string& path, Reader& r) {
   EngineEntry e;
   if (!r.object(j, path)) return e;
@@ -398,7 +292,9 @@ EngineEntry read_engine_record(const json& j, const std::string& path, Reader& r
   const std::string dp = o.at("defaults");
   const json* defaults = o.get("defaults", "the engine's defaults, each {value, source} or {value: null, note}");
   if (defaults == nullptr || !r.object(*defaults, dp)) return e;
-  read_sourced_defaults(*defaults, dp, std::span<const EngineDefault>(kEngineDefaults), e.spec, e.defaults, r);
+  // Each default is a key of the engine's field table (capplan/data/fields.hpp), the keys a serve
+  // scenario overrides.
+  read_sourced_defaults(*defaults, dp, engine_fields(), e.spec, e.defaults, r);
   return e;
 }
 

@@ -32,6 +32,7 @@ std::vector<std::string> serve_keys(std::string_view parent) {
   std::vector<std::string> keys;
   if (parent.empty()) keys.emplace_back("kind");
   for (const auto& table : serve_field_tables()) fields_detail::add_keys(table, parent, keys);
+  if (parent == "engine") fields_detail::add_keys(engine_fields(), "", keys);
   return keys;
 }
 
@@ -66,8 +67,11 @@ void read_serve(const json& w, Reader& r, ServeRequest* out, const Catalogs* cat
       r.error(at, "unknown engine '" + engine_id + "' (" + suggest(engine_id, catalogs->engine_ids()) + ")");
     }
   }
-  // The engine's overrides over its recipe, the layout, the traffic and the latency target.
-  fields_detail::read_table(w, p, serve_engine_fields(), o, r);
+  // The engine's overrides over its recipe (the catalog record's keys), the layout, the traffic
+  // and the latency target.
+  if (engine != nullptr && engine->is_object()) {
+    fields_detail::read_table(*engine, child(p, "engine"), engine_fields(), job.engine, r);
+  }
   fields_detail::read_table(w, p, serve_layout_fields(), o, r);
   const std::string tp = child(p, "traffic");
   const json* traffic = Reader::find(w, "traffic");

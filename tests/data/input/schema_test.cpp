@@ -166,6 +166,12 @@ TEST(ScenarioSchema, EveryObjectListsExactlyTheKeysTheReaderAccepts) {
                        {"engine", {{"id", "vllm"}}},
                        {"traffic", {{"rate_per_s", 1}, {"input_tokens", {{"mean", 100}}}, {"output_tokens", {{"mean", 10}}}}},
                        {"slo", {{"e2e_s", 1}}}};
+  // An engine's per-format efficiencies, each an object of one number (or null) per format.
+  json per_format = serve;
+  const json formats = {{"bf16", nullptr}, {"fp16", nullptr}, {"fp8", 0.9}, {"int8", nullptr}, {"int4", nullptr},
+                        {"fp4", nullptr}};
+  per_format["workload"]["engine"]["quant_efficiency"] = formats;
+  per_format["workload"]["engine"]["quant_moe_efficiency"] = formats;
   json mamba = minimal_scenario();
   mamba["model"]["layer_pattern"] = "M*";
   mamba["model"]["mamba"] = {{"heads", 8}};
@@ -178,6 +184,10 @@ TEST(ScenarioSchema, EveryObjectListsExactlyTheKeysTheReaderAccepts) {
   const std::vector<Case> cases = {
       {"", minimal_scenario(), &root},
       {"/workload/engine", serve, &props["workload"]["properties"]["engine"]},
+      {"/workload/engine/quant_efficiency", per_format,
+       &props["workload"]["properties"]["engine"]["properties"]["quant_efficiency"]},
+      {"/workload/engine/quant_moe_efficiency", per_format,
+       &props["workload"]["properties"]["engine"]["properties"]["quant_moe_efficiency"]},
       {"/workload/traffic", serve, &props["workload"]["properties"]["traffic"]},
       {"/workload/traffic/input_tokens", serve, &props["workload"]["properties"]["traffic"]["properties"]["input_tokens"]},
       {"/workload/traffic/output_tokens", serve, &props["workload"]["properties"]["traffic"]["properties"]["output_tokens"]},

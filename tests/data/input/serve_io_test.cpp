@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "capplan/data/cost_model.hpp"
 #include "capplan/data/fields.hpp"
@@ -283,18 +285,22 @@ TEST(ServeIo, TrainThenServeAddsMonthsOfTheRecommendedLayout) {
 }
 
 
-// Each row's range in the serve field tables is what the reader enforces: its bounds are
-// accepted, a value past either is rejected at the row's field with the value named.
+// Each row's range in the serve field tables and the engine's is what the reader enforces: its
+// bounds are accepted, a value past either is rejected at the row's field with the value named.
 TEST(ServeFields, EveryRowsRangeIsWhatTheReaderEnforces) {
-  int checked = 0;
+  std::vector<std::pair<const FieldSpec*, std::string>> rows;
   for (const auto& table : serve_field_tables()) {
     for (const auto& row : table) {
-      const FieldSpec& f = row.spec;
-      if (row.set == nullptr || (f.kind != FieldKind::number && f.kind != FieldKind::integer &&
-                                 f.kind != FieldKind::length)) {
-        continue;
-      }
-      const std::string pointer = std::string("/workload/") + f.pointer;
+      if (row.set != nullptr) rows.emplace_back(&row.spec, std::string("/workload/") + row.spec.pointer);
+    }
+  }
+  for (const auto& row : engine_fields()) rows.emplace_back(&row.spec, std::string("/workload/engine/") + row.spec.pointer);
+  int checked = 0;
+  for (const auto& row : rows) {
+    {
+      const FieldSpec& f = *row.first;
+      const std::string pointer = row.second;
+      if (f.kind != FieldKind::number && f.kind != FieldKind::integer && f.kind != FieldKind::length) continue;
       const std::string where = "scenario#" + pointer;
       const auto with = [&](double v) {
         json d = serve_doc();
@@ -329,7 +335,7 @@ TEST(ServeFields, EveryRowsRangeIsWhatTheReaderEnforces) {
       ++checked;
     }
   }
-  EXPECT_GE(checked, 15);
+  EXPECT_GE(checked, 18);
 }
 
 }  // namespace

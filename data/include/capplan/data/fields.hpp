@@ -21,6 +21,7 @@ enum class FieldKind {
   text,     // a non-empty string (an id, a name)
   choice,   // a string, one of `choices`
   length,   // tokens per request: a number in [min, max], or {mean, p95} each in [min, max], p95 >= mean
+  per_choice,  // an object with one key per choice, each a number in [min, max] or null (its default)
 };
 
 // A command-line flag that sets the field (name nullptr: none).
@@ -47,7 +48,12 @@ struct FieldSpec {
   FieldFlag p95_flag = {};   // lengths: the flag that sets {p95}, the flag above setting {mean}
   std::span<const char* const> choices = {};  // choices: the spellings accepted
   const char* noun = "";                      // choices: what an unknown spelling is ("weight format")
+  const char* pattern = "";                   // text: the regular expression the schema states
   int items = 0;                              // > 0: a list of exactly that many values of the kind
+  bool required = false;  // must be given when its object is (a reader may waive it: a preset's own)
+  // A setting of the run, not a property of the model: a scenario key, not a key of the catalog's
+  // records (an MoE model's capacity factor, its dispatcher).
+  bool run_only = false;
 };
 
 // A field, where a checked value lands in `T` (nullptr: read by hand beside the table), and how it
@@ -64,8 +70,21 @@ struct Field {
 // layers are read beside it (input/scenario/model.cpp).
 std::span<const Field<sim::ModelSpec>> model_fields();
 
+// The model's mixture of experts (below /model/moe), multi-head latent attention (below
+// /model/mla) and Mamba-2 mixer of a hybrid model (below /model/mamba): read in scenarios and in
+// the catalog's model records alike (run_only rows in scenarios only).
+std::span<const Field<sim::MoeSpec>> moe_fields();
+std::span<const Field<sim::MlaSpec>> mla_fields();
+std::span<const Field<sim::MambaSpec>> mamba_fields();
+
+// --- a serving engine, below an engine object -------------------------------------------------
+// A catalog engine's defaults (data/engines.json, each {value, source}) and a serve scenario's
+// overrides (workload.engine {id, ...}): the same keys.
+std::span<const Field<sim::EngineSpec>> engine_fields();
+
 // --- the serve workload (workload.kind serve; capplan serve), pointers below /workload ---------
-// Engine overrides (workload.engine {id, ...}): land in ServeRequest::job.engine.
+// The engine (workload.engine: an id, or {id, overrides} with the overrides engine_fields'
+// keys, landing in ServeRequest::job.engine).
 std::span<const Field<ServeRequest>> serve_engine_fields();
 // Layout of a replica: weights, KV cache, tp, pp, ep, compare.
 std::span<const Field<ServeRequest>> serve_layout_fields();

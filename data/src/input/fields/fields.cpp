@@ -60,6 +60,23 @@ bool check_length(const FieldSpec& f, const json& v, const std::string& p, detai
   return ok;
 }
 
+bool check_per_choice(const FieldSpec& f, const json& v, const std::string& p, detail::Reader& r) {
+  if (!r.object(v, p)) return false;
+  const std::vector<std::string> keys(f.choices.begin(), f.choices.end());
+  r.unknown_keys(v, p, keys);
+  bool ok = true;
+  for (const auto& key : keys) {
+    const json* x = detail::Reader::find(v, key);
+    if (x == nullptr) {
+      r.error(child(p, key), "required (a number or null) is missing");
+      ok = false;
+    } else if (!x->is_null()) {
+      ok = r.number(*x, child(p, key), f.min, f.max, f.min_open).has_value() && ok;
+    }
+  }
+  return ok && v.size() == keys.size();
+}
+
 bool check_one(const FieldSpec& f, const json& v, const std::string& p, detail::Reader& r) {
   switch (f.kind) {
     case FieldKind::number: return r.number(v, p, f.min, f.max, f.min_open).has_value();
@@ -69,6 +86,7 @@ bool check_one(const FieldSpec& f, const json& v, const std::string& p, detail::
     case FieldKind::choice:
       return r.one_of(v, p, std::vector<std::string>(f.choices.begin(), f.choices.end()), f.noun).has_value();
     case FieldKind::length: return check_length(f, v, p, r);
+    case FieldKind::per_choice: return check_per_choice(f, v, p, r);
   }
   return false;
 }
@@ -115,7 +133,10 @@ ordered_json one_schema(const FieldSpec& f) {
       add_range(f, s);
       break;
     case FieldKind::boolean: s["type"] = "boolean"; break;
-    case FieldKind::text: s["type"] = "string"; break;
+    case FieldKind::text:
+      s["type"] = "string";
+      if (*f.pattern != '\0') s["pattern"] = f.pattern;
+      break;
     case FieldKind::choice: {
       s["type"] = "string";
       ordered_json e = ordered_json::array();
@@ -134,6 +155,19 @@ ordered_json one_schema(const FieldSpec& f) {
       s["additionalProperties"] = false;
       s["required"] = {"mean"};
       s["properties"] = {{"mean", mean}, {"p95", p95}};
+      break;
+    }
+    case FieldKind::per_choice: {
+      ordered_json value = {{"type", {"number", "null"}}};
+      add_range(f, value);
+      s["type"] = "object";
+      s["additionalProperties"] = false;
+      ordered_json required = ordered_json::array();
+      for (const char* c : f.choices) {
+        s["properties"][c] = value;
+        required.push_back(c);
+      }
+      s["required"] = std::move(required);
       break;
     }
   }

@@ -56,4 +56,43 @@ void read_table(const nlohmann::json& section, const std::string& base, std::spa
   }
 }
 
+// Reads the object `obj` at `path` through `rows` into `out`: each row present checked and stored,
+// each missing `required` row reported unless `waive_required` (a preset supplies it), keys no row
+// names refused. In a catalog record (`catalog`) run_only rows are not keys. True when nothing was
+// reported.
+template <class T>
+bool read_object(const nlohmann::json& obj, const std::string& path, std::span<const Field<T>> rows, T& out,
+                 detail::Reader& r, bool waive_required, bool catalog = false) {
+  if (!r.object(obj, path)) return false;
+  const auto before = r.count();
+  std::vector<std::string> keys;
+  for (const auto& row : rows) {
+    if (!catalog || !row.spec.run_only) keys.emplace_back(row.spec.pointer);
+  }
+  r.unknown_keys(obj, path, keys);
+  for (const auto& row : rows) {
+    if (catalog && row.spec.run_only) continue;
+    const std::string p = detail::child(path, row.spec.pointer);
+    auto it = obj.find(row.spec.pointer);
+    if (it == obj.end()) {
+      if (row.spec.required && !waive_required) r.error(p, std::string("required (") + row.spec.help + ") is missing");
+      continue;
+    }
+    if (check_value(row.spec, *it, p, r) && row.set != nullptr) row.set(out, *it);
+  }
+  return r.count() == before;
+}
+
+// The object of every row of `rows` that writes itself back (a null value left out).
+template <class T>
+nlohmann::json write_object(std::span<const Field<T>> rows, const T& in) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& row : rows) {
+    if (row.get == nullptr) continue;
+    nlohmann::json v = row.get(in);
+    if (!v.is_null()) out[row.spec.pointer] = std::move(v);
+  }
+  return out;
+}
+
 }  // namespace capplan::data::fields_detail

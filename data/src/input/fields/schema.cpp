@@ -43,9 +43,14 @@ void write_table(ordered_json& section, std::span<const Field<T>> table, std::st
 }  // namespace
 
 nlohmann::ordered_json generate_scenario_schema(nlohmann::ordered_json schema) {
-  write_table(property(schema, "model"), model_fields(), "");
+  ordered_json& model = property(schema, "model");
+  write_table(model, model_fields(), "");
+  write_table(property(model, "moe"), moe_fields(), "");
+  write_table(property(model, "mla"), mla_fields(), "");
+  write_table(property(model, "mamba"), mamba_fields(), "");
   ordered_json& workload = property(schema, "workload");
   for (const auto& table : serve_field_tables()) write_table(workload, table, "serve: ");
+  write_table(property(workload, "engine"), engine_fields(), "");
   return schema;
 }
 

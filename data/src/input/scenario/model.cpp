@@ -7,45 +7,9 @@
 
 #include "capplan/data/fields.hpp"
 #include "catalog/hybrid_model.hpp"
+#include "input/fields/read_table.hpp"
 
 namespace capplan::data::scenario_detail {
-
-// MoE keys of a scenario's model (CONTRACT.md). `required` ones are needed unless the preset is
-// an MoE model (then the object is merged over the preset's).
-struct MoeInt {
-  const char* key;
-  int sim::MoeSpec::*member;
-  double lo;
-  double hi;
-  bool required;
-  const char* help;
-};
-constexpr MoeInt kMoeInts[] = {
-    {"experts", &sim::MoeSpec::experts, 1, 1e5, true, "routed experts per MoE layer"},
-    {"top_k", &sim::MoeSpec::top_k, 1, 1e5, true, "routed experts each token uses"},
-    {"expert_ffn_hidden", &sim::MoeSpec::expert_ffn_hidden, 1, 1e7, true, "inner size of one expert"},
-    {"shared_experts", &sim::MoeSpec::shared_experts, 0, 1e5, false, "always-active experts (default 0)"},
-    {"dense_layers", &sim::MoeSpec::dense_layers, 0, 1e4, false, "leading dense layers (default 0)"},
-    {"every_n_layers", &sim::MoeSpec::every_n_layers, 1, 1e4, false, "every n-th layer is MoE (default 1)"},
-    {"max_nodes_per_token", &sim::MoeSpec::max_nodes_per_token, 0, 1e5, false,
-     "node-limited routing: nodes a token's experts may span (default 0 = unlimited)"},
-};
-// Busiest expert rank / mean: beyond 10 the layout, not the router, is the problem.
-constexpr double kMaxCapacityFactor = 10.0;
-
-struct MlaInt {
-  const char* key;
-  int sim::MlaSpec::*member;
-  double lo;
-  const char* help;
-};
-constexpr MlaInt kMlaInts[] = {
-    {"q_lora_rank", &sim::MlaSpec::q_lora_rank, 0, "query latent rank; 0 = queries projected directly"},
-    {"kv_lora_rank", &sim::MlaSpec::kv_lora_rank, 1, "key/value latent rank"},
-    {"qk_nope_head_dim", &sim::MlaSpec::qk_nope_head_dim, 1, "per-head query/key dimension without RoPE"},
-    {"qk_rope_head_dim", &sim::MlaSpec::qk_rope_head_dim, 1, "per-head decoupled RoPE dimension"},
-    {"v_head_dim", &sim::MlaSpec::v_head_dim, 1, "per-head value dimension"},
-};
 
 constexpr const char* kAttentionKinds[] = {"mha", "gqa", "mqa", "mla", "sliding_window"};
 
@@ -58,7 +22,6 @@ std::optional<sim::ModelSpec> ScenarioParser::parse_model(const json& j) {
   for (const auto& f : model_fields()) {
     if (std::string_view(f.spec.pointer) != "name") known.emplace_back(f.spec.pointer);
   }
-  known.emplace_back("layer_pattern");  // after "layers": a typo "layer" suggests "layers"
   known.emplace_back("mamba");
   r_.unknown_keys(j, p, known);
 
@@ -131,78 +94,10 @@ std::optional<sim::ModelSpec> ScenarioParser::parse_model(const json& j) {
 // change only capacity_factor); otherwise experts, top_k and expert_ffn_hidden are required.
 void ScenarioParser::parse_moe(const json& j, const ModelEntry* preset, sim::ModelSpec& m, bool ffn_given) {
   const std::string p = "/model/moe";
-  if (!r_.object(j, p)) return;
-  std::vector<std::string> known;
-  for (const auto& f : kMoeInts) known.emplace_back(f.key);
-  known.emplace_back("capacity_factor");
-  known.emplace_back("activation_clamp");
-  known.emplace_back("expert_bias");
-  known.emplace_back("pad_to_capacity");
-  known.emplace_back("random_routing");
-  known.emplace_back("dispatcher");
-  r_.unknown_keys(j, p, known);
+  // An MoE preset's experts are merged under what the scenario gives: none is required then.
   const bool moe_preset = preset != nullptr && preset->spec.is_moe();
   sim::MoeSpec moe = moe_preset ? preset->spec.moe : sim::MoeSpec{};
-  bool complete = true;
-  for (const auto& f : kMoeInts) {
-    const json* v = find(j, f.key);
-    if (v == nullptr) {
-      if (f.required && !moe_preset) {
-        r_.error(child(p, f.key), std::string("required (") + f.help + ") is missing");
-        complete = false;
-      }
-      continue;
-    }
-    if (auto x = r_.integer(*v, child(p, f.key), f.lo, f.hi)) {
-      moe.*f.member = static_cast<int>(*x);
-    } else {
-      complete = false;
-    }
-  }
-  if (const json* v = find(j, "capacity_factor")) {
-    if (auto x = r_.number(*v, child(p, "capacity_factor"), 1.0, kMaxCapacityFactor, false)) {
-      moe.capacity_factor = *x;
-    } else {
-      complete = false;
-    }
-  }
-  if (const json* v = find(j, "activation_clamp")) {
-    if (auto x = r_.number(*v, child(p, "activation_clamp"), 0.0, 1e6, false)) {
-      moe.activation_clamp = *x;
-    } else {
-      complete = false;
-    }
-  }
-  if (const json* v = find(j, "expert_bias")) {
-    if (auto x = r_.boolean(*v, child(p, "expert_bias"))) {
-      moe.expert_bias = *x;
-    } else {
-      complete = false;
-    }
-  }
-  if (const json* v = find(j, "dispatcher")) {
-    if (auto name = r_.string(*v, child(p, "dispatcher"))) {
-      if (*name == "alltoall" || *name == "deepep") {
-        moe.dispatcher = *name == "deepep" ? sim::MoeDispatcher::deepep : sim::MoeDispatcher::alltoall;
-      } else {
-        r_.error(child(p, "dispatcher"), "must be one of alltoall, deepep; got '" + *name + "'");
-        complete = false;
-      }
-    } else {
-      complete = false;
-    }
-  }
-  for (const auto& [key, member] : {std::pair{"pad_to_capacity", &sim::MoeSpec::pad_to_capacity},
-                                    std::pair{"random_routing", &sim::MoeSpec::random_routing}}) {
-    if (const json* v = find(j, key)) {
-      if (auto x = r_.boolean(*v, child(p, key))) {
-        moe.*member = *x;
-      } else {
-        complete = false;
-      }
-    }
-  }
-  if (!complete) return;
+  if (!fields_detail::read_object(j, p, moe_fields(), moe, r_, moe_preset)) return;
   if (moe.top_k > moe.experts) {
     r_.error(child(p, "top_k"), "must be at most experts (" + std::to_string(moe.experts) + "); got " +
                                     std::to_string(moe.top_k));
@@ -260,20 +155,7 @@ void ScenarioParser::parse_attention(const json& j, const ModelEntry* preset, si
     m.attention = sim::Attention::mla;
     sim::MlaSpec dims = mla_preset ? preset->spec.mla : sim::MlaSpec{};
     if (mla_j != nullptr) {
-      const std::string mp = child(p, "mla");
-      if (r_.object(*mla_j, mp)) {
-        std::vector<std::string> known;
-        for (const auto& f : kMlaInts) known.emplace_back(f.key);
-        r_.unknown_keys(*mla_j, mp, known);
-        for (const auto& f : kMlaInts) {
-          const json* v = find(*mla_j, f.key);
-          if (v == nullptr) {
-            if (!mla_preset) r_.error(child(mp, f.key), std::string("required (") + f.help + ") is missing");
-            continue;
-          }
-          if (auto x = r_.integer(*v, child(mp, f.key), f.lo, 1e6)) dims.*f.member = static_cast<int>(*x);
-        }
-      }
+      fields_detail::read_object(*mla_j, child(p, "mla"), mla_fields(), dims, r_, mla_preset);
     } else if (!mla_preset) {
       r_.error(child(p, "mla"), "required with attention \"mla\" (q_lora_rank, kv_lora_rank, qk_nope_head_dim, "
                                 "qk_rope_head_dim, v_head_dim) is missing");
@@ -351,8 +233,6 @@ void ScenarioParser::parse_attention(const json& j, const ModelEntry* preset, si
 namespace capplan::data {
 
 using nlohmann::json;
-using scenario_detail::kMlaInts;
-using scenario_detail::kMoeInts;
 
 nlohmann::json model_to_json(const sim::ModelSpec& m) {
   json model = json::object();
@@ -361,22 +241,11 @@ nlohmann::json model_to_json(const sim::ModelSpec& m) {
     json v = f.get(m);  // head_dim: 0 = hidden/heads, left out
     if (!v.is_null()) model[f.spec.pointer] = std::move(v);
   }
-  if (m.is_moe()) {
-    json moe = {{"capacity_factor", m.moe.capacity_factor},
-                {"activation_clamp", m.moe.activation_clamp},
-                {"expert_bias", m.moe.expert_bias},
-                {"pad_to_capacity", m.moe.pad_to_capacity},
-                {"random_routing", m.moe.random_routing},
-                {"dispatcher", m.moe.dispatcher == sim::MoeDispatcher::deepep ? "deepep" : "alltoall"}};
-    for (const auto& f : kMoeInts) moe[f.key] = m.moe.*f.member;
-    model["moe"] = std::move(moe);
-  }
+  if (m.is_moe()) model["moe"] = fields_detail::write_object(moe_fields(), m.moe);
   detail::hybrid_to_json(m, model);
   if (m.attention == sim::Attention::mla) {
     model["attention"] = "mla";
-    json mla = json::object();
-    for (const auto& f : kMlaInts) mla[f.key] = m.mla.*f.member;
-    model["mla"] = std::move(mla);
+    model["mla"] = fields_detail::write_object(mla_fields(), m.mla);
   } else if (m.sliding_window > 0) {
     model["sliding_window"] = m.sliding_window;
     if (m.sliding_window_every != 1) model["sliding_window_every"] = m.sliding_window_every;
