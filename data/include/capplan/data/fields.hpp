@@ -21,6 +21,8 @@ enum class FieldKind {
   text,     // a non-empty string (an id, a name)
   choice,   // a string, one of `choices`
   length,   // tokens per request: a number in [min, max], or {mean, p95} each in [min, max], p95 >= mean
+  count,    // a count of `unit`: a number, or a string with an SI or binary suffix ("2B", "4Mi"), in [min, max]
+  list,     // a non-empty list of strings, each one of `choices`
 };
 
 // A command-line flag that sets the field (name nullptr: none).
@@ -48,6 +50,7 @@ struct FieldSpec {
   std::span<const char* const> choices = {};  // choices: the spellings accepted
   const char* noun = "";                      // choices: what an unknown spelling is ("weight format")
   int items = 0;                              // > 0: a list of exactly that many values of the kind
+  bool nullable = false;                      // null accepted, meaning "unknown": nothing is stored
 };
 
 // A field, where a checked value lands in `T` (nullptr: read by hand beside the table), and how it
