@@ -79,6 +79,12 @@ std::span<const Field<ServeRequest>> serve_slo_fields();
 // The four above, in that order (the order of capplan serve's flags).
 std::span<const std::span<const Field<ServeRequest>>> serve_field_tables();
 
+// --- the fine-tuning workload (workload.kind finetune), pointers below /workload -----------------
+// The kind, method, adapters, frozen parts and dataset: land in a scenario's training.finetune and
+// workload.dataset. The recipe's defaults, the LoRA targets and the rules between fields (adapters
+// need lora or qlora, ...) are read beside it (input/scenario/workload.cpp).
+std::span<const Field<sim::Scenario>> finetune_fields();
+
 // The JSON Schema of one field's value: type, range, enum, the help as its description (after
 // `prefix`), the unit and the bound's reason as annotations (x-unit, x-bound).
 nlohmann::ordered_json field_schema(const FieldSpec& f, std::string_view prefix = {});

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/data/fields.hpp"
 #include "capplan/data/serve_io.hpp"
+#include "input/fields/read_table.hpp"
 #include "reading/json_reader.hpp"
 
 namespace capplan::data::scenario_detail {
@@ -64,6 +66,7 @@ class ScenarioParser {
   // workload and fine-tuning (scenario/workload.cpp)
   void parse_workload(const json& w);
   void parse_finetune(const json& w, sim::TrainingJob& t);
+  void check_dataset(const sim::FinetuneData& d, const std::string& dp);
 
   // model, MoE, attention and MLA (scenario/model.cpp)
   std::optional<sim::ModelSpec> parse_model(const json& j);
