@@ -6,6 +6,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -84,6 +85,21 @@ std::span<const std::span<const Field<ServeRequest>>> serve_field_tables();
 // workload.dataset. The recipe's defaults, the LoRA targets and the rules between fields (adapters
 // need lora or qlora, ...) are read beside it (input/scenario/workload.cpp).
 std::span<const Field<sim::Scenario>> finetune_fields();
+
+// --- the goodput sections: reliability, storage, data ------------------------------------------
+// The storage section as written, before its tier is looked up in the catalog (storage.json) and
+// its explicit bandwidths laid over the tier's (input/scenario/storage.cpp).
+struct StorageInput {
+  std::optional<std::string> tier, upload_tier;
+  std::optional<double> capacity_tib, write, read, write_node, read_node, usd_per_gb_month;
+  std::optional<bool> local;
+};
+// Failures, restarts and checkpoints, below /reliability.
+std::span<const Field<sim::ReliabilitySpec>> reliability_fields();
+// Checkpoint and dataset storage, below /storage.
+std::span<const Field<StorageInput>> storage_fields();
+// Data loading, below /data.
+std::span<const Field<sim::DataLoadingSpec>> data_fields();
 
 // The JSON Schema of one field's value: type, range, enum, the help as its description (after
 // `prefix`), the unit and the bound's reason as annotations (x-unit, x-bound).

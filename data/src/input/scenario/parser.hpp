@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -49,7 +50,16 @@ inline bool is_auto(const json& v) { return v.is_string() && v.get<std::string>(
 
 inline double num_of(const json& v) { return v.get<double>(); }
 
-struct StorageDraft;  // storage.cpp
+// A goodput section (reliability, storage, data) read through its field table: an object with
+// exactly the table's keys.
+template <class T>
+void read_section(const json& j, const std::string& p, std::span<const Field<T>> rows, T& out, Reader& r) {
+  if (!r.object(j, p)) return;
+  fields_detail::read_table(j, p, rows, out, r);
+  std::vector<std::string> keys;
+  fields_detail::add_keys(rows, "", keys);
+  r.unknown_keys(j, p, keys);
+}
 
 class ScenarioParser {
  public:
@@ -89,7 +99,7 @@ class ScenarioParser {
 
   // storage (scenario/storage.cpp)
   std::optional<sim::StorageTier> storage_tier(const std::string& id, const std::string& p,
-                                               const StorageDraft* d);
+                                               const StorageInput* d);
   static void fill_missing_direction(sim::StorageTier& t);
   void default_storage();
   void parse_storage(const json& j);
