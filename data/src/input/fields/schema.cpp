@@ -45,7 +45,11 @@ void write_table(ordered_json& section, std::span<const Field<T>> table, std::st
 nlohmann::ordered_json generate_scenario_schema(nlohmann::ordered_json schema) {
   write_table(property(schema, "model"), model_fields(), "");
   ordered_json& workload = property(schema, "workload");
+  write_table(workload, finetune_fields(), "");
   for (const auto& table : serve_field_tables()) write_table(workload, table, "serve: ");
+  write_table(property(schema, "reliability"), reliability_fields(), "");
+  write_table(property(schema, "storage"), storage_fields(), "");
+  write_table(property(schema, "data"), data_fields(), "");
   return schema;
 }
 
