@@ -33,37 +33,9 @@ struct Row {
 constexpr Row kPresetRow = {"--model", "/model/preset", kText, "ID",
                             "Model preset id (capplan catalog models); replaces the file's model", kSameHelp};
 
-// After the model's fields, before the strategy options (sim::kStrategyOptions, inserted after
-// --recompute).
+// After the model's and the fine-tuning workload's fields, before the strategy options
+// (sim::kStrategyOptions, inserted after --recompute).
 constexpr Row kFieldRows[] = {
-    {"--workload", "/workload/kind", kText, "NAME", "pretrain (default) or finetune", kSameHelp},
-    {"--method", "/workload/method", kText, "NAME", "Fine-tuning method: full, lora or qlora", kSameHelp},
-    {"--lora-rank", "/workload/lora/rank", kNumber, "INT", "LoRA rank (default: the framework recipe's)", kSameHelp},
-    {"--lora-targets", "/workload/lora/targets", kList, "LIST",
-     "Linears LoRA adapts, comma-separated: q,k,v,o,gate,up,down (default: the recipe's)", kSameHelp},
-    {"--lora-train-embeddings", "/workload/lora/train_embeddings", kNumber, "BOOL",
-     "Train the embedding and output layer beside the adapters (PEFT modules_to_save)", kSameHelp},
-    {"--base-weights", "/workload/base_weights", kText, "NAME", "QLoRA's frozen base: nf4 (default) or int4",
-     kSameHelp},
-    {"--double-quant", "/workload/double_quant", kNumber, "BOOL", "QLoRA double quantisation (default true)",
-     kSameHelp},
-    {"--freeze-embeddings", "/workload/freeze/embeddings", kNumber, "BOOL",
-     "Full fine-tuning: keep the embedding and output layer frozen", kSameHelp},
-    {"--frozen-layers", "/workload/freeze/layers", kNumber, "INT", "Full fine-tuning: the first INT layers frozen",
-     kSameHelp},
-    {"--dataset-tokens", "/workload/dataset/tokens", kNumber, "SI", "Fine-tuning data: tokens of one epoch, e.g. 2B",
-     kSameHelp},
-    {"--epochs", "/workload/dataset/epochs", kNumber, "N", "Fine-tuning epochs (default 1)", kSameHelp},
-    {"--mean-sample-tokens", "/workload/dataset/mean_sample_tokens", kNumber, "TOKENS",
-     "Mean sample length (needed when unpacked)", kSameHelp},
-    {"--p95-sample-tokens", "/workload/dataset/p95_sample_tokens", kNumber, "TOKENS",
-     "95th-percentile sample length (the spread of the lengths)", kSameHelp},
-    {"--packing", "/workload/dataset/packing", kNumber, "BOOL", "Samples packed into full sequences (default true)",
-     kSameHelp},
-    {"--pad-to", "/workload/dataset/pad_to", kText, "NAME",
-     "Unpacked samples padded to the micro-batch's longest (longest, default) or to seq_len (max)", kSameHelp},
-    {"--document-mask", "/workload/dataset/document_mask", kNumber, "BOOL",
-     "Packed samples attend only within themselves (default: the recipe's)", kSameHelp},
     {"--tokens", "/training/tokens", kNumber, "SI", "Total training tokens, e.g. 2T (or 2Ti: binary)", kSameHelp},
     {"--global-batch", "/training/global_batch", kNumber, "INT", "Global batch in sequences", kSameHelp},
     {"--global-batch-tokens", "/training/global_batch_tokens", kNumber, "SI",
@@ -130,7 +102,7 @@ constexpr Row kFieldRows[] = {
      "Fix the layers on the last pipeline stage"},
 };
 
-// After the strategy options.
+// After the strategy options, before the goodput sections' fields (reliability, storage, data).
 constexpr Row kLaterRows[] = {
     {"--usd-per-gpu-hour", "/pricing/usd_per_gpu_hour", kNumber, "USD", "Price per GPU-hour (overrides the catalog)",
      "Price per GPU-hour of the scenario's own instance (others: catalog or --price)"},
@@ -167,40 +139,6 @@ constexpr Row kLaterRows[] = {
      "Operations staff and support per year", "Operations staff and support per year; every offering under on_prem"},
     {"--on-prem-utilisation", "/pricing/on_prem/utilisation", kNumber, "FRACTION",
      "Share of the owned cluster's time doing useful work (default 1)", "Share of the owned cluster's time doing useful work (default 1); every offering under on_prem"},
-    {"--failure-rate-per-gpu-hour", "/reliability/failure_rate_per_gpu_hour", kNumber, "RATE",
-     "Job interruptions per GPU-hour (default: Llama 3 405B's 2.2e-5)", kSameHelp},
-    {"--restart-s", "/reliability/restart_s", kNumber, "S",
-     "Relaunch + initialisation seconds before the checkpoint load (default 600, an assumption)", kSameHelp},
-    {"--node-replacement-s", "/reliability/node_replacement_s", kNumber, "S",
-     "Seconds to get a replacement node when no hot spare is ready", kSameHelp},
-    {"--hot-spares", "/reliability/hot_spares", kNumber, "NODES", "Spare nodes kept ready", kSameHelp},
-    {"--checkpoint-interval-s", "/reliability/checkpoint_interval_s", kNumber, "S",
-     "Seconds of training between checkpoints (default: Daly optimum, at least the minimum)", kSameHelp},
-    {"--min-checkpoint-interval-s", "/reliability/min_checkpoint_interval_s", kNumber, "S",
-     "Shortest interval the Daly optimum may give (default 900; 0 = none)", kSameHelp},
-    {"--checkpoint", "/reliability/checkpoint", kText, "MODE", "sync (default) or async", kSameHelp},
-    {"--checkpoints-kept", "/reliability/checkpoints_kept", kNumber, "INT",
-     "Checkpoints retained on storage (default 2)", kSameHelp},
-    {"--storage-tier", "/storage/tier", kText, "ID", "Storage tier id (capplan catalog storage)", kSameHelp},
-    {"--storage-capacity-tib", "/storage/capacity_tib", kNumber, "TIB",
-     "Provisioned capacity (tiers whose throughput scales with it)", kSameHelp},
-    {"--storage-write-gb-per-s", "/storage/write_gb_per_s", kNumber, "GBPS", "Aggregate storage write bandwidth, GB/s",
-     kSameHelp},
-    {"--storage-read-gb-per-s", "/storage/read_gb_per_s", kNumber, "GBPS", "Aggregate storage read bandwidth, GB/s",
-     kSameHelp},
-    {"--storage-write-gb-per-s-per-node", "/storage/write_gb_per_s_per_node", kNumber, "GBPS",
-     "Storage write bandwidth of one node, GB/s", kSameHelp},
-    {"--storage-read-gb-per-s-per-node", "/storage/read_gb_per_s_per_node", kNumber, "GBPS",
-     "Storage read bandwidth of one node, GB/s", kSameHelp},
-    {"--storage-local", "/storage/local", kNumber, "BOOL", "Node-local storage (NVMe)", kSameHelp},
-    {"--storage-upload-tier", "/storage/upload_tier", kText, "ID", "Tier node-local checkpoints are uploaded to",
-     kSameHelp},
-    {"--storage-usd-per-gb-month", "/storage/usd_per_gb_month", kNumber, "USD", "Storage price per GB-month", kSameHelp},
-    {"--bytes-per-token", "/data/bytes_per_token", kNumber, "BYTES",
-     "Bytes read per training token (default 2 or 4: pre-tokenised)", kSameHelp},
-    {"--preprocessing-tokens-per-s-per-node", "/data/preprocessing_tokens_per_s_per_node", kNumber, "RATE",
-     "Tokens one node's CPUs can load and preprocess per second", kSameHelp},
-    {"--dataset-bytes", "/data/dataset_bytes", kNumber, "BYTES", "Stored dataset size", kSameHelp},
 };
 
 // A flag that drops the other spelling of its field from the file.
@@ -268,8 +206,9 @@ void add_table(std::deque<ScenarioFlag>& out, std::string_view section, std::spa
     const data::FieldFlag& flag = f.spec.flag;
     if (flag.name == nullptr) continue;
     const bool text = f.spec.kind == data::FieldKind::text || f.spec.kind == data::FieldKind::choice;
-    out.push_back({flag.name, std::string(section) + "/" + f.spec.pointer, text ? kText : kNumber, flag.type,
-                   flag.help, flag.search_help});
+    const FlagValue value = f.spec.kind == data::FieldKind::list ? kList : text ? kText : kNumber;
+    out.push_back({flag.name, std::string(section) + "/" + f.spec.pointer, value, flag.type, flag.help,
+                   flag.search_help});
   }
 }
 
@@ -281,11 +220,15 @@ const std::deque<ScenarioFlag>& scenario_flags() {
     out.push_back(from_row(kPresetRow));
     add_table(out, "/model", data::model_fields());
     add_table(out, "/model/moe", data::moe_fields());
+    add_table(out, "/workload", data::finetune_fields());
     for (const Row& r : kFieldRows) out.push_back(from_row(r));
     for (const auto& o : sim::kStrategyOptions) {
       out.push_back({o.flag, std::string("/strategy/") + o.key, kNumber, "BOOL|auto", o.help, kSameHelp});
     }
     for (const Row& r : kLaterRows) out.push_back(from_row(r));
+    add_table(out, "/reliability", data::reliability_fields());
+    add_table(out, "/storage", data::storage_fields());
+    add_table(out, "/data", data::data_fields());
     return out;
   }();
   return rows;

@@ -22,70 +22,6 @@
 
 namespace capplan::data::scenario_detail {
 
-namespace {
-
-// --- goodput sections (sim/goodput.hpp): one field table per record --------------------------
-
-constexpr detail::Field<sim::ReliabilitySpec> kReliabilityFields[] = {
-    {"failure_rate_per_gpu_hour", detail::Kind::number, detail::Need::optional, false, {0, 1, false},
-     "job interruptions per GPU-hour (default 466/(16384*54*24), Llama 3 405B)",
-     [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
-       r.interruptions_per_gpu_hour = num_of(v);
-       r.rate_source = "scenario";
-     }},
-    {"restart_s", detail::Kind::number, detail::Need::optional, false, {0, 1e7, false},
-     "seconds to relaunch and re-initialise before loading the checkpoint (default 600, an assumption)",
-     [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
-       r.restart_overhead = units::seconds(num_of(v));
-       r.restart_overhead_given = true;
-     }},
-    {"node_replacement_s", detail::Kind::number, detail::Need::optional, true, {0, 1e7, false},
-     "seconds to get a replacement node when no hot spare is ready (default 0: unknown)",
-     [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
-       r.node_replacement = units::seconds(num_of(v));
-     }},
-    {"hot_spares", detail::Kind::integer, detail::Need::optional, false, {0, 1e5, false},
-     "spare nodes kept ready (paid for the whole run)",
-     [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
-       r.hot_spare_nodes = static_cast<int>(num_of(v));
-     }},
-    {"checkpoint_interval_s", detail::Kind::number, detail::Need::optional, true, {0, 1e9, true},
-     "compute seconds between checkpoints (default: the Daly optimum, at least min_checkpoint_interval_s)",
-     [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
-       r.checkpoint_interval = units::seconds(num_of(v));
-     }},
-    {"min_checkpoint_interval_s", detail::Kind::number, detail::Need::optional, false, {0, 1e9, false},
-     "shortest interval the Daly optimum may give, compute seconds (default 900: 15 min; 0 = none)",
-     [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
-       r.min_checkpoint_interval = units::seconds(num_of(v));
-     }},
-    {"checkpoint", detail::Kind::string, detail::Need::optional, false, {}, "sync or async",
-     [](sim::ReliabilitySpec& r, const json& v, Reader& rd, const std::string& p) {
-       if (auto m = rd.one_of(v, p, sim::checkpoint_mode_from_string, {"sync", "async"}, "checkpoint mode")) {
-         r.checkpoint_mode = *m;
-       }
-     }},
-    {"checkpoints_kept", detail::Kind::integer, detail::Need::optional, false, {1, 1e4, false},
-     "checkpoints retained on storage (default 2)",
-     [](sim::ReliabilitySpec& r, const json& v, Reader&, const std::string&) {
-       r.checkpoints_kept = static_cast<int>(num_of(v));
-     }},
-};
-
-constexpr detail::Field<sim::DataLoadingSpec> kDataFields[] = {
-    {"bytes_per_token", detail::Kind::number, detail::Need::optional, false, {0, 1e6, true},
-     "bytes read per training token (default 2 or 4: Megatron's pre-tokenised uint16/int32)",
-     detail::store<&sim::DataLoadingSpec::bytes_per_token>},
-    {"preprocessing_tokens_per_s_per_node", detail::Kind::number, detail::Need::optional, true, {0, 1e12, true},
-     "tokens one node's CPUs can load and preprocess per second",
-     detail::store<&sim::DataLoadingSpec::cpu_tokens_per_s_per_node>},
-    {"dataset_bytes", detail::Kind::number, detail::Need::optional, true, {0, 1e18, true},
-     "stored dataset size in bytes (default tokens x bytes_per_token)",
-     detail::store<&sim::DataLoadingSpec::dataset_bytes>},
-};
-
-}  // namespace
-
 Result<ParsedScenario> ScenarioParser::run(const json& j) {
   if (!r_.object(j, "")) return std::unexpected(std::move(diags_));
   r_.unknown_keys(j, "", {"name", "description", "workload", "model", "training", "cluster", "strategy", "pricing",
@@ -139,7 +75,7 @@ Result<ParsedScenario> ScenarioParser::run(const json& j) {
     catalog_price(*c);
   }
   if (const json* v = find(j, "reliability")) {
-    detail::read_fields<sim::ReliabilitySpec>(*v, "/reliability", kReliabilityFields, out_.scenario.reliability, r_);
+    read_section(*v, "/reliability", reliability_fields(), out_.scenario.reliability, r_);
   }
   if (const json* v = find(j, "storage")) {
     parse_storage(*v);
@@ -147,7 +83,7 @@ Result<ParsedScenario> ScenarioParser::run(const json& j) {
     default_storage();
   }
   if (const json* v = find(j, "data")) {
-    detail::read_fields<sim::DataLoadingSpec>(*v, "/data", kDataFields, out_.scenario.data, r_);
+    read_section(*v, "/data", data_fields(), out_.scenario.data, r_);
   }
   if (const json* v = find(j, "tco")) check_tco_section(*v, where_, diags_);  // used by capplan tco
   if (c) on_prem_power(*c);

@@ -6,6 +6,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,6 +23,8 @@ enum class FieldKind {
   choice,   // a string, one of `choices`
   length,   // tokens per request: a number in [min, max], or {mean, p95} each in [min, max], p95 >= mean
   per_choice,  // an object with one key per choice, each a number in [min, max] or null (its default)
+  count,    // a count of `unit`: a number, or a string with an SI or binary suffix ("2B", "4Mi"), in [min, max]
+  list,     // a non-empty list of strings, each one of `choices`
 };
 
 // A command-line flag that sets the field (name nullptr: none).
@@ -54,6 +57,7 @@ struct FieldSpec {
   // A setting of the run, not a property of the model: a scenario key, not a key of the catalog's
   // records (an MoE model's capacity factor, its dispatcher).
   bool run_only = false;
+  bool nullable = false;                      // null accepted, meaning "unknown": nothing is stored
 };
 
 // A field, where a checked value lands in `T` (nullptr: read by hand beside the table), and how it
@@ -94,6 +98,27 @@ std::span<const Field<ServeRequest>> serve_traffic_fields();
 std::span<const Field<ServeRequest>> serve_slo_fields();
 // The four above, in that order (the order of capplan serve's flags).
 std::span<const std::span<const Field<ServeRequest>>> serve_field_tables();
+
+// --- the fine-tuning workload (workload.kind finetune), pointers below /workload -----------------
+// The kind, method, adapters, frozen parts and dataset: land in a scenario's training.finetune and
+// workload.dataset. The recipe's defaults, the LoRA targets and the rules between fields (adapters
+// need lora or qlora, ...) are read beside it (input/scenario/workload.cpp).
+std::span<const Field<sim::Scenario>> finetune_fields();
+
+// --- the goodput sections: reliability, storage, data ------------------------------------------
+// The storage section as written, before its tier is looked up in the catalog (storage.json) and
+// its explicit bandwidths laid over the tier's (input/scenario/storage.cpp).
+struct StorageInput {
+  std::optional<std::string> tier, upload_tier;
+  std::optional<double> capacity_tib, write, read, write_node, read_node, usd_per_gb_month;
+  std::optional<bool> local;
+};
+// Failures, restarts and checkpoints, below /reliability.
+std::span<const Field<sim::ReliabilitySpec>> reliability_fields();
+// Checkpoint and dataset storage, below /storage.
+std::span<const Field<StorageInput>> storage_fields();
+// Data loading, below /data.
+std::span<const Field<sim::DataLoadingSpec>> data_fields();
 
 // The JSON Schema of one field's value: type, range, enum, the help as its description (after
 // `prefix`), the unit and the bound's reason as annotations (x-unit, x-bound).

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "capplan/data/fields.hpp"
 #include "capplan/data/json_pointer.hpp"
+#include "capplan/data/scenario_io.hpp"
 #include "input/fields/read_table.hpp"
 
 namespace capplan::data {
@@ -77,6 +80,45 @@ bool check_per_choice(const FieldSpec& f, const json& v, const std::string& p, d
   return ok && v.size() == keys.size();
 }
 
+// A count: a number, or a string with an SI or binary suffix ("2B", "4Mi"), at least min and at
+// most max.
+bool check_count(const FieldSpec& f, const json& v, const std::string& p, detail::Reader& r) {
+  std::optional<double> x;
+  if (v.is_number()) {
+    x = v.get<double>();
+  } else if (v.is_string()) {
+    x = parse_count(v.get<std::string>());
+  }
+  std::string why;
+  if (!x) {
+    why = "expected a number or a string with an SI suffix such as \"2T\" (k, M, G/B, T, P) or a binary one such "
+          "as \"4Mi\" (Ki, Mi, Gi, Ti, Pi: powers of 1024)";
+  } else if (!std::isfinite(*x)) {
+    why = "must be a finite number";
+  } else if (!(*x > 0)) {
+    why = "must be > 0";
+  } else if (*x < f.min) {
+    why = "must be at least " + detail::fmt(f.min) + " (a number of " + f.unit + ")";
+  } else if (*x > f.max) {
+    why = "must be at most " + detail::fmt(f.max);
+  }
+  if (!why.empty()) r.error(p, why + "; got " + describe(v));
+  return why.empty();
+}
+
+// A non-empty list of strings, each one of the row's choices.
+bool check_list(const FieldSpec& f, const json& v, const std::string& p, detail::Reader& r) {
+  std::vector<std::string> known(f.choices.begin(), f.choices.end());
+  if (!v.is_array() || v.empty()) {
+    r.error(p, std::string("expected a non-empty list of ") + f.noun + "s (" + detail::join(known) + "); got " +
+                   describe(v));
+    return false;
+  }
+  bool ok = true;
+  for (std::size_t i = 0; i < v.size(); ++i) ok = r.one_of(v[i], child(p, i), known, f.noun).has_value() && ok;
+  return ok;
+}
+
 bool check_one(const FieldSpec& f, const json& v, const std::string& p, detail::Reader& r) {
   switch (f.kind) {
     case FieldKind::number: return r.number(v, p, f.min, f.max, f.min_open).has_value();
@@ -87,6 +129,8 @@ bool check_one(const FieldSpec& f, const json& v, const std::string& p, detail::
       return r.one_of(v, p, std::vector<std::string>(f.choices.begin(), f.choices.end()), f.noun).has_value();
     case FieldKind::length: return check_length(f, v, p, r);
     case FieldKind::per_choice: return check_per_choice(f, v, p, r);
+    case FieldKind::count: return check_count(f, v, p, r);
+    case FieldKind::list: return check_list(f, v, p, r);
   }
   return false;
 }
@@ -144,6 +188,18 @@ ordered_json one_schema(const FieldSpec& f) {
       s["enum"] = std::move(e);
       break;
     }
+    case FieldKind::count:
+      s["type"] = {"number", "string"};
+      add_range(f, s);
+      break;
+    case FieldKind::list: {
+      ordered_json e = ordered_json::array();
+      for (const char* c : f.choices) e.push_back(c);
+      s["type"] = "array";
+      s["items"] = {{"type", "string"}, {"enum", std::move(e)}};
+      s["minItems"] = 1;
+      break;
+    }
     case FieldKind::length: {
       s["type"] = {"number", "object"};
       add_range(f, s);
@@ -185,6 +241,7 @@ nlohmann::ordered_json field_schema(const FieldSpec& f, std::string_view prefix)
     s["maxItems"] = f.items;
   } else {
     s = one_schema(f);
+    if (f.nullable) s["type"] = {s["type"], "null"};
   }
   if (*f.help != '\0') s["description"] = std::string(prefix) + f.help;
   if (*f.unit != '\0') s["x-unit"] = f.unit;

@@ -35,9 +35,9 @@ void add_keys(std::span<const Field<T>> rows, std::string_view parent, std::vect
 // Checks `v` (at `path`) against `f`; true when it may be stored.
 bool check_value(const FieldSpec& f, const nlohmann::json& v, const std::string& path, detail::Reader& r);
 
-// Reads every row of `rows` whose value is present below `section` (at `base`) into `out`; a
-// `required` length missing in an object that is there is reported. Unknown keys are the caller's
-// (add_keys).
+// Reads every row of `rows` whose value is present below `section` (at `base`) into `out` (a null
+// skipped where the row is nullable); a `required` length missing in an object that is there is
+// reported. Unknown keys are the caller's (add_keys).
 template <class T>
 void read_table(const nlohmann::json& section, const std::string& base, std::span<const Field<T>> rows, T& out,
                 detail::Reader& r) {
@@ -52,6 +52,7 @@ void read_table(const nlohmann::json& section, const std::string& base, std::spa
       if (row.spec.kind == FieldKind::length) r.error(path, std::string("required (") + row.spec.help + ") is missing");
       continue;
     }
+    if (it->is_null() && row.spec.nullable) continue;  // unknown: the default stays
     if (check_value(row.spec, *it, path, r)) row.set(out, *it);
   }
 }

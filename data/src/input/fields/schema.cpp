@@ -49,8 +49,12 @@ nlohmann::ordered_json generate_scenario_schema(nlohmann::ordered_json schema) {
   write_table(property(model, "mla"), mla_fields(), "");
   write_table(property(model, "mamba"), mamba_fields(), "");
   ordered_json& workload = property(schema, "workload");
+  write_table(workload, finetune_fields(), "");
   for (const auto& table : serve_field_tables()) write_table(workload, table, "serve: ");
   write_table(property(workload, "engine"), engine_fields(), "");
+  write_table(property(schema, "reliability"), reliability_fields(), "");
+  write_table(property(schema, "storage"), storage_fields(), "");
+  write_table(property(schema, "data"), data_fields(), "");
   return schema;
 }
 

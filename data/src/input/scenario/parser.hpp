@@ -6,13 +6,16 @@
 #include <cmath>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/data/fields.hpp"
 #include "capplan/data/serve_io.hpp"
+#include "input/fields/read_table.hpp"
 #include "reading/json_reader.hpp"
 
 namespace capplan::data::scenario_detail {
@@ -47,7 +50,16 @@ inline bool is_auto(const json& v) { return v.is_string() && v.get<std::string>(
 
 inline double num_of(const json& v) { return v.get<double>(); }
 
-struct StorageDraft;  // storage.cpp
+// A goodput section (reliability, storage, data) read through its field table: an object with
+// exactly the table's keys.
+template <class T>
+void read_section(const json& j, const std::string& p, std::span<const Field<T>> rows, T& out, Reader& r) {
+  if (!r.object(j, p)) return;
+  fields_detail::read_table(j, p, rows, out, r);
+  std::vector<std::string> keys;
+  fields_detail::add_keys(rows, "", keys);
+  r.unknown_keys(j, p, keys);
+}
 
 class ScenarioParser {
  public:
@@ -64,6 +76,7 @@ class ScenarioParser {
   // workload and fine-tuning (scenario/workload.cpp)
   void parse_workload(const json& w);
   void parse_finetune(const json& w, sim::TrainingJob& t);
+  void check_dataset(const sim::FinetuneData& d, const std::string& dp);
 
   // model, MoE, attention and MLA (scenario/model.cpp)
   std::optional<sim::ModelSpec> parse_model(const json& j);
@@ -86,7 +99,7 @@ class ScenarioParser {
 
   // storage (scenario/storage.cpp)
   std::optional<sim::StorageTier> storage_tier(const std::string& id, const std::string& p,
-                                               const StorageDraft* d);
+                                               const StorageInput* d);
   static void fill_missing_direction(sim::StorageTier& t);
   void default_storage();
   void parse_storage(const json& j);

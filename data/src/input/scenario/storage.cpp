@@ -1,44 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// The storage section: a catalog tier and/or explicit bandwidths (sim/goodput.hpp).
+// The storage section: a catalog tier and/or explicit bandwidths (sim/workload/storage.hpp).
 #include "input/scenario/parser.hpp"
 
 #include <algorithm>
 
 namespace capplan::data::scenario_detail {
 
-struct StorageDraft {
-  std::optional<std::string> tier, upload_tier;
-  std::optional<double> capacity_tib, write, read, write_node, read_node, usd_per_gb_month;
-  std::optional<bool> local;
-};
-#define CAPPLAN_BW_FIELD(key, member, help)                                                             \
-  {key, detail::Kind::number, detail::Need::optional, false, {0, 1e5, true}, help,                      \
-   detail::store<&StorageDraft::member>}
-constexpr detail::Field<StorageDraft> kStorageFields[] = {
-    {"tier", detail::Kind::string, detail::Need::optional, false, {}, "storage tier id (capplan catalog storage)",
-     detail::store<&StorageDraft::tier>},
-    {"capacity_tib", detail::Kind::number, detail::Need::optional, false, {0, 1e6, true},
-     "provisioned capacity, TiB (tiers whose throughput scales with capacity)",
-     detail::store<&StorageDraft::capacity_tib>},
-    CAPPLAN_BW_FIELD("write_gb_per_s", write, "aggregate write bandwidth, GB/s"),
-    CAPPLAN_BW_FIELD("read_gb_per_s", read, "aggregate read bandwidth, GB/s"),
-    CAPPLAN_BW_FIELD("write_gb_per_s_per_node", write_node, "write bandwidth of one node, GB/s"),
-    CAPPLAN_BW_FIELD("read_gb_per_s_per_node", read_node, "read bandwidth of one node, GB/s"),
-    {"local", detail::Kind::boolean, detail::Need::optional, false, {}, "node-local storage (NVMe)",
-     detail::store<&StorageDraft::local>},
-    {"upload_tier", detail::Kind::string, detail::Need::optional, false, {},
-     "tier a node-local checkpoint is uploaded to (asynchronously)",
-     detail::store<&StorageDraft::upload_tier>},
-    {"usd_per_gb_month", detail::Kind::number, detail::Need::optional, false, {0, 1e3, false},
-     "storage price per decimal GB-month, USD",
-     detail::store<&StorageDraft::usd_per_gb_month>},
-};
-#undef CAPPLAN_BW_FIELD
-
 // --- storage ----------------------------------------------------------------------------
 // A catalog tier (storage.json) and/or explicit bandwidths; explicit values override the tier's.
+// The values are checked by the section's field table (input/fields/goodput_fields.cpp).
 std::optional<sim::StorageTier> ScenarioParser::storage_tier(const std::string& id, const std::string& p,
-                                                           const StorageDraft* d) {
+                                                           const StorageInput* d) {
   const StorageEntry* e = cat_.find_storage(id);
   if (e == nullptr) {
     std::vector<std::string> ids;
@@ -100,9 +72,9 @@ void ScenarioParser::default_storage() {
 
 void ScenarioParser::parse_storage(const json& j) {
   const std::string p = "/storage";
-  StorageDraft d;
+  StorageInput d;
   const auto before = r_.count();
-  detail::read_fields<StorageDraft>(j, p, kStorageFields, d, r_);
+  read_section(j, p, storage_fields(), d, r_);
   if (r_.count() != before) return;
   sim::StorageSpec& spec = out_.scenario.storage;
   spec.given = true;
