@@ -21,6 +21,8 @@ enum class FieldKind {
   text,     // a non-empty string (an id, a name)
   choice,   // a string, one of `choices`
   length,   // tokens per request: a number in [min, max], or {mean, p95} each in [min, max], p95 >= mean
+  count,    // a count in [min, max]: a number, or a string with an SI suffix ("2T", binary "4Mi"); min >= 1
+  records,  // a non-empty list of objects, each as the schema's $defs/`record` says (read by hand)
 };
 
 // A command-line flag that sets the field (name nullptr: none).
@@ -41,6 +43,7 @@ struct FieldSpec {
   double min = -std::numeric_limits<double>::infinity();  // numbers, integers, lengths
   double max = std::numeric_limits<double>::infinity();
   bool min_open = false;     // min itself excluded (numbers)
+  double least = 0;          // numbers above an open min: smaller values refused too, `bound` saying why
   const char* help = "";     // the schema's description, the form's tooltip
   const char* bound = "";    // why the range is what it is ("" when only the kind's)
   FieldFlag flag = {};
@@ -48,6 +51,7 @@ struct FieldSpec {
   std::span<const char* const> choices = {};  // choices: the spellings accepted
   const char* noun = "";                      // choices: what an unknown spelling is ("weight format")
   int items = 0;                              // > 0: a list of exactly that many values of the kind
+  const char* record = "";                    // records: the $defs entry of one item ("tier")
 };
 
 // A field, where a checked value lands in `T` (nullptr: read by hand beside the table), and how it

@@ -7,6 +7,7 @@
 
 #include "capplan/data/fields.hpp"
 #include "capplan/data/json_pointer.hpp"
+#include "capplan/data/scenario_io.hpp"
 #include "input/fields/read_table.hpp"
 
 namespace capplan::data {
@@ -15,6 +16,7 @@ namespace fields_detail {
 
 using detail::child;
 using detail::describe;
+using detail::fmt;
 using nlohmann::json;
 
 const json* parent_of(const json& section, std::string_view pointer, std::string& key) {
@@ -60,15 +62,58 @@ bool check_length(const FieldSpec& f, const json& v, const std::string& p, detai
   return ok;
 }
 
+bool check_number(const FieldSpec& f, const json& v, const std::string& p, detail::Reader& r) {
+  auto x = r.number(v, p, f.min, f.max, f.min_open);
+  if (x && *x < f.least) {
+    r.error(p, "must be at least " + fmt(f.least) + " (" + f.bound + "); got " + describe(v));
+    return false;
+  }
+  return x.has_value();
+}
+
+bool check_count(const FieldSpec& f, const json& v, const std::string& p, detail::Reader& r) {
+  std::optional<double> x;
+  if (v.is_number()) {
+    x = v.get<double>();
+  } else if (v.is_string()) {
+    x = parse_count(v.get<std::string>());
+  }
+  if (!x) {
+    r.error(p, "expected a number or a string with an SI suffix such as \"2T\" (k, M, G/B, T, P) or a binary "
+               "one such as \"4Mi\" (Ki, Mi, Gi, Ti, Pi: powers of 1024); got " +
+                   describe(v));
+    return false;
+  }
+  if (!std::isfinite(*x)) {
+    r.error(p, "must be a finite number; got " + describe(v));
+    return false;
+  }
+  if (!(*x > 0)) {
+    r.error(p, "must be > 0; got " + describe(v));
+    return false;
+  }
+  if (*x < f.min) {  // counts of tokens: 5e-324 passed "> 0" and gave a null time to train
+    r.error(p, "must be at least " + fmt(f.min) + " (a number of " + f.unit + "); got " + describe(v));
+    return false;
+  }
+  if (*x > f.max) {
+    r.error(p, "must be at most " + fmt(f.max) + "; got " + describe(v));
+    return false;
+  }
+  return true;
+}
+
 bool check_one(const FieldSpec& f, const json& v, const std::string& p, detail::Reader& r) {
   switch (f.kind) {
-    case FieldKind::number: return r.number(v, p, f.min, f.max, f.min_open).has_value();
+    case FieldKind::number: return check_number(f, v, p, r);
     case FieldKind::integer: return r.integer(v, p, f.min, f.max).has_value();
     case FieldKind::boolean: return r.boolean(v, p).has_value();
     case FieldKind::text: return r.string(v, p).has_value();
     case FieldKind::choice:
       return r.one_of(v, p, std::vector<std::string>(f.choices.begin(), f.choices.end()), f.noun).has_value();
     case FieldKind::length: return check_length(f, v, p, r);
+    case FieldKind::count: return check_count(f, v, p, r);
+    case FieldKind::records: return r.array(v, p);  // the items are the reader's
   }
   return false;
 }
@@ -86,6 +131,8 @@ bool check_value(const FieldSpec& f, const json& v, const std::string& p, detail
   return ok;
 }
 
+double count_of(const json& v) { return v.is_number() ? v.get<double>() : *parse_count(v.get<std::string>()); }
+
 }  // namespace fields_detail
 
 namespace {
@@ -98,8 +145,15 @@ ordered_json bound(double x) {
   return x;
 }
 
+// A count's string form: a number with an SI suffix (k, M, G or B, T, P) or a binary one (Ki .. Pi).
+constexpr const char* kCountPattern = "^\\s*\\+?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*([kKMGBTP]|[KMGTP]i)?$";
+
 void add_range(const FieldSpec& f, ordered_json& s) {
-  if (std::isfinite(f.min)) s[f.min_open ? "exclusiveMinimum" : "minimum"] = bound(f.min);
+  if (f.least > f.min) {
+    s["minimum"] = bound(f.least);
+  } else if (std::isfinite(f.min)) {
+    s[f.min_open ? "exclusiveMinimum" : "minimum"] = bound(f.min);
+  }
   if (std::isfinite(f.max)) s["maximum"] = bound(f.max);
 }
 
@@ -136,6 +190,17 @@ ordered_json one_schema(const FieldSpec& f) {
       s["properties"] = {{"mean", mean}, {"p95", p95}};
       break;
     }
+    case FieldKind::count: {
+      ordered_json number = {{"type", "number"}};
+      add_range(f, number);
+      s["oneOf"] = {number, {{"type", "string"}, {"pattern", kCountPattern}}};
+      break;
+    }
+    case FieldKind::records:
+      s["type"] = "array";
+      s["minItems"] = 1;
+      s["items"] = {{"$ref", std::string("#/$defs/") + f.record}};
+      break;
   }
   return s;
 }
