@@ -6,11 +6,13 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "capplan/data/serve_io.hpp"
+#include "capplan/sim/workload/training.hpp"
 
 namespace capplan::data {
 
@@ -79,6 +81,24 @@ std::span<const Field<ServeRequest>> serve_traffic_fields();
 std::span<const Field<ServeRequest>> serve_slo_fields();
 // The four above, in that order (the order of capplan serve's flags).
 std::span<const std::span<const Field<ServeRequest>>> serve_field_tables();
+
+// --- the training section, pointers below /training ---------------------------------------------
+// Precision, kernels, recipe switches and host times land in the job; tokens and the global batch
+// (an SI count, one of two spellings, refused for fine-tuning), the framework (a catalog recipe
+// whose defaults fill the keys left out) are read beside it (input/scenario/training.cpp).
+std::span<const Field<sim::TrainingJob>> training_fields();
+
+// --- the cluster section, pointers below /cluster -----------------------------------------------
+// The values the cluster table stores before the reader resolves the instance or GPU in the
+// catalog and sizes the cluster (input/scenario/cluster.cpp): each is set only when valid.
+struct ClusterLinks {
+  std::optional<double> intra_node_gbps;
+  std::optional<double> inter_node_gbps_per_gpu;
+  std::optional<double> gpu_speed_spread;
+};
+// The links and speed spread land in ClusterLinks; the catalog ids, the sizes (which of them apply
+// depends on instance or gpu) and the network tiers are read by hand beside the table.
+std::span<const Field<ClusterLinks>> cluster_fields();
 
 // The JSON Schema of one field's value: type, range, enum, the help as its description (after
 // `prefix`), the unit and the bound's reason as annotations (x-unit, x-bound).
