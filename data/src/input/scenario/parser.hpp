@@ -79,6 +79,11 @@ class ScenarioParser {
 
   // cluster and its catalog price (scenario/cluster.cpp)
   std::optional<sim::Cluster> parse_cluster(const json& j);
+  std::optional<std::int64_t> cluster_size(const json& v, const char* key);
+  bool size_by_instance(const json& j, const json& instance, sim::Cluster& c, std::optional<sim::Topology>& topo,
+                        std::optional<double>& inter);
+  bool size_by_gpu(const json& j, const json& gpu, std::size_t before, sim::Cluster& c,
+                   const std::optional<sim::Topology>& topo, std::optional<double>& inter);
   void on_prem_power(const sim::Cluster& c);
   void catalog_price(sim::Cluster& c);
 
