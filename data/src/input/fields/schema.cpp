@@ -44,6 +44,8 @@ void write_table(ordered_json& section, std::span<const Field<T>> table, std::st
 
 nlohmann::ordered_json generate_scenario_schema(nlohmann::ordered_json schema) {
   write_table(property(schema, "model"), model_fields(), "");
+  write_table(property(schema, "training"), training_fields(), "");
+  write_table(property(schema, "cluster"), cluster_fields(), "");
   ordered_json& workload = property(schema, "workload");
   for (const auto& table : serve_field_tables()) write_table(workload, table, "serve: ");
   return schema;
