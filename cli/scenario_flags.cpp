@@ -33,52 +33,9 @@ struct Row {
 constexpr Row kPresetRow = {"--model", "/model/preset", kText, "ID",
                             "Model preset id (capplan catalog models); replaces the file's model", kSameHelp};
 
-// After the model's and the fine-tuning workload's fields, before the strategy options
-// (sim::kStrategyOptions, inserted after --recompute).
-constexpr Row kFieldRows[] = {
-    {"--tokens", "/training/tokens", kNumber, "SI", "Total training tokens, e.g. 2T (or 2Ti: binary)", kSameHelp},
-    {"--global-batch", "/training/global_batch", kNumber, "INT", "Global batch in sequences", kSameHelp},
-    {"--global-batch-tokens", "/training/global_batch_tokens", kNumber, "SI",
-     "Global batch in tokens: 4Mi = 2^22 exactly, 4M = 4e6 rounded to sequences the layout can use", kSameHelp},
-    {"--precision", "/training/precision", kText, "NAME", "bf16, fp16, fp8, tf32 or fp32", kSameHelp},
-    {"--framework", "/training/framework", kText, "NAME",
-     "Framework recipe id (capplan catalog frameworks; default megatron: fused kernels, capplan's defaults)",
-     "Framework recipe id (capplan catalog frameworks)"},
-    {"--loss-kernel", "/training/loss_kernel", kText, "NAME",
-     "Loss kernels: unfused, fused, te or eager (default: fused for megatron, eager for pytorch)",
-     "Loss kernels: unfused, fused, te or eager"},
-    {"--attention-kernel", "/training/attention_kernel", kText, "NAME",
-     "Fused attention kernel generation: flash2 (FlashAttention-2 or newer, default) or flash1 (flash-attn 1.x, "
-     "2023 Triton FlashAttention)",
-     "Fused attention kernel generation: flash2 or flash1"},
-    {"--fp8-recipe", "/training/fp8_recipe", kText, "NAME",
-     "FP8 scaling: delayed (default), current (tensorwise: an extra amax pass per cast) or mxfp8 (Blackwell: "
-     "scales per block of 32)",
-     "FP8 scaling: delayed (default), current or mxfp8"},
-    {"--fp8-params", "/training/fp8_params", kNumber, "BOOL",
-     "FP8 weights, all-gathered in FP8 (Megatron --fp8-param-gather; default false)",
-     "FP8 weights, all-gathered in FP8 (default false)"},
-    {"--grad-reduce-fp32", "/training/grad_reduce_in_fp32", kNumber, "BOOL",
-     "Accumulate and reduce gradients in fp32 (default: true for bf16/fp8, false for fp16)", kSameHelp},
-    {"--master-weights", "/training/master_weights", kNumber, "BOOL",
-     "fp32 master weights and optimizer state beside 16-bit weights (default true; false: pure 16-bit "
-     "training, as torchtune)",
-     kSameHelp},
-    {"--overlap-compute-slowdown", "/training/overlap_compute_slowdown", kNumber, "FRACTION",
-     "Compute slowdown while it overlaps communication (default 0.189)", nullptr},
-    // The cluster is what search chooses: its --gpu and --nodes are offering filters of its own.
-    {"--instance", "/cluster/instance", kText, "ID", "Instance id (capplan catalog instances)", nullptr},
-    {"--nodes", "/cluster/nodes", kNumber, "INT", "Number of instances", nullptr},
-    {"--gpu", "/cluster/gpu", kText, "ID", "GPU id (capplan catalog gpus)", nullptr},
-    {"--gpus", "/cluster/gpus", kNumber, "INT", "Number of GPUs (with --gpu)", nullptr},
-    {"--gpus-per-node", "/cluster/gpus_per_node", kNumber, "INT", "GPUs per node (with --gpu)", nullptr},
-    {"--intra-node-gbps", "/cluster/intra_node_gbps", kNumber, "GBPS",
-     "Intra-node link bandwidth per GPU, one direction, Gbit/s", nullptr},
-    {"--inter-node-gbps-per-gpu", "/cluster/inter_node_gbps_per_gpu", kNumber, "GBPS",
-     "Inter-node bandwidth per GPU, one direction, Gbit/s", nullptr},
-    {"--gpu-speed-spread", "/cluster/gpu_speed_spread", kNumber, "FRACTION",
-     "Relative spread of per-GPU speed; the step waits for the slowest GPU (default 0.015)",
-     "Relative spread of per-GPU speed in your fleet (default 0.015); applies to every offering"},
+// After the training and cluster fields (data::training_fields, data::cluster_fields), before the
+// strategy options (sim::kStrategyOptions).
+constexpr Row kStrategyRows[] = {
     {"--tp", "/strategy/tp", kNumber, "INT|auto", "Tensor-parallel size, or auto",
      "Fix the tensor-parallel size (default: searched)"},
     {"--pp", "/strategy/pp", kNumber, "INT|auto", "Pipeline-parallel size, or auto", "Fix the pipeline-parallel size"},
@@ -221,7 +178,9 @@ const std::deque<ScenarioFlag>& scenario_flags() {
     add_table(out, "/model", data::model_fields());
     add_table(out, "/model/moe", data::moe_fields());
     add_table(out, "/workload", data::finetune_fields());
-    for (const Row& r : kFieldRows) out.push_back(from_row(r));
+    add_table(out, "/training", data::training_fields());
+    add_table(out, "/cluster", data::cluster_fields());
+    for (const Row& r : kStrategyRows) out.push_back(from_row(r));
     for (const auto& o : sim::kStrategyOptions) {
       out.push_back({o.flag, std::string("/strategy/") + o.key, kNumber, "BOOL|auto", o.help, kSameHelp});
     }

@@ -18,6 +18,7 @@
 #include "capplan/data/tco_io.hpp"
 #include "catalog/hybrid_model.hpp"
 #include "catalog/topology_io.hpp"
+#include "input/fields/read_table.hpp"
 #include "input/scenario/parser.hpp"
 
 namespace capplan::data::scenario_detail {
@@ -136,35 +137,9 @@ void ScenarioParser::warn(const std::string& pointer, const std::string& message
 // A count of tokens given as a number or as a string with an SI suffix ("2T") or a binary one
 // ("4Mi" = 2^22).
 std::optional<double> ScenarioParser::si_number(const json& v, const std::string& p, double max) {
-  std::optional<double> x;
-  if (v.is_number()) {
-    x = v.get<double>();
-  } else if (v.is_string()) {
-    x = parse_count(v.get<std::string>());
-  }
-  if (!x) {
-    r_.error(p, "expected a number or a string with an SI suffix such as \"2T\" (k, M, G/B, T, P) or a binary "
-                "one such as \"4Mi\" (Ki, Mi, Gi, Ti, Pi: powers of 1024); got " +
-                    describe(v));
-    return std::nullopt;
-  }
-  if (!std::isfinite(*x)) {
-    r_.error(p, "must be a finite number; got " + describe(v));
-    return std::nullopt;
-  }
-  if (!(*x > 0)) {
-    r_.error(p, "must be > 0; got " + describe(v));
-    return std::nullopt;
-  }
-  if (*x < 1) {  // counts of tokens: 5e-324 passed "> 0" and gave a null time to train
-    r_.error(p, "must be at least 1 (a number of tokens); got " + describe(v));
-    return std::nullopt;
-  }
-  if (*x > max) {
-    r_.error(p, "must be at most " + fmt(max) + "; got " + describe(v));
-    return std::nullopt;
-  }
-  return x;
+  const FieldSpec count{.kind = FieldKind::count, .unit = "tokens", .min = 1, .max = max};
+  if (!fields_detail::check_value(count, v, p, r_)) return std::nullopt;
+  return fields_detail::count_of(v);
 }
 
 }  // namespace capplan::data::scenario_detail

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "capplan/data/serve_io.hpp"
+#include "capplan/sim/workload/training.hpp"
 
 namespace capplan::data {
 
@@ -25,6 +26,7 @@ enum class FieldKind {
   per_choice,  // an object with one key per choice, each a number in [min, max] or null (its default)
   count,    // a count of `unit`: a number, or a string with an SI or binary suffix ("2B", "4Mi"), in [min, max]
   list,     // a non-empty list of strings, each one of `choices`
+  records,  // a non-empty list of objects, each as the schema's $defs/`record` says (read by hand)
 };
 
 // A command-line flag that sets the field (name nullptr: none).
@@ -45,6 +47,7 @@ struct FieldSpec {
   double min = -std::numeric_limits<double>::infinity();  // numbers, integers, lengths
   double max = std::numeric_limits<double>::infinity();
   bool min_open = false;     // min itself excluded (numbers)
+  double least = 0;          // numbers above an open min: smaller values refused too, `bound` saying why
   const char* help = "";     // the schema's description, the form's tooltip
   const char* bound = "";    // why the range is what it is ("" when only the kind's)
   FieldFlag flag = {};
@@ -58,6 +61,7 @@ struct FieldSpec {
   // records (an MoE model's capacity factor, its dispatcher).
   bool run_only = false;
   bool nullable = false;                      // null accepted, meaning "unknown": nothing is stored
+  const char* record = "";                    // records: the $defs entry of one item ("tier")
 };
 
 // A field, where a checked value lands in `T` (nullptr: read by hand beside the table), and how it
@@ -119,6 +123,23 @@ std::span<const Field<sim::ReliabilitySpec>> reliability_fields();
 std::span<const Field<StorageInput>> storage_fields();
 // Data loading, below /data.
 std::span<const Field<sim::DataLoadingSpec>> data_fields();
+// --- the training section, pointers below /training ---------------------------------------------
+// Precision, kernels, recipe switches and host times land in the job; tokens and the global batch
+// (an SI count, one of two spellings, refused for fine-tuning), the framework (a catalog recipe
+// whose defaults fill the keys left out) are read beside it (input/scenario/training.cpp).
+std::span<const Field<sim::TrainingJob>> training_fields();
+
+// --- the cluster section, pointers below /cluster -----------------------------------------------
+// The values the cluster table stores before the reader resolves the instance or GPU in the
+// catalog and sizes the cluster (input/scenario/cluster.cpp): each is set only when valid.
+struct ClusterLinks {
+  std::optional<double> intra_node_gbps;
+  std::optional<double> inter_node_gbps_per_gpu;
+  std::optional<double> gpu_speed_spread;
+};
+// The links and speed spread land in ClusterLinks; the catalog ids, the sizes (which of them apply
+// depends on instance or gpu) and the network tiers are read by hand beside the table.
+std::span<const Field<ClusterLinks>> cluster_fields();
 
 // The JSON Schema of one field's value: type, range, enum, the help as its description (after
 // `prefix`), the unit and the bound's reason as annotations (x-unit, x-bound).

@@ -18,6 +18,7 @@ namespace fields_detail {
 
 using detail::child;
 using detail::describe;
+using detail::fmt;
 using nlohmann::json;
 
 const json* parent_of(const json& section, std::string_view pointer, std::string& key) {
@@ -80,6 +81,16 @@ bool check_per_choice(const FieldSpec& f, const json& v, const std::string& p, d
   return ok && v.size() == keys.size();
 }
 
+
+bool check_number(const FieldSpec& f, const json& v, const std::string& p, detail::Reader& r) {
+  auto x = r.number(v, p, f.min, f.max, f.min_open);
+  if (x && *x < f.least) {
+    r.error(p, "must be at least " + fmt(f.least) + " (" + f.bound + "); got " + describe(v));
+    return false;
+  }
+  return x.has_value();
+}
+
 // A count: a number, or a string with an SI or binary suffix ("2B", "4Mi"), at least min and at
 // most max.
 bool check_count(const FieldSpec& f, const json& v, const std::string& p, detail::Reader& r) {
@@ -121,7 +132,7 @@ bool check_list(const FieldSpec& f, const json& v, const std::string& p, detail:
 
 bool check_one(const FieldSpec& f, const json& v, const std::string& p, detail::Reader& r) {
   switch (f.kind) {
-    case FieldKind::number: return r.number(v, p, f.min, f.max, f.min_open).has_value();
+    case FieldKind::number: return check_number(f, v, p, r);
     case FieldKind::integer: return r.integer(v, p, f.min, f.max).has_value();
     case FieldKind::boolean: return r.boolean(v, p).has_value();
     case FieldKind::text: return r.string(v, p).has_value();
@@ -131,6 +142,7 @@ bool check_one(const FieldSpec& f, const json& v, const std::string& p, detail::
     case FieldKind::per_choice: return check_per_choice(f, v, p, r);
     case FieldKind::count: return check_count(f, v, p, r);
     case FieldKind::list: return check_list(f, v, p, r);
+    case FieldKind::records: return r.array(v, p);  // the items are the reader's
   }
   return false;
 }
@@ -148,6 +160,8 @@ bool check_value(const FieldSpec& f, const json& v, const std::string& p, detail
   return ok;
 }
 
+double count_of(const json& v) { return v.is_number() ? v.get<double>() : *parse_count(v.get<std::string>()); }
+
 }  // namespace fields_detail
 
 namespace {
@@ -160,8 +174,15 @@ ordered_json bound(double x) {
   return x;
 }
 
+// A count's string form: a number with an SI suffix (k, M, G or B, T, P) or a binary one (Ki .. Pi).
+constexpr const char* kCountPattern = "^\\s*\\+?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*([kKMGBTP]|[KMGTP]i)?$";
+
 void add_range(const FieldSpec& f, ordered_json& s) {
-  if (std::isfinite(f.min)) s[f.min_open ? "exclusiveMinimum" : "minimum"] = bound(f.min);
+  if (f.least > f.min) {
+    s["minimum"] = bound(f.least);
+  } else if (std::isfinite(f.min)) {
+    s[f.min_open ? "exclusiveMinimum" : "minimum"] = bound(f.min);
+  }
   if (std::isfinite(f.max)) s["maximum"] = bound(f.max);
 }
 
@@ -188,10 +209,12 @@ ordered_json one_schema(const FieldSpec& f) {
       s["enum"] = std::move(e);
       break;
     }
-    case FieldKind::count:
-      s["type"] = {"number", "string"};
-      add_range(f, s);
+    case FieldKind::count: {
+      ordered_json number = {{"type", "number"}};
+      add_range(f, number);
+      s["oneOf"] = {number, {{"type", "string"}, {"pattern", kCountPattern}}};
       break;
+    }
     case FieldKind::list: {
       ordered_json e = ordered_json::array();
       for (const char* c : f.choices) e.push_back(c);
@@ -226,6 +249,11 @@ ordered_json one_schema(const FieldSpec& f) {
       s["required"] = std::move(required);
       break;
     }
+    case FieldKind::records:
+      s["type"] = "array";
+      s["minItems"] = 1;
+      s["items"] = {{"$ref", std::string("#/$defs/") + f.record}};
+      break;
   }
   return s;
 }

@@ -2,6 +2,7 @@
 // A section read through its field table (capplan/data/fields.hpp): each row's value checked for
 // its kind and range, the error naming the field and the value, then stored by the row.
 #pragma once
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,8 +33,20 @@ void add_keys(std::span<const Field<T>> rows, std::string_view parent, std::vect
   }
 }
 
+// The row of `rows` at `pointer` (a row read by hand beside its table finds its range here).
+template <class T>
+const FieldSpec& spec_of(std::span<const Field<T>> rows, std::string_view pointer) {
+  for (const auto& row : rows) {
+    if (pointer == row.spec.pointer) return row.spec;
+  }
+  throw std::logic_error("no field row " + std::string(pointer));
+}
+
 // Checks `v` (at `path`) against `f`; true when it may be stored.
 bool check_value(const FieldSpec& f, const nlohmann::json& v, const std::string& path, detail::Reader& r);
+
+// A count's value (a row of kind count whose value check_value accepted): "2T" as 2e12.
+double count_of(const nlohmann::json& v);
 
 // Reads every row of `rows` whose value is present below `section` (at `base`) into `out` (a null
 // skipped where the row is nullable); a `required` length missing in an object that is there is

@@ -48,6 +48,8 @@ nlohmann::ordered_json generate_scenario_schema(nlohmann::ordered_json schema) {
   write_table(property(model, "moe"), moe_fields(), "");
   write_table(property(model, "mla"), mla_fields(), "");
   write_table(property(model, "mamba"), mamba_fields(), "");
+  write_table(property(schema, "training"), training_fields(), "");
+  write_table(property(schema, "cluster"), cluster_fields(), "");
   ordered_json& workload = property(schema, "workload");
   write_table(workload, finetune_fields(), "");
   for (const auto& table : serve_field_tables()) write_table(workload, table, "serve: ");

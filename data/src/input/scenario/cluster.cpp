@@ -4,34 +4,38 @@
 
 #include <algorithm>
 
+#include "capplan/data/fields.hpp"
 #include "capplan/data/tco_io.hpp"
 #include "catalog/topology_io.hpp"
+#include "input/fields/read_table.hpp"
 
 namespace capplan::data::scenario_detail {
 
 // --- cluster ----------------------------------------------------------------------------
+namespace {
+
+bool has_scale_out(const std::optional<sim::Topology>& topo) {
+  if (!topo) return false;
+  for (const auto& t : topo->tiers) {
+    if (t.kind == sim::TierKind::scale_out) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<sim::Cluster> ScenarioParser::parse_cluster(const json& j) {
   const std::string p = "/cluster";
   if (!r_.object(j, p)) return std::nullopt;
   const auto before = r_.count();
-  r_.unknown_keys(j, p, {"instance", "nodes", "gpu", "gpus", "gpus_per_node", "intra_node_gbps",
-                         "inter_node_gbps_per_gpu", "gpu_speed_spread", "topology"});
-  std::optional<double> intra, inter, spread;
-  if (const json* v = find(j, "gpu_speed_spread")) {
-    spread = r_.number(*v, child(p, "gpu_speed_spread"), 0.0, 0.5, false);
-  }
-  // A link bandwidth: > 0, and at least kMinLinkGbps.
-  auto link_gbps = [&](const json& v, const std::string& at) -> std::optional<double> {
-    auto x = r_.number(v, at, 0, kMaxLinkGbps, true);
-    if (x && *x < kMinLinkGbps) {
-      r_.error(at, "must be at least " + fmt(kMinLinkGbps) + " (1 Mbit/s: a slower link is no GPU interconnect); got " +
-                       describe(v));
-      return std::nullopt;
-    }
-    return x;
-  };
-  if (const json* v = find(j, "intra_node_gbps")) intra = link_gbps(*v, child(p, "intra_node_gbps"));
-  if (const json* v = find(j, "inter_node_gbps_per_gpu")) inter = link_gbps(*v, child(p, "inter_node_gbps_per_gpu"));
+  std::vector<std::string> known;
+  fields_detail::add_keys(cluster_fields(), "", known);
+  r_.unknown_keys(j, p, known);
+  // The links and the speed spread (input/fields/cluster_fields.cpp), each set only when valid.
+  ClusterLinks links;
+  fields_detail::read_table(j, p, cluster_fields(), links, r_);
+  std::optional<double> intra = links.intra_node_gbps, inter = links.inter_node_gbps_per_gpu;
+  const std::optional<double> spread = links.gpu_speed_spread;
   // Network tiers: the scenario's own, else the instance's (below), else two tiers from the
   // two bandwidths. A scenario topology carries its bandwidths, so the two flat keys are not used.
   std::optional<sim::Topology> topo;
@@ -45,13 +49,6 @@ std::optional<sim::Cluster> ScenarioParser::parse_cluster(const json& j) {
     }
   }
   const bool user_inter = inter.has_value();
-  auto has_scale_out = [&] {
-    if (!topo) return false;
-    for (const auto& t : topo->tiers) {
-      if (t.kind == sim::TierKind::scale_out) return true;
-    }
-    return false;
-  };
   const json* instance = find(j, "instance");
   const json* gpu = find(j, "gpu");
   if (instance != nullptr && gpu != nullptr) {
@@ -64,110 +61,9 @@ std::optional<sim::Cluster> ScenarioParser::parse_cluster(const json& j) {
   }
 
   sim::Cluster c;
-  const InstanceEntry* inst = nullptr;
-  if (instance != nullptr) {
-    for (const char* key : {"gpus", "gpus_per_node"}) {
-      if (find(j, key) != nullptr) {
-        r_.error(child(p, key), "not used with instance (the instance fixes the GPUs per node); give nodes");
-      }
-    }
-    if (auto id = r_.string(*instance, child(p, "instance"))) {
-      inst = cat_.find_instance(*id);
-      if (inst == nullptr) {
-        std::vector<std::string> ids;
-        for (const auto& e : cat_.instances) ids.push_back(e.id);
-        r_.error(child(p, "instance"), "unknown instance '" + *id + "' (" + suggest(*id, ids) + ")");
-      }
-    }
-    std::optional<std::int64_t> nodes;
-    if (serve_ && find(j, "nodes") == nullptr) {
-      nodes = 1;  // serving: the plan decides how many instances
-    } else if (const json* v = required_in(j, p, "nodes", "number of instances")) {
-      nodes = r_.integer(*v, child(p, "nodes"), 1, kMaxNodes);
-    }
-    if (inst == nullptr || !nodes) return std::nullopt;
-    const GpuEntry* g = cat_.find_gpu(inst->gpu);
-    if (g == nullptr) {
-      r_.error(child(p, "instance"),
-               "instance '" + inst->id + "' names GPU '" + inst->gpu + "', which gpus.json lacks");
-      return std::nullopt;
-    }
-    if (static_cast<double>(*nodes) * inst->gpus_per_node > kMaxGpus) {
-      r_.error(child(p, "nodes"), "nodes x gpus_per_node (" + std::to_string(inst->gpus_per_node) +
-                                      ") must be at most " + fmt(kMaxGpus) + " GPUs; got " +
-                                      describe(*find(j, "nodes")));
-      return std::nullopt;
-    }
-    c.gpu = g->spec;
-    c.gpus_per_node = inst->gpus_per_node;
-    c.gpus = static_cast<int>(*nodes) * inst->gpus_per_node;
-    c.instance_id = inst->id;
-    if (!topo && inst->topology) topo = inst->topology;
-    if (!inter) {
-      if (inst->network_gbps) {
-        inter = *inst->network_gbps / inst->gpus_per_node;
-      } else if (*nodes > 1 && !has_scale_out()) {
-        r_.error(child(p, "instance"), "network bandwidth of '" + inst->id +
-                                           "' is unknown in the catalog; give cluster.inter_node_gbps_per_gpu");
-        return std::nullopt;
-      } else {
-        inter = kDefaultInterNodeGbpsPerGpu;  // one node: never used
-      }
-    }
-  } else {
-    const GpuEntry* g = nullptr;
-    if (auto id = r_.string(*gpu, child(p, "gpu"))) {
-      g = cat_.find_gpu(*id);
-      if (g == nullptr) {
-        std::vector<std::string> ids;
-        for (const auto& e : cat_.gpus) ids.push_back(e.spec.id);
-        r_.error(child(p, "gpu"), "unknown GPU '" + *id + "' (" + suggest(*id, ids) + ")");
-      }
-    }
-    std::optional<std::int64_t> gpn = 8, gpus, nodes;
-    // With a topology, a node defaults to its innermost (NVLink) domain.
-    if (topo && topo->tiers[0].kind == sim::TierKind::scale_up && topo->tiers[0].gpus > 0) gpn = topo->tiers[0].gpus;
-    if (const json* v = find(j, "gpus_per_node")) gpn = r_.integer(*v, child(p, "gpus_per_node"), 1, kMaxGpusPerNode);
-    if (const json* v = find(j, "gpus")) gpus = r_.integer(*v, child(p, "gpus"), 1, kMaxGpus);
-    if (const json* v = find(j, "nodes")) nodes = r_.integer(*v, child(p, "nodes"), 1, kMaxNodes);
-    if (find(j, "gpus") == nullptr && find(j, "nodes") == nullptr) {
-      if (serve_) {
-        nodes = 1;  // serving: the plan decides how many GPUs; one node's worth until then
-      } else {
-        r_.error(child(p, "gpus"), "required (number of GPUs) is missing");
-      }
-    }
-    if (r_.count() != before || g == nullptr || !gpn) return std::nullopt;
-    if (nodes && gpus && *gpus != *nodes * *gpn) {
-      r_.error(child(p, "gpus"), "must equal nodes x gpus_per_node (" + std::to_string(*nodes * *gpn) + "); got " +
-                                     std::to_string(*gpus));
-      return std::nullopt;
-    }
-    if (!gpus) {
-      if (static_cast<double>(*nodes) * static_cast<double>(*gpn) > kMaxGpus) {
-        r_.error(child(p, "nodes"), "nodes x gpus_per_node must be at most " + fmt(kMaxGpus) + " GPUs; got " +
-                                        std::to_string(*nodes) + " x " + std::to_string(*gpn));
-        return std::nullopt;
-      }
-      gpus = *nodes * *gpn;
-    }
-    if (*gpus < *gpn) {
-      gpn = gpus;  // a partial node
-    } else if (*gpus % *gpn != 0) {
-      r_.error(child(p, "gpus"), "must be a multiple of gpus_per_node (" + std::to_string(*gpn) +
-                                     ") or fewer than one node; got " + std::to_string(*gpus));
-      return std::nullopt;
-    }
-    c.gpu = g->spec;
-    c.gpus = static_cast<int>(*gpus);
-    c.gpus_per_node = static_cast<int>(*gpn);
-    if (!inter) {
-      inter = kDefaultInterNodeGbpsPerGpu;
-      if (c.gpus > c.gpus_per_node && !has_scale_out()) {
-        warn(child(p, "inter_node_gbps_per_gpu"),
-             "assumed 400 Gbit/s per GPU inter-node (DGX reference); set cluster.inter_node_gbps_per_gpu");
-      }
-    }
+  if (instance != nullptr ? !size_by_instance(j, *instance, c, topo, inter)
+                          : !size_by_gpu(j, *gpu, before, c, topo, inter)) {
+    return std::nullopt;
   }
   if (r_.count() != before || !inter) return std::nullopt;
   c.inter_node_bandwidth = units::gbit_per_s(*inter);
@@ -190,6 +86,134 @@ std::optional<sim::Cluster> ScenarioParser::parse_cluster(const json& j) {
     c.set_topology(std::move(*topo));
   }
   return c;
+}
+
+// A size read by hand (which sizes apply depends on instance or gpu), checked against its row.
+std::optional<std::int64_t> ScenarioParser::cluster_size(const json& v, const char* key) {
+  if (!fields_detail::check_value(fields_detail::spec_of(cluster_fields(), key), v, child("/cluster", key), r_)) {
+    return std::nullopt;
+  }
+  return v.is_number_integer() ? v.get<std::int64_t>() : static_cast<std::int64_t>(v.get<double>());
+}
+
+// An instance with nodes: the catalog's GPU, GPUs per node, tiers and network bandwidth (`inter`
+// when the scenario gives none). False when the cluster cannot be made (reported).
+bool ScenarioParser::size_by_instance(const json& j, const json& instance, sim::Cluster& c,
+                                      std::optional<sim::Topology>& topo, std::optional<double>& inter) {
+  const std::string p = "/cluster";
+  const InstanceEntry* inst = nullptr;
+  for (const char* key : {"gpus", "gpus_per_node"}) {
+    if (find(j, key) != nullptr) {
+      r_.error(child(p, key), "not used with instance (the instance fixes the GPUs per node); give nodes");
+    }
+  }
+  if (auto id = r_.string(instance, child(p, "instance"))) {
+    inst = cat_.find_instance(*id);
+    if (inst == nullptr) {
+      std::vector<std::string> ids;
+      for (const auto& e : cat_.instances) ids.push_back(e.id);
+      r_.error(child(p, "instance"), "unknown instance '" + *id + "' (" + suggest(*id, ids) + ")");
+    }
+  }
+  std::optional<std::int64_t> nodes;
+  if (serve_ && find(j, "nodes") == nullptr) {
+    nodes = 1;  // serving: the plan decides how many instances
+  } else if (const json* v = required_in(j, p, "nodes", "number of instances")) {
+    nodes = cluster_size(*v, "nodes");
+  }
+  if (inst == nullptr || !nodes) return false;
+  const GpuEntry* g = cat_.find_gpu(inst->gpu);
+  if (g == nullptr) {
+    r_.error(child(p, "instance"),
+             "instance '" + inst->id + "' names GPU '" + inst->gpu + "', which gpus.json lacks");
+    return false;
+  }
+  if (static_cast<double>(*nodes) * inst->gpus_per_node > kMaxGpus) {
+    r_.error(child(p, "nodes"), "nodes x gpus_per_node (" + std::to_string(inst->gpus_per_node) +
+                                    ") must be at most " + fmt(kMaxGpus) + " GPUs; got " +
+                                    describe(*find(j, "nodes")));
+    return false;
+  }
+  c.gpu = g->spec;
+  c.gpus_per_node = inst->gpus_per_node;
+  c.gpus = static_cast<int>(*nodes) * inst->gpus_per_node;
+  c.instance_id = inst->id;
+  if (!topo && inst->topology) topo = inst->topology;
+  if (!inter) {
+    if (inst->network_gbps) {
+      inter = *inst->network_gbps / inst->gpus_per_node;
+    } else if (*nodes > 1 && !has_scale_out(topo)) {
+      r_.error(child(p, "instance"), "network bandwidth of '" + inst->id +
+                                         "' is unknown in the catalog; give cluster.inter_node_gbps_per_gpu");
+      return false;
+    } else {
+      inter = kDefaultInterNodeGbpsPerGpu;  // one node: never used
+    }
+  }
+  return true;
+}
+
+// A GPU with gpus, nodes or gpus_per_node: the size checked whole (a partial node allowed), a
+// node's GPUs by default its topology's scale-up domain, else 8. `before`: the count of
+// diagnostics before the section, whose errors stop the sizing. False when the cluster cannot be
+// made (reported).
+bool ScenarioParser::size_by_gpu(const json& j, const json& gpu, std::size_t before, sim::Cluster& c,
+                                 const std::optional<sim::Topology>& topo, std::optional<double>& inter) {
+  const std::string p = "/cluster";
+  const GpuEntry* g = nullptr;
+  if (auto id = r_.string(gpu, child(p, "gpu"))) {
+    g = cat_.find_gpu(*id);
+    if (g == nullptr) {
+      std::vector<std::string> ids;
+      for (const auto& e : cat_.gpus) ids.push_back(e.spec.id);
+      r_.error(child(p, "gpu"), "unknown GPU '" + *id + "' (" + suggest(*id, ids) + ")");
+    }
+  }
+  std::optional<std::int64_t> gpn = 8, gpus, nodes;
+  // With a topology, a node defaults to its innermost (NVLink) domain.
+  if (topo && topo->tiers[0].kind == sim::TierKind::scale_up && topo->tiers[0].gpus > 0) gpn = topo->tiers[0].gpus;
+  if (const json* v = find(j, "gpus_per_node")) gpn = cluster_size(*v, "gpus_per_node");
+  if (const json* v = find(j, "gpus")) gpus = cluster_size(*v, "gpus");
+  if (const json* v = find(j, "nodes")) nodes = cluster_size(*v, "nodes");
+  if (find(j, "gpus") == nullptr && find(j, "nodes") == nullptr) {
+    if (serve_) {
+      nodes = 1;  // serving: the plan decides how many GPUs; one node's worth until then
+    } else {
+      r_.error(child(p, "gpus"), "required (number of GPUs) is missing");
+    }
+  }
+  if (r_.count() != before || g == nullptr || !gpn) return false;
+  if (nodes && gpus && *gpus != *nodes * *gpn) {
+    r_.error(child(p, "gpus"), "must equal nodes x gpus_per_node (" + std::to_string(*nodes * *gpn) + "); got " +
+                                   std::to_string(*gpus));
+    return false;
+  }
+  if (!gpus) {
+    if (static_cast<double>(*nodes) * static_cast<double>(*gpn) > kMaxGpus) {
+      r_.error(child(p, "nodes"), "nodes x gpus_per_node must be at most " + fmt(kMaxGpus) + " GPUs; got " +
+                                      std::to_string(*nodes) + " x " + std::to_string(*gpn));
+      return false;
+    }
+    gpus = *nodes * *gpn;
+  }
+  if (*gpus < *gpn) {
+    gpn = gpus;  // a partial node
+  } else if (*gpus % *gpn != 0) {
+    r_.error(child(p, "gpus"), "must be a multiple of gpus_per_node (" + std::to_string(*gpn) +
+                                   ") or fewer than one node; got " + std::to_string(*gpus));
+    return false;
+  }
+  c.gpu = g->spec;
+  c.gpus = static_cast<int>(*gpus);
+  c.gpus_per_node = static_cast<int>(*gpn);
+  if (!inter) {
+    inter = kDefaultInterNodeGbpsPerGpu;
+    if (c.gpus > c.gpus_per_node && !has_scale_out(topo)) {
+      warn(child(p, "inter_node_gbps_per_gpu"),
+           "assumed 400 Gbit/s per GPU inter-node (DGX reference); set cluster.inter_node_gbps_per_gpu");
+    }
+  }
+  return true;
 }
 
 // On-premises node power when not given: the maximum system power of the GPU's server in the

@@ -37,6 +37,8 @@ constexpr double kMaxLinkGbps = 1e6;
 constexpr double kMinLinkGbps = 1e-3;  // 1 Mbit/s: a slower link is no GPU interconnect
 constexpr double kMaxUsdPerGpuHour = 1e5;
 constexpr double kMaxParallel = 1e6;
+// Why a field's range ends at one of them (the schema's x-bound).
+constexpr const char* kAbsurd = "far beyond any real run; low enough that products stay exact in doubles";
 
 // DGX H100 reference design: one 400 Gbit/s NDR NIC per GPU (8 per node).
 constexpr double kDefaultInterNodeGbpsPerGpu = 400.0;
@@ -90,6 +92,11 @@ class ScenarioParser {
 
   // cluster and its catalog price (scenario/cluster.cpp)
   std::optional<sim::Cluster> parse_cluster(const json& j);
+  std::optional<std::int64_t> cluster_size(const json& v, const char* key);
+  bool size_by_instance(const json& j, const json& instance, sim::Cluster& c, std::optional<sim::Topology>& topo,
+                        std::optional<double>& inter);
+  bool size_by_gpu(const json& j, const json& gpu, std::size_t before, sim::Cluster& c,
+                   const std::optional<sim::Topology>& topo, std::optional<double>& inter);
   void on_prem_power(const sim::Cluster& c);
   void catalog_price(sim::Cluster& c);
 
