@@ -557,10 +557,16 @@ void ScenarioEditor::refresh() {
   // Placeholders: the value in effect (a preset's dimension, capplan's choice for "auto").
   if (good) {
     for (const auto& f : data::model_fields()) {
-      if (f.spec.kind != data::FieldKind::integer || f.get == nullptr) continue;
+      if (f.get == nullptr) continue;
+      const std::string pointer = std::string("/model/") + f.spec.pointer;
       const nlohmann::json v = f.get(good->scenario.model);  // null: not set (head_dim = hidden / heads)
-      fields_[std::string("/model/") + f.spec.pointer]->setPlaceholderText(
-          v.is_null() ? tr("default") : tr("preset: %1").arg(QString::fromStdString(v.dump())));
+      if (f.spec.kind == data::FieldKind::integer) {
+        fields_[pointer]->setPlaceholderText(v.is_null() ? tr("default")
+                                                         : tr("preset: %1").arg(QString::fromStdString(v.dump())));
+      } else if (f.spec.kind == data::FieldKind::boolean && v.is_boolean()) {
+        // The first item leaves the switch to the preset: it says what that is.
+        option_combos_.at(pointer)->setItemText(0, tr("preset: %1").arg(v.get<bool>() ? tr("yes") : tr("no")));
+      }
     }
     fields_["/cluster/gpus_per_node"]->setPlaceholderText(QString::number(good->scenario.cluster.gpus_per_node));
   }
