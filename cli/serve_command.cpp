@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "capplan/data/fields.hpp"
+#include "capplan/data/findings.hpp"
 #include "capplan/data/json_pointer.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/serve_io.hpp"
@@ -210,6 +211,24 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
     for (const auto& w : request->warnings) print_warning(w);
     if (file->empty()) print_note("no scenario file given: using the built-in serving example");
   }
+  // Nothing meets what was asked (compare mode: no layout at all): exit 3 as search does, naming
+  // the limit that binds. Compared layouts: that of the one with the most GPUs per replica, the
+  // likeliest to meet a latency target (a smaller one fails for that reason too, or sooner).
+  if (!result.recommended().plan.feasible) {
+    const sim::ServeOption* largest = &result.recommended();
+    for (const auto& o : result.options) {
+      if (o.job.gpus() > largest->job.gpus()) largest = &o;
+    }
+    const sim::ServeOption& chosen = *largest;
+    std::string why = "no layout meets the serving target";
+    if (result.options.size() > 1) {
+      why = "none of the " + std::to_string(result.options.size()) + " layouts meets the serving target";
+    }
+    why += "; " + sim::layout_name(chosen.job);
+    if (chosen.plan.reason) why += ": " + data::render(*chosen.plan.reason);
+    print_error(why);
+    return code(Exit::infeasible);
+  }
   return code(Exit::ok);
 }
 
@@ -225,7 +244,7 @@ Command add_serve_command(CLI::App& app, const GlobalOptions& global) {
       "The scenario's workload section (kind serve) holds the engine, layout, traffic and latency target (README "
       "\"Serving\"); flags override it. Without a file, the built-in example. Prices are per GPU-hour in the "
       "scenario's pricing.currency; a price not known is shown as unknown, never invented.\n"
-      "Exit codes: 0 ok, 2 invalid input, 1 internal error.");
+      "Exit codes: 0 ok, 2 invalid input, 3 no layout meets the latency target or fits, 1 internal error.");
   add_scenario_file_options(*cmd, opt->scenario_arg, opt->scenario_opt);
   add_format_option(*cmd, opt->format, {"table", "json"});
   add_out_option(*cmd, opt->out);
