@@ -26,6 +26,7 @@
 #include "serve_view.hpp"
 #include "tco_view.hpp"
 #include "view_text.hpp"
+#include "wheel_guard.hpp"
 
 namespace capplan::gui {
 
@@ -44,6 +45,7 @@ QString diagnostics_text(const Diagnostics& diags) {
 MainWindow::MainWindow(std::shared_ptr<const data::Catalogs> catalogs, std::shared_ptr<const sim::ResidualTable> bands,
                        QWidget* parent)
     : QMainWindow(parent), bands_(std::move(bands)) {
+  install_wheel_guard();
   // Chinese instance and model names (Tencent, Alibaba) need a CJK font: fontconfig falls back to
   // an installed one (fonts-wqy-microhei, scripts/install_deps.sh); the substitution names it for
   // the application font as well, where Qt resolves fonts without fontconfig.

@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QWheelEvent>
 #include <QFile>
 #include <QFileInfo>
 #include <QLabel>
@@ -148,6 +149,31 @@ class GuiAppTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!w.results()->snapshot()->estimate.layout.chosen_by_capplan ||
                                  w.results()->snapshot()->scenario.scenario.strategy.tp.has_value(), 60000);
     QCOMPARE(w.results()->snapshot()->estimate.layout.strategy.tp, chosen_tp);
+  }
+
+  // The wheel over a field that was not clicked scrolls the form; it changes the field only once
+  // the field has focus.
+  void the_mouse_wheel_changes_only_a_focused_field() {
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    w.show();
+    auto* combo = w.findChild<QComboBox*>(QStringLiteral("/training/loss_kernel"));
+    QVERIFY(combo != nullptr);
+    const int before = combo->currentIndex();
+    const QPointF at(combo->width() / 2.0, combo->height() / 2.0);
+    const auto wheel = [&] {
+      QWheelEvent e(at, combo->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier,
+                    Qt::NoScrollPhase, false);
+      QApplication::sendEvent(combo, &e);
+    };
+    combo->clearFocus();
+    wheel();
+    QCOMPARE(combo->currentIndex(), before);
+    w.activateWindow();
+    combo->setFocus();
+    QTRY_VERIFY(combo->hasFocus());
+    wheel();
+    QVERIFY(combo->currentIndex() != before);
   }
 
   void the_workload_switches_to_fine_tuning_and_back() {
