@@ -34,7 +34,7 @@ constexpr Row kPresetRow = {"--model", "/model/preset", kText, "ID",
                             "Model preset id (capplan catalog models); replaces the file's model", kSameHelp};
 
 // After the training and cluster fields (data::training_fields, data::cluster_fields), before the
-// strategy options (sim::kStrategyOptions).
+// strategy options (sim::kStrategyOptions) and the pricing fields (data::pricing_fields).
 constexpr Row kStrategyRows[] = {
     {"--tp", "/strategy/tp", kNumber, "INT|auto", "Tensor-parallel size, or auto",
      "Fix the tensor-parallel size (default: searched)"},
@@ -57,45 +57,6 @@ constexpr Row kStrategyRows[] = {
     {"--last-stage-layers", "/strategy/last_stage_layers", kNumber, "INT",
      "Layers on the last pipeline stage (Megatron-Core --decoder-last-pipeline-num-layers; default: even split)",
      "Fix the layers on the last pipeline stage"},
-};
-
-// After the strategy options, before the goodput sections' fields (reliability, storage, data).
-constexpr Row kLaterRows[] = {
-    {"--usd-per-gpu-hour", "/pricing/usd_per_gpu_hour", kNumber, "USD", "Price per GPU-hour (overrides the catalog)",
-     "Price per GPU-hour of the scenario's own instance (others: catalog or --price)"},
-    {"--usd-per-node-hour", "/pricing/usd_per_node_hour", kNumber, "USD", "Price per node-hour (overrides the catalog)",
-     "Price per node-hour of the scenario's own instance (others: catalog or --price)"},
-    {"--purchase", "/pricing/purchase", kText, "NAME", "on_demand (default), spot, reserved or on_prem", "on_demand (default), spot, reserved or on_prem, for every offering: one without a price of that model (its own terms, or a catalog price of that type) has an unknown cost"},
-    {"--currency", "/pricing/currency", kText, "CODE",
-     "ISO 4217 code the prices of the pricing section (and its flags) are in (default USD)", "ISO 4217 code of the scenario's own prices (pricing section and its flags; default USD)"},
-    {"--usd-per-unit", "/pricing/usd_per_unit", kNumber, "RATE", "US dollars per unit of --currency, e.g. 0.14",
-     "US dollars per unit of --currency, e.g. 0.14 (the scenario's own prices)"},
-    {"--usd-per-unit-date", "/pricing/usd_per_unit_date", kText, "DATE", "Day the rate was read, YYYY-MM-DD", "Day the rate was read, YYYY-MM-DD"},
-    {"--spot-usd-per-gpu-hour", "/pricing/spot/usd_per_gpu_hour", kNumber, "USD", "Spot price per GPU-hour", "Spot price per GPU-hour of the scenario's own instance"},
-    {"--spot-preemptions-per-node-hour", "/pricing/spot/preemptions_per_node_hour", kNumber, "FRACTION",
-     "Probability a spot node is preempted in an hour (0..1)", "Probability a spot node is preempted in an hour (0..1); every offering under spot"},
-    {"--reserved-usd-per-gpu-hour", "/pricing/reserved/usd_per_gpu_hour", kNumber, "USD",
-     "Reserved (committed) price per GPU-hour", "Reserved (committed) price per GPU-hour of the scenario's own instance"},
-    {"--reserved-term-months", "/pricing/reserved/term_months", kNumber, "MONTHS",
-     "Commitment term, paid whether used or not", "Commitment term, paid whether used or not; every offering under reserved"},
-    {"--reserved-idle-usd-per-gpu-hour", "/pricing/reserved/idle_usd_per_gpu_hour", kNumber, "USD",
-     "Rate for committed but unused GPU-hours (default: the reserved rate)", "Rate for committed but unused GPU-hours of the scenario's own instance"},
-    {"--reserved-committed-gpus", "/pricing/reserved/committed_gpus", kNumber, "INT",
-     "GPUs committed (default: the cluster's)", "GPUs committed on the scenario's own instance (default: each plan's)"},
-    {"--reserved-utilisation", "/pricing/reserved/utilisation", kNumber, "FRACTION",
-     "Share of the committed term doing useful work; a run pays its share (default 1)",
-     "Share of the committed term doing useful work; a run pays its share (default 1); every offering under reserved"},
-    {"--on-prem-usd-per-node", "/pricing/on_prem/usd_per_node", kNumber, "USD", "Purchase price of one node", "Purchase price of one node of the scenario's own instance"},
-    {"--on-prem-amortisation-years", "/pricing/on_prem/amortisation_years", kNumber, "YEARS",
-     "Years over which the purchase is written off", "Years over which a purchase is written off; every offering under on_prem"},
-    {"--on-prem-node-power-w", "/pricing/on_prem/node_power_w", kNumber, "W",
-     "Power of one node under load (default: the catalog's system power, else GPU TDP x GPUs)", "Power of one node of the scenario's own instance under load"},
-    {"--on-prem-pue", "/pricing/on_prem/pue", kNumber, "RATIO", "Power usage effectiveness (default 1.58)", "Power usage effectiveness (default 1.58); every offering under on_prem"},
-    {"--on-prem-usd-per-kwh", "/pricing/on_prem/usd_per_kwh", kNumber, "USD", "Electricity price per kWh", "Electricity price per kWh; every offering under on_prem"},
-    {"--on-prem-ops-usd-per-year", "/pricing/on_prem/ops_usd_per_year", kNumber, "USD",
-     "Operations staff and support per year", "Operations staff and support per year; every offering under on_prem"},
-    {"--on-prem-utilisation", "/pricing/on_prem/utilisation", kNumber, "FRACTION",
-     "Share of the owned cluster's time doing useful work (default 1)", "Share of the owned cluster's time doing useful work (default 1); every offering under on_prem"},
 };
 
 // A flag that drops the other spelling of its field from the file.
@@ -184,7 +145,7 @@ const std::deque<ScenarioFlag>& scenario_flags() {
     for (const auto& o : sim::kStrategyOptions) {
       out.push_back({o.flag, std::string("/strategy/") + o.key, kNumber, "BOOL|auto", o.help, kSameHelp});
     }
-    for (const Row& r : kLaterRows) out.push_back(from_row(r));
+    add_table(out, "/pricing", data::pricing_fields());
     add_table(out, "/reliability", data::reliability_fields());
     add_table(out, "/storage", data::storage_fields());
     add_table(out, "/data", data::data_fields());

@@ -36,8 +36,8 @@ struct ServeFlag {
   std::string group;
 };
 
-// The sections without a field table yet; the serve workload's flags come from its tables
-// (data/fields.hpp), between these.
+// The model and cluster flags, kept here; the serve workload's flags come from its tables
+// (data/fields.hpp), then the pricing flags.
 const ServeFlag kModelAndCluster[] = {
     {"--model", "/model/preset", true, "ID", "Model preset id (capplan catalog models); replaces the file's model",
      "Model and cluster"},
@@ -45,13 +45,18 @@ const ServeFlag kModelAndCluster[] = {
     {"--gpu", "/cluster/gpu", true, "ID", "GPU id (capplan catalog gpus)", "Model and cluster"},
     {"--gpus-per-node", "/cluster/gpus_per_node", false, "INT", "GPUs per node (with --gpu)", "Model and cluster"},
 };
-const ServeFlag kPrice[] = {
-    {"--usd-per-gpu-hour", "/pricing/usd_per_gpu_hour", false, "AMOUNT",
-     "Price per GPU-hour in --currency (overrides the catalog)", "Price"},
-    {"--usd-per-node-hour", "/pricing/usd_per_node_hour", false, "AMOUNT",
-     "Price per node-hour in --currency (overrides the catalog)", "Price"},
-    {"--currency", "/pricing/currency", true, "CODE", "Currency of the prices (ISO 4217, default USD)", "Price"},
-    {"--usd-per-unit", "/pricing/usd_per_unit", false, "RATE", "US dollars per unit of --currency", "Price"},
+// The pricing flags: the pricing table's rows (data::pricing_fields) give the flag and the kind,
+// serve words its own type and help (its prices are in --currency).
+struct ServePrice {
+  const char* pointer;
+  const char* type;
+  const char* help;
+};
+constexpr ServePrice kPrice[] = {
+    {"usd_per_gpu_hour", "AMOUNT", "Price per GPU-hour in --currency (overrides the catalog)"},
+    {"usd_per_node_hour", "AMOUNT", "Price per node-hour in --currency (overrides the catalog)"},
+    {"currency", "CODE", "Currency of the prices (ISO 4217, default USD)"},
+    {"usd_per_unit", "RATE", "US dollars per unit of --currency"},
 };
 
 // Every flag, in --help order.
@@ -76,7 +81,14 @@ const std::vector<ServeFlag>& serve_flags() {
         for (const auto& f : data::engine_fields()) add(f.spec, std::string("/workload/engine/") + f.spec.pointer);
       }
     }
-    out.insert(out.end(), std::begin(kPrice), std::end(kPrice));
+    for (const ServePrice& price : kPrice) {
+      for (const auto& f : data::pricing_fields()) {
+        if (std::string_view(f.spec.pointer) != price.pointer) continue;
+        const bool text = f.spec.kind == data::FieldKind::text || f.spec.kind == data::FieldKind::choice;
+        out.push_back({f.spec.flag.name, std::string("/pricing/") + price.pointer, text, price.type, price.help,
+                       "Price"});
+      }
+    }
     return out;
   }();
   return rows;

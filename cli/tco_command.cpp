@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "capplan/data/fields.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/tco_io.hpp"
 #include "capplan/sim/tco/tco.hpp"
@@ -20,29 +21,14 @@ using nlohmann::json;
 
 constexpr std::string_view kWhere = "scenario";
 
-// One flag per main field of the `tco` section.
-struct TcoFlag {
-  const char* flag;
-  const char* key;
-  const char* type;
-  const char* help;
-};
-constexpr TcoFlag kTcoFlags[] = {
-    {"--years", "years", "INT", "Years the fleet is owned"},
-    {"--utilisation", "utilisation", "FRACTION", "Share of the fleet's hours doing useful work, (0, 1]"},
-    {"--capex-per-node", "capex_per_node", "AMOUNT", "Purchase price of one node (pricing.currency)"},
-    {"--network-capex-per-node", "network_capex_per_node", "AMOUNT", "Network capital per node"},
-    {"--storage-capex", "storage_capex", "AMOUNT", "Storage capital for the fleet"},
-    {"--residual-fraction", "residual_fraction", "FRACTION", "Resale value after the years owned (default 0)"},
-    {"--interest-rate", "interest_rate", "RATE", "Annual loan interest (absent: bought outright)"},
-    {"--loan-years", "loan_years", "INT", "Years of the loan (default: the years owned)"},
-    {"--node-power-w", "node_power_w", "W", "Maximum system power of one node (default: the catalog's)"},
-    {"--power-factor", "power_factor", "FRACTION", "A busy node's mean draw / its maximum (default 1)"},
-    {"--pue", "pue", "RATIO", "Power usage effectiveness (default 1.58)"},
-    {"--price-per-kwh", "price_per_kwh", "AMOUNT", "Electricity price per kWh"},
-    {"--space-per-kw-month", "space_per_kw_month", "AMOUNT", "Space per provisioned kW and month"},
-    {"--staff-per-year", "staff_per_year", "AMOUNT", "Operations staff and support per year"},
-};
+// One flag per main field of the `tco` section (data::tco_fields, the rows with a flag).
+std::vector<const data::FieldSpec*> tco_flags() {
+  std::vector<const data::FieldSpec*> out;
+  for (const auto& f : data::tco_fields()) {
+    if (f.spec.flag.name != nullptr) out.push_back(&f.spec);
+  }
+  return out;
+}
 
 struct TcoOptions {
   std::string scenario_arg;
@@ -50,7 +36,8 @@ struct TcoOptions {
   std::string format;
   std::string out;
   std::string prices;  // --prices FILE: a price sheet
-  std::vector<double> values = std::vector<double>(std::size(kTcoFlags), 0.0);
+  std::vector<const data::FieldSpec*> flags = tco_flags();
+  std::vector<double> values = std::vector<double>(flags.size(), 0.0);
   std::vector<CLI::Option*> options;
 };
 
@@ -65,13 +52,13 @@ int run_tco(const TcoOptions& opt, const GlobalOptions& global) {
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
 
-  for (std::size_t i = 0; i < std::size(kTcoFlags); ++i) {
+  for (std::size_t i = 0; i < opt.flags.size(); ++i) {
     if (opt.options[i]->count() == 0 || !doc.is_object()) continue;
     const double v = opt.values[i];
     json& section = doc["tco"];
     if (!section.is_object()) section = json::object();
     const bool whole = v == static_cast<double>(static_cast<long long>(v));
-    section[kTcoFlags[i].key] = whole ? json(static_cast<long long>(v)) : json(v);
+    section[opt.flags[i]->pointer] = whole ? json(static_cast<long long>(v)) : json(v);
   }
   // A price sheet (--prices, else the file's pricing.sheet): its on-demand price over the catalog's,
   // and every rent rate it has that the scenario leaves empty.
@@ -130,10 +117,10 @@ Command add_tco_command(CLI::App& app, const GlobalOptions& global) {
                   "instance; replaces the scenario's pricing.sheet")
       ->type_name("FILE");
   add_out_option(*cmd, opt->out);
-  for (std::size_t i = 0; i < std::size(kTcoFlags); ++i) {
-    opt->options.push_back(cmd->add_option(kTcoFlags[i].flag, opt->values[i], kTcoFlags[i].help)
-                               ->type_name(kTcoFlags[i].type)
-                               ->group("TCO terms"));
+  for (std::size_t i = 0; i < opt->flags.size(); ++i) {
+    const data::FieldFlag& flag = opt->flags[i]->flag;
+    opt->options.push_back(
+        cmd->add_option(flag.name, opt->values[i], flag.help)->type_name(flag.type)->group(flag.group));
   }
   return Command{cmd, [opt, &global] { return run_tco(*opt, global); }};
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The scenario's `tco` section and the output of `capplan tco` (README "Own versus rent").
+// The scenario's `tco` section and the output of `capplan tco` (README "Own versus rent"). The
+// section's values are checked by its field table (input/fields/tco_fields.cpp).
 #include "capplan/data/tco_io.hpp"
 
 #include <cmath>
@@ -7,6 +8,7 @@
 
 #include "capplan/data/currency.hpp"
 #include "capplan/data/format.hpp"
+#include "input/fields/read_table.hpp"
 #include "reading/json_reader.hpp"
 
 namespace capplan::data {
@@ -17,66 +19,12 @@ using format::fixed;
 using format::grouped;
 using format::number;
 
-constexpr double kMaxAmount = 1e13;
-
-// The section as written (amounts still in the scenario's currency), straight into sim's inputs.
-constexpr detail::Field<sim::TcoInputs> kTcoFields[] = {
-    {"years", detail::Kind::integer, detail::Need::required, false, {1, 30, false},
-     "years the fleet is owned (1..30)",
-     detail::store<&sim::TcoInputs::years>},
-    {"utilisation", detail::Kind::number, detail::Need::required, false, {0, 1, true},
-     "share of the fleet's hours doing useful work, (0, 1]",
-     detail::store<&sim::TcoInputs::utilisation>},
-    {"capex_per_node", detail::Kind::number, detail::Need::optional, true, {0, kMaxAmount, true},
-     "purchase price of one node, in pricing.currency",
-     detail::store<&sim::TcoInputs::usd_per_node>},
-    {"network_capex_per_node", detail::Kind::number, detail::Need::optional, true, {0, kMaxAmount, false},
-     "network (fabric, switches, cables) per node, in pricing.currency",
-     detail::store<&sim::TcoInputs::network_usd_per_node>},
-    {"storage_capex", detail::Kind::number, detail::Need::optional, true, {0, kMaxAmount, false},
-     "storage system for the fleet, in pricing.currency",
-     detail::store<&sim::TcoInputs::storage_usd>},
-    {"residual_fraction", detail::Kind::number, detail::Need::optional, false, {0, 1, false},
-     "resale value after the years owned, share of the capital (default 0)",
-     detail::store<&sim::TcoInputs::residual_fraction>},
-    {"interest_rate", detail::Kind::number, detail::Need::optional, true, {0, 1, false},
-     "annual interest rate of the loan (absent: bought outright)",
-     detail::store<&sim::TcoInputs::interest_rate>},
-    {"loan_years", detail::Kind::integer, detail::Need::optional, true, {1, 30, false},
-     "years of the loan (default: the years owned)",
-     detail::store<&sim::TcoInputs::loan_years>},
-    {"node_power_w", detail::Kind::number, detail::Need::optional, true, {0, 1e6, true},
-     "maximum system power of one node, W (default: the catalog's system power)",
-     detail::store<&sim::TcoInputs::node_power_w>},
-    {"power_factor", detail::Kind::number, detail::Need::optional, false, {0, 1, true},
-     "a busy node's mean draw as a share of its maximum power (default 1)",
-     detail::store<&sim::TcoInputs::power_factor>},
-    {"pue", detail::Kind::number, detail::Need::optional, false, {1, 5, false},
-     "power usage effectiveness (default: pricing.on_prem.pue, 1.58)",
-     detail::store<&sim::TcoInputs::pue>},
-    {"price_per_kwh", detail::Kind::number, detail::Need::optional, true, {0, 1e4, false},
-     "electricity price per kWh, in pricing.currency",
-     detail::store<&sim::TcoInputs::usd_per_kwh>},
-    {"space_per_kw_month", detail::Kind::number, detail::Need::optional, true, {0, kMaxAmount, false},
-     "space (colocation) per provisioned kW and month, in pricing.currency",
-     detail::store<&sim::TcoInputs::space_usd_per_kw_month>},
-    {"space_per_rack_unit_month", detail::Kind::number, detail::Need::optional, true, {0, kMaxAmount, false},
-     "space per rack unit and month, in pricing.currency",
-     detail::store<&sim::TcoInputs::space_usd_per_rack_unit_month>},
-    {"rack_units_per_node", detail::Kind::number, detail::Need::optional, true, {0, 100, true},
-     "height of one node in rack units (DGX H100: 8)",
-     detail::store<&sim::TcoInputs::rack_units_per_node>},
-    {"staff_per_year", detail::Kind::number, detail::Need::optional, true, {0, kMaxAmount, false},
-     "operations staff and support per year, in pricing.currency",
-     detail::store<&sim::TcoInputs::staff_usd_per_year>},
-};
-
 }  // namespace
 
 void check_tco_section(const json& section, std::string_view where, Diagnostics& diags) {
   detail::Reader r(std::string(where), diags);
   sim::TcoInputs ignored;
-  detail::read_fields<sim::TcoInputs>(section, "/tco", kTcoFields, ignored, r);
+  fields_detail::read_rows(section, "/tco", tco_fields(), "", ignored, r);
 }
 
 Result<TcoRequest> tco_request(const json& doc, const ParsedScenario& parsed, const Catalogs& catalogs,
@@ -90,7 +38,7 @@ Result<TcoRequest> tco_request(const json& doc, const ParsedScenario& parsed, co
                 "or --years and --utilisation) is missing");
   }
   sim::TcoInputs given;
-  detail::read_fields<sim::TcoInputs>(*it, "/tco", kTcoFields, given, r);
+  fields_detail::read_rows(*it, "/tco", tco_fields(), "", given, r);
   if (given.space_usd_per_kw_month && given.space_usd_per_rack_unit_month) {
     r.error("/tco/space_per_rack_unit_month", "give space per kW-month or per rack unit, not both");
   }

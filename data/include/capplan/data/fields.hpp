@@ -12,6 +12,8 @@
 #include <string_view>
 
 #include "capplan/data/serve_io.hpp"
+#include "capplan/sim/tco/tco.hpp"
+#include "capplan/sim/workload/pricing.hpp"
 #include "capplan/sim/workload/training.hpp"
 
 namespace capplan::data {
@@ -140,6 +142,18 @@ struct ClusterLinks {
 // The links and speed spread land in ClusterLinks; the catalog ids, the sizes (which of them apply
 // depends on instance or gpu) and the network tiers are read by hand beside the table.
 std::span<const Field<ClusterLinks>> cluster_fields();
+
+// --- the pricing section, pointers below /pricing ---------------------------------------------
+// The purchase model and the spot ("spot/..."), reserved and on-premises terms land in the terms
+// as written (the reader converts them to US dollars). The GPU-hour and node-hour prices (which of
+// them applies, the cluster's GPUs per node), the currency and its rate, and the price sheet are
+// read by hand beside the table (input/scenario/pricing.cpp).
+std::span<const Field<sim::PricingTerms>> pricing_fields();
+
+// --- the tco section (capplan tco), pointers below /tco ------------------------------------------
+// The terms as written, amounts in pricing.currency; the reader converts them, refuses both space
+// prices at once and fills the node power's default (input/tco_io.cpp).
+std::span<const Field<sim::TcoInputs>> tco_fields();
 
 // The JSON Schema of one field's value: type, range, enum, the help as its description (after
 // `prefix`), the unit and the bound's reason as annotations (x-unit, x-bound).

@@ -97,6 +97,36 @@ bool read_object(const nlohmann::json& obj, const std::string& path, std::span<c
   return r.count() == before;
 }
 
+// Reads the object `obj` at `path` through the rows of `rows` directly below `parent` ("" the
+// section, "spot" its spot object) into `out`, in table order: a missing `required` row and a null
+// where the row is not nullable are reported with the row's help (a null where it is: unknown,
+// nothing stored), each value present is checked and stored; then keys no row names are refused.
+template <class T>
+void read_rows(const nlohmann::json& obj, const std::string& path, std::span<const Field<T>> rows,
+               std::string_view parent, T& out, detail::Reader& r) {
+  if (!r.object(obj, path)) return;
+  std::vector<std::string> keys;
+  add_keys(rows, parent, keys);
+  const std::string prefix = parent.empty() ? std::string() : std::string(parent) + "/";
+  for (const auto& row : rows) {
+    const std::string_view pointer = row.spec.pointer;
+    if (!pointer.starts_with(prefix) || pointer.find('/', prefix.size()) != std::string_view::npos) continue;
+    const std::string key(pointer.substr(prefix.size()));
+    const std::string p = detail::child(path, key);
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (row.spec.required) r.error(p, std::string("required (") + row.spec.help + ") is missing");
+      continue;
+    }
+    if (it->is_null()) {
+      if (!row.spec.nullable) r.error(p, std::string("must not be null (") + row.spec.help + ")");
+      continue;
+    }
+    if (check_value(row.spec, *it, p, r) && row.set != nullptr) row.set(out, *it);
+  }
+  r.unknown_keys(obj, path, keys);
+}
+
 // The object of every row of `rows` that writes itself back (a null value left out).
 template <class T>
 nlohmann::json write_object(std::span<const Field<T>> rows, const T& in) {

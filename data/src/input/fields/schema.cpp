@@ -57,6 +57,8 @@ nlohmann::ordered_json generate_scenario_schema(nlohmann::ordered_json schema) {
   write_table(property(schema, "reliability"), reliability_fields(), "");
   write_table(property(schema, "storage"), storage_fields(), "");
   write_table(property(schema, "data"), data_fields(), "");
+  write_table(property(schema, "pricing"), pricing_fields(), "");
+  write_table(property(schema, "tco"), tco_fields(), "");
   return schema;
 }
 

@@ -35,7 +35,6 @@ constexpr double kMaxNodes = 1e5;
 constexpr double kMaxGpusPerNode = 1024;
 constexpr double kMaxLinkGbps = 1e6;
 constexpr double kMinLinkGbps = 1e-3;  // 1 Mbit/s: a slower link is no GPU interconnect
-constexpr double kMaxUsdPerGpuHour = 1e5;
 constexpr double kMaxParallel = 1e6;
 // Why a field's range ends at one of them (the schema's x-bound).
 constexpr const char* kAbsurd = "far beyond any real run; low enough that products stay exact in doubles";

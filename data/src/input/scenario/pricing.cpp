@@ -1,95 +1,47 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pricing section: the price per GPU-hour or instance, spot, reserved and on-premises
-// terms, and the currency.
+// terms, and the currency. Its values are checked by the section's field table
+// (input/fields/pricing_fields.cpp); what depends on the cluster or on other keys is read here.
 #include "input/scenario/parser.hpp"
 
 #include "capplan/data/currency.hpp"
 
 namespace capplan::data::scenario_detail {
 
-constexpr detail::Field<sim::SpotTerms> kSpotFields[] = {
-    {"usd_per_gpu_hour", detail::Kind::number, detail::Need::optional, true, {0, kMaxUsdPerGpuHour, false},
-     "spot price per GPU-hour, USD",
-     detail::store<&sim::SpotTerms::usd_per_gpu_hour>},
-    {"preemptions_per_node_hour", detail::Kind::number, detail::Need::optional, true, {0, 1, false},
-     "probability that a node is preempted in an hour (0..1)",
-     detail::store<&sim::SpotTerms::preemptions_per_node_hour>},
-};
+namespace {
 
-constexpr detail::Field<sim::ReservedTerms> kReservedFields[] = {
-    {"usd_per_gpu_hour", detail::Kind::number, detail::Need::optional, true, {0, kMaxUsdPerGpuHour, false},
-     "committed price per GPU-hour, USD",
-     detail::store<&sim::ReservedTerms::usd_per_gpu_hour>},
-    {"term_months", detail::Kind::number, detail::Need::optional, true, {0, 240, true},
-     "commitment term, months (paid whether used or not)",
-     [](sim::ReservedTerms& t, const json& v, Reader&, const std::string&) {
-       t.term_hours = num_of(v) * 8760.0 / 12.0;
-     }},
-    {"idle_usd_per_gpu_hour", detail::Kind::number, detail::Need::optional, true, {0, kMaxUsdPerGpuHour, false},
-     "rate for committed but unused GPU-hours, where billed differently (default: the reserved rate)",
-     detail::store<&sim::ReservedTerms::idle_usd_per_gpu_hour>},
-    {"committed_gpus", detail::Kind::integer, detail::Need::optional, true, {1, kMaxGpus, false},
-     "GPUs committed (default: the cluster's GPUs and hot spares)",
-     [](sim::ReservedTerms& t, const json& v, Reader&, const std::string&) {
-       t.committed_gpus = static_cast<int>(num_of(v));
-     }},
-    {"utilisation", detail::Kind::number, detail::Need::optional, false, {0, 1, true},
-     "share of the committed capacity's term doing useful work; a run pays its share (default 1)",
-     detail::store<&sim::ReservedTerms::utilisation>},
-};
+// The value `v` (at `path`) of the row at `pointer` checked and stored.
+void read_row(std::span<const Field<sim::PricingTerms>> rows, std::string_view pointer, const json& v,
+              const std::string& path, sim::PricingTerms& out, Reader& r) {
+  for (const auto& row : rows) {
+    if (pointer != row.spec.pointer) continue;
+    if (fields_detail::check_value(row.spec, v, path, r) && row.set != nullptr) row.set(out, v);
+    return;
+  }
+}
 
-constexpr detail::Field<sim::OnPremTerms> kOnPremFields[] = {
-    {"usd_per_node", detail::Kind::number, detail::Need::optional, true, {0, 1e9, true},
-     "purchase price of one node, USD",
-     detail::store<&sim::OnPremTerms::usd_per_node>},
-    {"amortisation_years", detail::Kind::number, detail::Need::optional, true, {0, 50, true},
-     "years over which the purchase is written off",
-     detail::store<&sim::OnPremTerms::amortisation_years>},
-    {"node_power_w", detail::Kind::number, detail::Need::optional, true, {0, 1e6, true},
-     "power of one node under load, W (default: the catalog's system power, else GPU TDP x GPUs per node)",
-     detail::store<&sim::OnPremTerms::node_power_w>},
-    {"pue", detail::Kind::number, detail::Need::optional, false, {1, 5, false},
-     "power usage effectiveness (default 1.58, Uptime Institute 2023 average)",
-     detail::store<&sim::OnPremTerms::pue>},
-    {"usd_per_kwh", detail::Kind::number, detail::Need::optional, true, {0, 100, false},
-     "electricity price, USD per kWh",
-     detail::store<&sim::OnPremTerms::usd_per_kwh>},
-    {"ops_usd_per_year", detail::Kind::number, detail::Need::optional, true, {0, 1e12, false},
-     "operations staff and support for the cluster, USD per year",
-     detail::store<&sim::OnPremTerms::ops_usd_per_year>},
-    {"utilisation", detail::Kind::number, detail::Need::optional, false, {0, 1, true},
-     "share of the owned cluster's time doing useful work (default 1)",
-     detail::store<&sim::OnPremTerms::utilisation>},
-};
+}  // namespace
 
 // --- pricing ----------------------------------------------------------------------------
 void ScenarioParser::parse_pricing(const json& j, std::optional<sim::Cluster>& c) {
   const std::string p = "/pricing";
+  const auto rows = pricing_fields();
   if (!r_.object(j, p)) return;
-  r_.unknown_keys(j, p, {"usd_per_gpu_hour", "usd_per_node_hour", "purchase", "spot", "reserved", "on_prem",
-                         "currency", "usd_per_unit", "usd_per_unit_date", "sheet"});
+  std::vector<std::string> keys;
+  fields_detail::add_keys(rows, "", keys);
+  r_.unknown_keys(j, p, keys);
   // pricing.sheet: a price sheet (data/price_sheet.hpp) the command merges over the catalog
-  // before this is read; here only its type is checked.
-  if (const json* sheet = find(j, "sheet")) r_.string(*sheet, child(p, "sheet"));
+  // before this is read; here only its value is checked.
+  if (const json* sheet = find(j, "sheet")) {
+    fields_detail::check_value(fields_detail::spec_of(rows, "sheet"), *sheet, child(p, "sheet"), r_);
+  }
   sim::PricingTerms& terms = out_.scenario.pricing;
   const double rate = parse_currency(j, p, terms.currency);
   const json* purchase = find(j, "purchase");
-  if (purchase != nullptr) {
-    if (auto name = r_.string(*purchase, child(p, "purchase"))) {
-      if (auto m = sim::purchase_model_from_string(*name)) {
-        terms.model = *m;
-      } else {
-        r_.error(child(p, "purchase"), "unknown purchase model '" + *name + "' (" +
-                                           suggest(*name, {"on_demand", "spot", "reserved", "on_prem"}) + ")");
-      }
-    }
-  }
-  if (const json* v = find(j, "spot")) detail::read_fields<sim::SpotTerms>(*v, child(p, "spot"), kSpotFields, terms.spot, r_);
-  if (const json* v = find(j, "reserved")) {
-    detail::read_fields<sim::ReservedTerms>(*v, child(p, "reserved"), kReservedFields, terms.reserved, r_);
-  }
-  if (const json* v = find(j, "on_prem")) {
-    detail::read_fields<sim::OnPremTerms>(*v, child(p, "on_prem"), kOnPremFields, terms.on_prem, r_);
+  if (purchase != nullptr) read_row(rows, "purchase", *purchase, child(p, "purchase"), terms, r_);
+  // The spot, reserved and on-premises terms: objects of the table's "spot/...", ... rows.
+  for (const char* terms_key : {"spot", "reserved", "on_prem"}) {
+    if (const json* v = find(j, terms_key)) fields_detail::read_rows(*v, child(p, terms_key), rows, terms_key, terms, r_);
   }
   // Every price of this section is written in its currency; sim/ computes in US dollars.
   for (std::optional<double>* price : {&terms.spot.usd_per_gpu_hour, &terms.reserved.usd_per_gpu_hour,
@@ -113,12 +65,16 @@ void ScenarioParser::parse_pricing(const json& j, std::optional<sim::Cluster>& c
     }
     return;
   }
+  // Which of the two prices applies, and the cluster's GPUs per node: read by hand.
   std::optional<double> per_gpu;
-  if (gpu_hour != nullptr) {
-    per_gpu = r_.number(*gpu_hour, child(p, "usd_per_gpu_hour"), 0, kMaxUsdPerGpuHour, false);
-  } else if (auto node = r_.number(*node_hour, child(p, "usd_per_node_hour"), 0, kMaxUsdPerGpuHour * 1024, false);
-             node && c) {
-    per_gpu = *node / c->gpus_per_node;
+  const char* key = gpu_hour != nullptr ? "usd_per_gpu_hour" : "usd_per_node_hour";
+  const json& price = gpu_hour != nullptr ? *gpu_hour : *node_hour;
+  if (fields_detail::check_value(fields_detail::spec_of(rows, key), price, child(p, key), r_)) {
+    if (gpu_hour != nullptr) {
+      per_gpu = price.get<double>();
+    } else if (c) {
+      per_gpu = price.get<double>() / c->gpus_per_node;
+    }
   }
   if (per_gpu && c) {
     c->price_per_gpu = units::usd_per_hour(*per_gpu * rate);
@@ -133,32 +89,36 @@ double ScenarioParser::parse_currency(const json& j, const std::string& p, sim::
   const json* code = find(j, "currency");
   const json* rate = find(j, "usd_per_unit");
   const json* date = find(j, "usd_per_unit_date");
-  if (code != nullptr) {
-    if (auto text = r_.string(*code, child(p, "currency"))) {
-      if (is_currency_code(*text)) {
-        out.code = *text;
-        currency_given_ = true;
-      } else {
-        r_.error(child(p, "currency"), currency_code_error(*text));
-      }
+  const auto rows = pricing_fields();
+  // The value checked by its row (a string, a number in range), its meaning here.
+  auto checked = [&](const json* v, const char* key) {
+    return v != nullptr && fields_detail::check_value(fields_detail::spec_of(rows, key), *v, child(p, key), r_);
+  };
+  if (checked(code, "currency")) {
+    const auto text = code->get<std::string>();
+    if (is_currency_code(text)) {
+      out.code = text;
+      currency_given_ = true;
+    } else {
+      r_.error(child(p, "currency"), currency_code_error(text));
     }
   }
-  if (date != nullptr) {
-    if (auto text = r_.string(*date, child(p, "usd_per_unit_date"))) {
-      if (detail::is_date(*text, false)) {
-        out.rate_date = *text;
-      } else {
-        r_.error(child(p, "usd_per_unit_date"), "must be a date YYYY-MM-DD; got " + describe(*date));
-      }
+  if (checked(date, "usd_per_unit_date")) {
+    const auto text = date->get<std::string>();
+    if (detail::is_date(text, false)) {
+      out.rate_date = text;
+    } else {
+      r_.error(child(p, "usd_per_unit_date"), "must be a date YYYY-MM-DD; got " + describe(*date));
     }
   }
   if (rate != nullptr) {
-    if (auto v = r_.number(*rate, child(p, "usd_per_unit"), 0, 1e6, true)) {
-      if (out.is_usd() && *v != 1.0) {
-        r_.error(child(p, "usd_per_unit"), "must be 1 (or absent) with currency USD; got " + fmt(*v) +
+    if (checked(rate, "usd_per_unit")) {
+      const double v = rate->get<double>();
+      if (out.is_usd() && v != 1.0) {
+        r_.error(child(p, "usd_per_unit"), "must be 1 (or absent) with currency USD; got " + fmt(v) +
                                                " (give pricing.currency: the code your prices are in)");
       } else {
-        out.usd_per_unit = *v;
+        out.usd_per_unit = v;
       }
     }
   } else if (!out.is_usd()) {
