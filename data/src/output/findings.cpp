@@ -346,7 +346,8 @@ constexpr Template kTemplates[] = {
     {FindingCode::serve_prompt_exceeds_batch,
      "prompts of {tokens:0} tokens exceed max_num_batched_tokens {max_num_batched_tokens:0} without chunked prefill"},
     {FindingCode::serve_weights_leave_no_kv,
-     "the weights ({weights_gib:1} GiB per GPU) leave no room for a KV cache on {gpu}"},
+     "the weights ({weights_gib:1} GiB per GPU), the engine's profiled activations ({activations_gib:1} GiB) and "
+     "its reserve ({reserve_gib:1} GiB) leave no room for a KV cache on {gpu}"},
     {FindingCode::serve_kv_below_one_request,
      "the KV cache holds {kv_tokens:0} tokens, less than one p99 request ({longest:0})"},
     {FindingCode::serve_one_request_misses, "one request alone misses the {metric} target on this layout (p{percentile:0})"},

@@ -40,7 +40,11 @@ ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel&
   }
   plan.memory = replica_memory(job, c);
   if (!plan.memory.fits()) {
-    Finding f = finding(FindingCode::serve_weights_leave_no_kv, {}, {{"weights_gib", units::to_gib(plan.memory.weights)}});
+    // What takes the memory: the weights, the engine's profiled activations and its reserve.
+    Finding f = finding(FindingCode::serve_weights_leave_no_kv, {},
+                        {{"weights_gib", units::to_gib(plan.memory.weights)},
+                         {"activations_gib", units::to_gib(plan.memory.activations)},
+                         {"reserve_gib", units::to_gib(plan.memory.reserve)}});
     plan.reason = with_text(f, "gpu", c.gpu.name);
     plan.binding = "kv_cache";
     return plan;

@@ -440,8 +440,11 @@ std::vector<std::pair<Finding, std::string>> serve_cases() {
        "the engine needs max_num_seqs and max_num_batched_tokens >= 1"},
       {finding(F::serve_prompt_exceeds_batch, "", {{"tokens", 9000}, {"max_num_batched_tokens", 8192}}),
        "prompts of 9000 tokens exceed max_num_batched_tokens 8192 without chunked prefill"},
-      {texts(finding(F::serve_weights_leave_no_kv, "", {{"weights_gib", 131.41234}}), {{"gpu", "NVIDIA H100"}}),
-       "the weights (131.4 GiB per GPU) leave no room for a KV cache on NVIDIA H100"},
+      {texts(finding(F::serve_weights_leave_no_kv, "",
+                     {{"weights_gib", 131.41234}, {"activations_gib", 1.24}, {"reserve_gib", 2.5}}),
+             {{"gpu", "NVIDIA H100"}}),
+       "the weights (131.4 GiB per GPU), the engine's profiled activations (1.2 GiB) and its reserve (2.5 GiB) "
+       "leave no room for a KV cache on NVIDIA H100"},
       {finding(F::serve_kv_below_one_request, "", {{"kv_tokens", 4000}, {"longest", 6100}}),
        "the KV cache holds 4000 tokens, less than one p99 request (6100)"},
       {texts(finding(F::serve_one_request_misses, "", {{"percentile", 95}}), {{"metric", "ttft"}}),

@@ -204,7 +204,7 @@ enum class FindingCode : std::uint8_t {
   serve_prefix_hit_out_of_range,    // prefix_hit
   serve_engine_limits,              // max_num_seqs, max_num_batched_tokens
   serve_prompt_exceeds_batch,       // tokens (p99 prompt), max_num_batched_tokens
-  serve_weights_leave_no_kv,        // weights_gib, gpu (text)
+  serve_weights_leave_no_kv,        // weights_gib, activations_gib, reserve_gib, gpu (text)
   serve_kv_below_one_request,       // kv_tokens, longest (p99 input + output)
   serve_one_request_misses,         // metric (text: ttft, tpot, e2e), percentile
   serve_simulation_misses,          // metric (text), rate (requests/s per replica)
