@@ -278,7 +278,7 @@ json estimate_to_json(const sim::Estimate& e, const ParsedScenario& s) {
   out["strategy"]["chosen_by_capplan"] = e.layout.chosen_by_capplan;
   out["strategy"]["configurations_evaluated"] = e.layout.configurations_evaluated;
 
-  out["workload"] = workload_json(sc);
+  out["workload"] = workload_json(sim::at_micro_batch(sc, e.layout.strategy.micro_batch));
   out["scenario"] = {
       {"model", s.model_id},
       {"model_name", sc.model.name},

@@ -114,7 +114,8 @@ void Table::what_was_estimated() {
     what += "; " + (trained < 1e9 ? fixed(trained / 1e6, 1) + "M" : fixed(trained / 1e9, 2) + "B") + " parameters trained (" + fixed(100.0 * trained / sc.model.total_params(), 2) +
             "%)";
     const sim::FinetuneData& d = sc.workload.dataset;
-    const sim::FinetuneShape& r = sc.workload.shape;
+    // The padding at the micro-batch the estimate runs (unpacked samples pad to their micro-batch's longest).
+    const sim::FinetuneShape r = sim::at_micro_batch(sc, e.layout.strategy.micro_batch).workload.shape;
     what += "; dataset " + format::tokens(d.tokens) + " x " + fixed(d.epochs, d.epochs == std::floor(d.epochs) ? 0 : 2) +
             " epochs, " + (d.packing ? "packed" : "unpacked, padded to " + std::to_string(r.step_tokens) + " tokens (" +
                                                       fixed(100.0 * r.useful_share, 1) + "% real)");

@@ -61,22 +61,26 @@ Result<Estimate> estimate_auto_layout(const Scenario& s, const OpCostModel& cost
   double least_mem = std::numeric_limits<double>::infinity();
   double least_mem_time = 0;
 
+  // Unpacked fine-tuning pads each micro-batch to its longest sample: each layout is priced with
+  // the scenario resolved at its own micro-batch (ScenarioByMicroBatch).
+  ScenarioByMicroBatch by_micro_batch(s);
   const ShapeLayoutSpace space(m, s.training, r, gpus, gpn);
   for (const OuterLayout& o : space.outer_layouts()) {
     space.inner(o).for_each([&](const Parallelism& p, long long micro_batches) {
-      if (!precheck_layout(s, p).ok()) return;
+      const Scenario& sc = by_micro_batch.at(p.micro_batch);
+      if (!precheck_layout(sc, p).ok()) return;
       ++evaluated;
       // One op list per layout: memory and time are folds over it.
-      build_step_ops_into(ops, m, s.training, p, s.cluster, StepOpParts::all);
-      const std::vector<StageRun> runs = stage_runs(m, p);
-      const MemoryBreakdown mem = memory_per_gpu(activation_footprint(ops.ops), runs, m, s.training, p, s.cluster.gpu,
-                                                 static_cast<int>(micro_batches));
+      build_step_ops_into(ops, sc.model, sc.training, p, sc.cluster, StepOpParts::all);
+      const std::vector<StageRun> runs = stage_runs(sc.model, p);
+      const MemoryBreakdown mem = memory_per_gpu(activation_footprint(ops.ops), runs, sc.model, sc.training, p,
+                                                 sc.cluster.gpu, static_cast<int>(micro_batches));
       const double bytes = mem.total().base();
       const bool fits = mem.fits();
       if (!fits && have_fit) return;  // cannot beat a layout that fits
       OpBuckets buckets;
       add_op_costs(buckets, ops.ops, cost);
-      const double t = schedule_step(s, p, buckets, ops.stage_params, runs).breakdown.total().base();
+      const double t = schedule_step(sc, p, buckets, ops.stage_params, runs).breakdown.total().base();
       if (fits) {
         // The planner's rule (better(): time, then memory, then layout order).
         if (!have_fit || better({t, bytes, p}, {best_time, best_fit_mem, best_fit})) {
@@ -99,7 +103,8 @@ Result<Estimate> estimate_auto_layout(const Scenario& s, const OpCostModel& cost
                          finding(FindingCode::no_valid_layout, "strategy", {{"gpus", gpus}})});
     return std::unexpected(std::move(d));
   }
-  Estimate e = evaluate(s, have_fit ? best_fit : least_memory, cost);
+  const Parallelism& chosen = have_fit ? best_fit : least_memory;
+  Estimate e = evaluate(by_micro_batch.at(chosen.micro_batch), chosen, cost);
   e.layout.chosen_by_capplan = true;
   e.layout.configurations_evaluated = evaluated;
   if (!have_fit) {

@@ -35,8 +35,9 @@ bool checks_p90(const SearchRequest& req) { return req.deadline && req.deadline_
 // the plan's estimate, the slow end of wall_days (time_to_train_days where goodput is not
 // modelled), in seconds. Empty when the table has no band for the plan.
 std::optional<double> p90_time(const Shape& sh, const Timed& t, const ResidualTable& table) {
-  Estimate e = evaluate(sh.scenario, t.p, *sh.cost);
-  apply_error_band(e, sh.scenario, table);
+  const Scenario s = at_micro_batch(sh.scenario, t.p.micro_batch);
+  Estimate e = evaluate(s, t.p, *sh.cost);
+  apply_error_band(e, s, table);
   const std::optional<Interval>& days = e.goodput.modelled ? e.uncertainty.wall_days : e.uncertainty.time_to_train_days;
   if (!days) return std::nullopt;
   return days->high * 86400.0;
@@ -128,7 +129,7 @@ bool purchase_priced(const Scenario& s) {
 Plan make_plan(const std::vector<Shape>& shapes, const SearchRequest& req, const Scored& sc) {
   const Shape& sh = shapes[static_cast<std::size_t>(sc.shape)];
   Plan plan;
-  plan.estimate = evaluate(sh.scenario, sc.timed.p, *sh.cost);
+  plan.estimate = evaluate(at_micro_batch(sh.scenario, sc.timed.p.micro_batch), sc.timed.p, *sh.cost);
   if (sh.batch) plan.estimate.findings.insert(plan.estimate.findings.begin(), *sh.batch);
   plan.estimate.layout.chosen_by_capplan = !req.base.strategy.fully_specified();
   plan.offering = sh.offering;

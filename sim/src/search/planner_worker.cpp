@@ -31,11 +31,10 @@ void keep_least(std::optional<Oversized>& least, const Oversized& o) {
 }
 
 
-const MicroCosts& Worker::micro_costs(const Shape& sh, const Parallelism& p) {
+const MicroCosts& Worker::micro_costs(const Shape& sh, const Scenario& s, const Parallelism& p) {
   std::pair<int, Parallelism> key{sh.offering, micro_batch_key(p)};
   auto it = micro_.find(key);
   if (it != micro_.end()) return it->second;
-  const Scenario& s = sh.scenario;
   build_step_ops_into(scratch_, s.model, s.training, p, s.cluster, StepOpParts::micro_batch);
   MicroCosts c;
   add_op_costs(c.buckets, scratch_.ops, *sh.cost);
@@ -70,8 +69,12 @@ void Worker::run(const WorkItem& item) {
   std::array<bool, 4> static_too_big{};
   std::vector<int> failed_variants;
 
+  // Unpacked fine-tuning pads each micro-batch to its longest sample: a layout's micro-batch parts,
+  // memory and schedule use the scenario resolved at its micro-batch.
+  ScenarioByMicroBatch by_micro_batch(s);
   InnerLayoutSpace(s.model, s.strategy, item.outer, kind_).for_each([&](const Parallelism& p, long long micro_batches) {
-    if (!precheck_layout(s, p).ok()) return;
+    const Scenario& sc = by_micro_batch.at(p.micro_batch);
+    if (!precheck_layout(sc, p).ok()) return;
     ++counters_.configurations;
     const int variant = variant_of(p);
     const std::size_t zi = static_cast<std::size_t>(std::clamp(p.zero, 0, 3));
@@ -80,14 +83,14 @@ void Worker::run(const WorkItem& item) {
       ++counters_.pruned;
       return;
     }
-    const MicroCosts& micro = micro_costs(sh, p);
+    const MicroCosts& micro = micro_costs(sh, sc, p);
     auto runs = std::find_if(runs_by_v.begin(), runs_by_v.end(), [&](const auto& x) { return x.first == p.virtual_stages; });
     if (runs == runs_by_v.end()) {
       runs_by_v.emplace_back(p.virtual_stages, stage_runs(s.model, p));
       runs = std::prev(runs_by_v.end());
     }
-    const MemoryBreakdown mem = memory_per_gpu(micro.footprint, runs->second, s.model, s.training, p, s.cluster.gpu,
-                                               static_cast<int>(micro_batches), assumptions);
+    const MemoryBreakdown mem = memory_per_gpu(micro.footprint, runs->second, sc.model, sc.training, p,
+                                               sc.cluster.gpu, static_cast<int>(micro_batches), assumptions);
     if (!mem.fits()) {
       ++counters_.memory_rejected;
       keep_least(res.least_memory, {mem.total().base(), p});
@@ -105,7 +108,7 @@ void Worker::run(const WorkItem& item) {
     auto pipe = std::find_if(pipeline_by_mb.begin(), pipeline_by_mb.end(),
                              [&](const auto& x) { return x.first == p.micro_batch; });
     if (pipe == pipeline_by_mb.end()) {
-      build_step_ops_into(scratch_, s.model, s.training, p, s.cluster, StepOpParts::pipeline);
+      build_step_ops_into(scratch_, sc.model, sc.training, p, sc.cluster, StepOpParts::pipeline);
       OpBuckets pb;
       add_op_costs(pb, scratch_.ops, *sh.cost);
       pipeline_by_mb.emplace_back(p.micro_batch, pb);
@@ -130,7 +133,7 @@ void Worker::run(const WorkItem& item) {
     b.dp_step = st.dp_step;
     b.dp_grad = st.dp_grad;
     b.optimizer = st.optimizer;
-    const StepTiming timing = schedule_step(s, p, b, stage_params, runs->second);
+    const StepTiming timing = schedule_step(sc, p, b, stage_params, runs->second);
     ++counters_.timed;
     keep_best(res.best, {timing.breakdown.total().base(), mem.total().base(), p}, keep_);
   });

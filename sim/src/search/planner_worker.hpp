@@ -94,7 +94,8 @@ class Worker {
   const Counters& counters() const { return counters_; }
 
  private:
-  const MicroCosts& micro_costs(const Shape& sh, const Parallelism& p);
+  // `s`: the shape's scenario at the layout's micro-batch (ScenarioByMicroBatch).
+  const MicroCosts& micro_costs(const Shape& sh, const Scenario& s, const Parallelism& p);
 
   const std::vector<Shape>& shapes_;
   std::size_t keep_;

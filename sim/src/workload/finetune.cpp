@@ -114,6 +114,8 @@ double expected_capped_max(double mean, double sigma, int n, double cap) {
 FinetuneShape resolve_finetune(const FinetuneData& data, int seq_len, int micro_batch) {
   FinetuneShape out;
   out.step_tokens = seq_len;
+  out.max_tokens = seq_len;
+  out.micro_batch = std::max(1, micro_batch);
   const double cap = seq_len;
   const double mean = data.mean_sample_tokens;
   const double sigma = length_sigma(mean, data.p95_sample_tokens);
@@ -195,6 +197,27 @@ void resolve_workload(Scenario& s, int micro_batch) {
   s.model.seq_len = shape.step_tokens;
   s.training.tokens = shape.processed_tokens;
   s.training.attention_tokens = shape.attention_tokens;
+}
+
+bool shape_follows_micro_batch(const Scenario& s) {
+  const FinetuneData& d = s.workload.dataset;
+  return s.workload.kind == WorkloadKind::finetune && !d.packing && !d.pad_to_max && d.mean_sample_tokens > 0 &&
+         s.workload.shape.max_tokens > 0;
+}
+
+Scenario at_micro_batch(const Scenario& s, int micro_batch) {
+  Scenario out = s;
+  if (!shape_follows_micro_batch(s) || s.workload.shape.micro_batch == std::max(1, micro_batch)) return out;
+  out.model.seq_len = s.workload.shape.max_tokens;
+  resolve_workload(out, micro_batch);
+  return out;
+}
+
+const Scenario& ScenarioByMicroBatch::at(int micro_batch) {
+  if (!follows_ || s_.workload.shape.micro_batch == std::max(1, micro_batch)) return s_;
+  auto it = at_.find(micro_batch);
+  if (it == at_.end()) it = at_.emplace(micro_batch, at_micro_batch(s_, micro_batch)).first;
+  return it->second;
 }
 
 }  // namespace capplan::sim

@@ -11,10 +11,13 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "capplan/data/published_runs.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/validation.hpp"
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
 #include "test_support.hpp"
 
 namespace capplan::data {
@@ -98,6 +101,51 @@ TEST(FinetuneScenario, UnpackedSamplesArePaddedAndTheTokensCountThePadding) {
   EXPECT_EQ(s->scenario.model.seq_len, 4096);
   EXPECT_NEAR(s->scenario.training.tokens, 1e9 / 512 * 4096, 1.0);  // every sample a 4096 sequence
   EXPECT_NEAR(s->scenario.workload.shape.useful_share, 0.125, 1e-12);
+}
+
+// Unpacked samples are padded to the longest of their micro-batch: a micro-batch left to capplan
+// is priced at the padding of the micro-batch it chooses, so the automatic estimate is the estimate
+// of its own choice fixed by hand (it used to price the step at the choice but the padding at a
+// micro-batch of 1: up to 5x optimistic, and packing looked slower than not packing). The choice
+// at 8 and 16 would pad to the longest of 8 or 16 samples: more tokens, a longer step.
+TEST(FinetuneScenario, AnAutomaticMicroBatchIsPricedAtItsOwnPadding) {
+  json j = lora_scenario();
+  j["workload"]["dataset"] = {{"tokens", "500M"}, {"epochs", 3}, {"packing", false}, {"mean_sample_tokens", 800},
+                              {"p95_sample_tokens", 2500}};
+  const auto estimate_of = [](const json& doc) {
+    auto s = parse_scenario(doc, test::real_catalogs(), "t");
+    EXPECT_TRUE(s) << (s ? std::string() : to_string(s.error()));
+    auto e = sim::estimate(s->scenario, sim::DatasheetCost(s->scenario.cluster));
+    EXPECT_TRUE(e);
+    return std::pair{*s, *e};
+  };
+  const auto [automatic, chosen] = estimate_of(j);
+  const int mb = chosen.layout.strategy.micro_batch;
+  json fixed = j;
+  fixed["strategy"] = {{"micro_batch", mb}};
+  const auto [by_hand, same] = estimate_of(fixed);
+  // The same micro-batch: the same step and the same time to train, to the last bit.
+  EXPECT_EQ(same.layout.strategy.micro_batch, mb);
+  EXPECT_DOUBLE_EQ(same.step.time.base(), chosen.step.time.base());
+  EXPECT_DOUBLE_EQ(same.totals.time_to_train.base(), chosen.totals.time_to_train.base());
+  // Padding grows with the micro-batch: at 16 the sequences are longer and the job slower than at 1.
+  for (const int m : {1, 16}) {
+    json at = j;
+    at["strategy"] = {{"micro_batch", m}};
+    const auto [parsed, e] = estimate_of(at);
+    EXPECT_LE(chosen.totals.time_to_train.base(), e.totals.time_to_train.base() * (1 + 1e-12)) << "micro-batch " << m;
+  }
+  const auto [one, at_one] = estimate_of([&] { json a = j; a["strategy"] = {{"micro_batch", 1}}; return a; }());
+  const auto [sixteen, at_sixteen] = estimate_of([&] { json a = j; a["strategy"] = {{"micro_batch", 16}}; return a; }());
+  EXPECT_GT(sixteen.scenario.model.seq_len, one.scenario.model.seq_len);
+  EXPECT_GT(at_sixteen.totals.time_to_train.base(), at_one.totals.time_to_train.base());
+  // The re-resolution is the data's own: at the same micro-batch the scenario is unchanged.
+  const sim::Scenario again = sim::at_micro_batch(sixteen.scenario, 16);
+  EXPECT_EQ(again.model.seq_len, sixteen.scenario.model.seq_len);
+  EXPECT_DOUBLE_EQ(again.training.tokens, sixteen.scenario.training.tokens);
+  const sim::Scenario down = sim::at_micro_batch(sixteen.scenario, 1);
+  EXPECT_EQ(down.model.seq_len, one.scenario.model.seq_len);
+  EXPECT_DOUBLE_EQ(down.training.tokens, one.scenario.training.tokens);
 }
 
 TEST(FinetuneScenario, BadInputNamesTheFieldAndValue) {

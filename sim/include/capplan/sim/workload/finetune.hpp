@@ -93,6 +93,8 @@ struct FinetuneData {
 // The dataset resolved against the model's maximum sequence length and the micro-batch.
 struct FinetuneShape {
   int step_tokens = 0;        // tokens of one sequence as the step runs it (the op list's seq_len)
+  int max_tokens = 0;         // the sequence length samples are truncated at (the model's seq_len)
+  int micro_batch = 1;        // the micro-batch the padding was resolved at
   double useful_share = 1;    // real tokens / processed tokens (1 - padding waste)
   double processed_tokens = 0;  // tokens × epochs / useful_share
   // Keys each query attends over when packed documents are masked apart: E[l^2]/E[l] of the sample
