@@ -10,6 +10,8 @@
 #include <variant>
 #include <vector>
 
+#include "capplan/sim/cost/datasheet_cost.hpp"
+#include "capplan/sim/estimate/estimate.hpp"
 #include "capplan/sim/workload/finetune.hpp"
 #include "capplan/sim/folds/memory.hpp"
 #include "capplan/sim/workload/scenario.hpp"
@@ -308,6 +310,58 @@ TEST(Finetune, DatasetResolution) {
   d.document_mask = true;
   s = resolve_finetune(d, 4096, 1);
   EXPECT_NEAR(s.attention_tokens, 600.0 * std::exp(sigma * sigma), 1e-9);
+}
+
+// Llama 3 8B (meta-llama/Meta-Llama-3-8B config.json: 32 layers, hidden 4096, 32 heads, 8 KV
+// heads, SwiGLU 14336, vocabulary 128256), LoRA rank 8 on every linear, 2,048 tokens.
+Scenario lora_llama3_8b() {
+  const ModelSpec m{.name = "llama3-8b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8,
+                    .ffn_hidden = 14336, .vocab = 128256, .seq_len = 2048, .gated_ffn = true, .rmsnorm = true,
+                    .rope = true};
+  Scenario sc = test::scenario_of(m, tuned_job(TuneMethod::lora, 8), cluster_of(test::h100_sxm(), 8));
+  sc.training.global_batch = 64;
+  sc.workload.kind = WorkloadKind::finetune;
+  return sc;
+}
+
+const Finding* lora_finding(const Estimate& e) {
+  for (const Finding& f : e.findings) {
+    if (f.code == FindingCode::lora_adapters_cost_more_than_skipped_gradients) return &f;
+  }
+  return nullptr;
+}
+
+TEST(Finetune, LoraSlowerThanFullFineTuningOnWideTensorParallelismSaysWhy) {
+  // tp 8 with sequence parallelism, 2 sequences per micro-batch: the base GEMMs are split 8 ways,
+  // the adapters' passes over the gathered 4,096 x 4,096 activations are not (a column-parallel
+  // adapter's input-gradient add alone moves 3 x 4096 x 4096 x 2 bytes = 100.7 MB), so the
+  // adapters cost more than the weight gradients LoRA skips and the step is slower than full SFT.
+  const Scenario sc = lora_llama3_8b();
+  const DatasheetCost cost(sc.cluster);
+  const Parallelism wide = layout(8, 1, 1, 2, Recompute::none, true);
+  const Estimate e = evaluate_and_explain(sc, wide, cost);
+  Scenario full = sc;
+  full.training.finetune.method = TuneMethod::full;
+  const Estimate f = evaluate(full, wide, cost);
+  ASSERT_GT(e.step.time.base(), f.step.time.base());
+  const Finding* why = lora_finding(e);
+  ASSERT_NE(why, nullptr);
+  EXPECT_EQ(why->field, "workload.method");
+  EXPECT_DOUBLE_EQ(why->number("lora_step_s"), e.step.time.base());
+  EXPECT_DOUBLE_EQ(why->number("full_step_s"), f.step.time.base());
+  EXPECT_GT(why->number("adapter_s"), why->number("skipped_s"));
+  EXPECT_GT(why->number("skipped_s"), 0.0);
+  EXPECT_EQ(why->number("tp"), 8);
+  EXPECT_EQ(why->number("rank"), 8);
+  // evaluate() alone (a search's candidates) does not pay for the comparison.
+  EXPECT_EQ(lora_finding(evaluate(sc, wide, cost)), nullptr);
+
+  // tp 1, data parallel 8: the base GEMMs are whole, their weight gradients outweigh the adapters,
+  // LoRA is faster and nothing is said.
+  const Parallelism narrow = layout(1, 1, 8, 2, Recompute::full);
+  const Estimate n = evaluate_and_explain(sc, narrow, cost);
+  EXPECT_LT(n.step.time.base(), evaluate(full, narrow, cost).step.time.base());
+  EXPECT_EQ(lora_finding(n), nullptr);
 }
 
 TEST(Finetune, ResolveWorkloadSetsTheStepAndTheTokens) {

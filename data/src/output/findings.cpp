@@ -91,6 +91,13 @@ constexpr Template kTemplates[] = {
      "ZeRO-3: DeepSpeed's parameter hooks take {hooks_s} s of host time per step ({ms_per_layer} ms per layer and "
       "pass, the recipe's figure), and the {step_s} s step waits {host_s} s for its host; ZeRO-2, where it fits, "
       "has no such hooks"},
+    {FindingCode::lora_adapters_cost_more_than_skipped_gradients,
+     "LoRA is slower here than full fine-tuning of the same layout would be ({lora_step_s} s against {full_step_s} s "
+      "per step): the rank-{rank} adapters take {adapter_s} s of each step and the frozen weights' gradients they "
+      "skip only {skipped_s} s, because the adapters' GEMMs and adds are memory-bound passes over whole activations "
+      "(the gathered sequence, the full hidden width) that tensor parallelism (tp {tp}) does not split; a narrower "
+      "tensor-parallel layout makes them cheaper, and LoRA still saves the base's gradients and optimizer state in "
+      "memory"},
     {FindingCode::layout_not_positive, "must be a positive integer; got {got}"},
     {FindingCode::layout_zero_out_of_range, "must be 0, 1, 2 or 3; got {got}"},
     {FindingCode::layout_etp_needs_moe, "expert tensor parallelism needs an MoE model; got {got}"},

@@ -342,3 +342,67 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
 }
 
 }  // namespace capplan::sim
+
+namespace capplan::sim {
+
+namespace {
+
+// Seconds one micro-batch's ops of the busiest stage (`sl`) spend in ops `pick` selects.
+template <class Pick>
+double stage_seconds(const std::vector<StepOp>& ops, const StageLayers& sl, const OpCostModel& cost, Pick pick) {
+  double s = 0;
+  for (const StepOp& o : ops) {
+    if (!pick(o)) continue;
+    s += cost.cost(o.op).base() * o.count * traits(o.scope).on_stage(sl);
+  }
+  return s;
+}
+
+// LoRA trades the frozen weights' gradient GEMMs for its adapters' ops. The adapters' GEMMs are
+// rank r wide, so they are memory-bound passes over whole activations: the column-parallel
+// linears' adapters read the sequence-gathered input and add their input gradient into the base's
+// over it, the row-parallel ones write and add the full hidden width (Megatron-Core's
+// ParallelLinearAdapter: linear_in a ColumnParallelLinear with gather_output, the sequence
+// gathered before the adapters of linear_qkv and linear_fc1; S-LoRA, Sheng et al. 2023, Sec. 5:
+// the low-rank GEMMs are memory-bound). Tensor parallelism splits the base GEMMs but not these
+// passes, so on a wide TP layout the adapters can cost more than the weight gradients they skip.
+// The figures compared are two evaluations of the same layout; the busiest stage's ops say why.
+void note_lora_against_full(const Scenario& s, const Parallelism& p, const OpCostModel& cost, Estimate& e) {
+  if (s.training.finetune.method != TuneMethod::lora) return;
+  Scenario full = s;
+  full.training.finetune.method = TuneMethod::full;
+  const Estimate f = evaluate(full, p, cost);
+  if (!(e.step.time.base() > f.step.time.base())) return;
+  const StepOps lora_ops = build_step_ops(s.model, s.training, p, s.cluster);
+  const StepOps full_ops = build_step_ops(full.model, full.training, p, full.cluster);
+  StageLayers busiest;
+  double adapter = -1;
+  for (const StageRun& run : stage_runs(s.model, p)) {
+    const double a = stage_seconds(lora_ops.ops, run.layers, cost, [](const StepOp& o) { return o.role == OpRole::adapter; });
+    if (a > adapter) adapter = a, busiest = run.layers;
+  }
+  auto backward_linear = [](const StepOp& o) {
+    return o.role == OpRole::linear && o.phase == Phase::backward && std::holds_alternative<GemmOp>(o.op);
+  };
+  // The dgrad GEMMs are the same in both lists: what is left is the weight gradients LoRA skips.
+  const double skipped = stage_seconds(full_ops.ops, busiest, cost, backward_linear) -
+                         stage_seconds(lora_ops.ops, busiest, cost, backward_linear);
+  const double micro_batches = e.layout.micro_batches;
+  e.findings.push_back(finding(FindingCode::lora_adapters_cost_more_than_skipped_gradients, "workload.method",
+                               {{"lora_step_s", e.step.time.base()},
+                                {"full_step_s", f.step.time.base()},
+                                {"adapter_s", adapter * micro_batches},
+                                {"skipped_s", std::max(0.0, skipped) * micro_batches},
+                                {"rank", static_cast<double>(s.training.finetune.lora_rank)},
+                                {"tp", p.tp}}));
+}
+
+}  // namespace
+
+Estimate evaluate_and_explain(const Scenario& s, const Parallelism& p, const OpCostModel& cost) {
+  Estimate e = evaluate(s, p, cost);
+  note_lora_against_full(s, p, cost, e);
+  return e;
+}
+
+}  // namespace capplan::sim

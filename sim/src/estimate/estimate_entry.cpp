@@ -52,7 +52,7 @@ Result<Estimate> estimate_for_batch(const Scenario& s, const OpCostModel& cost) 
                               (r.cp || !searches_cp(m, s.training.global_batch, gpus)))) {
     const Parallelism p = fill_defaults(s);
     if (Diagnostics d = check_layout(s, p); has_errors(d)) return std::unexpected(std::move(d));
-    return evaluate(s, p, cost);
+    return evaluate_and_explain(s, p, cost);
   }
   return estimate_auto_layout(s, cost);
 }

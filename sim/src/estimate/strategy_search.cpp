@@ -104,7 +104,7 @@ Result<Estimate> estimate_auto_layout(const Scenario& s, const OpCostModel& cost
     return std::unexpected(std::move(d));
   }
   const Parallelism& chosen = have_fit ? best_fit : least_memory;
-  Estimate e = evaluate(by_micro_batch.at(chosen.micro_batch), chosen, cost);
+  Estimate e = evaluate_and_explain(by_micro_batch.at(chosen.micro_batch), chosen, cost);
   e.layout.chosen_by_capplan = true;
   e.layout.configurations_evaluated = evaluated;
   if (!have_fit) {

@@ -129,7 +129,7 @@ bool purchase_priced(const Scenario& s) {
 Plan make_plan(const std::vector<Shape>& shapes, const SearchRequest& req, const Scored& sc) {
   const Shape& sh = shapes[static_cast<std::size_t>(sc.shape)];
   Plan plan;
-  plan.estimate = evaluate(at_micro_batch(sh.scenario, sc.timed.p.micro_batch), sc.timed.p, *sh.cost);
+  plan.estimate = evaluate_and_explain(at_micro_batch(sh.scenario, sc.timed.p.micro_batch), sc.timed.p, *sh.cost);
   if (sh.batch) plan.estimate.findings.insert(plan.estimate.findings.begin(), *sh.batch);
   plan.estimate.layout.chosen_by_capplan = !req.base.strategy.fully_specified();
   plan.offering = sh.offering;

@@ -428,6 +428,9 @@ std::vector<std::pair<Finding, std::string>> serve_cases() {
        "serving hybrid Mamba models is not supported yet (their decode state update is not modelled)"},
       {texts(finding(F::serve_weights_need_tensor_cores), {{"weights", "fp8"}, {"compute", "fp8"}, {"gpu", "NVIDIA A100"}}),
        "fp8 weights need fp8 tensor cores, which NVIDIA A100 does not have (or the catalog does not know their rate)"},
+      {texts(finding(F::serve_purchase_unsupported), {{"purchase", "spot"}}),
+       "serve plans on_demand, reserved or on_prem capacity, not spot: the provider reclaims spot instances at will, "
+       "taking their replicas' requests with them, so no latency target holds on them"},
       {texts(finding(F::serve_kv_precision), {{"kv", "fp4"}}), "KV-cache precision fp4 is not one of bf16, fp16, fp8"},
       {finding(F::serve_tp_spans_nodes, "", {{"tp", 16}, {"gpus_per_node", 8}}),
        "tp 16 spans more than one node of 8 GPUs (tensor parallelism needs the scale-up domain)"},

@@ -146,6 +146,12 @@ Diagnostics check_layout(const Scenario& s, const Parallelism& p);
 // The full estimate for one complete layout. Contract: `p` passed check_layout.
 Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& cost);
 
+// evaluate(), plus the findings about the one plan a user reads that take a second evaluation:
+// a LoRA step slower than full fine-tuning of the same layout would be
+// (FindingCode::lora_adapters_cost_more_than_skipped_gradients). estimate() and the planner's
+// chosen plans use it; a search's candidates use evaluate().
+Estimate evaluate_and_explain(const Scenario& s, const Parallelism& p, const OpCostModel& cost);
+
 // Fills every "auto" field of the request (best throughput that fits in memory; if nothing
 // fits, the layout with the least memory, flagged), then evaluates it.
 Result<Estimate> estimate(const Scenario& s, const OpCostModel& cost);
