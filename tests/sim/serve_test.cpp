@@ -559,6 +559,100 @@ TEST(ServePlan, HourlyProfileCutsGpuHours) {
   EXPECT_LT(shaped.gpu_hours_per_month, flat.gpu_hours_per_month);
 }
 
+// A plan of 10 replicas at the peak (max_rate 1.25 requests/s with 20% headroom: 1.0 usable each,
+// peak 10 requests/s), one GPU each, eight to an instance: 2 instances at the peak. Twelve hours
+// at the peak and twelve at a quarter of it (2.5 requests/s: 3 replicas, 1 instance). A billing
+// month is 730 h, so one hour of the day is 730 / 24 h of it.
+ServePlan priced_plan(const ServeJob& j, const Cluster& c) {
+  ServePlan p;
+  p.feasible = true;
+  p.replicas = 10;
+  p.max_rate = 1.25;
+  price_plan(p, j, c);
+  return p;
+}
+
+ServeJob profiled_job() {
+  ServeJob j = job_8b(10.0);
+  j.traffic.hourly_load.assign(24, 0.25);
+  for (int h = 8; h < 20; ++h) j.traffic.hourly_load[static_cast<std::size_t>(h)] = 1.0;
+  return j;
+}
+
+TEST(ServePrice, OnDemandBillsTheInstancesEachHourNeeds) {
+  Cluster c = cluster_of(h100_sxm(), 8);
+  c.price_per_gpu = units::UsdPerSecond::from_base(2.0 / 3600.0);
+  const ServePlan p = priced_plan(profiled_job(), c);
+  // Used: (12 h x 2 + 12 h x 1) instances x 8 GPUs x 730/24 = 8,760 GPU-hours, $17,520; the
+  // peak's 2 instances every hour: 11,680 GPU-hours, $23,360; scaling saves $5,840.
+  EXPECT_EQ(p.instances, 2);
+  EXPECT_NEAR(p.gpu_hours_per_month, 8760.0, 1e-9);
+  EXPECT_NEAR(p.billed_gpu_hours_per_month, 8760.0, 1e-9);
+  ASSERT_TRUE(p.usd_per_month && p.usd_per_month_without_scaling && p.usd_per_gpu_hour);
+  EXPECT_NEAR(*p.usd_per_month, 17520.0, 1e-6);
+  EXPECT_NEAR(*p.usd_per_month_without_scaling, 23360.0, 1e-6);
+  EXPECT_DOUBLE_EQ(*p.usd_per_gpu_hour, 2.0);
+  ASSERT_EQ(p.replicas_by_hour.size(), 24u);
+  EXPECT_EQ(p.replicas_by_hour[0], 3);
+  EXPECT_EQ(p.replicas_by_hour[12], 10);
+  EXPECT_EQ(p.instances_by_hour[0], 1);
+  EXPECT_EQ(p.instances_by_hour[12], 2);
+}
+
+TEST(ServePrice, ReservedCapacityIsHeldAtThePeakEveryHour) {
+  const Cluster c = cluster_of(h100_sxm(), 8);
+  ServeJob j = profiled_job();
+  j.pricing.model = PurchaseModel::reserved;
+  j.pricing.reserved.usd_per_gpu_hour = 1.5;
+  ServePlan p = priced_plan(j, c);
+  // 11,680 GPU-hours held at $1.5: $17,520, whatever the profile (scaling down saves nothing).
+  ASSERT_TRUE(p.usd_per_month);
+  EXPECT_NEAR(*p.usd_per_month, 17520.0, 1e-6);
+  EXPECT_NEAR(p.billed_gpu_hours_per_month, 11680.0, 1e-9);
+  EXPECT_NEAR(*p.usd_per_month_without_scaling, *p.usd_per_month, 1e-6);
+  // An idle reserved pool billed at $0.45: 8,760 used at $1.5 plus 2,920 idle at $0.45 = $14,454.
+  j.pricing.reserved.idle_usd_per_gpu_hour = 0.45;
+  p = priced_plan(j, c);
+  EXPECT_NEAR(*p.usd_per_month, 13140.0 + 1314.0, 1e-6);
+  // Without the reserved rate the cost is unknown, and the input to give is named.
+  j.pricing.reserved.usd_per_gpu_hour.reset();
+  EXPECT_FALSE(priced_plan(j, c).usd_per_month);
+  EXPECT_EQ(serve_cost_missing(j.pricing, c), std::vector<std::string>{"pricing.reserved.usd_per_gpu_hour"});
+}
+
+TEST(ServePrice, OwnedNodesAtThePeakPayCapitalEnergyAndOperations) {
+  const Cluster c = cluster_of(h100_sxm(), 8);
+  ServeJob j = profiled_job();
+  j.pricing.model = PurchaseModel::on_prem;
+  OnPremTerms& op = j.pricing.on_prem;
+  op.usd_per_node = 300000;
+  op.amortisation_years = 5;
+  op.node_power_w = 10000;
+  op.pue = 1.5;
+  op.usd_per_kwh = 0.1;
+  op.ops_usd_per_year = 120000;
+  const ServePlan p = priced_plan(j, c);
+  // Capital: 2 nodes x $300,000 / (5 x 8,760 h) x 730 h = $10,000; energy: 2 x 10 kW x 1.5 x
+  // 730 h x $0.1 = $2,190; operations $120,000 / 12 = $10,000.
+  ASSERT_TRUE(p.usd_per_month);
+  EXPECT_NEAR(*p.usd_per_month, 22190.0, 1e-6);
+  EXPECT_NEAR(p.billed_gpu_hours_per_month, 11680.0, 1e-9);
+  EXPECT_NEAR(*p.usd_per_gpu_hour, 22190.0 / 11680.0, 1e-12);
+  op.usd_per_kwh.reset();
+  EXPECT_FALSE(priced_plan(j, c).usd_per_month);
+}
+
+TEST(ServePrice, SpotIsNotOfferedToALatencyBoundService) {
+  PricingTerms spot;
+  spot.model = PurchaseModel::spot;
+  const auto why = check_serve_purchase(spot);
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->code, FindingCode::serve_purchase_unsupported);
+  EXPECT_EQ(why->field, "pricing.purchase");
+  EXPECT_EQ(why->text("purchase"), "spot");
+  EXPECT_FALSE(check_serve_purchase(PricingTerms{}));
+}
+
 TEST(ServeCheck, NamesWhatCannotBeServed) {
   const Cluster c = cluster_of(test::a100_80gb(), 8);
   ServeJob j = job_8b();

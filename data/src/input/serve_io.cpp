@@ -120,7 +120,9 @@ Result<ServeRequest> serve_request(const json& doc, const ParsedScenario& scenar
   out.model_id = scenario.model_id;
   out.cluster = scenario.scenario.cluster;
   out.currency = scenario.scenario.pricing.currency;
+  out.job.pricing = scenario.scenario.pricing;
   read_serve(*w, r, &out, &catalogs);
+  if (const auto why = sim::check_serve_purchase(out.job.pricing)) r.error("/pricing/purchase", render(*why));
   if (has_errors(diags)) return std::unexpected(std::move(diags));
   if (const auto why = sim::check_serve_job(out.job, out.cluster)) {
     r.error("/workload", render(*why));

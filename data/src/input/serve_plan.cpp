@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "capplan/data/cost_model.hpp"
+#include "capplan/data/findings.hpp"
 #include "capplan/data/price_sheet.hpp"
 #include "capplan/data/serve_io.hpp"
 #include "capplan/sim/cost/datasheet_cost.hpp"
@@ -66,6 +67,11 @@ Result<ServePlanned> plan_serve_document(const json& doc, const Catalogs& catalo
   auto request = serve_request(doc, parsed, used, where);
   if (!request) return std::unexpected(std::move(request.error()));
   for (auto& n : priced->sheet_notes) request->warnings.push_back(std::move(n));
+  if (request->job.pricing.model != sim::PurchaseModel::on_demand) {
+    for (const auto& field : sim::serve_cost_missing(request->job.pricing, request->cluster)) {
+      request->warnings.push_back(render(sim::finding(sim::FindingCode::cost_input_unknown, field)));
+    }
+  }
   for (const auto& id : engines) {
     const EngineEntry* e = used.find_engine(id);
     if (e == nullptr) {

@@ -342,6 +342,9 @@ constexpr Template kTemplates[] = {
     {FindingCode::serve_weights_need_tensor_cores,
      "{weights} weights need {compute} tensor cores, which {gpu} does not have (or the catalog does not know their "
      "rate)"},
+    {FindingCode::serve_purchase_unsupported,
+     "serve plans on_demand, reserved or on_prem capacity, not {purchase}: the provider reclaims {purchase} "
+      "instances at will, taking their replicas' requests with them, so no latency target holds on them"},
     {FindingCode::serve_kv_precision, "KV-cache precision {kv} is not one of bf16, fp16, fp8"},
     {FindingCode::serve_tp_spans_nodes,
      "tp {tp:0} spans more than one node of {gpus_per_node:0} GPUs (tensor parallelism needs the scale-up domain)"},

@@ -104,10 +104,25 @@ json option_json(const ServeOption& o, const ServeRequest& r) {
             {"gpus", p.gpus},
             {"instances", p.instances},
             {"gpu_hours_per_month", num(p.gpu_hours_per_month)},
+            {"purchase", sim::to_string(o.job.pricing.model)},
+            {"billed_gpu_hours_per_month", num(p.billed_gpu_hours_per_month)},
+            {"price_per_gpu_hour", money(p.usd_per_gpu_hour, r.currency)},
             {"cost_per_month", money(p.usd_per_month, r.currency)},
             {"cost_per_million_input_tokens", money(p.usd_per_million_input, r.currency)},
             {"cost_per_million_output_tokens", money(p.usd_per_million_output, r.currency)},
             {"cost_usd_per_month", money(p.usd_per_month, sim::Currency{})}};
+  if (!p.instances_by_hour.empty()) {
+    // Scaling with the hourly load profile: what each hour needs and what it saves.
+    std::optional<double> saves;
+    if (p.usd_per_month && p.usd_per_month_without_scaling) saves = *p.usd_per_month_without_scaling - *p.usd_per_month;
+    j["hourly"] = {{"load", o.job.traffic.hourly_load},
+                   {"replicas", p.replicas_by_hour},
+                   {"instances", p.instances_by_hour},
+                   {"cost_per_month_without_scaling", money(p.usd_per_month_without_scaling, r.currency)},
+                   {"scaling_saves_per_month", money(saves, r.currency)}};
+  } else {
+    j["hourly"] = nullptr;
+  }
   j["per_replica"] = {{"rate_per_s", num(l.requests_per_s)},
                       {"ttft_s", stats_json(l.ttft)},
                       {"tpot_s", stats_json(l.tpot)},
@@ -257,6 +272,27 @@ std::string serve_to_table(const ServeResult& res, const ServeRequest& r) {
   s << "  cost            " << amount(p.usd_per_month, r.currency) << " per month (" << fixed(p.gpu_hours_per_month, 0)
     << " GPU-hours); per 1M tokens: " << amount(p.usd_per_million_input, r.currency, 3) << " input, "
     << amount(p.usd_per_million_output, r.currency, 3) << " output\n";
+  if (!p.replicas_by_hour.empty()) {
+    s << "  load by hour    peak " << fixed(t.rate, 2) << " requests/s scaled by the hourly profile; replicas, hours 0-23:";
+    for (int n : p.replicas_by_hour) s << " " << n;
+    s << "\n";
+    if (p.usd_per_month && p.usd_per_month_without_scaling) {
+      const double saves = *p.usd_per_month_without_scaling - *p.usd_per_month;
+      if (saves > 0) {
+        s << "  scaling saves   " << amount(saves, r.currency) << " a month against the peak's " << p.instances
+          << " instance(s) held every hour (" << amount(p.usd_per_month_without_scaling, r.currency) << ")\n";
+      } else {
+        s << "  scaling saves   nothing: every hour still needs the peak's " << p.instances
+          << " instance(s) (billed whole)\n";
+      }
+    }
+  }
+  if (res.asked.job.pricing.model != sim::PurchaseModel::on_demand) {
+    // Reserved and owned capacity is paid at the peak every hour, whatever the load profile.
+    s << "  purchase        " << sim::to_string(res.asked.job.pricing.model) << " at "
+      << amount(p.usd_per_gpu_hour, r.currency, 3) << " per GPU-hour, " << fixed(p.billed_gpu_hours_per_month, 0)
+      << " GPU-hours a month paid (the peak's " << p.instances << " instance(s) held every hour)\n";
+  }
   }
   if (r.compare && !res.options.empty()) {
     s << "\n  layouts (cheapest first; * on the Pareto front of cost per output token vs p"

@@ -2,6 +2,7 @@
 // The capacity plan: the rate one replica serves within the SLO (closed form, then confirmed by
 // simulation), the replicas for the peak, GPU-hours under the daily profile, and the cost per
 // million tokens.
+#include <array>
 #include <algorithm>
 #include <cmath>
 
@@ -103,10 +104,35 @@ ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel&
       return plan;
     }
     bool confirmed = false;
+    int short_of = 0;  // the most replicas the simulation saw miss the target
+    std::string short_by;
     for (int tries = 0; tries < 12 && !confirmed; ++tries) {
       plan.at_rate = simulate(at(job, tr.rate / plan.replicas), pass, plan.memory);
-      confirmed = missed(job, plan.at_rate).empty();
-      if (!confirmed) plan.replicas = std::max(plan.replicas + 1, static_cast<int>(std::ceil(plan.replicas * 1.1)));
+      short_by = missed(job, plan.at_rate);
+      confirmed = short_by.empty();
+      if (!confirmed) {
+        short_of = plan.replicas;
+        plan.binding = short_by;
+        plan.replicas = std::max(plan.replicas + 1, static_cast<int>(std::ceil(plan.replicas * 1.1)));
+      }
+    }
+    if (confirmed && short_of > 0) {
+      // The 10% steps can overshoot: the fewest replicas between the last that missed and the
+      // first that met the target, so that a tighter target never plans fewer.
+      int lo = short_of, hi = plan.replicas;
+      ServeLoad at_hi = plan.at_rate;
+      while (hi - lo > 1) {
+        const int mid = lo + (hi - lo) / 2;
+        ServeLoad s = simulate(at(job, tr.rate / mid), pass, plan.memory);
+        if (missed(job, s).empty()) {
+          hi = mid;
+          at_hi = std::move(s);
+        } else {
+          lo = mid;
+        }
+      }
+      plan.replicas = hi;
+      plan.at_rate = std::move(at_hi);
     }
     if (!confirmed) {
       plan.binding = missed(job, plan.at_rate);
@@ -122,6 +148,87 @@ ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel&
   return plan;
 }
 
+std::optional<Finding> check_serve_purchase(const PricingTerms& pricing) {
+  // A preempted spot instance takes its replicas' requests with it: a latency target cannot be
+  // planned on capacity the provider reclaims at will.
+  if (pricing.model != PurchaseModel::spot) return std::nullopt;
+  Finding f = finding(FindingCode::serve_purchase_unsupported, "pricing.purchase");
+  return with_text(f, "purchase", to_string(pricing.model));
+}
+
+std::vector<std::string> serve_cost_missing(const PricingTerms& pricing, const Cluster& c) {
+  std::vector<std::string> out;
+  switch (pricing.model) {
+    case PurchaseModel::on_demand:
+    case PurchaseModel::spot:
+      if (!c.price_per_gpu) out.emplace_back("pricing.usd_per_gpu_hour");
+      break;
+    case PurchaseModel::reserved:
+      if (!pricing.reserved.usd_per_gpu_hour) out.emplace_back("pricing.reserved.usd_per_gpu_hour");
+      break;
+    case PurchaseModel::on_prem: {
+      const OnPremTerms& op = pricing.on_prem;
+      if (!op.usd_per_node) out.emplace_back("pricing.on_prem.usd_per_node");
+      if (!op.amortisation_years) out.emplace_back("pricing.on_prem.amortisation_years");
+      if (!op.usd_per_kwh) out.emplace_back("pricing.on_prem.usd_per_kwh");
+      if (!op.node_power_w) out.emplace_back("pricing.on_prem.node_power_w");
+      break;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// A month of the plan's capacity under the purchase terms: `used[h]` instances busy in hour h of
+// the day (the hourly load profile), `peak` the most of them. Sets the billed GPU-hours and rate;
+// returns the month's cost, or nothing when an input it needs is not given (serve_cost_missing).
+std::optional<double> month_cost(ServePlan& plan, const PricingTerms& pricing, const Cluster& c,
+                                 const std::array<int, 24>& used, int peak) {
+  const double slot = kBillingHoursPerMonth / 24.0;  // hours a month of one hour of the day
+  const double per_node = c.gpus_per_node;
+  double used_hours = 0;
+  for (int u : used) used_hours += u * per_node * slot;
+  const double held_hours = peak * per_node * kBillingHoursPerMonth;
+  plan.billed_gpu_hours_per_month = used_hours;
+  if (!serve_cost_missing(pricing, c).empty()) return std::nullopt;
+  switch (pricing.model) {
+    case PurchaseModel::on_demand:
+    case PurchaseModel::spot: {
+      const double rate = units::to_usd_per_hour(*c.price_per_gpu);
+      plan.usd_per_gpu_hour = rate;
+      return used_hours * rate;
+    }
+    case PurchaseModel::reserved: {
+      // The committed GPUs are paid every hour: the peak's (or the commitment's, when larger),
+      // the hours the profile leaves them idle at the idle rate (default: the reserved rate).
+      const ReservedTerms& rs = pricing.reserved;
+      const double rate = *rs.usd_per_gpu_hour;
+      const double held = std::max(held_hours, rs.committed_gpus.value_or(0) * kBillingHoursPerMonth);
+      plan.usd_per_gpu_hour = rate;
+      plan.billed_gpu_hours_per_month = held;
+      return used_hours * rate + (held - used_hours) * rs.idle_usd_per_gpu_hour.value_or(rate);
+    }
+    case PurchaseModel::on_prem: {
+      // Owned nodes at the peak, all month: their amortised price and their energy (drawn every
+      // hour), plus the operations of the fleet; idle owned time is charged to the work through
+      // the utilisation, as for training (run_cost.cpp).
+      const OnPremTerms& op = pricing.on_prem;
+      const double nodes = peak, util = op.utilisation;
+      const double capital = *op.usd_per_node / (*op.amortisation_years * 8760.0) * kBillingHoursPerMonth * nodes / util;
+      const double energy = nodes * *op.node_power_w / 1000.0 * op.pue * kBillingHoursPerMonth * *op.usd_per_kwh;
+      const double ops = op.ops_usd_per_year.value_or(0) / 12.0 / util;
+      plan.billed_gpu_hours_per_month = held_hours;
+      const double month = capital + energy + ops;
+      plan.usd_per_gpu_hour = held_hours > 0 ? month / held_hours : 0.0;
+      return month;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void price_plan(ServePlan& plan, const ServeJob& job, const Cluster& c) {
   if (!plan.feasible) return;
   const Traffic& tr = job.traffic;
@@ -129,14 +236,20 @@ void price_plan(ServePlan& plan, const ServeJob& job, const Cluster& c) {
   plan.usd_per_month.reset();
   plan.usd_per_million_input.reset();
   plan.usd_per_million_output.reset();
+  plan.usd_per_gpu_hour.reset();
   const int g = job.gpus();
   plan.gpus = plan.replicas * g;
   const int per_node = std::max(1, c.gpus_per_node / g);
   const int nodes_per_replica = std::max(1, (g + c.gpus_per_node - 1) / c.gpus_per_node);
   plan.instances = g >= c.gpus_per_node ? plan.replicas * nodes_per_replica : (plan.replicas + per_node - 1) / per_node;
-  // GPU-hours in a billing month: whole instances, scaled by hour when a load profile is given.
+  // Instances busy in each hour of the day: whole instances, scaled by hour when a load profile is given.
   const double hours_per_slot = kBillingHoursPerMonth / 24.0;
-  double gpu_hours = 0, input_tokens = 0, output_tokens = 0;
+  std::array<int, 24> used{};
+  plan.replicas_by_hour.clear();
+  plan.instances_by_hour.clear();
+  plan.usd_per_month_without_scaling.reset();
+  const bool scaled = !tr.hourly_load.empty() && tr.arrival == Arrival::poisson;
+  double input_tokens = 0, output_tokens = 0;
   const double base_rate = tr.arrival == Arrival::poisson ? tr.rate : plan.at_rate.requests_per_s;
   for (int h = 0; h < 24; ++h) {
     const double share = tr.hourly_load.empty() ? 1.0 : std::clamp(tr.hourly_load[static_cast<std::size_t>(h) % tr.hourly_load.size()], 0.0, 1.0);
@@ -145,15 +258,25 @@ void price_plan(ServePlan& plan, const ServeJob& job, const Cluster& c) {
       const double usable = plan.max_rate * (1.0 - std::clamp(job.headroom, 0.0, 0.9));
       replicas = std::clamp(static_cast<int>(std::ceil(base_rate * share / usable - 1e-9)), 1, plan.replicas);
     }
-    const int inst = g >= c.gpus_per_node ? replicas * nodes_per_replica : (replicas + per_node - 1) / per_node;
-    gpu_hours += static_cast<double>(inst) * c.gpus_per_node * hours_per_slot;  // whole instances
+    used[static_cast<std::size_t>(h)] = g >= c.gpus_per_node ? replicas * nodes_per_replica : (replicas + per_node - 1) / per_node;
+    if (scaled) {
+      plan.replicas_by_hour.push_back(replicas);
+      plan.instances_by_hour.push_back(used[static_cast<std::size_t>(h)]);
+    }
     input_tokens += base_rate * share * 3600.0 * hours_per_slot * I;
     output_tokens += base_rate * share * 3600.0 * hours_per_slot * O;
   }
+  double gpu_hours = 0;
+  for (int u : used) gpu_hours += static_cast<double>(u) * c.gpus_per_node * hours_per_slot;
   plan.gpu_hours_per_month = gpu_hours;
-  if (c.price_per_gpu) {
-    const double usd_per_gpu_hour = c.price_per_gpu->base() * 3600.0;
-    plan.usd_per_month = gpu_hours * usd_per_gpu_hour;
+  if (scaled) {
+    std::array<int, 24> flat;
+    flat.fill(plan.instances);
+    ServePlan held = plan;
+    plan.usd_per_month_without_scaling = month_cost(held, job.pricing, c, flat, plan.instances);
+  }
+  plan.usd_per_month = month_cost(plan, job.pricing, c, used, plan.instances);
+  if (plan.usd_per_month) {
     // The month's cost split between prompt and generated tokens by the GPU time each takes.
     const double share = plan.at_rate.prefill_share;
     if (input_tokens > 0) plan.usd_per_million_input = *plan.usd_per_month * share / input_tokens * 1e6;

@@ -131,7 +131,10 @@ std::vector<ServeOption> plan_offerings(const ServePlanRequest& r, const ServeCo
         std::string label = off.instance_id.empty() ? std::string() : off.instance_id + " ";
         if (name_engine) label += e.id + " ";
         ServeOption o{j, plan, c, off.instance_id, false, label + layout_name(j)};
-        price_plan(o.plan, j, c);
+        // The scenario's purchase terms are its own instance's; another offering is priced on
+        // demand at its catalog price.
+        if (!r.offerings.empty() && off.instance_id != r.cluster.instance_id) o.job.pricing = PricingTerms{};
+        price_plan(o.plan, o.job, c);
         options.push_back(std::move(o));
       }
     }

@@ -485,6 +485,8 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
       n(FindingCode::does_not_fit, {{"need_gib", 90}, {"have_gib", 80}}),
       n(FindingCode::offload_host_step, {{"optimizer_s", 25}, {"step_s", 36}, {"host_gbps", 83}, {"host_gib", 1100}}),
       n(FindingCode::zero3_hooks_host_bound, {{"hooks_s", 1.6}, {"host_s", 1.2}, {"step_s", 2.0}, {"ms_per_layer", 2.8}}),
+      n(FindingCode::lora_adapters_cost_more_than_skipped_gradients,
+        {{"lora_step_s", 3.05}, {"full_step_s", 2.23}, {"adapter_s", 1.1}, {"skipped_s", 0.3}, {"rank", 8}, {"tp", 8}}),
       n(FindingCode::no_storage_tier, {{"node_gb_per_s", 400}}),
       n(FindingCode::spot_preemptions_unknown, {}),
       n(FindingCode::checkpoint_interval_below_step, {{"given_s", 1}, {"floor_s", 2}}),

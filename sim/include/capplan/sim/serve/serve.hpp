@@ -15,6 +15,7 @@
 #include "capplan/sim/workload/finding.hpp"
 #include "capplan/sim/workload/hardware.hpp"
 #include "capplan/sim/workload/model.hpp"
+#include "capplan/sim/workload/pricing.hpp"
 #include "capplan/sim/cost/op_cost.hpp"
 #include "capplan/sim/lowering/scope.hpp"
 #include "capplan/sim/lowering/step_model.hpp"
@@ -122,8 +123,19 @@ struct ServeJob {
   Traffic traffic;
   Slo slo;
   double headroom = 0.2;  // replicas planned so the peak rate is at most (1 - headroom) of one's limit
+  // How the GPUs are bought (price_plan): on demand, billed per instance-hour used, so an hourly
+  // load profile's troughs are saved; reserved or owned capacity is held at the peak all month.
+  // Spot is not offered to a latency-bound service (serve_purchase_unsupported).
+  PricingTerms pricing;
   int gpus() const { return tp * pp; }
 };
+
+// Why the job's purchase terms cannot price a serving plan (serve_purchase_unsupported), if so.
+std::optional<Finding> check_serve_purchase(const PricingTerms& pricing);
+// The inputs a serving plan's monthly cost needs under `pricing` that are not given (scenario
+// fields, such as "pricing.reserved.usd_per_gpu_hour"); "pricing.usd_per_gpu_hour" when on demand
+// without a price on `c`. Empty: the cost is known.
+std::vector<std::string> serve_cost_missing(const PricingTerms& pricing, const Cluster& c);
 
 // Why a job cannot be served as asked (a serve_* finding; empty: it can).
 std::optional<Finding> check_serve_job(const ServeJob& job, const Cluster& c);
@@ -229,7 +241,17 @@ struct ServePlan {
   int replicas = 0;             // at the peak rate, with headroom
   int gpus = 0;
   int instances = 0;            // nodes of gpus_per_node GPUs (replicas packed, none split across nodes)
-  double gpu_hours_per_month = 0;  // under the hourly load profile
+  double gpu_hours_per_month = 0;  // used, under the hourly load profile
+  // GPU-hours a month the purchase pays for: the used ones on demand; reserved and owned capacity
+  // is held at the peak instances every hour (troughs of a reserved pool billed at its idle rate).
+  double billed_gpu_hours_per_month = 0;
+  std::optional<double> usd_per_gpu_hour;  // the rate the used GPU-hours are billed at
+  // Under an hourly load profile (Traffic::hourly_load, Poisson arrivals): the replicas and
+  // instances each hour of the day needs (0 to 23; empty without a profile), and the month's cost
+  // with the peak's instances held every hour, which scaling saves the difference to.
+  std::vector<int> replicas_by_hour;
+  std::vector<int> instances_by_hour;
+  std::optional<double> usd_per_month_without_scaling;
   std::optional<double> usd_per_month;
   std::optional<double> usd_per_million_input;
   std::optional<double> usd_per_million_output;

@@ -198,6 +198,7 @@ enum class FindingCode : std::uint8_t {
   serve_ep_divides_experts,         // ep, experts
   serve_hybrid_unsupported,         // mamba_layers
   serve_weights_need_tensor_cores,  // weights, compute, gpu (texts)
+  serve_purchase_unsupported,       // purchase (text): spot capacity under a latency-bound service
   serve_kv_precision,               // kv (text)
   serve_tp_spans_nodes,             // tp, gpus_per_node
   serve_lengths_below_one,          // input, output (mean tokens)
