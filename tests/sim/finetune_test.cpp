@@ -274,6 +274,45 @@ TEST(Finetune, PackedDocumentsMaskedApartShrinkTheAttentionSquare) {
                    2.0 * (2.0 * 512 * 128 * 8 * 128));
 }
 
+TEST(Finetune, UnpackedSamplesOfVaryingLengthPayTheMeanSquare) {
+  // Attention is quadratic in each sequence's length, so sequences of varying length cost
+  // E[L^2] / 2 per sequence, not E[L]^2 / 2 (Jensen). Log-normal lengths through mean 600 and
+  // p95 2000 (sigma = 1.645 - sqrt(1.645^2 - 2 ln(10/3)) = 0.836), one sample per micro-batch,
+  // truncation far away: E[L^2] / E[L] = mean exp(sigma^2) = 600 x 2.01 = 1,206 keys per query.
+  FinetuneData d;
+  d.tokens = 1e9;
+  d.epochs = 1;
+  d.packing = false;
+  d.mean_sample_tokens = 600;
+  d.p95_sample_tokens = 2000;
+  const double z = 1.6448536269514722;
+  const double sigma = z - std::sqrt(z * z - 2.0 * std::log(2000.0 / 600.0));
+  const FinetuneShape s = resolve_finetune(d, 1 << 20, 1);
+  EXPECT_EQ(s.step_tokens, 600);
+  // The midpoint rule's 1e-6 relative accuracy, twice (two moments).
+  EXPECT_NEAR(s.attention_tokens, 600.0 * std::exp(sigma * sigma), 600.0 * std::exp(sigma * sigma) * 1e-5);
+  // Equal lengths (the mean alone) and padding to the maximum keep the plain square.
+  FinetuneData equal = d;
+  equal.p95_sample_tokens = 0;
+  EXPECT_EQ(resolve_finetune(equal, 4096, 1).attention_tokens, 0.0);
+  FinetuneData padded = d;
+  padded.pad_to_max = true;
+  EXPECT_EQ(resolve_finetune(padded, 4096, 1).attention_tokens, 0.0);
+
+  // The op list: sequences of S = 512 tokens whose squares average S x 1,024 (a = 2 S): the
+  // attention core runs twice the causal half of the S x S square, and the model FLOPs count
+  // a keys per query.
+  ModelSpec m = small_llama();
+  TrainingJob job = tuned_job(TuneMethod::full);
+  job.attention_tokens = 1024;
+  const StepOps ops = build_step_ops(m, job, layout(1, 1, 1, 1, Recompute::none), cluster_of(test::h100_sxm(), 1));
+  for (const StepOp& o : ops.ops) {
+    if (o.role == OpRole::attention_core && o.phase == Phase::forward) EXPECT_DOUBLE_EQ(o.count, 1.0);
+  }
+  EXPECT_DOUBLE_EQ(sum_flops(ops.ops, Scope::layer, OpRole::attention_core, Phase::forward),
+                   2.0 * (2.0 * 512 * 1024 * 8 * 128));
+}
+
 TEST(Finetune, DatasetResolution) {
   FinetuneData d;
   d.tokens = 2e9;

@@ -163,6 +163,13 @@ void attention_core(OpListBuilder& b, const Context& cx) {
     work = std::min(work, doc / (2.0 * m.seq_len));
     keys = std::min(keys, doc);
     swept = std::min<std::int64_t>(swept, std::max<std::int64_t>(1, std::llround(doc)));
+  } else if (doc > m.seq_len && !windowed) {
+    // Unpacked samples of varying length (FinetuneShape::attention_tokens = E[L^2]/E[L] above
+    // the mean padded length S): the sequences' squares average S a, more than S^2, whichever
+    // kernel runs them; a fused kernel sweeps longer sequences on average.
+    work *= doc / static_cast<double>(m.seq_len);
+    keys *= doc / static_cast<double>(m.seq_len);
+    if (m.flash_attention) swept = std::max<std::int64_t>(swept, std::llround(doc));
   }
   if (m.flash_attention) {
     score.attention_tokens = context.attention_tokens = std::max<std::int64_t>(1, swept / p.cp);

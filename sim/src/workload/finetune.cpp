@@ -90,11 +90,11 @@ double length_sigma(double mean, double p95) {
   return disc > 0 ? z95 - std::sqrt(disc) : z95;
 }
 
-// E[min(max of n draws, cap)] for log-normal sample lengths with this mean and sigma: the
-// integral of min(exp(mu + sigma z), cap) n Phi(z)^(n-1) phi(z) dz by the midpoint rule over
-// [-8, 8] (4,000 points: a smooth integrand, relative error far below 1e-6).
-double expected_capped_max(double mean, double sigma, int n, double cap) {
-  if (sigma <= 0) return std::min(mean, cap);
+// E[min(max of n draws, cap)^power] for log-normal sample lengths with this mean and sigma: the
+// integral of min(exp(mu + sigma z), cap)^power n Phi(z)^(n-1) phi(z) dz by the midpoint rule
+// over [-8, 8] (4,000 points: a smooth integrand, relative error far below 1e-6).
+double expected_capped_max(double mean, double sigma, int n, double cap, int power = 1) {
+  if (sigma <= 0) return std::pow(std::min(mean, cap), power);
   const double mu = std::log(mean) - sigma * sigma / 2.0;
   constexpr int kSteps = 4000;
   constexpr double lo = -8.0, hi = 8.0, dz = (hi - lo) / kSteps;
@@ -104,7 +104,7 @@ double expected_capped_max(double mean, double sigma, int n, double cap) {
     const double z = lo + (i + 0.5) * dz;
     const double phi = inv_sqrt2pi * std::exp(-0.5 * z * z);
     const double cdf = 0.5 * std::erfc(-z / std::sqrt(2.0));
-    sum += std::min(std::exp(mu + sigma * z), cap) * n * std::pow(cdf, n - 1) * phi * dz;
+    sum += std::pow(std::min(std::exp(mu + sigma * z), cap), power) * n * std::pow(cdf, n - 1) * phi * dz;
   }
   return sum;
 }
@@ -127,6 +127,13 @@ FinetuneShape resolve_finetune(const FinetuneData& data, int seq_len, int micro_
     // longest sample of its micro-batch (expected over the length distribution).
     const double padded = data.pad_to_max ? cap : expected_capped_max(mean, sigma, std::max(1, micro_batch), cap);
     out.step_tokens = std::clamp(static_cast<int>(std::lround(padded)), 1, seq_len);
+    // Attention is quadratic in each sequence's length: the square of the mean length
+    // underprices it when lengths vary (E[L^2] >= E[L]^2, Jensen). The step's sequences are its
+    // padded lengths L (the longest of the micro-batch, capped), so each query attends over
+    // E[L^2] / E[L] keys on average: mean x exp(sigma^2) for one sample per micro-batch.
+    if (!data.pad_to_max && sigma > 0) {
+      out.attention_tokens = std::min(cap, expected_capped_max(mean, sigma, std::max(1, micro_batch), cap, 2) / padded);
+    }
     epoch_tokens = data.tokens / mean * out.step_tokens;  // samples x their padded length
     out.useful_share = std::min(1.0, expected_capped_max(mean, sigma, 1, cap) / out.step_tokens);
   }

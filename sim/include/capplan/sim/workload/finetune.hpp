@@ -97,8 +97,9 @@ struct FinetuneShape {
   int micro_batch = 1;        // the micro-batch the padding was resolved at
   double useful_share = 1;    // real tokens / processed tokens (1 - padding waste)
   double processed_tokens = 0;  // tokens × epochs / useful_share
-  // Keys each query attends over when packed documents are masked apart: E[l^2]/E[l] of the sample
-  // lengths (0: the whole sequence).
+  // Keys each query attends over on average, E[l^2]/E[l] of the sequences attention runs over
+  // (0: the whole sequence): packed documents masked apart (below step_tokens), or unpacked
+  // samples of varying padded length (above it: a square grows faster than its side).
   double attention_tokens = 0;
 };
 // Sample lengths follow a log-normal through the mean and p95 (the usual shape of SFT sample

@@ -172,8 +172,9 @@ struct TrainingJob {
   // weights, adds the adapters' GEMMs and the 4-bit base's dequantisation; data-parallel
   // reduction, optimizer, gradients and optimizer state cover the trained parameters only.
   FinetuneSpec finetune;
-  // Keys each query attends over when packed documents are masked apart (FinetuneShape::
-  // attention_tokens; 0: the whole sequence).
+  // Keys each query attends over on average (FinetuneShape::attention_tokens; 0: the whole
+  // sequence): fewer when packed documents are masked apart, more for unpacked samples of varying
+  // length.
   double attention_tokens = 0;
 
   // false: pure low-precision training. The weights, their gradients and the optimizer's moments
