@@ -28,9 +28,12 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <memory>
+#include <set>
+#include <string_view>
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/error_bands.hpp"
+#include "capplan/data/fields.hpp"
 #include "capplan/sim/search/search.hpp"
 #include "compare_view.hpp"
 #include "main_window.hpp"
@@ -914,6 +917,50 @@ class GuiAppTest : public QObject {
     f.close();
     QVERIFY(!v->open_file(bad).isEmpty());
     QCOMPARE(v->document()["workload"]["kind"].get<std::string>(), std::string("serve"));
+  }
+
+  void compare_prices_a_sheet_and_spot_scenario_as_the_estimate_tab_does() {
+    // A scenario priced from its price sheet (pricing.sheet, relative to the file) under spot terms
+    // whose preemption rate comes from the sheet: the Compare column is the Estimate tab's figures.
+    MainWindow w(catalogs(), bands());
+    QVERIFY(open_scenario(w, "tencent_h800_7b_sheet_spot.json"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    const EstimateSnapshot estimate = *w.results()->snapshot();
+    QCOMPARE(estimate.scenario.scenario.pricing.currency.code, std::string("CNY"));
+    QVERIFY(sim::plan_cost(estimate.estimate).has_value());
+    w.compare()->clear();
+    w.compare()->add_current();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.compare()->busy() && w.compare()->model().columns().size() == 1 &&
+                                 w.compare()->model().columns()[0].snapshot.has_value(), 60000);
+    const auto& column = *w.compare()->model().columns()[0].snapshot;
+    const sim::Estimate& e = column.estimate;
+    QCOMPARE(column.scenario.scenario.pricing.currency.code, std::string("CNY"));
+    QCOMPARE(column.scenario.scenario.pricing.model, sim::PurchaseModel::spot);
+    QVERIFY(sim::plan_cost(e).has_value());
+    QCOMPARE(sim::plan_cost(e)->base(), sim::plan_cost(estimate.estimate)->base());
+    QCOMPARE(e.goodput.modelled, estimate.estimate.goodput.modelled);
+    QCOMPARE(e.goodput.fraction, estimate.estimate.goodput.fraction);
+    QCOMPARE(sim::plan_time(e).base(), sim::plan_time(estimate.estimate).base());
+    QCOMPARE(column.scenario.scenario.cluster.price_source, estimate.scenario.scenario.cluster.price_source);
+    const CompareModel& m = w.compare()->model();
+    const QString cost = m.index(CompareModel::kCost, 0).data().toString();
+    QVERIFY2(cost.startsWith(QStringLiteral("CNY")), qPrintable(cost));
+    QCOMPARE(m.index(CompareModel::kGoodput, 0).data().toString(), percent_text(estimate.estimate.goodput.fraction));
+    // The cost chart is in the scenario's currency.
+    QVERIFY2(w.compare()->cost_view()->chart()->title().contains(QStringLiteral("CNY")),
+             qPrintable(w.compare()->cost_view()->chart()->title()));
+    // The example built from the editor: column A is the same, the other offerings keep the spot
+    // terms (priced from the sheet where it has their row, else from the catalog).
+    QCOMPARE(w.load_compare_example(true), 4);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.compare()->busy() && w.compare()->model().columns().size() == 4, 120000);
+    const auto& a = w.compare()->model().columns()[0];
+    QVERIFY(a.snapshot.has_value());
+    QCOMPARE(sim::plan_cost(a.snapshot->estimate)->base(), sim::plan_cost(estimate.estimate)->base());
+    for (size_t i = 1; i < 4; ++i) {
+      const auto& c = w.compare()->model().columns()[i];
+      QVERIFY2(c.snapshot.has_value(), qPrintable(c.problem));
+      QCOMPARE(c.snapshot->scenario.scenario.pricing.model, sim::PurchaseModel::spot);
+    }
   }
 
   void compare_shows_up_to_four_scenarios() {
