@@ -963,6 +963,40 @@ class GuiAppTest : public QObject {
     }
   }
 
+  void prices_budgets_and_token_counts_read_in_the_scenarios_terms() {
+    MainWindow w(catalogs(), bands());
+    QVERIFY(open_scenario(w, "tencent_h800_7b_sheet_spot.json"));
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    // The price is the sheet's, labelled so.
+    QVERIFY2(w.results()->cost_detail()->text().contains(QStringLiteral("(price sheet)")),
+             qPrintable(w.results()->cost_detail()->text()));
+    QVERIFY(!w.results()->cost_detail()->text().contains(QStringLiteral("your override")));
+    // The Plan tab's budget is in the scenario's currency.
+    QCOMPARE(w.plan()->budget_label()->text(), QStringLiteral("Budget (CNY)"));
+    // Token counts as people read them.
+    auto* summary = w.results()->findChild<QLabel*>(QStringLiteral("results:summary"));
+    QVERIFY(summary != nullptr);
+    QVERIFY2(summary->text().contains(QStringLiteral("10 B tokens")), qPrintable(summary->text()));
+    QCOMPARE(tokens_text(1.5e9), QStringLiteral("1.5 B tokens"));
+  }
+
+  void the_serve_summary_names_each_latency_once() {
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    ServeView* v = w.serve();
+    QTRY_VERIFY_WITH_TIMEOUT(v->snapshot().has_value() && !v->busy(), 60000);
+    // A time-to-first-token target: TTFT is the target's latency, shown once.
+    v->ttft_box()->setValue(1.0);
+    v->e2e_box()->setValue(v->e2e_box()->minimum());
+    QTRY_VERIFY_WITH_TIMEOUT(v->snapshot() && v->snapshot()->request.job.slo.ttft.base() == 1.0 &&
+                                 v->snapshot()->request.job.slo.e2e.base() == 0 && !v->busy(),
+                             60000);
+    const QString text = v->summary()->text();
+    QVERIFY2(text.count(QStringLiteral("TTFT p95")) == 1, qPrintable(text));
+    QVERIFY2(text.count(QStringLiteral("TPOT p95")) == 1, qPrintable(text));
+  }
+
   void compare_shows_up_to_four_scenarios() {
     MainWindow w(catalogs(), nullptr);
     w.set_ephemeral(true);
