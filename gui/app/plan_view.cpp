@@ -20,6 +20,7 @@
 #include <map>
 
 #include "capplan/data/currency.hpp"
+#include "capplan/data/fields.hpp"
 #include "capplan/data/plan_text.hpp"
 #include "capplan/data/search_io.hpp"
 #include "capplan/gui/finding_text.hpp"
@@ -89,9 +90,13 @@ PlanView::PlanView(ScenarioDocument* doc, std::shared_ptr<const sim::ResidualTab
   add_setting(form, 1, 4, tr("Objective"), objective_);
   // The scenario's pricing: its purchase model and prices, for its own instance.
   purchase_ = new QComboBox(this);
-  for (const auto& [label, key] : {std::pair{tr("on demand"), "on_demand"}, {tr("spot"), "spot"},
-                                   {tr("reserved"), "reserved"}, {tr("on prem"), "on_prem"}}) {
-    purchase_->addItem(label, QString::fromLatin1(key));
+  // The purchase models the pricing table accepts (pricing.purchase), worded as everywhere else.
+  for (const auto& f : data::pricing_fields()) {
+    if (std::string_view(f.spec.pointer) != "purchase") continue;
+    for (const char* key : f.spec.choices) {
+      const auto model = sim::purchase_model_from_string(key);
+      purchase_->addItem(model ? purchase_text(*model) : QString::fromLatin1(key), QString::fromLatin1(key));
+    }
   }
   purchase_->setObjectName(QStringLiteral("plan:/pricing/purchase"));
   purchase_->setToolTip(tr("The scenario's purchase model (pricing.purchase), for its own instance; the other "

@@ -981,6 +981,27 @@ class GuiAppTest : public QObject {
     QCOMPARE(tokens_text(1.5e9), QStringLiteral("1.5 B tokens"));
   }
 
+  void the_price_override_is_shown_and_typed_in_the_scenarios_currency() {
+    MainWindow w(catalogs(), bands());
+    QVERIFY(open_scenario(w, "tencent_h800_7b_sheet_spot.json"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    // The override's unit and starting value are the scenario's currency: CNY 25 per GPU-hour.
+    auto* unit = w.findChild<QLabel*>(QStringLiteral("/pricing/usd_per_gpu_hour#unit"));
+    QVERIFY(unit != nullptr);
+    QCOMPARE(unit->text(), QStringLiteral("per GPU-hour in CNY"));
+    const double cost = sim::plan_cost(w.results()->snapshot()->estimate)->base();
+    QCheckBox* override_box = nullptr;
+    for (auto* b : w.findChildren<QCheckBox*>()) {
+      if (b->text() == QStringLiteral("Override")) override_box = b;
+    }
+    QVERIFY(override_box != nullptr);
+    override_box->click();
+    QCOMPARE(w.document()->document()["pricing"]["usd_per_gpu_hour"].get<double>(), 25.0);
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->scenario.scenario.cluster.price_source == "scenario pricing",
+                             60000);
+    QVERIFY(std::abs(sim::plan_cost(w.results()->snapshot()->estimate)->base() - cost) <= 1e-9 * cost);
+  }
+
   void the_serve_summary_names_each_latency_once() {
     MainWindow w(catalogs(), nullptr);
     w.set_ephemeral(true);
@@ -995,6 +1016,55 @@ class GuiAppTest : public QObject {
     const QString text = v->summary()->text();
     QVERIFY2(text.count(QStringLiteral("TTFT p95")) == 1, qPrintable(text));
     QVERIFY2(text.count(QStringLiteral("TPOT p95")) == 1, qPrintable(text));
+  }
+
+  void the_editors_training_pricing_and_tco_controls_come_from_their_field_tables() {
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    const std::set<std::string_view> by_hand = {"/training/tokens", "/training/global_batch",
+                                                "/training/global_batch_tokens", "/training/framework",
+                                                "/pricing/usd_per_node_hour"};  // the override is per GPU-hour
+    int controls = 0;
+    auto check = [&](const std::string& section, const data::FieldSpec& spec) {
+      const std::string pointer = section + "/" + spec.pointer;
+      if (by_hand.contains(pointer)) return;
+      const QString name = QString::fromStdString(pointer);
+      if (spec.kind == data::FieldKind::choice || spec.kind == data::FieldKind::boolean) {
+        auto* combo = w.findChild<QComboBox*>(name);
+        QVERIFY2(combo != nullptr, qPrintable(name));
+        for (const char* c : spec.choices) QVERIFY2(combo->findData(QString::fromLatin1(c)) >= 0, c);
+        ++controls;
+      } else if (spec.kind != data::FieldKind::list && spec.kind != data::FieldKind::records &&
+                 spec.kind != data::FieldKind::per_choice && spec.kind != data::FieldKind::length) {
+        QVERIFY2(w.findChild<QLineEdit*>(name) != nullptr, qPrintable(name));
+        ++controls;
+      }
+    };
+    for (const auto& f : data::training_fields()) check("/training", f.spec);
+    for (const auto& f : data::pricing_fields()) check("/pricing", f.spec);
+    for (const auto& f : data::tco_fields()) check("/tco", f.spec);
+    QVERIFY(controls >= 30);
+    // A table row's control edits its key.
+    auto* years = w.findChild<QLineEdit*>(QStringLiteral("/tco/years"));
+    QVERIFY(years != nullptr);
+    type_into(years, QStringLiteral("3"));
+    QCOMPARE(w.document()->document()["tco"]["years"].get<int>(), 3);
+    auto* purchase = w.findChild<QComboBox*>(QStringLiteral("/pricing/purchase"));
+    purchase->setCurrentIndex(purchase->findData(QStringLiteral("spot")));
+    emit purchase->activated(purchase->currentIndex());
+    QCOMPARE(w.document()->text("/pricing/purchase"), QStringLiteral("spot"));
+    auto* kernels = w.findChild<QComboBox*>(QStringLiteral("/training/kernels"));
+    kernels->setCurrentIndex(kernels->findData(QStringLiteral("eager")));
+    emit kernels->activated(kernels->currentIndex());
+    QCOMPARE(w.document()->text("/training/kernels"), QStringLiteral("eager"));
+    kernels->setCurrentIndex(0);
+    emit kernels->activated(0);
+    QVERIFY(!w.document()->has("/training/kernels"));
+    // The Plan tab's purchase models are the table's.
+    for (const auto& f : data::pricing_fields()) {
+      if (std::string_view(f.spec.pointer) != "purchase") continue;
+      QCOMPARE(w.plan()->purchase_field()->count(), static_cast<int>(f.spec.choices.size()));
+    }
   }
 
   void compare_shows_up_to_four_scenarios() {
