@@ -13,6 +13,7 @@
 #include <QGlyphRun>
 #include <QHeaderView>
 #include <QRawFont>
+#include <QRegularExpression>
 #include <QSet>
 #include <QTextLayout>
 #include <QSignalSpy>
@@ -1002,11 +1003,15 @@ class GuiAppTest : public QObject {
     QVERIFY(std::abs(sim::plan_cost(w.results()->snapshot()->estimate)->base() - cost) <= 1e-9 * cost);
   }
 
-  void the_serve_summary_names_each_latency_once() {
+  void the_serve_summary_says_each_latency_and_gpu_count_once() {
     MainWindow w(catalogs(), nullptr);
     w.set_ephemeral(true);
     ServeView* v = w.serve();
     QTRY_VERIFY_WITH_TIMEOUT(v->snapshot().has_value() && !v->busy(), 60000);
+    // The example's two best layouts take as many GPUs: said once, not "6 GPUs instead of 6".
+    const QString why = QString::fromStdString(v->snapshot()->result.explanation);
+    QVERIFY2(why.contains(QRegularExpression(QStringLiteral(": the same \\d+ GPUs \\("))), qPrintable(why));
+    QVERIFY2(!why.contains(QRegularExpression(QStringLiteral("(\\d+) GPUs instead of \\1\\b"))), qPrintable(why));
     // A time-to-first-token target: TTFT is the target's latency, shown once.
     v->ttft_box()->setValue(1.0);
     v->e2e_box()->setValue(v->e2e_box()->minimum());
