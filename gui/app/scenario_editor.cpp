@@ -726,6 +726,7 @@ void ScenarioEditor::refresh() {
     const sim::Currency& cur = good->scenario.pricing.currency;  // the section's amounts are in it
     const QString code = QString::fromStdString(cur.code);
     price_unit_->setText(tr("per GPU-hour in %1").arg(code));
+    price_->setPlaceholderText(tr("%1 per GPU-hour, e.g. 2.50").arg(code));  // seen even when the unit is scrolled off
     for (auto& [label, unit] : currency_units_) label->setText(QString(unit).replace(kCurrencyPlaceholder, code));
     if (c.price_per_gpu) {
       price_label_->setText(tr("%1 per GPU-hour — %2")

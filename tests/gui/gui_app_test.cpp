@@ -990,6 +990,8 @@ class GuiAppTest : public QObject {
     auto* unit = w.findChild<QLabel*>(QStringLiteral("/pricing/usd_per_gpu_hour#unit"));
     QVERIFY(unit != nullptr);
     QCOMPARE(unit->text(), QStringLiteral("per GPU-hour in CNY"));
+    auto* price = w.findChild<QLineEdit*>(QStringLiteral("/pricing/usd_per_gpu_hour"));
+    QVERIFY(price != nullptr && price->placeholderText().startsWith(QStringLiteral("CNY per GPU-hour")));
     const double cost = sim::plan_cost(w.results()->snapshot()->estimate)->base();
     QCheckBox* override_box = nullptr;
     for (auto* b : w.findChildren<QCheckBox*>()) {
