@@ -430,9 +430,22 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
     if (!on) {
       doc_->set_price_override(std::nullopt);
     } else if (doc_->last_good() && doc_->last_good()->scenario.cluster.price_per_gpu) {
-      // The price in effect, in the section's currency (the amounts the pricing section holds).
+      // The price in effect, in the currency the scenario shows. The section's amounts are read in
+      // pricing.currency (US dollars when it names none), so a currency that came from a price
+      // sheet or the catalog is written into the section with its rate, then the price in it.
       const auto& sc = doc_->last_good()->scenario;
-      doc_->set_price_override(data::from_usd(units::to_usd_per_hour(*sc.cluster.price_per_gpu), sc.pricing.currency));
+      const sim::Currency& cur = sc.pricing.currency;
+      nlohmann::json pricing = doc_->document().value("pricing", nlohmann::json::object());
+      if (!pricing.is_object()) pricing = nlohmann::json::object();
+      if (!cur.is_usd() && !pricing.contains("currency")) {
+        pricing["currency"] = cur.code;
+        pricing["usd_per_unit"] = cur.usd_per_unit;
+        if (!cur.rate_date.empty()) pricing["usd_per_unit_date"] = cur.rate_date;
+      }
+      const sim::Currency section = pricing.contains("currency") ? cur : sim::Currency{};
+      pricing.erase("usd_per_node_hour");
+      pricing["usd_per_gpu_hour"] = data::from_usd(units::to_usd_per_hour(*sc.cluster.price_per_gpu), section);
+      doc_->set_value("/pricing", std::move(pricing));
     } else {
       doc_->set_text("/pricing/usd_per_gpu_hour", price_->text().isEmpty() ? QStringLiteral("1") : price_->text());
     }
@@ -723,10 +736,15 @@ void ScenarioEditor::refresh() {
   price_->setEnabled(overridden);
   if (good) {
     const auto& c = good->scenario.cluster;
-    const sim::Currency& cur = good->scenario.pricing.currency;  // the section's amounts are in it
-    const QString code = QString::fromStdString(cur.code);
-    price_unit_->setText(tr("per GPU-hour in %1").arg(code));
-    price_->setPlaceholderText(tr("%1 per GPU-hour, e.g. 2.50").arg(code));  // seen even when the unit is scrolled off
+    const sim::Currency& cur = good->scenario.pricing.currency;  // the currency costs are shown in
+    // The section's amounts are read in pricing.currency, US dollars when it names none; ticking
+    // Override writes the shown currency into the section, so that is the override's unit until then.
+    const bool named = doc_->has("/pricing/currency");
+    const QString code = QString::fromStdString(named ? cur.code : std::string("USD"));
+    const QString override_code = named || !overridden ? QString::fromStdString(cur.code) : code;
+    price_unit_->setText(tr("per GPU-hour in %1").arg(override_code));
+    // In the field too: the unit column can be scrolled out of view.
+    price_->setPlaceholderText(tr("%1 per GPU-hour, e.g. 2.50").arg(override_code));
     for (auto& [label, unit] : currency_units_) label->setText(QString(unit).replace(kCurrencyPlaceholder, code));
     if (c.price_per_gpu) {
       price_label_->setText(tr("%1 per GPU-hour — %2")

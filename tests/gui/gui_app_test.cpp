@@ -992,17 +992,24 @@ class GuiAppTest : public QObject {
     QCOMPARE(unit->text(), QStringLiteral("per GPU-hour in CNY"));
     auto* price = w.findChild<QLineEdit*>(QStringLiteral("/pricing/usd_per_gpu_hour"));
     QVERIFY(price != nullptr && price->placeholderText().startsWith(QStringLiteral("CNY per GPU-hour")));
-    const double cost = sim::plan_cost(w.results()->snapshot()->estimate)->base();
+    const double usd_per_hour = units::to_usd_per_hour(*w.results()->snapshot()->scenario.scenario.cluster.price_per_gpu);
     QCheckBox* override_box = nullptr;
     for (auto* b : w.findChildren<QCheckBox*>()) {
       if (b->text() == QStringLiteral("Override")) override_box = b;
     }
     QVERIFY(override_box != nullptr);
     override_box->click();
-    QCOMPARE(w.document()->document()["pricing"]["usd_per_gpu_hour"].get<double>(), 25.0);
+    // The sheet's currency is written into the section with its rate, then the price in it.
+    const nlohmann::json& pricing = w.document()->document()["pricing"];
+    QCOMPARE(pricing["usd_per_gpu_hour"].get<double>(), 25.0);
+    QCOMPARE(pricing["currency"].get<std::string>(), std::string("CNY"));
+    QCOMPARE(pricing["usd_per_unit"].get<double>(), 0.14);
     QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->scenario.scenario.cluster.price_source == "scenario pricing",
                              60000);
-    QVERIFY(std::abs(sim::plan_cost(w.results()->snapshot()->estimate)->base() - cost) <= 1e-9 * cost);
+    const auto& priced = w.results()->snapshot()->scenario.scenario;
+    QVERIFY(std::abs(units::to_usd_per_hour(*priced.cluster.price_per_gpu) - usd_per_hour) <= 1e-9 * usd_per_hour);
+    QCOMPARE(priced.pricing.currency.code, std::string("CNY"));
+    QCOMPARE(unit->text(), QStringLiteral("per GPU-hour in CNY"));
   }
 
   void the_serve_summary_says_each_latency_and_gpu_count_once() {
