@@ -19,7 +19,10 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
 
+#include "capplan/data/currency.hpp"
 #include "capplan/data/input_file.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/gui/format.hpp"
@@ -65,7 +68,7 @@ CompareView::CompareView(ScenarioDocument* doc, std::shared_ptr<const sim::Resid
 
   auto* charts = new QHBoxLayout();
   time_view_ = make_chart_view(tr("Expected days to train (with failures)"), this);
-  cost_view_ = make_chart_view(tr("Total cost (USD)"), this);
+  cost_view_ = make_chart_view(tr("Total cost"), this);
   charts->addWidget(time_view_);
   charts->addWidget(cost_view_);
   layout->addLayout(charts, 1);
@@ -73,9 +76,9 @@ CompareView::CompareView(ScenarioDocument* doc, std::shared_ptr<const sim::Resid
   connect(&watcher_, &QFutureWatcher<std::vector<CompareModel::Column>>::finished, this, &CompareView::show_results);
 }
 
-bool CompareView::add(const QString& label, const nlohmann::json& document) {
+bool CompareView::add(const QString& label, const nlohmann::json& document, const QString& file) {
   if (slots_.size() >= static_cast<size_t>(CompareModel::kMaxScenarios)) return false;
-  slots_.push_back({label, document});
+  slots_.push_back({label, document, file});
   recompute();
   return true;
 }
@@ -87,7 +90,7 @@ void CompareView::add_current() {
     label = c.instance_id.empty() ? QStringLiteral("%1 x %2").arg(c.gpus).arg(QString::fromStdString(c.gpu.id))
                                   : QStringLiteral("%1 x %2").arg(c.nodes()).arg(QString::fromStdString(c.instance_id));
   }
-  if (!add(label, doc_->document())) {
+  if (!add(label, doc_->document(), doc_->file_path())) {
     QMessageBox::information(this, tr("Compare"), tr("At most %1 scenarios; remove one first.").arg(CompareModel::kMaxScenarios));
   }
 }
@@ -108,7 +111,12 @@ void CompareView::add_file() {
                                                    .arg(file, QString::fromStdString(doc.error().front().message)));
     return;
   }
-  add(QFileInfo(file).completeBaseName(), *doc);
+  add(QFileInfo(file).completeBaseName(), *doc, file);
+}
+
+void CompareView::set_profile(std::shared_ptr<const sim::Profile> profile) {
+  profile_ = std::move(profile);
+  if (!slots_.empty()) recompute();
 }
 
 void CompareView::remove_selected() {
@@ -129,19 +137,22 @@ void CompareView::recompute() {
     again_ = true;
     return;
   }
-  // Parse and estimate every column on a worker, through the same code path as the editor.
+  // Parse and estimate every column on a worker, through the Estimate tab's code path: the document
+  // read with its price sheet and purchase terms (ScenarioDocument::parse), then the estimate with
+  // the same error bands and calibration profile (EstimateRunner::compute).
   auto catalogs = doc_->catalogs_ptr();
   auto bands = bands_;
+  auto profile = profile_;
   std::vector<Slot> items = slots_;
-  watcher_.setFuture(QtConcurrent::run([catalogs, bands, items]() {
+  watcher_.setFuture(QtConcurrent::run([catalogs, bands, profile, items]() {
     std::vector<CompareModel::Column> cols;
     for (const auto& s : items) {
       CompareModel::Column c;
       c.label = s.label;
-      auto parsed = data::parse_scenario(s.document, *catalogs, ScenarioDocument::kWhere);
+      auto parsed = ScenarioDocument::parse(s.document, *catalogs, s.file);
       if (!parsed) {
         c.problem = QString::fromStdString(parsed.error().front().where + ": " + parsed.error().front().message);
-      } else if (auto out = EstimateRunner::compute(*parsed, bands.get())) {
+      } else if (auto out = EstimateRunner::compute(*parsed, bands.get(), profile.get())) {
         c.snapshot = std::move(*out);
       } else {
         c.problem = QString::fromStdString(out.error().front().where + ": " + out.error().front().message);
@@ -162,7 +173,9 @@ void CompareView::show_results() {
   table_->resizeRowsToContents();
 
   // Bar charts: one bar per scenario, labelled A, B, C, D.
-  auto fill = [this](QChart* chart, CompareModel::Metric metric, double scale, const QString& unit) {
+  // `convert` turns a metric's raw value into the bar's (the cost into the chart's currency and scale).
+  auto fill = [this](QChart* chart, CompareModel::Metric metric, const std::function<double(double)>& convert,
+                     const QString& unit) {
     chart->removeAllSeries();
     for (auto* axis : chart->axes()) {
       chart->removeAxis(axis);
@@ -177,8 +190,8 @@ void CompareView::show_results() {
       const auto& c = model_.columns()[i];
       cats << QString(QChar(u'A' + static_cast<int>(i)));
       const auto v = c.snapshot ? CompareModel::value(*c.snapshot, metric) : std::nullopt;
-      set->append(v ? *v / scale : 0.0);
-      if (v) max = std::max(max, *v / scale);
+      set->append(v ? convert(*v) : 0.0);
+      if (v) max = std::max(max, convert(*v));
     }
     set->setLabelColor(Qt::black);
     series->append(set);
@@ -198,16 +211,27 @@ void CompareView::show_results() {
     series->attachAxis(y);
     chart->legend()->hide();
   };
-  fill(time_view_->chart(), CompareModel::kTimeToTrain, 1.0, tr("days"));
+  fill(time_view_->chart(), CompareModel::kTimeToTrain, [](double days) { return days; }, tr("days"));
+  // The cost in the currency the priced scenarios are priced in (US dollars when they differ).
+  std::optional<sim::Currency> currency;
+  bool mixed = false;
   double max_cost = 0;
   for (const auto& c : model_.columns()) {
     if (!c.snapshot) continue;
-    if (const auto cost = sim::plan_cost(c.snapshot->estimate)) max_cost = std::max(max_cost, cost->base());
+    const auto cost = sim::plan_cost(c.snapshot->estimate);
+    if (!cost) continue;  // no bar: its currency says nothing
+    const sim::Currency& own = c.snapshot->scenario.scenario.pricing.currency;
+    if (currency && !(*currency == own)) mixed = true;
+    if (!currency) currency = own;
+    max_cost = std::max(max_cost, cost->base());
   }
-  const bool millions = max_cost >= 1e6;
-  fill(cost_view_->chart(), CompareModel::kCost, millions ? 1e6 : 1e3,
-       millions ? tr("million USD (missing bar: no price)") : tr("thousand USD (missing bar: no price)"));
-  cost_view_->chart()->setTitle(millions ? tr("Total cost (million USD)") : tr("Total cost (thousand USD)"));
+  const sim::Currency shown = currency && !mixed ? *currency : sim::Currency{};
+  const QString code = QString::fromStdString(shown.code);
+  const bool millions = data::from_usd(max_cost, shown) >= 1e6;
+  const double scale = millions ? 1e6 : 1e3;
+  fill(cost_view_->chart(), CompareModel::kCost, [shown, scale](double usd) { return data::from_usd(usd, shown) / scale; },
+       millions ? tr("million %1 (missing bar: no price)").arg(code) : tr("thousand %1 (missing bar: no price)").arg(code));
+  cost_view_->chart()->setTitle(millions ? tr("Total cost (million %1)").arg(code) : tr("Total cost (thousand %1)").arg(code));
   emit updated();
 }
 

@@ -19,11 +19,15 @@ class CompareView final : public QWidget {
   CompareView(ScenarioDocument* doc, std::shared_ptr<const sim::ResidualTable> bands, QWidget* parent = nullptr);
 
   // Adds a scenario document (the editor's current one, a file, or a variant); false when full.
-  bool add(const QString& label, const nlohmann::json& document);
+  // `file` is where the document was read from: its pricing.sheet is relative to it, as in the
+  // Estimate tab (empty: the working directory).
+  bool add(const QString& label, const nlohmann::json& document, const QString& file = {});
   void add_current();
   void add_file();
   void remove_selected();
   void clear();
+  // The calibration profile the Estimate tab prices with (null: the datasheet model).
+  void set_profile(std::shared_ptr<const sim::Profile> profile);
   bool busy() const { return watcher_.isRunning(); }
   const CompareModel& model() const { return model_; }
   QChartView* time_view() const { return time_view_; }
@@ -36,12 +40,14 @@ class CompareView final : public QWidget {
   struct Slot {
     QString label;
     nlohmann::json document;
+    QString file;
   };
   void recompute();
   void show_results();
 
   ScenarioDocument* doc_;
   std::shared_ptr<const sim::ResidualTable> bands_;
+  std::shared_ptr<const sim::Profile> profile_;
   std::vector<Slot> slots_;
   CompareModel model_;
   QTableView* table_ = nullptr;

@@ -179,6 +179,7 @@ QString MainWindow::load_profile(const QString& path) {
   }
   profile_ = std::move(*loaded);
   runner_->set_profile(profile_->profile);
+  compare_->set_profile(profile_->profile);
   plan_->set_profile(profile_->profile, profile_->label());
   serve_->set_profile(profile_->profile);
   editor_->show_profile(&*profile_);
@@ -189,6 +190,7 @@ QString MainWindow::load_profile(const QString& path) {
 void MainWindow::use_datasheet() {
   profile_.reset();
   runner_->set_profile(nullptr);
+  compare_->set_profile(nullptr);
   plan_->set_profile(nullptr, tr("datasheet model"));
   serve_->set_profile(nullptr);
   editor_->show_profile(nullptr);
@@ -269,25 +271,39 @@ int MainWindow::load_compare_example(bool from_editor) {
       {"gcp-a3-megagpu-8g", "GCP a3-mega (H100)"},
   };
   nlohmann::json base = from_editor ? doc_->document() : data::example_scenario();
+  const QString file = from_editor ? doc_->file_path() : QString();  // its pricing.sheet is relative to it
   int nodes = 64;
   int columns = 0;
   std::string own;
   if (from_editor) {
     const QString name = doc_->file_path().isEmpty() ? tr("this scenario") : QFileInfo(doc_->file_path()).fileName();
-    columns += compare_->add(name, base) ? 1 : 0;
+    columns += compare_->add(name, base, file) ? 1 : 0;
     if (doc_->last_good()) {
       const sim::Cluster& c = doc_->last_good()->scenario.cluster;
       own = c.instance_id;
       nodes = std::max(1, c.nodes());
     }
-    base.erase("pricing");
+    // The other offerings keep the scenario's purchase terms, currency and price sheet; the prices
+    // the file gives are its own instance's and go (the catalog's, or the sheet's row, apply).
+    if (base.contains("pricing") && base["pricing"].is_object()) {
+      nlohmann::json& pricing = base["pricing"];
+      pricing.erase("usd_per_gpu_hour");
+      pricing.erase("usd_per_node_hour");
+      for (const char* terms : {"spot", "reserved"}) {
+        if (!pricing.contains(terms) || !pricing[terms].is_object()) continue;
+        pricing[terms].erase("usd_per_gpu_hour");
+        pricing[terms].erase("idle_usd_per_gpu_hour");
+        if (pricing[terms].empty()) pricing.erase(terms);
+      }
+      if (pricing.empty()) base.erase("pricing");
+    }
   }
   base.erase("name");
   for (const auto& [id, label] : offerings) {
     if (id == own) continue;
     nlohmann::json doc = base;
     doc["cluster"] = {{"instance", id}, {"nodes", nodes}};
-    if (!compare_->add(QString::fromLatin1(label), doc)) break;  // at most CompareModel::kMaxScenarios
+    if (!compare_->add(QString::fromLatin1(label), doc, file)) break;  // at most CompareModel::kMaxScenarios
     ++columns;
   }
   return columns;

@@ -57,7 +57,8 @@ class MainWindow final : public QMainWindow {
   QString export_charts(const QString& path);
   // Fills the Compare tab with the built-in example on four offerings (for --screenshot), or with
   // `from_editor`, the editor's scenario as column A and the same job on the example's other
-  // offerings (at the catalog's on-demand price: the scenario's pricing is its own instance's).
+  // offerings under the scenario's purchase terms, currency and price sheet (the prices the file
+  // gives are its own instance's: the others are priced from the sheet or the catalog).
   // Returns the number of columns.
   int load_compare_example(bool from_editor = false);
   // For --screenshot --tab plan: shows the Plan tab and starts the planner, over the editor's own

@@ -20,6 +20,7 @@
 #include <map>
 
 #include "capplan/data/currency.hpp"
+#include "capplan/data/fields.hpp"
 #include "capplan/data/plan_text.hpp"
 #include "capplan/data/search_io.hpp"
 #include "capplan/gui/finding_text.hpp"
@@ -41,9 +42,11 @@ std::vector<std::string> split_list(const QString& text) {
 }
 
 // A setting's label and its field side by side in the search settings' grid.
-void add_setting(QGridLayout* form, int row, int column, const QString& label, QWidget* field) {
-  form->addWidget(new QLabel(label, field->parentWidget()), row, column);
+QLabel* add_setting(QGridLayout* form, int row, int column, const QString& label, QWidget* field) {
+  auto* l = new QLabel(label, field->parentWidget());
+  form->addWidget(l, row, column);
   form->addWidget(field, row, column + 1);
+  return l;
 }
 
 // Distinct colours for up to 10 offerings (Okabe-Ito, then Tableau), repeated beyond.
@@ -82,13 +85,18 @@ PlanView::PlanView(ScenarioDocument* doc, std::shared_ptr<const sim::ResidualTab
   add_setting(form, 0, 2, tr("GPUs"), gpus_);
   add_setting(form, 0, 4, tr("Nodes"), nodes_);
   add_setting(form, 1, 0, tr("Deadline (days)"), deadline_);
-  add_setting(form, 1, 2, tr("Budget (USD)"), budget_);
+  budget_->setObjectName(QStringLiteral("plan:budget"));
+  budget_label_ = add_setting(form, 1, 2, tr("Budget"), budget_);  // its currency: refresh_pricing
   add_setting(form, 1, 4, tr("Objective"), objective_);
   // The scenario's pricing: its purchase model and prices, for its own instance.
   purchase_ = new QComboBox(this);
-  for (const auto& [label, key] : {std::pair{tr("on demand"), "on_demand"}, {tr("spot"), "spot"},
-                                   {tr("reserved"), "reserved"}, {tr("on prem"), "on_prem"}}) {
-    purchase_->addItem(label, QString::fromLatin1(key));
+  // The purchase models the pricing table accepts (pricing.purchase), worded as everywhere else.
+  for (const auto& f : data::pricing_fields()) {
+    if (std::string_view(f.spec.pointer) != "purchase") continue;
+    for (const char* key : f.spec.choices) {
+      const auto model = sim::purchase_model_from_string(key);
+      purchase_->addItem(model ? purchase_text(*model) : QString::fromLatin1(key), QString::fromLatin1(key));
+    }
   }
   purchase_->setObjectName(QStringLiteral("plan:/pricing/purchase"));
   purchase_->setToolTip(tr("The scenario's purchase model (pricing.purchase), for its own instance; the other "
@@ -207,6 +215,9 @@ void PlanView::refresh_pricing() {
   preemptions_->setEnabled(spot);
   const auto& good = doc_->last_good();
   if (!good) return;
+  const QString code = QString::fromStdString(good->scenario.pricing.currency.code);
+  budget_label_->setText(tr("Budget (%1)").arg(code));
+  budget_->setToolTip(tr("Total cost limit in %1 (the scenario's currency), e.g. 2.5M").arg(code));
   const sim::Cluster& c = good->scenario.cluster;
   const QString own = QString::fromStdString(c.instance_id.empty() ? c.gpu.id : c.instance_id);
   pricing_note_->setText(tr("Prices in %1, for %2 (the scenario's own %3); other offerings: on demand at their "
@@ -260,8 +271,10 @@ void PlanView::start() {
   }
   if (!budget_->text().trimmed().isEmpty()) {
     auto b = data::parse_si(budget_->text().trimmed().toStdString());
-    if (!b || !(*b > 0)) return fail({{Diagnostic::Severity::error, "Budget", "must be a number of USD > 0 (e.g. 2.5M); got \"" + budget_->text().toStdString() + "\""}});
-    request.budget = units::usd(*b);
+    // In the scenario's currency, as its prices are; the planner ranks in US dollars.
+    const sim::Currency& currency = base.scenario.pricing.currency;
+    if (!b || !(*b > 0)) return fail({{Diagnostic::Severity::error, "Budget", "must be a number of " + currency.code + " > 0 (e.g. 2.5M); got \"" + budget_->text().toStdString() + "\""}});
+    request.budget = units::usd(*b * currency.usd_per_unit);
   }
   data::OfferingFilter filter;
   filter.instances = split_list(instances_->text());

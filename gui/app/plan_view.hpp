@@ -57,6 +57,8 @@ class PlanView final : public QWidget {
   QLineEdit* spot_price_field() const { return spot_price_; }
   QLineEdit* preemptions_field() const { return preemptions_; }
   QLabel* pricing_note() const { return pricing_note_; }
+  QLabel* budget_label() const { return budget_label_; }
+  QLineEdit* budget_box() const { return budget_; }
   QLabel* explanation() const { return explanation_; }
 
  signals:
@@ -80,6 +82,7 @@ class PlanView final : public QWidget {
   QLineEdit* nodes_ = nullptr;
   QLineEdit* deadline_ = nullptr;
   QLineEdit* budget_ = nullptr;
+  QLabel* budget_label_ = nullptr;
   QComboBox* objective_ = nullptr;
   QComboBox* purchase_ = nullptr;
   QLineEdit* price_ = nullptr;

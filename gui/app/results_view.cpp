@@ -43,6 +43,7 @@ ResultsView::ResultsView(QWidget* parent) : QWidget(parent) {
 
   auto* head = new QHBoxLayout();
   summary_ = new QLabel(this);
+  summary_->setObjectName(QStringLiteral("results:summary"));
   summary_->setWordWrap(true);
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   source_ = new QLabel(this);
@@ -160,10 +161,10 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
     if (o.tag != nullptr && p.*o.value) layout += QStringLiteral(" · ") + tr(o.label);
   }
   if (p.virtual_stages != 1) layout += QStringLiteral(" · %1 virtual stages").arg(p.virtual_stages);
-  summary_->setText(QStringLiteral("<b>%1</b> (%2B parameters), %3 tokens, %4 on %5<br>%6%7")
+  summary_->setText(QStringLiteral("<b>%1</b> (%2B parameters), %3, %4 on %5<br>%6%7")
                         .arg(model.toHtmlEscaped())
                         .arg(fixed_text(sc.model.total_params() / 1e9, 1))
-                        .arg(si_text(sc.training.tokens))
+                        .arg(tokens_text(sc.training.tokens))
                         .arg(QString::fromLatin1(sim::to_string(sc.training.precision)))
                         .arg(where.toHtmlEscaped())
                         .arg(layout)
@@ -205,7 +206,14 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
   QString price = e.totals.price_per_gpu ? money_text(units::to_usd_per_hour(*e.totals.price_per_gpu), cur) + tr(" per GPU-hour") : QString();
   const QString price_source = QString::fromStdString(cl.price_source);
   if (e.totals.price_per_gpu) {
-    price += price_source.startsWith(QLatin1String("catalog")) ? tr(" (catalog)") : tr(" (your override)");
+    // Where the price comes from: the catalog, the price sheet the scenario names, or the file's own.
+    if (price_source.startsWith(QLatin1String("catalog"))) {
+      price += tr(" (catalog)");
+    } else if (price_source.startsWith(QLatin1String("price sheet"))) {
+      price += tr(" (price sheet)");
+    } else {
+      price += tr(" (your override)");
+    }
   }
   cost_.detail->setToolTip(tr("Price source: %1").arg(price_source));
   if (g.modelled) {
@@ -240,8 +248,8 @@ void ResultsView::show_snapshot(const EstimateSnapshot& snapshot) {
   } else {
     per_token_.value->setText(tr("unknown"));
   }
-  per_token_.detail->setText(tr("%1 GPU-hours\n%2 tokens/s (%3 per GPU)")
-                                 .arg(count_text(e.totals.gpu_hours), si_text(e.step.tokens_per_s),
+  per_token_.detail->setText(tr("%1 GPU-hours\n%2/s (%3 per GPU)")
+                                 .arg(count_text(e.totals.gpu_hours), tokens_text(e.step.tokens_per_s),
                                       count_text(cl.gpus > 0 ? e.step.tokens_per_s / cl.gpus : 0)));
   mfu_.value->setText(percent_text(e.step.mfu));
   QString mfu_detail = tr("%1 TFLOP/s per GPU (model)\nHFU %2")

@@ -9,7 +9,9 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QVBoxLayout>
+#include <algorithm>
 
+#include "capplan/data/currency.hpp"
 #include "capplan/data/fields.hpp"
 #include "capplan/gui/finding_text.hpp"
 #include "capplan/gui/format.hpp"
@@ -21,7 +23,10 @@ namespace capplan::gui {
 
 namespace {
 
-const char* const kGroups[] = {"/workload", "/model", "/training", "/cluster", "/strategy", "/pricing"};
+const char* const kGroups[] = {"/workload", "/model", "/training", "/cluster", "/strategy", "/pricing", "/tco"};
+
+// Unit texts of the field tables that name the pricing section's currency.
+constexpr QLatin1StringView kCurrencyPlaceholder("pricing.currency");
 
 // A label whose text wraps to the width it is given (messages, descriptions).
 QLabel* wrapped_label(QWidget* parent) {
@@ -36,6 +41,41 @@ void set_combo_data(QComboBox* combo, const QString& value) {
 }
 
 }  // namespace
+
+template <class T>
+int ScenarioEditor::add_table_rows(QGridLayout* grid, int row, std::span<const data::Field<T>> table,
+                                   const std::string& section, const QString& default_text,
+                                   std::initializer_list<std::string_view> by_hand) {
+  for (const auto& f : table) {
+    const data::FieldSpec& spec = f.spec;
+    if (std::find(by_hand.begin(), by_hand.end(), std::string_view(spec.pointer)) != by_hand.end()) continue;
+    const std::string pointer = section + "/" + spec.pointer;
+    const QString label = tr(spec.pointer);  // the scenario key, as the Model box and the Serve tab show it
+    // The flag's line says more than the schema's short description when there is one.
+    const QString tip = tr(spec.flag.name != nullptr && *spec.flag.help != '\0' ? spec.flag.help : spec.help);
+    switch (spec.kind) {
+      case data::FieldKind::choice: {
+        std::vector<std::pair<QString, QString>> items{{default_text, QString()}};
+        for (const char* c : spec.choices) items.emplace_back(QString::fromLatin1(c), QString::fromLatin1(c));
+        add_choice(grid, row++, label, pointer, tip, items);
+        break;
+      }
+      case data::FieldKind::boolean:
+        add_choice(grid, row++, label, pointer, tip,
+                   {{default_text, QString()}, {tr("yes"), QStringLiteral("true")}, {tr("no"), QStringLiteral("false")}});
+        break;
+      case data::FieldKind::number:
+      case data::FieldKind::integer:
+      case data::FieldKind::count:
+      case data::FieldKind::text:
+        add_field(grid, row++, label, pointer, tr(spec.unit), tip)->setPlaceholderText(default_text);
+        break;
+      default:
+        break;  // lists, records and per-choice values: in the scenario file
+    }
+  }
+  return row;
+}
 
 ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
   auto* outer = new QVBoxLayout(this);
@@ -121,7 +161,7 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   connect(batch_unit_, &QComboBox::activated, this, batch_edit);
   tg->addWidget(new QLabel(tr("Precision"), train_box), 2, 0);
   precision_ = new QComboBox(train_box);
-  for (const char* p : {"bf16", "fp16", "fp8", "tf32", "fp32"}) precision_->addItem(QString::fromLatin1(p), QString::fromLatin1(p));
+  precision_->setObjectName(QStringLiteral("/training/precision"));
   tg->addWidget(precision_, 2, 1);
   connect(precision_, &QComboBox::activated, this,
           [this](int) { doc_->set_value("/training/precision", precision_->currentData().toString().toStdString()); });
@@ -140,41 +180,16 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   tg->addWidget(framework_, 3, 1, 1, 2);
   connect(framework_, &QComboBox::activated, this,
           [this](int) { doc_->set_value("/training/framework", framework_->currentData().toString().toStdString()); });
-  // Framework details with a documented default per framework (docs/model.md): the first item
-  // leaves the key out of the scenario, so the default follows the framework and precision.
-  add_choice(tg, 4, tr("Loss kernels"), "/training/loss_kernel",
-             tr("How the cross-entropy runs: bytes moved per logit (docs/model.md, section 1)"),
-             {{tr("framework default"), QString()},
-              {tr("unfused (Megatron-LM)"), QStringLiteral("unfused")},
-              {tr("fused (NeMo, Megatron-Bridge)"), QStringLiteral("fused")},
-              {tr("Transformer Engine"), QStringLiteral("te")},
-              {tr("eager PyTorch"), QStringLiteral("eager")}});
-  add_choice(tg, 5, tr("Gradient reduction"), "/training/grad_reduce_in_fp32",
-             tr("Gradients accumulated and reduced in fp32 (Megatron-LM's bf16 default) or in 16 bits"),
-             {{tr("framework default"), QString()},
-              {tr("fp32"), QStringLiteral("true")},
-              {tr("16-bit"), QStringLiteral("false")}});
-  add_choice(tg, 6, tr("FP8 scaling"), "/training/fp8_recipe",
-             tr("Transformer Engine recipe with fp8 precision: current scaling adds an amax pass per cast; MXFP8 "
-                "(Blackwell) scales blocks of 32 in the cast"),
-             {{tr("delayed (default)"), QString()},
-              {tr("current (tensorwise)"), QStringLiteral("current")},
-              {tr("MXFP8 (Blackwell)"), QStringLiteral("mxfp8")}});
-  add_choice(tg, 7, tr("FP8 weights"), "/training/fp8_params",
-             tr("With fp8 precision: weights kept and all-gathered in FP8 (Megatron --fp8-param-gather)"),
-             {{tr("16-bit + FP8 copy (default)"), QString()}, {tr("FP8, gathered in FP8"), QStringLiteral("true")}});
-  add_choice(tg, 8, tr("Master weights"), "/training/master_weights",
-             tr("fp32 master weights and optimizer state beside the 16-bit weights (mixed precision), or "
-                "pure 16-bit training with the optimizer state in bf16 (torchtune)"),
-             {{tr("framework default"), QString()},
-              {tr("fp32 master (mixed precision)"), QStringLiteral("true")},
-              {tr("none (pure 16-bit)"), QStringLiteral("false")}});
-  add_choice(tg, 9, tr("Attention kernel"), "/training/attention_kernel",
-             tr("The fused attention kernel's generation: FlashAttention-2 or newer, or a FlashAttention-1-class "
-                "kernel (flash-attn 1.x, the 2023 Triton FlashAttention) at about 0.4x its speed"),
-             {{tr("framework default"), QString()},
-              {tr("FlashAttention-2 or newer"), QStringLiteral("flash2")},
-              {tr("FlashAttention-1 class"), QStringLiteral("flash1")}});
+  // The precisions the training table accepts; the framework details, one row each from the same
+  // table (a documented default per framework, docs/model.md): the first item leaves the key out
+  // of the scenario, so the default follows the framework and precision.
+  for (const auto& f : data::training_fields()) {
+    if (std::string_view(f.spec.pointer) != "precision") continue;
+    precision_->setToolTip(tr(f.spec.help) + QStringLiteral(" (/training/precision)"));
+    for (const char* c : f.spec.choices) precision_->addItem(QString::fromLatin1(c), QString::fromLatin1(c));
+  }
+  add_table_rows(tg, 4, data::training_fields(), "/training", tr("framework default"),
+                 {"tokens", "global_batch", "global_batch_tokens", "precision", "framework"});
   add_group(layout, train_box, "/training");
 
   // ---- Workload: pre-training, or fine-tuning with its method, adapters and dataset ----
@@ -406,14 +421,31 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   price_ = new QLineEdit(price_box);
   price_->setPlaceholderText(tr("e.g. 2.50"));
   pg->addWidget(price_, 1, 1);
-  pg->addWidget(new QLabel(tr("USD per GPU-hour"), price_box), 1, 2);
+  price_unit_ = new QLabel(price_box);  // "per GPU-hour in <the scenario's currency>"
+  price_unit_->setObjectName(QStringLiteral("/pricing/usd_per_gpu_hour#unit"));
+  pg->addWidget(price_unit_, 1, 2);
   price_->setObjectName(QStringLiteral("/pricing/usd_per_gpu_hour"));
   fields_["/pricing/usd_per_gpu_hour"] = price_;
   connect(price_override_, &QCheckBox::clicked, this, [this](bool on) {
     if (!on) {
       doc_->set_price_override(std::nullopt);
     } else if (doc_->last_good() && doc_->last_good()->scenario.cluster.price_per_gpu) {
-      doc_->set_price_override(units::to_usd_per_hour(*doc_->last_good()->scenario.cluster.price_per_gpu));
+      // The price in effect, in the currency the scenario shows. The section's amounts are read in
+      // pricing.currency (US dollars when it names none), so a currency that came from a price
+      // sheet or the catalog is written into the section with its rate, then the price in it.
+      const auto& sc = doc_->last_good()->scenario;
+      const sim::Currency& cur = sc.pricing.currency;
+      nlohmann::json pricing = doc_->document().value("pricing", nlohmann::json::object());
+      if (!pricing.is_object()) pricing = nlohmann::json::object();
+      if (!cur.is_usd() && !pricing.contains("currency")) {
+        pricing["currency"] = cur.code;
+        pricing["usd_per_unit"] = cur.usd_per_unit;
+        if (!cur.rate_date.empty()) pricing["usd_per_unit_date"] = cur.rate_date;
+      }
+      const sim::Currency section = pricing.contains("currency") ? cur : sim::Currency{};
+      pricing.erase("usd_per_node_hour");
+      pricing["usd_per_gpu_hour"] = data::from_usd(units::to_usd_per_hour(*sc.cluster.price_per_gpu), section);
+      doc_->set_value("/pricing", std::move(pricing));
     } else {
       doc_->set_text("/pricing/usd_per_gpu_hour", price_->text().isEmpty() ? QStringLiteral("1") : price_->text());
     }
@@ -421,7 +453,21 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* doc, QWidget* parent) : QWidget
   connect(price_, &QLineEdit::textEdited, this, [this](const QString& t) {
     if (!refreshing_) doc_->set_text("/pricing/usd_per_gpu_hour", t);
   });
+  // The purchase model, currency, price sheet and the spot, reserved and on-premises terms: one
+  // row each from the pricing table (the two prices are the override above).
+  add_table_rows(pg, 2, data::pricing_fields(), "/pricing", tr("default"), {"usd_per_gpu_hour", "usd_per_node_hour"});
   add_group(layout, price_box, "/pricing");
+
+  // ---- Own vs rent: the tco section (capplan tco), one row per field of its table ----
+  auto* tco_box = new QGroupBox(tr("Own vs rent (tco)"), body);
+  auto* og = new QGridLayout(tco_box);
+  auto* tco_hint = wrapped_label(tco_box);
+  tco_hint->setText(tr("Owning the cluster compared with renting it (the Own vs rent tab); amounts in the "
+                       "scenario's currency. Leave every field empty for no tco section."));
+  tco_hint->setStyleSheet(QStringLiteral("color: #4a5568;"));
+  og->addWidget(tco_hint, 0, 0, 1, 3);
+  add_table_rows(og, 1, data::tco_fields(), "/tco", tr("not set"));
+  add_group(layout, tco_box, "/tco");
 
   // ---- Calibration ----
   auto* cal_box = new QGroupBox(tr("Cost model"), body);
@@ -459,7 +505,11 @@ QLineEdit* ScenarioEditor::add_field(QGridLayout* grid, int row, const QString& 
   edit->setObjectName(QString::fromStdString(pointer));
   grid->addWidget(l, row, 0);
   grid->addWidget(edit, row, 1);
-  if (!unit.isEmpty()) grid->addWidget(new QLabel(unit, parent), row, 2);
+  if (!unit.isEmpty()) {
+    auto* unit_label = new QLabel(unit, parent);
+    grid->addWidget(unit_label, row, 2);
+    if (unit.contains(kCurrencyPlaceholder)) currency_units_.emplace_back(unit_label, unit);
+  }
   fields_[pointer] = edit;
   connect(edit, &QLineEdit::textEdited, this, [this, pointer](const QString& text) {
     if (!refreshing_) doc_->set_text(pointer, text);
@@ -469,7 +519,7 @@ QLineEdit* ScenarioEditor::add_field(QGridLayout* grid, int row, const QString& 
 
 QComboBox* ScenarioEditor::add_choice(QGridLayout* grid, int row, const QString& label, const std::string& pointer,
                                       const QString& tip,
-                                      std::initializer_list<std::pair<QString, QString>> items) {
+                                      const std::vector<std::pair<QString, QString>>& items) {
   auto* parent = grid->parentWidget();
   grid->addWidget(new QLabel(label, parent), row, 0);
   auto* combo = new QComboBox(parent);
@@ -686,9 +736,19 @@ void ScenarioEditor::refresh() {
   price_->setEnabled(overridden);
   if (good) {
     const auto& c = good->scenario.cluster;
+    const sim::Currency& cur = good->scenario.pricing.currency;  // the currency costs are shown in
+    // The section's amounts are read in pricing.currency, US dollars when it names none; ticking
+    // Override writes the shown currency into the section, so that is the override's unit until then.
+    const bool named = doc_->has("/pricing/currency");
+    const QString code = QString::fromStdString(named ? cur.code : std::string("USD"));
+    const QString override_code = named || !overridden ? QString::fromStdString(cur.code) : code;
+    price_unit_->setText(tr("per GPU-hour in %1").arg(override_code));
+    // In the field too: the unit column can be scrolled out of view.
+    price_->setPlaceholderText(tr("%1 per GPU-hour, e.g. 2.50").arg(override_code));
+    for (auto& [label, unit] : currency_units_) label->setText(QString(unit).replace(kCurrencyPlaceholder, code));
     if (c.price_per_gpu) {
       price_label_->setText(tr("%1 per GPU-hour — %2")
-                                .arg(usd_text(units::to_usd_per_hour(*c.price_per_gpu)))
+                                .arg(money_text(units::to_usd_per_hour(*c.price_per_gpu), cur))
                                 .arg(QString::fromStdString(c.price_source)));
     } else {
       price_label_->setText(tr("No price in the catalog for this offering: tick Override and give one "

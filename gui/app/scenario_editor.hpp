@@ -16,8 +16,13 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
+#include "capplan/data/fields.hpp"
 #include "capplan/gui/catalog_models.hpp"
 #include "capplan/gui/estimate_runner.hpp"
 #include "capplan/gui/calibration.hpp"
@@ -50,7 +55,14 @@ class ScenarioEditor final : public QWidget {
   void refresh();
   // A combo box for `pointer` whose items are (text, value); the value "" leaves the key out.
   QComboBox* add_choice(QGridLayout* grid, int row, const QString& label, const std::string& pointer,
-                        const QString& tip, std::initializer_list<std::pair<QString, QString>> items);
+                        const QString& tip, const std::vector<std::pair<QString, QString>>& items);
+  // One control per row of a section's field table (capplan/data/fields.hpp) below `section`
+  // ("/training"), from row `row` on: a choice or a switch as a combo box whose first item
+  // (`default_text`) leaves the key out, a number or a text as a field with its unit. Rows whose
+  // key is in `by_hand` have their own controls. Returns the next free row.
+  template <class T>
+  int add_table_rows(QGridLayout* grid, int row, std::span<const data::Field<T>> table, const std::string& section,
+                     const QString& default_text, std::initializer_list<std::string_view> by_hand = {});
   QLineEdit* add_field(QGridLayout* grid, int row, const QString& label, const std::string& pointer,
                        const QString& unit, const QString& tip);
   QLabel* add_error_label(QGroupBox* box);
@@ -70,7 +82,7 @@ class ScenarioEditor final : public QWidget {
   QComboBox* workload_kind_ = nullptr;
   QComboBox* method_ = nullptr;
   QComboBox* lora_targets_ = nullptr;
-  std::map<std::string, QComboBox*> option_combos_;  // training options with a framework default
+  std::map<std::string, QComboBox*> option_combos_;  // choices whose first item leaves the key out
   QRadioButton* by_instance_ = nullptr;
   QRadioButton* by_gpu_ = nullptr;
   QWidget* instance_box_ = nullptr;
@@ -94,6 +106,10 @@ class ScenarioEditor final : public QWidget {
   QCheckBox* price_override_ = nullptr;
   QLineEdit* price_ = nullptr;
   QLabel* price_label_ = nullptr;
+  QLabel* price_unit_ = nullptr;
+  // Unit labels that name pricing.currency ("per kWh in pricing.currency"), with their text as the
+  // table gives it: shown with the scenario's currency code.
+  std::vector<std::pair<QLabel*, QString>> currency_units_;
   QLabel* profile_label_ = nullptr;
   QString profile_path_;
   QString profile_name_;      // "calibrated: <device> (<date>)" of the loaded profile

@@ -610,11 +610,14 @@ void ServeView::show_snapshot() {
                  .arg(p.gpus)
                  .arg(p.instances)
                  .arg(fixed_text(p.max_rate, 2), QString::fromStdString(p.binding));
-    lines << tr("at %1 requests/s per replica: %2 %3 %4 · TTFT %3 %5 · TPOT %3 %6 · %7 output tokens/s · KV cache %8 tokens")
-                 .arg(fixed_text(l.requests_per_s, 2), metric.name, pq,
-                      seconds_text(metric.at(l, r.job.slo.percentile)),
-                      seconds_text(l.ttft.at(r.job.slo.percentile)), seconds_text(l.tpot.at(r.job.slo.percentile)),
-                      count_text(l.output_tokens_per_s), count_text(static_cast<double>(p.memory.kv_tokens)));
+    // The target's latency first, then TTFT and TPOT unless the target is one of them (each once).
+    const double q = r.job.slo.percentile;
+    QStringList latencies{tr("%1 %2 %3").arg(metric.name, pq, seconds_text(metric.at(l, q)))};
+    if (metric.kind != SloMetric::kTtft) latencies << tr("TTFT %1 %2").arg(pq, seconds_text(l.ttft.at(q)));
+    if (metric.kind != SloMetric::kTpot) latencies << tr("TPOT %1 %2").arg(pq, seconds_text(l.tpot.at(q)));
+    lines << tr("at %1 requests/s per replica: %2 · %3 output tokens/s · KV cache %4")
+                 .arg(fixed_text(l.requests_per_s, 2), latencies.join(QStringLiteral(" · ")),
+                      count_text(l.output_tokens_per_s), tokens_text(static_cast<double>(p.memory.kv_tokens)));
     lines << tr("cost: %1 per month (%2 GPU-hours) · per 1M tokens: %3 input, %4 output")
                  .arg(p.usd_per_month ? money_text(*p.usd_per_month, cur) : tr("unknown (no price)"),
                       count_text(p.gpu_hours_per_month),

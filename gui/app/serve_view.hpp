@@ -56,6 +56,8 @@ class ServeView final : public QWidget {
   QLabel* summary() const { return summary_; }
   QDoubleSpinBox* rate_box() const { return rate_; }
   QDoubleSpinBox* price_box() const { return price_; }
+  QDoubleSpinBox* e2e_box() const { return e2e_; }
+  QDoubleSpinBox* ttft_box() const { return ttft_; }
   QComboBox* weights_box() const { return weights_; }
   QCheckBox* compare_box() const { return compare_; }
   QLineEdit* offerings_box() const { return offerings_; }

@@ -103,7 +103,8 @@ void TcoView::refresh() {
                     "for years with renting the same GPU-hours (as <code>capplan tco</code> does), e.g.<br>"
                     "<code>\"tco\": {\"years\": 3, \"utilisation\": 0.6, \"capex_per_node\": 2200000, "
                     "\"price_per_kwh\": 0.8, \"staff_per_year\": 1500000}</code><br>"
-                    "in the scenario's currency; README \"Own versus rent over years\" lists every term."));
+                    "in the scenario's currency (the editor's <i>Own vs rent (tco)</i> group has a field per "
+                    "term); README \"Own versus rent over years\" lists every term."));
     return;
   }
   auto snap = tco_snapshot(doc, doc_->catalogs(), doc_->file_path().toStdString());

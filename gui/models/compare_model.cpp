@@ -74,11 +74,11 @@ QString value_text(CompareModel::Metric m, const EstimateSnapshot& s, std::optio
     case CompareModel::kPurchase: return purchase;
     case CompareModel::kCost:
       return v ? money_text(*v, currency) + QStringLiteral(" (") + purchase + QLatin1Char(')')
-               : QStringLiteral("unknown (no price)");
-    case CompareModel::kCostPerBillionTokens: return v ? money_text(*v, currency) : QStringLiteral("unknown (no price)");
+               : CompareModel::tr("unknown (no price)");
+    case CompareModel::kCostPerBillionTokens: return v ? money_text(*v, currency) : CompareModel::tr("unknown (no price)");
     case CompareModel::kPricePerGpuHour:
       return v ? money_text(*v, currency) + QStringLiteral("/GPU-h (") + purchase + QLatin1Char(')')
-               : QStringLiteral("unknown");
+               : CompareModel::tr("unknown");
     case CompareModel::kGpus: {
       const auto& c = s.scenario.scenario.cluster;
       QString text = count_text(*v) + QStringLiteral(" x ") + QString::fromStdString(c.gpu.id);
@@ -89,10 +89,10 @@ QString value_text(CompareModel::Metric m, const EstimateSnapshot& s, std::optio
       return text;
     }
     case CompareModel::kStepTime: return seconds_text(*v);
-    case CompareModel::kTokensPerS: return si_text(*v) + QStringLiteral(" tokens/s");
+    case CompareModel::kTokensPerS: return tokens_text(*v) + QStringLiteral("/s");
     case CompareModel::kMfu: return percent_text(*v);
     case CompareModel::kMemory: return gib_text(*v) + QStringLiteral(" of ") + gib_text(e.memory.capacity.base());
-    case CompareModel::kFits: return *v > 0 ? QStringLiteral("yes") : QStringLiteral("NO");
+    case CompareModel::kFits: return *v > 0 ? CompareModel::tr("yes") : CompareModel::tr("NO");
     case CompareModel::kStrategy: {
       const auto& p = e.layout.strategy;
       QString text = degrees_text(p);

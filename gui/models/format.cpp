@@ -103,6 +103,13 @@ QString si_text(double v) {
   return QString::number(v, 'g', 3);
 }
 
+QString tokens_text(double count) {
+  if (!std::isfinite(count)) return QStringLiteral("n/a");
+  QString s = QString::fromStdString(data::format::tokens(count));  // "1.5B", "512"
+  if (!s.isEmpty() && s.back().isLetter()) s.insert(s.size() - 1, QLatin1Char(' '));
+  return s + QStringLiteral(" tokens");
+}
+
 QString fixed_text(double v, int decimals) { return QString::number(v, 'f', decimals); }
 
 QString degrees_text(const sim::Parallelism& p) {

@@ -236,19 +236,26 @@ void ScenarioDocument::set_file_path(const QString& path) {
   if (names_sheet && moved) revalidate();
 }
 
-void ScenarioDocument::revalidate() {
+Result<data::ParsedScenario> ScenarioDocument::parse(const nlohmann::json& doc, const data::Catalogs& catalogs,
+                                                     const QString& file_path) {
   // As `capplan estimate FILE` reads it: the price sheet it names (pricing.sheet, relative to its
   // file) over a copy of the catalogs, its rates applied (data::parse_priced_scenario).
-  auto priced = data::parse_priced_scenario(doc_, *catalogs_, file_path_.toStdString(), {}, kWhere);
+  auto priced = data::parse_priced_scenario(doc, catalogs, file_path.toStdString(), {}, kWhere);
+  if (!priced) return std::unexpected(std::move(priced.error()));
+  for (auto& n : priced->sheet_notes) priced->parsed.warnings.push_back(std::move(n));
+  return std::move(priced->parsed);
+}
+
+void ScenarioDocument::revalidate() {
+  auto parsed = parse(doc_, *catalogs_, file_path_);
   diags_.clear();
-  if (priced) {
-    for (auto& n : priced->sheet_notes) priced->parsed.warnings.push_back(std::move(n));
-    parsed_ = std::move(priced->parsed);
+  if (parsed) {
+    parsed_ = std::move(*parsed);
     last_good_ = parsed_;
     for (const auto& w : parsed_->warnings) diags_.push_back({Diagnostic::Severity::warning, "", w});
   } else {
     parsed_.reset();
-    diags_ = std::move(priced.error());
+    diags_ = std::move(parsed.error());
   }
   emit changed();
 }

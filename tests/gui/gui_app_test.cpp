@@ -13,6 +13,7 @@
 #include <QGlyphRun>
 #include <QHeaderView>
 #include <QRawFont>
+#include <QRegularExpression>
 #include <QSet>
 #include <QTextLayout>
 #include <QSignalSpy>
@@ -28,9 +29,12 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <memory>
+#include <set>
+#include <string_view>
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/error_bands.hpp"
+#include "capplan/data/fields.hpp"
 #include "capplan/sim/search/search.hpp"
 #include "compare_view.hpp"
 #include "main_window.hpp"
@@ -914,6 +918,167 @@ class GuiAppTest : public QObject {
     f.close();
     QVERIFY(!v->open_file(bad).isEmpty());
     QCOMPARE(v->document()["workload"]["kind"].get<std::string>(), std::string("serve"));
+  }
+
+  void compare_prices_a_sheet_and_spot_scenario_as_the_estimate_tab_does() {
+    // A scenario priced from its price sheet (pricing.sheet, relative to the file) under spot terms
+    // whose preemption rate comes from the sheet: the Compare column is the Estimate tab's figures.
+    MainWindow w(catalogs(), bands());
+    QVERIFY(open_scenario(w, "tencent_h800_7b_sheet_spot.json"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    const EstimateSnapshot estimate = *w.results()->snapshot();
+    QCOMPARE(estimate.scenario.scenario.pricing.currency.code, std::string("CNY"));
+    QVERIFY(sim::plan_cost(estimate.estimate).has_value());
+    w.compare()->clear();
+    w.compare()->add_current();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.compare()->busy() && w.compare()->model().columns().size() == 1 &&
+                                 w.compare()->model().columns()[0].snapshot.has_value(), 60000);
+    const auto& column = *w.compare()->model().columns()[0].snapshot;
+    const sim::Estimate& e = column.estimate;
+    QCOMPARE(column.scenario.scenario.pricing.currency.code, std::string("CNY"));
+    QCOMPARE(column.scenario.scenario.pricing.model, sim::PurchaseModel::spot);
+    QVERIFY(sim::plan_cost(e).has_value());
+    QCOMPARE(sim::plan_cost(e)->base(), sim::plan_cost(estimate.estimate)->base());
+    QCOMPARE(e.goodput.modelled, estimate.estimate.goodput.modelled);
+    QCOMPARE(e.goodput.fraction, estimate.estimate.goodput.fraction);
+    QCOMPARE(sim::plan_time(e).base(), sim::plan_time(estimate.estimate).base());
+    QCOMPARE(column.scenario.scenario.cluster.price_source, estimate.scenario.scenario.cluster.price_source);
+    const CompareModel& m = w.compare()->model();
+    const QString cost = m.index(CompareModel::kCost, 0).data().toString();
+    QVERIFY2(cost.startsWith(QStringLiteral("CNY")), qPrintable(cost));
+    QCOMPARE(m.index(CompareModel::kGoodput, 0).data().toString(), percent_text(estimate.estimate.goodput.fraction));
+    // The cost chart is in the scenario's currency.
+    QVERIFY2(w.compare()->cost_view()->chart()->title().contains(QStringLiteral("CNY")),
+             qPrintable(w.compare()->cost_view()->chart()->title()));
+    // The example built from the editor: column A is the same, the other offerings keep the spot
+    // terms (priced from the sheet where it has their row, else from the catalog).
+    QCOMPARE(w.load_compare_example(true), 4);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.compare()->busy() && w.compare()->model().columns().size() == 4, 120000);
+    const auto& a = w.compare()->model().columns()[0];
+    QVERIFY(a.snapshot.has_value());
+    QCOMPARE(sim::plan_cost(a.snapshot->estimate)->base(), sim::plan_cost(estimate.estimate)->base());
+    for (size_t i = 1; i < 4; ++i) {
+      const auto& c = w.compare()->model().columns()[i];
+      QVERIFY2(c.snapshot.has_value(), qPrintable(c.problem));
+      QCOMPARE(c.snapshot->scenario.scenario.pricing.model, sim::PurchaseModel::spot);
+    }
+  }
+
+  void prices_budgets_and_token_counts_read_in_the_scenarios_terms() {
+    MainWindow w(catalogs(), bands());
+    QVERIFY(open_scenario(w, "tencent_h800_7b_sheet_spot.json"));
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    // The price is the sheet's, labelled so.
+    QVERIFY2(w.results()->cost_detail()->text().contains(QStringLiteral("(price sheet)")),
+             qPrintable(w.results()->cost_detail()->text()));
+    QVERIFY(!w.results()->cost_detail()->text().contains(QStringLiteral("your override")));
+    // The Plan tab's budget is in the scenario's currency.
+    QCOMPARE(w.plan()->budget_label()->text(), QStringLiteral("Budget (CNY)"));
+    // Token counts as people read them.
+    auto* summary = w.results()->findChild<QLabel*>(QStringLiteral("results:summary"));
+    QVERIFY(summary != nullptr);
+    QVERIFY2(summary->text().contains(QStringLiteral("10 B tokens")), qPrintable(summary->text()));
+    QCOMPARE(tokens_text(1.5e9), QStringLiteral("1.5 B tokens"));
+  }
+
+  void the_price_override_is_shown_and_typed_in_the_scenarios_currency() {
+    MainWindow w(catalogs(), bands());
+    QVERIFY(open_scenario(w, "tencent_h800_7b_sheet_spot.json"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot().has_value(), 60000);
+    // The override's unit and starting value are the scenario's currency: CNY 25 per GPU-hour.
+    auto* unit = w.findChild<QLabel*>(QStringLiteral("/pricing/usd_per_gpu_hour#unit"));
+    QVERIFY(unit != nullptr);
+    QCOMPARE(unit->text(), QStringLiteral("per GPU-hour in CNY"));
+    auto* price = w.findChild<QLineEdit*>(QStringLiteral("/pricing/usd_per_gpu_hour"));
+    QVERIFY(price != nullptr && price->placeholderText().startsWith(QStringLiteral("CNY per GPU-hour")));
+    const double usd_per_hour = units::to_usd_per_hour(*w.results()->snapshot()->scenario.scenario.cluster.price_per_gpu);
+    QCheckBox* override_box = nullptr;
+    for (auto* b : w.findChildren<QCheckBox*>()) {
+      if (b->text() == QStringLiteral("Override")) override_box = b;
+    }
+    QVERIFY(override_box != nullptr);
+    override_box->click();
+    // The sheet's currency is written into the section with its rate, then the price in it.
+    const nlohmann::json& pricing = w.document()->document()["pricing"];
+    QCOMPARE(pricing["usd_per_gpu_hour"].get<double>(), 25.0);
+    QCOMPARE(pricing["currency"].get<std::string>(), std::string("CNY"));
+    QCOMPARE(pricing["usd_per_unit"].get<double>(), 0.14);
+    QTRY_VERIFY_WITH_TIMEOUT(w.results()->snapshot()->scenario.scenario.cluster.price_source == "scenario pricing",
+                             60000);
+    const auto& priced = w.results()->snapshot()->scenario.scenario;
+    QVERIFY(std::abs(units::to_usd_per_hour(*priced.cluster.price_per_gpu) - usd_per_hour) <= 1e-9 * usd_per_hour);
+    QCOMPARE(priced.pricing.currency.code, std::string("CNY"));
+    QCOMPARE(unit->text(), QStringLiteral("per GPU-hour in CNY"));
+  }
+
+  void the_serve_summary_says_each_latency_and_gpu_count_once() {
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    ServeView* v = w.serve();
+    QTRY_VERIFY_WITH_TIMEOUT(v->snapshot().has_value() && !v->busy(), 60000);
+    // The example's two best layouts take as many GPUs: said once, not "6 GPUs instead of 6".
+    const QString why = QString::fromStdString(v->snapshot()->result.explanation);
+    QVERIFY2(why.contains(QRegularExpression(QStringLiteral(": the same \\d+ GPUs \\("))), qPrintable(why));
+    QVERIFY2(!why.contains(QRegularExpression(QStringLiteral("(\\d+) GPUs instead of \\1\\b"))), qPrintable(why));
+    // A time-to-first-token target: TTFT is the target's latency, shown once.
+    v->ttft_box()->setValue(1.0);
+    v->e2e_box()->setValue(v->e2e_box()->minimum());
+    QTRY_VERIFY_WITH_TIMEOUT(v->snapshot() && v->snapshot()->request.job.slo.ttft.base() == 1.0 &&
+                                 v->snapshot()->request.job.slo.e2e.base() == 0 && !v->busy(),
+                             60000);
+    const QString text = v->summary()->text();
+    QVERIFY2(text.count(QStringLiteral("TTFT p95")) == 1, qPrintable(text));
+    QVERIFY2(text.count(QStringLiteral("TPOT p95")) == 1, qPrintable(text));
+  }
+
+  void the_editors_training_pricing_and_tco_controls_come_from_their_field_tables() {
+    MainWindow w(catalogs(), nullptr);
+    w.set_ephemeral(true);
+    const std::set<std::string_view> by_hand = {"/training/tokens", "/training/global_batch",
+                                                "/training/global_batch_tokens", "/training/framework",
+                                                "/pricing/usd_per_node_hour"};  // the override is per GPU-hour
+    int controls = 0;
+    auto check = [&](const std::string& section, const data::FieldSpec& spec) {
+      const std::string pointer = section + "/" + spec.pointer;
+      if (by_hand.contains(pointer)) return;
+      const QString name = QString::fromStdString(pointer);
+      if (spec.kind == data::FieldKind::choice || spec.kind == data::FieldKind::boolean) {
+        auto* combo = w.findChild<QComboBox*>(name);
+        QVERIFY2(combo != nullptr, qPrintable(name));
+        for (const char* c : spec.choices) QVERIFY2(combo->findData(QString::fromLatin1(c)) >= 0, c);
+        ++controls;
+      } else if (spec.kind != data::FieldKind::list && spec.kind != data::FieldKind::records &&
+                 spec.kind != data::FieldKind::per_choice && spec.kind != data::FieldKind::length) {
+        QVERIFY2(w.findChild<QLineEdit*>(name) != nullptr, qPrintable(name));
+        ++controls;
+      }
+    };
+    for (const auto& f : data::training_fields()) check("/training", f.spec);
+    for (const auto& f : data::pricing_fields()) check("/pricing", f.spec);
+    for (const auto& f : data::tco_fields()) check("/tco", f.spec);
+    QVERIFY(controls >= 30);
+    // A table row's control edits its key.
+    auto* years = w.findChild<QLineEdit*>(QStringLiteral("/tco/years"));
+    QVERIFY(years != nullptr);
+    type_into(years, QStringLiteral("3"));
+    QCOMPARE(w.document()->document()["tco"]["years"].get<int>(), 3);
+    auto* purchase = w.findChild<QComboBox*>(QStringLiteral("/pricing/purchase"));
+    purchase->setCurrentIndex(purchase->findData(QStringLiteral("spot")));
+    emit purchase->activated(purchase->currentIndex());
+    QCOMPARE(w.document()->text("/pricing/purchase"), QStringLiteral("spot"));
+    auto* kernels = w.findChild<QComboBox*>(QStringLiteral("/training/kernels"));
+    kernels->setCurrentIndex(kernels->findData(QStringLiteral("eager")));
+    emit kernels->activated(kernels->currentIndex());
+    QCOMPARE(w.document()->text("/training/kernels"), QStringLiteral("eager"));
+    kernels->setCurrentIndex(0);
+    emit kernels->activated(0);
+    QVERIFY(!w.document()->has("/training/kernels"));
+    // The Plan tab's purchase models are the table's.
+    for (const auto& f : data::pricing_fields()) {
+      if (std::string_view(f.spec.pointer) != "purchase") continue;
+      QCOMPARE(w.plan()->purchase_field()->count(), static_cast<int>(f.spec.choices.size()));
+    }
   }
 
   void compare_shows_up_to_four_scenarios() {

@@ -41,8 +41,14 @@ std::string explain_choice(const std::vector<ServeOption>& options) {
   const auto& b = options[1];
   std::ostringstream s;
   const double q = a.job.slo.percentile * 100;
-  s << option_name(a) << " instead of " << option_name(b) << ": " << a.plan.gpus << " GPUs instead of "
-    << b.plan.gpus << " (KV cache " << fixed(static_cast<double>(a.plan.memory.kv_tokens) / 1000.0, 0) << "k tokens per replica vs "
+  s << option_name(a) << " instead of " << option_name(b) << ": ";
+  // "120 GPUs instead of 120" said nothing: equal counts read as the same GPUs.
+  if (a.plan.gpus == b.plan.gpus) {
+    s << "the same " << a.plan.gpus << " GPUs";
+  } else {
+    s << a.plan.gpus << " GPUs instead of " << b.plan.gpus;
+  }
+  s << " (KV cache " << fixed(static_cast<double>(a.plan.memory.kv_tokens) / 1000.0, 0) << "k tokens per replica vs "
     << fixed(static_cast<double>(b.plan.memory.kv_tokens) / 1000.0, 0) << "k), p" << fixed(q, 0) << " latency "
     << fixed(slo_latency(a.job, a.plan.at_rate), 2) << " s vs " << fixed(slo_latency(b.job, b.plan.at_rate), 2) << " s";
   if (a.plan.usd_per_month && b.plan.usd_per_month && *b.plan.usd_per_month > 0) {

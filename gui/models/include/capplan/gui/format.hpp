@@ -35,6 +35,9 @@ QString gbit_text(double gbit_per_s);           // "3200 Gbit/s"
 QString percent_text(double fraction, int decimals = 1);  // 0.412 -> "41.2 %"
 QString count_text(double v);                   // 12,345,678
 QString si_text(double v);                      // 2T, 4.19M
+// A count of tokens as people write it (data::format::tokens, B for 1e9) with the word:
+// "1.5 B tokens", "2 T tokens", "512 tokens".
+QString tokens_text(double count);
 QString fixed_text(double v, int decimals);     // 3.14159, 2 -> "3.14" (no grouping, no unit)
 // "TP 8 · PP 4 · DP 16", with " · CP 2" and " · EP 8" when they are not 1: the head of every layout text.
 QString degrees_text(const sim::Parallelism& p);

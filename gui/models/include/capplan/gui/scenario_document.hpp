@@ -43,6 +43,12 @@ class ScenarioDocument final : public QObject {
 
   explicit ScenarioDocument(std::shared_ptr<const data::Catalogs> catalogs, QObject* parent = nullptr);
 
+  // A scenario document read as `capplan estimate FILE` reads it, and so as every tab reads it: the
+  // price sheet it names (pricing.sheet, relative to `file_path`) merged over a copy of `catalogs`,
+  // its rates (spot, reserved, currency) applied, the sheet's notes among the warnings.
+  static Result<data::ParsedScenario> parse(const nlohmann::json& doc, const data::Catalogs& catalogs,
+                                            const QString& file_path);
+
   const data::Catalogs& catalogs() const { return *catalogs_; }
   std::shared_ptr<const data::Catalogs> catalogs_ptr() const { return catalogs_; }
 
