@@ -111,9 +111,9 @@ inline std::string reproduce(std::uint64_t seed, std::string_view property, int 
 template <class Body>
 void for_each_case(std::string_view property, int default_cases, Body&& body) {
   const std::uint64_t seed = suite_seed();
-  const int n = case_count(default_cases);
   const auto only = only_case();
-  for (int i = 0; i < n; ++i) {
+  const int n = only ? *only + 1 : case_count(default_cases);  // one case runs whatever the count
+  for (int i = only.value_or(0); i < n; ++i) {
     if (only && *only != i) continue;
     SCOPED_TRACE(reproduce(seed, property, i));
     Draw d = case_draw(seed, property, i);
