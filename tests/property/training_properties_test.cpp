@@ -49,6 +49,28 @@ Workload any_workload(Draw& d) { return d.pick(all_workloads()); }
 
 std::string describe(const Run& r) { return r.doc.dump() + "\n  figures " + figures(r.estimate); }
 
+// The generator reaches every workload: most draws of each give a valid case (a layout the model
+// accepts), so no property is checked on one kind of scenario alone.
+TEST(TrainingProperties, TheGeneratorReachesEveryWorkload) {
+  for (const Workload w : all_workloads()) {
+    int valid = 0;
+    for (int i = 0; i < 20; ++i) {
+      Draw d = case_draw(suite_seed(), std::string("coverage_") + name(w), i);
+      if (const auto r = draw_case(d, w)) {
+        ++valid;
+        EXPECT_EQ(r->parsed.scenario.workload.kind == sim::WorkloadKind::finetune, finetune(w)) << r->doc.dump();
+        if (w == Workload::moe) {
+          EXPECT_TRUE(r->parsed.scenario.model.is_moe()) << r->doc.dump();
+        }
+        if (w == Workload::hybrid) {
+          EXPECT_TRUE(r->parsed.scenario.model.is_hybrid()) << r->doc.dump();  // Mamba-2 layers in its pattern
+        }
+      }
+    }
+    EXPECT_GE(valid, 15) << name(w);
+  }
+}
+
 // 1. More tokens never cost less (pretraining: training.tokens; fine-tuning: the dataset's tokens
 // or its epochs). Factors from one part in a million (one more step at most) to ten times.
 TEST(TrainingProperties, MoreTokensNeverCostLess) {
