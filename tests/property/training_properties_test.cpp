@@ -283,6 +283,10 @@ TEST(TrainingProperties, MoreShardingNeverGrowsMemoryPerGpu) {
       // activations of 1 + (pp - 1) / (pp x virtual_stages) times its layers' share (Narayanan et
       // al. 2021, the interleaved schedule's warm-up), a factor that grows with pp.
       if (p.virtual_stages > 1) return;
+      // And to even stages: the first stage holds pp micro-batches' activations of its
+      // ceil(layers / pp) layers, more than the layers' worth when pp does not divide them
+      // (Qwen2.5-7B's 28 layers: pp 4 holds 7 x 4 = 28 layer-micro-batches, pp 8 holds 4 x 8 = 32).
+      if (base->parsed.scenario.model.layers % (2 * p.pp) != 0) return;
       more["strategy"]["pp"] = 2 * p.pp;
       more["cluster"]["gpus"] = 2 * base->parsed.scenario.cluster.gpus;
       if (p.pp * 2 > 1 && p.zero > 1) return;
