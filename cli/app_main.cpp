@@ -22,6 +22,14 @@ void add_common_options(CLI::App& app, const std::string& program, GlobalOptions
                  "installed data)");
 }
 
+CLI::Validator output_file_name() {
+  return CLI::Validator(
+      [](std::string& name) {
+        return name.empty() ? std::string("must name a file (or - for standard output); got ''") : std::string();
+      },
+      "FILE");
+}
+
 namespace {
 
 int run_command(CLI::App& app, const std::vector<Command>& commands, int argc, char** argv) {

@@ -5,6 +5,39 @@ set(IO ${CMAKE_CURRENT_BINARY_DIR}/io)
 file(MAKE_DIRECTORY ${IO})
 set(TEXT ${PROJECT_SOURCE_DIR}/tests/fixtures/text)
 
+# --out: through links, keeping the mode, refusing read-only files and an empty name; the same
+# writer for every command that has --out.
+set(out_commands
+    "estimate|${S}/llama3_8b_h100.json|--format|json"
+    "catalog|gpus|--format|json"
+    "tco|${S}/tencent_h800_tco.json|--format|json"
+    "serve|--curve-points|0|--format|json"
+    "validate-serving|${PROJECT_SOURCE_DIR}/tests/fixtures/serving/serving_runs_small.csv|--format|json")
+set(out_names estimate catalog tco serve validate_serving)
+foreach(i RANGE 4)
+  list(GET out_commands ${i} command)
+  list(GET out_names ${i} name)
+  string(REPLACE "|" ";" command "${command}")
+  add_test(NAME cli.out_${name}_writes_through_links_keeps_mode_refuses_read_only
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/out_file_semantics.sh $<TARGET_FILE:capplan> ${command})
+  set_tests_properties(cli.out_${name}_writes_through_links_keeps_mode_refuses_read_only PROPERTIES LABELS "cli")
+endforeach()
+# An empty file name (an empty argument, which capplan_cli_test's ARGS cannot carry) is exit 2 naming the flag.
+function(empty_name_test name flag)
+  add_test(NAME cli.${name}
+           COMMAND sh -c "err=$(\"$0\" \"$@\" ${flag} '' 2>&1); rc=$?; echo \"$err\"; \
+[ $rc -eq 2 ] && echo \"$err\" | grep -q -- '${flag}: must name a file'" $<TARGET_FILE:capplan> ${ARGN})
+  set_tests_properties(cli.${name} PROPERTIES LABELS "cli")
+endfunction()
+empty_name_test(calibrate_out_empty_exits_2 --out calibrate --from-runs ${PROJECT_SOURCE_DIR}/examples/from-runs/runs.json)
+empty_name_test(write_error_bands_empty_exits_2 --write-error-bands validate-published --format json)
+
+# Every output file is checked before any work: nothing on standard output.
+capplan_cli_test(write_error_bands_in_missing_folder_exits_2_before_the_report
+                 ARGS validate-published --format json --write-error-bands ${IO}/no-such-folder/b.json RC 2
+                 STDERR "capplan: error: --write-error-bands '${IO}/no-such-folder/b.json': folder '${IO}/no-such-folder' does not exist"
+                 STDOUT_NOT ".")
+
 # JSON input is linear in the members of one object or array: 40,000 object children (0.5 MB)
 # and 200,000 array elements are rejected at once for the unknown field, as any small file is.
 set(members "")
