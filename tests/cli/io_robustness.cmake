@@ -38,6 +38,13 @@ capplan_cli_test(write_error_bands_in_missing_folder_exits_2_before_the_report
                  STDERR "capplan: error: --write-error-bands '${IO}/no-such-folder/b.json': folder '${IO}/no-such-folder' does not exist"
                  STDOUT_NOT ".")
 
+# A file size limit on standard output (ulimit -f) is a write error, not a kill by SIGXFSZ.
+add_test(NAME cli.stdout_past_file_size_limit_exits_1
+         COMMAND bash -c "d=$(mktemp -d); ulimit -f 1; \"$0\" catalog models --format json > $d/out.json 2> $d/err; rc=$?; \
+grep -q 'capplan: error: cannot write to standard output: File too large' $d/err; found=$?; rm -rf $d; \
+[ $rc -eq 1 ] && [ $found -eq 0 ]" $<TARGET_FILE:capplan>)
+set_tests_properties(cli.stdout_past_file_size_limit_exits_1 PROPERTIES LABELS "cli")
+
 # JSON input is linear in the members of one object or array: 40,000 object children (0.5 MB)
 # and 200,000 array elements are rejected at once for the unknown field, as any small file is.
 set(members "")
