@@ -594,6 +594,15 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
                 fixed(opt.min_coverage, 3));
     met = false;
   }
+  // No row that measures peak memory was predicted: the gate cannot be checked. A script that asks
+  // for it expects it to hold on rows that exist; passing it silently (exit 0) would hide a table
+  // without memory columns, and exit 3 would say the model failed a check that never ran. So this
+  // is invalid input (exit 2) naming the flag, as for a gate given to a report that has no such rows.
+  if (opt.max_memory_mape >= 0 && rep.memory.predicted == 0) {
+    print_error("--max-memory-mape " + fixed(opt.max_memory_mape, 2) + ": no row of '" + csv.string() +
+                "' measures peak memory, so the peak-memory gate cannot be checked");
+    return code(Exit::invalid_input);
+  }
   if (opt.max_memory_mape >= 0 && !(rep.memory.mape <= opt.max_memory_mape)) {
     print_error("accuracy gate: peak-memory MAPE " + fixed(rep.memory.mape, 2) + "% exceeds --max-memory-mape " +
                 fixed(opt.max_memory_mape, 2) + "%");

@@ -45,6 +45,12 @@ grep -q 'capplan: error: cannot write to standard output: File too large' $d/err
 [ $rc -eq 1 ] && [ $found -eq 0 ]" $<TARGET_FILE:capplan>)
 set_tests_properties(cli.stdout_past_file_size_limit_exits_1 PROPERTIES LABELS "cli")
 
+# A memory gate on a table where no row measures peak memory cannot be checked: exit 2 naming it.
+capplan_cli_test(max_memory_mape_without_memory_rows_exits_2
+                 ARGS validate-published --format json --max-memory-mape 1000000 RC 2
+                 STDERR "capplan: error: --max-memory-mape 1000000.00: no row of '.*' measures peak memory"
+                 STDERR_NOT "n/a")
+
 # JSON input is linear in the members of one object or array: 40,000 object children (0.5 MB)
 # and 200,000 array elements are rejected at once for the unknown field, as any small file is.
 set(members "")
