@@ -51,6 +51,14 @@ capplan_cli_test(max_memory_mape_without_memory_rows_exits_2
                  STDERR "capplan: error: --max-memory-mape 1000000.00: no row of '.*' measures peak memory"
                  STDERR_NOT "n/a")
 
+# Every CSV is UTF-8 text: anything else is exit 2 naming the file, the line and the column.
+capplan_cli_test(published_runs_not_utf8_exits_2 ARGS validate-published ${TEXT}/published_row_not_utf8.csv --format json
+                 RC 2 STDERR "capplan: error: published_row_not_utf8.csv:2: column [0-9]+ \\([a-z_]+\\): not UTF-8 text \\(byte 0xFF")
+capplan_cli_test(serving_runs_not_utf8_exits_2 ARGS validate-serving ${TEXT}/serving_row_not_utf8.csv --format table
+                 RC 2 STDERR "capplan: error: serving_row_not_utf8.csv:2: column 8 \\(model\\): not UTF-8 text \\(byte 0xFF at byte 13")
+capplan_cli_test(from_runs_csv_not_utf8_exits_2 ARGS calibrate --from-runs ${TEXT}/runs_not_utf8.csv --out ${IO}/p.json
+                 RC 2 STDERR "capplan: error: runs_not_utf8.csv:2: column 1 \\(label\\): not UTF-8 text \\(byte 0xFF at byte 5")
+
 # JSON input is linear in the members of one object or array: 40,000 object children (0.5 MB)
 # and 200,000 array elements are rejected at once for the unknown field, as any small file is.
 set(members "")
