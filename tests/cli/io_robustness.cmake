@@ -59,6 +59,10 @@ capplan_cli_test(serving_runs_not_utf8_exits_2 ARGS validate-serving ${TEXT}/ser
 capplan_cli_test(from_runs_csv_not_utf8_exits_2 ARGS calibrate --from-runs ${TEXT}/runs_not_utf8.csv --out ${IO}/p.json
                  RC 2 STDERR "capplan: error: runs_not_utf8.csv:2: column 1 \\(label\\): not UTF-8 text \\(byte 0xFF at byte 5")
 
+# A serving row's num_requests is capped like serve's traffic.requests (every request is simulated).
+capplan_cli_test(serving_num_requests_above_cap_exits_2 ARGS validate-serving ${TEXT}/serving_too_many_requests.csv --format json
+                 RC 2 STDERR "column num_requests: expected a positive whole number up to 1000000 .*; got '10000000'")
+
 # JSON input is linear in the members of one object or array: 40,000 object children (0.5 MB)
 # and 200,000 array elements are rejected at once for the unknown field, as any small file is.
 set(members "")
