@@ -2,6 +2,7 @@
 #include "app_main.hpp"
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -20,6 +21,14 @@ void add_common_options(CLI::App& app, const std::string& program, GlobalOptions
   app.add_option("--data-dir", global.data_dir,
                  "Folder with gpus.json, instances.json, models.json (default: $CAPPLAN_DATA_DIR or the "
                  "installed data)");
+}
+
+CLI::Validator output_file_name() {
+  return CLI::Validator(
+      [](std::string& name) {
+        return name.empty() ? std::string("must name a file (or - for standard output); got ''") : std::string();
+      },
+      "FILE");
 }
 
 namespace {
@@ -84,6 +93,10 @@ int checked_output(int rc) {
 }  // namespace
 
 int run_app(CLI::App& app, const std::vector<Command>& commands, int argc, char** argv) {
+  // Past a file size limit (`ulimit -f`) a write fails with EFBIG instead of killing the process
+  // with SIGXFSZ, so standard output reports "cannot write to standard output" (checked_output)
+  // and --out its own error, as for a full disk.
+  std::signal(SIGXFSZ, SIG_IGN);
   errno = 0;
   return checked_output(run_command(app, commands, argc, argv));
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "calibrate_command.hpp"
+#include "commands.hpp"
 
 namespace capplan::cli {
 
@@ -16,7 +17,8 @@ CLI::App* add_calibrate_flags(CLI::App& app, CalibrateOptions& opt) {
                 "Only the collectives (run under mpirun -np N with N >= 2)");
   cmd->add_option("--out", opt.out, "Profile to write (default capplan-profile.json); the records go next to it "
                                     "as <name>.records.json")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(output_file_name());
   add_step_flags(cmd, opt.step, "Training step to measure (and whose GEMMs to measure; default: what capplan "
                                "validate runs)");
   cmd->add_flag("--resume", opt.resume, "Continue from the records file of an interrupted run");

@@ -392,7 +392,8 @@ Command add_catalog_command(CLI::App& app, const GlobalOptions& global) {
                   "(\"NVIDIA H200\"); exit 3 when no entry does")
       ->type_name("NAME");
   cmd->add_option("--format", opt->format, "Output format (default: table)")->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout");
+  cmd->add_option("--out", opt->out, "Write the output to this file (atomically) instead of stdout")
+      ->check(output_file_name());
   return Command{cmd, [opt, &global] { return run_catalog(*opt, global); }};
 }
 

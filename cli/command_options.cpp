@@ -15,7 +15,9 @@ void add_format_option(CLI::App& cmd, std::string& format, const std::vector<std
 }
 
 void add_out_option(CLI::App& cmd, std::string& out) {
-  cmd.add_option("--out", out, "Write the output to this file (atomically) instead of stdout")->type_name("FILE");
+  cmd.add_option("--out", out, "Write the output to this file (atomically) instead of stdout")
+      ->type_name("FILE")
+      ->check(output_file_name());
 }
 
 }  // namespace capplan::cli

@@ -33,5 +33,8 @@ void add_scenario_file_options(CLI::App& cmd, std::string& positional, std::stri
 void add_format_option(CLI::App& cmd, std::string& format, const std::vector<std::string>& formats);
 // --out FILE, written atomically (emit).
 void add_out_option(CLI::App& cmd, std::string& out);
+// The check of every option naming a file to write (--out, --write-error-bands): an empty name is
+// invalid input ("--out: must name a file"), not standard output.
+CLI::Validator output_file_name();
 
 }  // namespace capplan::cli

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -29,22 +30,71 @@ namespace capplan::cli {
 
 std::expected<std::string, std::string> read_input(const std::string& path) { return data::read_input_file(path); }
 
+namespace {
+
+// What an --out path names once its symbolic links are followed. `file` is the regular file (or
+// the name of the file to create) that the atomic write replaces: a link is kept and its target
+// written, never the link replaced by a file. `in_place` is set for a device, pipe or socket and
+// for the kernel's links to open files (/dev/stdout, /dev/fd/N, /proc/self/fd/N, all under
+// /proc): those are opened and written as they are, since a file renamed over them would replace
+// the link (as root, the system's /dev/stdout).
+struct OutTarget {
+  std::filesystem::path file;
+  bool in_place = false;
+};
+
+std::expected<OutTarget, std::string> out_target(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto followed = fs::status(path, ec);
+  if (fs::exists(followed) && !fs::is_regular_file(followed) && !fs::is_directory(followed)) {
+    return OutTarget{path, true};
+  }
+  fs::path p = path;
+  for (int hops = 0;; ++hops) {
+    if (hops == 40) return std::unexpected(std::string("too many levels of symbolic links"));
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) break;
+    const fs::path link = fs::read_symlink(p, ec);
+    if (ec) return std::unexpected("cannot read the symbolic link '" + p.string() + "': " + ec.message());
+    p = (link.is_absolute() ? link : p.parent_path() / link).lexically_normal();
+    if (p.string().starts_with("/proc/")) return OutTarget{path, true};
+  }
+  return OutTarget{p, false};
+}
+
+}  // namespace
+
 std::expected<void, std::string> check_output_path(const std::filesystem::path& path, bool allow_device) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (path.empty() || path.filename().empty()) return std::unexpected(std::string("must name a file"));
   if (fs::is_directory(path, ec)) return std::unexpected(std::string("is a directory"));
-  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
+  auto target = out_target(path);
+  if (!target) return std::unexpected(target.error());
+  if (target->in_place) {
     if (allow_device) return {};  // written in place (write_atomically)
     return std::unexpected(std::string("is not a regular file (a device or a pipe)"));
   }
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) return std::unexpected("folder '" + dir.string() + "' does not exist");
-  if (::access(dir.c_str(), W_OK) != 0) return std::unexpected("folder '" + dir.string() + "' is not writable");
+  const fs::path& file = target->file;
+  const std::string via = file == path ? std::string() : " (the symbolic link's target '" + file.string() + "')";
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) return std::unexpected("folder '" + dir.string() + "' does not exist" + via);
+  if (::access(dir.c_str(), W_OK) != 0) return std::unexpected("folder '" + dir.string() + "' is not writable" + via);
+  // An existing file is replaced only when it may be written: access() for this user, and at
+  // least one write permission bit, so a file made read-only (chmod 444) is kept even for root,
+  // whom access() never refuses (the rename beside it would otherwise replace it silently).
+  if (struct stat st{}; ::stat(file.c_str(), &st) == 0) {
+    if (::access(file.c_str(), W_OK) != 0 || (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      return std::unexpected(std::string("is not writable (mode ") + mode + ")" + via +
+                             "; make it writable or name another file");
+    }
+  }
   // The temporary file beside it keeps 200 characters of the name (write_atomically), so any name
   // the file system takes (NAME_MAX) works.
-  if (path.filename().string().size() > NAME_MAX) {
-    return std::unexpected("file name too long (" + std::to_string(path.filename().string().size()) +
+  if (file.filename().string().size() > NAME_MAX) {
+    return std::unexpected("file name too long (" + std::to_string(file.filename().string().size()) +
                            " characters; at most " + std::to_string(NAME_MAX) + ")");
   }
   return {};
@@ -74,12 +124,12 @@ std::string file_out_problem(const std::filesystem::path& path) {
 
 std::expected<void, std::string> write_atomically(const std::filesystem::path& path, std::string_view text) {
   namespace fs = std::filesystem;
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::error_code ec;
   if (auto ok = check_output_path(path, true); !ok) return ok;
-  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
-    // A device, pipe or socket (/dev/null, /dev/stdout, a FIFO): write to it in place; renaming a
-    // file over it would replace the device.
+  auto target = out_target(path);
+  if (!target) return std::unexpected(target.error());
+  if (target->in_place) {
+    // A device, pipe or socket (/dev/null, a FIFO) or a link to an open file (/dev/stdout): written
+    // in place; renaming a file over it would replace it.
     std::ofstream out(path, std::ios::binary);
     if (!out) return std::unexpected(std::string("cannot open: ") + std::strerror(errno));
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -87,6 +137,12 @@ std::expected<void, std::string> write_atomically(const std::filesystem::path& p
     if (!out) return std::unexpected(std::string("cannot write: ") + std::strerror(errno));
     return {};
   }
+  // Through a symbolic link, its target is replaced (in the target's folder) and the link kept.
+  const fs::path& file = target->file;
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  std::error_code ec;
+  struct stat existing{};
+  const bool replaces = ::stat(file.c_str(), &existing) == 0;
   // Hidden temp file beside the target, so the rename is atomic (same file system). The target's
   // name is cut to 200 characters in it, so that the temporary name fits NAME_MAX (255) even for
   // a target name of 255 characters. The pid and a per-process counter make it
@@ -94,7 +150,7 @@ std::expected<void, std::string> write_atomically(const std::filesystem::path& p
   // the last rename wins and the target is always one writer's whole document.
   static std::atomic<unsigned> serial{0};
   std::string tmp_name = ".";
-  tmp_name += path.filename().string().substr(0, 200);
+  tmp_name += file.filename().string().substr(0, 200);
   tmp_name += ".tmp.";
   tmp_name += std::to_string(::getpid());
   tmp_name += ".";
@@ -120,6 +176,13 @@ std::expected<void, std::string> write_atomically(const std::filesystem::path& p
   };
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) return failed("cannot create '" + tmp.string() + "'", -1);
+  if (replaces) {
+    // The replaced file's permissions (a 0600 file stays private) and, where allowed, its owner.
+    if (::fchmod(fd, existing.st_mode & 07777) != 0) return failed("cannot set the mode of '" + tmp.string() + "'", fd);
+    if (::fchown(fd, existing.st_uid, existing.st_gid) != 0) {
+      // Only a privileged user may give a file away; the new file stays this user's.
+    }
+  }
   for (std::size_t at = 0; at < text.size();) {
     const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
     if (n < 0 && errno == EINTR) continue;
@@ -130,7 +193,7 @@ std::expected<void, std::string> write_atomically(const std::filesystem::path& p
   // empty one (ext4 and XFS may otherwise order the rename before the data).
   if (::fsync(fd) != 0 && errno != EINVAL) return failed("cannot write '" + tmp.string() + "'", fd);
   if (::close(fd) != 0) return failed("cannot write '" + tmp.string() + "'", -1);
-  fs::rename(tmp, path, ec);
+  fs::rename(tmp, file, ec);
   if (ec) {
     std::error_code ignored;
     fs::remove(tmp, ignored);

@@ -448,7 +448,15 @@ std::string whole_run_report(const std::vector<data::PublishedRun>& runs, const 
 }
 
 int run_validate_published(const ValidateOptions& opt, const GlobalOptions& global) {
-  if (!output_path_ok_or_report(opt.out)) return code(Exit::invalid_input);  // before any work
+  // Every file this run writes is checked before any work, so an unwritable one fails fast.
+  if (!output_path_ok_or_report(opt.out)) return code(Exit::invalid_input);
+  if (!opt.write_error_bands.empty()) {
+    // A rename over /dev/null or a FIFO would replace it with a plain file: a regular file only.
+    if (auto ok = check_output_path(opt.write_error_bands, /*allow_device=*/false); !ok) {
+      print_error("--write-error-bands '" + opt.write_error_bands + "': " + ok.error());
+      return code(Exit::invalid_input);
+    }
+  }
   auto catalogs = load_catalogs_or_report(global);
   if (!catalogs) return code(Exit::invalid_input);
   std::optional<sim::Profile> profile;
@@ -542,13 +550,6 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
   }
   if (!emit(opt.out, text)) return code(Exit::invalid_input);
   if (!opt.write_error_bands.empty()) {
-    std::error_code status_ec;
-    const auto status = std::filesystem::status(opt.write_error_bands, status_ec);
-    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
-      // A rename over /dev/null or a FIFO would replace it with a plain file.
-      print_error("--write-error-bands '" + opt.write_error_bands + "': not a regular file");
-      return code(Exit::invalid_input);
-    }
     const std::string doc =
         data::error_bands_to_json(error_bands_of(rep, csv, pool_files, static_cast<int>(pool.size()))).dump(2) + "\n";
     if (auto written = write_atomically(opt.write_error_bands, doc); !written) {
@@ -593,6 +594,15 @@ int run_validate_published(const ValidateOptions& opt, const GlobalOptions& glob
                 fixed(opt.min_coverage, 3));
     met = false;
   }
+  // No row that measures peak memory was predicted: the gate cannot be checked. A script that asks
+  // for it expects it to hold on rows that exist; passing it silently (exit 0) would hide a table
+  // without memory columns, and exit 3 would say the model failed a check that never ran. So this
+  // is invalid input (exit 2) naming the flag, as for a gate given to a report that has no such rows.
+  if (opt.max_memory_mape >= 0 && rep.memory.predicted == 0) {
+    print_error("--max-memory-mape " + fixed(opt.max_memory_mape, 2) + ": no row of '" + csv.string() +
+                "' measures peak memory, so the peak-memory gate cannot be checked");
+    return code(Exit::invalid_input);
+  }
   if (opt.max_memory_mape >= 0 && !(rep.memory.mape <= opt.max_memory_mape)) {
     print_error("accuracy gate: peak-memory MAPE " + fixed(rep.memory.mape, 2) + "% exceeds --max-memory-mape " +
                 fixed(opt.max_memory_mape, 2) + "%");
@@ -609,13 +619,15 @@ Command add_validate_published_command(CLI::App& app, const GlobalOptions& globa
       "validate-published", "Compare estimates with published training runs (accuracy report: MAPE, coverage)");
   cmd->add_option("csv", opt->csv, "Published-runs CSV (default: <data dir>/benchmarks/published_runs_dev.csv)");
   cmd->add_option("--format", opt->format, "Output format (default: table)")->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("--out", opt->out, "Write the report to this file (atomically) instead of stdout");
+  cmd->add_option("--out", opt->out, "Write the report to this file (atomically) instead of stdout")
+      ->check(output_file_name());
   cmd->add_option("--max-mape", opt->max_mape, "Exit 3 when the MAPE (percent) of predicted rows exceeds this")
       ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--write-error-bands", opt->write_error_bands,
                   "Also write the residual table fitted on every predicted row to FILE (atomically): "
                   "the error bars of capplan estimate (data/error_bands.json)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(output_file_name());
   cmd->add_option("--pool", opt->pool,
                   "Validated runs of another table (any layout validate-published reads) whose residuals join the "
                   "error bands: every leave-one-out interval and --write-error-bands; their rows are not reported "

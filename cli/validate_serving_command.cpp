@@ -240,7 +240,8 @@ Command add_validate_serving_command(CLI::App& app, const GlobalOptions& global)
       "Compare the serving simulation with measured serving runs (accuracy report: MAPE per metric, coverage)");
   cmd->add_option("csv", opt->csv, "Serving-runs CSV (default: <data dir>/benchmarks/inference_runs_dev.csv)");
   cmd->add_option("--format", opt->format, "Output format (default: table)")->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("--out", opt->out, "Write the report to this file (atomically) instead of stdout");
+  cmd->add_option("--out", opt->out, "Write the report to this file (atomically) instead of stdout")
+      ->check(output_file_name());
   cmd->add_option("--max-mape", opt->max_mape, "Exit 3 when the MAPE (percent) of the predicted figures exceeds this")
       ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--min-coverage", opt->min_coverage, "Exit 3 when usable rows / all rows fall below this (0-1)")

@@ -35,6 +35,20 @@ seeds() {
   esac
 }
 
+# Wide JSON seeds for the JSON targets: one object with thousands of object members and one array
+# of thousands of objects, as large as -max_len keeps (64 KiB). Reading them must stay linear in
+# the members (a reader that walks the parent at each member took seconds at this size and
+# minutes at a few MB).
+wide_json_seeds() {
+  python3 - "$1" <<'PY'
+import sys
+d = sys.argv[1]
+n = 6000  # '"k12345":{},' is at most 12 bytes: 6,000 members fit in 64 KiB
+open(d + "/wide_object.json", "w").write('{"x":{' + ",".join('"k%d":{}' % i for i in range(n)) + "}}")
+open(d + "/wide_array.json", "w").write('{"x":[' + ",".join("{}" for _ in range(21000)) + "]}")
+PY
+}
+
 cmake --preset fuzz >/dev/null
 if ((${#targets[@]})); then
   cmake --build --preset fuzz -j "${CAPPLAN_FUZZ_JOBS:-2}" --target $(printf 'fuzz_%s ' "${targets[@]}")
@@ -56,6 +70,7 @@ for t in "${targets[@]}"; do
   rm -rf "$seed_dir"
   mkdir -p "$corpus" "$seed_dir" "fuzz/corpus/$t"
   for f in $(seeds "$t"); do cp "$f" "$seed_dir/$(echo "$f" | tr / _)"; done
+  case "$t" in json_reader|scenario|profile|records|price_sheet|runs|catalog_*) wide_json_seeds "$seed_dir" ;; esac
   log="build/fuzz/$t.log"
   echo "capplan fuzz: $t for ${seconds} s (log: $log)"
   # -timeout: an input that takes 10 s is a bug (the quadratic duplicate-key check took 65 s);

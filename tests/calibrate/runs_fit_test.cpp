@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "capplan/calibrate/runs_fit.hpp"
+#include "capplan/data/input_file.hpp"
+#include "capplan/data/profile_io.hpp"
 #include "capplan/data/runs_io.hpp"
 #include "capplan/sim/cost/datasheet_cost.hpp"
 #include "capplan/sim/estimate/estimate.hpp"
@@ -154,6 +156,39 @@ TEST(RunsFit, FewerRunsThanParametersHoldTheWeakestAtTheirNeutralValue) {
   auto single = fit_runs({all[0]});
   ASSERT_TRUE(single.has_value());
   for (int j = 0; j < kRunsParams; ++j) EXPECT_FALSE(single->not_fitted[j].empty()) << j;
+}
+
+// examples/from-runs/profile.json is what `capplan calibrate --from-runs examples/from-runs/runs.json
+// --out examples/from-runs/profile.json` writes: the same runs measured, the same fitted numbers
+// (to 1e-6 relative; the fit stops on a sum-of-squares test, so the last digits may move with the
+// compiler).
+TEST(RunsFit, ExampleProfileIsTheFitOfTheExampleRuns) {
+  auto runs = data::load_runs(example_runs(), data::test::real_catalogs());
+  ASSERT_TRUE(runs.has_value()) << to_string(runs.error());
+  auto fit = fit_runs(runs->runs);
+  ASSERT_TRUE(fit.has_value()) << to_string(fit.error());
+  const fs::path committed = fs::path(CAPPLAN_SOURCE_DIR) / "examples" / "from-runs" / "profile.json";
+  auto text = data::read_input_file(committed.string());
+  ASSERT_TRUE(text.has_value()) << text.error();
+  auto profile = data::parse_profile(*text, committed.string());
+  ASSERT_TRUE(profile.has_value()) << to_string(profile.error());
+  ASSERT_TRUE(profile->runs_fit.has_value());
+  const sim::RunsFit& want = *profile->runs_fit;
+  const sim::RunsFit& got = fit->fit;
+  const auto near = [](double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), std::fabs(b)); };
+  EXPECT_TRUE(near(got.gemm_efficiency_scale.param.value, want.gemm_efficiency_scale.param.value));
+  EXPECT_TRUE(near(got.scale_up_busbw_scale.param.value, want.scale_up_busbw_scale.param.value));
+  EXPECT_TRUE(near(got.scale_out_busbw_scale.param.value, want.scale_out_busbw_scale.param.value));
+  EXPECT_TRUE(near(got.per_op_overhead_s.param.value, want.per_op_overhead_s.param.value));
+  ASSERT_EQ(got.per_run.size(), want.per_run.size());
+  for (std::size_t i = 0; i < got.per_run.size(); ++i) {
+    EXPECT_EQ(got.per_run[i].label, want.per_run[i].label);
+    EXPECT_TRUE(near(got.per_run[i].measured_s, want.per_run[i].measured_s))
+        << want.per_run[i].label << ": the runs file measures " << got.per_run[i].measured_s << " s, the profile "
+        << want.per_run[i].measured_s << " s (regenerate the profile)";
+    EXPECT_TRUE(near(got.per_run[i].before_s, want.per_run[i].before_s)) << want.per_run[i].label;
+    EXPECT_TRUE(near(got.per_run[i].after_s, want.per_run[i].after_s)) << want.per_run[i].label;
+  }
 }
 
 }  // namespace

@@ -28,6 +28,72 @@ std::string trim(std::string s) {
   return s.substr(b);
 }
 
+namespace {
+
+// The offset of the first byte of `s` that is not part of well-formed UTF-8 (Unicode 15, table
+// 3-7: no overlong forms, no surrogates, nothing above U+10FFFF), or npos when all of it is.
+std::size_t invalid_utf8_at(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (b >= 0xC2 && b <= 0xDF) {
+      n = 1;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      n = 2;
+      if (b == 0xE0) lo = 0xA0;
+      if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      n = 3;
+      if (b == 0xF0) lo = 0x90;
+      if (b == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + n >= s.size()) return i;  // cut short
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      if (k == 1 ? (c < lo || c > hi) : (c < 0x80 || c > 0xBF)) return i;
+    }
+    i += n + 1;
+  }
+  return std::string_view::npos;
+}
+
+std::string hex_byte(unsigned char b) {
+  static constexpr char digits[] = "0123456789ABCDEF";
+  return std::string("0x") + digits[b >> 4] + digits[b & 0xF];
+}
+
+}  // namespace
+
+// Every cell of a measured-run table is UTF-8 text (the reports are JSON, which holds nothing
+// else): a cell that is not is an error naming the file, the record's line and the column, found
+// here once for every table rather than when a report is written.
+static Diagnostics invalid_utf8_cells(const std::vector<CsvRow>& rows, const std::string& file) {
+  Diagnostics diags;
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.cells.size(); ++c) {
+      const std::size_t at = invalid_utf8_at(row.cells[c]);
+      if (at == std::string_view::npos) continue;
+      std::string column = "column " + std::to_string(c + 1);
+      if (&row != &rows.front() && c < rows.front().cells.size() &&
+          invalid_utf8_at(rows.front().cells[c]) == std::string_view::npos) {
+        column += " (" + trim(rows.front().cells[c]) + ")";
+      }
+      diags.push_back({Diagnostic::Severity::error, file + ":" + std::to_string(row.line),
+                       column + ": not UTF-8 text (byte " + hex_byte(static_cast<unsigned char>(row.cells[c][at])) +
+                           " at byte " + std::to_string(at + 1) + " of the cell); save the file as UTF-8"});
+    }
+  }
+  return diags;
+}
+
 Result<std::vector<CsvRow>> parse_csv(std::string_view text, const std::string& file) {
   std::vector<CsvRow> rows;
   CsvRow row;
@@ -92,6 +158,7 @@ Result<std::vector<CsvRow>> parse_csv(std::string_view text, const std::string& 
   }
   if (in_quotes) return fail(file + ":" + std::to_string(row.line), "malformed CSV: unterminated quoted field");
   if (!field.empty() || !row.cells.empty() || quoted) end_row();
+  if (auto bad = invalid_utf8_cells(rows, file); !bad.empty()) return std::unexpected(std::move(bad));
   return rows;
 }
 

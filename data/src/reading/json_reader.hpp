@@ -576,51 +576,88 @@ inline std::optional<std::string> json_text_problem(std::string_view text) {
   return std::nullopt;
 }
 
-// Parses JSON text. Errors: "<where>: invalid JSON at line L, column C: <reason>". Duplicate keys
-// in one object are errors too (nlohmann would keep the last one silently); each object keeps a
-// hash set of its keys, so the check is linear in the keys, not quadratic.
-inline Result<json> parse_json_text(std::string_view text, const std::string& where) {
-  if (auto problem = json_text_problem(text)) return fail(where, "invalid JSON: " + *problem);
+// Builds the document through nlohmann's plain DOM builder and reports every duplicate key in one
+// object (nlohmann would keep the last one silently). Each open object keeps a hash set of its
+// keys, so the check is linear in the keys. nlohmann's callback parser is not used: on every
+// closed child object it walks all members of the parent to drop discarded values, which made
+// one object or array with n object children take time quadratic in n.
+class CheckedDomBuilder {
+ public:
+  using number_integer_t = json::number_integer_t;
+  using number_unsigned_t = json::number_unsigned_t;
+  using number_float_t = json::number_float_t;
+  using string_t = json::string_t;
+  using binary_t = json::binary_t;
+
+  CheckedDomBuilder(json& result, const std::string& where, Diagnostics& diags)
+      : dom_(result, /*allow_exceptions=*/true), where_(where), diags_(diags) {}
+
+  bool null() { return scalar(dom_.null()); }
+  bool boolean(bool v) { return scalar(dom_.boolean(v)); }
+  bool number_integer(number_integer_t v) { return scalar(dom_.number_integer(v)); }
+  bool number_unsigned(number_unsigned_t v) { return scalar(dom_.number_unsigned(v)); }
+  bool number_float(number_float_t v, const string_t& s) { return scalar(dom_.number_float(v, s)); }
+  bool string(string_t& v) { return scalar(dom_.string(v)); }
+  bool binary(binary_t& v) { return scalar(dom_.binary(v)); }
+  bool start_object(std::size_t n) {
+    stack_.push_back({true, {}, {}, 0});
+    return dom_.start_object(n);
+  }
+  bool start_array(std::size_t n) {
+    stack_.push_back({false, {}, {}, 0});
+    return dom_.start_array(n);
+  }
+  bool end_object() { return closed(dom_.end_object()); }
+  bool end_array() { return closed(dom_.end_array()); }
+  bool key(string_t& k) {
+    auto& top = stack_.back();
+    top.key = k;
+    if (!top.keys.insert(top.key).second) {
+      std::string pointer;
+      for (std::size_t i = 0; i + 1 < stack_.size(); ++i) {
+        pointer = stack_[i].is_object ? child(pointer, stack_[i].key) : child(pointer, stack_[i].index);
+      }
+      diags_.push_back({Diagnostic::Severity::error, where_ + "#" + child(pointer, top.key),
+                        "duplicate key (each key may appear once in an object)"});
+    }
+    return dom_.key(k);
+  }
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& token, const Exception& ex) {
+    return dom_.parse_error(position, token, ex);  // throws ex (allow_exceptions)
+  }
+
+ private:
   struct Frame {
     bool is_object = false;
     std::unordered_set<std::string> keys;
     std::string key;  // the current key of this object
     std::size_t index = 0;
   };
-  std::vector<Frame> stack;
+  bool scalar(bool ok) {
+    if (!stack_.empty() && !stack_.back().is_object) ++stack_.back().index;
+    return ok;
+  }
+  bool closed(bool ok) {
+    if (!stack_.empty()) stack_.pop_back();
+    return scalar(ok);
+  }
+
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  const std::string& where_;
+  Diagnostics& diags_;
+  std::vector<Frame> stack_;
+};
+
+// Parses JSON text. Errors: "<where>: invalid JSON at line L, column C: <reason>"; every duplicate
+// key (CheckedDomBuilder). Linear in the size of the text.
+inline Result<json> parse_json_text(std::string_view text, const std::string& where) {
+  if (auto problem = json_text_problem(text)) return fail(where, "invalid JSON: " + *problem);
   Diagnostics diags;
-  auto element_done = [&] {
-    if (!stack.empty() && !stack.back().is_object) ++stack.back().index;
-  };
-  auto on_event = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start: stack.push_back({true, {}, {}, 0}); break;
-      case json::parse_event_t::array_start: stack.push_back({false, {}, {}, 0}); break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!stack.empty()) stack.pop_back();
-        element_done();
-        break;
-      case json::parse_event_t::value: element_done(); break;
-      case json::parse_event_t::key: {
-        auto& top = stack.back();
-        top.key = parsed.get<std::string>();
-        if (!top.keys.insert(top.key).second) {
-          std::string pointer;
-          for (std::size_t i = 0; i + 1 < stack.size(); ++i) {
-            pointer = stack[i].is_object ? child(pointer, stack[i].key) : child(pointer, stack[i].index);
-          }
-          diags.push_back({Diagnostic::Severity::error, where + "#" + child(pointer, top.key),
-                           "duplicate key (each key may appear once in an object)"});
-        }
-        break;
-      }
-    }
-    return true;
-  };
   json j;
   try {
-    j = json::parse(text.begin(), text.end(), on_event);
+    CheckedDomBuilder builder(j, where, diags);
+    json::sax_parse(text.begin(), text.end(), &builder);
   } catch (const json::parse_error& e) {
     std::string what = e.what();
     std::string reason = what;

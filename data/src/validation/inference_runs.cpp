@@ -216,11 +216,14 @@ struct Cells {
                      "row " + row_id + ", column " + name + ": expected " + expected + "; got '" + text(name) + "'"});
   }
   // Empty: not given. Anything else must be a positive whole number.
-  std::optional<long long> whole(const char* name, long long most = 1LL << 40) const {
+  std::optional<long long> whole(const char* name, long long most = 1LL << 40, std::string_view why = {}) const {
     const std::string t = text(name);
     if (t.empty()) return std::nullopt;
     const auto v = positive_whole(t, most);
-    if (!v) bad(name, "a positive whole number");
+    if (!v) {
+      bad(name, why.empty() ? std::string("a positive whole number")
+                            : "a positive whole number up to " + std::to_string(most) + " (" + std::string(why) + ")");
+    }
     return v;
   }
   std::optional<double> number(const char* name) const {
@@ -259,7 +262,7 @@ Result<std::vector<ServingRun>> inference_runs(const std::vector<CsvRow>& rows, 
     const auto pp = c.whole("pp", 1 << 20);
     const auto in = c.whole("input_len");
     const auto out = c.whole("output_len");
-    const auto requests = c.whole("num_requests");
+    const auto requests = c.whole("num_requests", kMaxServingRequests, "the cap of serve's traffic.requests");
     const auto batch = c.whole("concurrency_or_batch", 1 << 30);
     std::optional<double> rate;
     bool rate_infinite = false;

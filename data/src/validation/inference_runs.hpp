@@ -29,5 +29,8 @@ Result<std::vector<ServingRun>> inference_runs(const std::vector<CsvRow>& rows, 
 // 30,000 requests, either way), the MAPE by 0.01 points, and the Debug build's run of the whole
 // table takes 7.1 s instead of 9.5 s. Said in the row's assumptions when it binds.
 inline constexpr std::int64_t kMaxOfflineRequests = 2000;
+// The most requests a row's num_requests may give, as for serve's traffic.requests
+// (serve_fields.cpp): every request is simulated and kept, so 1e8 asked for gigabytes.
+inline constexpr std::int64_t kMaxServingRequests = 1'000'000;
 
 }  // namespace capplan::data::detail
