@@ -216,8 +216,9 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
   const data::ServeRequest* request = &planned->request;
   data::ServeResult& result = planned->result;
   if (training) data::train_then_serve(result, *request, *training, *training_estimate, opt.months);
-  const std::string rendered =
-      format == "json" ? data::serve_to_json(result, *request).dump(2) + "\n" : data::serve_to_table(result, *request);
+  const std::string rendered = format == "json" ? data::serve_to_json(result, *request).dump(2) + "\n"
+                               : format == "csv" ? data::serve_to_csv(result, *request)
+                                                 : data::serve_to_table(result, *request);
   if (!emit(opt.out, rendered)) return code(Exit::invalid_input);
   if (format != "json") {
     for (const auto& w : request->warnings) print_warning(w);
@@ -258,7 +259,7 @@ Command add_serve_command(CLI::App& app, const GlobalOptions& global) {
       "scenario's pricing.currency; a price not known is shown as unknown, never invented.\n"
       "Exit codes: 0 ok, 2 invalid input, 3 no layout meets the latency target or fits, 1 internal error.");
   add_scenario_file_options(*cmd, opt->scenario_arg, opt->scenario_opt);
-  add_format_option(*cmd, opt->format, {"table", "json"});
+  add_format_option(*cmd, opt->format, {"table", "json", "csv"});
   add_out_option(*cmd, opt->out);
   opt->profile_option =
       cmd->add_option("--profile", opt->profile,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `capplan tco [SCENARIO_FILE|-] [flags]`: the scenario's fleet owned for N years at utilisation U
-// against renting the same GPU-hours (README "Own versus rent"). The flags patch the scenario's
+// against renting the same GPU-hours (README "Own versus rent"). The fleet is the scenario's
+// cluster, or for a serve scenario the nodes its serving plan needs. The flags patch the scenario's
 // `tco` section, which data::tco_request validates like any file.
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -64,17 +65,20 @@ int run_tco(const TcoOptions& opt, const GlobalOptions& global) {
   // and every rent rate it has that the scenario leaves empty.
   std::optional<data::PriceSheet> sheet;
   if (!merge_price_sheet_or_report(opt.prices, doc, *file, *catalogs, sheet)) return code(Exit::invalid_input);
-  auto parsed = data::parse_scenario(doc, *catalogs, kWhere);
+  // The model and training are not needed to own a fleet: a file may give the cluster alone.
+  auto parsed = data::parse_fleet_scenario(doc, *catalogs, kWhere);
   if (!parsed) {
     print_diagnostics(parsed.error());
     return code(Exit::invalid_input);
   }
-  if (!training_scenario_or_report(*parsed, "tco")) return code(Exit::invalid_input);
   std::vector<std::string> sheet_notes;
   if (sheet) {
     sheet_notes = data::apply_price_sheet_rates(parsed->scenario, *sheet, has_key(doc, "pricing", "currency"));
   }
-  auto request = data::tco_request(doc, *parsed, *catalogs, kWhere);
+  // A serving scenario owns the fleet its serving plan needs; any other the scenario's cluster.
+  auto request = parsed->scenario.workload.kind == sim::WorkloadKind::serve
+                     ? data::serving_tco_request(doc, *parsed, *catalogs, kWhere)
+                     : data::tco_request(doc, *parsed, *catalogs, kWhere);
   if (!request) {
     print_diagnostics(request.error());
     return code(Exit::invalid_input);
@@ -104,8 +108,8 @@ Command add_tco_command(CLI::App& app, const GlobalOptions& global) {
   auto opt = std::make_shared<TcoOptions>();
   CLI::App* cmd = app.add_subcommand(
       "tco",
-      "Own versus rent over years: the scenario's fleet bought, financed, powered and staffed, against renting "
-      "the same GPU-hours; the break-even utilisation");
+      "Own versus rent over years: the scenario's fleet (a serve scenario: the nodes its serving plan needs) "
+      "bought, financed, powered and staffed, against renting the same GPU-hours; the break-even utilisation");
   cmd->footer(
       "The scenario's `tco` section holds the terms (README \"Own versus rent\"); flags override it. Amounts are in "
       "the scenario's pricing.currency; rent rates come from its pricing section and the catalog. A price not given "

@@ -17,6 +17,8 @@ packages=(
   # tests/cluster/: a real single-node Slurm (with munge) runs scripts/cluster/calibrate.sbatch, and
   # Python's yaml module reads the Kubernetes manifests
   slurm-wlm munge python3-yaml
+  # tests/cli/: the scenario and result JSON Schemas checked by a real Draft 2020-12 validator
+  python3-jsonschema
 )
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A small JSON Schema validator for the subset of JSON Schema 2020-12 that schema/*.schema.json
-// use (type, const, enum, bounds, pattern, items, required, properties, additionalProperties,
+// use (type, const, enum, bounds, pattern, items, required, properties, additionalProperties, propertyNames,
 // allOf/anyOf/oneOf, not, if/then/else, local $ref). errors_of() lists every mismatch as "<pointer>: <what>".
 // Shared by schema_test.cpp and invariants_test.cpp.
 #include <gtest/gtest.h>
@@ -85,6 +85,11 @@ inline void validate(const json& schema_in, const json& v, const json& root, con
         validate(props[k], x, root, at + "/" + k, errors);
       } else if (s.contains("additionalProperties") && s["additionalProperties"] == false) {
         fail("unknown key '" + k + "'");
+      }
+      if (s.contains("propertyNames")) {
+        std::vector<std::string> e;
+        validate(s["propertyNames"], json(k), root, at + "/" + k, e);
+        if (!e.empty()) fail("key '" + k + "' not allowed here");
       }
     }
   }

@@ -32,10 +32,17 @@ Result<ParsedScenario> ScenarioParser::run(const json& j) {
   for (const char* key : {"name", "description"}) {
     if (const json* v = find(j, key)) r_.string(*v, child("", key));
   }
-  const json* model = required(j, "model", "the model: a preset or explicit dimensions");
+  // A fleet without a model: its cluster, pricing and tco terms; what would run on it needs the model.
+  const bool fleet_only = fleet_ && find(j, "model") == nullptr;
+  if (fleet_only) {
+    for (const char* key : {"workload", "training", "strategy"}) {
+      if (find(j, key) != nullptr) r_.error(child("", key), "describes a run on the fleet: give the model too");
+    }
+  }
+  const json* model = fleet_only ? nullptr : required(j, "model", "the model: a preset or explicit dimensions");
   // A serving scenario has no training section (its workload section says what is served).
-  const json* training = serve_ ? find(j, "training")
-                                : required(j, "training", "tokens, global batch and precision");
+  const json* training = serve_ || fleet_only ? find(j, "training")
+                                              : required(j, "training", "tokens, global batch and precision");
   if (serve_ && training != nullptr) r_.error("/training", "not used by a serve workload (remove it)");
   const json* cluster = required(j, "cluster", "instance + nodes, or gpu + gpus");
 
@@ -104,6 +111,10 @@ Result<ParsedScenario> ScenarioParser::run(const json& j) {
       t->finetune.method == sim::TuneMethod::full && out_.scenario.workload.kind == sim::WorkloadKind::finetune) {
     s.zero = recipe_->zero_full_finetune;
   }
+  if (fleet_only && !has_errors(diags_) && c) {
+    out_.scenario.cluster = std::move(*c);
+    return std::move(out_);
+  }
   if (has_errors(diags_) || !m || !t || !c) return std::unexpected(std::move(diags_));
   out_.scenario.model = std::move(*m);
   out_.scenario.training = *t;
@@ -150,6 +161,10 @@ using scenario_detail::ScenarioParser;
 
 Result<ParsedScenario> parse_scenario(const nlohmann::json& j, const Catalogs& catalogs, std::string_view where) {
   return ScenarioParser(catalogs, where).run(j);
+}
+
+Result<ParsedScenario> parse_fleet_scenario(const nlohmann::json& j, const Catalogs& catalogs, std::string_view where) {
+  return ScenarioParser(catalogs, where, /*fleet=*/true).run(j);
 }
 
 Result<nlohmann::json> parse_scenario_document(std::string_view text, std::string_view where) {

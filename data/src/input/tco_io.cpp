@@ -3,10 +3,12 @@
 // section's values are checked by its field table (input/fields/tco_fields.cpp).
 #include "capplan/data/tco_io.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "capplan/data/currency.hpp"
+#include "capplan/data/findings.hpp"
 #include "capplan/data/format.hpp"
 #include "input/fields/read_table.hpp"
 #include "reading/json_reader.hpp"
@@ -83,6 +85,36 @@ Result<TcoRequest> tco_request(const json& doc, const ParsedScenario& parsed, co
   return out;
 }
 
+Result<TcoRequest> serving_tco_request(const json& doc, const ParsedScenario& parsed, const Catalogs& catalogs,
+                                       std::string_view where) {
+  auto request = serve_request(doc, parsed, catalogs, where);
+  if (!request) return std::unexpected(std::move(request.error()));
+  const ServeResult planned = plan_request(*request);
+  const ServeOption& chosen = planned.recommended();
+  if (!chosen.plan.feasible) {
+    std::string why = "no layout meets the serving target; " + sim::layout_name(chosen.job);
+    if (chosen.plan.reason) why += ": " + render(*chosen.plan.reason);
+    return fail(std::string(where) + "#/workload", why);
+  }
+  // The fleet: the chosen layout's cluster (its instance, GPU and price), as many whole nodes as
+  // the replicas occupy.
+  ParsedScenario fleet = parsed;
+  sim::Cluster& c = fleet.scenario.cluster;
+  c = chosen.cluster;
+  c.gpus = chosen.plan.instances * c.gpus_per_node;
+  auto out = tco_request(doc, fleet, catalogs, where);
+  if (!out) return out;
+  // The serving request's warnings (the scenario's among them, which tco_request has already).
+  for (const auto& w : request->warnings) {
+    if (std::find(out->warnings.begin(), out->warnings.end(), w) == out->warnings.end()) out->warnings.push_back(w);
+  }
+  out->serving = ServingFleet{request->model_id, sim::layout_name(chosen.job), chosen.plan.replicas, chosen.plan.gpus,
+                              chosen.plan.instances};
+  out->fleet += " serving " + request->model_id + ": " + std::to_string(chosen.plan.replicas) + " x " +
+                sim::layout_name(chosen.job) + " on " + std::to_string(chosen.plan.gpus) + " GPUs";
+  return out;
+}
+
 namespace {
 
 json money_or_null(const std::optional<double>& usd, const sim::Currency& c) {
@@ -144,6 +176,13 @@ json tco_to_json(const sim::Tco& t, const TcoRequest& r) {
       {"missing_inputs", t.missing},
       {"warnings", r.warnings},
   };
+  if (r.serving) {
+    out["serving"] = {{"model", r.serving->model},
+                      {"layout", r.serving->layout},
+                      {"replicas", r.serving->replicas},
+                      {"gpus", r.serving->gpus},
+                      {"instances", r.serving->instances}};
+  }
   format::stamp(out);
   return out;
 }

@@ -5,8 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "capplan/data/findings.hpp"
+#include "capplan/data/format.hpp"
 #include "capplan/data/serve_io.hpp"
 #include "output/serve_words.hpp"
 
@@ -27,6 +30,16 @@ std::string fixed(double v, int digits) {
 
 std::string option_name(const ServeOption& o) {
   return o.label.empty() ? layout_name(o.job) : o.label;
+}
+
+// The latency a layout's target is read on (sim::slo_latency: end-to-end when the target has it,
+// else time to first token, else time per output token) at the target's percentile: "TTFT p95 s".
+std::string slo_latency_label(const sim::ServeJob& j) {
+  const std::string q = " p" + fixed(j.slo.percentile * 100, 0) + " s";
+  if (j.slo.e2e.base() > 0) return "e2e" + q;
+  if (j.slo.ttft.base() > 0) return "TTFT" + q;
+  if (j.slo.tpot.base() > 0) return "TPOT" + q;
+  return "e2e" + q;
 }
 
 }  // namespace
@@ -216,7 +229,75 @@ json serve_to_json(const ServeResult& res, const ServeRequest& r) {
   }
   if (res.lifecycle) j["train_then_serve"] = lifecycle_json(*res.lifecycle, r.currency);
   j["warnings"] = r.warnings;
+  format::stamp(j);
   return j;
+}
+
+std::string serve_to_csv(const ServeResult& res, const ServeRequest& r) {
+  std::string out =
+      "layout,instance,engine,gpu,gpus_per_node,tp,pp,ep,weights,kv_cache,recommended,pareto,confirmed_by_simulation,"
+      "feasible,reason,binding,replicas,gpus,instances,kv_cache_tokens,max_sequences,max_rate_per_replica_per_s,"
+      "rate_per_replica_per_s";
+  for (const char* metric : {"ttft", "tpot", "e2e"}) {
+    for (const char* stat : {"mean", "p50", "p90", "p95", "p99"}) out += std::string(",") + metric + "_" + stat + "_s";
+  }
+  out += ",output_tokens_per_s_per_replica,gpu_hours_per_month,currency,cost_per_month,cost_per_million_input_tokens,"
+         "cost_per_million_output_tokens\n";
+  const auto cell = [](const json& v) {
+    if (v.is_null()) return std::string();
+    if (v.is_string()) return format::csv_field(v.get<std::string>());
+    if (v.is_boolean()) return std::string(v.get<bool>() ? "true" : "false");
+    return v.dump();
+  };
+  const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  const ServeOption& chosen = res.recommended();
+  const auto row = [&](const ServeOption& o, bool front) {
+    const sim::ServePlan& p = o.plan;
+    const sim::ServeLoad& l = p.at_rate;
+    const std::string& instance = o.instance_id.empty() ? o.cluster.instance_id : o.instance_id;
+    std::vector<json> cells = {option_name(o),
+                               instance.empty() ? json(nullptr) : json(instance),
+                               o.job.engine.id,
+                               o.cluster.gpu.id,
+                               o.cluster.gpus_per_node,
+                               o.job.tp,
+                               o.job.pp,
+                               o.job.ep,
+                               to_string(o.job.weights),
+                               to_string(o.job.kv),
+                               &o == &chosen,
+                               front,
+                               o.confirmed,
+                               p.feasible,
+                               p.reason ? json(render(*p.reason)) : json(nullptr),
+                               p.binding.empty() ? json(nullptr) : json(p.binding),
+                               p.replicas,
+                               p.gpus,
+                               p.instances,
+                               p.memory.kv_tokens,
+                               p.memory.max_sequences,
+                               num(p.max_rate),
+                               num(l.requests_per_s)};
+    for (const sim::LatencyStats* st : {&l.ttft, &l.tpot, &l.e2e}) {
+      for (double v : {st->mean, st->p50, st->p90, st->p95, st->p99}) cells.push_back(num(v));
+    }
+    for (const json& v : {num(l.output_tokens_per_s), num(p.gpu_hours_per_month), json(r.currency.code),
+                          money(p.usd_per_month, r.currency), money(p.usd_per_million_input, r.currency),
+                          money(p.usd_per_million_output, r.currency)}) {
+      cells.push_back(v);
+    }
+    std::string line;
+    for (const json& c : cells) line += (line.empty() ? "" : ",") + cell(c);
+    out += line + "\n";
+  };
+  if (r.compare && !res.options.empty()) {
+    for (std::size_t i = 0; i < res.options.size(); ++i) {
+      row(res.options[i], std::find(res.pareto.begin(), res.pareto.end(), i) != res.pareto.end());
+    }
+  } else {
+    row(res.asked, false);
+  }
+  return out;
 }
 
 namespace {
@@ -310,8 +391,10 @@ std::string serve_to_table(const ServeResult& res, const ServeRequest& r) {
     std::size_t width = 13;
     for (const auto& o : res.options) width = std::max(width, option_name(o).size());
     const int w = static_cast<int>(width);
-    s << "    " << std::string("layout") << std::string(width - 6 + 2, ' ')
-      << "GPUs  KV tokens  max req/s  latency s  per month         per 1M out\n";
+    char latency[32];
+    std::snprintf(latency, sizeof latency, "%10s", slo_latency_label(r.job).c_str());
+    s << "    " << std::string("layout") << std::string(width - 6 + 2, ' ') << "GPUs  KV tokens  max req/s " << latency
+      << "  per month         per 1M out\n";
     std::size_t shown = 0;
     for (std::size_t i = 0; i < res.options.size(); ++i) {
       const auto& o = res.options[i];

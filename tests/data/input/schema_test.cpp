@@ -24,6 +24,8 @@
 #include "capplan/data/fields.hpp"
 #include "capplan/data/scenario_io.hpp"
 #include "capplan/data/search_io.hpp"
+#include "capplan/data/serve_io.hpp"
+#include "capplan/data/tco_io.hpp"
 #include "capplan/sim/cost/datasheet_cost.hpp"
 #include "capplan/sim/estimate/estimate.hpp"
 #include "capplan/sim/search/search.hpp"
@@ -371,6 +373,115 @@ TEST(ResultSchema, SearchesValidateAndEveryKeyWrittenIsListed) {
     EXPECT_EQ(errors_of(root, out, root), std::vector<std::string>{}) << deadline_days;
     expect_keys_listed(root, out, root, "#");
   }
+}
+
+// Serving plans (one layout, compared layouts) and own-versus-rent documents, for a training
+// fleet and a serving one, validate and list every key they write.
+TEST(ResultSchema, ServePlansAndTcoValidateAndEveryKeyWrittenIsListed) {
+  const json& root = result_schema();
+  const json serve_doc = {
+      {"workload",
+       {{"kind", "serve"},
+        {"weights", "fp8"},
+        {"tp", 1},
+        {"traffic", {{"rate_per_s", 20}, {"input_tokens", 1000}, {"output_tokens", 300}}},
+        {"slo", {{"ttft_s", 1.0}, {"percentile", 0.95}}}}},
+      {"model", {{"preset", "llama3.1-8b"}}},
+      {"cluster", {{"instance", "tencent-hccpnv5"}}},
+      {"pricing", {{"usd_per_gpu_hour", 2}}},
+      {"tco", {{"years", 3}, {"utilisation", 0.6}, {"capex_per_node", 300000}}}};
+  const auto& catalogs = test::real_catalogs();
+  for (bool compare : {false, true}) {
+    json doc = serve_doc;
+    doc["workload"]["compare"] = compare;
+    auto parsed = parse_scenario(doc, catalogs);
+    ASSERT_TRUE(parsed.has_value()) << to_string(parsed.error());
+    auto request = serve_request(doc, *parsed, catalogs);
+    ASSERT_TRUE(request.has_value()) << to_string(request.error());
+    const json out = serve_to_json(plan_request(*request, nullptr, 3), *request);
+    EXPECT_EQ(errors_of(root["$defs"]["serve"], out, root), std::vector<std::string>{}) << compare;
+    EXPECT_TRUE(out.contains("schema_version") && out.contains("capplan_version"));
+    expect_keys_listed(root["$defs"]["serve"], out, root, "#");
+  }
+  auto parsed = parse_fleet_scenario(serve_doc, catalogs);
+  ASSERT_TRUE(parsed.has_value()) << to_string(parsed.error());
+  auto serving = serving_tco_request(serve_doc, *parsed, catalogs);
+  ASSERT_TRUE(serving.has_value()) << to_string(serving.error());
+  json training = minimal_scenario();
+  training["tco"] = serve_doc["tco"];
+  auto trained = parse_scenario(training, catalogs);
+  ASSERT_TRUE(trained.has_value());
+  auto owned = tco_request(training, *trained, catalogs);
+  ASSERT_TRUE(owned.has_value()) << to_string(owned.error());
+  for (const TcoRequest* r : {&*serving, &*owned}) {
+    const json out = tco_to_json(sim::tco(r->inputs), *r);
+    EXPECT_EQ(errors_of(root["$defs"]["tco"], out, root), std::vector<std::string>{}) << r->fleet;
+    expect_keys_listed(root["$defs"]["tco"], out, root, "#");
+  }
+}
+
+// Each workload kind's rules between sections are the reader's: what one refuses, so does the
+// schema, and the schema accepts what the reader accepts.
+TEST(ScenarioSchema, EachWorkloadKindRequiresAndRefusesWhatTheReaderDoes) {
+  const json& root = scenario_schema();
+  const json serve = json::parse(R"({"workload": {"kind": "serve", "traffic": {"rate_per_s": 5, "input_tokens": 100,
+                                       "output_tokens": 100}},
+                                     "model": {"preset": "llama3.1-8b"}, "cluster": {"gpu": "h100-sxm-80gb"}})");
+  const json finetune = json::parse(R"({"workload": {"kind": "finetune", "method": "lora",
+                                          "dataset": {"tokens": "1B", "epochs": 1}},
+                                        "model": {"preset": "llama3-8b"}, "training": {"global_batch": 64},
+                                        "cluster": {"gpu": "h100-sxm-80gb", "gpus": 8}})");
+  const json fleet = json::parse(R"({"cluster": {"gpu": "h100-sxm-80gb", "gpus": 16},
+                                     "tco": {"years": 3, "utilisation": 0.5}})");
+  auto agree = [&](const json& doc, bool valid, const std::string& what) {
+    const bool read = what.rfind("fleet", 0) == 0 ? parse_fleet_scenario(doc, test::real_catalogs()).has_value()
+                                                  : parse_scenario(doc, test::real_catalogs()).has_value();
+    EXPECT_EQ(read, valid) << what << ": the reader";
+    EXPECT_EQ(errors_of(root, doc, root).empty(), valid) << what << ": the schema";
+  };
+  agree(minimal_scenario(), true, "pretrain");
+  agree(serve, true, "serve");
+  agree(finetune, true, "finetune");
+  agree(fleet, true, "fleet");
+  json d = serve;
+  d["training"] = {{"precision", "bf16"}};
+  agree(d, false, "serve with a training section");
+  d = serve;
+  d["strategy"] = {{"tp", 1}};
+  agree(d, false, "serve with a strategy");
+  d = serve;
+  d["workload"].erase("traffic");
+  agree(d, false, "serve without traffic");
+  d = serve;
+  d["workload"]["method"] = "lora";
+  agree(d, false, "serve with a fine-tuning key");
+  d = finetune;
+  d["training"]["tokens"] = "1T";
+  agree(d, false, "finetune with training.tokens");
+  d = finetune;
+  d["workload"].erase("dataset");
+  agree(d, false, "finetune without a dataset");
+  d = finetune;
+  d["workload"]["traffic"] = {{"rate_per_s", 5}};
+  agree(d, false, "finetune with a serving key");
+  d = minimal_scenario();
+  d.erase("training");
+  agree(d, false, "pretrain without training");
+  d = minimal_scenario();
+  d["training"].erase("global_batch");
+  agree(d, false, "pretrain without a global batch");
+  d = minimal_scenario();
+  d["training"]["global_batch_tokens"] = "4M";
+  agree(d, false, "pretrain with both batch spellings");
+  d = minimal_scenario();
+  d["workload"] = {{"kind", "pretrain"}, {"method", "lora"}};
+  agree(d, false, "pretrain with a fine-tuning key");
+  d = minimal_scenario();
+  d["pricing"] = {{"currency", "CNY"}, {"usd_per_gpu_hour", 20}};
+  agree(d, false, "another currency without its rate");
+  d = fleet;
+  d["training"] = minimal_scenario()["training"];
+  agree(d, false, "fleet with a training section and no model");
 }
 
 }  // namespace

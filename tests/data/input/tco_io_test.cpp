@@ -145,3 +145,79 @@ TEST(TcoSection, ErrorsNameTheField) {
 
 }  // namespace
 }  // namespace capplan::data
+
+namespace capplan::data {
+namespace {
+
+// A serving scenario at 100 requests/s, TP1 FP8 on 8-GPU H800 instances, owned for 2 years.
+json served_fleet() {
+  return {{"workload",
+           {{"kind", "serve"},
+            {"engine", "vllm"},
+            {"weights", "fp8"},
+            {"tp", 1},
+            {"traffic", {{"arrival", "poisson"}, {"rate_per_s", 100}, {"input_tokens", 1000}, {"output_tokens", 300}}},
+            {"slo", {{"e2e_s", 2.0}, {"percentile", 0.95}}}}},
+          {"model", {{"preset", "llama3.1-8b"}}},
+          {"cluster", {{"instance", "tencent-hccpnv5"}}},
+          {"pricing", {{"usd_per_gpu_hour", 2}}},
+          {"tco", {{"years", 2}, {"utilisation", 0.5}, {"capex_per_node", 300000}}}};
+}
+
+TEST(TcoServing, TheFleetIsTheWholeInstancesTheServingPlanNeeds) {
+  const json doc = served_fleet();
+  auto parsed = parse_fleet_scenario(doc, test::real_catalogs());
+  ASSERT_TRUE(parsed) << to_string(parsed.error());
+  auto r = serving_tco_request(doc, *parsed, test::real_catalogs());
+  ASSERT_TRUE(r) << first_error(r);
+  // The plan capplan serve makes for the same scenario.
+  auto request = serve_request(doc, *parsed, test::real_catalogs());
+  ASSERT_TRUE(request);
+  const ServeResult planned = plan_request(*request);
+  const sim::ServePlan& plan = planned.recommended().plan;
+  ASSERT_TRUE(plan.feasible);
+  ASSERT_TRUE(r->serving);
+  EXPECT_EQ(r->serving->replicas, plan.replicas);
+  EXPECT_EQ(r->serving->gpus, plan.gpus);
+  EXPECT_GT(plan.replicas, 8);  // more than one instance's GPUs: whole nodes, rounded up
+  EXPECT_EQ(r->inputs.nodes, (plan.gpus + 7) / 8);
+  EXPECT_EQ(r->inputs.gpus_per_node, 8);
+  const sim::Tco t = sim::tco(r->inputs);
+  EXPECT_DOUBLE_EQ(t.capital, r->inputs.nodes * 300000.0);
+  EXPECT_DOUBLE_EQ(t.useful_gpu_hours, r->inputs.nodes * 8 * 8760.0 * 2 * 0.5);
+  const json out = tco_to_json(t, *r);
+  EXPECT_EQ(out["serving"]["layout"], "TP1 fp8");
+  EXPECT_EQ(out["fleet"]["nodes"], r->inputs.nodes);
+}
+
+TEST(TcoServing, NoLayoutMeetingTheTargetIsAnErrorSayingWhy) {
+  json doc = served_fleet();
+  doc["workload"]["slo"]["e2e_s"] = 0.01;
+  auto parsed = parse_fleet_scenario(doc, test::real_catalogs());
+  ASSERT_TRUE(parsed);
+  auto r = serving_tco_request(doc, *parsed, test::real_catalogs());
+  ASSERT_FALSE(r);
+  EXPECT_NE(first_error(r).find("scenario#/workload: no layout meets the serving target"), std::string::npos)
+      << first_error(r);
+}
+
+TEST(TcoFleet, NeedsNoModelOrTrainingButRefusesARunWithoutAModel) {
+  const json fleet = {{"cluster", {{"gpu", "h100-sxm-80gb"}, {"gpus", 32}}},
+                      {"tco", {{"years", 3}, {"utilisation", 0.5}, {"capex_per_node", 250000}}}};
+  auto parsed = parse_fleet_scenario(fleet, test::real_catalogs());
+  ASSERT_TRUE(parsed) << to_string(parsed.error());
+  auto r = tco_request(fleet, *parsed, test::real_catalogs());
+  ASSERT_TRUE(r) << first_error(r);
+  EXPECT_EQ(r->inputs.nodes, 4);
+  EXPECT_EQ(r->inputs.gpus_per_node, 8);
+  EXPECT_FALSE(parse_scenario(fleet, test::real_catalogs()));  // estimate still needs the model
+  json run = fleet;
+  run["training"] = {{"tokens", "1T"}, {"global_batch", 64}};
+  auto refused = parse_fleet_scenario(run, test::real_catalogs());
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().front().where, "scenario#/training");
+  EXPECT_NE(refused.error().front().message.find("give the model too"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace capplan::data

@@ -34,6 +34,13 @@ std::optional<double> parse_count(std::string_view text);
 Result<ParsedScenario> parse_scenario(const nlohmann::json& j, const Catalogs& catalogs,
                                       std::string_view where = "scenario");
 
+// A scenario read for the fleet it owns (capplan tco): as parse_scenario, except that the model may
+// be left out, and with it the training section; such a scenario has its cluster, pricing and tco
+// terms only (a workload, training or strategy section without a model is an error), and
+// ParsedScenario::model_id stays empty.
+Result<ParsedScenario> parse_fleet_scenario(const nlohmann::json& j, const Catalogs& catalogs,
+                                            std::string_view where = "scenario");
+
 // Parses text first ("scenario: invalid JSON at line 3, column 5: ...").
 Result<ParsedScenario> parse_scenario_text(std::string_view text, const Catalogs& catalogs,
                                            std::string_view where = "scenario");

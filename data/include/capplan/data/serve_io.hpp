@@ -122,7 +122,12 @@ void train_then_serve(ServeResult& result, const ServeRequest& r, const ParsedSc
 // every TP size and weight format compared.
 nlohmann::json example_serve_scenario();
 
+// The plan as JSON (stamped with schema_version and capplan_version, as every document capplan
+// writes), as a table, and as CSV: one header line, then one row per layout planned (compare mode:
+// every option, cheapest first; else the asked layout), latencies per replica named by metric and
+// statistic (ttft_p95_s), amounts in the request's currency.
 nlohmann::json serve_to_json(const ServeResult& result, const ServeRequest& r);
 std::string serve_to_table(const ServeResult& result, const ServeRequest& r);
+std::string serve_to_csv(const ServeResult& result, const ServeRequest& r);
 
 }  // namespace capplan::data

@@ -64,8 +64,10 @@ void read_section(const json& j, const std::string& p, std::span<const Field<T>>
 
 class ScenarioParser {
  public:
-  ScenarioParser(const Catalogs& catalogs, std::string_view where)
-      : where_(where), r_(std::string(where), diags_), cat_(catalogs) {}
+  // `fleet`: a scenario read for the fleet it owns (parse_fleet_scenario): without a model, its
+  // cluster, pricing and tco terms only.
+  ScenarioParser(const Catalogs& catalogs, std::string_view where, bool fleet = false)
+      : where_(where), r_(std::string(where), diags_), cat_(catalogs), fleet_(fleet) {}
 
   // run and the helpers every section uses (scenario_io.cpp)
   Result<ParsedScenario> run(const json& j);
@@ -121,6 +123,7 @@ class ScenarioParser {
   Reader r_;
   const Catalogs& cat_;
   bool serve_ = false;  // workload.kind serve: no training section, the cluster's size optional
+  bool fleet_ = false;  // a model (and with it training) may be left out: a fleet to own
   ParsedScenario out_;
   std::optional<sim::FrameworkRecipe> recipe_;  // training.framework's recipe
   bool currency_given_ = false;                 // pricing.currency was given (else the catalog price's)
