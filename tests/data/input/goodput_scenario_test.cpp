@@ -435,5 +435,22 @@ TEST(EstimateOutput, GoodputKeysAreInTheJson) {
   EXPECT_TRUE(j.at("cost_breakdown_usd").contains("total"));
 }
 
+TEST(StorageSection, NamedTierWithoutPublishedBandwidthIsRefusedNamingWhatToGive) {
+  // Unknown is not zero: such a tier once wrote checkpoints at the network's speed.
+  for (const char* id : {"tencent-cfs-turbo-standard", "tencent-cfs-turbo-performance", "tencent-goosefs",
+                         "tencent-cos-standard"}) {
+    auto r = parse_with({{"storage", {{"tier", id}}}});
+    ASSERT_FALSE(r) << id;
+    EXPECT_NE(first_error(r).find("/storage/tier: tier '" + std::string(id) + "' has no published write or read "
+                                  "bandwidth"), std::string::npos) << first_error(r);
+    EXPECT_NE(first_error(r).find("storage.write_gb_per_s"), std::string::npos) << first_error(r);
+    // With the bandwidth given, the tier is priced at it.
+    auto given = parse_with({{"storage", {{"tier", id}, {"write_gb_per_s", 10}}}});
+    ASSERT_TRUE(given) << first_error(given);
+    EXPECT_DOUBLE_EQ(given->scenario.storage.tier.write.aggregate.base(), 10e9);
+    EXPECT_DOUBLE_EQ(given->scenario.storage.tier.read.aggregate.base(), 10e9);
+  }
+}
+
 }  // namespace
 }  // namespace capplan::data
