@@ -340,6 +340,7 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
     return code(Exit::invalid_input);
   }
   if (!training_scenario_or_report(*parsed, "search")) return code(Exit::invalid_input);
+  notes.insert(notes.end(), parsed->unused_inputs.begin(), parsed->unused_inputs.end());
   request.base = parsed->scenario;
   if (const std::string why = even_stages_conflict(opt.flags, request); !why.empty()) {
     print_error(why);

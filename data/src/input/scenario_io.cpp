@@ -120,6 +120,7 @@ Result<ParsedScenario> ScenarioParser::run(const json& j) {
   out_.scenario.training = *t;
   out_.scenario.cluster = std::move(*c);
   out_.scenario.strategy = s;
+  warn_unused(j);
   if (serve_) return std::move(out_);  // the serve section is read by data::serve_request
   // Fine-tuning: the dataset against the model's sequence length (padding needs the
   // micro-batch: the strategy's, or 1 when the search picks it; sim/scenario.hpp).
@@ -143,6 +144,42 @@ const json* ScenarioParser::required(const json& obj, const char* key, const cha
 }
 void ScenarioParser::warn(const std::string& pointer, const std::string& message) {
   out_.warnings.push_back(r_.where(pointer) + ": " + message);
+}
+
+// Inputs given where nothing reads them: accepted, each with a warning naming the field and why.
+// A table's rows say when they apply (FieldSpec::applies); a serving plan sizes its own replicas
+// and has no checkpoints or data loading, so it reads none of the goodput sections nor the
+// cluster's size (which capplan tco does read).
+void ScenarioParser::warn_unused(const json& j) {
+  const FieldUse use{.scenario = out_.scenario, .tco = find(j, "tco") != nullptr};
+  auto unused = [&](const std::string& pointer, const std::string& message) {
+    warn(pointer, message);
+    out_.unused_inputs.push_back(out_.warnings.back());
+  };
+  auto warn_all = [&](const std::vector<std::pair<std::string, std::string>>& rows) {
+    for (const auto& [pointer, message] : rows) unused(pointer, message);
+  };
+  if (const json* v = find(j, "training"); v != nullptr && !serve_) {
+    warn_all(fields_detail::unused_fields(*v, "/training", training_fields(), use));
+  }
+  if (const json* v = find(j, "workload"); v != nullptr && out_.scenario.workload.kind == sim::WorkloadKind::finetune) {
+    warn_all(fields_detail::unused_fields(*v, "/workload", finetune_fields(), use));
+  }
+  if (const json* v = find(j, "pricing")) warn_all(fields_detail::unused_fields(*v, "/pricing", pricing_fields(), use));
+  if (!serve_) return;
+  for (const char* key : {"reliability", "storage", "data"}) {
+    if (find(j, key) != nullptr) {
+      unused(child("", key), "not used by a serve workload: a serving plan has no checkpoints or data loading (remove it)");
+    }
+  }
+  const json* cluster = find(j, "cluster");
+  if (cluster == nullptr || !cluster->is_object() || use.tco) return;
+  for (const char* key : {"nodes", "gpus"}) {
+    if (find(*cluster, key) != nullptr) {
+      unused(child("/cluster", key), "not used by a serve workload: capplan serve sizes the replicas the traffic needs "
+                                   "(remove it; capplan tco reads it)");
+    }
+  }
 }
 
 // A count of tokens given as a number or as a string with an SI suffix ("2T") or a binary one

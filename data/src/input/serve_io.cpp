@@ -123,6 +123,21 @@ Result<ServeRequest> serve_request(const json& doc, const ParsedScenario& scenar
   out.job.pricing = scenario.scenario.pricing;
   read_serve(*w, r, &out, &catalogs);
   if (const auto why = sim::check_serve_purchase(out.job.pricing)) r.error("/pricing/purchase", render(*why));
+  // A context the scenario gives (model.seq_len) must hold the long requests: the p95 prompt and
+  // the p95 output together (an engine refuses a longer one; the preset's training length is not
+  // taken for the served context).
+  const json* model = Reader::find(doc, "model");
+  if (model != nullptr && model->is_object() && Reader::find(*model, "seq_len") != nullptr && !has_errors(diags)) {
+    const sim::Traffic& t = out.job.traffic;
+    const double in = std::max(t.input.mean, t.input.p95);
+    const double gen = std::max(t.output.mean, t.output.p95);
+    const double context = static_cast<double>(out.job.model.seq_len);
+    if (context < in + gen) {
+      r.error("/model/seq_len", "the model's context (" + detail::fmt(context) + " tokens) is shorter than the traffic's p95 "
+                                "prompt plus p95 output (" + detail::fmt(in) + " + " + detail::fmt(gen) + " = " + detail::fmt(in + gen) +
+                                " tokens): give a seq_len of at least " + detail::fmt(in + gen) + ", or shorter requests");
+    }
+  }
   if (has_errors(diags)) return std::unexpected(std::move(diags));
   if (const auto why = sim::check_serve_job(out.job, out.cluster)) {
     r.error("/workload", render(*why));

@@ -435,5 +435,59 @@ TEST(EstimateOutput, GoodputKeysAreInTheJson) {
   EXPECT_TRUE(j.at("cost_breakdown_usd").contains("total"));
 }
 
+TEST(StorageSection, NamedTierWithoutPublishedBandwidthIsRefusedNamingWhatToGive) {
+  // Unknown is not zero: such a tier once wrote checkpoints at the network's speed.
+  for (const char* id : {"tencent-cfs-turbo-standard", "tencent-cfs-turbo-performance", "tencent-goosefs",
+                         "tencent-cos-standard"}) {
+    auto r = parse_with({{"storage", {{"tier", id}}}});
+    ASSERT_FALSE(r) << id;
+    EXPECT_NE(first_error(r).find("/storage/tier: tier '" + std::string(id) + "' has no published write or read "
+                                  "bandwidth"), std::string::npos) << first_error(r);
+    EXPECT_NE(first_error(r).find("storage.write_gb_per_s"), std::string::npos) << first_error(r);
+    // With the bandwidth given, the tier is priced at it.
+    auto given = parse_with({{"storage", {{"tier", id}, {"write_gb_per_s", 10}}}});
+    ASSERT_TRUE(given) << first_error(given);
+    EXPECT_DOUBLE_EQ(given->scenario.storage.tier.write.aggregate.base(), 10e9);
+    EXPECT_DOUBLE_EQ(given->scenario.storage.tier.read.aggregate.base(), 10e9);
+  }
+}
+
+TEST(UnusedInputs, TermsNoPurchaseChoosesAreWarnedOnceAsTheirObject) {
+  auto r = parse_with({{"pricing",
+                        {{"usd_per_gpu_hour", 2.0},
+                         {"spot", {{"usd_per_gpu_hour", 0.5}, {"preemptions_per_node_hour", 0.01}}},
+                         {"reserved", {{"usd_per_gpu_hour", 1.0}}}}}});
+  ASSERT_TRUE(r) << first_error(r);
+  int spot = 0, reserved = 0;
+  for (const auto& w : r->warnings) {
+    spot += w.find("#/pricing/spot: not used: spot terms apply only with pricing.purchase spot") != std::string::npos;
+    reserved += w.find("#/pricing/reserved: not used") != std::string::npos;
+  }
+  EXPECT_EQ(spot, 1);
+  EXPECT_EQ(reserved, 1);
+  EXPECT_EQ(r->unused_inputs.size(), 2u);
+}
+
+TEST(UnusedInputs, TermsThePurchaseChoosesOrATcoSectionReadsAreNotWarned) {
+  auto spot = parse_with({{"pricing", {{"purchase", "spot"}, {"spot", {{"usd_per_gpu_hour", 0.5}}}}}});
+  ASSERT_TRUE(spot) << first_error(spot);
+  EXPECT_TRUE(spot->unused_inputs.empty());
+  auto tco = parse_with({{"pricing", {{"usd_per_gpu_hour", 2.0}, {"reserved", {{"usd_per_gpu_hour", 1.0}}}}},
+                         {"tco", {{"years", 3}, {"utilisation", 0.6}}}});
+  ASSERT_TRUE(tco) << first_error(tco);
+  EXPECT_TRUE(tco->unused_inputs.empty());
+}
+
+TEST(UnusedInputs, Fp8SettingsApplyOnlyToNarrowPrecisions) {
+  auto bf16 = parse_with({{"training", {{"fp8_params", true}, {"fp8_recipe", "current"}}}});
+  ASSERT_TRUE(bf16) << first_error(bf16);
+  ASSERT_EQ(bf16->unused_inputs.size(), 2u);
+  EXPECT_NE(bf16->unused_inputs[0].find("#/training/fp8_recipe: not used"), std::string::npos);
+  EXPECT_NE(bf16->unused_inputs[1].find("#/training/fp8_params: not used"), std::string::npos);
+  auto fp8 = parse_with({{"training", {{"precision", "fp8"}, {"fp8_params", true}, {"fp8_recipe", "current"}}}});
+  ASSERT_TRUE(fp8) << first_error(fp8);
+  EXPECT_TRUE(fp8->unused_inputs.empty());
+}
+
 }  // namespace
 }  // namespace capplan::data

@@ -14,6 +14,7 @@
 #include "capplan/data/serve_io.hpp"
 #include "capplan/sim/tco/tco.hpp"
 #include "capplan/sim/workload/pricing.hpp"
+#include "capplan/sim/workload/scenario.hpp"
 #include "capplan/sim/workload/training.hpp"
 
 namespace capplan::data {
@@ -41,6 +42,13 @@ struct FieldFlag {
   const char* search_help = "";
 };
 
+// What decides whether a given field is used: the scenario as read, and what reads it besides the
+// estimate (FieldSpec::applies).
+struct FieldUse {
+  const sim::Scenario& scenario;
+  bool tco = false;  // a tco section: capplan tco reads the spot and reserved rates, the on-premises terms
+};
+
 // What every user of a field knows about it (designated initializers: unnamed members keep these).
 struct FieldSpec {
   const char* pointer = "";  // below its section, "/"-separated: "engine/max_num_seqs"
@@ -64,6 +72,10 @@ struct FieldSpec {
   bool run_only = false;
   bool nullable = false;                      // null accepted, meaning "unknown": nothing is stored
   const char* record = "";                    // records: the $defs entry of one item ("tier")
+  // When the field is used (nullptr: always). A value given where it is not is accepted with a
+  // warning that names the field and says `unused` ("used only with precision fp8 or fp4").
+  bool (*applies)(const FieldUse& use) = nullptr;
+  const char* unused = "";
 };
 
 // A field, where a checked value lands in `T` (nullptr: read by hand beside the table), and how it

@@ -18,6 +18,9 @@ struct ParsedScenario {
   std::string model_id;  // preset id or "custom"
   bool strategy_all_auto = false;
   std::vector<std::string> warnings;  // e.g. renamed keys
+  // The warnings about inputs given where nothing reads them, each also in `warnings`: capplan
+  // search, which words the scenario's other findings itself, notes these.
+  std::vector<std::string> unused_inputs;
 };
 
 // Numbers or strings with SI suffixes: "2T" = 2e12, "4M" = 4e6, "1.5k", "3e9".

@@ -20,13 +20,29 @@ constexpr const char* kPerGpuHour = "per GPU-hour in pricing.currency";
 constexpr const char* kFraction = "a share: no more than all of it";
 
 // A price per GPU-hour below `key`, stored in `member` (converted to US dollars by the reader).
-#define CAPPLAN_GPU_HOUR(key, member, help_, flag_, flag_help, search)                                      \
+#define CAPPLAN_GPU_HOUR(key, member, help_, flag_, flag_help, search, terms)                               \
   Field<sim::PricingTerms> {                                                                               \
     {.pointer = key, .kind = FieldKind::number, .unit = kPerGpuHour, .min = 0, .max = kMaxPerGpuHour,      \
      .help = help_, .bound = kMaxPriceWhy, .flag = {flag_, "USD", flag_help, kGroup, search},              \
-     .nullable = true},                                                                                    \
+     .nullable = true, .applies = terms.applies, .unused = terms.unused},                                  \
         [](sim::PricingTerms& t, const json& v) { t.member = v.get<double>(); }                           \
   }
+
+// The spot, reserved and on-premises terms: used under their purchase model, and by capplan tco
+// (a tco section) to compare owning with renting.
+struct Terms {
+  bool (*applies)(const FieldUse&);
+  const char* unused;
+};
+template <sim::PurchaseModel M>
+bool chosen(const FieldUse& u) {
+  return u.tco || u.scenario.pricing.model == M;
+}
+constexpr Terms kSpot{chosen<sim::PurchaseModel::spot>, "spot terms apply only with pricing.purchase spot"};
+constexpr Terms kReserved{chosen<sim::PurchaseModel::reserved>,
+                          "reserved terms apply only with pricing.purchase reserved"};
+constexpr Terms kOnPrem{chosen<sim::PurchaseModel::on_prem>,
+                        "on-premises terms apply only with pricing.purchase on_prem"};
 
 const Field<sim::PricingTerms> kPricingRows[] = {
     // Read by hand: which of the two applies, and the cluster's GPUs per node (input/scenario/pricing.cpp).
@@ -79,7 +95,7 @@ const Field<sim::PricingTerms> kPricingRows[] = {
       .pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}},
     CAPPLAN_GPU_HOUR("spot/usd_per_gpu_hour", spot.usd_per_gpu_hour, "spot price per GPU-hour, in pricing.currency",
                      "--spot-usd-per-gpu-hour", "Spot price per GPU-hour",
-                     "Spot price per GPU-hour of the scenario's own instance"),
+                     "Spot price per GPU-hour of the scenario's own instance", kSpot),
     {{.pointer = "spot/preemptions_per_node_hour",
       .unit = "per node-hour",
       .min = 0,
@@ -88,12 +104,14 @@ const Field<sim::PricingTerms> kPricingRows[] = {
       .bound = "a probability",
       .flag = {"--spot-preemptions-per-node-hour", "FRACTION", "Probability a spot node is preempted in an hour (0..1)",
                kGroup, "Probability a spot node is preempted in an hour (0..1); every offering under spot"},
-      .nullable = true},
+      .nullable = true,
+      .applies = kSpot.applies,
+      .unused = kSpot.unused},
      [](sim::PricingTerms& t, const json& v) { t.spot.preemptions_per_node_hour = v.get<double>(); }},
     CAPPLAN_GPU_HOUR("reserved/usd_per_gpu_hour", reserved.usd_per_gpu_hour,
                      "committed price per GPU-hour, in pricing.currency", "--reserved-usd-per-gpu-hour",
                      "Reserved (committed) price per GPU-hour",
-                     "Reserved (committed) price per GPU-hour of the scenario's own instance"),
+                     "Reserved (committed) price per GPU-hour of the scenario's own instance", kReserved),
     {{.pointer = "reserved/term_months",
       .unit = "months",
       .min = 0,
@@ -103,13 +121,15 @@ const Field<sim::PricingTerms> kPricingRows[] = {
       .bound = "20 years, beyond any commitment",
       .flag = {"--reserved-term-months", "MONTHS", "Commitment term, paid whether used or not", kGroup,
                "Commitment term, paid whether used or not; every offering under reserved"},
-      .nullable = true},
+      .nullable = true,
+      .applies = kReserved.applies,
+      .unused = kReserved.unused},
      [](sim::PricingTerms& t, const json& v) { t.reserved.term_hours = v.get<double>() * 8760.0 / 12.0; }},
     CAPPLAN_GPU_HOUR("reserved/idle_usd_per_gpu_hour", reserved.idle_usd_per_gpu_hour,
                      "rate for committed but unused GPU-hours, in pricing.currency (default: the reserved rate)",
                      "--reserved-idle-usd-per-gpu-hour",
                      "Rate for committed but unused GPU-hours (default: the reserved rate)",
-                     "Rate for committed but unused GPU-hours of the scenario's own instance"),
+                     "Rate for committed but unused GPU-hours of the scenario's own instance", kReserved),
     {{.pointer = "reserved/committed_gpus",
       .kind = FieldKind::integer,
       .unit = "GPUs",
@@ -119,7 +139,9 @@ const Field<sim::PricingTerms> kPricingRows[] = {
       .bound = "the scenario's limit on GPUs",
       .flag = {"--reserved-committed-gpus", "INT", "GPUs committed (default: the cluster's)", kGroup,
                "GPUs committed on the scenario's own instance (default: each plan's)"},
-      .nullable = true},
+      .nullable = true,
+      .applies = kReserved.applies,
+      .unused = kReserved.unused},
      [](sim::PricingTerms& t, const json& v) { t.reserved.committed_gpus = static_cast<int>(v.get<double>()); }},
     {{.pointer = "reserved/utilisation",
       .min = 0,
@@ -130,7 +152,9 @@ const Field<sim::PricingTerms> kPricingRows[] = {
       .flag = {"--reserved-utilisation", "FRACTION",
                "Share of the committed term doing useful work; a run pays its share (default 1)", kGroup,
                "Share of the committed term doing useful work; a run pays its share (default 1); every offering "
-               "under reserved"}},
+               "under reserved"},
+      .applies = kReserved.applies,
+      .unused = kReserved.unused},
      [](sim::PricingTerms& t, const json& v) { t.reserved.utilisation = v.get<double>(); }},
     {{.pointer = "on_prem/usd_per_node",
       .unit = "per node in pricing.currency",
@@ -141,7 +165,9 @@ const Field<sim::PricingTerms> kPricingRows[] = {
       .bound = "far beyond any node's price",
       .flag = {"--on-prem-usd-per-node", "USD", "Purchase price of one node", kGroup,
                "Purchase price of one node of the scenario's own instance"},
-      .nullable = true},
+      .nullable = true,
+      .applies = kOnPrem.applies,
+      .unused = kOnPrem.unused},
      [](sim::PricingTerms& t, const json& v) { t.on_prem.usd_per_node = v.get<double>(); }},
     {{.pointer = "on_prem/amortisation_years",
       .unit = "years",
@@ -152,7 +178,9 @@ const Field<sim::PricingTerms> kPricingRows[] = {
       .bound = "beyond any hardware's life",
       .flag = {"--on-prem-amortisation-years", "YEARS", "Years over which the purchase is written off", kGroup,
                "Years over which a purchase is written off; every offering under on_prem"},
-      .nullable = true},
+      .nullable = true,
+      .applies = kOnPrem.applies,
+      .unused = kOnPrem.unused},
      [](sim::PricingTerms& t, const json& v) { t.on_prem.amortisation_years = v.get<double>(); }},
     {{.pointer = "on_prem/node_power_w",
       .unit = "W",
@@ -164,7 +192,9 @@ const Field<sim::PricingTerms> kPricingRows[] = {
       .flag = {"--on-prem-node-power-w", "W",
                "Power of one node under load (default: the catalog's system power, else GPU TDP x GPUs)", kGroup,
                "Power of one node of the scenario's own instance under load"},
-      .nullable = true},
+      .nullable = true,
+      .applies = kOnPrem.applies,
+      .unused = kOnPrem.unused},
      [](sim::PricingTerms& t, const json& v) { t.on_prem.node_power_w = v.get<double>(); }},
     {{.pointer = "on_prem/pue",
       .min = 1,
@@ -172,7 +202,9 @@ const Field<sim::PricingTerms> kPricingRows[] = {
       .help = "power usage effectiveness (default 1.58, Uptime Institute 2023 average)",
       .bound = "no data centre uses less than its IT load, none five times it",
       .flag = {"--on-prem-pue", "RATIO", "Power usage effectiveness (default 1.58)", kGroup,
-               "Power usage effectiveness (default 1.58); every offering under on_prem"}},
+               "Power usage effectiveness (default 1.58); every offering under on_prem"},
+      .applies = kOnPrem.applies,
+      .unused = kOnPrem.unused},
      [](sim::PricingTerms& t, const json& v) { t.on_prem.pue = v.get<double>(); }},
     {{.pointer = "on_prem/usd_per_kwh",
       .unit = "per kWh in pricing.currency",
@@ -182,7 +214,9 @@ const Field<sim::PricingTerms> kPricingRows[] = {
       .bound = "far beyond any electricity price",
       .flag = {"--on-prem-usd-per-kwh", "USD", "Electricity price per kWh", kGroup,
                "Electricity price per kWh; every offering under on_prem"},
-      .nullable = true},
+      .nullable = true,
+      .applies = kOnPrem.applies,
+      .unused = kOnPrem.unused},
      [](sim::PricingTerms& t, const json& v) { t.on_prem.usd_per_kwh = v.get<double>(); }},
     {{.pointer = "on_prem/ops_usd_per_year",
       .unit = "per year in pricing.currency",
@@ -192,7 +226,9 @@ const Field<sim::PricingTerms> kPricingRows[] = {
       .bound = "far beyond any operations budget",
       .flag = {"--on-prem-ops-usd-per-year", "USD", "Operations staff and support per year", kGroup,
                "Operations staff and support per year; every offering under on_prem"},
-      .nullable = true},
+      .nullable = true,
+      .applies = kOnPrem.applies,
+      .unused = kOnPrem.unused},
      [](sim::PricingTerms& t, const json& v) { t.on_prem.ops_usd_per_year = v.get<double>(); }},
     {{.pointer = "on_prem/utilisation",
       .min = 0,
@@ -201,7 +237,9 @@ const Field<sim::PricingTerms> kPricingRows[] = {
       .help = "share of the owned cluster's time doing useful work (default 1)",
       .bound = kFraction,
       .flag = {"--on-prem-utilisation", "FRACTION", "Share of the owned cluster's time doing useful work (default 1)",
-               kGroup, "Share of the owned cluster's time doing useful work (default 1); every offering under on_prem"}},
+               kGroup, "Share of the owned cluster's time doing useful work (default 1); every offering under on_prem"},
+      .applies = kOnPrem.applies,
+      .unused = kOnPrem.unused},
      [](sim::PricingTerms& t, const json& v) { t.on_prem.utilisation = v.get<double>(); }},
     // A price sheet the command merges over the catalog before the section is read.
     {{.pointer = "sheet",

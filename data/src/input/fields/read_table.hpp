@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "capplan/data/fields.hpp"
@@ -125,6 +126,44 @@ void read_rows(const nlohmann::json& obj, const std::string& path, std::span<con
     if (check_value(row.spec, *it, p, r) && row.set != nullptr) row.set(out, *it);
   }
   r.unknown_keys(obj, path, keys);
+}
+
+// The warnings for the rows of `rows` given below `section` (at `base`) that do not apply to `use`
+// (FieldSpec::applies): each field's pointer and the message saying why. An object every row of
+// which is unused for the same reason ("spot/...") is named once, as the object.
+template <class T>
+std::vector<std::pair<std::string, std::string>> unused_fields(const nlohmann::json& section, const std::string& base,
+                                       std::span<const Field<T>> rows, const FieldUse& use) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!section.is_object()) return out;
+  std::vector<std::string> named;  // objects already named
+  for (const auto& row : rows) {
+    if (row.spec.applies == nullptr) continue;
+    std::string key;
+    const nlohmann::json* parent = parent_of(section, row.spec.pointer, key);
+    if (parent == nullptr || !parent->contains(key) || row.spec.applies(use)) continue;
+    const std::string_view pointer = row.spec.pointer;
+    std::string at(pointer);
+    if (const auto slash = pointer.rfind('/'); slash != std::string_view::npos) {
+      // The whole object when every row below it shares this row's condition.
+      const std::string_view object = pointer.substr(0, slash + 1);
+      bool whole = true;
+      for (const auto& other : rows) {
+        const std::string_view p = other.spec.pointer;
+        if (p.starts_with(object) && (other.spec.applies != row.spec.applies ||
+                                      std::string_view(other.spec.unused) != row.spec.unused)) {
+          whole = false;
+        }
+      }
+      if (whole) at = std::string(object.substr(0, slash));
+    }
+    bool seen = false;
+    for (const auto& n : named) seen = seen || n == at;
+    if (seen) continue;
+    named.push_back(at);
+    out.emplace_back(base + "/" + at, std::string("not used: ") + row.spec.unused + " (remove it)");
+  }
+  return out;
 }
 
 // The object of every row of `rows` that writes itself back (a null value left out).

@@ -110,13 +110,20 @@ const Field<sim::TrainingJob> kTraining[] = {
                "(Blackwell: scales per block of 32)",
                kGroup, "FP8 scaling: delayed (default), current or mxfp8"},
       .choices = kFp8Recipes,
-      .noun = "FP8 recipe"},
+      .noun = "FP8 recipe",
+      .applies = [](const FieldUse& u) {
+        return u.scenario.training.precision == sim::Precision::fp8 ||
+               u.scenario.training.precision == sim::Precision::fp4;
+      },
+      .unused = "FP8 scaling applies only with precision fp8 or fp4"},
      [](sim::TrainingJob& t, const json& v) { t.fp8_recipe = *sim::fp8_recipe_from_string(v.get<std::string>()); }},
     {{.pointer = "fp8_params",
       .kind = FieldKind::boolean,
       .help = "FP8 weights, all-gathered in FP8",
       .flag = {"--fp8-params", "BOOL", "FP8 weights, all-gathered in FP8 (Megatron --fp8-param-gather; default false)",
-               kGroup, "FP8 weights, all-gathered in FP8 (default false)"}},
+               kGroup, "FP8 weights, all-gathered in FP8 (default false)"},
+      .applies = [](const FieldUse& u) { return u.scenario.training.precision == sim::Precision::fp8; },
+      .unused = "FP8 weights apply only with precision fp8"},
      kSetFlag<&sim::TrainingJob::fp8_params>},
     {{.pointer = "grad_reduce_in_fp32",
       .kind = FieldKind::boolean,

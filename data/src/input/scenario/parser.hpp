@@ -75,6 +75,7 @@ class ScenarioParser {
  private:
   const json* required(const json& obj, const char* key, const char* help);
   void warn(const std::string& pointer, const std::string& message);
+  void warn_unused(const json& j);
   std::optional<double> si_number(const json& v, const std::string& p, double max);
   // workload and fine-tuning (scenario/workload.cpp)
   void parse_workload(const json& w);

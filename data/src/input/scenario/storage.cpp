@@ -96,6 +96,14 @@ void ScenarioParser::parse_storage(const json& j) {
   if (d.local) spec.tier.local = *d.local;
   if (d.usd_per_gb_month) spec.tier.usd_per_gb_month = d.usd_per_gb_month;
   fill_missing_direction(spec.tier);
+  // A tier whose bandwidth the catalog does not know is refused: unknown is not free (writes
+  // at the network's speed), nor the default tier's speed. A serving plan reads no storage.
+  if (d.tier && !spec.tier.write.known() && !serve_) {
+    r_.error(child(p, "tier"), "tier '" + *d.tier + "' has no published write or read bandwidth in the storage "
+                               "catalog: give storage.write_gb_per_s and read_gb_per_s (or write_gb_per_s_per_node "
+                               "and read_gb_per_s_per_node) for the capacity you provision, or a tier with figures");
+    return;
+  }
   if (d.upload_tier) {
     if (!spec.tier.local) {
       r_.error(child(p, "upload_tier"), "only used with a node-local tier (local: true or a local_nvme tier); got " +
