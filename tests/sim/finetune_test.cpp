@@ -267,7 +267,7 @@ TEST(Finetune, PackedDocumentsMaskedApartShrinkTheAttentionSquare) {
   job.attention_tokens = 128;
   const StepOps ops = build_step_ops(m, job, layout(1, 1, 1, 1, Recompute::none), cluster_of(test::h100_sxm(), 1));
   for (const StepOp& o : ops.ops) {
-    if (o.role == OpRole::attention_core && o.phase == Phase::forward) EXPECT_DOUBLE_EQ(o.count, 0.125);
+    if (o.role == OpRole::attention_core && o.phase == Phase::forward) { EXPECT_DOUBLE_EQ(o.count, 0.125); }
   }
   // Model FLOPs count each document's full square: 2 * T * l * heads * d per GEMM.
   EXPECT_DOUBLE_EQ(sum_flops(ops.ops, Scope::layer, OpRole::attention_core, Phase::forward),
@@ -307,7 +307,7 @@ TEST(Finetune, UnpackedSamplesOfVaryingLengthPayTheMeanSquare) {
   job.attention_tokens = 1024;
   const StepOps ops = build_step_ops(m, job, layout(1, 1, 1, 1, Recompute::none), cluster_of(test::h100_sxm(), 1));
   for (const StepOp& o : ops.ops) {
-    if (o.role == OpRole::attention_core && o.phase == Phase::forward) EXPECT_DOUBLE_EQ(o.count, 1.0);
+    if (o.role == OpRole::attention_core && o.phase == Phase::forward) { EXPECT_DOUBLE_EQ(o.count, 1.0); }
   }
   EXPECT_DOUBLE_EQ(sum_flops(ops.ops, Scope::layer, OpRole::attention_core, Phase::forward),
                    2.0 * (2.0 * 512 * 1024 * 8 * 128));

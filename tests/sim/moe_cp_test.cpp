@@ -213,7 +213,7 @@ TEST(ModuleRecompute, TheMoeModuleRunsTheWholeMoeLayerAgainAndKeepsNoneOfIt) {
   for (const StepOp& so : b.ops) {
     if (so.phase != Phase::recompute) continue;
     EXPECT_EQ(so.scope, Scope::moe_ffn);
-    if (const auto* mo = std::get_if<MemoryOp>(&so.op)) EXPECT_STRNE(mo->name, "rmsnorm");
+    if (const auto* mo = std::get_if<MemoryOp>(&so.op)) { EXPECT_STRNE(mo->name, "rmsnorm"); }
   }
   const LayerActivations kept = layer_activations(m, p, Precision::bf16);
   const LayerActivations dropped = layer_activations(m, moe, Precision::bf16);
@@ -591,7 +591,7 @@ TEST(DeepEpDispatch, InsideANodeOneFusedKernelSendsATokenOncePerDestinationRank)
                                       cluster_of(test::h100_sxm(), 8));
   EXPECT_DOUBLE_EQ(sum_bytes(nccl, "ep_dispatch_all_to_all", Phase::forward), 2.0 * 1024 * 8 * 1024);
   for (const StepOp& so : nccl.ops) {
-    if (const auto* c = std::get_if<CollectiveOp>(&so.op)) EXPECT_FALSE(c->fused_ep) << c->name;
+    if (const auto* c = std::get_if<CollectiveOp>(&so.op)) { EXPECT_FALSE(c->fused_ep) << c->name; }
   }
   // Across nodes (ep 16 on two nodes) the copies are priced as before: NCCL all-to-all bytes.
   Parallelism two = layout(1, 1, 16);

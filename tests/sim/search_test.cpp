@@ -901,7 +901,7 @@ TEST(Search, AChosenPlanWhereTheModelIsOptimisticIsSaidWithTheBestPlanWhereItIsN
   ASSERT_NE(regime, result->runner_ups.end());
   EXPECT_LE(regime->plan.gpus, 8);
   for (const Plan& p : result->plans) {
-    if (p.gpus <= 8) EXPECT_GE(plan_time(p.estimate).base(), plan_time(regime->plan.estimate).base());
+    if (p.gpus <= 8) { EXPECT_GE(plan_time(p.estimate).base(), plan_time(regime->plan.estimate).base()); }
   }
   EXPECT_GT(regime->time_ratio, 1);  // slower on the model's figures: why it was not chosen
 
@@ -917,7 +917,7 @@ TEST(Search, AChosenPlanWhereTheModelIsOptimisticIsSaidWithTheBestPlanWhereItIsN
   ASSERT_TRUE(result.has_value());
   ASSERT_TRUE(has(result->notes, FindingCode::plan_regime_optimistic));
   for (const Finding& f : result->notes) {
-    if (f.code == FindingCode::plan_regime_optimistic) EXPECT_DOUBLE_EQ(f.number("has_alternative"), 0);
+    if (f.code == FindingCode::plan_regime_optimistic) { EXPECT_DOUBLE_EQ(f.number("has_alternative"), 0); }
   }
   for (const RunnerUp& u : result->runner_ups) EXPECT_NE(u.dimension, "regime");
 }

@@ -710,7 +710,7 @@ TEST(ServePlanner, CompareListsRankedLayoutsAndTheirParetoFront) {
     const auto& a = p.options[i - 1].plan;
     const auto& b = p.options[i].plan;
     EXPECT_TRUE(a.feasible || !b.feasible) << i;
-    if (a.feasible && b.feasible && a.usd_per_month && b.usd_per_month) EXPECT_LE(*a.usd_per_month, *b.usd_per_month) << i;
+    if (a.feasible && b.feasible && a.usd_per_month && b.usd_per_month) { EXPECT_LE(*a.usd_per_month, *b.usd_per_month) << i; }
   }
   ASSERT_FALSE(p.pareto.empty());
   for (std::size_t i : p.pareto) {

@@ -105,10 +105,9 @@ ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel&
     }
     bool confirmed = false;
     int short_of = 0;  // the most replicas the simulation saw miss the target
-    std::string short_by;
     for (int tries = 0; tries < 12 && !confirmed; ++tries) {
       plan.at_rate = simulate(at(job, tr.rate / plan.replicas), pass, plan.memory);
-      short_by = missed(job, plan.at_rate);
+      const std::string short_by = missed(job, plan.at_rate);
       confirmed = short_by.empty();
       if (!confirmed) {
         short_of = plan.replicas;
@@ -119,20 +118,20 @@ ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel&
     if (confirmed && short_of > 0) {
       // The 10% steps can overshoot: the fewest replicas between the last that missed and the
       // first that met the target, so that a tighter target never plans fewer.
-      int lo = short_of, hi = plan.replicas;
-      ServeLoad at_hi = plan.at_rate;
-      while (hi - lo > 1) {
-        const int mid = lo + (hi - lo) / 2;
+      int misses = short_of, meets_at = plan.replicas;
+      ServeLoad at_meets = plan.at_rate;
+      while (meets_at - misses > 1) {
+        const int mid = misses + (meets_at - misses) / 2;
         ServeLoad s = simulate(at(job, tr.rate / mid), pass, plan.memory);
         if (missed(job, s).empty()) {
-          hi = mid;
-          at_hi = std::move(s);
+          meets_at = mid;
+          at_meets = std::move(s);
         } else {
-          lo = mid;
+          misses = mid;
         }
       }
-      plan.replicas = hi;
-      plan.at_rate = std::move(at_hi);
+      plan.replicas = meets_at;
+      plan.at_rate = std::move(at_meets);
     }
     if (!confirmed) {
       plan.binding = missed(job, plan.at_rate);

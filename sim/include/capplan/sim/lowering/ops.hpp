@@ -50,7 +50,7 @@ struct MemoryOp {
   MemoryLink link = MemoryLink::hbm;
   // Of what the op writes, the bytes that stay in GPU memory after a serving pass (a KV-cache
   // write: the new tokens' cache entries), per repetition. Replica memory folds them.
-  units::Bytes kept;
+  units::Bytes kept{};
 };
 
 enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
