@@ -140,8 +140,14 @@ Result<ServeRequest> serve_request(const json& doc, const ParsedScenario& scenar
   }
   if (has_errors(diags)) return std::unexpected(std::move(diags));
   if (const auto why = sim::check_serve_job(out.job, out.cluster)) {
-    r.error("/workload", render(*why));
-    return std::unexpected(std::move(diags));
+    // A weight format the GPU cannot run is one layout among those compare mode plans: the asked
+    // one is shown as not feasible, with why, and the other formats are planned.
+    if (out.compare && why->code == sim::FindingCode::serve_weights_need_tensor_cores) {
+      out.warnings.push_back("workload.weights: " + render(*why) + "; the other weight formats are compared");
+    } else {
+      r.error("/workload", render(*why));
+      return std::unexpected(std::move(diags));
+    }
   }
   for (const auto& w2 : scenario.warnings) out.warnings.push_back(w2);
   return out;
