@@ -253,5 +253,28 @@ TEST(HybridModel, EstimatesEndToEnd) {
   EXPECT_NE(step("M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-MM"), base);
 }
 
+TEST(HybridModel, AMambaOneMixerIsPricedAsMambaTwoAndSaysSo) {
+  // Only the Mamba-2 (SSD) mixer is lowered: a Mamba-1 model gets the same op list and time, and
+  // a finding that names its Mamba layers.
+  ModelSpec m = nemotron_h_8b_like("M*M-M-");
+  const Cluster c = cluster_of(test::h100_sxm(), 1);
+  const Scenario two = test::scenario_of(m, job_of(8, 1e9), c, test::fixed_request(layout(1, 1, 1)));
+  Scenario one = two;
+  one.model.mamba.version = 1;
+  const DatasheetCost cost(c);
+  const Estimate e2 = evaluate(two, layout(1, 1, 1), cost), e1 = evaluate(one, layout(1, 1, 1), cost);
+  EXPECT_DOUBLE_EQ(e1.step.time.base(), e2.step.time.base());
+  const auto names = [](const Estimate& e) {
+    for (const Finding& f : e.findings) {
+      if (f.code == FindingCode::mamba1_priced_as_mamba2) return &f;
+    }
+    return static_cast<const Finding*>(nullptr);
+  };
+  ASSERT_NE(names(e1), nullptr);
+  EXPECT_EQ(names(e1)->field, "model.mamba.version");
+  EXPECT_EQ(names(e1)->number("mamba_layers"), 3);
+  EXPECT_EQ(names(e2), nullptr);
+}
+
 }  // namespace
 }  // namespace capplan::sim

@@ -98,6 +98,9 @@ constexpr Template kTemplates[] = {
       "(the gathered sequence, the full hidden width) that tensor parallelism (tp {tp}) does not split; a narrower "
       "tensor-parallel layout makes them cheaper, and LoRA still saves the base's gradients and optimizer state in "
       "memory"},
+    {FindingCode::mamba1_priced_as_mamba2,
+     "the model's {mamba_layers:0} Mamba layers are Mamba-1 (selective scan), priced with Mamba-2's SSD kernels: "
+      "capplan lowers only the Mamba-2 mixer, so treat their time as Mamba-2's"},
     {FindingCode::layout_not_positive, "must be a positive integer; got {got}"},
     {FindingCode::layout_zero_out_of_range, "must be 0, 1, 2 or 3; got {got}"},
     {FindingCode::layout_etp_needs_moe, "expert tensor parallelism needs an MoE model; got {got}"},

@@ -330,6 +330,9 @@ Estimate evaluate(const Scenario& s, const Parallelism& p, const OpCostModel& co
           {"step_s", e.step.time.base()},
           {"ms_per_layer", s.training.zero3_host_s_per_layer * 1e3}});
   }
+  if (s.model.mamba.version == 1 && s.model.mamba_layer_count() > 0) {
+    warn(F::mamba1_priced_as_mamba2, "model.mamba.version", {{"mamba_layers", s.model.mamba_layer_count()}});
+  }
   if (!e.memory.fits()) {
     warn(F::does_not_fit, "", {{"need_gib", units::to_gib(e.memory.total())}, {"have_gib", units::to_gib(e.memory.capacity)}});
   }

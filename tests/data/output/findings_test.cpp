@@ -487,6 +487,7 @@ TEST(Findings, EveryTemplatesPlaceholdersAreFilled) {
       n(FindingCode::zero3_hooks_host_bound, {{"hooks_s", 1.6}, {"host_s", 1.2}, {"step_s", 2.0}, {"ms_per_layer", 2.8}}),
       n(FindingCode::lora_adapters_cost_more_than_skipped_gradients,
         {{"lora_step_s", 3.05}, {"full_step_s", 2.23}, {"adapter_s", 1.1}, {"skipped_s", 0.3}, {"rank", 8}, {"tp", 8}}),
+      n(FindingCode::mamba1_priced_as_mamba2, {{"mamba_layers", 27}}),
       n(FindingCode::no_storage_tier, {{"node_gb_per_s", 400}}),
       n(FindingCode::spot_preemptions_unknown, {}),
       n(FindingCode::checkpoint_interval_below_step, {{"given_s", 1}, {"floor_s", 2}}),

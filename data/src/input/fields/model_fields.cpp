@@ -246,6 +246,12 @@ const Field<MambaSpec> kMamba[] = {
                                           .min = 1,
                                           .max = 1e5,
                                           .help = "chunk of the SSD scan kernels (chunk_size, default 128)"}),
+    member<MambaSpec, &MambaSpec::version>({.pointer = "version",
+                                            .kind = FieldKind::integer,
+                                            .min = 1,
+                                            .max = 2,
+                                            .help = "mixer generation: 2 (SSD, default) or 1 (selective scan, priced "
+                                                    "as Mamba-2 with a warning)"}),
 };
 
 }  // namespace

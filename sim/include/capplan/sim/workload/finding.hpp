@@ -33,6 +33,7 @@ enum class FindingCode : std::uint8_t {
   zero3_hooks_host_bound,        // hooks_s, host_s, step_s, ms_per_layer: DeepSpeed's ZeRO-3 hooks on a host-bound step
   lora_adapters_cost_more_than_skipped_gradients,  // lora_step_s, full_step_s, adapter_s, skipped_s (per step, the
                                                    // busiest stage), rank, tp: LoRA slower than full fine-tuning
+  mamba1_priced_as_mamba2,       // mamba_layers: a Mamba-1 mixer priced with Mamba-2's SSD kernels
   // A layout's rules (estimate/estimate.cpp check_layout; carried by Diagnostic::finding, the field
   // "strategy.<name>"). `got` is the value given.
   layout_not_positive,                    // got

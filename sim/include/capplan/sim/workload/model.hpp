@@ -87,6 +87,10 @@ struct MambaSpec {
   int groups = 8;       // mamba_num_groups of B and C
   int conv_kernel = 4;  // d_conv
   int chunk = 128;      // chunk_size of the SSD kernels
+  // The mixer's generation. 2: the SSD mixer above, the one lowered. 1: Mamba-1's selective scan
+  // (Gu & Dao 2023; Jamba, Falcon Mamba), which has no lowering of its own: priced as Mamba-2,
+  // and the estimate says so (FindingCode::mamba1_priced_as_mamba2).
+  int version = 2;
   std::int64_t d_inner() const { return static_cast<std::int64_t>(heads) * head_dim; }
   std::int64_t conv_dim() const { return d_inner() + 2LL * groups * state; }  // x, B, C
   std::int64_t in_proj_dim() const { return 2 * d_inner() + 2LL * groups * state + heads; }  // z, x, B, C, dt
