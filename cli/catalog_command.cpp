@@ -256,20 +256,24 @@ std::string frameworks_table(const data::Catalogs& c) {
 }
 
 json frameworks_json(const data::Catalogs& c) {
-  json out = json::array();
-  for (const auto& f : c.frameworks) {
-    json defaults = json::object();
-    for (const auto& d : f.defaults) {
+  const auto sourced = [](const std::vector<data::FrameworkDefault>& ds) {
+    json out = json::object();
+    for (const auto& d : ds) {
       json one{{"value", json::parse(d.value)}};
       if (!d.source.empty()) one["source"] = d.source;
       if (!d.note.empty()) one["note"] = d.note;
-      defaults[d.key] = std::move(one);
+      out[d.key] = std::move(one);
     }
+    return out;
+  };
+  json out = json::array();
+  for (const auto& f : c.frameworks) {
     out.push_back({{"id", f.recipe.id},
                    {"name", f.recipe.name},
                    {"version", f.version},
                    {"summary", f.summary},
-                   {"defaults", std::move(defaults)}});
+                   {"defaults", sourced(f.defaults)},
+                   {"supports", sourced(f.supports)}});
   }
   return out;
 }

@@ -321,6 +321,41 @@ TEST(LayoutSpace, InnerDomainsOfTheStandardAndExhaustiveKinds) {
   EXPECT_EQ(moe_exhaustive.dimension("ep_comm_overlap")->values, (std::vector<int>{0, 1}));
 }
 
+// A stack's support (StrategyRequest::support, from the recipe and the fine-tuning method) takes
+// the dimensions it does not run out of the space: what a planner proposes, the stack can run.
+TEST(LayoutSpace, OnlyWhatTheStackRunsIsSearched) {
+  Case c = cases()[6];  // MoE, 32k tokens: every outer dimension is searched when unrestricted
+  c.request.support.tensor_parallel = false;
+  c.request.support.pipeline_parallel = false;
+  c.request.support.context_parallel = false;
+  c.request.support.expert_parallel = false;
+  const ShapeLayoutSpace none = space_of(c, 16, 8, LayoutSpaceKind::exhaustive);
+  for (const char* d : {"tp", "pp", "cp", "ep"}) EXPECT_EQ(none.dimension(d)->values, (std::vector<int>{1})) << d;
+  c.request.support = {};
+  c.request.support.context_parallel = false;  // one dimension alone: the others as before
+  const ShapeLayoutSpace no_cp = space_of(c, 16, 8, LayoutSpaceKind::standard);
+  EXPECT_EQ(no_cp.dimension("cp")->values, (std::vector<int>{1}));
+  EXPECT_EQ(no_cp.dimension("tp")->values, (std::vector<int>{1, 2, 4, 8}));
+
+  // Inner level: no sequence parallelism, and only the ZeRO stages listed (FSDP: 2 and 3) where
+  // there is more than one data-parallel rank; at DP 1 every stage is stage 0.
+  Case d = cases().front();
+  d.request.support.sequence_parallel = false;
+  d.request.support.zero_stages = (1u << 2) | (1u << 3);
+  const InnerLayoutSpace inner(d.model, d.request, outer_of(2, 1, 8, 16), LayoutSpaceKind::exhaustive);
+  EXPECT_EQ(inner.dimension("sequence_parallel")->values, (std::vector<int>{0}));
+  EXPECT_EQ(inner.dimension("zero")->values, (std::vector<int>{2, 3}));
+  const InnerLayoutSpace one_rank(d.model, d.request, outer_of(1, 1, 1, 16), LayoutSpaceKind::exhaustive);
+  EXPECT_EQ(one_rank.dimension("zero")->values, (std::vector<int>{0}));
+
+  // QLoRA narrows any recipe: its 4-bit base has no tensor-parallel split.
+  const StackSupport q = stack_support(StackSupport{}, TuneMethod::qlora);
+  EXPECT_EQ(q.tensor_parallel, std::optional<bool>(false));
+  EXPECT_EQ(q.sequence_parallel, std::optional<bool>(false));
+  EXPECT_FALSE(q.pipeline_parallel.has_value());
+  EXPECT_FALSE(stack_support(StackSupport{}, TuneMethod::lora).tensor_parallel.has_value());
+}
+
 TEST(LayoutSpace, UnevenStagesInterleaveWhereMegatronCoreSplitsThem) {
   // 126 layers on pp 16 with the first and last stage one layer short (7 + 14 x 8 + 7): the
   // embedding and the loss each take a layer's place (--account-for-embedding/loss-in-pipeline-

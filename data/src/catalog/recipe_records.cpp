@@ -256,6 +256,42 @@ constexpr RecipeDefault kRecipeDefaults[] = {
     CAPPLAN_RECIPE_BOOL("packed_document_mask", packed_document_mask, false,
                         "fine-tuning: packed sequences attend only within their documents"),
 };
+
+// What the stack runs ("supports"): each a boolean, or for zero_stages the list of ZeRO stages
+// (0 = plain data parallelism); null with a note where the sources do not say (not restricted).
+#define CAPPLAN_SUPPORT_BOOL(key, member, help)                                                  \
+  {key, true, help, [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) { \
+     if (!expect_bool(v, rd, p)) return false;                                                    \
+     r.supports.member = v.get<bool>();                                                           \
+     return true;                                                                                 \
+   }}
+
+constexpr RecipeDefault kRecipeSupports[] = {
+    CAPPLAN_SUPPORT_BOOL("tensor_parallel", tensor_parallel, "tensor parallelism (tp > 1)"),
+    CAPPLAN_SUPPORT_BOOL("sequence_parallel", sequence_parallel,
+                         "Megatron-style sequence parallelism of the norms and dropout between TP regions"),
+    CAPPLAN_SUPPORT_BOOL("pipeline_parallel", pipeline_parallel, "pipeline parallelism (pp > 1)"),
+    CAPPLAN_SUPPORT_BOOL("context_parallel", context_parallel, "context parallelism (cp > 1)"),
+    CAPPLAN_SUPPORT_BOOL("expert_parallel", expert_parallel, "expert parallelism (ep > 1)"),
+    {"zero_stages", true, "the ZeRO / FSDP sharding stages it runs, a list of 0..3 (0 = none)",
+     [](sim::FrameworkRecipe& r, const json& v, Reader& rd, const std::string& p) {
+       if (!v.is_array() || v.empty()) {
+         rd.error(p, std::string("expected a non-empty list of ZeRO stages 0..3; got ") + v.type_name());
+         return false;
+       }
+       unsigned bits = 0;
+       for (std::size_t i = 0; i < v.size(); ++i) {
+         const auto z = rd.integer(v[i], detail::child(p, i), 0, 3);
+         if (!z) return false;
+         bits |= 1u << *z;
+       }
+       r.supports.zero_stages = bits;
+       return true;
+     }},
+    CAPPLAN_SUPPORT_BOOL("offload_optimizer", offload_optimizer, "the optimizer state and step on the host"),
+    CAPPLAN_SUPPORT_BOOL("offload_params", offload_params, "ZeRO-3 parameter shards on the host"),
+};
+#undef CAPPLAN_SUPPORT_BOOL
 #undef CAPPLAN_RECIPE_BOOL
 #undef CAPPLAN_RECIPE_NUMBER
 
@@ -268,11 +304,19 @@ FrameworkEntry read_framework_record(const json& j, const std::string& path, Rea
   e.recipe.name = o.string("name", true);
   e.version = o.string("version", true);
   e.summary = o.string("summary", true);
-  o.known({"id", "name", "version", "summary", "defaults"});
+  o.known({"id", "name", "version", "summary", "defaults", "supports"});
   const std::string dp = o.at("defaults");
   const json* defaults = o.get("defaults", "the recipe's defaults, each {value, source} or {value: null, note}");
-  if (defaults == nullptr || !r.object(*defaults, dp)) return e;
-  read_sourced_defaults(*defaults, dp, std::span<const RecipeDefault>(kRecipeDefaults), e.recipe, e.defaults, r);
+  if (defaults != nullptr && r.object(*defaults, dp)) {
+    read_sourced_defaults(*defaults, dp, std::span<const RecipeDefault>(kRecipeDefaults), e.recipe, e.defaults, r);
+  }
+  const std::string sp = o.at("supports");
+  const json* supports =
+      o.get("supports", "what the stack runs (TP, SP, PP, CP, EP, ZeRO stages, offload), each {value, source} or "
+                        "{value: null, note}");
+  if (supports != nullptr && r.object(*supports, sp)) {
+    read_sourced_defaults(*supports, sp, std::span<const RecipeDefault>(kRecipeSupports), e.recipe, e.supports, r);
+  }
   return e;
 }
 

@@ -111,6 +111,7 @@ Result<ParsedScenario> ScenarioParser::run(const json& j) {
       t->finetune.method == sim::TuneMethod::full && out_.scenario.workload.kind == sim::WorkloadKind::finetune) {
     s.zero = recipe_->zero_full_finetune;
   }
+  if (t && !serve_) apply_support(s, *t);
   if (fleet_only && !has_errors(diags_) && c) {
     out_.scenario.cluster = std::move(*c);
     return std::move(out_);

@@ -60,6 +60,9 @@ constexpr Template kTemplates[] = {
       "{suggested} sequences"},
     {FindingCode::no_layout_fits,
      "no layout fits in memory: showing the one that needs the least ({evaluated} layouts evaluated)"},
+    {FindingCode::recompute_would_fit,
+     "with full recompute (strategy.recompute: \"full\") that layout would fit: {need_gib} GiB of {have_gib} GiB "
+      "per GPU, at the cost of a second forward pass in backward"},
     {FindingCode::offload_optimizer_would_fit,
      "with the optimizer offloaded to the host (strategy.offload_optimizer: true) that layout would fit: "
       "{need_gib} GiB of {have_gib} GiB per GPU, at the cost of a CPU optimizer step"},
@@ -310,6 +313,7 @@ constexpr Template kTemplates[] = {
     {FindingCode::unmet_memory, "no layout fits in GPU memory on any cluster shape searched"},
     {FindingCode::unmet_memory_closest,
      "; the closest, {shape} with {layout}, needs {need_gib:f1} GiB per GPU of {have_gib:f0}"},
+    {FindingCode::unmet_memory_remedy, "; {remedy}"},
     {FindingCode::unmet_deadline, "no plan meets the deadline of {deadline_days:s3} days: the fastest takes "
                                   "{took_days:s3} days"},
     {FindingCode::unmet_deadline_nor_budget,

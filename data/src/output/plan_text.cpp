@@ -158,6 +158,7 @@ std::vector<sim::Finding> failure_parts(const sim::ConstraintFailure& f, const s
                                              {"have_gib", units::to_gib(c->estimate.memory.capacity)}}),
                                {{"shape", shape_text(*c)}, {"layout", layout_text(c->estimate.layout.strategy)}}));
     }
+    if (f.remedy) out.push_back(sim::text_finding(C::unmet_memory_remedy, "remedy", render(*f.remedy)));
     return out;
   }
   // The failure kinds below come only with the constraints they name (sim/search.cpp).

@@ -407,6 +407,7 @@ constexpr FrameworkName kFrameworkNames[] = {
     {"composer", 0, "llm-foundry"},
     {"fms-fsdp", 0, "fms-fsdp-2024-03"},  // the rows cite the March 2024 PyTorch blog
     {"torchtitan", 0, "torchtitan"},
+    {"4d parallelism", 0, "torchtitan"},  // tensor, context, pipeline and FSDP data parallelism in PyTorch
     {"fsdp", 0, "pytorch-fsdp"},
 };
 

@@ -26,7 +26,7 @@ Parallelism fill_defaults(const Scenario& s) {
   p.zero = r.zero.value_or(0);
   p.recompute = r.recompute.value_or(r.selective_recompute ? Recompute::selective : Recompute::full);
   for (const auto& o : kStrategyOptions) p.*o.value = (r.*o.request).value_or(o.fallback);
-  p.sequence_parallel = r.sequence_parallel.value_or(p.tp > 1);
+  p.sequence_parallel = r.sequence_parallel.value_or(p.tp > 1 && StackSupport::runs(r.support.sequence_parallel));
   p.first_stage_layers = r.first_stage_layers.value_or(0);
   p.last_stage_layers = r.last_stage_layers.value_or(0);
   return p;

@@ -122,10 +122,13 @@ InnerLayoutSpace::InnerLayoutSpace(const ModelSpec& m, const StrategyRequest& r,
     rounds_ok_.push_back(o.pp > 1 && micro_batches % o.pp == 0 ? 1 : 0);
   }
   // Offloaded parameters are ZeRO-3's shards (check_layout): no other stage is tried.
-  const std::vector<int> zeros = r.offload_params.value_or(false) ? std::vector<int>{3}
-                                 : o.dp == 1                      ? std::vector<int>{0}
-                                 : (o.pp > 1 && !wide) ? std::vector<int>{0, 1}
-                                                       : std::vector<int>{0, 1, 2, 3};
+  std::vector<int> zeros = r.offload_params.value_or(false) ? std::vector<int>{3}
+                           : o.dp == 1                      ? std::vector<int>{0}
+                           : (o.pp > 1 && !wide) ? std::vector<int>{0, 1}
+                                                 : std::vector<int>{0, 1, 2, 3};
+  // Only the stages the stack runs (with one DP rank every stage is stage 0).
+  if (o.dp > 1) std::erase_if(zeros, [&](int z) { return !r.support.allows_zero(z); });
+  const bool sp_runs = StackSupport::runs(r.support.sequence_parallel);
   const std::vector<int> off{0}, both{0, 1};
   const auto rc = [](Recompute x) { return static_cast<int>(x); };
   dims_ = {
@@ -136,7 +139,9 @@ InnerLayoutSpace::InnerLayoutSpace(const ModelSpec& m, const StrategyRequest& r,
                                               ? std::vector<int>{rc(Recompute::none), rc(Recompute::selective),
                                                                  rc(Recompute::full)}
                                               : std::vector<int>{rc(Recompute::none), rc(Recompute::full)})},
-      {"sequence_parallel", fixed_or(r.sequence_parallel, o.tp > 1 ? (m.is_moe() ? std::vector<int>{1} : std::vector<int>{1, 0}) : off)},
+      {"sequence_parallel",
+       fixed_or(r.sequence_parallel,
+                o.tp > 1 && sp_runs ? (m.is_moe() ? std::vector<int>{1} : std::vector<int>{1, 0}) : off)},
       {"tp_comm_overlap", fixed_or(r.tp_comm_overlap, wide && o.tp > 1 ? both : off)},
       {"pp_comm_overlap", fixed_or(r.pp_comm_overlap, wide && o.pp > 1 ? both : off)},
       {"ep_comm_overlap", fixed_or(r.ep_comm_overlap, wide && o.ep > 1 && m.is_moe() ? both : off)},
@@ -185,19 +190,22 @@ PointStatus InnerLayoutSpace::construct(std::size_t index, Parallelism& p, long 
 ShapeLayoutSpace::ShapeLayoutSpace(const ModelSpec& m, const TrainingJob& job, const StrategyRequest& r, int gpus, int gpn,
                          LayoutSpaceKind kind, bool even_stages)
     : model_(m), request_(r), global_batch_(job.global_batch), gpus_(gpus), kind_(kind) {
+  // Each dimension only where the stack runs it (StrategyRequest::support).
+  const StackSupport& sup = r.support;
   std::vector<int> tps;
   for (int t : divisors(gpus, kind == LayoutSpaceKind::exhaustive ? gpus : gpn)) {
+    if (t > 1 && !StackSupport::runs(sup.tensor_parallel)) continue;
     if (m.heads % t == 0 && m.ffn_hidden % t == 0) tps.push_back(t);
   }
   // Context parallelism is searched where searches_cp says; expert parallelism for MoE models.
   std::vector<int> cps{1};
-  if (searches_cp(m, job.global_batch, gpus)) {
+  if (searches_cp(m, job.global_batch, gpus) && StackSupport::runs(sup.context_parallel)) {
     for (int c : {2, 4, 8, 16}) {
       if (gpus % c == 0 && m.seq_len % (2 * c) == 0) cps.push_back(c);
     }
   }
   std::vector<int> eps{1};
-  if (m.is_moe()) {
+  if (m.is_moe() && StackSupport::runs(sup.expert_parallel)) {
     for (int e : {2, 4, 8, 16, 32, 64, 128, 256}) {
       if (m.moe.experts % e == 0) eps.push_back(e);
     }
@@ -206,7 +214,8 @@ ShapeLayoutSpace::ShapeLayoutSpace(const ModelSpec& m, const TrainingJob& job, c
   // construct to model_not_dividing_gpus, which leaves the divisors of GPUs / TP in order. Even
   // stages: only those that divide the layers too (PP x v with virtual stages fixed; searched
   // virtual stages always divide them).
-  std::vector<int> pps = fixed_or(r.pp, divisors(gpus, m.layers));
+  std::vector<int> pps = fixed_or(r.pp, StackSupport::runs(sup.pipeline_parallel) ? divisors(gpus, m.layers)
+                                                                                   : std::vector<int>{1});
   if (even_stages) {
     const long long v = std::max(1, r.virtual_stages.value_or(1));
     std::erase_if(pps, [&](int pp) { return pp < 1 || m.layers % (pp * v) != 0; });

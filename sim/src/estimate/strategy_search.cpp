@@ -15,36 +15,44 @@
 
 namespace capplan::sim {
 
-namespace {
-
-// What host offload would do for the layout that needs the least memory, where the user left it
-// open: the optimizer alone first, then ZeRO-3 with the parameters too. Said, never chosen:
-// offload trades memory for a CPU step whose rate depends on the host.
-void note_offload_would_fit(const Scenario& s, const Parallelism& least_memory, Estimate& e) {
+// What would make the layout that needs the least memory fit, where the user and the recipe left
+// it open and the stack runs it: full recompute first (it costs a forward pass, nothing else), then
+// host offload of the optimizer alone, then ZeRO-3 with the parameters too. Said, never chosen:
+// recompute was searched where it was open, and offload trades memory for a CPU step whose rate
+// depends on the host.
+std::optional<Finding> remedy_would_fit(const Scenario& s, const Parallelism& least_memory, int micro_batches) {
   const StrategyRequest& r = s.strategy;
-  auto fitted = [&](Parallelism q) -> std::optional<MemoryBreakdown> {
+  const StackSupport& sup = r.support;
+  auto fitted = [&](const Parallelism& q) -> std::optional<MemoryBreakdown> {
     if (!precheck_layout(s, q).ok()) return std::nullopt;
-    const MemoryBreakdown mb = memory_per_gpu(s.model, s.training, q, s.cluster.gpu, e.layout.micro_batches);
+    const MemoryBreakdown mb = memory_per_gpu(s.model, s.training, q, s.cluster.gpu, micro_batches);
     return mb.fits() ? std::optional(mb) : std::nullopt;
   };
+  std::optional<MemoryBreakdown> mb;
+  FindingCode code = FindingCode::recompute_would_fit;
+  // Recompute fixed by the scenario or the recipe's default: full recompute is the remedy to name.
+  if (least_memory.recompute != Recompute::full) {
+    Parallelism full = least_memory;
+    full.recompute = Recompute::full;
+    mb = fitted(full);
+  }
+  const bool offload_open = !r.offload_optimizer && !r.offload_params;
   Parallelism q = least_memory;
-  q.offload_optimizer = true;
-  std::optional<MemoryBreakdown> mb = fitted(q);
-  FindingCode code = FindingCode::offload_optimizer_would_fit;
-  if (!mb && (!r.zero || *r.zero == 3)) {
+  if (!mb && offload_open && StackSupport::runs(sup.offload_optimizer)) {
+    q.offload_optimizer = true;
+    mb = fitted(q);
+    code = FindingCode::offload_optimizer_would_fit;
+  }
+  if (!mb && offload_open && (!r.zero || *r.zero == 3) && StackSupport::runs(sup.offload_params) &&
+      (q.dp == 1 || sup.allows_zero(3))) {
     q.zero = 3;
     q.offload_params = true;
     mb = fitted(q);
     code = FindingCode::offload_params_would_fit;
   }
-  if (mb) {
-    e.findings.insert(e.findings.begin() + 1,
-                      finding(code, "strategy", {{"need_gib", units::to_gib(mb->total())},
-                                                 {"have_gib", units::to_gib(mb->capacity)}}));
-  }
+  if (!mb) return std::nullopt;
+  return finding(code, "strategy", {{"need_gib", units::to_gib(mb->total())}, {"have_gib", units::to_gib(mb->capacity)}});
 }
-
-}  // namespace
 
 Result<Estimate> estimate_auto_layout(const Scenario& s, const OpCostModel& cost) {
   const StrategyRequest& r = s.strategy;
@@ -110,7 +118,9 @@ Result<Estimate> estimate_auto_layout(const Scenario& s, const OpCostModel& cost
   if (!have_fit) {
     e.findings.insert(e.findings.begin(),
                       finding(FindingCode::no_layout_fits, "", {{"evaluated", static_cast<double>(evaluated)}}));
-    if (!r.offload_optimizer && !r.offload_params) note_offload_would_fit(s, least_memory, e);
+    if (auto remedy = remedy_would_fit(s, least_memory, e.layout.micro_batches)) {
+      e.findings.insert(e.findings.begin() + 1, std::move(*remedy));
+    }
   }
   return e;
 }

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "capplan/sim/estimate/global_batch.hpp"
+#include "estimate/strategy_search.hpp"
 
 namespace capplan::sim::planner {
 
@@ -226,6 +227,8 @@ void closest_in_memory(const std::vector<Shape>& shapes, const SearchRequest& re
     sc.shape = least->first;
     sc.timed.p = least->second.p;
     f.closest = make_plan(shapes, req, sc);
+    const Scenario s = at_micro_batch(shapes[static_cast<std::size_t>(least->first)].scenario, least->second.p.micro_batch);
+    f.remedy = remedy_would_fit(s, least->second.p, f.closest->estimate.layout.micro_batches);
   }
 }
 

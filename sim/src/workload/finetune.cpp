@@ -6,6 +6,7 @@
 
 #include "capplan/sim/workload/model.hpp"
 #include "capplan/sim/workload/scenario.hpp"
+#include "capplan/sim/workload/strategy.hpp"
 
 namespace capplan::sim {
 
@@ -23,6 +24,14 @@ std::optional<TuneMethod> tune_method_from_string(const std::string& s) {
     if (s == to_string(m)) return m;
   }
   return std::nullopt;
+}
+
+StackSupport stack_support(StackSupport recipe, TuneMethod method) {
+  if (method == TuneMethod::qlora) {
+    recipe.tensor_parallel = false;
+    recipe.sequence_parallel = false;
+  }
+  return recipe;
 }
 
 const char* lora_target_name(LoraTarget t) {

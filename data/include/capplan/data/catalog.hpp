@@ -130,6 +130,7 @@ struct FrameworkEntry {
   std::string version;
   std::string summary;
   std::vector<FrameworkDefault> defaults;  // in the file's order
+  std::vector<FrameworkDefault> supports;  // what the stack runs, each with its source or note
 };
 
 // A serving engine's recipe (data/engines.json): its scheduler and memory defaults as the engine's

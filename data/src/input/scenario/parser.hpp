@@ -118,6 +118,7 @@ class ScenarioParser {
                                       const std::optional<sim::ModelSpec>& m);
   void apply_recipe(const json& j, sim::StrategyRequest& s, const std::optional<sim::ModelSpec>& m);
   void check_gpu_count(sim::StrategyRequest& s, int gpus);
+  void apply_support(sim::StrategyRequest& s, const sim::TrainingJob& t);
 
   std::string where_;
   Diagnostics diags_;

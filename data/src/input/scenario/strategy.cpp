@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The strategy section: parallel sizes, recompute and options, the recipe's defaults, and
 // the GPU-count identity.
+#include <tuple>
+
 #include "input/scenario/parser.hpp"
 
 namespace capplan::data::scenario_detail {
@@ -111,6 +113,50 @@ void ScenarioParser::apply_recipe(const json& j, sim::StrategyRequest& s, const 
   if (absent("recompute_moe_act") && r.recompute_moe_act) s.recompute_moe_act = r.recompute_moe_act;
   if (absent("recompute_moe") && r.recompute_moe) s.recompute_moe = r.recompute_moe;
   if (absent("etp") && r.expert_tp_follows_tp.value_or(false) && m && m->is_moe() && s.tp) s.etp = s.tp;
+}
+
+// What the stack runs (the recipe's "supports", narrowed by the fine-tuning method): the planners
+// search only that, and a strategy that fixes anything else is refused, naming the field.
+void ScenarioParser::apply_support(sim::StrategyRequest& s, const sim::TrainingJob& t) {
+  const sim::StackSupport recipe = recipe_ ? recipe_->supports : sim::StackSupport{};
+  s.support = sim::stack_support(recipe, t.finetune.method);
+  const std::string who = recipe_ ? "framework '" + recipe_->id + "'" : std::string("the stack");
+  // Why a dimension is out: the method's rule, else the recipe's statement.
+  const auto why = [&](const std::optional<bool>& by_recipe, const char* what) {
+    if (sim::StackSupport::runs(by_recipe)) {
+      return std::string("QLoRA's 4-bit base (bitsandbytes Linear4bit) is not split by ") + what +
+             " in any stack";
+    }
+    return who + " does not run " + what + " (its recipe's supports in frameworks.json)";
+  };
+  const auto refuse_size = [&](const std::optional<int>& v, const std::optional<bool>& runs,
+                               const std::optional<bool>& by_recipe, const char* key, const char* what) {
+    if (v && *v > 1 && !sim::StackSupport::runs(runs)) {
+      r_.error(child("/strategy", key), why(by_recipe, what) + "; got " + std::to_string(*v));
+    }
+  };
+  const sim::StackSupport& sup = s.support;
+  refuse_size(s.tp, sup.tensor_parallel, recipe.tensor_parallel, "tp", "tensor parallelism");
+  refuse_size(s.pp, sup.pipeline_parallel, recipe.pipeline_parallel, "pp", "pipeline parallelism");
+  refuse_size(s.cp, sup.context_parallel, recipe.context_parallel, "cp", "context parallelism");
+  refuse_size(s.ep, sup.expert_parallel, recipe.expert_parallel, "ep", "expert parallelism");
+  if (s.sequence_parallel.value_or(false) && !sim::StackSupport::runs(sup.sequence_parallel)) {
+    r_.error("/strategy/sequence_parallel", why(recipe.sequence_parallel, "sequence parallelism") + "; got true");
+  }
+  if (s.zero && *s.zero > 0 && !sup.allows_zero(*s.zero)) {
+    std::string stages;
+    for (int z = 0; z <= 3; ++z) {
+      if (sup.allows_zero(z)) stages += (stages.empty() ? "" : ", ") + std::to_string(z);
+    }
+    r_.error("/strategy/zero", who + " runs ZeRO stages " + stages + " only; got " + std::to_string(*s.zero));
+  }
+  for (auto [v, runs, key, what] :
+       {std::tuple{s.offload_optimizer, sup.offload_optimizer, "offload_optimizer", "optimizer offload"},
+        std::tuple{s.offload_params, sup.offload_params, "offload_params", "parameter offload"}}) {
+    if (v.value_or(false) && !sim::StackSupport::runs(runs)) {
+      r_.error(child("/strategy", key), who + " does not run " + what + " (its recipe's supports in frameworks.json); got true");
+    }
+  }
 }
 
 // The GPU-count identity (other layout divisibility is sim::check_layout's job).

@@ -155,6 +155,9 @@ struct ConstraintFailure {
   // failures and checkpoints; total cost, empty when its price is unknown). Unset for memory.
   units::Seconds closest_time;
   std::optional<units::Usd> closest_cost;
+  // memory: what would make the closest plan fit (full recompute, host offload) where the scenario
+  // and its recipe leave it open and the stack runs it; empty when nothing would.
+  std::optional<Finding> remedy;
 };
 
 // The best plan that differs from the chosen one along one dimension, and what that change does.

@@ -20,6 +20,7 @@ enum class FindingCode : std::uint8_t {
   batch_forces_one_replica,  // sequences, replicas (DP room of the GPUs), suggested: loud
   // The layout (estimate/estimate.cpp, estimate/strategy_search.cpp).
   no_layout_fits,                // evaluated: layouts evaluated; the least-memory one is shown
+  recompute_would_fit,           // need_gib, have_gib: the least-memory layout with full recompute
   offload_optimizer_would_fit,   // need_gib, have_gib: the least-memory layout with the optimizer on the host
   offload_params_would_fit,      // need_gib, have_gib: the same at ZeRO-3 with the parameters on the host too
   uneven_stages,                 // layers, stages (pp x virtual stages)
@@ -176,6 +177,7 @@ enum class FindingCode : std::uint8_t {
   unmet_no_layout,              //
   unmet_memory,                 //
   unmet_memory_closest,         // shape, layout (text), need_gib, have_gib
+  unmet_memory_remedy,          // remedy (text): what would make the closest plan fit (a rendered *_would_fit)
   unmet_deadline,               // deadline_days, took_days
   unmet_deadline_nor_budget,    // deadline_days, budget_usd, took_days
   unmet_budget,                 // budget_usd

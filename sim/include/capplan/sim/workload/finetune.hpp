@@ -45,6 +45,16 @@ enum class BaseFormat { same, nf4, int4 };
 const char* to_string(BaseFormat f);
 std::optional<BaseFormat> base_format_from_string(const std::string& s);
 
+struct StackSupport;
+
+// The stack's support narrowed by the method. QLoRA's frozen base is bitsandbytes' Params4bit:
+// each weight is quantised whole, with its absmax blocks, on the device that holds it
+// (bitsandbytes nn.Linear4bit); neither it nor PEFT's LoRA layers over it have a tensor-parallel
+// split (peft/tuners/lora/bnb.py wraps the whole Linear4bit), so QLoRA runs without tensor
+// (and so sequence) parallelism in every stack. Data parallelism, ZeRO / FSDP sharding
+// (bnb_4bit_quant_storage) and pipelining whole layers are unaffected.
+StackSupport stack_support(StackSupport recipe, TuneMethod method);
+
 struct FinetuneSpec {
   TuneMethod method = TuneMethod::full;
   int lora_rank = 16;                   // PEFT's LoraConfig default is 8; recipes set their own

@@ -65,6 +65,9 @@ struct FrameworkRecipe {
   std::optional<int> lora_rank;
   std::optional<unsigned> lora_targets;
   std::optional<bool> packed_document_mask;
+  // What the stack can run at all (TP, SP, PP, CP, EP, ZeRO stages, host offload): the planners
+  // search only that and a scenario fixing anything else is refused. Empty fields: not stated.
+  StackSupport supports;
 
   std::optional<bool> grad_reduce_in_fp32(Precision p) const {
     switch (p) {

@@ -66,6 +66,28 @@ struct Parallelism {
   auto operator<=>(const Parallelism&) const = default;
 };
 
+// What a training stack can run: a recipe's "supports" (data/frameworks.json), narrowed by what
+// the fine-tuning method allows (stack_support, finetune.hpp). An empty optional = not stated:
+// not restricted. The planners search only what is supported; a scenario that fixes an
+// unsupported value is refused by its reader.
+struct StackSupport {
+  std::optional<bool> tensor_parallel;
+  std::optional<bool> sequence_parallel;
+  std::optional<bool> pipeline_parallel;
+  std::optional<bool> context_parallel;
+  std::optional<bool> expert_parallel;
+  std::optional<unsigned> zero_stages;  // bit s set: ZeRO stage s (0 = no sharding) runs
+  std::optional<bool> offload_optimizer;
+  std::optional<bool> offload_params;
+
+  static bool runs(const std::optional<bool>& b) { return b.value_or(true); }
+  // Whether ZeRO stage `stage` (0..3) runs. With one data-parallel rank there is nothing to
+  // shard and every stage is stage 0: the layout space asks only where DP > 1.
+  bool allows_zero(int stage) const {
+    return !zero_stages || stage < 0 || stage > 3 || ((*zero_stages >> stage) & 1u) != 0;
+  }
+};
+
 // What the user asked for: each field either fixed or left to capplan ("auto").
 struct StrategyRequest {
   std::optional<int> tp, pp, dp, cp, ep, etp, micro_batch, virtual_stages, zero;
@@ -84,6 +106,8 @@ struct StrategyRequest {
   std::optional<int> last_stage_layers;
   // The framework has no selective recompute (full-layer checkpointing only): not searched.
   bool selective_recompute = true;
+  // What the stack runs (its recipe and the fine-tuning method): the planners search only that.
+  StackSupport support;
 
   bool fully_specified() const {
     return tp && pp && dp && micro_batch && virtual_stages && zero && recompute && sequence_parallel;
