@@ -738,14 +738,14 @@ TEST(RealCatalogs, BlackwellUltraGpusWithUnknownsLeftUnknown) {
   EXPECT_EQ(c.find_gpu("b300-hgx")->spec.sm_count, 148);
   EXPECT_EQ(c.find_gpu("gb300-nvl72")->spec.sm_count, 152);
   EXPECT_EQ(c.find_gpu("gb200-nvl72")->spec.sm_count, 152);
-  // MAMF 1769 / 2250 dense (catalog_facts.md 2.1), rounded to 0.786 in the catalog.
+  // MAMF 1769 / 2250 dense (stas00/ml-engineering's MAMF table), rounded to 0.786 in the catalog.
   EXPECT_DOUBLE_EQ(c.find_gpu("b300-hgx")->spec.gemm_efficiency, 0.786);
   EXPECT_DOUBLE_EQ(c.find_gpu("gb300-nvl72")->spec.gemm_efficiency, 0.0);  // no GB300 MAMF published
 }
 
 // GH200 as the serving set's TRT-LLM rows name it ("GH200 480GB": Grace's LPDDR5X): the 96 GB HBM3
-// variant at 4 TB/s, H100 SXM's peaks, the module's 1000 W; GH200's MAMF 828.6 / 989 (catalog_facts.md
-// 2.1). Unpublished stays unknown: no system power, no measured HBM copy or all-reduce.
+// variant at 4 TB/s, H100 SXM's peaks, the module's 1000 W; GH200's MAMF 828.6 / 989
+// (stas00/ml-engineering's MAMF table). Unpublished stays unknown: no system power, no measured HBM copy or all-reduce.
 TEST(RealCatalogs, Gh200IsThe96GbHbm3VariantWithH100Peaks) {
   const auto& c = test::real_catalogs();
   const GpuEntry* g = c.find_gpu("gh200");
