@@ -20,7 +20,7 @@ capplan_cli_test(robustness_dev_zero_profile_is_refused ARGS estimate ${S}/llama
                  STDERR "capplan: error: profile file '/dev/zero': a device, not a file")
 capplan_cli_test(robustness_dev_zero_price_sheet_is_refused ARGS estimate ${S}/llama3_8b_h100.json --prices /dev/zero RC 2
                  STDERR "capplan: error: .*'/dev/zero': a device, not a file")
-# (validate-published already refused it: a guard, not a reproducer.)
+# (validate-published refuses it as not a regular file.)
 capplan_cli_test(robustness_dev_zero_published_runs_are_refused ARGS validate-published /dev/zero RC 2
                  STDERR "capplan: error: published runs '/dev/zero': not a regular file")
 
