@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Serving: the step-time tables (built once per layout), the closed form the planner searches
 // with, and the continuous-batching simulation (simulated requests per second of wall time:
-// target >= 100k, the issue's figure for a search that can confirm every layout it ranks).
+// target >= 100k, enough for a search that can confirm every layout it ranks).
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
@@ -75,7 +75,7 @@ void BM_Simulate(benchmark::State& state) {
 }
 BENCHMARK(BM_Simulate)->Arg(5)->Arg(20)->Unit(benchmark::kMillisecond);
 
-// Issue 17's search target: the capacity plan over every catalog offering x TP x weight format
+// The search target: the capacity plan over every catalog offering x TP x weight format
 // (< 1 s on one core), as `capplan serve examples/serve-llama8b/serve.json --instances '*'` runs it:
 // closed-form plans per GPU shape priced per offering, the front and the cheapest confirmed by
 // simulation. The catalogs are the repository's data/.

@@ -348,7 +348,7 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   }
   if (from_catalog) {
     auto found = data::apply_scenario_pricing(request.offerings, request.base, pricing_given, prices);
-    // --purchase: the model for every offering (point 9); the "priced on demand" note no longer holds.
+    // --purchase: the model for every offering; the "priced on demand" note does not hold.
     if (opt.flags.given("--purchase") && request.base.pricing.model != sim::PurchaseModel::on_demand) {
       std::erase_if(found, [](const sim::Finding& f) { return f.code == sim::FindingCode::scenario_pricing_not_offered; });
       auto all = data::apply_purchase_to_all(request.offerings, request.base);

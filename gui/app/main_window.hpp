@@ -64,7 +64,7 @@ class MainWindow final : public QMainWindow {
   // For --screenshot --tab plan: shows the Plan tab and starts the planner, over the editor's own
   // GPU (the tab's defaults) with `from_editor`, else over the catalog's H100 and H200 offerings.
   void start_plan_example(bool from_editor = false);
-  // Window geometry, splitter and tab from the last session (QSettings).
+  // Window geometry, splitter and tab from the last run (QSettings).
   void restore_settings();
   // Settings are not written (screenshots, tests).
   void set_ephemeral(bool on) { ephemeral_ = on; }

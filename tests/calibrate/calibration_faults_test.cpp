@@ -129,7 +129,7 @@ std::vector<Case> plan() {
   return p;
 }
 
-// Issue 17 point 5: a device backend's full sweep has the decode-shaped GEMMs: skinny batches of
+// A device backend's full sweep has the decode-shaped GEMMs: skinny batches of
 // 1-256 rows against 4096-wide and 14336-wide weights (16-bit and fp8), and the decode attention's
 // group x context x 128 score and 512-key context splits (16-bit only); the quick sweep has none.
 TEST(CalibrationPlan, DeviceSweepHasDecodeShapedGemms) {

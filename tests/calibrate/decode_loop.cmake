@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Issue 17 point 5, for real on the host: calibrate --quick for a serving decode step, then
+# For real on the host: calibrate --quick for a serving decode step, then
 # capplan validate runs that decode step and compares it with the profile's prediction.
 #
 #   cmake -DEXE=<capplan> -DDIR=<scratch folder> -DMAX_ERROR=<fraction> -DMAX_ATTEMPTS=<n> -P decode_loop.cmake

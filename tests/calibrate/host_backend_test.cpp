@@ -148,7 +148,7 @@ void expect_plan_measures_step_gemms(const std::vector<Case>& plan, const StepSh
   }
 }
 
-// Issue 17 point 5: the serving decode step (the serving pass's layer, forward only) runs on the
+// The serving decode step (the serving pass's layer, forward only) runs on the
 // host through the same op list, and costs less than the training step of as many tokens' layer.
 TEST(HostBackend, MeasuresAServingDecodeStep) {
   auto b = host_backend();

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Issue 18 point 7: a command whose standard output cannot be written must not exit 0.
+# A command whose standard output cannot be written must not exit 0.
 #   cmake -DEXE=<capplan> "-DARGS=a|b" -DHOW=full|closed -P output_failure.cmake
 # full: stdout is /dev/full (every write fails with ENOSPC); closed: stdout is closed (EBADF).
 # Expects exit code 1 and "capplan: error: cannot write to standard output" on stderr.

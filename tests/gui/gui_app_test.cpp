@@ -287,8 +287,8 @@ class GuiAppTest : public QObject {
   }
 
   void the_plan_tab_prices_the_scenarios_own_instance_with_its_terms() {
-    // Issue 14 defect 1: the Plan tab's GPU field is pre-filled from the scenario, which made the
-    // planner drop the file's pricing ("unknown price") while "Why #1" quoted a spot cost.
+    // The Plan tab's GPU field is pre-filled from the scenario; the planner must still keep the
+    // file's pricing (not "unknown price") and agree with the spot cost "Why #1" quotes.
     MainWindow w(catalogs(), nullptr);
     QVERIFY(open_scenario(w, "tencent_h800_cny_spot.json"));
     w.show();
@@ -331,7 +331,7 @@ class GuiAppTest : public QObject {
   }
 
   void double_clicking_a_plan_keeps_the_scenarios_pricing_and_asks_before_replacing_it() {
-    // Issue 14 defect 1: double-clicking a plan wiped the pricing and spot terms from the editor.
+    // Double-clicking a plan keeps the pricing and spot terms in the editor.
     MainWindow w(catalogs(), nullptr);
     QVERIFY(open_scenario(w, "tencent_h800_spot.json"));
     w.document()->set_text("/cluster/gpu_speed_spread", QStringLiteral("0.02"));  // typed by the user
@@ -399,7 +399,7 @@ class GuiAppTest : public QObject {
   }
 
   void the_cost_chart_ticks_are_distinct_and_name_the_currency() {
-    // Issue 14 point 12: a small job's cost axis read "0, 0, 1, 1, 2, 2".
+    // A small job's cost axis has distinct ticks (not "0, 0, 1, 1, 2, 2").
     MainWindow w(catalogs(), nullptr);
     QVERIFY(open_scenario(w, "tencent_h800_cny_spot.json"));
     w.document()->set_text("/training/tokens", QStringLiteral("2B"));
@@ -432,7 +432,7 @@ class GuiAppTest : public QObject {
   }
 
   void a_missed_deadline_shows_the_closest_plan_and_the_front_as_the_cli_does() {
-    // Issue 14 point 12: when no plan met the deadline the Plan tab was empty.
+    // When no plan meets the deadline the Plan tab is not empty.
     MainWindow w(catalogs(), nullptr);
     QVERIFY(open_scenario(w, "tencent_h800_spot.json"));
     w.show();
@@ -554,7 +554,7 @@ class GuiAppTest : public QObject {
   }
 
   void a_short_run_shows_its_time_and_band_in_hours_as_the_cli_does() {
-    // Issue 14 point 12: under two days the card read "17.3 hours" over a band "0.6–0.8 hours days".
+    // Under two days the card reads hours, and so does its band (not "17.3 hours" over "0.6–0.8 hours days").
     MainWindow w(catalogs(), bands());
     w.set_ephemeral(true);
     w.show();
@@ -571,7 +571,7 @@ class GuiAppTest : public QObject {
   }
 
   void the_memory_card_is_amber_when_the_peak_uses_the_reserve() {
-    // Issue 14 point 12: a plan at 80.0 / 80.0 GiB was shown green.
+    // A plan at 80.0 / 80.0 GiB is not shown green.
     MainWindow w(catalogs(), nullptr);
     w.set_ephemeral(true);
     w.show();
@@ -598,7 +598,7 @@ class GuiAppTest : public QObject {
   }
 
   void the_headless_plan_and_compare_tabs_use_the_given_scenario() {
-    // Issue 14 point 12: capplan-gui --tab plan|compare SCENARIO showed the built-in example's.
+    // capplan-gui --tab plan|compare SCENARIO shows SCENARIO's plans, not the built-in example's.
     MainWindow w(catalogs(), nullptr);
     QVERIFY(open_scenario(w, "tencent_h800_spot.json"));
     w.show();
@@ -627,7 +627,7 @@ class GuiAppTest : public QObject {
   }
 
   void compare_shows_a_spot_scenarios_spot_price_purchase_model_and_goodput() {
-    // Issue 14 point 12: Compare showed a spot scenario's on-demand price and had no purchase or
+    // Compare shows a spot scenario's spot price (not its on-demand price) and has purchase and
     // goodput rows.
     MainWindow w(catalogs(), nullptr);
     QVERIFY(open_scenario(w, "tencent_h800_cny_spot.json"));
@@ -650,7 +650,7 @@ class GuiAppTest : public QObject {
   }
 
   void chinese_names_render_with_a_cjk_font() {
-    // Issue 14 point 12: Chinese instance and model names rendered as empty boxes.
+    // Chinese instance and model names render with a CJK font (not as empty boxes).
     if (QFontDatabase::families(QFontDatabase::SimplifiedChinese).isEmpty()) {
       QSKIP("no CJK font installed (scripts/install_deps.sh installs fonts-wqy-microhei)");
     }
@@ -680,7 +680,7 @@ class GuiAppTest : public QObject {
   }
 
   void the_own_vs_rent_tab_draws_the_own_curve_the_rent_lines_and_the_clis_break_even() {
-    // Issue 14 point 8: the GUI chart of `capplan tco`.
+    // The GUI chart of `capplan tco`.
     MainWindow w(catalogs(), nullptr);
     QVERIFY(open_scenario(w, "tencent_h800_tco.json"));
     w.show();
@@ -771,7 +771,7 @@ class GuiAppTest : public QObject {
   }
 
   void the_serve_tab_plans_edits_and_adds_the_training() {
-    // Issue 17 points 6 and 7: the Serve tab over the built-in serving example.
+    // The Serve tab over the built-in serving example.
     MainWindow w(catalogs(), nullptr);
     w.set_ephemeral(true);
     w.show();

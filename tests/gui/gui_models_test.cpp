@@ -115,7 +115,7 @@ class GuiModelsTest : public QObject {
   Q_OBJECT
 
  private slots:
-  // Issue 14: money in the currency the user priced in, "$" for US dollars as before.
+  // Money in the currency the user priced in, "$" for US dollars.
   void money_is_labelled_with_its_currency() {
     const sim::Currency cny{"CNY", 0.14, "2026-12-01"};
     QCOMPARE(money_text(1.4e6, cny), QStringLiteral("CNY 10.00M"));
@@ -511,8 +511,8 @@ class GuiModelsTest : public QObject {
     }
   }
 
-  // Issue 18 point 12: a deeply nested scenario or --profile file crashed the app (SIGSEGV in
-  // the recursive dump() of the error path). The app reads through the CLI's bounded reader and
+  // A deeply nested scenario or --profile file must not crash the app (a recursive dump() of the
+  // error path would overflow the stack). The app reads through the CLI's bounded reader and
   // parser, so both are refused with the CLI's message, and a device is refused unread.
   void deeply_nested_scenario_and_profile_are_refused_not_a_crash() {
     const std::string deep = std::string(100000, '[') + std::string(100000, ']');
@@ -577,8 +577,8 @@ class GuiModelsTest : public QObject {
   }
 
   void the_price_override_keeps_the_pricing_sections_terms() {
-    // Issue 14 defect 1: ticking or unticking the price override replaced the whole pricing
-    // section, dropping the spot terms and currency the user had typed.
+    // Ticking or unticking the price override keeps the rest of the pricing section: the spot
+    // terms and currency the user typed stay.
     ScenarioDocument doc(catalogs());
     doc.use_instance("tencent-hccpnv5");
     doc.set_text("/pricing/currency", QStringLiteral("CNY"));
@@ -703,7 +703,7 @@ class GuiModelsTest : public QObject {
     QCOMPARE(plans.rowCount(), 0);
   }
 
-  // Issue 14 point 8: the Own vs rent tab's figures are `capplan tco`'s, price sheet included, and
+  // The Own vs rent tab's figures are `capplan tco`'s, price sheet included, and
   // its curve is sim::tco asked at each utilisation.
   void the_own_vs_rent_figures_are_capplan_tcos() {
     struct Case {
@@ -792,7 +792,7 @@ class GuiModelsTest : public QObject {
   }
 
   void the_serve_tabs_plan_is_capplan_serves() {
-    // Issue 17 point 6: the Serve tab runs data::plan_serve_document with the CLI's default curve,
+    // The Serve tab runs data::plan_serve_document with the CLI's default curve,
     // so its JSON is `capplan serve --format json`'s for the same document.
     const nlohmann::json doc = data::example_serve_scenario();
     auto snap = ServeRunner::compute(doc, *catalogs(), std::string(), nullptr);

@@ -125,8 +125,8 @@ TEST(ModelSpec, Llama2SeventyBIsWithinTwoPercentOfThePublishedSixtyNineBillion) 
 }
 
 TEST(ModelSpec, AttentionDimensionsBeyondTwoToTheThirtyOneDoNotWrap) {
-  // Issue 18 point 4: heads 25,000 x head_dim 100,000 = 2.5e9 per projection, above INT_MAX
-  // (2,147,483,647); kv_dim() wrapped in int and the count came out wrong. By hand, with
+  // heads 25,000 x head_dim 100,000 = 2.5e9 per projection, above INT_MAX (2,147,483,647): a
+  // kv_dim() in int would wrap and the count come out wrong. By hand, with
   // h = 1,000, kv_heads = heads (MHA): q = kv = 2.5e9, attention = h*(q + 2 kv) + q*h + 2h
   // = 1,000 * 7.5e9 + 2.5e12 + 2,000 = 1.0000000002e13 (integers below 2^53: exact).
   ModelSpec m;

@@ -475,8 +475,8 @@ TEST(Cost, SpotWithoutPriceIsNullAndNamesTheInput) {
 }
 
 TEST(Cost, ReservedChargesTheRunsShareAndShowsTheWholeTermBesideIt) {
-  // Issue 14 defect 5: a 36-month term must not be charged to one short run (main charged the
-  // whole term, 64,000 here, as the run's total); the run pays its share, the term is shown beside it.
+  // A 36-month term must not be charged to one short run (the whole term, 64,000 here, is not the
+  // run's total); the run pays its share, the term is shown beside it.
   Rig s = no_failures();
   s.pricing = {.model = PurchaseModel::reserved, .reserved = {.usd_per_gpu_hour = 2.0, .term_hours = 2000}};
   const Goodput g = s.run(units::hours(1000));

@@ -174,7 +174,7 @@ TEST(LayerStep, IsTheLayerSliceOfTheEstimatesOpList) {
 }
 
 TEST(LayerStep, DecodeStepIsTheServingPassLayerForwardOnly) {
-  // Issue 17 point 5: 16 sequences decoding one token each over 1,024 cached tokens.
+  // 16 sequences decoding one token each over 1,024 cached tokens.
   LayerStepShape s = gpt_shape();
   s.layers = 1;
   s.micro_batch = 16;

@@ -384,7 +384,7 @@ double iteration_time(const Table5Row& r, Recompute rc, bool sp) {
 }
 
 TEST(Korthikanti2022Table5, MeanIterationTimeErrorIsAtMostFivePercent) {
-  // Issue 3 asks for a mean absolute error of at most 5% over these eight runs; the model is at
+  // The target is a mean absolute error of at most 5% over these eight runs; the model is at
   // 3.4% (docs/accuracy.md lists each run).
   double sum = 0;
   int n = 0;

@@ -568,7 +568,7 @@ TEST(Search, PlansCarryTheFullEstimateOfTheirScenario) {
 }
 
 TEST(Search, EachOfferingsPricingTermsApplyToItsOwnPlansOnly) {
-  // Issue 14: the scenario's spot terms belong to its own offering; another offering is on demand
+  // The scenario's spot terms belong to its own offering; another offering is on demand
   // at its own price. Without terms of its own an offering keeps the base scenario's.
   SearchRequest r = small_request();
   r.base.pricing.model = PurchaseModel::reserved;  // what offerings without terms of their own get
@@ -616,7 +616,7 @@ TEST(Search, EachOfferingsPricingTermsApplyToItsOwnPlansOnly) {
 }
 
 TEST(Search, PlansAreRankedOnExpectedWallTimeAndTotalCost) {
-  // Issue 7: the planner ranks on goodput (expected wall time with interruptions and
+  // The planner ranks on goodput (expected wall time with interruptions and
   // checkpoints; total cost), not on the steady-state figures. With failures at the default
   // rate the wall time exceeds the steady time, and the ranking follows the wall time.
   const SearchRequest r = small_request();

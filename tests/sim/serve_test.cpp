@@ -242,8 +242,8 @@ TEST(ServePassModel, DecodeAtBatchOneStreamsTheWeights) {
   EXPECT_GT(t, stream + 0.0005);
   EXPECT_LT(t, stream / 0.75 + 400 * 2e-6 + 0.0005 + 0.001);
   // Weight-only int4 reads 3.4x fewer layer bytes: faster, but well short of 3.76x: the 16-bit
-  // lm_head (1 GB), the step overhead and the kernels' gaps do not shrink (the measured rows of
-  // the issue: 1.8x on A100 at batch 1).
+  // lm_head (1 GB), the step overhead and the kernels' gaps do not shrink (measured rows show
+  // 1.8x on A100 at batch 1).
   ServeJob q = job_8b();
   q.weights = WeightFormat::int4;
   const double t4 = PassModel(q, f.c, DatasheetCost(f.c, serving_assumptions(q.engine))).decode(1, 1024);
@@ -445,7 +445,7 @@ TEST(ServePlan, ReplicasScaleWithRateAndTheSloBinds) {
   ASSERT_TRUE(p.feasible) << (p.reason ? static_cast<int>(p.reason->code) : -1);
   EXPECT_GE(p.replicas, 1);
   EXPECT_LE(p.at_rate.e2e.p95, 2.0);
-  // The issue's example: a 2 s end-to-end p95 for 300 output tokens needs < 6.7 ms per token,
+  // A 2 s end-to-end p95 for 300 output tokens needs < 6.7 ms per token,
   // so the latency target, not throughput, binds.
   EXPECT_EQ(p.binding, "e2e");
   ServeJob twice = j;

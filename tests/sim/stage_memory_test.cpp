@@ -30,7 +30,7 @@ GpuSpec h200() {
   return g;
 }
 
-// The first reproduction: a DeepSeek-V3-like model, tp 1, pp 16, dp 8, ep 8, ZeRO-1, on
+// A DeepSeek-V3-like model, tp 1, pp 16, dp 8, ep 8, ZeRO-1, on
 // 141 GiB GPUs. 61 layers over 16 stages: stages 0-12 hold 4 layers, 13-15 hold 3. Stage 0 holds
 // the 3 dense layers and one MoE layer; stages 1-12 hold four MoE layers each, with 256/8 = 32
 // experts per GPU and, since tp*dp*cp / (ep*etp) = 1, no expert replica to shard the optimizer
@@ -65,9 +65,8 @@ TEST(StageMemory, AMiddleStageOfMoeLayersIsTheMostLoaded) {
 }
 
 TEST(StageMemory, FullRecomputeStillReportsTheHeaviestMiddleStage) {
-  // The second reproduction (preset deepseek-v3, pp 16, ep 4, ZeRO-1, full recompute):
-  // stage 15 (3 MoE layers, the output layer and the logits) was reported although stage 1 (4 MoE
-  // layers) holds more.
+  // Preset deepseek-v3, pp 16, ep 4, ZeRO-1, full recompute: stage 1 (4 MoE layers) holds more
+  // than stage 15 (3 MoE layers, the output layer and the logits), and stage 1 is reported.
   const ModelSpec m = test::deepseek_v3();
   const Parallelism p = deepseek_layout(4, Recompute::full);
   const MemoryBreakdown mem = memory_per_gpu(m, job_of(1024), p, h200(), 128);

@@ -422,7 +422,7 @@ TEST(ApplyErrorBand, IntervalsAreOrderedWhenTheResidualsLieBelowThePrediction) {
   EXPECT_NEAR(e.uncertainty.step_time_s->low, e.step.time.base(), 1e-9 * e.step.time.base());
 }
 
-// Issue 15 point 5: the point estimate lies inside its band. Residual quantiles on one side of 1
+// The point estimate lies inside its band. Residual quantiles on one side of 1
 // move the near end to 1 (the far end keeps what the runs say), and a finding says so with the
 // ratios before the extension, the run count and the category; a band around 1 is left alone.
 TEST(ApplyErrorBand, TheBandIsExtendedToHoldThePointEstimate) {

@@ -15,7 +15,7 @@ namespace {
 
 using namespace records;  // the shared conversions and the reader toolkit
 
-// PCIe x16, one direction, per generation [catalog_facts.md section 1, NVLink/PCIe note]:
+// PCIe x16, one direction, per generation:
 // Gen3 ~15.75, Gen4 ~31.5, Gen5 ~63 GB/s; each generation doubles the rate, so Gen6 ~126.
 double pcie_x16_gbps(int gen) {
   switch (gen) {

@@ -123,7 +123,7 @@ Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows,
     const auto gpu = gpu_id(run.gpu_model);
     if (!gpu) bad.push_back("GPU '" + run.gpu_model + "' is not in the catalog");
     // Rows their own verification calls unverified (a fork's copy whose cells look shifted) are left
-    // out, as the fine-tuning issue allows, with the reason.
+    // out, with the reason.
     if (contains(cell("verification"), "UNVERIFIED")) {
       bad.push_back("unverified against its source (" + cell("verification") + ")");
     }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Measured fine-tuning runs (../shared/data/finetune_runs_dev.csv: NeMo, Megatron-Bridge, NeMo
+// Measured fine-tuning runs (data/benchmarks/finetune_runs_dev.csv: NeMo, Megatron-Bridge, NeMo
 // AutoModel, torchtune, Qwen's fine-tuning profile, PEFT, unsloth, MLPerf Llama-2-70B LoRA) as
 // runs for the accuracy harness: throughput and, where measured, peak memory per GPU. Private to
 // capplan_data: load_published_runs() reads such a file when its header is this layout's.

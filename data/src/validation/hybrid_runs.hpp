@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Hybrid-model training runs (../shared/data/hybrid_runs_dev.csv: Megatron-Bridge's performance
+// Hybrid-model training runs (data/benchmarks/hybrid_runs_dev.csv: Megatron-Bridge's performance
 // tables for Nemotron-H and Nemotron 3, and NVIDIA dgxc-benchmarking's example output) as measured
 // runs, for the accuracy harness. Private to capplan_data: load_published_runs() reads such a
 // file when its header is this layout's.

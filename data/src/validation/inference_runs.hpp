@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Measured serving runs (../shared/data/inference_runs_dev.csv, shipped as
-// data/benchmarks/inference_runs_dev.csv) as serving jobs for the serving accuracy harness
+// Measured serving runs (data/benchmarks/inference_runs_dev.csv) as serving jobs for the serving accuracy harness
 // (capplan/data/serving_validation.hpp). Private to capplan_data.
 #pragma once
 #include <string>

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // vTrain's tables of measured iteration times (Bang et al., "vTrain", MICRO 2024; github
-// VIA-Research/vTrain, data/ground_truth_{single,multi}.csv and capplan's samples of them in
-// ../shared/data/vtrain_*_dev.csv) as measured runs, for the accuracy harness. Private to
+// VIA-Research/vTrain, data/ground_truth_{single,multi}.csv, and development samples of them) as measured runs, for the accuracy harness. Private to
 // capplan_data: load_published_runs() reads such a file when its header is vTrain's.
 #pragma once
 #include <string>

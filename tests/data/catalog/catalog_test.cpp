@@ -467,7 +467,7 @@ TEST(RealCatalogs, ModelShapesReproducePublishedParameterCounts) {
   }
 }
 
-// The open models teams fine-tune on one or a few nodes (issues 14 and 16): Qwen2.5 7B, 14B and
+// The open models teams fine-tune on one or a few nodes: Qwen2.5 7B, 14B and
 // 32B, untied, GQA, from their config.json. Within 1% of the model cards' counts (7.61B, 14.7B,
 // 32.5B): the shapes are exact and only the QKV biases (< 0.1%) are not counted.
 TEST(RealCatalogs, Qwen25FineTuningPresetsExist) {
@@ -484,7 +484,7 @@ TEST(RealCatalogs, Qwen25FineTuningPresetsExist) {
   EXPECT_EQ(c.find_model("qwen2.5-32b")->spec.layers, 64);
 }
 
-// Issue 3's presets, each with sources.
+// The MoE and long-context presets, each with sources.
 TEST(RealCatalogs, MoeAndLongContextPresetsExist) {
   const auto& c = test::real_catalogs();
   for (const char* id : {"mixtral-8x7b", "mixtral-8x22b", "deepseek-v2", "deepseek-v3", "qwen3-235b-a22b",
@@ -544,10 +544,10 @@ TEST(RealCatalogs, Qwen3ActiveParametersUseItsExplicitHeadDim) {
   EXPECT_NEAR(ratio, 1.0, 0.03);  // 3%: "22B" is rounded
 }
 
-// Issue 16: the presets fine-tuning and hybrid runs name (Qwen 1 / 2.5 / 3 dense, Llama 3.2 and
+// The presets fine-tuning and hybrid runs name (Qwen 1 / 2.5 / 3 dense, Llama 3.2 and
 // 3.3, Gemma 2, GLM-4-9B, the DeepSeek-R1 distills, Hunyuan-Large), each with a config source and a
 // published-count source. Every one is also inside ModelShapesReproducePublishedParameterCounts' 6%.
-TEST(RealCatalogs, Issue16PresetsExistWithSources) {
+TEST(RealCatalogs, FineTuningAndHybridPresetsExistWithSources) {
   const auto& c = test::real_catalogs();
   for (const char* id : {"qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b", "qwen3-0.6b", "qwen3-1.7b", "qwen3-4b", "qwen3-8b",
                          "qwen3-14b", "qwen3-32b", "llama3.2-1b", "llama3.2-3b", "llama3.3-70b", "gemma2-9b", "gemma2-27b",
@@ -738,14 +738,14 @@ TEST(RealCatalogs, BlackwellUltraGpusWithUnknownsLeftUnknown) {
   EXPECT_EQ(c.find_gpu("b300-hgx")->spec.sm_count, 148);
   EXPECT_EQ(c.find_gpu("gb300-nvl72")->spec.sm_count, 152);
   EXPECT_EQ(c.find_gpu("gb200-nvl72")->spec.sm_count, 152);
-  // MAMF 1769 / 2250 dense (catalog_facts.md 2.1), rounded to 0.786 in the catalog.
+  // MAMF 1769 / 2250 dense (stas00/ml-engineering's MAMF table), rounded to 0.786 in the catalog.
   EXPECT_DOUBLE_EQ(c.find_gpu("b300-hgx")->spec.gemm_efficiency, 0.786);
   EXPECT_DOUBLE_EQ(c.find_gpu("gb300-nvl72")->spec.gemm_efficiency, 0.0);  // no GB300 MAMF published
 }
 
 // GH200 as the serving set's TRT-LLM rows name it ("GH200 480GB": Grace's LPDDR5X): the 96 GB HBM3
-// variant at 4 TB/s, H100 SXM's peaks, the module's 1000 W; GH200's MAMF 828.6 / 989 (catalog_facts.md
-// 2.1). Unpublished stays unknown: no system power, no measured HBM copy or all-reduce.
+// variant at 4 TB/s, H100 SXM's peaks, the module's 1000 W; GH200's MAMF 828.6 / 989
+// (stas00/ml-engineering's MAMF table). Unpublished stays unknown: no system power, no measured HBM copy or all-reduce.
 TEST(RealCatalogs, Gh200IsThe96GbHbm3VariantWithH100Peaks) {
   const auto& c = test::real_catalogs();
   const GpuEntry* g = c.find_gpu("gh200");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Issue 14: currencies (ISO 4217 codes, rates to US dollars, money in the user's currency) and the
+// Currencies (ISO 4217 codes, rates to US dollars, money in the user's currency) and the
 // scenario's own pricing in a search over catalog offerings.
 #include <gtest/gtest.h>
 

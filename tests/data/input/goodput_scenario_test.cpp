@@ -294,8 +294,8 @@ TEST(StorageSection, CpfsScalesEachDirectionWithCapacityUpToItsCap) {
   EXPECT_NE(first_error(none).find("scenario#/storage/capacity_tib"), std::string::npos) << first_error(none);
 }
 
-// Issue 14: without a storage section the node NIC stood in for storage, so the Daly optimum
-// fell to a checkpoint every few steps. With the default tier and the 900 s minimum, both a
+// Without a storage section the node NIC must not stand in for storage (the Daly optimum would
+// fall to a checkpoint every few steps). With the default tier and the 900 s minimum, both a
 // 100B-class run on Tencent H800 and the built-in example with Llama 3.1 405B checkpoint at least
 // 900 s and at least ten steps apart, and say nothing implausible.
 void expect_plausible_cadence(const json& scenario) {
@@ -366,7 +366,7 @@ TEST(PricingSection, PurchaseModelsAndTheirTerms) {
 }
 
 TEST(PricingSection, OnPremNodePowerDefaultsToTheSystemPowerWithItsSource) {
-  // Issue 14 defect 5: main defaulted to GPU TDP only, 700 W x 8 = 5.6 kW; a DGX H100 draws 10.2 kW.
+  // Not GPU TDP only (700 W x 8 = 5.6 kW): a DGX H100 draws 10.2 kW.
   auto r = parse_with({{"pricing", {{"purchase", "on_prem"}, {"on_prem", {{"usd_per_node", 250000}}}}}});
   ASSERT_TRUE(r) << first_error(r);
   const auto& op = r->scenario.pricing.on_prem;

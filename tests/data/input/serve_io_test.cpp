@@ -53,7 +53,7 @@ TEST(ServeIo, TheExampleBecomesAJob) {
   EXPECT_EQ(r->job.traffic.arrival, sim::Arrival::poisson);
   EXPECT_DOUBLE_EQ(r->job.traffic.rate, 50);
   EXPECT_DOUBLE_EQ(r->job.traffic.input.mean, 1000);
-  EXPECT_TRUE(r->job.traffic.input.fixed());  // the issue's example: every request 1,000 in, 300 out
+  EXPECT_TRUE(r->job.traffic.input.fixed());  // every request 1,000 in, 300 out
   EXPECT_DOUBLE_EQ(r->job.slo.e2e.base(), 2.0);
   EXPECT_EQ(r->currency.code, "CNY");
   // 20 CNY per GPU-hour at 0.14 USD per CNY.
@@ -145,7 +145,7 @@ TEST(ServeIo, CompareListsLayoutsWithAParetoFront) {
 }
 
 TEST(ServeIo, OfferingSearchPlansEveryOfferingAndConfirmsTheFront) {
-  // Issue 17 point 4: the Pareto front across offerings x TP x weight format.
+  // The Pareto front across offerings x TP x weight format.
   const OfferingFilter filter{.instances = {"tencent-hccpnv5", "aws-p5*", "runpod-8x-h200"}};
   auto planned = plan_serve_document(serve_doc(), test::real_catalogs(), "", {}, nullptr, 0, "scenario", &filter);
   ASSERT_TRUE(planned) << planned.error().front().where << ": " << planned.error().front().message;

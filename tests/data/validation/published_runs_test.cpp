@@ -168,7 +168,7 @@ TEST(PublishedRunsDev, LoadsEveryRowWithAtLeastFiftyUsableRuns) {
   EXPECT_GE(usable_cp, 6);
 }
 
-// Issue 3: the MoE rows and the context-parallel rows of the dev set become scenarios.
+// The MoE rows and the context-parallel rows of the dev set become scenarios.
 TEST(PublishedRunsDev, MoeAndContextParallelRowsAreUsable) {
   for (const char* id : {"R095", "R097", "R101", "R123", "R173", "R088", "R103", "R106", "R109", "R174"}) {
     SCOPED_TRACE(id);

@@ -371,7 +371,7 @@ TEST(ServingRuns, TheShippedTableLoadsAndEveryRowIsAccountedFor) {
   EXPECT_GE(usable, 300);
 }
 
-// Issue 17's acceptance: the KV cliff of TensorRT-LLM's v0.17 table. Llama 3.1 70B in FP8 at TP1
+// The KV cliff of TensorRT-LLM's v0.17 table. Llama 3.1 70B in FP8 at TP1
 // on an H100 holds its 70 GB of weights in 80 GB: the few GB left hold few 2,048-token sequences, so
 // output throughput falls from ~3,400 (128/128) to ~900 tokens/s (128/2048); an H200's 141 GB holds
 // many, and it does not fall. The rows are the shipped table's (INF0055/56 on H100, INF0046/47 on
