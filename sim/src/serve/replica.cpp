@@ -261,14 +261,23 @@ double price(const ServeJob& job, const Cluster& c, const OpCostModel& cost, con
 
 bool is_logits(const StepOp& so) { return so.scope == Scope::output && so.role != OpRole::norm; }
 
+// The segment [x[i - 1], x[i]] that `v` (> x.front()) is interpolated on: the first point above
+// it, the last segment past the end.
+std::size_t segment(const std::vector<double>& x, double v) {
+  auto it = std::upper_bound(x.begin(), x.end(), v);
+  std::size_t i = it == x.end() ? x.size() - 1 : static_cast<std::size_t>(it - x.begin());
+  return i == 0 ? 1 : i;
+}
+
+double on_segment(const std::vector<double>& x, const std::vector<double>& y, std::size_t i, double v) {
+  const double x0 = x[i - 1], x1 = x[i], y0 = y[i - 1], y1 = y[i];
+  return y0 + (y1 - y0) * (v - x0) / (x1 - x0);  // linear extrapolation past the last point
+}
+
 double interpolate(const std::vector<double>& x, const std::vector<double>& y, double v) {
   if (x.empty()) return 0.0;
   if (v <= x.front()) return y.front() * std::max(0.0, v) / x.front();
-  auto it = std::upper_bound(x.begin(), x.end(), v);
-  std::size_t i = it == x.end() ? x.size() - 1 : static_cast<std::size_t>(it - x.begin());
-  if (i == 0) i = 1;
-  const double x0 = x[i - 1], x1 = x[i], y0 = y[i - 1], y1 = y[i];
-  return y0 + (y1 - y0) * (v - x0) / (x1 - x0);  // linear extrapolation past the last point
+  return on_segment(x, y, segment(x, v), v);
 }
 
 }  // namespace
@@ -282,6 +291,12 @@ PassModel::PassModel(const ServeJob& job, const Cluster& c, const OpCostModel& c
   // smooth, so linear interpolation between neighbours stays within a fraction of a percent.
   for (double t = 1; t <= static_cast<double>(max_tokens_) * 1.04; t = t < 64 ? t + 1 : std::ceil(t * 1.04)) {
     grid_.push_back(t);
+  }
+  // The segment of every whole count up to the grid's end, so that a step (whose token and row
+  // counts are whole) finds its segment without a search: the same segment, the same arithmetic.
+  segment_of_.resize(static_cast<std::size_t>(grid_.back()) + 1, 0);
+  for (std::size_t v = 2; v < segment_of_.size(); ++v) {
+    segment_of_[v] = static_cast<std::uint32_t>(segment(grid_, static_cast<double>(v)));
   }
   const auto keep_base = [](const StepOp& so) { return so.role != OpRole::attention_core && !is_logits(so); };
   for (double t : grid_) {
@@ -320,8 +335,17 @@ PassModel::PassModel(const ServeJob& job, const Cluster& c, const OpCostModel& c
   }
 }
 
-double PassModel::base(double tokens) const { return interpolate(grid_, base_, tokens); }
-double PassModel::logits(double rows) const { return rows > 0 ? interpolate(grid_, logits_, rows) : 0.0; }
+double PassModel::table(const std::vector<double>& y, double v) const {
+  // Whole counts past the first point (1) take their segment from the table, others search.
+  if (v > grid_.front() && v < static_cast<double>(segment_of_.size())) {
+    const auto w = static_cast<std::size_t>(v);
+    if (static_cast<double>(w) == v) return on_segment(grid_, y, segment_of_[w], v);
+  }
+  return interpolate(grid_, y, v);
+}
+
+double PassModel::base(double tokens) const { return table(base_, tokens); }
+double PassModel::logits(double rows) const { return rows > 0 ? table(logits_, rows) : 0.0; }
 
 double PassModel::step(const StepLoad& l) const {
   const double tokens = static_cast<double>(l.prefill_tokens) + l.decode_sequences;
