@@ -261,23 +261,14 @@ double price(const ServeJob& job, const Cluster& c, const OpCostModel& cost, con
 
 bool is_logits(const StepOp& so) { return so.scope == Scope::output && so.role != OpRole::norm; }
 
-// The segment [x[i - 1], x[i]] that `v` (> x.front()) is interpolated on: the first point above
-// it, the last segment past the end.
-std::size_t segment(const std::vector<double>& x, double v) {
-  auto it = std::upper_bound(x.begin(), x.end(), v);
-  std::size_t i = it == x.end() ? x.size() - 1 : static_cast<std::size_t>(it - x.begin());
-  return i == 0 ? 1 : i;
-}
-
-double on_segment(const std::vector<double>& x, const std::vector<double>& y, std::size_t i, double v) {
-  const double x0 = x[i - 1], x1 = x[i], y0 = y[i - 1], y1 = y[i];
-  return y0 + (y1 - y0) * (v - x0) / (x1 - x0);  // linear extrapolation past the last point
-}
-
 double interpolate(const std::vector<double>& x, const std::vector<double>& y, double v) {
   if (x.empty()) return 0.0;
   if (v <= x.front()) return y.front() * std::max(0.0, v) / x.front();
-  return on_segment(x, y, segment(x, v), v);
+  auto it = std::upper_bound(x.begin(), x.end(), v);
+  std::size_t i = it == x.end() ? x.size() - 1 : static_cast<std::size_t>(it - x.begin());
+  if (i == 0) i = 1;
+  const double x0 = x[i - 1], x1 = x[i], y0 = y[i - 1], y1 = y[i];
+  return y0 + (y1 - y0) * (v - x0) / (x1 - x0);  // linear extrapolation past the last point
 }
 
 }  // namespace
@@ -292,12 +283,6 @@ PassModel::PassModel(const ServeJob& job, const Cluster& c, const OpCostModel& c
   for (double t = 1; t <= static_cast<double>(max_tokens_) * 1.04; t = t < 64 ? t + 1 : std::ceil(t * 1.04)) {
     grid_.push_back(t);
   }
-  // The segment of every whole count up to the grid's end, so that a step (whose token and row
-  // counts are whole) finds its segment without a search: the same segment, the same arithmetic.
-  segment_of_.resize(static_cast<std::size_t>(grid_.back()) + 1, 0);
-  for (std::size_t v = 2; v < segment_of_.size(); ++v) {
-    segment_of_[v] = static_cast<std::uint32_t>(segment(grid_, static_cast<double>(v)));
-  }
   const auto keep_base = [](const StepOp& so) { return so.role != OpRole::attention_core && !is_logits(so); };
   for (double t : grid_) {
     InferencePass ip = base_pass;
@@ -307,6 +292,15 @@ PassModel::PassModel(const ServeJob& job, const Cluster& c, const OpCostModel& c
     lp.prefill_tokens = 1;
     lp.logits_rows = static_cast<std::int64_t>(t);
     logits_.push_back(price(job, c, cost, lp, is_logits));
+  }
+  // Both tables at every whole count up to the grid's end, so that a step (whose token and row
+  // counts are whole) looks its times up: the same interpolation, done once.
+  const auto whole = static_cast<std::size_t>(grid_.back()) + 1;
+  base_at_.resize(whole);
+  logits_at_.resize(whole);
+  for (std::size_t v = 0; v < whole; ++v) {
+    base_at_[v] = interpolate(grid_, base_, static_cast<double>(v));
+    logits_at_[v] = interpolate(grid_, logits_, static_cast<double>(v));
   }
   const auto keep_attention = [](const StepOp& so) { return so.role == OpRole::attention_core; };
   const auto attention = [&](std::int64_t prefill, double keys, std::int64_t decode, double context) {
@@ -335,17 +329,17 @@ PassModel::PassModel(const ServeJob& job, const Cluster& c, const OpCostModel& c
   }
 }
 
-double PassModel::table(const std::vector<double>& y, double v) const {
-  // Whole counts past the first point (1) take their segment from the table, others search.
-  if (v > grid_.front() && v < static_cast<double>(segment_of_.size())) {
+double PassModel::table(const std::vector<double>& y, const std::vector<double>& at, double v) const {
+  // Whole counts up to the grid's end are looked up, others interpolated.
+  if (v >= 0 && v < static_cast<double>(at.size())) {
     const auto w = static_cast<std::size_t>(v);
-    if (static_cast<double>(w) == v) return on_segment(grid_, y, segment_of_[w], v);
+    if (static_cast<double>(w) == v) return at[w];
   }
   return interpolate(grid_, y, v);
 }
 
-double PassModel::base(double tokens) const { return table(base_, tokens); }
-double PassModel::logits(double rows) const { return rows > 0 ? table(logits_, rows) : 0.0; }
+double PassModel::base(double tokens) const { return table(base_, base_at_, tokens); }
+double PassModel::logits(double rows) const { return rows > 0 ? table(logits_, logits_at_, rows) : 0.0; }
 
 double PassModel::step(const StepLoad& l) const {
   const double tokens = static_cast<double>(l.prefill_tokens) + l.decode_sequences;

@@ -188,9 +188,10 @@ class PassModel {
  private:
   double base(double tokens) const;
   double logits(double rows) const;
-  double table(const std::vector<double>& y, double v) const;  // y interpolated on grid_ at v
+  // y interpolated on grid_ at v; `at`: y at each whole count.
+  double table(const std::vector<double>& y, const std::vector<double>& at, double v) const;
   std::vector<double> grid_, base_, logits_;
-  std::vector<std::uint32_t> segment_of_;  // interpolation segment of each whole count
+  std::vector<double> base_at_, logits_at_;  // base_ and logits_ at every whole count to the grid's end
   double prefill_fixed_ = 0, prefill_per_work_ = 0;
   double decode_fixed_ = 0, decode_per_seq_ = 0, decode_per_token_ = 0;
   double overhead_ = 0;
