@@ -432,6 +432,55 @@ TEST(ServeLoadModel, OverloadIsSaturated) {
   EXPECT_TRUE(simulate(f.job, pm, f.memory(), 2).saturated);
 }
 
+// A run stopped once a miss is certain misses in full too, and a run that was not stopped is the
+// full run: over rates from idle to overloaded, seeds, percentiles and targets, some of which stop.
+TEST(ServeLoadModel, EarlyStopOnlyWhenTheFullRunMisses) {
+  const auto misses = [](const ServeJob& j, const ServeLoad& s) {
+    const double q = j.slo.percentile;
+    return s.saturated || (j.slo.ttft.base() > 0 && s.ttft.at(q) > j.slo.ttft.base()) ||
+           (j.slo.tpot.base() > 0 && s.tpot.at(q) > j.slo.tpot.base()) ||
+           (j.slo.e2e.base() > 0 && s.e2e.at(q) > j.slo.e2e.base());
+  };
+  int stopped = 0, full_misses = 0;
+  for (double rate : {2.0, 20.0, 40.0, 60.0, 90.0}) {
+    for (double q : {0.5, 0.9, 0.95, 0.97, 0.995}) {
+      for (int target = 0; target < 3; ++target) {
+        ServeJob j = job_8b(rate, 1000, 300);
+        j.traffic.input = {1000, 2500};
+        j.traffic.output = {300, 700};
+        j.traffic.requests = 2000;
+        j.slo.percentile = q;
+        if (target == 0) j.slo.e2e = units::seconds(4.0);
+        if (target == 1) j.slo.ttft = units::seconds(0.3);
+        if (target == 2) j.slo.tpot = units::seconds(0.012);
+        Fixture f(j);
+        const PassModel pm = f.pass();
+        const ReplicaMemory mem = f.memory();
+        for (std::uint64_t seed : {1u, 4u}) {
+          const ServeLoad full = simulate(j, pm, mem, seed);
+          const std::optional<ServeLoad> early = simulate_unless_missed(j, pm, mem, seed);
+          full_misses += misses(j, full) ? 1 : 0;
+          if (!early) {
+            ++stopped;
+            EXPECT_TRUE(misses(j, full)) << rate << " " << q << " " << target << " " << seed;
+            continue;
+          }
+          EXPECT_EQ(early->requests, full.requests);
+          EXPECT_EQ(early->saturated, full.saturated);
+          EXPECT_EQ(early->limit, full.limit);
+          EXPECT_EQ(early->e2e.p95, full.e2e.p95);
+          EXPECT_EQ(early->ttft.p99, full.ttft.p99);
+          EXPECT_EQ(early->tpot.p50, full.tpot.p50);
+          EXPECT_EQ(early->prefill_share, full.prefill_share);
+          EXPECT_EQ(misses(j, *early), misses(j, full));
+        }
+      }
+    }
+  }
+  EXPECT_GT(stopped, 10);
+  EXPECT_GT(full_misses, stopped);  // not every miss is certain before the end
+}
+
 TEST(ServePlan, ReplicasScaleWithRateAndTheSloBinds) {
   ServeJob j = job_8b(50, 1000, 300);
   // One GPU streams the 16 GB of weights in 6.4 ms (3.35 TB/s at the default 0.75 copy

@@ -105,15 +105,30 @@ ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel&
     }
     bool confirmed = false;
     int short_of = 0;  // the most replicas the simulation saw miss the target
+    // A try that misses is stopped as soon as the miss is certain (simulate_unless_missed): only
+    // the last miss's figures are kept (its binding; its load when no try meets the target), so
+    // that one is simulated again in full, and every answer is the one of full runs.
+    bool stopped = false;  // the last try was stopped early
     for (int tries = 0; tries < 12 && !confirmed; ++tries) {
-      plan.at_rate = simulate(at(job, tr.rate / plan.replicas), pass, plan.memory);
-      const std::string short_by = missed(job, plan.at_rate);
+      std::optional<ServeLoad> s = simulate_unless_missed(at(job, tr.rate / plan.replicas), pass, plan.memory);
+      stopped = !s;
+      if (s) plan.at_rate = std::move(*s);
+      const std::string short_by = stopped ? std::string("?") : missed(job, plan.at_rate);
       confirmed = short_by.empty();
       if (!confirmed) {
         short_of = plan.replicas;
         plan.binding = short_by;
+        if (tries + 1 == 12) break;  // the last try: its load is the answer
         plan.replicas = std::max(plan.replicas + 1, static_cast<int>(std::ceil(plan.replicas * 1.1)));
       }
+    }
+    if (!confirmed) {
+      // Twelve tries, none met: the last, at short_of replicas, is reported.
+      if (stopped) plan.at_rate = simulate(at(job, tr.rate / plan.replicas), pass, plan.memory);
+      plan.replicas = std::max(plan.replicas + 1, static_cast<int>(std::ceil(plan.replicas * 1.1)));
+    } else if (short_of > 0 && plan.binding == "?") {
+      // The last miss was stopped early: its binding is that of its full run.
+      plan.binding = missed(job, simulate(at(job, tr.rate / short_of), pass, plan.memory));
     }
     if (confirmed && short_of > 0) {
       // The 10% steps can overshoot: the fewest replicas between the last that missed and the
@@ -122,10 +137,10 @@ ServePlan plan_serving(const ServeJob& job, const Cluster& c, const OpCostModel&
       ServeLoad at_meets = plan.at_rate;
       while (meets_at - misses > 1) {
         const int mid = misses + (meets_at - misses) / 2;
-        ServeLoad s = simulate(at(job, tr.rate / mid), pass, plan.memory);
-        if (missed(job, s).empty()) {
+        std::optional<ServeLoad> s = simulate_unless_missed(at(job, tr.rate / mid), pass, plan.memory);
+        if (s && missed(job, *s).empty()) {
           meets_at = mid;
-          at_meets = std::move(s);
+          at_meets = std::move(*s);
         } else {
           misses = mid;
         }

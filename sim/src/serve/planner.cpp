@@ -177,7 +177,15 @@ ServePlanning plan_serve_options(const ServePlanRequest& r, const ServeCostFacto
   if (r.curve_points > 1) out.curve = latency_curve(r.job, r.cluster, *cost, out.asked.plan, r.curve_points);
   if (!r.compare && r.offerings.empty() && r.engines.empty()) return out;
   if (r.offerings.empty() && r.engines.empty()) {
-    for (const ServeJob& j : layouts_on(r.job, r.cluster)) out.options.push_back(plan_one(j));
+    // A layout differs from the asked job only in the fields layouts_on sets; when those match,
+    // it is the asked job on the asked cluster and cost model, whose plan is already made (the
+    // planner is deterministic: planning it again gives the same plan).
+    const auto is_asked = [&](const ServeJob& j) {
+      return j.tp == r.job.tp && j.pp == r.job.pp && j.ep == r.job.ep && j.weights == r.job.weights;
+    };
+    for (const ServeJob& j : layouts_on(r.job, r.cluster)) {
+      out.options.push_back(is_asked(j) ? out.asked : plan_one(j));
+    }
   } else {
     out.options = plan_offerings(r, cost_of);
   }

@@ -293,6 +293,15 @@ PassModel::PassModel(const ServeJob& job, const Cluster& c, const OpCostModel& c
     lp.logits_rows = static_cast<std::int64_t>(t);
     logits_.push_back(price(job, c, cost, lp, is_logits));
   }
+  // Both tables at every whole count up to the grid's end, so that a step (whose token and row
+  // counts are whole) looks its times up: the same interpolation, done once.
+  const auto whole = static_cast<std::size_t>(grid_.back()) + 1;
+  base_at_.resize(whole);
+  logits_at_.resize(whole);
+  for (std::size_t v = 0; v < whole; ++v) {
+    base_at_[v] = interpolate(grid_, base_, static_cast<double>(v));
+    logits_at_[v] = interpolate(grid_, logits_, static_cast<double>(v));
+  }
   const auto keep_attention = [](const StepOp& so) { return so.role == OpRole::attention_core; };
   const auto attention = [&](std::int64_t prefill, double keys, std::int64_t decode, double context) {
     InferencePass ip = base_pass;
@@ -320,8 +329,17 @@ PassModel::PassModel(const ServeJob& job, const Cluster& c, const OpCostModel& c
   }
 }
 
-double PassModel::base(double tokens) const { return interpolate(grid_, base_, tokens); }
-double PassModel::logits(double rows) const { return rows > 0 ? interpolate(grid_, logits_, rows) : 0.0; }
+double PassModel::table(const std::vector<double>& y, const std::vector<double>& at, double v) const {
+  // Whole counts up to the grid's end are looked up, others interpolated.
+  if (v >= 0 && v < static_cast<double>(at.size())) {
+    const auto w = static_cast<std::size_t>(v);
+    if (static_cast<double>(w) == v) return at[w];
+  }
+  return interpolate(grid_, y, v);
+}
+
+double PassModel::base(double tokens) const { return table(base_, base_at_, tokens); }
+double PassModel::logits(double rows) const { return rows > 0 ? table(logits_, logits_at_, rows) : 0.0; }
 
 double PassModel::step(const StepLoad& l) const {
   const double tokens = static_cast<double>(l.prefill_tokens) + l.decode_sequences;

@@ -2,6 +2,7 @@
 // A replica under load: the discrete-event simulation of continuous batching (its closed form is
 // steady_state.cpp), and the latency statistics both report.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <queue>
@@ -106,6 +107,7 @@ struct ContinuousBatching {
         reserve(e.reserve_full_sequence) {}
 
   void draw_requests(std::uint64_t seed);
+  void watch(const Slo& slo);
   void run();
   void report();
 
@@ -132,6 +134,15 @@ struct ContinuousBatching {
   const double half_block;
   const std::int64_t warm;
   const bool reserve;
+
+  // Early stop (watch): per SLO target (ttft, tpot, e2e), the target, the measured requests over
+  // it so far, and the count that makes the percentile over it whatever the others do (0: none).
+  struct Watch {
+    double target = 0;
+    std::int64_t over = 0, enough = 0;
+  };
+  std::array<Watch, 3> watched{};
+  bool certain_miss = false;
 
   std::deque<std::int64_t> waiting;        // FIFO, preempted requests at the front
   std::deque<std::int64_t> prefilling;     // admitted, prompt not finished
@@ -165,10 +176,54 @@ void ContinuousBatching::draw_requests(std::uint64_t seed) {
   }
 }
 
+// Why a run can stop once `enough` measured requests are over a target, and the verdict stays the
+// one the whole run would give (plan.cpp's `missed`: saturated, or a target's percentile over it):
+// a finished request's latencies never change, and it stays measured. Of the N samples
+// latency_stats sorts (v), its quantile at p is v[i] + f (v[i + 1] - v[i]) >= v[i], i =
+// floor(p (N - 1)), f >= 0, v sorted; and v[i] > T as soon as N - i samples exceed T.
+// LatencyStats::at(q) interpolates upwards from the quantile at the point below q (p50, p90, p95:
+// the last under q; p50 at or under 0.5, p99 over 0.99), a + (b - a) w >= a for a <= b, w >= 0,
+// so it is at least that quantile: with p that point, N - floor(p (N - 1)) samples over T make at(q) > T. N is not
+// known before the end (refused and unfinished requests are not measured), but it is at most M,
+// the requests past the warm-up (with more than one output token, for tpot), and N - floor(p (N -
+// 1)) does not decrease with N (floor(p N) - floor(p (N - 1)) is 0 or 1 for p <= 1): M's count
+// is enough for every N. Were the run saturated instead, `missed` names throughput: still a miss.
+void ContinuousBatching::watch(const Slo& slo) {
+  const double q = std::clamp(slo.percentile, 0.0, 1.0);
+  double p = 0.5;  // the point at(q) interpolates up from (its own is not: p50 + (p90 - p50) may round under p90)
+  for (double point : {0.9, 0.95, 0.99}) {
+    if (q > point) p = point;
+  }
+  std::int64_t measured = 0, several = 0;  // requests past the warm-up; of them, those with > 1 output token
+  for (std::int64_t i = warm; i < n; ++i) {
+    ++measured;
+    if (req(i).output > 1) ++several;
+  }
+  const double targets[3] = {slo.ttft.base(), slo.tpot.base(), slo.e2e.base()};
+  const std::int64_t counts[3] = {measured, several, measured};
+  for (int m = 0; m < 3; ++m) {
+    const std::int64_t N = counts[m];
+    if (!(targets[m] > 0) || N <= 0) continue;
+    const auto i = static_cast<std::int64_t>(p * static_cast<double>(N - 1));
+    watched[static_cast<std::size_t>(m)] = {targets[m], 0, N - i};
+  }
+}
+
 void ContinuousBatching::finish(std::int64_t id) {
   Request& r = req(id);
   if (reserve && r.first_token != -2) kv_reserved -= r.input + r.output + static_cast<std::int64_t>(half_block);
   r.finish = now;
+  if (id >= warm && r.first_token >= 0 && (watched[0].enough | watched[1].enough | watched[2].enough) != 0) {
+    // The latencies report() will take of this measured request, computed as it computes them.
+    const double lat[3] = {r.first_token - r.arrival,
+                           r.output > 1 ? (r.finish - r.first_token) / static_cast<double>(r.output - 1) : 0.0,
+                           r.finish - r.arrival};
+    for (int m = 0; m < 3; ++m) {
+      Watch& w = watched[static_cast<std::size_t>(m)];
+      if (w.enough == 0 || (m == 1 && r.output <= 1)) continue;
+      if (lat[m] > w.target && ++w.over >= w.enough) certain_miss = true;
+    }
+  }
   r.decoding = false;
   ++done;
   if (tr.arrival == Arrival::closed_loop && closed_next < n) {
@@ -390,6 +445,7 @@ void ContinuousBatching::run() {
     // Recompute preemption can thrash: sequences evicted and prefilled again faster than they
     // finish. Past four times the steps the requests need without any preemption the replica is
     // not keeping up at this rate, and the run stops there (without the bound it never ends).
+    if (certain_miss) break;
     if (steps > 4 * unpreempted_steps) {
       out.saturated = true;
       out.limit = "kv_cache";
@@ -457,6 +513,19 @@ ServeLoad simulate(const ServeJob& job, const PassModel& pass, const ReplicaMemo
   ContinuousBatching run(job, pass, memory, out);
   run.draw_requests(seed);
   run.run();
+  run.report();
+  return out;
+}
+
+std::optional<ServeLoad> simulate_unless_missed(const ServeJob& job, const PassModel& pass, const ReplicaMemory& memory,
+                                                std::uint64_t seed) {
+  ServeLoad out;
+  if (!memory.fits()) return std::nullopt;  // saturated: a miss
+  ContinuousBatching run(job, pass, memory, out);
+  run.draw_requests(seed);
+  if (job.traffic.arrival == Arrival::poisson) run.watch(job.slo);
+  run.run();
+  if (run.certain_miss) return std::nullopt;
   run.report();
   return out;
 }

@@ -188,7 +188,10 @@ class PassModel {
  private:
   double base(double tokens) const;
   double logits(double rows) const;
+  // y interpolated on grid_ at v; `at`: y at each whole count.
+  double table(const std::vector<double>& y, const std::vector<double>& at, double v) const;
   std::vector<double> grid_, base_, logits_;
+  std::vector<double> base_at_, logits_at_;  // base_ and logits_ at every whole count to the grid's end
   double prefill_fixed_ = 0, prefill_per_work_ = 0;
   double decode_fixed_ = 0, decode_per_seq_ = 0, decode_per_token_ = 0;
   double overhead_ = 0;
@@ -227,6 +230,11 @@ struct ServeLoad {
 // first served), KV blocks allocated as sequences grow, the newest sequence preempted (and
 // recomputed later) when the cache is full. O(log n) per request plus O(1) per step.
 ServeLoad simulate(const ServeJob& job, const PassModel& pass, const ReplicaMemory& memory, std::uint64_t seed = 1);
+// The same run, stopped as soon as its measured requests make a miss of the job's SLO certain
+// (some target's percentile is over it whatever the rest do): nothing then, else simulate()'s
+// load. For a planner that needs only the verdict of a load that misses, not its figures.
+std::optional<ServeLoad> simulate_unless_missed(const ServeJob& job, const PassModel& pass, const ReplicaMemory& memory,
+                                                std::uint64_t seed = 1);
 // Closed form for search: the decode batch B and step time tau at the fixed point B = rate *
 // output * tau(B) (Little's law), the prompt tokens each step carries, latency percentiles from
 // the length distributions' quantiles. Checked against simulate() in tests.
