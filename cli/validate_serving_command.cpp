@@ -133,7 +133,9 @@ json report_json(const data::ServingReport& rep, const std::string& csv) {
   return doc;
 }
 
-std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + "%"; }
+// A percentage, or "n/a" where nothing was compared (the figure is NaN).
+std::string in_percent(double value) { return std::isfinite(value) ? fixed(value, 1) + "%" : std::string("n/a"); }
+std::string percent(double fraction) { return in_percent(100.0 * fraction); }
 
 std::string shorten(const std::string& s, size_t width) {
   return s.size() <= width ? s : s.substr(0, width - 3) + "...";
@@ -145,7 +147,7 @@ std::string figure(double v) { return fixed(v, std::fabs(v) >= 100 ? 0 : std::fa
 std::string accuracy_table(const std::string& title, const std::map<std::string, data::ServingAccuracy>& groups) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& [name, a] : groups) {
-    rows.push_back({name, std::to_string(a.predicted), fixed(a.mape, 1) + "%", fixed(a.median_ape, 1) + "%",
+    rows.push_back({name, std::to_string(a.predicted), in_percent(a.mape), in_percent(a.median_ape),
                     percent(a.within_10pct), percent(a.within_25pct)});
   }
   return render_table({title, "n", "MAPE", "median |err|", "within 10%", "within 25%"}, rows,
@@ -191,7 +193,7 @@ std::string report_table(const data::ServingReport& rep, const std::string& csv)
   out += "  rows " + std::to_string(rep.rows) + ", usable " + std::to_string(rep.usable) + " (coverage " +
          percent(data::serving_coverage(rep)) + "), compared figures " + std::to_string(rep.comparisons.size()) +
          ", predicted " + std::to_string(a.predicted) + "\n";
-  out += "  MAPE " + fixed(a.mape, 1) + "%, median |error| " + fixed(a.median_ape, 1) + "%, within 10%: " +
+  out += "  MAPE " + in_percent(a.mape) + ", median |error| " + in_percent(a.median_ape) + ", within 10%: " +
          percent(a.within_10pct) + ", within 25%: " + percent(a.within_25pct) + "\n\n";
   out += accuracy_table("by metric", rep.by_metric) + "\n";
   out += accuracy_table("by source", rep.by_source) + "\n";

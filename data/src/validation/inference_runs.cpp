@@ -203,22 +203,43 @@ bool dep_layout(const std::string& note) {
 
 // --- numbers ----------------------------------------------------------------------------------
 
+// A cell whose source says the figure has no single value or is not known ("variable",
+// "benchmark dataset (variable); ...", "unknown", "n/a", "not stated"): the row cannot be scored
+// and is skipped with that reason, as validate-published does. Any other text in a number column
+// ("128k", "fast") is an error of the table.
+bool declared_unknown(const std::string& cell) {
+  const std::string l = lower(cell);
+  for (const char* w : {"unknown", "n/a", "not stated", "variable", "varies"}) {
+    if (l.starts_with(w)) return true;
+  }
+  return has(l, "(variable)");
+}
+
 struct Cells {
   const CsvRow& row;
   const std::map<std::string, std::size_t>& col;
   const std::string& file;
   std::string row_id;
   Diagnostics& diags;
+  std::vector<std::string> unknown = {};  // skip reasons: columns the source gives no figure for
 
   std::string text(const char* name) const { return trim(row.cells[col.at(name)]); }
+  // The cell says its figure is not known: a reason to skip the row, not an error.
+  bool not_known(const char* name) {
+    const std::string t = text(name);
+    if (!declared_unknown(t)) return false;
+    if (std::string_view(name) == "tp" || std::string_view(name) == "pp") return true;  // derived below where it can be
+    unknown.push_back(std::string("column ") + name + " gives no single figure ('" + t + "')");
+    return true;
+  }
   void bad(const char* name, const std::string& expected) const {
     diags.push_back({Diagnostic::Severity::error, file + ":" + std::to_string(row.line),
                      "row " + row_id + ", column " + name + ": expected " + expected + "; got '" + text(name) + "'"});
   }
   // Empty: not given. Anything else must be a positive whole number.
-  std::optional<long long> whole(const char* name, long long most = 1LL << 40, std::string_view why = {}) const {
+  std::optional<long long> whole(const char* name, long long most = 1LL << 40, std::string_view why = {}) {
     const std::string t = text(name);
-    if (t.empty()) return std::nullopt;
+    if (t.empty() || not_known(name)) return std::nullopt;
     const auto v = positive_whole(t, most);
     if (!v) {
       bad(name, why.empty() ? std::string("a positive whole number")
@@ -226,9 +247,9 @@ struct Cells {
     }
     return v;
   }
-  std::optional<double> number(const char* name) const {
+  std::optional<double> number(const char* name) {
     const std::string t = text(name);
-    if (t.empty()) return std::nullopt;
+    if (t.empty() || not_known(name)) return std::nullopt;
     const auto v = positive_number(t, 1e15);
     if (!v) bad(name, "a positive number");
     return v;
@@ -256,7 +277,8 @@ Result<std::vector<ServingRun>> inference_runs(const std::vector<CsvRow>& rows, 
     std::vector<std::string> bad;
     auto assume = [&](std::string a) { run.assumptions.push_back(std::move(a)); };
 
-    // Numbers first: a cell that is not one is an error of the table, not a reason to skip.
+    // Numbers first: a cell that is not one is an error of the table, not a reason to skip,
+    // unless it says the figure is not known (declared_unknown).
     const auto gpus = c.whole("num_gpus", 1 << 20);
     const auto tp = c.whole("tp", 1 << 20);
     const auto pp = c.whole("pp", 1 << 20);
@@ -304,6 +326,7 @@ Result<std::vector<ServingRun>> inference_runs(const std::vector<CsvRow>& rows, 
       run.metrics.push_back({m.kind, *v, m.column});
     }
     if (run.metrics.empty()) bad.push_back("no measured figure");
+    bad.insert(bad.begin(), c.unknown.begin(), c.unknown.end());
 
     run.num_gpus = static_cast<int>(gpus.value_or(0));
     run.input_len = in.value_or(0);
@@ -405,8 +428,8 @@ Result<std::vector<ServingRun>> inference_runs(const std::vector<CsvRow>& rows, 
         job.pp = 1;
         assume("pp not given: 1 (tp = num_gpus)");
       }
-      if (job.tp < 1) bad.push_back("tp not given");
-      if (job.pp < 1) bad.push_back("pp not given");
+      if (job.tp < 1) bad.push_back("tp not given" + (c.text("tp").empty() ? std::string() : " ('" + c.text("tp") + "')"));
+      if (job.pp < 1) bad.push_back("pp not given" + (c.text("pp").empty() ? std::string() : " ('" + c.text("pp") + "')"));
       if (job.tp >= 1 && job.pp >= 1 && gpus && job.tp * job.pp != *gpus) {
         bad.push_back("tp x pp (" + std::to_string(job.tp * job.pp) + ") differs from num_gpus (" +
                       std::to_string(*gpus) + ")");

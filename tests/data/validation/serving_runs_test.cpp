@@ -295,6 +295,26 @@ TEST(ServingRuns, BadNumbersAreErrorsNamingTheLineRowAndColumn) {
   EXPECT_NE(to_string(no_column.error()).find("t.csv:1: missing column 'source_group'"), std::string::npos);
 }
 
+// A cell whose source says there is no single figure (MLPerf's benchmark datasets: "variable"
+// lengths; an "unknown" layout) skips its row with that reason; the other rows are read.
+TEST(ServingRuns, FiguresTheSourceDoesNotKnowSkipTheRowWithTheReason) {
+  std::string text = kHeader + Row{}.set("input_len", "benchmark dataset (variable); mean 3736").csv() +
+                     Row{}.set("row_id", "T2").set("output_len", "variable").csv() +
+                     Row{}.set("row_id", "T3").set("num_gpus", "8").set("tp", "unknown").csv() + Row{}.set("row_id", "T4").csv();
+  auto runs = parse_serving_runs(text, "t.csv", test::real_catalogs());
+  ASSERT_TRUE(runs) << to_string(runs.error());
+  ASSERT_EQ(runs->size(), 4u);
+  EXPECT_FALSE((*runs)[0].usable);
+  EXPECT_NE((*runs)[0].skip_reason.find("column input_len gives no single figure ('benchmark dataset (variable)"),
+            std::string::npos)
+      << (*runs)[0].skip_reason;
+  EXPECT_NE((*runs)[1].skip_reason.find("column output_len gives no single figure ('variable')"), std::string::npos)
+      << (*runs)[1].skip_reason;
+  EXPECT_NE((*runs)[2].skip_reason.find("tp not given ('unknown')"), std::string::npos)
+      << (*runs)[2].skip_reason;
+  EXPECT_TRUE((*runs)[3].usable) << (*runs)[3].skip_reason;
+}
+
 const ServingComparison* find(const ServingReport& rep, const std::string& row, ServingMetricKind kind) {
   for (const auto& c : rep.comparisons) {
     if (c.run->row_id == row && c.metric->kind == kind) return &c;
