@@ -233,6 +233,32 @@ json storage_json(const data::Catalogs& c) {
 
 // Framework recipes (data/frameworks.json): one row per recipe, '-' where the recipe has no
 // default (capplan's own applies); the JSON gives every default with its source or note.
+// What a recipe's stack runs, compactly: the parallelisms it runs ('?' where its sources do not
+// say), its ZeRO stages and host offload (o: optimizer, p: parameters).
+std::string runs_text(const sim::StackSupport& s) {
+  std::string out;
+  const auto add = [&](const std::string& part) { out += (out.empty() ? "" : " ") + part; };
+  for (auto [name, v] : {std::pair{"tp", s.tensor_parallel}, std::pair{"sp", s.sequence_parallel},
+                         std::pair{"pp", s.pipeline_parallel}, std::pair{"cp", s.context_parallel},
+                         std::pair{"ep", s.expert_parallel}}) {
+    if (!v) add(std::string(name) + "?");
+    else if (*v) add(name);
+  }
+  std::string zero = "z";
+  if (!s.zero_stages) zero += "?";
+  for (int z = 0; z <= 3 && s.zero_stages; ++z) {
+    if (s.allows_zero(z)) zero += std::to_string(z);
+  }
+  add(zero);
+  std::string off;
+  for (auto [name, v] : {std::pair{"o", s.offload_optimizer}, std::pair{"p", s.offload_params}}) {
+    if (!v) off += std::string(name) + "?";
+    else if (*v) off += name;
+  }
+  if (!off.empty()) add("offload " + off);
+  return out;
+}
+
 std::string frameworks_table(const data::Catalogs& c) {
   std::vector<std::vector<std::string>> rows;
   auto yes_no = [](const std::optional<bool>& b) { return b ? std::string(*b ? "yes" : "no") : std::string("-"); };
@@ -247,12 +273,14 @@ std::string frameworks_table(const data::Catalogs& c) {
                     r.loss_kernel ? sim::to_string(*r.loss_kernel) : "-", grad,
                     yes_no(r.overlap_dp_comm), yes_no(r.tp_comm_overlap),
                     r.recompute ? sim::to_string(*r.recompute) : "-", yes_no(r.fp8_param_gather), yes_no(r.cuda_graphs),
-                    f.version});
+                    runs_text(r.supports), f.version});
   }
   return render_table({"id", "kernels", "loss", "bf16 grads", "DP overlap", "TP overlap", "recompute", "FP8 gather",
-                       "CUDA graphs", "version"},
-                      rows, {false, false, false, false, false, false, false, false, false, false}) +
-         "\n'-' = no default in the recipe: capplan's own applies. Sources: capplan catalog frameworks --format json.\n";
+                       "CUDA graphs", "runs", "version"},
+                      rows, {false, false, false, false, false, false, false, false, false, false, false}) +
+         "\n'-' = no default in the recipe: capplan's own applies. runs: what the stack runs (tp sp pp cp ep, ZeRO "
+         "stages z0-3, offload o optimizer / p parameters; '?' = not stated, not restricted); the planners search "
+         "only that. Sources: capplan catalog frameworks --format json.\n";
 }
 
 json frameworks_json(const data::Catalogs& c) {
