@@ -41,6 +41,7 @@ READER_ONLY = {
     "bad_currency_code.json": "an ISO 4217 code (the list is the reader's)",
     "bad_hf_trainer_tp2.json": "what the framework recipe's stack runs (frameworks.json)",
     "bad_qlora_tp2.json": "what the fine-tuning method allows the stack",
+    "bad_fsdp_offload_optimizer.json": "the host offload the framework recipe's stack runs (frameworks.json)",
     "bad_torchtune_zero1.json": "the ZeRO stages the framework recipe's stack runs (frameworks.json)",
 }
 

@@ -154,7 +154,7 @@ void ScenarioParser::apply_support(sim::StrategyRequest& s, const sim::TrainingJ
        {std::tuple{s.offload_optimizer, sup.offload_optimizer, "offload_optimizer", "optimizer offload"},
         std::tuple{s.offload_params, sup.offload_params, "offload_params", "parameter offload"}}) {
     if (v.value_or(false) && !sim::StackSupport::runs(runs)) {
-      r_.error(child("/strategy", key), who + " does not run " + what + " (its recipe's supports in frameworks.json); got true");
+      r_.error(child("/strategy", key), why(runs, what) + "; got true");  // not narrowed by the method
     }
   }
 }
