@@ -301,6 +301,87 @@ TEST(ServeStats, PercentilesByInterpolation) {
   EXPECT_DOUBLE_EQ(s.at(0.97), 98);
 }
 
+// The quantiles are order statistics whatever order the samples come in: selection gives what a
+// full sort gives (numpy's linear interpolation), for sizes where i + 1 runs off the end (1, 2)
+// and where two quantiles share an order statistic.
+TEST(ServeStats, PercentilesOfUnorderedSamplesAreThoseOfTheSorted) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0, 10);
+  for (std::size_t n : {1, 2, 3, 7, 20, 101, 1000, 4097}) {
+    std::vector<double> v(n);
+    for (double& x : v) x = std::floor(u(rng) * 4) / 4;  // repeated values too
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    const auto q = [&](double p) {
+      const double pos = p * static_cast<double>(n - 1);
+      const auto i = static_cast<std::size_t>(pos);
+      return i + 1 < n ? sorted[i] + (pos - static_cast<double>(i)) * (sorted[i + 1] - sorted[i]) : sorted[i];
+    };
+    const LatencyStats s = latency_stats(v);
+    EXPECT_EQ(s.p50, q(0.5)) << n;
+    EXPECT_EQ(s.p90, q(0.9)) << n;
+    EXPECT_EQ(s.p95, q(0.95)) << n;
+    EXPECT_EQ(s.p99, q(0.99)) << n;
+    double sum = 0;
+    for (double x : v) sum += x;
+    EXPECT_DOUBLE_EQ(s.mean, sum / static_cast<double>(n)) << n;
+  }
+}
+
+// A stretch of decode-only steps priced at once: at() is step() of the decode load, time() the
+// sum of at() over the stretch (an arithmetic series; rounding apart: 1e-12 relative), and
+// steps_to() the fewest steps reaching a span, checked against the running sum step by step.
+TEST(ServePassModel, DecodeStretchIsTheSumOfItsSteps) {
+  Fixture f(job_8b());
+  const PassModel pm = f.pass();
+  for (int d : {1, 7, 64}) {
+    const PassModel::DecodeLine line = pm.decode_line(d);
+    const double c0 = 600.0 * d;
+    EXPECT_EQ(line.at(c0), pm.step({0, 0, d, c0, d})) << d;
+    double run = 0;
+    std::vector<double> after;  // time after k + 1 steps
+    for (int k = 0; k < 500; ++k) {
+      run += pm.step({0, 0, d, c0 + static_cast<double>(k) * d, d});
+      after.push_back(run);
+    }
+    EXPECT_NEAR(line.time(c0, d, 500), run, 1e-12 * run) << d;
+    EXPECT_EQ(line.time(c0, d, 0), 0.0);
+    for (double share : {0.001, 0.3, 0.5, 0.999}) {
+      const double span = share * run;
+      const auto want = static_cast<std::int64_t>(std::lower_bound(after.begin(), after.end(), span) - after.begin()) + 1;
+      EXPECT_EQ(line.steps_to(c0, d, span, 10000), want) << d << " " << share;
+      EXPECT_EQ(line.steps_to(c0, d, span, 3), std::min<std::int64_t>(want, 3)) << d << " " << share;
+    }
+    EXPECT_EQ(line.steps_to(c0, d, 2.0 * run, 500), 500);  // the cap
+  }
+}
+
+// One sequence at a time with fixed lengths: after its prompt's step, a request decodes its
+// output - 1 further tokens one step each, the cache one token longer each time, so its time per
+// output token is the mean of those steps' times, whatever arrives meanwhile (arrivals wait: the
+// engine holds one sequence). Both the closed loop (no arrivals) and Poisson arrivals that land
+// inside the decoding stretches must give it.
+TEST(ServeLoadModel, DecodeStepsOfOneSequenceAddUpToItsTpot) {
+  const std::int64_t in = 300, outn = 200;
+  for (Arrival a : {Arrival::closed_loop, Arrival::poisson}) {
+    ServeJob j = job_8b(0.5, static_cast<double>(in), static_cast<double>(outn));
+    j.engine.max_num_seqs = 1;
+    j.traffic.arrival = a;
+    j.traffic.concurrency = 1;
+    j.traffic.requests = 200;
+    Fixture f(j);
+    const PassModel pm = f.pass();
+    double decode = 0;
+    for (std::int64_t k = 0; k + 1 < outn; ++k) decode += pm.step({0, 0, 1, static_cast<double>(in + k), 1});
+    const double want = decode / static_cast<double>(outn - 1);
+    const ServeLoad load = simulate(f.job, pm, f.memory(), 5);
+    ASSERT_GT(load.requests, 100);
+    EXPECT_NEAR(load.tpot.p50, want, 1e-9 * want);
+    EXPECT_NEAR(load.tpot.p99, want, 1e-9 * want);
+    EXPECT_NEAR(load.tpot.mean, want, 1e-9 * want);
+  }
+}
+
 // The closed form agrees with the simulation at moderate load (the fast path the planner uses).
 TEST(ServeLoadModel, ClosedFormMatchesSimulation) {
   for (double rate : {2.0, 10.0, 25.0}) {

@@ -352,6 +352,47 @@ double PassModel::step(const StepLoad& l) const {
   return t;
 }
 
+// step() of {0, 0, d, context, d} evaluates (overhead + base + logits) + ((fixed + per_seq d) +
+// per_token context), left to right: the same sums, grouped the same way.
+PassModel::DecodeLine PassModel::decode_line(int sequences) const {
+  if (sequences <= 0) return {};
+  const double d = static_cast<double>(sequences);
+  return {overhead_ + base(d) + logits(d), decode_fixed_ + decode_per_seq_ * sequences, decode_per_token_};
+}
+
+double PassModel::DecodeLine::time(double context, double growth, std::int64_t k) const {
+  const double kk = static_cast<double>(k);
+  return kk * (fixed + per_seq) + per_token * (kk * context + growth * kk * (kk - 1.0) / 2.0);
+}
+
+// time() is increasing in k (every step takes a positive time): the root of the quadratic
+// h k^2 + b k = span (h = per_token growth / 2, b = fixed + per_seq + per_token context - h) is
+// the estimate, and the whole count is then checked against time() itself on both sides.
+std::int64_t PassModel::DecodeLine::steps_to(double context, double growth, double span, std::int64_t cap) const {
+  if (cap <= 1 || !(span > 0)) return std::max<std::int64_t>(0, std::min<std::int64_t>(cap, 1));
+  const double h = per_token * growth / 2.0, b = fixed + per_seq + per_token * context - h;
+  const double root = b > 0 ? 2.0 * span / (b + std::sqrt(b * b + 4.0 * h * span)) : static_cast<double>(cap);
+  std::int64_t k = std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(std::ceil(std::min(root, static_cast<double>(cap)))), 1, cap);
+  std::int64_t lo = 0, hi = cap;  // time(lo) < span (or lo = 0); time(hi) >= span or hi = cap
+  for (int i = 0; i < 4; ++i) {   // the estimate is off by a step at most but for rounding
+    if (time(context, growth, k) >= span) {
+      hi = k;
+      if (k == 1 || time(context, growth, k - 1) < span) return k;
+      --k;
+    } else {
+      lo = k;
+      if (k == cap) return cap;
+      ++k;
+    }
+  }
+  while (hi - lo > 1) {  // bisection: lo too few, hi enough (or the cap)
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (time(context, growth, mid) >= span ? hi : lo) = mid;
+  }
+  return hi;
+}
+
 double PassModel::prefill(std::int64_t tokens) const {
   double t = 0;
   for (std::int64_t done = 0; done < tokens;) {

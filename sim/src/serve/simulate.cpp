@@ -28,16 +28,30 @@ double LatencyStats::at(double percentile) const {
 LatencyStats latency_stats(std::vector<double> v) {
   LatencyStats s;
   if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
   double sum = 0;
   for (double x : v) sum += x;
   s.mean = sum / static_cast<double>(v.size());
-  // Linear interpolation between order statistics (numpy's default).
+  // Linear interpolation between order statistics (numpy's default): each quantile needs the
+  // order statistics i and i + 1 only, placed by selection in increasing order (each selection
+  // leaves everything after its place no smaller, so the next one searches only that part).
+  const double ps[4] = {0.5, 0.9, 0.95, 0.99};
+  std::size_t at[8];
+  for (int k = 0; k < 4; ++k) {
+    const auto i = static_cast<std::size_t>(ps[k] * static_cast<double>(v.size() - 1));
+    at[2 * k] = i;
+    at[2 * k + 1] = std::min(i + 1, v.size() - 1);
+  }
+  auto from = v.begin();
+  for (std::size_t i : at) {  // already in increasing order
+    if (v.begin() + static_cast<std::ptrdiff_t>(i) < from) continue;
+    std::nth_element(from, v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
+    from = v.begin() + static_cast<std::ptrdiff_t>(i) + 1;
+  }
   const auto q = [&](double p) {
     const double pos = p * static_cast<double>(v.size() - 1);
     const auto i = static_cast<std::size_t>(pos);
     const double f = pos - static_cast<double>(i);
-    return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v.back();
+    return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
   };
   s.p50 = q(0.5);
   s.p90 = q(0.9);
@@ -123,6 +137,9 @@ struct ContinuousBatching {
   void run_step(Step& st);
   void finish_decodes();
   void advance_prefills(const Step& st);
+  enum class Stretch { none, ran, ended };
+  Stretch decode_until_event();
+  bool thrashing();
 
   const Traffic& tr;
   const EngineSpec& e;
@@ -179,7 +196,7 @@ void ContinuousBatching::draw_requests(std::uint64_t seed) {
 // Why a run can stop once `enough` measured requests are over a target, and the verdict stays the
 // one the whole run would give (plan.cpp's `missed`: saturated, or a target's percentile over it):
 // a finished request's latencies never change, and it stays measured. Of the N samples
-// latency_stats sorts (v), its quantile at p is v[i] + f (v[i + 1] - v[i]) >= v[i], i =
+// latency_stats orders (v), its quantile at p is v[i] + f (v[i + 1] - v[i]) >= v[i], i =
 // floor(p (N - 1)), f >= 0, v sorted; and v[i] > T as soon as N - i samples exceed T.
 // LatencyStats::at(q) interpolates upwards from the quantile at the point below q (p50, p90, p95:
 // the last under q; p50 at or under 0.5, p99 over 0.99), a + (b - a) w >= a for a <= b, w >= 0,
@@ -419,6 +436,59 @@ void ContinuousBatching::advance_prefills(const Step& st) {
   }
 }
 
+// Past four times the steps the requests need without any preemption the replica is not keeping
+// up at this rate (recompute preemption thrashes: sequences evicted and prefilled again faster than
+// they finish), and the run stops there: without the bound it never ends.
+bool ContinuousBatching::thrashing() {
+  if (steps <= 4 * unpreempted_steps) return false;
+  out.saturated = true;
+  out.limit = "kv_cache";
+  return true;
+}
+
+// The steps in which nothing but decoding can happen, run as one stretch: no prompt in flight,
+// none that may be admitted (nothing waiting, or the sequence limit reached), no preemption due,
+// no sequence finishing and no request arriving. Each is the step run() would build (plan_step,
+// run_step and finish_decodes reduced to what a decode-only step does): d sequences, the cache d
+// tokens longer each step, so the stretch's time is an arithmetic series (PassModel::DecodeLine)
+// and its length the fewest steps that reach the next arrival. It ends at the first of:
+// - the step before the next sequence finishes (the finishing heap's earliest step);
+// - the last step before the cache must preempt (kv_used grows by d a step);
+// - the step whose end passes the next arrival (it then waits, or is admitted next step);
+// - the step that ends the run as thrashing.
+// `ended` when the run must end there (thrashing).
+ContinuousBatching::Stretch ContinuousBatching::decode_until_event() {
+  if (decoding == 0 || !prefilling.empty()) return Stretch::none;
+  if (seqs() < e.max_num_seqs && !waiting.empty()) return Stretch::none;
+  const std::int64_t d = decoding;
+  std::int64_t cap = finishing.empty() ? INT64_MAX : finishing.top().first - decode_steps - 1;
+  if (!reserve) {
+    // Step j (from 0) runs while kv_used + j d + decoding + half_block seqs <= kv_cap; j d is whole.
+    const double slack = static_cast<double>(kv_cap - kv_used - decoding) - half_block * static_cast<double>(seqs());
+    cap = std::min(cap, slack < 0 ? 0 : static_cast<std::int64_t>(std::floor(slack)) / d + 1);
+  }
+  cap = std::min(cap, 4 * unpreempted_steps + 1 - steps);  // the step that makes steps exceed the bound
+  if (cap <= 0) return Stretch::none;
+  const PassModel::DecodeLine line = pass.decode_line(static_cast<int>(d));
+  const double dd = static_cast<double>(d);
+  const bool arrivals = tr.arrival != Arrival::closed_loop && next_arrival < n;
+  const std::int64_t k =
+      arrivals ? line.steps_to(decode_ctx, dd, req(next_arrival).arrival - now, cap) : cap;
+  const double span = line.time(decode_ctx, dd, k), kk = static_cast<double>(k);
+  now += span;
+  busy += span;
+  steps += k;
+  batch_sum += kk * dd;
+  if (window_open() && (tr.arrival != Arrival::poisson || next_arrival < n)) {
+    window_out += kk * dd;
+    window_end = now;
+  }
+  decode_steps += k;
+  kv_used += k * d;
+  decode_ctx += kk * dd;
+  return thrashing() ? Stretch::ended : Stretch::ran;
+}
+
 void ContinuousBatching::run() {
   if (tr.arrival == Arrival::closed_loop) {
     closed_next = std::min<std::int64_t>(n, tr.concurrency);
@@ -434,6 +504,10 @@ void ContinuousBatching::run() {
       now = req(next_arrival).arrival;
       continue;
     }
+    if (const Stretch s = decode_until_event(); s != Stretch::none) {
+      if (s == Stretch::ended) break;
+      continue;  // arrivals, then the step that ended the stretch
+    }
     Step st = plan_step();
     if (st.load.prefill_tokens == 0 && st.load.decode_sequences == 0) {
       if (unblock()) continue;
@@ -442,15 +516,7 @@ void ContinuousBatching::run() {
     run_step(st);
     finish_decodes();
     advance_prefills(st);
-    // Recompute preemption can thrash: sequences evicted and prefilled again faster than they
-    // finish. Past four times the steps the requests need without any preemption the replica is
-    // not keeping up at this rate, and the run stops there (without the bound it never ends).
-    if (certain_miss) break;
-    if (steps > 4 * unpreempted_steps) {
-      out.saturated = true;
-      out.limit = "kv_cache";
-      break;
-    }
+    if (certain_miss || thrashing()) break;
   }
 }
 

@@ -181,6 +181,17 @@ class PassModel {
   double prefill(std::int64_t tokens) const;
   // One decode step of `batch` sequences at mean context `context`.
   double decode(int batch, double context) const;
+  // Steps that only decode `sequences` sequences, as a line in their cached tokens: at(context)
+  // is step() of that load, with the lookups done once. A run of k such steps from `context`, the
+  // cache growing by `growth` tokens a step, takes time(context, growth, k) (an arithmetic series);
+  // steps_to() is the fewest such steps that take at least `span` seconds, at most `cap`.
+  struct DecodeLine {
+    double fixed = 0, per_seq = 0, per_token = 0;
+    double at(double context) const { return fixed + (per_seq + per_token * context); }
+    double time(double context, double growth, std::int64_t k) const;
+    std::int64_t steps_to(double context, double growth, double span, std::int64_t cap) const;
+  };
+  DecodeLine decode_line(int sequences) const;
   std::int64_t max_tokens() const { return max_tokens_; }
   // The parts of one step (tests and the explanation): FLOPs and the HBM bytes of its ops.
   double overhead() const { return overhead_; }
