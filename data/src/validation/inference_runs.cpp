@@ -371,12 +371,9 @@ Result<std::vector<ServingRun>> inference_runs(const std::vector<CsvRow>& rows, 
       if (!uniform) assume("request lengths taken as fixed (one length each)");
     } else if (has(scenario, "offline")) {
       t.arrival = sim::Arrival::offline;
+      // Every request the row ran is simulated (num_requests is capped like serve's requests).
       if (requests) {
-        t.requests = std::min<std::int64_t>(*requests, kMaxOfflineRequests);
-        if (*requests > kMaxOfflineRequests) {
-          assume("simulated " + std::to_string(kMaxOfflineRequests) + " of the " + std::to_string(*requests) +
-                 " requests");
-        }
+        t.requests = *requests;
       } else {
         assume("num_requests not given: capplan's default count (at least 1,000, 4x the batch that fits)");
       }

@@ -20,14 +20,6 @@ namespace capplan::data::detail {
 Result<std::vector<ServingRun>> inference_runs(const std::vector<CsvRow>& rows, const Catalogs& catalogs,
                                                const std::string& file);
 
-// Requests simulated for an offline (all-at-once) row: the row's count, at most this many (the
-// perf-overview rows ran 1,000-30,000). The simulation costs O(1) per engine step, and steps grow
-// with the requests; past a few waves of the batch the throughput no longer depends on the count.
-// Capped at 2,000 (measured on the shipped table, 2026-12-03, engines.json as of 70f0a2f): 54 of
-// its 508 compared figures move by 1-4.1% against simulating every request (the rows of 3,000 and
-// 30,000 requests, either way), the MAPE by 0.01 points, and the Debug build's run of the whole
-// table takes 7.1 s instead of 9.5 s. Said in the row's assumptions when it binds.
-inline constexpr std::int64_t kMaxOfflineRequests = 2000;
 // The most requests a row's num_requests may give, as for serve's traffic.requests
 // (serve_fields.cpp): every request is simulated and kept, so 1e8 asked for gigabytes.
 inline constexpr std::int64_t kMaxServingRequests = 1'000'000;

@@ -94,12 +94,9 @@ TEST(ServingRuns, AThroughputRowMapsNamesSettingsAndTheMeasuredColumn) {
   // The notes' kv_cache_free_gpu_mem_fraction is the row's setting, on its copy of the recipe.
   EXPECT_DOUBLE_EQ(r.job.engine.kv_memory_fraction, 0.95);
   EXPECT_NE(test::real_catalogs().find_engine("tensorrt-llm")->spec.kv_memory_fraction, 0.0);
-  // All requests at once, fixed lengths; of the row's 3000 requests the first 2000 are simulated
-  // (inference_runs.hpp, kMaxOfflineRequests), and the row says so.
+  // All requests at once, fixed lengths; every one of the row's 3000 requests is simulated.
   EXPECT_EQ(r.job.traffic.arrival, sim::Arrival::offline);
-  EXPECT_EQ(r.job.traffic.requests, 2000);
-  EXPECT_NE(std::find(r.assumptions.begin(), r.assumptions.end(), "simulated 2000 of the 3000 requests"),
-            r.assumptions.end());
+  EXPECT_EQ(r.job.traffic.requests, 3000);
   EXPECT_EQ(one(Row{}.set("num_requests", "1500")).job.traffic.requests, 1500);
   EXPECT_TRUE(r.job.traffic.input.fixed());
   EXPECT_DOUBLE_EQ(r.job.traffic.output.mean, 2048);
