@@ -72,7 +72,9 @@ json accuracy_json(const Accuracy& a) {
           {"median_ape", number(a.median_ape)},
           {"within_10pct", number(a.within_10pct)},
           {"interval_coverage", number(a.interval_coverage)},
-          {"interval_rows", a.with_interval}};
+          {"interval_rows", a.with_interval},
+          {"group_out_interval_coverage", number(a.group_interval_coverage)},
+          {"group_out_interval_rows", a.with_group_interval}};
 }
 
 std::string layout_text(const RowResult& r) {
@@ -109,6 +111,7 @@ json report_json(const Report& rep, const std::string& csv) {
         {"p10_tokens_per_s_per_gpu", r.has_interval ? number(r.p10) : json(nullptr)},
         {"p90_tokens_per_s_per_gpu", r.has_interval ? number(r.p90) : json(nullptr)},
         {"inside_p10_p90", r.has_interval ? json(r.inside) : json(nullptr)},
+        {"inside_group_out_p10_p90", r.has_group_interval ? json(r.inside_group) : json(nullptr)},
         {"error_band_category", r.has_interval ? json(r.band_category) : json(nullptr)},
         {"source_group", r.run->source_group.empty() ? json(nullptr) : json(r.run->source_group)},
         {"measured_peak_memory_gib", r.memory_predicted ? number(r.measured_memory_gib) : json(nullptr)},
@@ -152,6 +155,11 @@ json report_json(const Report& rep, const std::string& csv) {
         {"interval_coverage", number(rep.overall.interval_coverage)},
         {"interval_rows", rep.overall.with_interval},
         {"interval_method", "p10-p90 of each row from a residual table fitted without that row (leave-one-out)"},
+        {"group_out_interval_coverage", number(rep.overall.group_interval_coverage)},
+        {"group_out_interval_rows", rep.overall.with_group_interval},
+        {"group_out_interval_method",
+         "p10-p90 of each row from a residual table fitted without every row of its source group "
+         "(leave-one-source-group-out; a row with no group leaves out itself)"},
         {"by_arch", groups_json(rep.by_arch)},
         {"by_framework", groups_json(rep.by_framework)},
         {"by_gpu", groups_json(rep.by_gpu)},
@@ -237,6 +245,11 @@ std::string report_table(const Report& rep, const std::string& csv) {
   out += "  measured inside the leave-one-out p10-p90 interval: " +
          (a.with_interval > 0 ? percent(a.interval_coverage) + " of " + std::to_string(a.with_interval) + " rows"
                               : std::string("n/a (too few rows for a residual table)")) +
+         "\n";
+  out += "  measured inside the leave-one-source-group-out p10-p90 interval: " +
+         (a.with_group_interval > 0
+              ? percent(a.group_interval_coverage) + " of " + std::to_string(a.with_group_interval) + " rows"
+              : std::string("n/a (too few rows for a residual table)")) +
          "\n\n";
   out += accuracy_table("by architecture", rep.by_arch, {"dense", "moe"}) + "\n";
   out += accuracy_table("by framework family", rep.by_framework, {"megatron", "pytorch"}) + "\n";

@@ -41,6 +41,7 @@ PublishedRun read_row(const CsvRow& row, const std::map<std::string, std::size_t
   run.model_name = rr.cell("model_name");
   run.arch_type = rr.cell("arch_type");
   run.gpu_model = rr.cell("gpu_model");
+  run.source_group = rr.cell("group");
 
   const bool moe_row = starts_with_word(run.arch_type, "moe");
   // DeepSeek rows write "MLA" (or "n/a (MLA)") where other rows give the KV head count.

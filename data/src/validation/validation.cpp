@@ -44,15 +44,22 @@ Accuracy accuracy_of(std::vector<double> abs_errors, int with_interval, int insi
 
 Accuracy accuracy(const std::vector<const ValidationRow*>& rows) {
   std::vector<double> abs_errors;
-  int with_interval = 0, inside = 0;
+  int with_interval = 0, inside = 0, with_group = 0, inside_group = 0;
   for (const auto* r : rows) {
     abs_errors.push_back(std::fabs(r->error_frac));
     if (r->has_interval) {
       ++with_interval;
       inside += r->inside ? 1 : 0;
     }
+    if (r->has_group_interval) {
+      ++with_group;
+      inside_group += r->inside_group ? 1 : 0;
+    }
   }
-  return accuracy_of(std::move(abs_errors), with_interval, inside);
+  Accuracy a = accuracy_of(std::move(abs_errors), with_interval, inside);
+  a.with_group_interval = with_group;
+  if (with_group > 0) a.group_interval_coverage = static_cast<double>(inside_group) / with_group;
+  return a;
 }
 
 Accuracy memory_accuracy(const std::vector<const ValidationRow*>& rows) {
@@ -222,6 +229,40 @@ void leave_one_out_interval(ValidationRow& r, const LeaveOneOutResiduals& residu
   r.inside = r.p10 <= r.measured && r.measured <= r.p90;
 }
 
+// The source group a row leaves out with it: its run's group, or the row alone when none is named.
+std::string group_key(const ValidationRow& r) {
+  return r.run == nullptr || r.run->source_group.empty() ? "row " + (r.run ? r.run->row_id : std::string())
+                                                         : r.run->source_group;
+}
+
+// Every row's interval from a residual table fitted without its whole source group (pooled rows
+// of that group too): one refit per group, of the samples the other groups give. A group whose
+// absence leaves a category too thin falls back along the category chain, as `estimate` does.
+void leave_one_group_out_intervals(std::vector<ValidationRow>& results, const std::vector<ValidationRow>* pool) {
+  std::map<std::string, std::vector<ValidationRow*>> groups;
+  for (auto& r : results) {
+    if (r.predicted) groups[group_key(r)].push_back(&r);
+  }
+  for (const auto& [key, members] : groups) {
+    std::vector<sim::ResidualSample> samples;
+    for (const std::vector<ValidationRow>* rows : {static_cast<const std::vector<ValidationRow>*>(&results), pool}) {
+      if (rows == nullptr) continue;
+      for (const auto& r : *rows) {
+        if (r.predicted && group_key(r) != key) samples.push_back(sim::ResidualSample{r.category, r.measured, r.estimate});
+      }
+    }
+    const sim::ResidualTable table = sim::fit_residuals(samples);
+    for (ValidationRow* r : members) {
+      sim::Estimate e = r->full;
+      sim::apply_error_band(e, r->scenario, table);
+      if (!e.uncertainty.band || !e.uncertainty.tokens_per_s || r->gpus <= 0) continue;
+      r->has_group_interval = true;
+      const double p10 = e.uncertainty.tokens_per_s->low / r->gpus, p90 = e.uncertainty.tokens_per_s->high / r->gpus;
+      r->inside_group = p10 <= r->measured && r->measured <= p90;
+    }
+  }
+}
+
 }  // namespace
 
 ValidationReport validate_published(const std::vector<PublishedRun>& runs, const Catalogs& catalogs,
@@ -234,6 +275,7 @@ ValidationReport validate_published(const std::vector<PublishedRun>& runs, const
     if (r.predicted) leave_one_out_interval(r, residuals);
   }
   rep.table = residuals.all();
+  leave_one_group_out_intervals(rep.results, pool);
 
   std::vector<const ValidationRow*> all;
   using Groups = std::map<std::string, std::vector<const ValidationRow*>>;

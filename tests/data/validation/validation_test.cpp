@@ -175,6 +175,40 @@ TEST(Validation, PerRegimeCoverageOfAHandMadeSet) {
   EXPECT_EQ(rep.by_scale.at("<=8").predicted, 14);
 }
 
+// Two sources of the same category, one measured 25-34% faster than predicted (r = 0.25 ..
+// 0.34), the other 21-30% slower (r = -0.30 .. -0.21). Leave-one-out, each row's band is fitted
+// on 19 rows of both sources: p10-p90 spans about -0.29 .. 0.33 and holds most rows. Left out
+// with its whole source, a row is judged by the other source's band alone, which lies on that
+// source's side of 0 (extended at most to the estimate itself, r = 0): no row is inside it. A row
+// that names no source group leaves out only itself, so its interval is the leave-one-out one.
+TEST(Validation, LeavingOutTheSourceGroupJudgesARowByTheOtherSources) {
+  std::vector<PublishedRun> runs;
+  std::vector<double> residuals;
+  for (int g = 0; g < 2; ++g) {
+    for (int i = 0; i < 10; ++i) {
+      runs.push_back(hand_run(std::string(g == 0 ? "F" : "S") + std::to_string(i), 64, "megatron"));
+      runs.back().source_group = g == 0 ? "fast-source" : "slow-source";
+      residuals.push_back(g == 0 ? 0.25 + 0.01 * i : -0.30 + 0.01 * i);
+    }
+  }
+  const ValidationReport first = validate_published(runs, test::real_catalogs());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    ASSERT_TRUE(first.results[i].predicted) << runs[i].row_id << ": " << first.results[i].error;
+    runs[i].measured_tokens_per_s_per_gpu = first.results[i].estimate * std::exp(residuals[i]);
+  }
+  const ValidationReport rep = validate_published(runs, test::real_catalogs());
+  ASSERT_EQ(rep.overall.with_group_interval, 20);
+  EXPECT_EQ(rep.overall.group_interval_coverage, 0.0);
+  EXPECT_GE(rep.overall.interval_coverage, 0.5);
+  for (const auto& r : rep.results) EXPECT_FALSE(r.inside_group) << r.run->row_id;
+
+  for (auto& run : runs) run.source_group.clear();
+  const ValidationReport own = validate_published(runs, test::real_catalogs());
+  ASSERT_EQ(own.overall.with_group_interval, own.overall.with_interval);
+  for (const auto& r : own.results) EXPECT_EQ(r.inside_group, r.inside) << r.run->row_id;
+  EXPECT_EQ(own.overall.group_interval_coverage, own.overall.interval_coverage);
+}
+
 // Pooled residuals (validate-published --pool): the hybrid MoE pre-training rows join the MoE
 // category, which then has enough rows (9) for a band of its own instead of the all-rows fallback.
 // The pool changes only the intervals, never a row's own estimate or error, and no pooled row is

@@ -24,7 +24,8 @@ struct PublishedRun {
   // or from its TFLOP/s using the source's own FLOP definition (Narayanan Eq. 3).
   double measured_tokens_per_s_per_gpu = 0;
   std::string measured_how;
-  // The table's source group (fine-tuning and hybrid tables: one publication's table).
+  // The table's source group: one publication's table or benchmark family (the published table's
+  // `group` column, the others' `source_group`).
   std::string source_group;
   // Peak memory per GPU where the row measures it (0: not measured), and what the table means by it
   // (peak allocated, reserved, active).

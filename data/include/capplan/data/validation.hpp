@@ -42,6 +42,10 @@ struct ValidationRow {
   double p90 = NAN;
   std::string band_category;  // the table entry used ("dense/megatron", "all", ...)
   bool inside = false;        // p10 <= measured <= p90
+  // The same from a band fitted without any row of this row's source group (its own row where
+  // the run names no group): how the band holds on a source it never saw.
+  bool has_group_interval = false;
+  bool inside_group = false;
   // Peak memory per GPU where the run measures it (PublishedRun::measured_peak_memory_gib).
   bool memory_predicted = false;
   double measured_memory_gib = 0;
@@ -56,6 +60,8 @@ struct Accuracy {
   double within_10pct = NAN;  // fraction of rows with |error| <= 10%
   int with_interval = 0;               // rows that got a leave-one-out interval
   double interval_coverage = NAN;      // fraction of those whose measured value is inside p10-p90
+  int with_group_interval = 0;         // rows that got a leave-one-source-group-out interval
+  double group_interval_coverage = NAN;  // fraction of those inside it
 };
 
 // MAPE, median absolute error, share within 10%, interval coverage of `rows`.
