@@ -6,7 +6,7 @@
 # crashes, leaks, trips UBSan, exceeds the time or memory limit per input, or breaks an invariant;
 # the input is then build/fuzz/artifacts/<target>-crash-<sha1> (reproduce: build/fuzz/fuzz/<target>
 # FILE). Corpora grow in build/fuzz/corpus/<target>/ and are reused by the next run.
-#   fuzz/run.sh                     # CI: every target, 60 s each
+#   fuzz/run.sh                     # every target, 60 s each (CI: --time 30)
 #   fuzz/run.sh --time 3600 scenario profile   # long runs of some targets
 set -euo pipefail
 cd "$(dirname "$0")/.."
