@@ -36,6 +36,7 @@ Scenario scenario(bool measured_efficiencies, Framework framework = Framework::m
   c.price_per_gpu = units::usd_per_hour(3.0);
   TrainingJob job = job_of(64, 26e9);
   job.framework = framework;
+  job.host_time_known = true;  // the framework's host time is given (0): only the efficiencies widen
   return scenario_of(test::gpt_1_3b(), job, c, fixed_request(layout(2, 1, 4, 2)));
 }
 
@@ -573,6 +574,50 @@ TEST(ApplyErrorBand, OnlyTheUnknownEfficiencyWidens) {
   ASSERT_TRUE(e.uncertainty.band->widened);
   EXPECT_FALSE(e.uncertainty.band->widened->gemm);
   EXPECT_TRUE(e.uncertainty.band->widened->attention);
+}
+
+// A framework with no host time per op is priced at the launch floor, the fastest host there is;
+// the band's low end is the throughput of the same layout at the spread's host time (80 us per
+// op), its high end unmoved. GPT 1.3B at micro-batch 1 on 8 GPUs (dp 8) issues thousands of ops per
+// micro-batch whose GPU time is a few microseconds each: host-bound at 80 us. A 70B layer's GEMMs
+// take far longer than 80 us (Llama 2 70B, tp 8 pp 4): GPU-bound, so no widening at all.
+TEST(ApplyErrorBand, UnknownHostTimeWidensTheLowEndOnlyWhereTheHostBinds) {
+  Scenario s = scenario(true);
+  s.training.host_time_known = false;
+  s.strategy = fixed_request(layout(1, 1, 8, 1));
+  Estimate e = estimate_of(s);
+  apply_error_band(e, s, table_of("dense/megatron", 0.9, 1.05));
+  ASSERT_TRUE(e.uncertainty.band);
+  Scenario slow = s;
+  slow.training.host_s_per_op = 80e-6;
+  const double down =
+      evaluate(slow, e.layout.strategy, DatasheetCost(slow.cluster)).step.tokens_per_s / e.step.tokens_per_s;
+  ASSERT_LT(down, 0.95);  // host-bound: a real widening, not rounding
+  EXPECT_NEAR(e.uncertainty.band->ratio_p10, 0.9 * down, 1e-9);
+  EXPECT_NEAR(e.uncertainty.band->ratio_p90, 1.05, 1e-12);
+  ASSERT_TRUE(e.uncertainty.band->widened);
+  EXPECT_TRUE(e.uncertainty.band->widened->host);
+  EXPECT_FALSE(e.uncertainty.band->widened->gemm || e.uncertainty.band->widened->attention);
+  EXPECT_EQ(e.uncertainty.band->widened->host_us_per_op, 80.0);
+
+  // The same scenario with the framework's figure given: nothing to widen.
+  s.training.host_time_known = true;
+  Estimate known = estimate_of(s);
+  apply_error_band(known, s, table_of("dense/megatron", 0.9, 1.05));
+  ASSERT_TRUE(known.uncertainty.band);
+  EXPECT_FALSE(known.uncertainty.band->widened);
+  EXPECT_NEAR(known.uncertainty.band->ratio_p10, 0.9, 1e-12);
+
+  // GPU-bound: unknown host time moves nothing.
+  GpuSpec gpu = test::h100_sxm();
+  gpu.gemm_efficiency = 0.803;
+  gpu.attention_efficiency = 0.35;
+  Scenario big = scenario_of(test::llama2_70b(), job_of(64, 26e9), cluster_of(gpu, 64), fixed_request(layout(8, 4, 2, 1)));
+  Estimate b = estimate_of(big);
+  apply_error_band(b, big, table_of("dense/megatron", 0.9, 1.05));
+  ASSERT_TRUE(b.uncertainty.band);
+  EXPECT_FALSE(b.uncertainty.band->widened);
+  EXPECT_NEAR(b.uncertainty.band->ratio_p10, 0.9, 1e-12);
 }
 
 }  // namespace

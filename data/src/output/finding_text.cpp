@@ -129,15 +129,23 @@ std::string error_band_basis(const sim::ErrorBand& b) {
   s += b.category == sim::kAllCategory ? std::string("runs") : b.category + " runs";
   if (!b.asked.empty() && b.asked != b.category) s += " (too few validated " + b.asked + " runs for their own band)";
   if (const auto& w = b.widened) {
-    std::string what;
-    if (w->gemm) what = "GEMM " + fixed(w->gemm_low, 2) + "-" + fixed(w->gemm_high, 2);
-    if (w->attention) {
-      what += what.empty() ? "" : ", ";
-      what += "attention " + fixed(w->attention_low, 2) + "-" + fixed(w->attention_high, 2);
+    s += "; widened x" + fixed(w->down, 2) + " / x" + fixed(w->up, 2) + ": ";
+    if (w->gemm || w->attention) {
+      std::string what;
+      if (w->gemm) what = "GEMM " + fixed(w->gemm_low, 2) + "-" + fixed(w->gemm_high, 2);
+      if (w->attention) {
+        what += what.empty() ? "" : ", ";
+        what += "attention " + fixed(w->attention_low, 2) + "-" + fixed(w->attention_high, 2);
+      }
+      s += "no published ";
+      s += w->gemm && w->attention ? "GEMM or attention" : (w->gemm ? "GEMM" : "attention");
+      s += " efficiency for this GPU (other GPUs' published range: " + what + " of peak)";
     }
-    s += "; widened x" + fixed(w->down, 2) + " / x" + fixed(w->up, 2) + ": no published ";
-    s += w->gemm && w->attention ? "GEMM or attention" : (w->gemm ? "GEMM" : "attention");
-    s += " efficiency for this GPU (other GPUs' published range: " + what + " of peak)";
+    if (w->host) {
+      s += w->gemm || w->attention ? "; " : "";
+      s += "no host time per op for this framework (priced at the kernel launch alone; the step is host-bound at " +
+           fixed(w->host_us_per_op, 0) + " us per op, the most a catalog recipe carries)";
+    }
   }
   if (const auto& u = b.unextended) {
     s += "; their p10-p90 (" + fixed(u->low, 2) + "-" + fixed(u->high, 2) + ") lay on one side of it";

@@ -28,12 +28,14 @@ bool is_scale_bucket(std::string_view part) {
 }
 
 // Throughput of the estimate's own layout with the GPU's unknown efficiencies set to `gemm` and
-// `attention` (0 = leave as the catalog has it). Same layout: the question is how wrong this
-// estimate may be, not which layout the other efficiency would pick.
-double throughput_with(const Scenario& s, const Parallelism& p, double gemm, double attention) {
+// `attention`, and the framework's host time per op to `host_s` (0 = leave as the scenario has
+// it). Same layout: the question is how wrong this estimate may be, not which layout the other
+// figures would pick.
+double throughput_with(const Scenario& s, const Parallelism& p, double gemm, double attention, double host_s = 0) {
   Scenario t = s;
   if (gemm > 0) t.cluster.gpu.gemm_efficiency = gemm;
   if (attention > 0) t.cluster.gpu.attention_efficiency = attention;
+  if (host_s > 0) t.training.host_s_per_op = host_s;
   const DatasheetCost cost(t.cluster);
   return evaluate(t, p, cost).step.tokens_per_s;
 }
@@ -191,6 +193,7 @@ void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, co
   const GpuSpec& gpu = s.cluster.gpu;
   const bool gemm_unknown = !(gpu.gemm_efficiency > 0);
   const bool attention_unknown = !(gpu.attention_efficiency > 0);
+  BandWidening widening;
   if ((gemm_unknown || attention_unknown) && positive_finite(e.step.tokens_per_s)) {
     const double base = throughput_with(s, e.layout.strategy, 0, 0);
     const double low = throughput_with(s, e.layout.strategy, gemm_unknown ? spread.gemm_low : 0,
@@ -198,15 +201,30 @@ void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, co
     const double high = throughput_with(s, e.layout.strategy, gemm_unknown ? spread.gemm_high : 0,
                                         attention_unknown ? spread.attention_high : 0);
     if (positive_finite(base) && positive_finite(low) && positive_finite(high)) {
-      const double down = std::min(1.0, std::min(low, high) / base);
-      const double up = std::max(1.0, std::max(low, high) / base);
-      band.ratio_p10 *= down;
-      band.ratio_p90 *= up;
-      runs.low *= down;
-      runs.high *= up;
-      band.widened = BandWidening{down, up, gemm_unknown, attention_unknown, spread.gemm_low, spread.gemm_high,
-                                  spread.attention_low, spread.attention_high};
+      widening = BandWidening{std::min(1.0, std::min(low, high) / base), std::max(1.0, std::max(low, high) / base),
+                              gemm_unknown, attention_unknown, spread.gemm_low, spread.gemm_high,
+                              spread.attention_low, spread.attention_high};
     }
+  }
+  // Unknown host time: the step was priced at the launch floor; at an eager framework's host time
+  // per op a host-bound step is slower (a GPU-bound one is not: the ratio is then exactly 1).
+  // Fully correlated with the rest, like the efficiencies: the factors multiply.
+  if (!s.training.host_time_known && spread.host_us_per_op_high * 1e-6 > s.training.host_s_per_op &&
+      positive_finite(e.step.tokens_per_s)) {
+    const double base = throughput_with(s, e.layout.strategy, 0, 0);
+    const double slow = throughput_with(s, e.layout.strategy, 0, 0, spread.host_us_per_op_high * 1e-6);
+    if (positive_finite(base) && positive_finite(slow) && slow < base) {
+      widening.down *= slow / base;
+      widening.host = true;
+      widening.host_us_per_op = spread.host_us_per_op_high;
+    }
+  }
+  if (widening.gemm || widening.attention || widening.host) {
+    band.ratio_p10 *= widening.down;
+    band.ratio_p90 *= widening.up;
+    runs.low *= widening.down;
+    runs.high *= widening.up;
+    band.widened = widening;
   }
   if (!positive_finite(band.ratio_p10) || !positive_finite(band.ratio_p90)) return;
   // The point estimate inside its band. Where the runs' p10-p90 lies on one side of 1 (all but

@@ -592,6 +592,18 @@ TEST(Findings, AnErrorBandsBasisNamesItsRunsItsFallbackAndItsWidening) {
             "p10-p90 of measured/predicted tokens/s over 12 validated runs (too few validated dense runs for their "
             "own band); widened x0.81 / x1.20: no published attention efficiency for this GPU (other GPUs' "
             "published range: attention 0.30-0.50 of peak)");
+  b.widened->host = true;
+  b.widened->host_us_per_op = 80;
+  EXPECT_EQ(error_band_basis(b),
+            "p10-p90 of measured/predicted tokens/s over 12 validated runs (too few validated dense runs for their "
+            "own band); widened x0.81 / x1.20: no published attention efficiency for this GPU (other GPUs' "
+            "published range: attention 0.30-0.50 of peak); no host time per op for this framework (priced at the "
+            "kernel launch alone; the step is host-bound at 80 us per op, the most a catalog recipe carries)");
+  b.widened = sim::BandWidening{.down = 0.9, .host = true, .host_us_per_op = 80};
+  EXPECT_EQ(error_band_basis(b),
+            "p10-p90 of measured/predicted tokens/s over 12 validated runs (too few validated dense runs for their "
+            "own band); widened x0.90 / x1.00: no host time per op for this framework (priced at the kernel launch "
+            "alone; the step is host-bound at 80 us per op, the most a catalog recipe carries)");
   b.widened.reset();
   b.unextended = sim::Interval{0.7512, 0.98};
   EXPECT_EQ(error_band_basis(b),

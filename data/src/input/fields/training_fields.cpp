@@ -157,7 +157,10 @@ const Field<sim::TrainingJob> kTraining[] = {
       .help = "host (CPU) time per launched operation, microseconds (default: the framework recipe's)",
       .bound = "10 ms per launch is no framework's dispatch"},
      // Host time per op of the op list (launch plus framework dispatch).
-     [](sim::TrainingJob& t, const json& v) { t.host_s_per_op = v.get<double>() * 1e-6; }},
+     [](sim::TrainingJob& t, const json& v) {
+       t.host_s_per_op = v.get<double>() * 1e-6;
+       t.host_time_known = true;
+     }},
     {{.pointer = "zero3_host_us_per_layer",
       .kind = FieldKind::number,
       .unit = "us",

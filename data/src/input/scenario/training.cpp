@@ -80,7 +80,10 @@ std::optional<sim::TrainingJob> ScenarioParser::parse_training(const json& j, co
   }
   fields_detail::read_table(j, p, rows.subspan(framework_row + 1), t, r_);
   if (recipe_) {  // the recipe's defaults for what the scenario leaves out
-    if (!find(j, "host_us_per_op") && recipe_->host_us_per_op) t.host_s_per_op = *recipe_->host_us_per_op * 1e-6;
+    if (!find(j, "host_us_per_op") && recipe_->host_us_per_op) {
+      t.host_s_per_op = *recipe_->host_us_per_op * 1e-6;
+      t.host_time_known = true;
+    }
     if (!find(j, "pp_p2p_batched") && recipe_->pp_p2p_batched) t.pp_p2p_batched = *recipe_->pp_p2p_batched;
     if (!find(j, "tp_async_dgrad") && recipe_->tp_async_dgrad) t.tp_async_dgrad = *recipe_->tp_async_dgrad;
     if (recipe_->zero3_prefetch_params) t.zero3_prefetch_params = *recipe_->zero3_prefetch_params;

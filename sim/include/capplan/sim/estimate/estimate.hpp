@@ -33,6 +33,10 @@ struct BandWidening {
   double up = 1.0;    // ratio_p90 multiplied by this (>= 1)
   bool gemm = false, attention = false;  // which efficiency was unknown
   double gemm_low = 0, gemm_high = 0, attention_low = 0, attention_high = 0;  // the ranges used
+  // The framework had no host time per op and the step is host-bound at `host_us_per_op` (the
+  // spread's high end): the low end priced there.
+  bool host = false;
+  double host_us_per_op = 0;
 };
 // Multiplicative error band of the throughput prediction: measured/predicted in
 // [ratio_p10, ratio_p90] for 80% of validated runs of this category: their p10-p90, or where

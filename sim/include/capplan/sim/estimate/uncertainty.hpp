@@ -134,11 +134,18 @@ struct InputSpread {
   // on H100 to 0.497 on A100. The default is the low end, so the band widens upwards only.
   double attention_low = 0.268;
   double attention_high = 0.497;
+  // Host time per op where the framework recipe gives none (TrainingJob::host_time_known): the
+  // step is priced at the launch floor, and the band reaches down to this figure, the largest
+  // a recipe in the catalog carries (data/frameworks.json, megatron-deepspeed: 80 us per op,
+  // fitted to the launch-bound iterations of vTrain's measured Megatron-DeepSpeed runs on eager
+  // PyTorch; Qwen's fine-tuning scripts: 35 us). A small model on many GPUs is host-bound there.
+  double host_us_per_op_high = 80.0;
 };
 
 // Sets e.band from the table (category with fallback), widens it where the GPU has no published
 // GEMM or attention efficiency (by re-evaluating the estimate's layout with the spread's low and
-// high efficiencies), extends it to hold 1 (the point estimate) where it lies on one side, then
+// high efficiencies) and where the framework has no host time per op (the same layout at the
+// spread's host time: only the low end moves), extends it to hold 1 (the point estimate) where it lies on one side, then
 // fills the p10/p90 intervals of tokens/s, step time, time to train and
 // cost (cost only when known). Time and cost are inversely proportional to throughput, so their
 // low end comes from ratio_p90. Contract: `e` came from estimate()/evaluate() for `s`.

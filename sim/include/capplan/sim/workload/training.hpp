@@ -114,9 +114,13 @@ struct TrainingJob {
   // Host time to issue one op of the op list: the CUDA launch plus the framework's dispatch
   // (Python, autograd, module hooks) of the several kernels that op stands for. The host runs
   // ahead of the GPU, so a micro-batch of a stage takes the longer of its GPU time and its host
-  // time (schedule/step_timing.cpp). 0: never host-bound (capplan's default where the
-  // framework's recipe has no measured figure).
+  // time (schedule/step_timing.cpp). 0: no figure of the framework's own (the step then takes
+  // the cost model's launch floor).
   double host_s_per_op = 0;
+  // Whether host_s_per_op is a figure (the recipe's or the scenario's) rather than none. With
+  // none the step is priced at the launch floor, the fastest host there is, and the error band
+  // widens down to what an eager framework's host would give (uncertainty.hpp, InputSpread).
+  bool host_time_known = false;
   // Pipeline send and receive of a micro-batch batched into one call per neighbour, as
   // Megatron-LM does (megatron/core/pipeline_parallel/p2p_communication.py,
   // send_forward_recv_backward / send_backward_recv_forward through batch_isend_irecv): a stage
