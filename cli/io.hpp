@@ -58,6 +58,15 @@ std::string file_out_problem(const std::filesystem::path& path);
 // `text` to --out (atomically) when given, else (or for "-") to stdout. Returns false after printing an error.
 bool emit(const std::string& out_path, std::string_view text);
 
+// The report in the form --format names: "json" its document indented two spaces with a closing
+// newline, "csv" its CSV, anything else its table. Only the chosen form is rendered.
+template <class ToJson, class ToCsv, class ToTable>
+std::string render_in_format(std::string_view format, ToJson&& to_json, ToCsv&& to_csv, ToTable&& to_table) {
+  if (format == "json") return to_json().dump(2) + "\n";
+  if (format == "csv") return to_csv();
+  return to_table();
+}
+
 bool stdout_is_terminal();
 
 // True when --out names a file (not empty, not "-").
