@@ -272,11 +272,8 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   // needed to parse it when the offerings come from the catalog.
   json doc;
   if (!file.empty()) {
-    auto document = data::parse_scenario_document(text, kWhere);
-    if (!document) {
-      print_diagnostics(document.error());
-      return code(Exit::invalid_input);
-    }
+    auto document = scenario_text_document_or_report(text);
+    if (!document) return code(Exit::invalid_input);
     doc = std::move(*document);
   } else {
     doc = data::example_scenario();
