@@ -106,13 +106,10 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
     // and duplicate keys.
     parsed = data::parse_scenario_text(text, *catalogs, kWhere);
   } else {
-    json doc;
-    if (!file.empty()) {
-      auto document = scenario_text_document_or_report(text);
-      if (!document) return code(Exit::invalid_input);
-      doc = std::move(*document);
-    } else {
-      doc = data::example_scenario();
+    auto document = scenario_text_document_or_report(file, text);
+    if (!document) return code(Exit::invalid_input);
+    json doc = std::move(*document);
+    if (file.empty()) {
       if (opt.flags.given("--model")) {
         // The example's strategy was chosen for its own model: let capplan choose for this one.
         doc.erase("name");

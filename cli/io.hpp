@@ -102,8 +102,8 @@ std::optional<std::string> one_scenario_file(const std::string& positional, cons
 // The scenario document (syntax checked, not yet validated) of `file`, or the built-in example for
 // ""; prints what is wrong and returns nullopt.
 std::optional<nlohmann::json> scenario_document_or_report(const std::string& file);
-// The same for a scenario file's `text`, already read (standard input cannot be read twice).
-std::optional<nlohmann::json> scenario_text_document_or_report(const std::string& text);
+// The same for the `text` of `file`, already read (standard input cannot be read twice).
+std::optional<nlohmann::json> scenario_text_document_or_report(const std::string& file, const std::string& text);
 
 // Whether the scenario document's object `section` has `key` ("pricing", "currency").
 bool has_key(const nlohmann::json& root, std::string_view section, std::string_view key);

@@ -270,13 +270,10 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   if (bands) request.error_band = bands->table;
   // The scenario: the file (or the built-in example) patched by the flags. Its cluster is only
   // needed to parse it when the offerings come from the catalog.
-  json doc;
-  if (!file.empty()) {
-    auto document = scenario_text_document_or_report(text);
-    if (!document) return code(Exit::invalid_input);
-    doc = std::move(*document);
-  } else {
-    doc = data::example_scenario();
+  auto document = scenario_text_document_or_report(file, text);
+  if (!document) return code(Exit::invalid_input);
+  json doc = std::move(*document);
+  if (file.empty()) {
     doc.erase("name");
     if (opt.flags.given("--model")) doc["strategy"] = "auto";
   }
