@@ -69,14 +69,11 @@ std::string describe(const data::ParsedScenario& s) {
 }
 
 int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
-  if (!opt.scenario_arg.empty() && !opt.scenario_opt.empty()) {
-    print_error("scenario file given twice ('" + opt.scenario_arg + "' and --scenario '" + opt.scenario_opt +
-                "'); give one");
-    return code(Exit::invalid_input);
-  }
+  const auto given = one_scenario_file(opt.scenario_arg, opt.scenario_opt);
+  if (!given) return code(Exit::invalid_input);
   if (!output_path_ok_or_report(opt.out)) return code(Exit::invalid_input);  // before any work
   const std::string format = choose_format(opt.format, opt.out);
-  const std::string file = opt.scenario_arg.empty() ? opt.scenario_opt : opt.scenario_arg;
+  const std::string& file = *given;
 
   // Read the document before the catalogs so that a missing file is reported first.
   std::string text;
@@ -109,16 +106,10 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
     // and duplicate keys.
     parsed = data::parse_scenario_text(text, *catalogs, kWhere);
   } else {
-    json doc;
-    if (!file.empty()) {
-      auto document = data::parse_scenario_document(text, kWhere);
-      if (!document) {
-        print_diagnostics(document.error());
-        return code(Exit::invalid_input);
-      }
-      doc = std::move(*document);
-    } else {
-      doc = data::example_scenario();
+    auto document = scenario_text_document_or_report(file, text);
+    if (!document) return code(Exit::invalid_input);
+    json doc = std::move(*document);
+    if (file.empty()) {
       if (opt.flags.given("--model")) {
         // The example's strategy was chosen for its own model: let capplan choose for this one.
         doc.erase("name");
@@ -169,14 +160,10 @@ int run_estimate(const EstimateOptions& opt, const GlobalOptions& global) {
                                            "validate-published --write-error-bands FILE makes one)"));
   }
 
-  std::string rendered;
-  if (format == "json") {
-    rendered = data::estimate_to_json(*estimate, *parsed).dump(2) + "\n";
-  } else if (format == "csv") {
-    rendered = data::estimate_to_csv(*estimate, *parsed);
-  } else {
-    rendered = data::estimate_to_table(*estimate, *parsed);
-  }
+  const std::string rendered =
+      render_in_format(format, [&] { return data::estimate_to_json(*estimate, *parsed); },
+                       [&] { return data::estimate_to_csv(*estimate, *parsed); },
+                       [&] { return data::estimate_to_table(*estimate, *parsed); });
   if (!emit(opt.out, rendered)) return code(Exit::invalid_input);
 
   // The table lists its warnings; when it went to a file, repeat them where the user looks.

@@ -300,6 +300,11 @@ std::optional<nlohmann::json> scenario_document_or_report(const std::string& fil
   if (file.empty()) return data::example_scenario();
   std::string text;
   if (!read_scenario_or_report(file, text)) return std::nullopt;
+  return scenario_text_document_or_report(file, text);
+}
+
+std::optional<nlohmann::json> scenario_text_document_or_report(const std::string& file, const std::string& text) {
+  if (file.empty()) return data::example_scenario();
   auto document = data::parse_scenario_document(text, "scenario");
   if (!document) {
     print_diagnostics(document.error());

@@ -58,6 +58,15 @@ std::string file_out_problem(const std::filesystem::path& path);
 // `text` to --out (atomically) when given, else (or for "-") to stdout. Returns false after printing an error.
 bool emit(const std::string& out_path, std::string_view text);
 
+// The report in the form --format names: "json" its document indented two spaces with a closing
+// newline, "csv" its CSV, anything else its table. Only the chosen form is rendered.
+template <class ToJson, class ToCsv, class ToTable>
+std::string render_in_format(std::string_view format, ToJson&& to_json, ToCsv&& to_csv, ToTable&& to_table) {
+  if (format == "json") return to_json().dump(2) + "\n";
+  if (format == "csv") return to_csv();
+  return to_table();
+}
+
 bool stdout_is_terminal();
 
 // True when --out names a file (not empty, not "-").
@@ -93,6 +102,8 @@ std::optional<std::string> one_scenario_file(const std::string& positional, cons
 // The scenario document (syntax checked, not yet validated) of `file`, or the built-in example for
 // ""; prints what is wrong and returns nullopt.
 std::optional<nlohmann::json> scenario_document_or_report(const std::string& file);
+// The same for the `text` of `file`, already read (standard input cannot be read twice).
+std::optional<nlohmann::json> scenario_text_document_or_report(const std::string& file, const std::string& text);
 
 // Whether the scenario document's object `section` has `key` ("pricing", "currency").
 bool has_key(const nlohmann::json& root, std::string_view section, std::string_view key);

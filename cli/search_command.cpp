@@ -159,12 +159,9 @@ class ProgressBar {
 };
 
 int run_search(const SearchOptions& opt, const GlobalOptions& global) {
-  if (!opt.scenario_arg.empty() && !opt.scenario_opt.empty()) {
-    print_error("scenario file given twice ('" + opt.scenario_arg + "' and --scenario '" + opt.scenario_opt +
-                "'); give one");
-    return code(Exit::invalid_input);
-  }
-  const std::string file = opt.scenario_arg.empty() ? opt.scenario_opt : opt.scenario_arg;
+  const auto given = one_scenario_file(opt.scenario_arg, opt.scenario_opt);
+  if (!given) return code(Exit::invalid_input);
+  const std::string& file = *given;
   if (!output_path_ok_or_report(opt.out)) return code(Exit::invalid_input);  // before any work
   const std::string format = choose_format(opt.format, opt.out);
 
@@ -273,16 +270,10 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   if (bands) request.error_band = bands->table;
   // The scenario: the file (or the built-in example) patched by the flags. Its cluster is only
   // needed to parse it when the offerings come from the catalog.
-  json doc;
-  if (!file.empty()) {
-    auto document = data::parse_scenario_document(text, kWhere);
-    if (!document) {
-      print_diagnostics(document.error());
-      return code(Exit::invalid_input);
-    }
-    doc = std::move(*document);
-  } else {
-    doc = data::example_scenario();
+  auto document = scenario_text_document_or_report(file, text);
+  if (!document) return code(Exit::invalid_input);
+  json doc = std::move(*document);
+  if (file.empty()) {
     doc.erase("name");
     if (opt.flags.given("--model")) doc["strategy"] = "auto";
   }
@@ -393,14 +384,10 @@ int run_search(const SearchOptions& opt, const GlobalOptions& global) {
   for (auto& u : result->runner_ups) apply_bands(u.plan, request, table, bands_file);
   if (result->failure && result->failure->closest) apply_bands(*result->failure->closest, request, table, bands_file);
 
-  std::string rendered;
-  if (format == "json") {
-    rendered = data::search_result_to_json(*result, request, *parsed).dump(2) + "\n";
-  } else if (format == "csv") {
-    rendered = data::search_result_to_csv(*result, request, *parsed);
-  } else {
-    rendered = data::search_result_to_table(*result, request, *parsed);
-  }
+  const std::string rendered =
+      render_in_format(format, [&] { return data::search_result_to_json(*result, request, *parsed); },
+                       [&] { return data::search_result_to_csv(*result, request, *parsed); },
+                       [&] { return data::search_result_to_table(*result, request, *parsed); });
   if (!emit(opt.out, rendered)) return code(Exit::invalid_input);
 
   if (result->failure) {

@@ -216,9 +216,9 @@ int run_serve(const ServeOptions& opt, const GlobalOptions& global) {
   const data::ServeRequest* request = &planned->request;
   data::ServeResult& result = planned->result;
   if (training) data::train_then_serve(result, *request, *training, *training_estimate, opt.months);
-  const std::string rendered = format == "json" ? data::serve_to_json(result, *request).dump(2) + "\n"
-                               : format == "csv" ? data::serve_to_csv(result, *request)
-                                                 : data::serve_to_table(result, *request);
+  const std::string rendered = render_in_format(format, [&] { return data::serve_to_json(result, *request); },
+                                                [&] { return data::serve_to_csv(result, *request); },
+                                                [&] { return data::serve_to_table(result, *request); });
   if (!emit(opt.out, rendered)) return code(Exit::invalid_input);
   if (format != "json") {
     for (const auto& w : request->warnings) print_warning(w);

@@ -84,14 +84,9 @@ int run_tco(const TcoOptions& opt, const GlobalOptions& global) {
     return code(Exit::invalid_input);
   }
   const sim::Tco t = sim::tco(request->inputs);
-  std::string rendered;
-  if (format == "json") {
-    rendered = data::tco_to_json(t, *request).dump(2) + "\n";
-  } else if (format == "csv") {
-    rendered = data::tco_to_csv(t, *request);
-  } else {
-    rendered = data::tco_to_table(t, *request);
-  }
+  const std::string rendered = render_in_format(format, [&] { return data::tco_to_json(t, *request); },
+                                                [&] { return data::tco_to_csv(t, *request); },
+                                                [&] { return data::tco_to_table(t, *request); });
   if (!emit(opt.out, rendered)) return code(Exit::invalid_input);
   if (format != "json") {
     for (const auto& w : request->warnings) {

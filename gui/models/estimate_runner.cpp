@@ -58,18 +58,13 @@ EstimateOutcome EstimateRunner::compute(const data::ParsedScenario& scenario, co
 }
 
 quint64 EstimateRunner::request(data::ParsedScenario scenario) {
-  const quint64 generation = ++generation_;
-  if (running_) {
-    pending_.emplace(std::move(scenario), generation);  // replaces an older pending request
-  } else {
-    start(std::move(scenario), generation);
-  }
+  const quint64 generation = requests_.number();
+  if (auto job = requests_.admit({std::move(scenario), generation})) start(std::move(job->first), generation);
   return generation;
 }
 
 void EstimateRunner::start(data::ParsedScenario scenario, quint64 generation) {
-  running_ = true;
-  running_generation_ = generation;
+  requests_.started(generation);
   auto bands = bands_;  // keeps the table (and the profile) alive for the worker
   auto profile = profile_;
   watcher_.setFuture(QtConcurrent::run([s = std::move(scenario), bands, profile, generation]() -> EstimateOutcome {
@@ -82,22 +77,17 @@ void EstimateRunner::start(data::ParsedScenario scenario, quint64 generation) {
 
 void EstimateRunner::on_done() {
   EstimateOutcome outcome = watcher_.result();
-  const quint64 generation = running_generation_;
-  running_ = false;
-  if (pending_) {
-    auto next = std::move(*pending_);
-    pending_.reset();
-    start(std::move(next.first), next.second);  // the finished result is stale: dropped
+  const quint64 generation = requests_.running_generation();
+  if (auto next = requests_.finished()) {
+    start(std::move(next->first), next->second);  // the finished result is stale: dropped
     return;
   }
   emit busy_changed(false);
-  if (generation != generation_) return;
+  if (generation != requests_.latest()) return;
   if (outcome) {
     emit finished(*outcome);
   } else {
-    QStringList messages;
-    for (const auto& d : outcome.error()) messages << diagnostic_text(d);
-    emit failed(messages, generation);
+    emit failed(diagnostic_messages(outcome.error()), generation);
   }
 }
 

@@ -44,4 +44,10 @@ QString diagnostic_text(const Diagnostic& d) {
   return d.where.empty() ? message : QString::fromStdString(d.where) + QStringLiteral(": ") + message;
 }
 
+QStringList diagnostic_messages(const Diagnostics& diags) {
+  QStringList messages;
+  for (const auto& d : diags) messages << diagnostic_text(d);
+  return messages;
+}
+
 }  // namespace capplan::gui

@@ -65,18 +65,14 @@ ServeOutcome ServeRunner::compute(const nlohmann::json& doc, const data::Catalog
 
 quint64 ServeRunner::request(nlohmann::json doc, std::string scenario_file, std::vector<std::string> instances,
                              std::vector<std::string> engines) {
-  Job job{std::move(doc), std::move(scenario_file), std::move(instances), std::move(engines), ++generation_};
-  if (running_) {
-    pending_ = std::move(job);  // replaces an older pending request
-  } else {
-    start(std::move(job));
-  }
-  return generation_;
+  const quint64 generation = requests_.number();
+  Job job{std::move(doc), std::move(scenario_file), std::move(instances), std::move(engines), generation};
+  if (auto now = requests_.admit(std::move(job))) start(std::move(*now));
+  return generation;
 }
 
 void ServeRunner::start(Job job) {
-  running_ = true;
-  running_generation_ = job.generation;
+  requests_.started(job.generation);
   auto catalogs = catalogs_;  // kept alive for the worker
   auto profile = profile_;
   watcher_.setFuture(QtConcurrent::run([job = std::move(job), catalogs, profile]() -> ServeOutcome {
@@ -89,22 +85,17 @@ void ServeRunner::start(Job job) {
 
 void ServeRunner::on_done() {
   ServeOutcome outcome = watcher_.result();
-  const quint64 generation = running_generation_;
-  running_ = false;
-  if (pending_) {
-    Job next = std::move(*pending_);
-    pending_.reset();
-    start(std::move(next));  // the finished result is stale: dropped
+  const quint64 generation = requests_.running_generation();
+  if (auto next = requests_.finished()) {
+    start(std::move(*next));  // the finished result is stale: dropped
     return;
   }
   emit busy_changed(false);
-  if (generation != generation_) return;
+  if (generation != requests_.latest()) return;
   if (outcome) {
     emit finished(*outcome);
   } else {
-    QStringList messages;
-    for (const auto& d : outcome.error()) messages << diagnostic_text(d);
-    emit failed(messages, generation);
+    emit failed(diagnostic_messages(outcome.error()), generation);
   }
 }
 

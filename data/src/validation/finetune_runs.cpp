@@ -87,15 +87,12 @@ bool is_finetune_header(const CsvRow& header) {
 
 Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows, const Catalogs& catalogs,
                                                 const std::string& file) {
-  auto columns = table_columns(rows, kColumns, file);
-  if (!columns) return std::unexpected(std::move(columns.error()));
-  const std::map<std::string, std::size_t>& col = *columns;
-  std::vector<PublishedRun> runs;
   // Tables whose rows each add an option to the row before ("each row adds to the previous one"):
   // the options so far, per source group.
   std::map<std::string, std::string> cumulative_opts;
-  for (std::size_t i = 1; i < rows.size(); ++i) {
-    const CsvRow& row = rows[i];
+  return table_runs(rows, kColumns, catalogs, file,
+                    [&](const CsvRow& row, const std::map<std::string, std::size_t>& col, PublishedRun& run,
+                        std::vector<std::string>& bad) {
     auto cell = [&](const char* name) { return trim(row.cells[col.at(name)]); };
     std::string opts = cell("other_opts");
     const bool cumulative = contains(cell("notes"), "each row adds to the previous one");
@@ -104,13 +101,11 @@ Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows,
       if (!contains(cell("method"), "LoRA")) so_far += " " + opts;
       opts = so_far;
     }
-    PublishedRun run;
     run.row_id = cell("row_id");
     run.source_group = cell("source_group");
     run.model_name = cell("model");
     run.gpu_model = cell("gpu");
     run.arch_type = "dense";
-    std::vector<std::string> bad;
     const std::string method_text = cell("method");
     const std::string method = contains(method_text, "Q-LoRA") || contains(method_text, "QLoRA") ? "qlora"
                                : contains(method_text, "LoRA")                                    ? "lora"
@@ -226,10 +221,7 @@ Result<std::vector<PublishedRun>> finetune_runs(const std::vector<CsvRow>& rows,
                           {"framework", recipe}}},
                         {"cluster", cluster},
                         {"strategy", strategy}};
-    settle_run(run, bad, catalogs, file);
-    runs.push_back(std::move(run));
-  }
-  return runs;
+  });
 }
 
 }  // namespace capplan::data::detail

@@ -88,19 +88,13 @@ bool is_hybrid_runs_header(const CsvRow& header) {
 
 Result<std::vector<PublishedRun>> hybrid_runs(const std::vector<CsvRow>& rows, const Catalogs& catalogs,
                                               const std::string& file) {
-  auto columns = table_columns(rows, kColumns, file);
-  if (!columns) return std::unexpected(std::move(columns.error()));
-  const std::map<std::string, std::size_t>& col = *columns;
-
-  std::vector<PublishedRun> runs;
-  for (std::size_t i = 1; i < rows.size(); ++i) {
-    const CsvRow& row = rows[i];
+  return table_runs(rows, kColumns, catalogs, file,
+                    [&](const CsvRow& row, const std::map<std::string, std::size_t>& col, PublishedRun& run,
+                        std::vector<std::string>& bad) {
     auto cell = [&](const char* name) { return trim(row.cells[col.at(name)]); };
-    PublishedRun run;
     run.row_id = cell("row_id");
     run.model_name = cell("model");
     run.gpu_model = cell("gpu");
-    std::vector<std::string> bad;
     auto assume = [&](std::string a) { run.assumptions.push_back(std::move(a)); };
     auto integer = [&](const char* name) {
       const auto v = whole(cell(name));
@@ -224,10 +218,7 @@ Result<std::vector<PublishedRun>> hybrid_runs(const std::vector<CsvRow>& rows, c
                         {"training", training},
                         {"cluster", cluster},
                         {"strategy", strategy}};
-    settle_run(run, bad, catalogs, file);
-    runs.push_back(std::move(run));
-  }
-  return runs;
+  });
 }
 
 }  // namespace capplan::data::detail

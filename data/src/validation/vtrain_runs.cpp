@@ -66,19 +66,13 @@ bool is_vtrain_header(const CsvRow& header) {
 
 Result<std::vector<PublishedRun>> vtrain_runs(const std::vector<CsvRow>& rows, const Catalogs& catalogs,
                                               const std::string& file) {
-  auto columns = table_columns(rows, kColumns, file);
-  if (!columns) return std::unexpected(std::move(columns.error()));
-  const std::map<std::string, std::size_t>& col = *columns;
-
-  std::vector<PublishedRun> runs;
-  for (std::size_t i = 1; i < rows.size(); ++i) {
-    const CsvRow& row = rows[i];
+  return table_runs(rows, kColumns, catalogs, file,
+                    [&](const CsvRow& row, const std::map<std::string, std::size_t>& col, PublishedRun& run,
+                        std::vector<std::string>& bad) {
     auto cell = [&](const char* name) { return row.cells[col.at(name)]; };
-    PublishedRun run;
     run.row_id = "V" + std::to_string(row.line);
     run.arch_type = "dense";
     run.gpu_model = "A100-SXM4-80GB";
-    std::vector<std::string> bad;
     auto integer = [&](const char* name) {
       const auto v = whole(cell(name));
       if (!v) bad.push_back(std::string(name) + " = '" + cell(name) + "' is not a positive whole number");
@@ -129,10 +123,7 @@ Result<std::vector<PublishedRun>> vtrain_runs(const std::vector<CsvRow>& rows, c
           {"recompute", "full"},
           {"zero", 0},
           {"sequence_parallel", false}}}};
-    settle_run(run, bad, catalogs, file);
-    runs.push_back(std::move(run));
-  }
-  return runs;
+  });
 }
 
 }  // namespace capplan::data::detail

@@ -16,8 +16,10 @@
 #include <QStringList>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "capplan/data/scenario_io.hpp"
+#include "capplan/gui/latest_request.hpp"
 #include "capplan/sim/estimate/estimate.hpp"
 #include "capplan/sim/cost/profile.hpp"
 #include "capplan/sim/estimate/uncertainty.hpp"
@@ -55,8 +57,8 @@ class EstimateRunner final : public QObject {
 
   // Returns the request's generation number.
   quint64 request(data::ParsedScenario scenario);
-  bool busy() const { return running_; }
-  quint64 latest_request() const { return generation_; }
+  bool busy() const { return requests_.running(); }
+  quint64 latest_request() const { return requests_.latest(); }
   const sim::ResidualTable* bands() const { return bands_.get(); }
 
  signals:
@@ -72,10 +74,7 @@ class EstimateRunner final : public QObject {
   std::shared_ptr<const sim::ResidualTable> bands_;
   std::shared_ptr<const sim::Profile> profile_;
   QFutureWatcher<EstimateOutcome> watcher_;
-  quint64 generation_ = 0;
-  quint64 running_generation_ = 0;
-  bool running_ = false;
-  std::optional<std::pair<data::ParsedScenario, quint64>> pending_;
+  LatestRequest<std::pair<data::ParsedScenario, quint64>> requests_;
 };
 
 }  // namespace capplan::gui

@@ -3,6 +3,7 @@
 // tr() (context "capplan::Finding"), filled with the GUI's number format.
 #pragma once
 #include <QString>
+#include <QStringList>
 
 #include "capplan/sim/workload/finding.hpp"
 #include "capplan/sim/workload/result.hpp"
@@ -22,5 +23,7 @@ QString runner_up_text(const sim::RunnerUp& runner_up, const sim::Plan& chosen);
 // "where: message", the message through finding_text when sim/ coded it (its finding, not the
 // English data::word wrote).
 QString diagnostic_text(const Diagnostic& d);
+// diagnostic_text of each, in order: what a runner reports when its request is refused.
+QStringList diagnostic_messages(const Diagnostics& diags);
 
 }  // namespace capplan::gui

@@ -23,6 +23,7 @@
 
 #include "capplan/data/catalog.hpp"
 #include "capplan/data/serve_io.hpp"
+#include "capplan/gui/latest_request.hpp"
 #include "capplan/sim/cost/profile.hpp"
 #include "capplan/sim/workload/result.hpp"
 
@@ -74,7 +75,7 @@ class ServeRunner final : public QObject {
   // Returns the request's generation number.
   quint64 request(nlohmann::json doc, std::string scenario_file, std::vector<std::string> instances = {},
                   std::vector<std::string> engines = {});
-  bool busy() const { return running_; }
+  bool busy() const { return requests_.running(); }
 
  signals:
   void finished(const capplan::gui::ServeSnapshot& snapshot);
@@ -95,10 +96,7 @@ class ServeRunner final : public QObject {
   std::shared_ptr<const data::Catalogs> catalogs_;
   std::shared_ptr<const sim::Profile> profile_;
   QFutureWatcher<ServeOutcome> watcher_;
-  quint64 generation_ = 0;
-  quint64 running_generation_ = 0;
-  bool running_ = false;
-  std::optional<Job> pending_;
+  LatestRequest<Job> requests_;
 };
 
 }  // namespace capplan::gui
