@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -194,8 +195,14 @@ void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, co
   const bool gemm_unknown = !(gpu.gemm_efficiency > 0);
   const bool attention_unknown = !(gpu.attention_efficiency > 0);
   BandWidening widening;
+  // The layout's throughput as the scenario has it, evaluated once for both widenings.
+  std::optional<double> base_throughput;
+  const auto base_of = [&] {
+    if (!base_throughput) base_throughput = throughput_with(s, e.layout.strategy, 0, 0);
+    return *base_throughput;
+  };
   if ((gemm_unknown || attention_unknown) && positive_finite(e.step.tokens_per_s)) {
-    const double base = throughput_with(s, e.layout.strategy, 0, 0);
+    const double base = base_of();
     const double low = throughput_with(s, e.layout.strategy, gemm_unknown ? spread.gemm_low : 0,
                                        attention_unknown ? spread.attention_low : 0);
     const double high = throughput_with(s, e.layout.strategy, gemm_unknown ? spread.gemm_high : 0,
@@ -211,7 +218,7 @@ void apply_error_band(Estimate& e, const Scenario& s, const ResidualTable& t, co
   // Fully correlated with the rest, like the efficiencies: the factors multiply.
   if (!s.training.host_time_known && spread.host_us_per_op_high * 1e-6 > s.training.host_s_per_op &&
       positive_finite(e.step.tokens_per_s)) {
-    const double base = throughput_with(s, e.layout.strategy, 0, 0);
+    const double base = base_of();
     const double slow = throughput_with(s, e.layout.strategy, 0, 0, spread.host_us_per_op_high * 1e-6);
     if (positive_finite(base) && positive_finite(slow) && slow < base) {
       widening.down *= slow / base;
